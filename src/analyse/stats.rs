@@ -1,0 +1,109 @@
+//! Robust summaries of repeated trials.
+
+/// Median of a non-empty sample.
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn binom_cdf_half(n: usize, k: usize) -> f64 {
+    // P(X <= k) for X ~ Bin(n, 1/2), summed in log space to stay finite for large n.
+    let mut total = 0.0;
+    let mut log_c = 0.0f64; // ln C(n, 0)
+    for i in 0..=k.min(n) {
+        if i > 0 {
+            log_c += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        total += (log_c - n as f64 * std::f64::consts::LN_2).exp();
+    }
+    total.min(1.0)
+}
+
+/// Distribution-free confidence interval for the median from order statistics.
+/// Returns (low, high, coverage). With too few samples for 95 % it returns min and max
+/// with their actual (lower) coverage.
+pub fn median_ci(xs: &[f64]) -> (f64, f64, f64) {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN, 0.0);
+    }
+    if n == 1 {
+        return (v[0], v[0], 0.0);
+    }
+    // Largest j (1-based) with P(X <= j-1) <= 0.025: then [x_(j), x_(n-j+1)] covers >= 95 %.
+    let mut j = 0;
+    while j < n / 2 && binom_cdf_half(n, j) <= 0.025 {
+        j += 1;
+    }
+    if j == 0 {
+        let coverage = 1.0 - 2.0 * binom_cdf_half(n, 0);
+        return (v[0], v[n - 1], coverage);
+    }
+    let coverage = 1.0 - 2.0 * binom_cdf_half(n, j - 1);
+    (v[j - 1], v[n - j], coverage)
+}
+
+/// (max - min) / median, in percent.
+pub fn spread_pct(xs: &[f64]) -> f64 {
+    let m = median(xs);
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if m > 0.0 {
+        (hi - lo) / m * 100.0
+    } else {
+        0.0
+    }
+}
+
+/// Half-width of the CI relative to the median, in percent.
+pub fn ci_half_width_pct(lo: f64, hi: f64, median: f64) -> f64 {
+    if median > 0.0 {
+        (hi - lo) / 2.0 / median * 100.0
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn ci_uses_min_max_for_five_samples() {
+        let (lo, hi, cov) = median_ci(&[5.0, 1.0, 3.0, 2.0, 4.0]);
+        assert_eq!((lo, hi), (1.0, 5.0));
+        assert!((cov - 0.9375).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ci_reaches_95_percent_with_enough_samples() {
+        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
+        let (lo, hi, cov) = median_ci(&xs);
+        assert!(cov >= 0.95, "coverage {cov}");
+        // The textbook interval for n = 20 is [x_(6), x_(15)].
+        assert_eq!((lo, hi), (6.0, 15.0));
+    }
+
+    #[test]
+    fn spread_is_relative_range() {
+        assert!((spread_pct(&[90.0, 100.0, 110.0]) - 20.0).abs() < 1e-9);
+    }
+}

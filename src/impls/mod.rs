@@ -1,0 +1,188 @@
+//! Implementations behind one trait, and the registry that finds them.
+//!
+//! An [`Implementation`] is a library (or later a kernel path) reached in one way. It
+//! hands out [`Operation`]s: one prepared key for one algorithm and direction, which
+//! processes one message of exactly n bytes per call.
+
+use crate::algorithms::{Algorithm, Direction};
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[cfg(feature = "boringssl")]
+pub mod boringssl;
+pub mod aws_lc;
+pub mod corrupt;
+pub mod libsodium;
+pub mod openssl;
+pub mod ring;
+pub mod rustcrypto;
+
+/// How a request reaches the code that does the work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    InProcess,
+    Syscall,
+    KernelDriver,
+    Engine,
+}
+
+/// The buffers of one message.
+///
+/// Layouts, for a message of n bytes:
+/// - AEAD enc: input n bytes of plaintext; output n bytes of ciphertext then the 16-byte tag.
+/// - AEAD dec: input ciphertext || tag (n + 16 bytes); output n bytes of plaintext.
+/// - Cipher enc/dec: n bytes in, n bytes out.
+/// - Hash/MAC: n bytes in, the digest out.
+///
+/// Timed runs use `InPlace` for enc (the content of the plaintext does not change the
+/// cost) and `Separate` for dec, so that every open verifies a genuinely sealed message.
+pub enum Io<'a> {
+    /// `buf[..len]` holds the input. The output replaces it, followed by the tag; a
+    /// digest is written at `buf[len..]`. `buf` has room for `len + 64`.
+    InPlace { buf: &'a mut [u8], len: usize },
+    /// Read `input`, write `output`. `output` has room for `input.len() + 64`.
+    Separate { input: &'a [u8], output: &'a mut [u8] },
+}
+
+impl<'a> Io<'a> {
+    /// Input length in bytes (for AEAD open this includes the tag).
+    pub fn input_len(&self) -> usize {
+        match self {
+            Io::InPlace { len, .. } => *len,
+            Io::Separate { input, .. } => input.len(),
+        }
+    }
+
+    /// The whole buffer with the input in `[..len]`, for libraries that only work in
+    /// place. A `Separate` call pays a copy here; implementations that take this path
+    /// for dec must say so in [`Implementation::notes`].
+    pub fn into_in_place(self) -> (&'a mut [u8], usize) {
+        match self {
+            Io::InPlace { buf, len } => (buf, len),
+            Io::Separate { input, output } => {
+                output[..input.len()].copy_from_slice(input);
+                (output, input.len())
+            }
+        }
+    }
+
+    /// Non-overlapping (input, output) for hashes and MACs: in place, the digest goes
+    /// after the message.
+    pub fn split(self) -> (&'a [u8], &'a mut [u8]) {
+        match self {
+            Io::InPlace { buf, len } => {
+                let (a, b) = buf.split_at_mut(len);
+                (&*a, b)
+            }
+            Io::Separate { input, output } => (input, output),
+        }
+    }
+
+    /// Raw pointers for C libraries that accept in == out: (input, input_len, output).
+    pub fn raw(&mut self) -> (*const u8, usize, *mut u8) {
+        match self {
+            Io::InPlace { buf, len } => (buf.as_ptr(), *len, buf.as_mut_ptr()),
+            Io::Separate { input, output } => (input.as_ptr(), input.len(), output.as_mut_ptr()),
+        }
+    }
+}
+
+/// One prepared key for one algorithm and direction.
+pub trait Operation: Send {
+    /// Processes one message with this nonce (AEAD) or IV (cipher) and AAD (AEAD only;
+    /// empty otherwise). Returns the number of output bytes. An AEAD open whose tag does
+    /// not verify returns an error.
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String>;
+}
+
+/// Whether an implementation offers an algorithm, and why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    No(String),
+}
+
+pub trait Implementation: Send + Sync {
+    /// Short stable name used by `--impl` and in records: "openssl", "aws-lc", ...
+    fn name(&self) -> &str;
+    /// The library's own version string.
+    fn version(&self) -> String;
+    /// A switch on the implementation (ISA mask, driver, mode), part of a point's identity.
+    fn variant(&self) -> Option<String> {
+        None
+    }
+    fn access(&self) -> Access {
+        Access::InProcess
+    }
+    fn support(&self, alg: Algorithm) -> Support;
+    /// Key setup, outside any timed loop.
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> Result<Box<dyn Operation>, String>;
+    /// Facts a reader of the numbers must know (e.g. a copy inside the timed call).
+    fn notes(&self, _alg: Algorithm, _direction: Direction) -> Vec<String> {
+        Vec::new()
+    }
+    /// Where the code came from: a path, build flags, features. Goes into the environment.
+    fn details(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// An implementation that could not be loaded, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unavailable {
+    pub name: String,
+    pub reason: String,
+}
+
+pub const NAMES: &[&str] = &[
+    "openssl",
+    "aws-lc",
+    "ring",
+    "rustcrypto",
+    "libsodium",
+    "boringssl",
+];
+
+/// Every implementation this build and machine offer, plus the ones that are missing
+/// with the reason. `libcrypto` adds further OpenSSL builds beside the system one; a
+/// path that is not a libcrypto is an input error.
+pub fn registry(
+    libcrypto: &[PathBuf],
+) -> Result<(Vec<Box<dyn Implementation>>, Vec<Unavailable>), String> {
+    let mut found: Vec<Box<dyn Implementation>> = Vec::new();
+    let mut missing = Vec::new();
+    match openssl::OpenSsl::load_system() {
+        Ok(o) => found.push(Box::new(o)),
+        Err(reason) => missing.push(Unavailable {
+            name: "openssl".into(),
+            reason,
+        }),
+    }
+    for path in libcrypto {
+        found.push(Box::new(openssl::OpenSsl::load_path(path)?));
+    }
+    found.push(Box::new(aws_lc::AwsLc));
+    found.push(Box::new(ring::Ring));
+    found.push(Box::new(rustcrypto::RustCrypto));
+    match libsodium::Libsodium::init() {
+        Ok(s) => found.push(Box::new(s)),
+        Err(reason) => missing.push(Unavailable {
+            name: "libsodium".into(),
+            reason,
+        }),
+    }
+    #[cfg(feature = "boringssl")]
+    found.push(Box::new(boringssl::BoringSsl));
+    #[cfg(not(feature = "boringssl"))]
+    missing.push(Unavailable {
+        name: "boringssl".into(),
+        reason: "not in this build: rebuild with `cargo build --release --features boringssl` (needs libclang-dev)".into(),
+    });
+    Ok((found, missing))
+}

@@ -1,0 +1,58 @@
+//! CPU-time samplers: our own threads (getrusage) and everybody else (/proc/stat).
+
+use std::fs;
+
+/// User and system CPU seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTime {
+    pub user: f64,
+    pub sys: f64,
+}
+
+impl CpuTime {
+    pub fn minus(self, earlier: CpuTime) -> CpuTime {
+        CpuTime {
+            user: (self.user - earlier.user).max(0.0),
+            sys: (self.sys - earlier.sys).max(0.0),
+        }
+    }
+    pub fn total(self) -> f64 {
+        self.user + self.sys
+    }
+}
+
+fn rusage(who: libc::c_int) -> CpuTime {
+    // SAFETY: getrusage only writes into the zeroed struct we own.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    CpuTime {
+        user: secs(ru.ru_utime),
+        sys: secs(ru.ru_stime),
+    }
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu() -> CpuTime {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+/// CPU time of this whole process.
+pub fn process_cpu() -> CpuTime {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// Busy CPU seconds of the whole machine (all cores, including steal), from /proc/stat.
+pub fn machine_busy_s() -> Option<f64> {
+    let stat = fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal (guest is already in user)
+    let busy: u64 = [0usize, 1, 2, 5, 6, 7].iter().filter_map(|&i| v.get(i)).sum();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(busy as f64 / hz)
+}

@@ -1,0 +1,308 @@
+//! The list of measurement points, checked before anything runs: filters, sizes,
+//! threads, and the correctness gate (known answers and round trip).
+
+use crate::algorithms::{parse_size, Algorithm, Direction, DEFAULT_SIZES};
+use crate::impls::{Implementation, Unavailable};
+use crate::kat;
+use globset::Glob;
+use serde::Serialize;
+
+/// Largest thread count accepted: far beyond any core count we expect to meet.
+pub const MAX_THREADS: usize = 1024;
+
+/// One algorithm, direction, size and thread count, measured on several implementations
+/// whose trials are interleaved.
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub alg: Algorithm,
+    pub direction: Direction,
+    pub size: usize,
+    pub threads: usize,
+    /// Indexes into the implementation list.
+    pub impls: Vec<usize>,
+}
+
+/// Why a combination is not measured.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExclusionKind {
+    /// The library does not offer the algorithm.
+    NotOffered,
+    /// It offers it, but gave a wrong answer: never timed.
+    Refused,
+    /// The size does not fit the algorithm (CBC needs whole blocks).
+    SizeUnsupported,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Exclusion {
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub alg: Algorithm,
+    pub kind: ExclusionKind,
+    pub size: Option<usize>,
+    pub reason: String,
+}
+
+fn glob_list(list: &str, what: &str) -> Result<Vec<(String, globset::GlobMatcher)>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|p| {
+            let p = p.to_ascii_lowercase();
+            Glob::new(&p)
+                .map(|g| (p.clone(), g.compile_matcher()))
+                .map_err(|e| format!("invalid {what} pattern '{p}': {e}"))
+        })
+        .collect()
+}
+
+/// Implementations selected by `--impl` (comma-separated globs). A pattern that names no
+/// implementation at all is an input error; one that names only missing ones is not.
+pub fn select_impls(
+    list: Option<&str>,
+    found: &[Box<dyn Implementation>],
+    missing: &[Unavailable],
+) -> Result<(Vec<usize>, Vec<Unavailable>), String> {
+    let Some(list) = list else {
+        return Ok(((0..found.len()).collect(), Vec::new()));
+    };
+    let known: Vec<&str> = crate::impls::NAMES.to_vec();
+    let mut chosen = Vec::new();
+    let mut absent = Vec::new();
+    for (pat, m) in glob_list(list, "--impl")? {
+        let any_known = known.iter().any(|n| m.is_match(n));
+        if !any_known {
+            return Err(format!(
+                "unknown implementation '{pat}': choose from {} (globs allowed)",
+                known.join(", ")
+            ));
+        }
+        for (i, imp) in found.iter().enumerate() {
+            if m.is_match(imp.name()) && !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        for u in missing.iter().filter(|u| m.is_match(&u.name)) {
+            absent.push(u.clone());
+        }
+    }
+    Ok((chosen, absent))
+}
+
+/// Algorithms selected by `--alg` (comma-separated globs such as `aes-*-gcm`).
+pub fn select_algs(list: Option<&str>) -> Result<Vec<Algorithm>, String> {
+    let Some(list) = list else {
+        return Ok(Algorithm::ALL.to_vec());
+    };
+    let mut out = Vec::new();
+    for (pat, m) in glob_list(list, "--alg")? {
+        let hits: Vec<Algorithm> = Algorithm::ALL.into_iter().filter(|a| m.is_match(a.name())).collect();
+        if hits.is_empty() {
+            let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
+            return Err(format!(
+                "unknown algorithm '{pat}': choose from {} (globs allowed, e.g. aes-*-gcm)",
+                names.join(", ")
+            ));
+        }
+        for a in hits {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("--alg is empty: name at least one algorithm, e.g. --alg aes-128-gcm".into());
+    }
+    Ok(out)
+}
+
+pub fn parse_directions(list: Option<&str>) -> Result<Vec<Direction>, String> {
+    let Some(list) = list else {
+        return Ok(Direction::ALL.to_vec());
+    };
+    let mut out = Vec::new();
+    for d in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let d = Direction::parse(&d.to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown direction '{d}': use enc, dec or enc,dec"))?;
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    if out.is_empty() {
+        return Err("--direction is empty: use enc, dec or enc,dec".into());
+    }
+    Ok(out)
+}
+
+pub fn parse_sizes(list: Option<&str>) -> Result<Vec<usize>, String> {
+    let Some(list) = list else {
+        return Ok(DEFAULT_SIZES.to_vec());
+    };
+    let mut out = Vec::new();
+    for s in list.split(',') {
+        let n = parse_size(s)?;
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+pub fn parse_threads(list: Option<&str>) -> Result<Vec<usize>, String> {
+    let Some(list) = list else {
+        return Ok(vec![1]);
+    };
+    let mut out = Vec::new();
+    for t in list.split(',').map(str::trim) {
+        let n: usize = t
+            .parse()
+            .map_err(|_| format!("invalid thread count '{t}': use whole numbers, e.g. --threads 1,2,4"))?;
+        if n == 0 {
+            return Err("invalid thread count '0': use at least 1 thread, e.g. --threads 1,2,4".into());
+        }
+        if n > MAX_THREADS {
+            return Err(format!("invalid thread count '{n}': the most is {MAX_THREADS}"));
+        }
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Preferred second implementations for the round trip, most independent first.
+const REFERENCES: &[&str] = &["rustcrypto", "openssl", "aws-lc", "ring", "libsodium", "boringssl"];
+
+/// The correctness gate. Checks every selected (implementation, algorithm), and the
+/// references they are compared with. Returns the pairs that may be timed and the rest
+/// with the reason.
+pub fn verify(
+    impls: &[Box<dyn Implementation>],
+    labels: &[String],
+    selected: &[usize],
+    algs: &[Algorithm],
+) -> (Vec<(usize, Algorithm)>, Vec<Exclusion>) {
+    let mut ok = Vec::new();
+    let mut excluded = Vec::new();
+    for &alg in algs {
+        // Known answers of everything that offers alg, so references are verified too.
+        let passes: Vec<Option<Result<(), String>>> = impls
+            .iter()
+            .map(|imp| match imp.support(alg) {
+                crate::impls::Support::Yes => Some(kat::known_answers(imp.as_ref(), alg)),
+                crate::impls::Support::No(_) => None,
+            })
+            .collect();
+        for &i in selected {
+            let imp = impls[i].as_ref();
+            let exclude = |kind, reason| Exclusion {
+                implementation: labels[i].clone(),
+                alg,
+                kind,
+                size: None,
+                reason,
+            };
+            match (&passes[i], imp.support(alg)) {
+                (_, crate::impls::Support::No(reason)) => {
+                    excluded.push(exclude(ExclusionKind::NotOffered, reason))
+                }
+                (Some(Err(e)), _) => excluded.push(exclude(
+                    ExclusionKind::Refused,
+                    format!("failed known-answer test: {e}"),
+                )),
+                _ => {
+                    let reference = REFERENCES.iter().find_map(|name| {
+                        impls.iter().enumerate().find(|(j, r)| {
+                            *j != i && r.name() == *name && matches!(passes[*j], Some(Ok(())))
+                        })
+                    });
+                    match reference {
+                        Some((_, r)) => match kat::round_trip(imp, r.as_ref(), alg) {
+                            Ok(()) => ok.push((i, alg)),
+                            Err(e) => excluded.push(exclude(
+                                ExclusionKind::Refused,
+                                format!("failed round trip against {}: {e}", r.name()),
+                            )),
+                        },
+                        // Known answers alone: there is nothing else to compare with.
+                        None => ok.push((i, alg)),
+                    }
+                }
+            }
+        }
+    }
+    (ok, excluded)
+}
+
+/// Groups of points to measure, and the sizes some algorithms cannot take.
+pub fn build(
+    verified: &[(usize, Algorithm)],
+    labels: &[String],
+    directions: &[Direction],
+    sizes: &[usize],
+    threads: &[usize],
+) -> (Vec<Group>, Vec<Exclusion>) {
+    let mut groups = Vec::new();
+    let mut excluded = Vec::new();
+    let mut algs: Vec<Algorithm> = verified.iter().map(|(_, a)| *a).collect();
+    algs.sort();
+    algs.dedup();
+    for &t in threads {
+        for &alg in &algs {
+            let impls: Vec<usize> = verified.iter().filter(|(_, a)| *a == alg).map(|(i, _)| *i).collect();
+            for &dir in alg.directions().iter().filter(|d| directions.contains(d)) {
+                for &size in sizes {
+                    if let Some(reason) = alg.size_problem(size) {
+                        if t == threads[0] && dir == alg.directions()[0] {
+                            for &i in &impls {
+                                excluded.push(Exclusion {
+                                    implementation: labels[i].clone(),
+                                    alg,
+                                    kind: ExclusionKind::SizeUnsupported,
+                                    size: Some(size),
+                                    reason: reason.clone(),
+                                });
+                            }
+                        }
+                        continue;
+                    }
+                    groups.push(Group { alg, direction: dir, size, threads: t, impls: impls.clone() });
+                }
+            }
+        }
+    }
+    (groups, excluded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alg_globs_expand() {
+        let a = select_algs(Some("aes-*-gcm")).unwrap();
+        assert_eq!(a, vec![Algorithm::Aes128Gcm, Algorithm::Aes256Gcm]);
+        assert!(select_algs(Some("rc4")).unwrap_err().contains("unknown algorithm 'rc4'"));
+    }
+
+    #[test]
+    fn threads_and_directions_validate() {
+        assert_eq!(parse_threads(Some("4,1,2")).unwrap(), vec![1, 2, 4]);
+        assert!(parse_threads(Some("0")).is_err());
+        assert!(parse_threads(Some("x")).is_err());
+        assert!(parse_directions(Some("up")).is_err());
+    }
+
+    #[test]
+    fn cbc_skips_partial_blocks() {
+        let labels = vec!["x".to_string()];
+        let (groups, excl) = build(&[(0, Algorithm::Aes128Cbc)], &labels, &Direction::ALL, &[16, 1350], &[1]);
+        assert_eq!(groups.len(), 2);
+        assert!(groups.iter().all(|g| g.size == 16));
+        assert_eq!(excl.len(), 1);
+        assert_eq!(excl[0].kind, ExclusionKind::SizeUnsupported);
+    }
+}

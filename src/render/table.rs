@@ -1,0 +1,235 @@
+//! The default terminal table: MB/s per size, then what a reader must know beneath it.
+
+use super::{impl_label, mbps, rows, size_label, sizes, Exporter, Report};
+use crate::plan::ExclusionKind;
+use crate::record::Record;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub struct Table;
+
+const CELL: usize = 9;
+
+fn header(out: &mut String, label_w: usize, sizes: &[u64]) {
+    let _ = write!(out, "{:<label_w$} {:<18} {:<3} {:>3}", "impl", "alg", "dir", "thr");
+    for s in sizes {
+        let _ = write!(out, " {:>CELL$}", size_label(*s));
+    }
+    out.push('\n');
+}
+
+impl Exporter for Table {
+    fn render(&self, report: &Report) -> String {
+        let mut out = String::new();
+        let recs = &report.records;
+        let sizes = sizes(recs);
+        let rows = rows(recs, &sizes);
+        let label_w = rows.iter().map(|r| r.label.len()).max().unwrap_or(4).max(4);
+
+        let _ = writeln!(out, "Libraries:");
+        let mut seen = Vec::new();
+        for r in recs {
+            let l = impl_label(r, recs);
+            if !seen.contains(&l) {
+                let lib = r.library.as_deref().map(|p| format!(" ({p})")).unwrap_or_default();
+                let _ = writeln!(out, "  {l:<label_w$}  {}{lib}", r.impl_version);
+                seen.push(l);
+            }
+        }
+        out.push('\n');
+        if !rows.is_empty() {
+            let _ = writeln!(
+                out,
+                "Throughput in MB/s (10^6 bytes/s), median of trials; ~ marks a noisy point. Columns are bytes per call."
+            );
+            header(&mut out, label_w, &sizes);
+            let mut last_alg = String::new();
+            for row in &rows {
+                if !last_alg.is_empty() && last_alg != row.alg {
+                    out.push('\n');
+                }
+                last_alg = row.alg.clone();
+                let _ = write!(out, "{:<label_w$} {:<18} {:<3} {:>3}", row.label, row.alg, row.direction, row.threads);
+                for c in &row.cells {
+                    let cell = match c {
+                        Some(r) => format!("{}{}", mbps(r.throughput_bps), if r.noisy { "~" } else { "" }),
+                        None => "-".into(),
+                    };
+                    let _ = write!(out, " {cell:>CELL$}");
+                }
+                out.push('\n');
+            }
+            out.push('\n');
+            glance(&mut out, recs);
+            cpu_table(&mut out, report, label_w, &sizes);
+            scaling(&mut out, recs);
+        }
+        absent(&mut out, report);
+        noise(&mut out, recs);
+        notes(&mut out, recs);
+        if report.interrupted {
+            let _ = writeln!(out, "Interrupted: {} finished points are shown and were kept.", recs.len());
+        }
+        out
+    }
+}
+
+/// Fastest against slowest implementation per algorithm and direction, at the largest
+/// size measured: the finding a reader should see first.
+fn glance(out: &mut String, recs: &[Record]) {
+    let mut by: BTreeMap<(usize, &str, u32), Vec<&Record>> = BTreeMap::new();
+    let max_size = recs.iter().map(|r| r.size).max().unwrap_or(0);
+    for r in recs.iter().filter(|r| r.size == max_size) {
+        let order = crate::algorithms::Algorithm::ALL
+            .iter()
+            .position(|a| a.name() == r.alg)
+            .unwrap_or(99);
+        by.entry((order, &r.direction, r.threads)).or_default().push(r);
+    }
+    let mut lines = Vec::new();
+    for ((_, dir, thr), rs) in &by {
+        if rs.len() < 2 {
+            continue;
+        }
+        let best = rs.iter().max_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps)).expect("non-empty");
+        let worst = rs.iter().min_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps)).expect("non-empty");
+        let ratio = best.throughput_bps / worst.throughput_bps;
+        // Overlapping intervals mean the order is not established.
+        let separated = best.throughput_bps_ci[0] > worst.throughput_bps_ci[1];
+        let thr = if *thr > 1 { format!(", {thr} threads") } else { String::new() };
+        lines.push(format!(
+            "  {} {dir}{thr}: {} {} MB/s is {ratio:.2}x {} {} MB/s{}",
+            best.alg,
+            impl_label(best, recs),
+            mbps(best.throughput_bps),
+            impl_label(worst, recs),
+            mbps(worst.throughput_bps),
+            if separated { "" } else { " (intervals overlap: not a clear difference)" }
+        ));
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(out, "At a glance ({} bytes per call), fastest against slowest:", max_size);
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        out.push('\n');
+    }
+}
+
+/// Study 1's table: CPU seconds per GB and CPU load, per size.
+fn cpu_table(out: &mut String, report: &Report, label_w: usize, sizes: &[u64]) {
+    let recs = &report.records;
+    let _ = writeln!(
+        out,
+        "CPU seconds per GB (user+sys) and load % of the measuring threads (100 = never waited):"
+    );
+    header(out, label_w, sizes);
+    for row in rows(recs, sizes) {
+        let _ = write!(out, "{:<label_w$} {:<18} {:<3} {:>3}", row.label, row.alg, row.direction, row.threads);
+        for c in &row.cells {
+            let cell = match c {
+                Some(r) => format!("{:.2}/{:.0}%", r.cpu_s_per_gb, r.cpu_load_pct),
+                None => "-".into(),
+            };
+            let _ = write!(out, " {cell:>CELL$}");
+        }
+        out.push('\n');
+    }
+    let sys: f64 = recs.iter().map(|r| r.cpu_sys_s).sum();
+    let all: f64 = recs.iter().map(|r| r.cpu_user_s + r.cpu_sys_s).sum();
+    if all > 0.0 {
+        let _ = writeln!(out, "  system time was {:.1}% of all CPU time measured", sys / all * 100.0);
+    }
+    out.push('\n');
+}
+
+fn scaling(out: &mut String, recs: &[Record]) {
+    let multi: Vec<&Record> = recs.iter().filter(|r| r.threads > 1).collect();
+    if multi.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "Thread scaling (aggregate against threads x one thread):");
+    for r in multi {
+        let per: Vec<String> = r.per_thread_bps.iter().map(|b| mbps(*b)).collect();
+        let eff = r
+            .scaling_efficiency
+            .map(|e| format!("{:.0}% efficiency", e * 100.0))
+            .unwrap_or_else(|| "no 1-thread point to compare".into());
+        let _ = writeln!(
+            out,
+            "  {} {} {} {} B x{}: {} MB/s total, per thread [{}] MB/s, {eff}",
+            impl_label(r, recs),
+            r.alg,
+            r.direction,
+            r.size,
+            r.threads,
+            mbps(r.throughput_bps),
+            per.join(", ")
+        );
+    }
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if recs.iter().any(|r| r.threads as usize > cores) {
+        let _ = writeln!(out, "  note: more threads than the {cores} logical CPUs here: they share cores");
+    }
+    out.push('\n');
+}
+
+fn absent(out: &mut String, report: &Report) {
+    for u in &report.unavailable {
+        let _ = writeln!(out, "Not available: {}: {}", u.name, u.reason);
+    }
+    let mut not_offered: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for e in report.exclusions.iter().filter(|e| e.kind == ExclusionKind::NotOffered) {
+        not_offered.entry(&e.implementation).or_default().push(format!("{} ({})", e.alg, e.reason));
+    }
+    for (imp, algs) in not_offered {
+        let _ = writeln!(out, "Not offered by {imp}: {}", algs.join("; "));
+    }
+    for e in report.exclusions.iter().filter(|e| e.kind == ExclusionKind::Refused) {
+        let _ = writeln!(out, "REFUSED, not timed: {} {}: {}", e.implementation, e.alg, e.reason);
+    }
+    let mut sizes: BTreeMap<(String, u64), Vec<String>> = BTreeMap::new();
+    for e in report.exclusions.iter().filter(|e| e.kind == ExclusionKind::SizeUnsupported) {
+        sizes
+            .entry((e.alg.to_string(), e.size.unwrap_or(0) as u64))
+            .or_default()
+            .push(e.reason.clone());
+    }
+    for ((alg, size), reasons) in sizes {
+        let _ = writeln!(out, "Skipped {alg} at {size} bytes: {}", reasons[0]);
+    }
+}
+
+fn noise(out: &mut String, recs: &[Record]) {
+    let noisy = recs.iter().filter(|r| r.noisy).count();
+    let disturbed: u32 = recs.iter().map(|r| r.disturbed_trials).sum();
+    let trials: u32 = recs.iter().map(|r| r.trials).sum();
+    if noisy > 0 {
+        let _ = writeln!(
+            out,
+            "Warning: {noisy} of {} points are noisy (spread over 20% or CI over ±5%); compare them with care, or raise --time.",
+            recs.len()
+        );
+    }
+    if disturbed > 0 {
+        let _ = writeln!(
+            out,
+            "Warning: other processes used at least half a core during {disturbed} of {trials} trials."
+        );
+    }
+}
+
+fn notes(out: &mut String, recs: &[Record]) {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for r in recs {
+        for n in &r.notes {
+            let key = (r.implementation.clone(), n.clone());
+            if !seen.contains(&key) {
+                seen.push(key);
+            }
+        }
+    }
+    for (imp, n) in seen {
+        let _ = writeln!(out, "Note ({imp}): {n}");
+    }
+}

@@ -1,0 +1,344 @@
+//! `cryptobench speed`: primitives across implementations, sizes, directions and threads.
+
+use super::{Failure, EXIT_INTERRUPTED};
+use crate::algorithms::Algorithm;
+use crate::analyse::{scaling, stats};
+use crate::environment;
+use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
+use crate::measure::{self, worker::Worker, Measured, Settings};
+use crate::plan::{self, Exclusion, ExclusionKind, Group};
+use crate::record::{JsonLinesWriter, Record};
+use crate::render::{self, Format, Report};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+pub struct SpeedArgs {
+    pub impls: Option<String>,
+    pub algs: Option<String>,
+    pub directions: Option<String>,
+    pub sizes: Option<String>,
+    pub threads: Option<String>,
+    pub time: f64,
+    pub format: Format,
+    pub output: Option<PathBuf>,
+    pub libcrypto: Vec<PathBuf>,
+    pub list: bool,
+    pub test_corrupt: Option<String>,
+}
+
+/// Longest --time accepted per point, in seconds.
+const MAX_TIME: f64 = 600.0;
+
+pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
+    if !(args.time.is_finite() && args.time >= 0.01 && args.time <= MAX_TIME) {
+        return Err(Failure::Input(format!(
+            "invalid --time {}: give seconds per point between 0.01 and {MAX_TIME}, e.g. --time 1",
+            args.time
+        )));
+    }
+    let (mut found, missing) = impls::registry(&args.libcrypto).map_err(Failure::Input)?;
+    if let Some(name) = &args.test_corrupt {
+        let i = found
+            .iter()
+            .position(|x| x.name() == name)
+            .ok_or_else(|| Failure::Input(format!("--test-corrupt {name}: no such implementation here")))?;
+        let inner = found.remove(i);
+        found.insert(i, Box::new(Corrupt(inner)));
+    }
+    let labels = labels(&found);
+    if args.list {
+        print!("{}", list(&found, &labels, &missing));
+        return Ok(0);
+    }
+    let (selected, absent) =
+        plan::select_impls(args.impls.as_deref(), &found, &missing).map_err(Failure::Input)?;
+    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+    let directions = plan::parse_directions(args.directions.as_deref()).map_err(Failure::Input)?;
+    let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+    let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+    let mut writer = match &args.output {
+        Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
+        None => None,
+    };
+    if selected.is_empty() {
+        let why: Vec<String> = absent.iter().map(|u| format!("{}: {}", u.name, u.reason)).collect();
+        return Err(Failure::Runtime(format!("no implementation to measure: {}", why.join("; "))));
+    }
+
+    install_signal_handler();
+    let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);
+    let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
+    exclusions.extend(size_excl);
+
+    let settings = Settings { time_per_point: args.time, ..Settings::default() };
+    let libraries = selected
+        .iter()
+        .map(|&i| {
+            let imp = &found[i];
+            json!({
+                "impl": imp.name(), "label": labels[i], "version": imp.version(),
+                "variant": imp.variant(), "access": imp.access(), "details": imp.details(),
+            })
+        })
+        .collect();
+    let unavailable = missing.iter().map(|u| json!(u)).collect();
+    let env = environment::capture(
+        libraries,
+        unavailable,
+        json!({
+            "time_per_point_s": settings.time_per_point, "min_trials": settings.min_trials,
+            "target_trials": settings.target_trials, "target_ci_pct": settings.target_ci_pct,
+            "sizes": sizes, "threads": threads,
+        }),
+    );
+    if let Some(w) = writer.as_mut() {
+        w.write(&env).map_err(Failure::Runtime)?;
+    }
+
+    let progress = progress_bar(&groups, &settings);
+    let tsc_hz = env.cpu.get("tsc_hz").and_then(|v| v.as_f64());
+    let mut records: Vec<Record> = Vec::new();
+    for group in &groups {
+        if measure::stopped() {
+            break;
+        }
+        let measured = measure_group(group, &found, &settings, &progress, &mut exclusions, &labels);
+        for (i, m, notes) in measured {
+            let imp = found[i].as_ref();
+            let mut rec = to_record(&env.run_id, imp, group, &m, tsc_hz, notes);
+            if group.threads > 1 {
+                let mut pair = records.clone();
+                pair.push(rec.clone());
+                scaling::fill_scaling_efficiency(&mut pair);
+                rec.scaling_efficiency = pair.last().and_then(|r| r.scaling_efficiency);
+            }
+            if let Some(w) = writer.as_mut() {
+                w.write(&rec).map_err(Failure::Runtime)?;
+            }
+            records.push(rec);
+        }
+    }
+    progress.finish_and_clear();
+    let interrupted = measure::stopped();
+    let nothing = records.is_empty();
+    let refused: Vec<&Exclusion> = exclusions.iter().filter(|e| e.kind == ExclusionKind::Refused).collect();
+    let report = Report {
+        schema: crate::record::SCHEMA,
+        environment: env,
+        records,
+        exclusions: exclusions.clone(),
+        unavailable: absent,
+        interrupted,
+    };
+    print!("{}", render::exporter(args.format).render(&report));
+    if interrupted {
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if nothing {
+        let why = if refused.is_empty() {
+            "nothing to measure: no selected implementation offers the selected algorithms at these sizes".to_string()
+        } else {
+            format!(
+                "nothing measured: every selected implementation was refused ({})",
+                refused.iter().map(|e| format!("{} {}: {}", e.implementation, e.alg, e.reason)).collect::<Vec<_>>().join("; ")
+            )
+        };
+        return Err(Failure::Runtime(why));
+    }
+    Ok(0)
+}
+
+/// Display labels: the name, with the version when two builds of one library are loaded.
+fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
+    found
+        .iter()
+        .map(|imp| {
+            let twins = found.iter().filter(|o| o.name() == imp.name()).count();
+            let mut l = imp.name().to_string();
+            if twins > 1 {
+                l = format!("{l} {}", render::short_version(&imp.version()));
+            }
+            if let Some(v) = imp.variant() {
+                l = format!("{l} [{v}]");
+            }
+            l
+        })
+        .collect()
+}
+
+fn list(found: &[Box<dyn Implementation>], labels: &[String], missing: &[impls::Unavailable]) -> String {
+    let mut out = String::new();
+    for (imp, label) in found.iter().zip(labels) {
+        out.push_str(&format!("{label}: {} ({:?})\n", imp.version(), imp.access()));
+        let (yes, no): (Vec<Algorithm>, Vec<Algorithm>) =
+            Algorithm::ALL.iter().partition(|a| imp.support(**a) == Support::Yes);
+        let yes: Vec<&str> = yes.iter().map(|a| a.name()).collect();
+        out.push_str(&format!("  offers: {}\n", yes.join(", ")));
+        for a in no {
+            if let Support::No(reason) = imp.support(a) {
+                out.push_str(&format!("  missing {a}: {reason}\n"));
+            }
+        }
+    }
+    for u in missing {
+        out.push_str(&format!("{}: not available: {}\n", u.name, u.reason));
+    }
+    out
+}
+
+/// Builds every thread's worker for each implementation of the group, measures them
+/// interleaved, and checks the output after timing. Failures become exclusions.
+fn measure_group(
+    group: &Group,
+    found: &[Box<dyn Implementation>],
+    settings: &Settings,
+    progress: &ProgressBar,
+    exclusions: &mut Vec<Exclusion>,
+    labels: &[String],
+) -> Vec<(usize, Measured, Vec<String>)> {
+    let mut ids = Vec::new();
+    let mut workers = Vec::new();
+    for &i in &group.impls {
+        let ws: Result<Vec<Worker>, String> = (0..group.threads)
+            .map(|t| Worker::new(found[i].as_ref(), group.alg, group.direction, group.size, t))
+            .collect();
+        match ws {
+            Ok(ws) => {
+                ids.push(i);
+                workers.push(ws);
+            }
+            Err(e) => exclusions.push(refusal(labels[i].clone(), group, format!("setup failed: {e}"))),
+        }
+    }
+    progress.set_message(format!("{} {} {} B x{}", group.alg, group.direction, group.size, group.threads));
+    let results = measure::run_group(group, &mut workers, settings, &mut |k, bps| {
+        progress.inc(1);
+        progress.set_message(format!(
+            "{} {} {} B x{}: {} {} MB/s",
+            group.alg,
+            group.direction,
+            group.size,
+            group.threads,
+            labels[ids[k]],
+            render::mbps(bps)
+        ));
+    });
+    let mut out = Vec::new();
+    for ((i, ws), res) in ids.into_iter().zip(&workers).zip(results) {
+        let checked = res.and_then(|m| {
+            ws.iter().try_for_each(Worker::check_output)?;
+            Ok(m)
+        });
+        match checked {
+            Ok(m) if !m.samples_bps.is_empty() => {
+                let mut notes = found[i].notes(group.alg, group.direction);
+                if group.threads > std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) {
+                    notes.push("more threads than logical CPUs".into());
+                }
+                out.push((i, m, notes));
+            }
+            Ok(_) => {} // interrupted before its first trial
+            Err(e) => exclusions.push(refusal(labels[i].clone(), group, e)),
+        }
+    }
+    out
+}
+
+fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
+    Exclusion {
+        implementation: label,
+        alg: group.alg,
+        kind: ExclusionKind::Refused,
+        size: Some(group.size),
+        reason: format!("{} at {} bytes: {reason}", group.direction, group.size),
+    }
+}
+
+fn to_record(
+    run_id: &str,
+    imp: &dyn Implementation,
+    g: &Group,
+    m: &Measured,
+    tsc_hz: Option<f64>,
+    notes: Vec<String>,
+) -> Record {
+    let median = m.median_bps();
+    let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
+    let per_thread: Vec<f64> = m.per_thread_samples.iter().map(|s| stats::median(s)).collect();
+    let thread_s = m.wall_s * g.threads as f64;
+    let pct = |x: f64| if thread_s > 0.0 { x / thread_s * 100.0 } else { 0.0 };
+    let spread = stats::spread_pct(&m.samples_bps);
+    let ci_pct = stats::ci_half_width_pct(lo, hi, median);
+    let trials = m.samples_bps.len() as u32;
+    let ncpu = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+    let per_thread_median = stats::median(&per_thread);
+    Record {
+        kind: "record".into(),
+        run_id: run_id.into(),
+        workload: "speed".into(),
+        implementation: imp.name().into(),
+        impl_version: imp.version(),
+        variant: imp.variant(),
+        access: serde_json::to_value(imp.access())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        library: imp.details().get("path").and_then(|p| p.as_str()).map(str::to_string),
+        alg: g.alg.name().into(),
+        direction: g.direction.name().into(),
+        size: g.size as u64,
+        threads: g.threads as u32,
+        throughput_bps: median,
+        throughput_bps_ci: [lo, hi],
+        ci_level: cov,
+        per_thread_bps: per_thread,
+        trials,
+        cpu_user_s: m.cpu.user,
+        cpu_sys_s: m.cpu.sys,
+        wall_s: m.wall_s,
+        bytes: m.bytes,
+        calls: m.calls,
+        batch: m.batch,
+        ops_per_s: median / g.size as f64,
+        cpu_load_pct: pct(m.cpu.total()),
+        cpu_user_pct: pct(m.cpu.user),
+        cpu_sys_pct: pct(m.cpu.sys),
+        cpu_s_per_gb: if m.bytes > 0 { m.cpu.total() / (m.bytes as f64 / 1e9) } else { 0.0 },
+        tsc_cycles_per_byte: tsc_hz.filter(|_| per_thread_median > 0.0).map(|hz| hz / per_thread_median),
+        scaling_efficiency: None,
+        samples_bps: m.samples_bps.clone(),
+        spread_pct: spread,
+        noisy: spread > 20.0 || ci_pct > 5.0 || m.disturbed_trials * 3 > trials,
+        disturbed_trials: m.disturbed_trials,
+        others_cpu_pct: if m.wall_s > 0.0 { m.others_cpu_s / (m.wall_s * ncpu) * 100.0 } else { 0.0 },
+        notes,
+    }
+}
+
+/// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.
+fn progress_bar(groups: &[Group], s: &Settings) -> ProgressBar {
+    let trials: u64 = groups.iter().map(|g| g.impls.len() as u64 * s.target_trials as u64).sum();
+    let seconds: f64 = groups.iter().map(|g| g.impls.len() as f64 * s.time_per_point * 1.1).sum();
+    if seconds < 2.0 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(trials), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {percent:>3}% eta {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+/// SIGINT and SIGTERM finish the current trial, keep every finished point, and exit 130.
+fn install_signal_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if measure::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            // A second signal: the user really wants out now.
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+    });
+}
