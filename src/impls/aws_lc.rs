@@ -1,0 +1,337 @@
+//! AWS-LC through aws-lc-rs: every algorithm of the catalogue.
+//!
+//! AEADs use `aead::LessSafeKey` (key schedule once, in `prepare`), with its
+//! scatter/gather entry points so that neither direction copies: a seal writes the tag
+//! straight after the ciphertext, an open reads the input and writes the output.
+//! CBC and CTR use `cipher::EncryptingKey` / `cipher::DecryptingKey`, which also keep
+//! the expanded key across calls but only work in place: a dec call copies the
+//! ciphertext into the output buffer first (said in `notes`).
+
+use super::{Implementation, Io, Operation, Support};
+use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
+use aws_lc_rs::cipher::{
+    self, DecryptingKey, DecryptionContext, EncryptingKey, EncryptionContext, UnboundCipherKey,
+};
+use aws_lc_rs::iv::FixedLength;
+use aws_lc_rs::{digest, hmac};
+
+/// aws-lc-rs does not report its own crate version at run time; this is the minor
+/// version Cargo.toml asks for.
+const CRATE_VERSION: &str = "aws-lc-rs 1.19";
+
+pub struct AwsLc;
+
+impl Implementation for AwsLc {
+    fn name(&self) -> &str {
+        "aws-lc"
+    }
+
+    fn version(&self) -> String {
+        format!("{CRATE_VERSION} (AWS-LC {})", aws_lc_rs::awslc_version())
+    }
+
+    fn support(&self, _alg: Algorithm) -> Support {
+        Support::Yes
+    }
+
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> Result<Box<dyn Operation>, String> {
+        match alg.kind() {
+            Kind::Aead => {
+                let algorithm = match alg {
+                    Algorithm::Aes128Gcm => &aead::AES_128_GCM,
+                    Algorithm::Aes256Gcm => &aead::AES_256_GCM,
+                    _ => &aead::CHACHA20_POLY1305,
+                };
+                let unbound = UnboundKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
+                Ok(Box::new(AeadOp {
+                    key: LessSafeKey::new(unbound),
+                    direction,
+                }))
+            }
+            Kind::Cipher => {
+                let algorithm = match alg {
+                    Algorithm::Aes128Cbc | Algorithm::Aes128Ctr => &cipher::AES_128,
+                    _ => &cipher::AES_256,
+                };
+                let cbc = matches!(alg, Algorithm::Aes128Cbc | Algorithm::Aes256Cbc);
+                let unbound =
+                    UnboundCipherKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
+                let failed = |_| format!("aws-lc-rs could not set up the {alg} key");
+                let key = match (direction, cbc) {
+                    (Direction::Enc, true) => {
+                        CipherKey::Enc(EncryptingKey::cbc(unbound).map_err(failed)?)
+                    }
+                    (Direction::Enc, false) => {
+                        CipherKey::Enc(EncryptingKey::ctr(unbound).map_err(failed)?)
+                    }
+                    (Direction::Dec, true) => {
+                        CipherKey::Dec(DecryptingKey::cbc(unbound).map_err(failed)?)
+                    }
+                    (Direction::Dec, false) => {
+                        CipherKey::Dec(DecryptingKey::ctr(unbound).map_err(failed)?)
+                    }
+                };
+                Ok(Box::new(CipherOp { key, cbc }))
+            }
+            Kind::Hash => {
+                let algorithm = match alg {
+                    Algorithm::Sha1 => &digest::SHA1_FOR_LEGACY_USE_ONLY,
+                    Algorithm::Sha256 => &digest::SHA256,
+                    _ => &digest::SHA512,
+                };
+                Ok(Box::new(HashOp { algorithm }))
+            }
+            Kind::Mac => Ok(Box::new(MacOp {
+                key: hmac::Key::new(hmac::HMAC_SHA256, key),
+            })),
+        }
+    }
+
+    fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
+        if alg.kind() == Kind::Cipher && direction == Direction::Dec {
+            vec![format!(
+                "aws-lc-rs decrypts {alg} only in place (cipher::DecryptingKey; its out-of-place \
+                 streaming keys pad CBC with PKCS#7 and run the key schedule per message), so \
+                 every timed dec call first copies the ciphertext into the output buffer"
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn details(&self) -> serde_json::Value {
+        serde_json::json!({
+            "crate": CRATE_VERSION,
+            "crate_version_note": "aws-lc-rs exposes no crate version at run time; this is the minor version Cargo.toml requires",
+            "awslc_version": aws_lc_rs::awslc_version(),
+        })
+    }
+}
+
+fn key_error(alg: Algorithm, key: &[u8]) -> String {
+    format!(
+        "{alg} needs a {}-byte key, got {} bytes",
+        alg.key_len(),
+        key.len()
+    )
+}
+
+fn too_small() -> String {
+    "output buffer too small".into()
+}
+
+/// `buf[..len]` and the 16 bytes after it, where a seal puts the tag.
+fn data_and_tag(buf: &mut [u8], len: usize) -> Result<(&mut [u8], &mut [u8]), String> {
+    let end = len.checked_add(TAG_LEN).ok_or_else(too_small)?;
+    let all = buf.get_mut(..end).ok_or_else(too_small)?;
+    Ok(all.split_at_mut(len))
+}
+
+struct AeadOp {
+    key: LessSafeKey,
+    direction: Direction,
+}
+
+impl Operation for AeadOp {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let nonce = Nonce::try_assume_unique_for_key(nonce)
+            .map_err(|_| format!("the nonce must be 12 bytes, got {}", nonce.len()))?;
+        let aad = Aad::from(aad);
+        match self.direction {
+            Direction::Enc => {
+                let n = io.input_len();
+                let res = match io {
+                    Io::InPlace { buf, len } => {
+                        let (data, tag) = data_and_tag(buf, len)?;
+                        self.key.seal_in_place_scatter(nonce, aad, data, &[], tag)
+                    }
+                    Io::Separate { input, output } => {
+                        let (ct, tag) = data_and_tag(output, n)?;
+                        self.key
+                            .seal_out_of_place_scatter(nonce, aad, input, ct, &[], tag)
+                    }
+                };
+                res.map_err(|_| "aws-lc-rs refused to seal the message".to_string())?;
+                Ok(n + TAG_LEN)
+            }
+            Direction::Dec => {
+                let n = io
+                    .input_len()
+                    .checked_sub(TAG_LEN)
+                    .ok_or("the input is shorter than the 16-byte tag")?;
+                let res = match io {
+                    Io::InPlace { buf, len } => {
+                        let data = buf.get_mut(..len).ok_or_else(too_small)?;
+                        let (ct, tag) = data.split_at_mut(n);
+                        self.key
+                            .open_in_place_separate_tag(nonce, aad, tag, ct)
+                            .map(|_| ())
+                    }
+                    Io::Separate { input, output } => {
+                        let (ct, tag) = input.split_at(n);
+                        let out = output.get_mut(..n).ok_or_else(too_small)?;
+                        self.key.open_separate_gather(nonce, aad, ct, tag, out)
+                    }
+                };
+                res.map_err(|_| "tag verification failed".to_string())?;
+                Ok(n)
+            }
+        }
+    }
+}
+
+enum CipherKey {
+    Enc(EncryptingKey),
+    Dec(DecryptingKey),
+}
+
+struct CipherOp {
+    key: CipherKey,
+    cbc: bool,
+}
+
+impl Operation for CipherOp {
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let iv: [u8; 16] = nonce
+            .try_into()
+            .map_err(|_| format!("the IV must be 16 bytes, got {}", nonce.len()))?;
+        let n = io.input_len();
+        if self.cbc && !n.is_multiple_of(16) {
+            return Err(format!(
+                "CBC without padding needs whole 16-byte blocks; {n} is not a multiple of 16"
+            ));
+        }
+        if let Io::Separate { output, .. } = &io {
+            if output.len() < n {
+                return Err(too_small());
+            }
+        }
+        // The only entry points without padding work in place: a Separate call pays a
+        // copy here (noted for dec in `notes`).
+        let (buf, len) = io.into_in_place();
+        let data = buf.get_mut(..len).ok_or_else(too_small)?;
+        let iv = FixedLength::from(iv);
+        match &self.key {
+            CipherKey::Enc(k) => k
+                .less_safe_encrypt(data, EncryptionContext::Iv128(iv))
+                .map(|_| ()),
+            CipherKey::Dec(k) => k.decrypt(data, DecryptionContext::Iv128(iv)).map(|_| ()),
+        }
+        .map_err(|_| "aws-lc-rs refused the message".to_string())?;
+        Ok(n)
+    }
+}
+
+struct HashOp {
+    algorithm: &'static digest::Algorithm,
+}
+
+impl Operation for HashOp {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        let d = digest::digest(self.algorithm, msg);
+        let d = d.as_ref();
+        out.get_mut(..d.len())
+            .ok_or_else(too_small)?
+            .copy_from_slice(d);
+        Ok(d.len())
+    }
+}
+
+struct MacOp {
+    key: hmac::Key,
+}
+
+impl Operation for MacOp {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        let tag = hmac::sign_to_buffer(&self.key, msg, out)
+            .map_err(|_| "output buffer too small for the HMAC".to_string())?;
+        Ok(tag.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impls::rustcrypto::RustCrypto;
+    use crate::kat;
+
+    #[test]
+    fn supports_every_algorithm() {
+        for alg in Algorithm::ALL {
+            assert_eq!(AwsLc.support(alg), Support::Yes, "{alg}");
+        }
+    }
+
+    #[test]
+    fn known_answers() {
+        for alg in Algorithm::ALL {
+            kat::known_answers(&AwsLc, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn round_trip_with_rustcrypto() {
+        for alg in Algorithm::ALL {
+            kat::round_trip(&AwsLc, &RustCrypto, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn version_names_aws_lc() {
+        let v = AwsLc.version();
+        assert!(v.starts_with("aws-lc-rs 1.19 (AWS-LC "), "{v}");
+    }
+
+    #[test]
+    fn bad_lengths_are_errors() {
+        assert!(AwsLc
+            .prepare(Algorithm::Aes128Gcm, Direction::Enc, &[0; 15])
+            .is_err());
+        let mut op = AwsLc
+            .prepare(Algorithm::Aes128Gcm, Direction::Dec, &[0; 16])
+            .unwrap();
+        let mut out = [0u8; 64];
+        assert!(op
+            .process(
+                &[0; 12],
+                &[],
+                Io::Separate {
+                    input: &[0; 8],
+                    output: &mut out
+                }
+            )
+            .is_err());
+        assert!(op
+            .process(
+                &[0; 11],
+                &[],
+                Io::Separate {
+                    input: &[0; 32],
+                    output: &mut out
+                }
+            )
+            .is_err());
+        let mut op = AwsLc
+            .prepare(Algorithm::Aes128Cbc, Direction::Enc, &[0; 16])
+            .unwrap();
+        let mut buf = [0u8; 64];
+        assert!(op
+            .process(
+                &[0; 16],
+                &[],
+                Io::InPlace {
+                    buf: &mut buf,
+                    len: 15
+                }
+            )
+            .is_err());
+    }
+}

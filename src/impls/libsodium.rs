@@ -1,0 +1,448 @@
+//! libsodium through libsodium-sys-stable: AES-256-GCM (only on CPUs with AES-NI and
+//! CLMUL), ChaCha20-Poly1305 (IETF, 96-bit nonce), SHA-256, SHA-512 and HMAC-SHA-256.
+//!
+//! Every call uses the detached API with separate input and output pointers, which
+//! libsodium also accepts equal, so neither direction copies. AES-256-GCM expands the
+//! key once (`crypto_aead_aes256gcm_beforenm`) and seals/opens with the `_afternm`
+//! functions; HMAC keeps the keyed state from `prepare` and copies it per message.
+
+use super::{Implementation, Io, Operation, Support};
+use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use libsodium_sys as sodium;
+use std::ffi::CStr;
+
+pub struct Libsodium {
+    /// `crypto_aead_aes256gcm_is_available()`: AES-NI and CLMUL on this CPU.
+    aes_gcm: bool,
+}
+
+impl Libsodium {
+    /// Initialises libsodium (`sodium_init`); safe to call more than once.
+    pub fn init() -> Result<Libsodium, String> {
+        // SAFETY: sodium_init is thread-safe and idempotent.
+        if unsafe { sodium::sodium_init() } < 0 {
+            return Err("sodium_init() failed".into());
+        }
+        // SAFETY: libsodium is initialised.
+        let aes_gcm = unsafe { sodium::crypto_aead_aes256gcm_is_available() } != 0;
+        Ok(Libsodium { aes_gcm })
+    }
+}
+
+impl Implementation for Libsodium {
+    fn name(&self) -> &str {
+        "libsodium"
+    }
+
+    fn version(&self) -> String {
+        // SAFETY: returns a pointer to a static NUL-terminated string.
+        let v = unsafe { CStr::from_ptr(sodium::sodium_version_string()) };
+        format!("libsodium {}", v.to_string_lossy())
+    }
+
+    fn support(&self, alg: Algorithm) -> Support {
+        match alg {
+            Algorithm::Aes256Gcm if !self.aes_gcm => {
+                Support::No("libsodium's AES-256-GCM needs AES-NI and CLMUL".into())
+            }
+            Algorithm::Aes256Gcm
+            | Algorithm::Chacha20Poly1305
+            | Algorithm::Sha256
+            | Algorithm::Sha512
+            | Algorithm::HmacSha256 => Support::Yes,
+            Algorithm::Aes128Gcm => Support::No("libsodium has no AES-128-GCM".into()),
+            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => {
+                Support::No("libsodium has no AES-CBC".into())
+            }
+            Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => {
+                Support::No("libsodium has no AES-CTR".into())
+            }
+            Algorithm::Sha1 => Support::No("libsodium has no SHA-1".into()),
+        }
+    }
+
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> Result<Box<dyn Operation>, String> {
+        if let Support::No(reason) = self.support(alg) {
+            return Err(reason);
+        }
+        if alg.kind() == Kind::Aead && key.len() != alg.key_len() {
+            return Err(format!(
+                "{alg} needs a {}-byte key, got {} bytes",
+                alg.key_len(),
+                key.len()
+            ));
+        }
+        Ok(match alg {
+            Algorithm::Aes256Gcm => {
+                // SAFETY: an all-zero byte array is a valid (not yet keyed) state.
+                let mut state: Box<sodium::crypto_aead_aes256gcm_state> =
+                    Box::new(unsafe { std::mem::zeroed() });
+                // SAFETY: state is a valid, aligned state; key is 32 bytes.
+                if unsafe { sodium::crypto_aead_aes256gcm_beforenm(&mut *state, key.as_ptr()) } != 0
+                {
+                    return Err("crypto_aead_aes256gcm_beforenm failed".into());
+                }
+                Box::new(AesGcmOp { state, direction })
+            }
+            Algorithm::Chacha20Poly1305 => {
+                let mut k = [0u8; 32];
+                k.copy_from_slice(key);
+                Box::new(ChachaOp { key: k, direction })
+            }
+            Algorithm::Sha256 => Box::new(HashOp { sha512: false }),
+            Algorithm::Sha512 => Box::new(HashOp { sha512: true }),
+            Algorithm::HmacSha256 => {
+                // SAFETY: an all-zero state is valid input to _init, which overwrites it.
+                let mut state: sodium::crypto_auth_hmacsha256_state = unsafe { std::mem::zeroed() };
+                // SAFETY: key is valid for key.len() bytes; any key length is accepted.
+                if unsafe {
+                    sodium::crypto_auth_hmacsha256_init(&mut state, key.as_ptr(), key.len())
+                } != 0
+                {
+                    return Err("crypto_auth_hmacsha256_init failed".into());
+                }
+                Box::new(HmacOp { state })
+            }
+            _ => return Err(format!("libsodium does not offer {alg}")),
+        })
+    }
+
+    fn details(&self) -> serde_json::Value {
+        serde_json::json!({
+            "crate": "libsodium-sys-stable 1.24",
+            "aes256gcm_available": self.aes_gcm,
+        })
+    }
+}
+
+fn too_small() -> String {
+    "output buffer too small".into()
+}
+
+/// Checked raw pointers for one AEAD message, for the C calls.
+struct Raw {
+    input: *const u8,
+    in_len: usize,
+    out: *mut u8,
+}
+
+/// Input pointer and length, and the output pointer after checking that `out_len(n)`
+/// bytes fit. In place, input and output are the same pointer, which libsodium accepts.
+fn raw(io: Io<'_>, out_len: impl Fn(usize) -> Option<usize>) -> Result<Raw, String> {
+    match io {
+        Io::InPlace { buf, len } => {
+            let need = out_len(len).ok_or_else(too_small)?;
+            if len > buf.len() || need > buf.len() {
+                return Err(too_small());
+            }
+            let p = buf.as_mut_ptr();
+            Ok(Raw {
+                input: p.cast_const(),
+                in_len: len,
+                out: p,
+            })
+        }
+        Io::Separate { input, output } => {
+            let need = out_len(input.len()).ok_or_else(too_small)?;
+            if need > output.len() {
+                return Err(too_small());
+            }
+            Ok(Raw {
+                input: input.as_ptr(),
+                in_len: input.len(),
+                out: output.as_mut_ptr(),
+            })
+        }
+    }
+}
+
+fn check_nonce(nonce: &[u8]) -> Result<(), String> {
+    if nonce.len() != 12 {
+        return Err(format!("the nonce must be 12 bytes, got {}", nonce.len()));
+    }
+    Ok(())
+}
+
+struct AesGcmOp {
+    state: Box<sodium::crypto_aead_aes256gcm_state>,
+    direction: Direction,
+}
+
+impl Operation for AesGcmOp {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        check_nonce(nonce)?;
+        match self.direction {
+            Direction::Enc => {
+                let r = raw(io, |n| n.checked_add(TAG_LEN))?;
+                // SAFETY: `raw` checked that in_len bytes are readable at input and
+                // in_len + 16 writable at out; input == out or they do not overlap.
+                let rc = unsafe {
+                    sodium::crypto_aead_aes256gcm_encrypt_detached_afternm(
+                        r.out,
+                        r.out.add(r.in_len),
+                        std::ptr::null_mut(),
+                        r.input,
+                        r.in_len as u64,
+                        aad.as_ptr(),
+                        aad.len() as u64,
+                        std::ptr::null(),
+                        nonce.as_ptr(),
+                        &*self.state,
+                    )
+                };
+                if rc != 0 {
+                    return Err("libsodium refused to seal the message".into());
+                }
+                Ok(r.in_len + TAG_LEN)
+            }
+            Direction::Dec => {
+                if io.input_len() < TAG_LEN {
+                    return Err("the input is shorter than the 16-byte tag".into());
+                }
+                let r = raw(io, |n| n.checked_sub(TAG_LEN))?;
+                let n = r.in_len - TAG_LEN;
+                // SAFETY: as for enc; the tag is the 16 bytes after the ciphertext.
+                let rc = unsafe {
+                    sodium::crypto_aead_aes256gcm_decrypt_detached_afternm(
+                        r.out,
+                        std::ptr::null_mut(),
+                        r.input,
+                        n as u64,
+                        r.input.add(n),
+                        aad.as_ptr(),
+                        aad.len() as u64,
+                        nonce.as_ptr(),
+                        &*self.state,
+                    )
+                };
+                if rc != 0 {
+                    return Err("tag verification failed".into());
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+struct ChachaOp {
+    key: [u8; 32],
+    direction: Direction,
+}
+
+impl Operation for ChachaOp {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        check_nonce(nonce)?;
+        match self.direction {
+            Direction::Enc => {
+                let r = raw(io, |n| n.checked_add(TAG_LEN))?;
+                // SAFETY: see AesGcmOp.
+                let rc = unsafe {
+                    sodium::crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+                        r.out,
+                        r.out.add(r.in_len),
+                        std::ptr::null_mut(),
+                        r.input,
+                        r.in_len as u64,
+                        aad.as_ptr(),
+                        aad.len() as u64,
+                        std::ptr::null(),
+                        nonce.as_ptr(),
+                        self.key.as_ptr(),
+                    )
+                };
+                if rc != 0 {
+                    return Err("libsodium refused to seal the message".into());
+                }
+                Ok(r.in_len + TAG_LEN)
+            }
+            Direction::Dec => {
+                if io.input_len() < TAG_LEN {
+                    return Err("the input is shorter than the 16-byte tag".into());
+                }
+                let r = raw(io, |n| n.checked_sub(TAG_LEN))?;
+                let n = r.in_len - TAG_LEN;
+                // SAFETY: see AesGcmOp.
+                let rc = unsafe {
+                    sodium::crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+                        r.out,
+                        std::ptr::null_mut(),
+                        r.input,
+                        n as u64,
+                        r.input.add(n),
+                        aad.as_ptr(),
+                        aad.len() as u64,
+                        nonce.as_ptr(),
+                        self.key.as_ptr(),
+                    )
+                };
+                if rc != 0 {
+                    return Err("tag verification failed".into());
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+struct HashOp {
+    sha512: bool,
+}
+
+impl Operation for HashOp {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        let len = if self.sha512 { 64 } else { 32 };
+        let out = out.get_mut(..len).ok_or_else(too_small)?;
+        // SAFETY: out has room for the digest; msg is readable.
+        let rc = unsafe {
+            if self.sha512 {
+                sodium::crypto_hash_sha512(out.as_mut_ptr(), msg.as_ptr(), msg.len() as u64)
+            } else {
+                sodium::crypto_hash_sha256(out.as_mut_ptr(), msg.as_ptr(), msg.len() as u64)
+            }
+        };
+        if rc != 0 {
+            return Err("libsodium hash failed".into());
+        }
+        Ok(len)
+    }
+}
+
+struct HmacOp {
+    /// Keyed state: the inner and outer pads already absorbed.
+    state: sodium::crypto_auth_hmacsha256_state,
+}
+
+impl Operation for HmacOp {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        let out = out.get_mut(..32).ok_or_else(too_small)?;
+        let mut st = self.state;
+        // SAFETY: st is a keyed state; msg is readable; out has 32 bytes.
+        let rc = unsafe {
+            [
+                sodium::crypto_auth_hmacsha256_update(&mut st, msg.as_ptr(), msg.len() as u64),
+                sodium::crypto_auth_hmacsha256_final(&mut st, out.as_mut_ptr()),
+            ]
+        };
+        if rc != [0, 0] {
+            return Err("libsodium HMAC failed".into());
+        }
+        Ok(32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impls::rustcrypto::RustCrypto;
+    use crate::kat;
+
+    fn supported(s: &Libsodium) -> Vec<Algorithm> {
+        Algorithm::ALL
+            .into_iter()
+            .filter(|a| s.support(*a) == Support::Yes)
+            .collect()
+    }
+
+    #[test]
+    fn support_matches_the_library() {
+        let s = Libsodium::init().unwrap();
+        let mut expect = vec![
+            Algorithm::Chacha20Poly1305,
+            Algorithm::Sha256,
+            Algorithm::Sha512,
+            Algorithm::HmacSha256,
+        ];
+        if s.aes_gcm {
+            expect.insert(0, Algorithm::Aes256Gcm);
+        }
+        assert_eq!(supported(&s), expect);
+        for alg in Algorithm::ALL {
+            if s.support(alg) != Support::Yes {
+                assert!(s.prepare(alg, Direction::Enc, &[0; 32]).is_err(), "{alg}");
+            }
+        }
+        assert!(s.version().starts_with("libsodium 1."), "{}", s.version());
+    }
+
+    #[test]
+    fn known_answers() {
+        let s = Libsodium::init().unwrap();
+        for alg in supported(&s) {
+            kat::known_answers(&s, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn round_trip_with_rustcrypto() {
+        let s = Libsodium::init().unwrap();
+        for alg in supported(&s) {
+            kat::round_trip(&s, &RustCrypto, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn hmac_takes_long_keys() {
+        // RFC 4231 test case 6: a 131-byte key.
+        let s = Libsodium::init().unwrap();
+        let key = [0xaau8; 131];
+        let msg = b"Test Using Larger Than Block-Size Key - Hash Key First";
+        let mut op = s
+            .prepare(Algorithm::HmacSha256, Direction::Enc, &key)
+            .unwrap();
+        let mut out = [0u8; 64];
+        let n = op
+            .process(
+                &[],
+                &[],
+                Io::Separate {
+                    input: msg,
+                    output: &mut out,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            hex::encode(&out[..n]),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn short_buffers_are_errors() {
+        let s = Libsodium::init().unwrap();
+        let mut op = s
+            .prepare(Algorithm::Chacha20Poly1305, Direction::Enc, &[0; 32])
+            .unwrap();
+        let mut buf = [0u8; 20];
+        assert!(op
+            .process(
+                &[0; 12],
+                &[],
+                Io::InPlace {
+                    buf: &mut buf,
+                    len: 10
+                }
+            )
+            .is_err());
+        let mut op = s
+            .prepare(Algorithm::Chacha20Poly1305, Direction::Dec, &[0; 32])
+            .unwrap();
+        let mut out = [0u8; 64];
+        assert!(op
+            .process(
+                &[0; 12],
+                &[],
+                Io::Separate {
+                    input: &[0; 10],
+                    output: &mut out
+                }
+            )
+            .is_err());
+    }
+}

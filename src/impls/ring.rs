@@ -1,0 +1,249 @@
+//! ring: the AEADs, SHA-1/256/512 and HMAC-SHA-256. ring deliberately offers no
+//! unauthenticated cipher modes, so CBC and CTR are unsupported.
+//!
+//! AEADs use `aead::LessSafeKey` (key schedule once, in `prepare`). ring has no
+//! out-of-place open: a dec call copies the ciphertext into the output buffer and opens
+//! it there.
+
+use super::{Implementation, Io, Operation, Support};
+use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use ring::aead::{self, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
+use ring::{digest, hmac};
+
+/// ring does not report its version at run time; this is the minor version Cargo.toml
+/// asks for.
+const VERSION: &str = concat!("ring ", "0.17");
+
+pub struct Ring;
+
+impl Implementation for Ring {
+    fn name(&self) -> &str {
+        "ring"
+    }
+
+    fn version(&self) -> String {
+        VERSION.to_string()
+    }
+
+    fn support(&self, alg: Algorithm) -> Support {
+        match alg {
+            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => {
+                Support::No("ring offers no unauthenticated AES-CBC".into())
+            }
+            Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => {
+                Support::No("ring offers no unauthenticated AES-CTR".into())
+            }
+            _ => Support::Yes,
+        }
+    }
+
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> Result<Box<dyn Operation>, String> {
+        if let Support::No(reason) = self.support(alg) {
+            return Err(reason);
+        }
+        match alg.kind() {
+            Kind::Aead => {
+                let algorithm = match alg {
+                    Algorithm::Aes128Gcm => &aead::AES_128_GCM,
+                    Algorithm::Aes256Gcm => &aead::AES_256_GCM,
+                    _ => &aead::CHACHA20_POLY1305,
+                };
+                let unbound = UnboundKey::new(algorithm, key).map_err(|_| {
+                    format!(
+                        "{alg} needs a {}-byte key, got {} bytes",
+                        alg.key_len(),
+                        key.len()
+                    )
+                })?;
+                Ok(Box::new(AeadOp {
+                    key: LessSafeKey::new(unbound),
+                    direction,
+                }))
+            }
+            Kind::Hash => {
+                let algorithm = match alg {
+                    Algorithm::Sha1 => &digest::SHA1_FOR_LEGACY_USE_ONLY,
+                    Algorithm::Sha256 => &digest::SHA256,
+                    _ => &digest::SHA512,
+                };
+                Ok(Box::new(HashOp { algorithm }))
+            }
+            Kind::Mac => Ok(Box::new(MacOp {
+                key: hmac::Key::new(hmac::HMAC_SHA256, key),
+            })),
+            Kind::Cipher => Err(format!("ring does not offer {alg}")),
+        }
+    }
+
+    fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
+        if alg.kind() == Kind::Aead && direction == Direction::Dec {
+            vec![
+                "ring's AEAD open works only in place, so every timed dec call first copies the \
+                 ciphertext into the output buffer"
+                    .into(),
+            ]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn details(&self) -> serde_json::Value {
+        serde_json::json!({
+            "crate": VERSION,
+            "version_note": "ring exposes no version at run time; this is the minor version Cargo.toml requires",
+        })
+    }
+}
+
+fn too_small() -> String {
+    "output buffer too small".into()
+}
+
+struct AeadOp {
+    key: LessSafeKey,
+    direction: Direction,
+}
+
+impl Operation for AeadOp {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let nonce = Nonce::try_assume_unique_for_key(nonce)
+            .map_err(|_| format!("the nonce must be 12 bytes, got {}", nonce.len()))?;
+        let aad = Aad::from(aad);
+        match self.direction {
+            Direction::Enc => {
+                let n = io.input_len();
+                let end = n.checked_add(TAG_LEN).ok_or_else(too_small)?;
+                if let Io::Separate { output, .. } = &io {
+                    if output.len() < end {
+                        return Err(too_small());
+                    }
+                }
+                // Enc is timed in place, where this is free; a Separate seal copies.
+                let (buf, len) = io.into_in_place();
+                let (data, tag_out) = buf.get_mut(..end).ok_or_else(too_small)?.split_at_mut(len);
+                let tag = self
+                    .key
+                    .seal_in_place_separate_tag(nonce, aad, data)
+                    .map_err(|_| "ring refused to seal the message".to_string())?;
+                tag_out.copy_from_slice(tag.as_ref());
+                Ok(end)
+            }
+            Direction::Dec => {
+                let n = io
+                    .input_len()
+                    .checked_sub(TAG_LEN)
+                    .ok_or("the input is shorter than the 16-byte tag")?;
+                if let Io::Separate { output, .. } = &io {
+                    if output.len() < n + TAG_LEN {
+                        return Err(too_small());
+                    }
+                }
+                // No out-of-place open in ring: a Separate call pays a copy here.
+                let (buf, len) = io.into_in_place();
+                let (ct, tag) = buf.get_mut(..len).ok_or_else(too_small)?.split_at_mut(n);
+                let tag = Tag::try_from(&*tag).map_err(|_| "malformed tag".to_string())?;
+                self.key
+                    .open_in_place_separate_tag(nonce, aad, tag, ct, 0..)
+                    .map_err(|_| "tag verification failed".to_string())?;
+                Ok(n)
+            }
+        }
+    }
+}
+
+struct HashOp {
+    algorithm: &'static digest::Algorithm,
+}
+
+impl Operation for HashOp {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        let d = digest::digest(self.algorithm, msg);
+        let d = d.as_ref();
+        out.get_mut(..d.len())
+            .ok_or_else(too_small)?
+            .copy_from_slice(d);
+        Ok(d.len())
+    }
+}
+
+struct MacOp {
+    key: hmac::Key,
+}
+
+impl Operation for MacOp {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        let tag = hmac::sign(&self.key, msg);
+        let tag = tag.as_ref();
+        out.get_mut(..tag.len())
+            .ok_or_else(too_small)?
+            .copy_from_slice(tag);
+        Ok(tag.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impls::rustcrypto::RustCrypto;
+    use crate::kat;
+
+    const SUPPORTED: [Algorithm; 7] = [
+        Algorithm::Aes128Gcm,
+        Algorithm::Aes256Gcm,
+        Algorithm::Chacha20Poly1305,
+        Algorithm::Sha1,
+        Algorithm::Sha256,
+        Algorithm::Sha512,
+        Algorithm::HmacSha256,
+    ];
+
+    #[test]
+    fn support_matches_the_library() {
+        for alg in Algorithm::ALL {
+            let yes = Ring.support(alg) == Support::Yes;
+            assert_eq!(yes, SUPPORTED.contains(&alg), "{alg}");
+            if !yes {
+                assert!(Ring.prepare(alg, Direction::Enc, &[0; 16]).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn known_answers() {
+        for alg in SUPPORTED {
+            kat::known_answers(&Ring, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn round_trip_with_rustcrypto() {
+        for alg in SUPPORTED {
+            kat::round_trip(&Ring, &RustCrypto, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn short_input_is_an_error() {
+        let mut op = Ring
+            .prepare(Algorithm::Aes128Gcm, Direction::Dec, &[0; 16])
+            .unwrap();
+        let mut out = [0u8; 64];
+        assert!(op
+            .process(
+                &[0; 12],
+                &[],
+                Io::Separate {
+                    input: &[0; 8],
+                    output: &mut out
+                }
+            )
+            .is_err());
+    }
+}

@@ -1,0 +1,394 @@
+//! The RustCrypto crates (pure Rust, CPU features detected at run time): every
+//! algorithm of the catalogue.
+//!
+//! AEADs use `AeadInOut`, so a dec call reads the input and writes the output without a
+//! copy. CBC and CTR keep one expanded AES key (`Aes128Enc`, `Aes256Dec`, ...) from
+//! `prepare` and borrow it for each message (`cbc::Encryptor<&Aes128Enc>`,
+//! `CtrCore<&Aes128Enc, _>`), so no key schedule runs per message. HMAC keeps the keyed
+//! state from `prepare` and clones it per message.
+
+use super::{Implementation, Io, Operation, Support};
+use crate::algorithms::{Algorithm, Direction, TAG_LEN};
+use aes::cipher::array::Array;
+use aes::cipher::consts::U16;
+use aes::cipher::{
+    BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser,
+    InOutBuf, InnerIvInit, KeyInit, StreamCipher, StreamCipherCoreWrapper,
+};
+use aes::{Aes128Dec, Aes128Enc, Aes256Dec, Aes256Enc};
+use aes_gcm::aead::{AeadCore, AeadInOut};
+use aes_gcm::{Aes128Gcm, Aes256Gcm};
+use chacha20poly1305::ChaCha20Poly1305;
+use hmac::{Hmac, Mac};
+use sha2::Digest;
+
+/// The RustCrypto crates are versioned one by one and report no version at run time;
+/// these are the versions Cargo.toml asks for.
+const VERSION: &str = "RustCrypto: aes 0.9, aes-gcm 0.11, chacha20poly1305 0.11, cbc 0.2, ctr 0.10, sha1 0.11, sha2 0.11, hmac 0.13";
+
+pub struct RustCrypto;
+
+impl Implementation for RustCrypto {
+    fn name(&self) -> &str {
+        "rustcrypto"
+    }
+
+    fn version(&self) -> String {
+        VERSION.to_string()
+    }
+
+    fn support(&self, _alg: Algorithm) -> Support {
+        Support::Yes
+    }
+
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> Result<Box<dyn Operation>, String> {
+        let bad_key = |_| {
+            format!(
+                "{alg} needs a {}-byte key, got {} bytes",
+                alg.key_len(),
+                key.len()
+            )
+        };
+        let dec = direction == Direction::Dec;
+        Ok(match alg {
+            Algorithm::Aes128Gcm => aead_op(Aes128Gcm::new_from_slice(key).map_err(bad_key)?, dec),
+            Algorithm::Aes256Gcm => aead_op(Aes256Gcm::new_from_slice(key).map_err(bad_key)?, dec),
+            Algorithm::Chacha20Poly1305 => {
+                aead_op(ChaCha20Poly1305::new_from_slice(key).map_err(bad_key)?, dec)
+            }
+            Algorithm::Aes128Cbc if dec => {
+                Box::new(CbcDec(Aes128Dec::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes128Cbc => {
+                Box::new(CbcEnc(Aes128Enc::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes256Cbc if dec => {
+                Box::new(CbcDec(Aes256Dec::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes256Cbc => {
+                Box::new(CbcEnc(Aes256Enc::new_from_slice(key).map_err(bad_key)?))
+            }
+            // CTR decrypts by encrypting: only the forward key schedule is needed.
+            Algorithm::Aes128Ctr => Box::new(Ctr(Aes128Enc::new_from_slice(key).map_err(bad_key)?)),
+            Algorithm::Aes256Ctr => Box::new(Ctr(Aes256Enc::new_from_slice(key).map_err(bad_key)?)),
+            Algorithm::Sha1 => Box::new(HashOp::<sha1::Sha1>(Default::default())),
+            Algorithm::Sha256 => Box::new(HashOp::<sha2::Sha256>(Default::default())),
+            Algorithm::Sha512 => Box::new(HashOp::<sha2::Sha512>(Default::default())),
+            // HMAC takes a key of any length.
+            Algorithm::HmacSha256 => Box::new(HmacOp(
+                <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key)
+                    .map_err(|_| "HMAC-SHA-256 rejected the key".to_string())?,
+            )),
+        })
+    }
+
+    fn details(&self) -> serde_json::Value {
+        serde_json::json!({
+            "crates": VERSION,
+            "version_note": "the crates expose no version at run time; these are the versions Cargo.toml requires",
+            "backends": "aes, ghash/polyval, chacha20 and sha2 pick AES-NI/CLMUL/AVX2/SHA-NI at run time when the CPU has them",
+        })
+    }
+}
+
+fn too_small() -> String {
+    "output buffer too small".into()
+}
+
+fn aead_op<A: AeadInOut + Send + 'static>(cipher: A, dec: bool) -> Box<dyn Operation> {
+    if dec {
+        Box::new(AeadOpen(cipher))
+    } else {
+        Box::new(AeadSeal(cipher))
+    }
+}
+
+fn nonce_of<A: AeadCore>(nonce: &[u8]) -> Result<&Array<u8, A::NonceSize>, String> {
+    nonce
+        .try_into()
+        .map_err(|_| format!("the nonce must be 12 bytes, got {}", nonce.len()))
+}
+
+struct AeadSeal<A>(A);
+
+impl<A: AeadInOut + Send> Operation for AeadSeal<A> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let nonce = nonce_of::<A>(nonce)?;
+        let n = io.input_len();
+        let end = n.checked_add(TAG_LEN).ok_or_else(too_small)?;
+        let (tag, tag_out) = match io {
+            Io::InPlace { buf, len } => {
+                let (data, tag_out) = buf.get_mut(..end).ok_or_else(too_small)?.split_at_mut(len);
+                (
+                    self.0.encrypt_inout_detached(nonce, aad, data.into()),
+                    tag_out,
+                )
+            }
+            Io::Separate { input, output } => {
+                let (ct, tag_out) = output.get_mut(..end).ok_or_else(too_small)?.split_at_mut(n);
+                let buf = InOutBuf::new(input, ct).map_err(|_| too_small())?;
+                (self.0.encrypt_inout_detached(nonce, aad, buf), tag_out)
+            }
+        };
+        let tag = tag.map_err(|_| "the message or AAD is too long".to_string())?;
+        if tag.len() != TAG_LEN {
+            return Err(format!("unexpected {}-byte tag", tag.len()));
+        }
+        tag_out.copy_from_slice(&tag);
+        Ok(end)
+    }
+}
+
+struct AeadOpen<A>(A);
+
+impl<A: AeadInOut + Send> Operation for AeadOpen<A> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let nonce = nonce_of::<A>(nonce)?;
+        let n = io
+            .input_len()
+            .checked_sub(TAG_LEN)
+            .ok_or("the input is shorter than the 16-byte tag")?;
+        let res = match io {
+            Io::InPlace { buf, len } => {
+                let (ct, tag) = buf.get_mut(..len).ok_or_else(too_small)?.split_at_mut(n);
+                let tag: &Array<u8, A::TagSize> = (&*tag)
+                    .try_into()
+                    .map_err(|_| "malformed tag".to_string())?;
+                self.0.decrypt_inout_detached(nonce, aad, ct.into(), tag)
+            }
+            Io::Separate { input, output } => {
+                let (ct, tag) = input.split_at(n);
+                let tag: &Array<u8, A::TagSize> =
+                    tag.try_into().map_err(|_| "malformed tag".to_string())?;
+                let out = output.get_mut(..n).ok_or_else(too_small)?;
+                let buf = InOutBuf::new(ct, out).map_err(|_| too_small())?;
+                self.0.decrypt_inout_detached(nonce, aad, buf, tag)
+            }
+        };
+        res.map_err(|_| "tag verification failed".to_string())?;
+        Ok(n)
+    }
+}
+
+/// The message as an in/out buffer of n bytes, whichever way it came.
+fn inout<'a>(io: Io<'a>) -> Result<InOutBuf<'a, 'a, u8>, String> {
+    match io {
+        Io::InPlace { buf, len } => Ok(buf.get_mut(..len).ok_or_else(too_small)?.into()),
+        Io::Separate { input, output } => {
+            let out = output.get_mut(..input.len()).ok_or_else(too_small)?;
+            InOutBuf::new(input, out).map_err(|_| too_small())
+        }
+    }
+}
+
+fn iv_of(nonce: &[u8]) -> Result<&Array<u8, U16>, String> {
+    nonce
+        .try_into()
+        .map_err(|_| format!("the IV must be 16 bytes, got {}", nonce.len()))
+}
+
+/// Whole 16-byte blocks, or an error for a partial last block.
+fn blocks<'a>(buf: InOutBuf<'a, 'a, u8>) -> Result<InOutBuf<'a, 'a, Array<u8, U16>>, String> {
+    let n = buf.len();
+    let (blocks, tail) = buf.into_chunks::<U16>();
+    if !tail.is_empty() {
+        return Err(format!(
+            "CBC without padding needs whole 16-byte blocks; {n} is not a multiple of 16"
+        ));
+    }
+    Ok(blocks)
+}
+
+struct CbcEnc<C>(C);
+
+impl<C> Operation for CbcEnc<C>
+where
+    C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + Send,
+{
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let iv = iv_of(nonce)?;
+        let buf = inout(io)?;
+        let n = buf.len();
+        cbc::Encryptor::<&C>::inner_iv_init(&self.0, iv).encrypt_blocks_inout(blocks(buf)?);
+        Ok(n)
+    }
+}
+
+struct CbcDec<C>(C);
+
+impl<C> Operation for CbcDec<C>
+where
+    C: BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + Send,
+{
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let iv = iv_of(nonce)?;
+        let buf = inout(io)?;
+        let n = buf.len();
+        cbc::Decryptor::<&C>::inner_iv_init(&self.0, iv).decrypt_blocks_inout(blocks(buf)?);
+        Ok(n)
+    }
+}
+
+struct Ctr<C>(C);
+
+impl<C> Operation for Ctr<C>
+where
+    C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + Send,
+{
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let iv = iv_of(nonce)?;
+        let buf = inout(io)?;
+        let n = buf.len();
+        let core = ctr::CtrCore::<&C, ctr::flavors::Ctr128BE>::inner_iv_init(&self.0, iv);
+        StreamCipherCoreWrapper::from_core(core)
+            .try_apply_keystream_inout(buf)
+            .map_err(|_| "the message is longer than the CTR keystream".to_string())?;
+        Ok(n)
+    }
+}
+
+struct HashOp<D>(std::marker::PhantomData<fn() -> D>);
+
+impl<D: Digest> Operation for HashOp<D> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        let d = D::digest(msg);
+        out.get_mut(..d.len())
+            .ok_or_else(too_small)?
+            .copy_from_slice(&d);
+        Ok(d.len())
+    }
+}
+
+struct HmacOp(Hmac<sha2::Sha256>);
+
+impl Operation for HmacOp {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let (msg, out) = io.split();
+        // The keyed state (inner and outer pads already absorbed) is kept from prepare.
+        let mut mac = self.0.clone();
+        mac.update(msg);
+        let tag = mac.finalize().into_bytes();
+        out.get_mut(..tag.len())
+            .ok_or_else(too_small)?
+            .copy_from_slice(&tag);
+        Ok(tag.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::Kind;
+    use crate::kat;
+
+    #[test]
+    fn supports_every_algorithm() {
+        for alg in Algorithm::ALL {
+            assert_eq!(RustCrypto.support(alg), Support::Yes, "{alg}");
+        }
+    }
+
+    #[test]
+    fn known_answers() {
+        for alg in Algorithm::ALL {
+            kat::known_answers(&RustCrypto, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn round_trip_with_itself() {
+        for alg in Algorithm::ALL {
+            kat::round_trip(&RustCrypto, &RustCrypto, alg).unwrap_or_else(|e| panic!("{alg}: {e}"));
+        }
+    }
+
+    #[test]
+    fn separate_and_in_place_agree() {
+        for alg in Algorithm::ALL {
+            let key = kat::pattern(alg.key_len(), 1);
+            let nonce = kat::pattern(alg.nonce_len(), 2);
+            let msg = kat::pattern(64, 3);
+            let mut op = RustCrypto.prepare(alg, Direction::Enc, &key).unwrap();
+            let mut buf = msg.clone();
+            buf.resize(64 + 64, 0);
+            let n = op
+                .process(
+                    &nonce,
+                    b"ad",
+                    Io::InPlace {
+                        buf: &mut buf,
+                        len: 64,
+                    },
+                )
+                .unwrap();
+            let mut out = vec![0u8; 64 + 64];
+            let m = op
+                .process(
+                    &nonce,
+                    b"ad",
+                    Io::Separate {
+                        input: &msg,
+                        output: &mut out,
+                    },
+                )
+                .unwrap();
+            assert_eq!(n, m, "{alg}");
+            let start = if matches!(alg.kind(), Kind::Hash | Kind::Mac) {
+                64
+            } else {
+                0
+            };
+            assert_eq!(&buf[start..start + n], &out[..m], "{alg}");
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_errors() {
+        assert!(RustCrypto
+            .prepare(Algorithm::Aes256Gcm, Direction::Enc, &[0; 16])
+            .is_err());
+        let mut op = RustCrypto
+            .prepare(Algorithm::Aes128Cbc, Direction::Dec, &[0; 16])
+            .unwrap();
+        let mut out = [0u8; 80];
+        assert!(op
+            .process(
+                &[0; 16],
+                &[],
+                Io::Separate {
+                    input: &[0; 17],
+                    output: &mut out
+                }
+            )
+            .is_err());
+        let mut op = RustCrypto
+            .prepare(Algorithm::Chacha20Poly1305, Direction::Dec, &[0; 32])
+            .unwrap();
+        assert!(op
+            .process(
+                &[0; 12],
+                &[],
+                Io::Separate {
+                    input: &[0; 15],
+                    output: &mut out
+                }
+            )
+            .is_err());
+        assert!(op
+            .process(
+                &[0; 12],
+                &[],
+                Io::Separate {
+                    input: &[0; 32],
+                    output: &mut out
+                }
+            )
+            .is_err());
+    }
+}
