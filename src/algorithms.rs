@@ -47,8 +47,6 @@ pub enum Algorithm {
 pub const TAG_LEN: usize = 16;
 /// AAD length used in timed runs: a TLS 1.2 record header.
 pub const TIMED_AAD_LEN: usize = 13;
-/// Largest digest we produce (SHA-512).
-pub const MAX_DIGEST_LEN: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -137,9 +135,7 @@ impl Algorithm {
 
     pub fn kind(self) -> Kind {
         match self {
-            Algorithm::Aes128Gcm | Algorithm::Aes256Gcm | Algorithm::Chacha20Poly1305 => {
-                Kind::Aead
-            }
+            Algorithm::Aes128Gcm | Algorithm::Aes256Gcm | Algorithm::Chacha20Poly1305 => Kind::Aead,
             Algorithm::Aes128Cbc
             | Algorithm::Aes256Cbc
             | Algorithm::Aes128Ctr
@@ -200,9 +196,11 @@ impl Algorithm {
     /// Why a message of `size` bytes cannot be processed, if it cannot.
     pub fn size_problem(self, size: usize) -> Option<String> {
         match self {
-            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc if size % 16 != 0 => Some(format!(
+            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc if !size.is_multiple_of(16) => {
+                Some(format!(
                 "CBC without padding needs whole 16-byte blocks; {size} is not a multiple of 16"
-            )),
+            ))
+            }
             _ => None,
         }
     }
@@ -383,12 +381,18 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     let n: usize = digits.parse().map_err(|_| {
         format!("invalid size '{s}': use a number of bytes with an optional k or m suffix, e.g. 16,1k,1350,64k,1m")
     })?;
-    let n = n.checked_mul(mult).ok_or_else(|| format!("size '{s}' is too large: the largest is 64m"))?;
+    let n = n
+        .checked_mul(mult)
+        .ok_or_else(|| format!("size '{s}' is too large: the largest is 64m"))?;
     if n == 0 {
-        return Err(format!("invalid size '{s}': a size must be at least 1 byte"));
+        return Err(format!(
+            "invalid size '{s}': a size must be at least 1 byte"
+        ));
     }
     if n > MAX_SIZE {
-        return Err(format!("size '{s}' is too large: the largest is 64m (67108864 bytes)"));
+        return Err(format!(
+            "size '{s}' is too large: the largest is 64m (67108864 bytes)"
+        ));
     }
     Ok(n)
 }
@@ -423,10 +427,25 @@ mod tests {
             for v in vectors(a) {
                 let out = hex::decode(v.output).unwrap();
                 let inp = hex::decode(v.input).unwrap();
-                assert_eq!(hex::decode(v.nonce).unwrap().len(), a.nonce_len(), "{}", v.source);
-                assert_eq!(out.len(), a.output_len(Direction::Enc, inp.len()), "{}", v.source);
+                assert_eq!(
+                    hex::decode(v.nonce).unwrap().len(),
+                    a.nonce_len(),
+                    "{}",
+                    v.source
+                );
+                assert_eq!(
+                    out.len(),
+                    a.output_len(Direction::Enc, inp.len()),
+                    "{}",
+                    v.source
+                );
                 if a.kind() != Kind::Mac {
-                    assert_eq!(hex::decode(v.key).unwrap().len(), a.key_len(), "{}", v.source);
+                    assert_eq!(
+                        hex::decode(v.key).unwrap().len(),
+                        a.key_len(),
+                        "{}",
+                        v.source
+                    );
                 }
             }
         }

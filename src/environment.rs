@@ -7,9 +7,28 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// CPU flags that matter for symmetric crypto (x86 and ARM spellings).
 const CRYPTO_FLAGS: &[&str] = &[
-    "aes", "vaes", "pclmulqdq", "vpclmulqdq", "avx", "avx2", "avx512f", "avx512vl", "avx512bw",
-    "avx512dq", "avx512ifma", "sha_ni", "ssse3", "sse4_1", "bmi2", "adx", "pmull", "sha1", "sha2",
-    "sha512", "neon", "asimd",
+    "aes",
+    "vaes",
+    "pclmulqdq",
+    "vpclmulqdq",
+    "avx",
+    "avx2",
+    "avx512f",
+    "avx512vl",
+    "avx512bw",
+    "avx512dq",
+    "avx512ifma",
+    "sha_ni",
+    "ssse3",
+    "sse4_1",
+    "bmi2",
+    "adx",
+    "pmull",
+    "sha1",
+    "sha2",
+    "sha512",
+    "neon",
+    "asimd",
 ];
 
 fn cpuinfo_field(cpuinfo: &str, keys: &[&str]) -> Option<String> {
@@ -49,7 +68,8 @@ pub fn frequency() -> Value {
     let source = if cur.is_some() {
         "cpufreq scaling_cur_freq".to_string()
     } else {
-        "none: no cpufreq in /sys (virtual machine?); /proc/cpuinfo MHz is the nominal clock".to_string()
+        "none: no cpufreq in /sys (virtual machine?); /proc/cpuinfo MHz is the nominal clock"
+            .to_string()
     };
     json!({ "governor": gov, "cpufreq_khz": cur, "cpuinfo_mhz": mhz, "source": source })
 }
@@ -87,7 +107,9 @@ fn kernel() -> String {
 }
 
 pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) -> Environment {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     Environment {
         kind: "environment".into(),
         schema: SCHEMA,

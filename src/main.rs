@@ -17,7 +17,11 @@ use std::path::PathBuf;
 use workloads::speed::{self, SpeedArgs};
 
 #[derive(Parser)]
-#[command(name = "cryptobench", version, about = "Honest symmetric-crypto measurements across libraries and paths")]
+#[command(
+    name = "cryptobench",
+    version,
+    about = "Honest symmetric-crypto measurements across libraries and paths"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -61,6 +65,14 @@ enum Command {
         #[arg(long, hide = true, value_name = "IMPL")]
         test_corrupt: Option<String>,
     },
+    /// Render records saved with `speed --output` (JSON Lines) without re-running anything.
+    Report {
+        /// The JSON Lines file.
+        file: PathBuf,
+        /// Output format on stdout.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
 }
 
 fn main() {
@@ -72,31 +84,51 @@ fn main() {
                 || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             {
                 let _ = e.print();
-                std::process::exit(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
+                std::process::exit(
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        2
+                    } else {
+                        0
+                    },
+                );
             }
             // One line: clap's first line, plus where to look.
             let text = e.render().to_string();
             let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("cryptobench: {} (see cryptobench --help)", first.trim_start_matches("error: "));
+            eprintln!(
+                "cryptobench: {} (see cryptobench --help)",
+                first.trim_start_matches("error: ")
+            );
             std::process::exit(2);
         }
     };
     let result = match cli.command {
-        Command::Speed { implementation, alg, direction, sizes, threads, time, format, output, libcrypto, list, test_corrupt } => {
-            speed::run(SpeedArgs {
-                impls: implementation,
-                algs: alg,
-                directions: direction,
-                sizes,
-                threads,
-                time,
-                format,
-                output,
-                libcrypto,
-                list,
-                test_corrupt,
-            })
-        }
+        Command::Speed {
+            implementation,
+            alg,
+            direction,
+            sizes,
+            threads,
+            time,
+            format,
+            output,
+            libcrypto,
+            list,
+            test_corrupt,
+        } => speed::run(SpeedArgs {
+            impls: implementation,
+            algs: alg,
+            directions: direction,
+            sizes,
+            threads,
+            time,
+            format,
+            output,
+            libcrypto,
+            list,
+            test_corrupt,
+        }),
+        Command::Report { file, format } => workloads::report::run(&file, format),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -97,7 +97,10 @@ pub fn select_algs(list: Option<&str>) -> Result<Vec<Algorithm>, String> {
     };
     let mut out = Vec::new();
     for (pat, m) in glob_list(list, "--alg")? {
-        let hits: Vec<Algorithm> = Algorithm::ALL.into_iter().filter(|a| m.is_match(a.name())).collect();
+        let hits: Vec<Algorithm> = Algorithm::ALL
+            .into_iter()
+            .filter(|a| m.is_match(a.name()))
+            .collect();
         if hits.is_empty() {
             let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
             return Err(format!(
@@ -156,14 +159,18 @@ pub fn parse_threads(list: Option<&str>) -> Result<Vec<usize>, String> {
     };
     let mut out = Vec::new();
     for t in list.split(',').map(str::trim) {
-        let n: usize = t
-            .parse()
-            .map_err(|_| format!("invalid thread count '{t}': use whole numbers, e.g. --threads 1,2,4"))?;
+        let n: usize = t.parse().map_err(|_| {
+            format!("invalid thread count '{t}': use whole numbers, e.g. --threads 1,2,4")
+        })?;
         if n == 0 {
-            return Err("invalid thread count '0': use at least 1 thread, e.g. --threads 1,2,4".into());
+            return Err(
+                "invalid thread count '0': use at least 1 thread, e.g. --threads 1,2,4".into(),
+            );
         }
         if n > MAX_THREADS {
-            return Err(format!("invalid thread count '{n}': the most is {MAX_THREADS}"));
+            return Err(format!(
+                "invalid thread count '{n}': the most is {MAX_THREADS}"
+            ));
         }
         if !out.contains(&n) {
             out.push(n);
@@ -174,7 +181,14 @@ pub fn parse_threads(list: Option<&str>) -> Result<Vec<usize>, String> {
 }
 
 /// Preferred second implementations for the round trip, most independent first.
-const REFERENCES: &[&str] = &["rustcrypto", "openssl", "aws-lc", "ring", "libsodium", "boringssl"];
+const REFERENCES: &[&str] = &[
+    "rustcrypto",
+    "openssl",
+    "aws-lc",
+    "ring",
+    "libsodium",
+    "boringssl",
+];
 
 /// The correctness gate. Checks every selected (implementation, algorithm), and the
 /// references they are compared with. Returns the pairs that may be timed and the rest
@@ -252,7 +266,11 @@ pub fn build(
     algs.dedup();
     for &t in threads {
         for &alg in &algs {
-            let impls: Vec<usize> = verified.iter().filter(|(_, a)| *a == alg).map(|(i, _)| *i).collect();
+            let impls: Vec<usize> = verified
+                .iter()
+                .filter(|(_, a)| *a == alg)
+                .map(|(i, _)| *i)
+                .collect();
             for &dir in alg.directions().iter().filter(|d| directions.contains(d)) {
                 for &size in sizes {
                     if let Some(reason) = alg.size_problem(size) {
@@ -269,7 +287,13 @@ pub fn build(
                         }
                         continue;
                     }
-                    groups.push(Group { alg, direction: dir, size, threads: t, impls: impls.clone() });
+                    groups.push(Group {
+                        alg,
+                        direction: dir,
+                        size,
+                        threads: t,
+                        impls: impls.clone(),
+                    });
                 }
             }
         }
@@ -285,7 +309,9 @@ mod tests {
     fn alg_globs_expand() {
         let a = select_algs(Some("aes-*-gcm")).unwrap();
         assert_eq!(a, vec![Algorithm::Aes128Gcm, Algorithm::Aes256Gcm]);
-        assert!(select_algs(Some("rc4")).unwrap_err().contains("unknown algorithm 'rc4'"));
+        assert!(select_algs(Some("rc4"))
+            .unwrap_err()
+            .contains("unknown algorithm 'rc4'"));
     }
 
     #[test]
@@ -299,7 +325,13 @@ mod tests {
     #[test]
     fn cbc_skips_partial_blocks() {
         let labels = vec!["x".to_string()];
-        let (groups, excl) = build(&[(0, Algorithm::Aes128Cbc)], &labels, &Direction::ALL, &[16, 1350], &[1]);
+        let (groups, excl) = build(
+            &[(0, Algorithm::Aes128Cbc)],
+            &labels,
+            &Direction::ALL,
+            &[16, 1350],
+            &[1],
+        );
         assert_eq!(groups.len(), 2);
         assert!(groups.iter().all(|g| g.size == 16));
         assert_eq!(excl.len(), 1);

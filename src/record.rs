@@ -113,7 +113,12 @@ impl JsonLinesWriter {
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|e| format!("cannot open --output {}: {e}: give a writable file path", path.display()))?;
+            .map_err(|e| {
+                format!(
+                    "cannot open --output {}: {e}: give a writable file path",
+                    path.display()
+                )
+            })?;
         Ok(JsonLinesWriter { file })
     }
 

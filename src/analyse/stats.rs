@@ -59,7 +59,9 @@ pub fn spread_pct(xs: &[f64]) -> f64 {
     let m = median(xs);
     let (lo, hi) = xs
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
     if m > 0.0 {
         (hi - lo) / m * 100.0
     } else {

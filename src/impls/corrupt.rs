@@ -42,7 +42,12 @@ impl Implementation for Corrupt {
     fn support(&self, alg: Algorithm) -> Support {
         self.0.support(alg)
     }
-    fn prepare(&self, alg: Algorithm, dir: Direction, key: &[u8]) -> Result<Box<dyn Operation>, String> {
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        dir: Direction,
+        key: &[u8],
+    ) -> Result<Box<dyn Operation>, String> {
         Ok(Box::new(FlipBit {
             inner: self.0.prepare(alg, dir, key)?,
             digest: matches!(alg.kind(), Kind::Hash | Kind::Mac),

@@ -8,9 +8,9 @@ use crate::algorithms::{Algorithm, Direction};
 use serde::Serialize;
 use std::path::PathBuf;
 
+pub mod aws_lc;
 #[cfg(feature = "boringssl")]
 pub mod boringssl;
-pub mod aws_lc;
 pub mod corrupt;
 pub mod libsodium;
 pub mod openssl;
@@ -20,6 +20,7 @@ pub mod rustcrypto;
 /// How a request reaches the code that does the work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // the kernel and engine paths are reached by later implementations
 pub enum Access {
     InProcess,
     Syscall,
@@ -42,7 +43,10 @@ pub enum Io<'a> {
     /// digest is written at `buf[len..]`. `buf` has room for `len + 64`.
     InPlace { buf: &'a mut [u8], len: usize },
     /// Read `input`, write `output`. `output` has room for `input.len() + 64`.
-    Separate { input: &'a [u8], output: &'a mut [u8] },
+    Separate {
+        input: &'a [u8],
+        output: &'a mut [u8],
+    },
 }
 
 impl<'a> Io<'a> {
@@ -149,12 +153,16 @@ pub const NAMES: &[&str] = &[
     "boringssl",
 ];
 
+/// What this build and machine offer.
+pub struct Registry {
+    pub found: Vec<Box<dyn Implementation>>,
+    pub missing: Vec<Unavailable>,
+}
+
 /// Every implementation this build and machine offer, plus the ones that are missing
 /// with the reason. `libcrypto` adds further OpenSSL builds beside the system one; a
 /// path that is not a libcrypto is an input error.
-pub fn registry(
-    libcrypto: &[PathBuf],
-) -> Result<(Vec<Box<dyn Implementation>>, Vec<Unavailable>), String> {
+pub fn registry(libcrypto: &[PathBuf]) -> Result<Registry, String> {
     let mut found: Vec<Box<dyn Implementation>> = Vec::new();
     let mut missing = Vec::new();
     match openssl::OpenSsl::load_system() {
@@ -184,5 +192,5 @@ pub fn registry(
         name: "boringssl".into(),
         reason: "not in this build: rebuild with `cargo build --release --features boringssl` (needs libclang-dev)".into(),
     });
-    Ok((found, missing))
+    Ok(Registry { found, missing })
 }

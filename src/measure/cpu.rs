@@ -49,9 +49,16 @@ pub fn process_cpu() -> CpuTime {
 pub fn machine_busy_s() -> Option<f64> {
     let stat = fs::read_to_string("/proc/stat").ok()?;
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
     // user nice system idle iowait irq softirq steal (guest is already in user)
-    let busy: u64 = [0usize, 1, 2, 5, 6, 7].iter().filter_map(|&i| v.get(i)).sum();
+    let busy: u64 = [0usize, 1, 2, 5, 6, 7]
+        .iter()
+        .filter_map(|&i| v.get(i))
+        .sum();
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     Some(busy as f64 / hz)

@@ -96,13 +96,21 @@ fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> Result<Vec<Thread
                         }
                     };
                     let cpu = cpu::thread_cpu().minus(cpu0);
-                    Ok(ThreadTrial { start, end, calls, cpu })
+                    Ok(ThreadTrial {
+                        start,
+                        end,
+                        calls,
+                        cpu,
+                    })
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().map_err(|_| "a worker thread panicked".to_string())?)
+            .map(|h| {
+                h.join()
+                    .map_err(|_| "a worker thread panicked".to_string())?
+            })
             .collect()
     })
 }
@@ -170,7 +178,11 @@ pub fn run_group(
                 }
             };
             let own = cpu::process_cpu().minus(self0).total();
-            let start = t.iter().map(|x| x.start).min().expect("at least one thread");
+            let start = t
+                .iter()
+                .map(|x| x.start)
+                .min()
+                .expect("at least one thread");
             let end = t.iter().map(|x| x.end).max().expect("at least one thread");
             let wall = (end - start).as_secs_f64();
             let calls: u64 = t.iter().map(|x| x.calls).sum();
@@ -202,7 +214,8 @@ pub fn run_group(
         let all_tight = results.iter().all(|r| match r {
             Ok(m) => {
                 let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
-                cov >= 0.9 && stats::ci_half_width_pct(lo, hi, m.median_bps()) < settings.target_ci_pct
+                cov >= 0.9
+                    && stats::ci_half_width_pct(lo, hi, m.median_bps()) < settings.target_ci_pct
             }
             Err(_) => true,
         });

@@ -32,14 +32,25 @@ impl Worker {
         let seed = thread as u8;
         let key = pattern(alg.key_len(), 0x5a ^ seed);
         let nonce = pattern(alg.nonce_len(), 0x33 ^ seed);
-        let aad = if alg.kind() == Kind::Aead { pattern(TIMED_AAD_LEN, 0x21) } else { Vec::new() };
+        let aad = if alg.kind() == Kind::Aead {
+            pattern(TIMED_AAD_LEN, 0x21)
+        } else {
+            Vec::new()
+        };
         let plaintext = pattern(size, 0x77 ^ seed);
         let mut sealed = Vec::new();
         if direction == Direction::Dec {
             let mut enc = imp.prepare(alg, Direction::Enc, &key)?;
             let mut buf = vec![0u8; size + SLACK];
             buf[..size].copy_from_slice(&plaintext);
-            let n = enc.process(&nonce, &aad, Io::InPlace { buf: &mut buf, len: size })?;
+            let n = enc.process(
+                &nonce,
+                &aad,
+                Io::InPlace {
+                    buf: &mut buf,
+                    len: size,
+                },
+            )?;
             buf.truncate(n);
             sealed = buf;
         }
@@ -48,7 +59,17 @@ impl Worker {
         if direction == Direction::Enc {
             buf[..size].copy_from_slice(&plaintext);
         }
-        Ok(Worker { op, direction, size, buf, sealed, plaintext, nonce, aad, counter: 0 })
+        Ok(Worker {
+            op,
+            direction,
+            size,
+            buf,
+            sealed,
+            plaintext,
+            nonce,
+            aad,
+            counter: 0,
+        })
     }
 
     /// One message: a fresh nonce per seal; every open verifies the sealed message.
@@ -61,13 +82,23 @@ impl Worker {
                     self.counter = self.counter.wrapping_add(1);
                     self.nonce[n - 8..].copy_from_slice(&self.counter.to_be_bytes());
                 }
-                self.op.process(&self.nonce, &self.aad, Io::InPlace { buf: &mut self.buf, len: self.size })?;
+                self.op.process(
+                    &self.nonce,
+                    &self.aad,
+                    Io::InPlace {
+                        buf: &mut self.buf,
+                        len: self.size,
+                    },
+                )?;
             }
             Direction::Dec => {
                 self.op.process(
                     &self.nonce,
                     &self.aad,
-                    Io::Separate { input: &self.sealed, output: &mut self.buf },
+                    Io::Separate {
+                        input: &self.sealed,
+                        output: &mut self.buf,
+                    },
                 )?;
             }
         }
@@ -85,7 +116,9 @@ impl Worker {
     /// After timing: the last open must have produced the original message.
     pub fn check_output(&self) -> Result<(), String> {
         if self.direction == Direction::Dec && self.buf[..self.size] != self.plaintext[..] {
-            return Err("after timing, the decrypted output differs from the original message".into());
+            return Err(
+                "after timing, the decrypted output differs from the original message".into(),
+            );
         }
         Ok(())
     }

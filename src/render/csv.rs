@@ -6,12 +6,41 @@ use crate::record::Record;
 pub struct Csv;
 
 const COLUMNS: &[&str] = &[
-    "workload", "impl", "impl_version", "variant", "library", "access", "alg", "direction", "size",
-    "threads", "throughput_bps", "throughput_bps_ci_low", "throughput_bps_ci_high", "ci_level",
-    "per_thread_bps", "trials", "cpu_user_s", "cpu_sys_s", "wall_s", "bytes", "calls", "batch",
-    "ops_per_s", "cpu_load_pct", "cpu_user_pct", "cpu_sys_pct", "cpu_s_per_gb",
-    "tsc_cycles_per_byte", "scaling_efficiency", "spread_pct", "noisy", "disturbed_trials",
-    "others_cpu_pct", "notes", "run_id",
+    "workload",
+    "impl",
+    "impl_version",
+    "variant",
+    "library",
+    "access",
+    "alg",
+    "direction",
+    "size",
+    "threads",
+    "throughput_bps",
+    "throughput_bps_ci_low",
+    "throughput_bps_ci_high",
+    "ci_level",
+    "per_thread_bps",
+    "trials",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "wall_s",
+    "bytes",
+    "calls",
+    "batch",
+    "ops_per_s",
+    "cpu_load_pct",
+    "cpu_user_pct",
+    "cpu_sys_pct",
+    "cpu_s_per_gb",
+    "tsc_cycles_per_byte",
+    "scaling_efficiency",
+    "spread_pct",
+    "noisy",
+    "disturbed_trials",
+    "others_cpu_pct",
+    "notes",
+    "run_id",
 ];
 
 fn quote(s: &str) -> String {
@@ -27,7 +56,12 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
 }
 
 fn row(r: &Record) -> Vec<String> {
-    let join = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(";");
+    let join = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.0}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    };
     vec![
         r.workload.clone(),
         r.implementation.clone(),
@@ -56,8 +90,12 @@ fn row(r: &Record) -> Vec<String> {
         format!("{:.1}", r.cpu_user_pct),
         format!("{:.1}", r.cpu_sys_pct),
         format!("{:.4}", r.cpu_s_per_gb),
-        r.tsc_cycles_per_byte.map(|c| format!("{c:.3}")).unwrap_or_default(),
-        r.scaling_efficiency.map(|e| format!("{e:.4}")).unwrap_or_default(),
+        r.tsc_cycles_per_byte
+            .map(|c| format!("{c:.3}"))
+            .unwrap_or_default(),
+        r.scaling_efficiency
+            .map(|e| format!("{e:.4}"))
+            .unwrap_or_default(),
         format!("{:.2}", r.spread_pct),
         r.noisy.to_string(),
         r.disturbed_trials.to_string(),
@@ -72,7 +110,13 @@ impl Exporter for Csv {
         let mut out = COLUMNS.join(",");
         out.push('\n');
         for r in &report.records {
-            out.push_str(&row(r).iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
+            out.push_str(
+                &row(r)
+                    .iter()
+                    .map(|c| quote(c))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
             out.push('\n');
         }
         out

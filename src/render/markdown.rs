@@ -10,7 +10,10 @@ impl Exporter for Markdown {
         let recs = &report.records;
         let sizes = sizes(recs);
         let mut out = String::new();
-        let _ = writeln!(out, "Throughput in MB/s (10^6 bytes/s), median of trials; ~ marks a noisy point.\n");
+        let _ = writeln!(
+            out,
+            "Throughput in MB/s (10^6 bytes/s), median of trials; ~ marks a noisy point.\n"
+        );
         let _ = write!(out, "| impl | alg | dir | threads |");
         for s in &sizes {
             let _ = write!(out, " {} B |", size_label(*s));
@@ -22,10 +25,18 @@ impl Exporter for Markdown {
         }
         out.push('\n');
         for row in rows(recs, &sizes) {
-            let _ = write!(out, "| {} | {} | {} | {} |", row.label, row.alg, row.direction, row.threads);
+            let _ = write!(
+                out,
+                "| {} | {} | {} | {} |",
+                row.label, row.alg, row.direction, row.threads
+            );
             for c in &row.cells {
                 let cell = match c {
-                    Some(r) => format!("{}{}", mbps(r.throughput_bps), if r.noisy { "~" } else { "" }),
+                    Some(r) => format!(
+                        "{}{}",
+                        mbps(r.throughput_bps),
+                        if r.noisy { "~" } else { "" }
+                    ),
                     None => "–".into(),
                 };
                 let _ = write!(out, " {cell} |");
@@ -43,7 +54,11 @@ impl Exporter for Markdown {
         }
         for e in &report.exclusions {
             if e.kind == crate::plan::ExclusionKind::Refused {
-                let _ = writeln!(out, "- **refused** {} {}: {}", e.implementation, e.alg, e.reason);
+                let _ = writeln!(
+                    out,
+                    "- **refused** {} {}: {}",
+                    e.implementation, e.alg, e.reason
+                );
             }
         }
         out

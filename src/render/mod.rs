@@ -86,7 +86,10 @@ pub fn short_version(v: &str) -> String {
 }
 
 fn alg_order(name: &str) -> usize {
-    Algorithm::ALL.iter().position(|a| a.name() == name).unwrap_or(usize::MAX)
+    Algorithm::ALL
+        .iter()
+        .position(|a| a.name() == name)
+        .unwrap_or(usize::MAX)
 }
 
 /// Sizes present in the records, ascending.
@@ -103,9 +106,15 @@ pub fn rows<'a>(records: &'a [Record], sizes: &[u64]) -> Vec<Row<'a>> {
     let mut rows: Vec<Row<'a>> = Vec::new();
     for r in records {
         let label = impl_label(r, records);
-        let col = sizes.iter().position(|&s| s == r.size).expect("size column exists");
+        let col = sizes
+            .iter()
+            .position(|&s| s == r.size)
+            .expect("size column exists");
         match rows.iter_mut().find(|x| {
-            x.label == label && x.alg == r.alg && x.direction == r.direction && x.threads == r.threads
+            x.label == label
+                && x.alg == r.alg
+                && x.direction == r.direction
+                && x.threads == r.threads
         }) {
             Some(row) => row.cells[col] = Some(r),
             None => {
@@ -140,9 +149,9 @@ pub fn mbps(bps: f64) -> String {
 
 /// Human size: 16, 1350, 1k, 16k, 1m.
 pub fn size_label(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{}m", n >> 20)
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n >> 10)
     } else {
         n.to_string()

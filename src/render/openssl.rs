@@ -15,14 +15,26 @@ fn preamble(report: &Report, out: &mut String) {
         .iter()
         .find(|l| l.get("impl").and_then(|v| v.as_str()) == Some("openssl"));
     let Some(lib) = lib else {
-        let _ = writeln!(out, "version: cryptobench {}", report.environment.cryptobench_version);
+        let _ = writeln!(
+            out,
+            "version: cryptobench {}",
+            report.environment.cryptobench_version
+        );
         return;
     };
     let version = lib.get("version").and_then(|v| v.as_str()).unwrap_or("");
     let _ = writeln!(out, "version: {}", super::short_version(version));
     let d = lib.get("details");
-    let field = |k: &str| d.and_then(|d| d.get(k)).and_then(|v| v.as_str()).map(str::to_string);
-    for (key, prefix) in [("built_on", "built on: "), ("cflags", "compiler: "), ("cpu_info", "CPUINFO: ")] {
+    let field = |k: &str| {
+        d.and_then(|d| d.get(k))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    for (key, prefix) in [
+        ("built_on", "built on: "),
+        ("cflags", "compiler: "),
+        ("cpu_info", "CPUINFO: "),
+    ] {
         if let Some(v) = field(key) {
             if v.starts_with(prefix.trim_end()) {
                 let _ = writeln!(out, "{v}");
@@ -39,14 +51,19 @@ impl Exporter for OpensslSpeed {
         let sizes = sizes(recs);
         let mut out = String::new();
         preamble(report, &mut out);
-        let _ = writeln!(out, "The 'numbers' are in 1000s of bytes per second processed.");
+        let _ = writeln!(
+            out,
+            "The 'numbers' are in 1000s of bytes per second processed."
+        );
         let _ = write!(out, "type        ");
         for s in &sizes {
             let _ = write!(out, "{s:7} bytes");
         }
         out.push('\n');
         for row in rows(recs, &sizes) {
-            let alg = Algorithm::parse(&row.alg).map(|a| a.openssl_speed_name()).unwrap_or("?");
+            let alg = Algorithm::parse(&row.alg)
+                .map(|a| a.openssl_speed_name())
+                .unwrap_or("?");
             let first = row.cells.iter().flatten().next().copied();
             let label = match first {
                 Some(r) => impl_label(r, recs),

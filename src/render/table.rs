@@ -11,7 +11,11 @@ pub struct Table;
 const CELL: usize = 9;
 
 fn header(out: &mut String, label_w: usize, sizes: &[u64]) {
-    let _ = write!(out, "{:<label_w$} {:<18} {:<3} {:>3}", "impl", "alg", "dir", "thr");
+    let _ = write!(
+        out,
+        "{:<label_w$} {:<18} {:<3} {:>3}",
+        "impl", "alg", "dir", "thr"
+    );
     for s in sizes {
         let _ = write!(out, " {:>CELL$}", size_label(*s));
     }
@@ -31,7 +35,11 @@ impl Exporter for Table {
         for r in recs {
             let l = impl_label(r, recs);
             if !seen.contains(&l) {
-                let lib = r.library.as_deref().map(|p| format!(" ({p})")).unwrap_or_default();
+                let lib = r
+                    .library
+                    .as_deref()
+                    .map(|p| format!(" ({p})"))
+                    .unwrap_or_default();
                 let _ = writeln!(out, "  {l:<label_w$}  {}{lib}", r.impl_version);
                 seen.push(l);
             }
@@ -49,10 +57,18 @@ impl Exporter for Table {
                     out.push('\n');
                 }
                 last_alg = row.alg.clone();
-                let _ = write!(out, "{:<label_w$} {:<18} {:<3} {:>3}", row.label, row.alg, row.direction, row.threads);
+                let _ = write!(
+                    out,
+                    "{:<label_w$} {:<18} {:<3} {:>3}",
+                    row.label, row.alg, row.direction, row.threads
+                );
                 for c in &row.cells {
                     let cell = match c {
-                        Some(r) => format!("{}{}", mbps(r.throughput_bps), if r.noisy { "~" } else { "" }),
+                        Some(r) => format!(
+                            "{}{}",
+                            mbps(r.throughput_bps),
+                            if r.noisy { "~" } else { "" }
+                        ),
                         None => "-".into(),
                     };
                     let _ = write!(out, " {cell:>CELL$}");
@@ -68,7 +84,11 @@ impl Exporter for Table {
         noise(&mut out, recs);
         notes(&mut out, recs);
         if report.interrupted {
-            let _ = writeln!(out, "Interrupted: {} finished points are shown and were kept.", recs.len());
+            let _ = writeln!(
+                out,
+                "Interrupted: {} finished points are shown and were kept.",
+                recs.len()
+            );
         }
         out
     }
@@ -77,26 +97,39 @@ impl Exporter for Table {
 /// Fastest against slowest implementation per algorithm and direction, at the largest
 /// size measured: the finding a reader should see first.
 fn glance(out: &mut String, recs: &[Record]) {
-    let mut by: BTreeMap<(usize, &str, u32), Vec<&Record>> = BTreeMap::new();
+    let mut by: BTreeMap<(usize, bool, u32), Vec<&Record>> = BTreeMap::new();
     let max_size = recs.iter().map(|r| r.size).max().unwrap_or(0);
     for r in recs.iter().filter(|r| r.size == max_size) {
         let order = crate::algorithms::Algorithm::ALL
             .iter()
             .position(|a| a.name() == r.alg)
             .unwrap_or(99);
-        by.entry((order, &r.direction, r.threads)).or_default().push(r);
+        by.entry((order, r.direction != "enc", r.threads))
+            .or_default()
+            .push(r);
     }
     let mut lines = Vec::new();
-    for ((_, dir, thr), rs) in &by {
+    for ((_, _, thr), rs) in &by {
         if rs.len() < 2 {
             continue;
         }
-        let best = rs.iter().max_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps)).expect("non-empty");
-        let worst = rs.iter().min_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps)).expect("non-empty");
+        let dir = &rs[0].direction;
+        let best = rs
+            .iter()
+            .max_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps))
+            .expect("non-empty");
+        let worst = rs
+            .iter()
+            .min_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps))
+            .expect("non-empty");
         let ratio = best.throughput_bps / worst.throughput_bps;
         // Overlapping intervals mean the order is not established.
         let separated = best.throughput_bps_ci[0] > worst.throughput_bps_ci[1];
-        let thr = if *thr > 1 { format!(", {thr} threads") } else { String::new() };
+        let thr = if *thr > 1 {
+            format!(", {thr} threads")
+        } else {
+            String::new()
+        };
         lines.push(format!(
             "  {} {dir}{thr}: {} {} MB/s is {ratio:.2}x {} {} MB/s{}",
             best.alg,
@@ -104,11 +137,19 @@ fn glance(out: &mut String, recs: &[Record]) {
             mbps(best.throughput_bps),
             impl_label(worst, recs),
             mbps(worst.throughput_bps),
-            if separated { "" } else { " (intervals overlap: not a clear difference)" }
+            if separated {
+                ""
+            } else {
+                " (intervals overlap: not a clear difference)"
+            }
         ));
     }
     if !lines.is_empty() {
-        let _ = writeln!(out, "At a glance ({} bytes per call), fastest against slowest:", max_size);
+        let _ = writeln!(
+            out,
+            "At a glance ({} bytes per call), fastest against slowest:",
+            max_size
+        );
         for l in lines {
             let _ = writeln!(out, "{l}");
         }
@@ -125,7 +166,11 @@ fn cpu_table(out: &mut String, report: &Report, label_w: usize, sizes: &[u64]) {
     );
     header(out, label_w, sizes);
     for row in rows(recs, sizes) {
-        let _ = write!(out, "{:<label_w$} {:<18} {:<3} {:>3}", row.label, row.alg, row.direction, row.threads);
+        let _ = write!(
+            out,
+            "{:<label_w$} {:<18} {:<3} {:>3}",
+            row.label, row.alg, row.direction, row.threads
+        );
         for c in &row.cells {
             let cell = match c {
                 Some(r) => format!("{:.2}/{:.0}%", r.cpu_s_per_gb, r.cpu_load_pct),
@@ -138,7 +183,11 @@ fn cpu_table(out: &mut String, report: &Report, label_w: usize, sizes: &[u64]) {
     let sys: f64 = recs.iter().map(|r| r.cpu_sys_s).sum();
     let all: f64 = recs.iter().map(|r| r.cpu_user_s + r.cpu_sys_s).sum();
     if all > 0.0 {
-        let _ = writeln!(out, "  system time was {:.1}% of all CPU time measured", sys / all * 100.0);
+        let _ = writeln!(
+            out,
+            "  system time was {:.1}% of all CPU time measured",
+            sys / all * 100.0
+        );
     }
     out.push('\n');
 }
@@ -148,7 +197,10 @@ fn scaling(out: &mut String, recs: &[Record]) {
     if multi.is_empty() {
         return;
     }
-    let _ = writeln!(out, "Thread scaling (aggregate against threads x one thread):");
+    let _ = writeln!(
+        out,
+        "Thread scaling (aggregate against threads x one thread):"
+    );
     for r in multi {
         let per: Vec<String> = r.per_thread_bps.iter().map(|b| mbps(*b)).collect();
         let eff = r
@@ -167,9 +219,14 @@ fn scaling(out: &mut String, recs: &[Record]) {
             per.join(", ")
         );
     }
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     if recs.iter().any(|r| r.threads as usize > cores) {
-        let _ = writeln!(out, "  note: more threads than the {cores} logical CPUs here: they share cores");
+        let _ = writeln!(
+            out,
+            "  note: more threads than the {cores} logical CPUs here: they share cores"
+        );
     }
     out.push('\n');
 }
@@ -179,17 +236,36 @@ fn absent(out: &mut String, report: &Report) {
         let _ = writeln!(out, "Not available: {}: {}", u.name, u.reason);
     }
     let mut not_offered: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for e in report.exclusions.iter().filter(|e| e.kind == ExclusionKind::NotOffered) {
-        not_offered.entry(&e.implementation).or_default().push(format!("{} ({})", e.alg, e.reason));
+    for e in report
+        .exclusions
+        .iter()
+        .filter(|e| e.kind == ExclusionKind::NotOffered)
+    {
+        not_offered
+            .entry(&e.implementation)
+            .or_default()
+            .push(format!("{} ({})", e.alg, e.reason));
     }
     for (imp, algs) in not_offered {
         let _ = writeln!(out, "Not offered by {imp}: {}", algs.join("; "));
     }
-    for e in report.exclusions.iter().filter(|e| e.kind == ExclusionKind::Refused) {
-        let _ = writeln!(out, "REFUSED, not timed: {} {}: {}", e.implementation, e.alg, e.reason);
+    for e in report
+        .exclusions
+        .iter()
+        .filter(|e| e.kind == ExclusionKind::Refused)
+    {
+        let _ = writeln!(
+            out,
+            "REFUSED, not timed: {} {}: {}",
+            e.implementation, e.alg, e.reason
+        );
     }
     let mut sizes: BTreeMap<(String, u64), Vec<String>> = BTreeMap::new();
-    for e in report.exclusions.iter().filter(|e| e.kind == ExclusionKind::SizeUnsupported) {
+    for e in report
+        .exclusions
+        .iter()
+        .filter(|e| e.kind == ExclusionKind::SizeUnsupported)
+    {
         sizes
             .entry((e.alg.to_string(), e.size.unwrap_or(0) as u64))
             .or_default()
@@ -207,7 +283,7 @@ fn noise(out: &mut String, recs: &[Record]) {
     if noisy > 0 {
         let _ = writeln!(
             out,
-            "Warning: {noisy} of {} points are noisy (spread over 20% or CI over ±5%); compare them with care, or raise --time.",
+            "Warning: {noisy} of {} points are noisy (CI of the median over ±5%, spread over 50%, or a third of trials disturbed); compare them with care, or raise --time.",
             recs.len()
         );
     }

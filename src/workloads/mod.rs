@@ -1,5 +1,6 @@
 //! Subcommands that run measurements end to end.
 
+pub mod report;
 pub mod speed;
 
 /// How a command failed: bad input (exit 2) or a failure at run time (exit 1).

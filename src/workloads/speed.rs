@@ -38,12 +38,14 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             args.time
         )));
     }
-    let (mut found, missing) = impls::registry(&args.libcrypto).map_err(Failure::Input)?;
+    let impls::Registry { mut found, missing } =
+        impls::registry(&args.libcrypto).map_err(Failure::Input)?;
     if let Some(name) = &args.test_corrupt {
-        let i = found
-            .iter()
-            .position(|x| x.name() == name)
-            .ok_or_else(|| Failure::Input(format!("--test-corrupt {name}: no such implementation here")))?;
+        let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
+            Failure::Input(format!(
+                "--test-corrupt {name}: no such implementation here"
+            ))
+        })?;
         let inner = found.remove(i);
         found.insert(i, Box::new(Corrupt(inner)));
     }
@@ -63,8 +65,14 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         None => None,
     };
     if selected.is_empty() {
-        let why: Vec<String> = absent.iter().map(|u| format!("{}: {}", u.name, u.reason)).collect();
-        return Err(Failure::Runtime(format!("no implementation to measure: {}", why.join("; "))));
+        let why: Vec<String> = absent
+            .iter()
+            .map(|u| format!("{}: {}", u.name, u.reason))
+            .collect();
+        return Err(Failure::Runtime(format!(
+            "no implementation to measure: {}",
+            why.join("; ")
+        )));
     }
 
     install_signal_handler();
@@ -72,7 +80,10 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
     exclusions.extend(size_excl);
 
-    let settings = Settings { time_per_point: args.time, ..Settings::default() };
+    let settings = Settings {
+        time_per_point: args.time,
+        ..Settings::default()
+    };
     let libraries = selected
         .iter()
         .map(|&i| {
@@ -104,7 +115,14 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         if measure::stopped() {
             break;
         }
-        let measured = measure_group(group, &found, &settings, &progress, &mut exclusions, &labels);
+        let measured = measure_group(
+            group,
+            &found,
+            &settings,
+            &progress,
+            &mut exclusions,
+            &labels,
+        );
         for (i, m, notes) in measured {
             let imp = found[i].as_ref();
             let mut rec = to_record(&env.run_id, imp, group, &m, tsc_hz, notes);
@@ -123,7 +141,10 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     progress.finish_and_clear();
     let interrupted = measure::stopped();
     let nothing = records.is_empty();
-    let refused: Vec<&Exclusion> = exclusions.iter().filter(|e| e.kind == ExclusionKind::Refused).collect();
+    let refused: Vec<&Exclusion> = exclusions
+        .iter()
+        .filter(|e| e.kind == ExclusionKind::Refused)
+        .collect();
     let report = Report {
         schema: crate::record::SCHEMA,
         environment: env,
@@ -142,7 +163,11 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         } else {
             format!(
                 "nothing measured: every selected implementation was refused ({})",
-                refused.iter().map(|e| format!("{} {}: {}", e.implementation, e.alg, e.reason)).collect::<Vec<_>>().join("; ")
+                refused
+                    .iter()
+                    .map(|e| format!("{} {}: {}", e.implementation, e.alg, e.reason))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             )
         };
         return Err(Failure::Runtime(why));
@@ -168,12 +193,21 @@ fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
         .collect()
 }
 
-fn list(found: &[Box<dyn Implementation>], labels: &[String], missing: &[impls::Unavailable]) -> String {
+fn list(
+    found: &[Box<dyn Implementation>],
+    labels: &[String],
+    missing: &[impls::Unavailable],
+) -> String {
     let mut out = String::new();
     for (imp, label) in found.iter().zip(labels) {
-        out.push_str(&format!("{label}: {} ({:?})\n", imp.version(), imp.access()));
-        let (yes, no): (Vec<Algorithm>, Vec<Algorithm>) =
-            Algorithm::ALL.iter().partition(|a| imp.support(**a) == Support::Yes);
+        out.push_str(&format!(
+            "{label}: {} ({:?})\n",
+            imp.version(),
+            imp.access()
+        ));
+        let (yes, no): (Vec<Algorithm>, Vec<Algorithm>) = Algorithm::ALL
+            .iter()
+            .partition(|a| imp.support(**a) == Support::Yes);
         let yes: Vec<&str> = yes.iter().map(|a| a.name()).collect();
         out.push_str(&format!("  offers: {}\n", yes.join(", ")));
         for a in no {
@@ -209,10 +243,17 @@ fn measure_group(
                 ids.push(i);
                 workers.push(ws);
             }
-            Err(e) => exclusions.push(refusal(labels[i].clone(), group, format!("setup failed: {e}"))),
+            Err(e) => exclusions.push(refusal(
+                labels[i].clone(),
+                group,
+                format!("setup failed: {e}"),
+            )),
         }
     }
-    progress.set_message(format!("{} {} {} B x{}", group.alg, group.direction, group.size, group.threads));
+    progress.set_message(format!(
+        "{} {} {} B x{}",
+        group.alg, group.direction, group.size, group.threads
+    ));
     let results = measure::run_group(group, &mut workers, settings, &mut |k, bps| {
         progress.inc(1);
         progress.set_message(format!(
@@ -234,7 +275,11 @@ fn measure_group(
         match checked {
             Ok(m) if !m.samples_bps.is_empty() => {
                 let mut notes = found[i].notes(group.alg, group.direction);
-                if group.threads > std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) {
+                if group.threads
+                    > std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(1)
+                {
                     notes.push("more threads than logical CPUs".into());
                 }
                 out.push((i, m, notes));
@@ -266,13 +311,25 @@ fn to_record(
 ) -> Record {
     let median = m.median_bps();
     let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
-    let per_thread: Vec<f64> = m.per_thread_samples.iter().map(|s| stats::median(s)).collect();
+    let per_thread: Vec<f64> = m
+        .per_thread_samples
+        .iter()
+        .map(|s| stats::median(s))
+        .collect();
     let thread_s = m.wall_s * g.threads as f64;
-    let pct = |x: f64| if thread_s > 0.0 { x / thread_s * 100.0 } else { 0.0 };
+    let pct = |x: f64| {
+        if thread_s > 0.0 {
+            x / thread_s * 100.0
+        } else {
+            0.0
+        }
+    };
     let spread = stats::spread_pct(&m.samples_bps);
     let ci_pct = stats::ci_half_width_pct(lo, hi, median);
     let trials = m.samples_bps.len() as u32;
-    let ncpu = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+    let ncpu = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1) as f64;
     let per_thread_median = stats::median(&per_thread);
     Record {
         kind: "record".into(),
@@ -285,7 +342,11 @@ fn to_record(
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default(),
-        library: imp.details().get("path").and_then(|p| p.as_str()).map(str::to_string),
+        library: imp
+            .details()
+            .get("path")
+            .and_then(|p| p.as_str())
+            .map(str::to_string),
         alg: g.alg.name().into(),
         direction: g.direction.name().into(),
         size: g.size as u64,
@@ -305,22 +366,38 @@ fn to_record(
         cpu_load_pct: pct(m.cpu.total()),
         cpu_user_pct: pct(m.cpu.user),
         cpu_sys_pct: pct(m.cpu.sys),
-        cpu_s_per_gb: if m.bytes > 0 { m.cpu.total() / (m.bytes as f64 / 1e9) } else { 0.0 },
-        tsc_cycles_per_byte: tsc_hz.filter(|_| per_thread_median > 0.0).map(|hz| hz / per_thread_median),
+        cpu_s_per_gb: if m.bytes > 0 {
+            m.cpu.total() / (m.bytes as f64 / 1e9)
+        } else {
+            0.0
+        },
+        tsc_cycles_per_byte: tsc_hz
+            .filter(|_| per_thread_median > 0.0)
+            .map(|hz| hz / per_thread_median),
         scaling_efficiency: None,
         samples_bps: m.samples_bps.clone(),
         spread_pct: spread,
-        noisy: spread > 20.0 || ci_pct > 5.0 || m.disturbed_trials * 3 > trials,
+        noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
         disturbed_trials: m.disturbed_trials,
-        others_cpu_pct: if m.wall_s > 0.0 { m.others_cpu_s / (m.wall_s * ncpu) * 100.0 } else { 0.0 },
+        others_cpu_pct: if m.wall_s > 0.0 {
+            m.others_cpu_s / (m.wall_s * ncpu) * 100.0
+        } else {
+            0.0
+        },
         notes,
     }
 }
 
 /// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.
 fn progress_bar(groups: &[Group], s: &Settings) -> ProgressBar {
-    let trials: u64 = groups.iter().map(|g| g.impls.len() as u64 * s.target_trials as u64).sum();
-    let seconds: f64 = groups.iter().map(|g| g.impls.len() as f64 * s.time_per_point * 1.1).sum();
+    let trials: u64 = groups
+        .iter()
+        .map(|g| g.impls.len() as u64 * s.target_trials as u64)
+        .sum();
+    let seconds: f64 = groups
+        .iter()
+        .map(|g| g.impls.len() as f64 * s.time_per_point * 1.1)
+        .sum();
     if seconds < 2.0 || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

@@ -1,0 +1,29 @@
+//! `cryptobench report FILE`: render saved JSON Lines records in any format. It never
+//! re-runs anything.
+
+use super::Failure;
+use crate::analyse::scaling;
+use crate::record::read_json_lines;
+use crate::render::{self, Format, Report};
+use std::path::Path;
+
+pub fn run(file: &Path, format: Format) -> Result<i32, Failure> {
+    let (envs, mut records) = read_json_lines(file).map_err(Failure::Input)?;
+    let Some(environment) = envs.last().cloned() else {
+        return Err(Failure::Input(format!(
+            "{}: no environment line: give a file written by `cryptobench speed --output`",
+            file.display()
+        )));
+    };
+    scaling::fill_scaling_efficiency(&mut records);
+    let report = Report {
+        schema: crate::record::SCHEMA,
+        environment,
+        records,
+        exclusions: Vec::new(),
+        unavailable: Vec::new(),
+        interrupted: false,
+    };
+    print!("{}", render::exporter(format).render(&report));
+    Ok(0)
+}
