@@ -97,8 +97,8 @@ impl Implementation for AwsLc {
         if alg.kind() == Kind::Cipher && direction == Direction::Dec {
             vec![format!(
                 "aws-lc-rs decrypts {alg} only in place (cipher::DecryptingKey; its out-of-place \
-                 streaming keys pad CBC with PKCS#7 and run the key schedule per message), so \
-                 every timed dec call first copies the ciphertext into the output buffer"
+                 streaming keys run the key schedule per message), so every timed dec call \
+                 first copies the ciphertext into the output buffer"
             )]
         } else {
             Vec::new()

@@ -95,7 +95,7 @@ fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> Result<Vec<Thread
                             break now;
                         }
                     };
-                    let cpu = cpu::thread_cpu().minus(cpu0);
+                    let cpu = cpu::thread_cpu().since(cpu0);
                     Ok(ThreadTrial {
                         start,
                         end,
@@ -177,7 +177,7 @@ pub fn run_group(
                     continue;
                 }
             };
-            let own = cpu::process_cpu().minus(self0).total();
+            let own = cpu::process_cpu().since(self0).total();
             let start = t
                 .iter()
                 .map(|x| x.start)

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 pub struct Table;
 
-const CELL: usize = 9;
+const CELL: usize = 10;
 
 fn header(out: &mut String, label_w: usize, sizes: &[u64]) {
     let _ = write!(
