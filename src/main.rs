@@ -58,6 +58,9 @@ enum Command {
         /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
         #[arg(long, value_name = "PATH")]
         libcrypto: Vec<PathBuf>,
+        /// A switch on an implementation, measured beside the base one (e.g. isa=no-avx512); repeatable.
+        #[arg(long, value_name = "SPEC")]
+        variant: Vec<String>,
         /// List implementations and algorithms available here, and why any is missing.
         #[arg(long)]
         list: bool,
@@ -113,6 +116,7 @@ fn main() {
             format,
             output,
             libcrypto,
+            variant,
             list,
             test_corrupt,
         } => speed::run(SpeedArgs {
@@ -125,6 +129,7 @@ fn main() {
             format,
             output,
             libcrypto,
+            variants: variant,
             list,
             test_corrupt,
         }),

@@ -131,6 +131,12 @@ pub trait Implementation: Send + Sync {
     fn notes(&self, _alg: Algorithm, _direction: Direction) -> Vec<String> {
         Vec::new()
     }
+    /// Another instance of this implementation with a switch set by `--variant SPEC`
+    /// (e.g. `isa=no-avx512`, `driver=cbc-aes-aesni`), if it understands SPEC: Err when
+    /// it does but this machine cannot provide it.
+    fn with_variant(&self, _spec: &str) -> Option<Result<Box<dyn Implementation>, String>> {
+        None
+    }
     /// Where the code came from: a path, build flags, features. Goes into the environment.
     fn details(&self) -> serde_json::Value {
         serde_json::Value::Null
@@ -162,7 +168,7 @@ pub struct Registry {
 /// Every implementation this build and machine offer, plus the ones that are missing
 /// with the reason. `libcrypto` adds further OpenSSL builds beside the system one; a
 /// path that is not a libcrypto is an input error.
-pub fn registry(libcrypto: &[PathBuf]) -> Result<Registry, String> {
+pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, String> {
     let mut found: Vec<Box<dyn Implementation>> = Vec::new();
     let mut missing = Vec::new();
     match openssl::OpenSsl::load_system() {
@@ -192,5 +198,46 @@ pub fn registry(libcrypto: &[PathBuf]) -> Result<Registry, String> {
         name: "boringssl".into(),
         reason: "not in this build: rebuild with `cargo build --release --features boringssl` (needs libclang-dev)".into(),
     });
+    add_variants(&mut found, &mut missing, variants)?;
     Ok(Registry { found, missing })
+}
+
+/// Variants every implementation may understand, for the error message.
+pub const VARIANT_HELP: &str =
+    "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl)";
+
+/// Adds, beside each base implementation, an instance per `--variant` it understands.
+/// A variant nobody understands is an input error; one this machine cannot provide is
+/// listed as unavailable with the reason.
+fn add_variants(
+    found: &mut Vec<Box<dyn Implementation>>,
+    missing: &mut Vec<Unavailable>,
+    variants: &[String],
+) -> Result<(), String> {
+    for spec in variants {
+        let mut understood = false;
+        let base = found.len();
+        for i in 0..base {
+            match found[i].with_variant(spec) {
+                Some(Ok(v)) => {
+                    understood = true;
+                    found.push(v);
+                }
+                Some(Err(reason)) => {
+                    understood = true;
+                    missing.push(Unavailable {
+                        name: format!("{} [{spec}]", found[i].name()),
+                        reason,
+                    });
+                }
+                None => {}
+            }
+        }
+        if !understood {
+            return Err(format!(
+                "unknown --variant '{spec}': use one of {VARIANT_HELP}"
+            ));
+        }
+    }
+    Ok(())
 }

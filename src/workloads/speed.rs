@@ -24,6 +24,7 @@ pub struct SpeedArgs {
     pub format: Format,
     pub output: Option<PathBuf>,
     pub libcrypto: Vec<PathBuf>,
+    pub variants: Vec<String>,
     pub list: bool,
     pub test_corrupt: Option<String>,
 }
@@ -39,7 +40,7 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         )));
     }
     let impls::Registry { mut found, missing } =
-        impls::registry(&args.libcrypto).map_err(Failure::Input)?;
+        impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
     if let Some(name) = &args.test_corrupt {
         let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
             Failure::Input(format!(
@@ -69,8 +70,8 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             .iter()
             .map(|u| format!("{}: {}", u.name, u.reason))
             .collect();
-        return Err(Failure::Runtime(format!(
-            "no implementation to measure: {}",
+        return Err(Failure::Input(format!(
+            "nothing to measure here: {}",
             why.join("; ")
         )));
     }
