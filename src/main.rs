@@ -5,6 +5,7 @@ mod analyse;
 mod environment;
 mod impls;
 mod kat;
+mod kernel;
 mod measure;
 mod plan;
 mod record;

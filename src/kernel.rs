@@ -1,0 +1,303 @@
+//! What the kernel offers for crypto: /proc/crypto, its build config, and whether
+//! AF_ALG and /dev/crypto can be used, with the reason when they cannot.
+
+use serde::Serialize;
+use std::fs;
+use std::io::Read;
+
+/// One entry of /proc/crypto.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CryptoEntry {
+    pub name: String,
+    pub driver: String,
+    pub module: String,
+    pub priority: i64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub selftest: String,
+    pub internal: bool,
+}
+
+/// Parses /proc/crypto text: blank-line-separated blocks of `key : value`.
+pub fn parse_proc_crypto(text: &str) -> Vec<CryptoEntry> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let get = |k: &str| {
+                block.lines().find_map(|l| {
+                    let (key, v) = l.split_once(':')?;
+                    (key.trim() == k).then(|| v.trim().to_string())
+                })
+            };
+            Some(CryptoEntry {
+                name: get("name")?,
+                driver: get("driver")?,
+                module: get("module").unwrap_or_default(),
+                priority: get("priority").and_then(|p| p.parse().ok()).unwrap_or(0),
+                kind: get("type").unwrap_or_default(),
+                selftest: get("selftest").unwrap_or_default(),
+                internal: get("internal").as_deref() == Some("yes"),
+            })
+        })
+        .collect()
+}
+
+pub fn proc_crypto() -> Vec<CryptoEntry> {
+    parse_proc_crypto(&fs::read_to_string("/proc/crypto").unwrap_or_default())
+}
+
+/// The driver the kernel picks for `name`: the highest priority among the entries that
+/// passed their self-test and are not internal.
+pub fn chosen_driver<'a>(entries: &'a [CryptoEntry], name: &str) -> Option<&'a CryptoEntry> {
+    entries
+        .iter()
+        .filter(|e| {
+            e.name == name && !e.internal && e.selftest != "unknown" && e.selftest != "failed"
+        })
+        .max_by_key(|e| e.priority)
+}
+
+/// The kernel build config, from /proc/config.gz or /boot/config-<release>.
+pub struct KernelConfig {
+    text: Option<String>,
+    pub source: Option<String>,
+}
+
+/// How a config option is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigValue {
+    BuiltIn,
+    Module,
+    NotSet,
+    /// No config file could be read.
+    Unknown,
+}
+
+impl KernelConfig {
+    pub fn read() -> KernelConfig {
+        if let Ok(f) = fs::File::open("/proc/config.gz") {
+            let mut s = String::new();
+            if flate2::read::GzDecoder::new(f)
+                .read_to_string(&mut s)
+                .is_ok()
+            {
+                return KernelConfig {
+                    text: Some(s),
+                    source: Some("/proc/config.gz".into()),
+                };
+            }
+        }
+        let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let path = format!("/boot/config-{}", release.trim());
+        match fs::read_to_string(&path) {
+            Ok(s) => KernelConfig {
+                text: Some(s),
+                source: Some(path),
+            },
+            Err(_) => KernelConfig {
+                text: None,
+                source: None,
+            },
+        }
+    }
+
+    pub fn from_text(text: &str) -> KernelConfig {
+        KernelConfig {
+            text: Some(text.into()),
+            source: Some("text".into()),
+        }
+    }
+
+    pub fn get(&self, option: &str) -> ConfigValue {
+        let Some(t) = &self.text else {
+            return ConfigValue::Unknown;
+        };
+        for l in t.lines() {
+            if let Some(v) = l.strip_prefix(option).and_then(|r| r.strip_prefix('=')) {
+                return match v.trim() {
+                    "y" => ConfigValue::BuiltIn,
+                    "m" => ConfigValue::Module,
+                    _ => ConfigValue::NotSet,
+                };
+            }
+            if l.trim() == format!("# {option} is not set") {
+                return ConfigValue::NotSet;
+            }
+        }
+        ConfigValue::NotSet
+    }
+}
+
+/// The AF_ALG socket types, the config option and module behind each, and an
+/// algorithm every kernel with that type has.
+pub const AF_ALG_TYPES: &[(&str, &str, &str, &str)] = &[
+    (
+        "skcipher",
+        "CONFIG_CRYPTO_USER_API_SKCIPHER",
+        "algif_skcipher",
+        "cbc(aes)",
+    ),
+    (
+        "aead",
+        "CONFIG_CRYPTO_USER_API_AEAD",
+        "algif_aead",
+        "gcm(aes)",
+    ),
+    (
+        "hash",
+        "CONFIG_CRYPTO_USER_API_HASH",
+        "algif_hash",
+        "sha256",
+    ),
+];
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Usable {
+    pub usable: bool,
+    pub reason: String,
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Opens an AF_ALG socket bound to (type, name). Returns the bound fd or the errno.
+pub fn af_alg_bind(kind: &str, name: &str) -> Result<std::os::fd::OwnedFd, i32> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket(2); the fd is owned below.
+    let fd = unsafe { libc::socket(libc::AF_ALG, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: fd is a fresh socket we own.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sockaddr_alg is plain data; zeroed is a valid value.
+    let mut sa: libc::sockaddr_alg = unsafe { std::mem::zeroed() };
+    sa.salg_family = libc::AF_ALG as libc::sa_family_t;
+    if kind.len() >= sa.salg_type.len() || name.len() >= sa.salg_name.len() {
+        return Err(libc::ENAMETOOLONG);
+    }
+    sa.salg_type[..kind.len()].copy_from_slice(kind.as_bytes());
+    sa.salg_name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: sa is a valid sockaddr_alg of the size we pass.
+    let r = unsafe {
+        libc::bind(
+            fd,
+            &sa as *const libc::sockaddr_alg as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_alg>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(errno());
+    }
+    Ok(owned)
+}
+
+fn module_loaded(name: &str) -> bool {
+    fs::metadata(format!("/sys/module/{name}")).is_ok()
+}
+
+/// Why an AF_ALG socket of `kind` can or cannot be used here.
+pub fn af_alg_status(kind: &str, config: &KernelConfig) -> Usable {
+    let Some(&(_, option, module, probe_alg)) = AF_ALG_TYPES.iter().find(|t| t.0 == kind) else {
+        return Usable {
+            usable: false,
+            reason: format!("unknown AF_ALG type {kind}"),
+        };
+    };
+    match af_alg_bind(kind, probe_alg) {
+        Ok(_) => Usable {
+            usable: true,
+            reason: format!("bound {kind} socket to {probe_alg}"),
+        },
+        Err(e) if e == libc::EAFNOSUPPORT => {
+            let reason = match config.get("CONFIG_CRYPTO_USER_API") {
+                ConfigValue::NotSet => "kernel built without CONFIG_CRYPTO_USER_API (no AF_ALG sockets)".to_string(),
+                ConfigValue::Module => "module af_alg not loaded (modprobe af_alg)".to_string(),
+                ConfigValue::BuiltIn => "socket(AF_ALG) refused (EAFNOSUPPORT) although CONFIG_CRYPTO_USER_API=y: blocked by a security policy?".to_string(),
+                ConfigValue::Unknown => "socket(AF_ALG) failed with EAFNOSUPPORT, and no kernel config is readable (/proc/config.gz, /boot/config-*)".to_string(),
+            };
+            Usable {
+                usable: false,
+                reason,
+            }
+        }
+        Err(e) if e == libc::ENOENT => {
+            let reason = match config.get(option) {
+                ConfigValue::NotSet => format!("kernel built without {option}"),
+                ConfigValue::Module if !module_loaded(module) => format!("module {module} not loaded (modprobe {module})"),
+                ConfigValue::Unknown => format!("bind to {kind}/{probe_alg} failed (ENOENT): no {module}, or no {probe_alg}; kernel config not readable"),
+                _ => format!("{kind} is there, but no {probe_alg} algorithm (ENOENT)"),
+            };
+            Usable {
+                usable: false,
+                reason,
+            }
+        }
+        Err(e) => Usable {
+            usable: false,
+            reason: format!("AF_ALG {kind}: {}", std::io::Error::from_raw_os_error(e)),
+        },
+    }
+}
+
+/// Whether /dev/crypto (the out-of-tree cryptodev module) can be opened.
+pub fn cryptodev_status() -> Usable {
+    match fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/crypto")
+    {
+        Ok(_) => Usable {
+            usable: true,
+            reason: "opened /dev/crypto".into(),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Usable {
+            usable: false,
+            reason: if module_loaded("cryptodev") {
+                "module cryptodev is loaded but /dev/crypto is missing (no devtmpfs/udev?)".into()
+            } else {
+                "no /dev/crypto: the cryptodev module (out of tree; Debian cryptodev-linux-dkms) is not loaded".into()
+            },
+        },
+        Err(e) => Usable {
+            usable: false,
+            reason: format!("/dev/crypto: {e}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "name         : cbc(aes)\ndriver       : cbc-aes-aesni\nmodule       : aesni_intel\npriority     : 400\nrefcnt       : 1\nselftest     : passed\ninternal     : no\ntype         : skcipher\n\nname         : cbc(aes)\ndriver       : cbc(aes-generic)\nmodule       : kernel\npriority     : 100\nrefcnt       : 1\nselftest     : passed\ninternal     : no\ntype         : skcipher\n\nname         : __cbc(aes)\ndriver       : __cbc-aes-aesni\nmodule       : aesni_intel\npriority     : 400\nrefcnt       : 1\nselftest     : passed\ninternal     : yes\ntype         : skcipher\n";
+
+    #[test]
+    fn parses_and_picks_by_priority() {
+        let e = parse_proc_crypto(SAMPLE);
+        assert_eq!(e.len(), 3);
+        assert_eq!(
+            chosen_driver(&e, "cbc(aes)").unwrap().driver,
+            "cbc-aes-aesni"
+        );
+        assert!(chosen_driver(&e, "gcm(aes)").is_none());
+    }
+
+    #[test]
+    fn reads_config_values() {
+        let c = KernelConfig::from_text("CONFIG_A=y\nCONFIG_B=m\n# CONFIG_C is not set\n");
+        assert_eq!(c.get("CONFIG_A"), ConfigValue::BuiltIn);
+        assert_eq!(c.get("CONFIG_B"), ConfigValue::Module);
+        assert_eq!(c.get("CONFIG_C"), ConfigValue::NotSet);
+        assert_eq!(c.get("CONFIG_D"), ConfigValue::NotSet);
+    }
+
+    #[test]
+    fn this_host_explains_af_alg() {
+        // Whatever this kernel offers, every type gets a non-empty reason.
+        let c = KernelConfig::read();
+        for (kind, ..) in AF_ALG_TYPES {
+            assert!(!af_alg_status(kind, &c).reason.is_empty());
+        }
+    }
+}
