@@ -127,5 +127,6 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         libraries,
         unavailable,
         settings,
+        kernel_crypto: crate::workloads::probe::kernel_facts(),
     }
 }

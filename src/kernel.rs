@@ -100,6 +100,7 @@ impl KernelConfig {
         }
     }
 
+    #[cfg(test)]
     pub fn from_text(text: &str) -> KernelConfig {
         KernelConfig {
             text: Some(text.into()),
@@ -211,6 +212,9 @@ pub fn af_alg_status(kind: &str, config: &KernelConfig) -> Usable {
         },
         Err(e) if e == libc::EAFNOSUPPORT => {
             let reason = match config.get("CONFIG_CRYPTO_USER_API") {
+                _ if config.get(option) == ConfigValue::NotSet => {
+                    format!("kernel built without {option} (socket(AF_ALG) fails: EAFNOSUPPORT)")
+                }
                 ConfigValue::NotSet => "kernel built without CONFIG_CRYPTO_USER_API (no AF_ALG sockets)".to_string(),
                 ConfigValue::Module => "module af_alg not loaded (modprobe af_alg)".to_string(),
                 ConfigValue::BuiltIn => "socket(AF_ALG) refused (EAFNOSUPPORT) although CONFIG_CRYPTO_USER_API=y: blocked by a security policy?".to_string(),

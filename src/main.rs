@@ -31,43 +31,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Measure primitives (AEAD, ciphers, hashes, HMAC) across implementations and sizes.
-    Speed {
-        /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl).
-        #[arg(long = "impl", value_name = "LIST")]
-        implementation: Option<String>,
-        /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
-        #[arg(long, value_name = "LIST")]
-        alg: Option<String>,
-        /// Directions: enc, dec or enc,dec (hashes have only enc).
-        #[arg(long, value_name = "LIST")]
-        direction: Option<String>,
-        /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
-        #[arg(long, value_name = "LIST")]
-        sizes: Option<String>,
-        /// Thread counts, comma-separated (e.g. 1,2,4).
-        #[arg(long, value_name = "LIST")]
-        threads: Option<String>,
-        /// Seconds of trials per point (warm-up adds about 10%).
-        #[arg(long, value_name = "SECONDS", default_value_t = 0.15)]
-        time: f64,
-        /// Output format on stdout.
+    Speed(Box<SpeedArgs>),
+    /// What this machine offers: CPU crypto features, kernel crypto API (AF_ALG,
+    /// /dev/crypto, /proc/crypto drivers), and the libraries found.
+    Probe {
+        /// table or json.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
-        /// Append JSON Lines (environment, then one record per point, flushed) to FILE.
-        #[arg(long, value_name = "FILE")]
-        output: Option<PathBuf>,
-        /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
-        #[arg(long, value_name = "PATH")]
-        libcrypto: Vec<PathBuf>,
-        /// A switch on an implementation, measured beside the base one (e.g. isa=no-avx512); repeatable.
-        #[arg(long, value_name = "SPEC")]
-        variant: Vec<String>,
-        /// List implementations and algorithms available here, and why any is missing.
-        #[arg(long)]
-        list: bool,
-        /// Test only: wrap IMPL so that it flips a bit of every output.
-        #[arg(long, hide = true, value_name = "IMPL")]
-        test_corrupt: Option<String>,
     },
     /// Render records saved with `speed --output` (JSON Lines) without re-running anything.
     Report {
@@ -107,33 +77,8 @@ fn main() {
         }
     };
     let result = match cli.command {
-        Command::Speed {
-            implementation,
-            alg,
-            direction,
-            sizes,
-            threads,
-            time,
-            format,
-            output,
-            libcrypto,
-            variant,
-            list,
-            test_corrupt,
-        } => speed::run(SpeedArgs {
-            impls: implementation,
-            algs: alg,
-            directions: direction,
-            sizes,
-            threads,
-            time,
-            format,
-            output,
-            libcrypto,
-            variants: variant,
-            list,
-            test_corrupt,
-        }),
+        Command::Speed(args) => speed::run(*args),
+        Command::Probe { format } => workloads::probe::run(format),
         Command::Report { file, format } => workloads::report::run(&file, format),
     };
     match result {

@@ -22,6 +22,9 @@ pub struct Record {
     pub impl_version: String,
     pub variant: Option<String>,
     pub access: String,
+    /// The kernel driver that did the work (from /proc/crypto), for kernel paths.
+    #[serde(default)]
+    pub driver: Option<String>,
     /// The shared object the code came from, where that is a choice (--libcrypto).
     pub library: Option<String>,
     pub alg: String,
@@ -95,6 +98,9 @@ pub struct Environment {
     pub libraries: Vec<serde_json::Value>,
     pub unavailable: Vec<serde_json::Value>,
     pub settings: serde_json::Value,
+    /// What `cryptobench probe` reports about the kernel's crypto paths.
+    #[serde(default)]
+    pub kernel_crypto: serde_json::Value,
 }
 
 fn environment_kind() -> String {

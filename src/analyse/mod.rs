@@ -1,4 +1,7 @@
 //! Pure functions over numbers and records: no I/O, no clocks.
 
+pub mod crossover;
+pub mod model;
+pub mod paths;
 pub mod scaling;
 pub mod stats;

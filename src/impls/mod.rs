@@ -131,6 +131,10 @@ pub trait Implementation: Send + Sync {
     fn notes(&self, _alg: Algorithm, _direction: Direction) -> Vec<String> {
         Vec::new()
     }
+    /// The kernel driver that serves `alg`, for paths through the kernel.
+    fn driver(&self, _alg: Algorithm) -> Option<String> {
+        None
+    }
     /// Another instance of this implementation with a switch set by `--variant SPEC`
     /// (e.g. `isa=no-avx512`, `driver=cbc-aes-aesni`), if it understands SPEC: Err when
     /// it does but this machine cannot provide it.

@@ -7,6 +7,7 @@ pub mod openssl;
 pub mod table;
 
 use crate::algorithms::Algorithm;
+use crate::analyse::paths::Analysis;
 use crate::impls::Unavailable;
 use crate::plan::Exclusion;
 use crate::record::{Environment, Record};
@@ -22,6 +23,12 @@ pub struct Report {
     pub exclusions: Vec<Exclusion>,
     pub unavailable: Vec<Unavailable>,
     pub interrupted: bool,
+    /// Per-path cost models and crossovers (pure functions of the records).
+    pub analysis: Analysis,
+    /// Whether the table should print the analysis: several paths of different kinds,
+    /// variants, or an explicit --crossover.
+    #[serde(skip)]
+    pub show_analysis: bool,
 }
 
 /// One output format.
@@ -59,31 +66,7 @@ pub struct Row<'a> {
     pub cells: Vec<Option<&'a Record>>,
 }
 
-/// Short label of a record's implementation: name, variant, and the library path when
-/// several builds of one library were measured.
-pub fn impl_label(r: &Record, records: &[Record]) -> String {
-    let mut label = r.implementation.clone();
-    let builds = records
-        .iter()
-        .filter(|o| o.implementation == r.implementation)
-        .map(|o| (&o.impl_version, &o.library))
-        .collect::<std::collections::BTreeSet<_>>();
-    if builds.len() > 1 {
-        label = format!("{} {}", label, short_version(&r.impl_version));
-    }
-    if let Some(v) = &r.variant {
-        label = format!("{label} [{v}]");
-    }
-    label
-}
-
-/// "OpenSSL 3.0.19 27 Jan 2026" -> "3.0.19".
-pub fn short_version(v: &str) -> String {
-    v.split_whitespace()
-        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .unwrap_or(v)
-        .to_string()
-}
+pub use crate::analyse::paths::{path_label as impl_label, short_version};
 
 fn alg_order(name: &str) -> usize {
     Algorithm::ALL

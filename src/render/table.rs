@@ -78,6 +78,9 @@ impl Exporter for Table {
             out.push('\n');
             glance(&mut out, recs);
             cpu_table(&mut out, report, label_w, &sizes);
+            if report.show_analysis {
+                analysis(&mut out, report);
+            }
             scaling(&mut out, recs);
         }
         absent(&mut out, report);
@@ -157,15 +160,19 @@ fn glance(out: &mut String, recs: &[Record]) {
     }
 }
 
-/// Study 1's table: CPU seconds per GB and CPU load, per size.
+/// Study 1's table, measured instead of read off `top`: CPU load per size (user + sys
+/// of the measuring threads against their wall time), then CPU seconds per GB.
 fn cpu_table(out: &mut String, report: &Report, label_w: usize, sizes: &[u64]) {
     let recs = &report.records;
+    let any_sys = recs.iter().any(|r| r.cpu_sys_pct >= 0.5);
     let _ = writeln!(
         out,
-        "CPU seconds per GB (user+sys) and load % of the measuring threads (100 = never waited):"
+        "CPU load % of the measuring threads{} (100 = busy all the time):",
+        if any_sys { ", user+sys" } else { "" }
     );
     header(out, label_w, sizes);
-    for row in rows(recs, sizes) {
+    let rows = rows(recs, sizes);
+    for row in &rows {
         let _ = write!(
             out,
             "{:<label_w$} {:<18} {:<3} {:>3}",
@@ -173,20 +180,99 @@ fn cpu_table(out: &mut String, report: &Report, label_w: usize, sizes: &[u64]) {
         );
         for c in &row.cells {
             let cell = match c {
-                Some(r) => format!("{:.2}/{:.0}%", r.cpu_s_per_gb, r.cpu_load_pct),
+                Some(r) if any_sys => format!("{:.0}+{:.0}", r.cpu_user_pct, r.cpu_sys_pct),
+                Some(r) => format!("{:.0}", r.cpu_load_pct),
                 None => "-".into(),
             };
             let _ = write!(out, " {cell:>CELL$}");
         }
         out.push('\n');
     }
-    let sys: f64 = recs.iter().map(|r| r.cpu_sys_s).sum();
-    let all: f64 = recs.iter().map(|r| r.cpu_user_s + r.cpu_sys_s).sum();
-    if all > 0.0 {
+    out.push('\n');
+    let _ = writeln!(out, "CPU seconds per GB (user+sys):");
+    header(out, label_w, sizes);
+    for row in &rows {
+        let _ = write!(
+            out,
+            "{:<label_w$} {:<18} {:<3} {:>3}",
+            row.label, row.alg, row.direction, row.threads
+        );
+        for c in &row.cells {
+            let cell = match c {
+                Some(r) => format!("{:.3}", r.cpu_s_per_gb),
+                None => "-".into(),
+            };
+            let _ = write!(out, " {cell:>CELL$}");
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// Human bytes for crossover sizes.
+fn bytes(n: f64) -> String {
+    if n >= 1048576.0 {
+        format!("{:.1} MiB", n / 1048576.0)
+    } else if n >= 1024.0 {
+        format!("{:.1} KiB", n / 1024.0)
+    } else {
+        format!("{n:.0} B")
+    }
+}
+
+/// Per-call overhead and streaming bandwidth of each path, and where paths cross.
+fn analysis(out: &mut String, report: &Report) {
+    let a = &report.analysis;
+    if a.fits.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Cost per call, t(n) = a + n/B, fitted over sizes (95% bootstrap bounds):"
+    );
+    for f in &a.fits {
+        let fit = &f.fit;
         let _ = writeln!(
             out,
-            "  system time was {:.1}% of all CPU time measured",
-            sys / all * 100.0
+            "  {} {} {}: a = {:.3} us [{:.3}, {:.3}], B = {} MB/s [{}, {}], model within {:.0}% at every size",
+            f.path,
+            f.alg,
+            f.direction,
+            fit.overhead_s * 1e6,
+            fit.overhead_s_bounds[0] * 1e6,
+            fit.overhead_s_bounds[1] * 1e6,
+            mbps(fit.bandwidth_bps),
+            mbps(fit.bandwidth_bps_bounds[0]),
+            mbps(fit.bandwidth_bps_bounds[1]),
+            fit.max_rel_error * 100.0
+        );
+    }
+    if !a.crossovers.is_empty() {
+        let _ = writeln!(
+            out,
+            "Crossovers (where the path slower on small messages overtakes):"
+        );
+    }
+    for c in &a.crossovers {
+        let other = if c.faster_below == c.a { &c.b } else { &c.a };
+        let line = match c.crossover.size_bytes {
+            Some(n) => format!(
+                "{other} overtakes {} at {} [{}, {}]",
+                c.faster_below,
+                bytes(n),
+                c.crossover.bounds[0]
+                    .map(bytes)
+                    .unwrap_or_else(|| "?".into()),
+                c.crossover.bounds[1]
+                    .map(bytes)
+                    .unwrap_or_else(|| "never".into()),
+            ),
+            None => format!("never: {} is faster at every size", c.faster_below),
+        };
+        let _ = writeln!(
+            out,
+            "  {} {} {} vs {}: {line}",
+            c.alg, c.direction, c.a, c.b
         );
     }
     out.push('\n');

@@ -16,6 +16,7 @@ pub fn run(file: &Path, format: Format) -> Result<i32, Failure> {
         )));
     };
     scaling::fill_scaling_efficiency(&mut records);
+    let records_for_analysis = records.clone();
     let report = Report {
         schema: crate::record::SCHEMA,
         environment,
@@ -23,6 +24,8 @@ pub fn run(file: &Path, format: Format) -> Result<i32, Failure> {
         exclusions: Vec::new(),
         unavailable: Vec::new(),
         interrupted: false,
+        analysis: crate::analyse::paths::analyse(&records_for_analysis, None),
+        show_analysis: true,
     };
     print!("{}", render::exporter(format).render(&report));
     Ok(0)

@@ -2,6 +2,7 @@
 
 use super::{Failure, EXIT_INTERRUPTED};
 use crate::algorithms::Algorithm;
+use crate::analyse::paths::analyse;
 use crate::analyse::{scaling, stats};
 use crate::environment;
 use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
@@ -14,18 +15,46 @@ use serde_json::json;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+#[derive(clap::Args)]
 pub struct SpeedArgs {
+    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl).
+    #[arg(long = "impl", value_name = "LIST")]
     pub impls: Option<String>,
+    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
+    #[arg(long = "alg", value_name = "LIST")]
     pub algs: Option<String>,
+    /// Directions: enc, dec or enc,dec (hashes have only enc).
+    #[arg(long = "direction", value_name = "LIST")]
     pub directions: Option<String>,
+    /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
+    #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
+    /// Thread counts, comma-separated (e.g. 1,2,4).
+    #[arg(long, value_name = "LIST")]
     pub threads: Option<String>,
+    /// Seconds of trials per point (warm-up adds about 10%).
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.15)]
     pub time: f64,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Append JSON Lines (environment, then one record per point, flushed) to FILE.
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
+    #[arg(long, value_name = "PATH")]
     pub libcrypto: Vec<PathBuf>,
+    /// A switch on an implementation, measured beside the base one (e.g. isa=no-avx512); repeatable.
+    #[arg(long = "variant", value_name = "SPEC")]
     pub variants: Vec<String>,
+    /// Report the crossover size between two paths (names or labels), e.g. openssl,af_alg.
+    #[arg(long, value_name = "A,B")]
+    pub crossover: Option<String>,
+    /// List implementations and algorithms available here, and why any is missing.
+    #[arg(long)]
     pub list: bool,
+    /// Test only: wrap IMPL so that it flips a bit of every output.
+    #[arg(long, hide = true, value_name = "IMPL")]
     pub test_corrupt: Option<String>,
 }
 
@@ -77,6 +106,7 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     }
 
     install_signal_handler();
+    let pair = crossover_pair(args.crossover.as_deref(), &found, &labels, &selected)?;
     let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);
     let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
     exclusions.extend(size_excl);
@@ -146,6 +176,11 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         .iter()
         .filter(|e| e.kind == ExclusionKind::Refused)
         .collect();
+    let records_done = records.clone();
+    let kinds: std::collections::BTreeSet<&str> =
+        records_done.iter().map(|r| r.access.as_str()).collect();
+    let show_analysis =
+        pair.is_some() || kinds.len() > 1 || records_done.iter().any(|r| r.variant.is_some());
     let report = Report {
         schema: crate::record::SCHEMA,
         environment: env,
@@ -153,6 +188,11 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         exclusions: exclusions.clone(),
         unavailable: absent,
         interrupted,
+        analysis: analyse(
+            &records_done,
+            pair.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+        ),
+        show_analysis,
     };
     print!("{}", render::exporter(args.format).render(&report));
     if interrupted {
@@ -174,6 +214,36 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         return Err(Failure::Runtime(why));
     }
     Ok(0)
+}
+
+/// `--crossover A,B`: two paths, each named by label (e.g. "openssl [engine=afalg]") or
+/// implementation name, among those selected.
+fn crossover_pair(
+    spec: Option<&str>,
+    found: &[Box<dyn Implementation>],
+    labels: &[String],
+    selected: &[usize],
+) -> Result<Option<(String, String)>, Failure> {
+    let Some(spec) = spec else { return Ok(None) };
+    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+    let known: Vec<String> = selected.iter().map(|&i| labels[i].clone()).collect();
+    let [a, b] = parts[..] else {
+        return Err(Failure::Input(format!(
+            "invalid --crossover '{spec}': give two paths, e.g. --crossover openssl,af_alg"
+        )));
+    };
+    for p in [a, b] {
+        if !selected
+            .iter()
+            .any(|&i| labels[i] == p || found[i].name() == p)
+        {
+            return Err(Failure::Input(format!(
+                "--crossover: '{p}' is not among the measured paths: choose from {}",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(Some((a.to_string(), b.to_string())))
 }
 
 /// Display labels: the name, with the version when two builds of one library are loaded.
@@ -348,6 +418,7 @@ fn to_record(
             .get("path")
             .and_then(|p| p.as_str())
             .map(str::to_string),
+        driver: imp.driver(g.alg),
         alg: g.alg.name().into(),
         direction: g.direction.name().into(),
         size: g.size as u64,

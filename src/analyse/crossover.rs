@@ -1,0 +1,112 @@
+//! Where one path overtakes another: the size n at which a1 + n/B1 = a2 + n/B2.
+
+use super::model::{fit_line, resample, Curve, Rng, BOOTSTRAP_ROUNDS};
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Crossover {
+    /// Size in bytes where the two cost lines cross; None when one path is faster at
+    /// every size (then `faster` names it).
+    pub size_bytes: Option<f64>,
+    /// 95 % bootstrap bounds; a None bound means some replicates did not cross.
+    pub bounds: [Option<f64>; 2],
+    /// Which path is faster below the crossover (or everywhere, without one): "a" or "b".
+    pub faster_below: &'static str,
+}
+
+/// The crossing of two lines t = a + b n, for n > 0.
+pub fn cross(a1: f64, b1: f64, a2: f64, b2: f64) -> Option<f64> {
+    let n = (a2 - a1) / (b1 - b2);
+    (n.is_finite() && n > 0.0).then_some(n)
+}
+
+/// Crossover between path `a` and path `b` with bootstrap bounds. Both curves must share
+/// their sizes' meaning (same algorithm and direction); they need not share sizes.
+pub fn crossover(a: &Curve, b: &Curve, seed: u64) -> Option<Crossover> {
+    let med = |c: &Curve| -> Vec<f64> {
+        c.sizes
+            .iter()
+            .zip(&c.samples)
+            .map(|(n, s)| n / super::stats::median(s))
+            .collect()
+    };
+    let (a1, b1) = fit_line(&a.sizes, &med(a))?;
+    let (a2, b2) = fit_line(&b.sizes, &med(b))?;
+    let n = cross(a1, b1, a2, b2);
+    // Below the crossing (or at 1 byte without one) the smaller overhead wins.
+    let probe = n.map(|x| x / 2.0).unwrap_or(1.0);
+    let faster_below = if a1 + b1 * probe <= a2 + b2 * probe {
+        "a"
+    } else {
+        "b"
+    };
+    let mut rng = Rng::new(seed);
+    let mut ns = Vec::new();
+    let mut never = 0usize;
+    for _ in 0..BOOTSTRAP_ROUNDS {
+        let (Some((ra1, rb1)), Some((ra2, rb2))) = (
+            fit_line(&a.sizes, &resample(a, &mut rng)),
+            fit_line(&b.sizes, &resample(b, &mut rng)),
+        ) else {
+            continue;
+        };
+        match cross(ra1, rb1, ra2, rb2) {
+            Some(x) => ns.push(x),
+            None => never += 1,
+        }
+    }
+    ns.sort_by(f64::total_cmp);
+    let total = ns.len() + never;
+    // Replicates without a crossing count as "beyond any size" on the high side.
+    let at = |p: f64| -> Option<f64> {
+        let k = ((total.saturating_sub(1)) as f64 * p).round() as usize;
+        ns.get(k).copied()
+    };
+    Some(Crossover {
+        size_bytes: n,
+        bounds: [at(0.025), at(0.975)],
+        faster_below,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::tests::synthetic;
+    use super::*;
+
+    const SIZES: [f64; 7] = [16.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0];
+
+    #[test]
+    fn lines_cross_where_expected() {
+        // 1 us + n / 100 MB/s against 20 us + n / 1 GB/s: n = 19e-6 / (1e-8 - 1e-9) = 2111 B.
+        let n = cross(1e-6, 1.0 / 100e6, 20e-6, 1.0 / 1e9).unwrap();
+        assert!((n - 2111.1).abs() < 0.1, "{n}");
+        assert_eq!(cross(1e-6, 1e-9, 2e-6, 2e-9), None);
+    }
+
+    #[test]
+    fn crossover_of_noisy_curves_within_2_percent() {
+        // Software: 0.2 us/call, 160 MB/s. Offload: 25 us/call, 400 MB/s (study 1).
+        let sw = synthetic(0.2e-6, 160e6, &SIZES, 11);
+        let hw = synthetic(25e-6, 400e6, &SIZES, 12);
+        let expected = cross(0.2e-6, 1.0 / 160e6, 25e-6, 1.0 / 400e6).unwrap();
+        let c = crossover(&sw, &hw, 5).unwrap();
+        let got = c.size_bytes.unwrap();
+        assert!(
+            (got - expected).abs() / expected < 0.02,
+            "{got} vs {expected}"
+        );
+        assert_eq!(c.faster_below, "a");
+        let (lo, hi) = (c.bounds[0].unwrap(), c.bounds[1].unwrap());
+        assert!(lo <= got && got <= hi, "{c:?}");
+    }
+
+    #[test]
+    fn dominated_path_never_crosses() {
+        let fast = synthetic(0.1e-6, 5e9, &SIZES, 1);
+        let slow = synthetic(10e-6, 400e6, &SIZES, 2);
+        let c = crossover(&slow, &fast, 3).unwrap();
+        assert_eq!(c.size_bytes, None);
+        assert_eq!(c.faster_below, "b");
+    }
+}

@@ -1,0 +1,146 @@
+//! From records to per-path cost models and crossovers. A path is one implementation
+//! with its variant (and library build), for one algorithm and direction, on one thread.
+
+use super::crossover::{crossover, Crossover};
+use super::model::{fit, Curve, Fit};
+use crate::record::Record;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PathFit {
+    pub path: String,
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub variant: Option<String>,
+    pub alg: String,
+    pub direction: String,
+    #[serde(flatten)]
+    pub fit: Fit,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PathCrossover {
+    pub alg: String,
+    pub direction: String,
+    pub a: String,
+    pub b: String,
+    /// Path that is faster below the crossover, or at every size when there is none.
+    pub faster_below: String,
+    #[serde(flatten)]
+    pub crossover: Crossover,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Analysis {
+    pub fits: Vec<PathFit>,
+    pub crossovers: Vec<PathCrossover>,
+}
+
+/// "OpenSSL 3.0.19 27 Jan 2026" -> "3.0.19".
+pub fn short_version(v: &str) -> String {
+    v.split_whitespace()
+        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .unwrap_or(v)
+        .to_string()
+}
+
+/// Short label of a record's path: name, the version when several builds of one library
+/// were measured, and the variant.
+pub fn path_label(r: &Record, records: &[Record]) -> String {
+    let mut label = r.implementation.clone();
+    let builds = records
+        .iter()
+        .filter(|o| o.implementation == r.implementation)
+        .map(|o| (&o.impl_version, &o.library))
+        .collect::<BTreeSet<_>>();
+    if builds.len() > 1 {
+        label = format!("{} {}", label, short_version(&r.impl_version));
+    }
+    if let Some(v) = &r.variant {
+        label = format!("{label} [{v}]");
+    }
+    label
+}
+
+/// Does `wanted` (from `--crossover`) name this path: its label or its bare name?
+pub fn names_path(wanted: &str, label: &str, implementation: &str) -> bool {
+    wanted == label || wanted == implementation
+}
+
+/// Fits every single-thread path with at least two sizes, and the crossovers between
+/// paths of the same algorithm and direction (only `pair` when given).
+pub fn analyse(records: &[Record], pair: Option<(&str, &str)>) -> Analysis {
+    let mut curves: Vec<(String, &Record, Curve)> = Vec::new();
+    for r in records.iter().filter(|r| r.threads == 1) {
+        let label = path_label(r, records);
+        match curves
+            .iter_mut()
+            .find(|(l, f, _)| *l == label && f.alg == r.alg && f.direction == r.direction)
+        {
+            Some((_, _, c)) => {
+                c.sizes.push(r.size as f64);
+                c.samples.push(r.samples_bps.clone());
+            }
+            None => curves.push((
+                label,
+                r,
+                Curve {
+                    sizes: vec![r.size as f64],
+                    samples: vec![r.samples_bps.clone()],
+                },
+            )),
+        }
+    }
+    let mut out = Analysis::default();
+    for (i, (label, r, c)) in curves.iter().enumerate() {
+        if let Some(f) = fit(c, 1000 + i as u64) {
+            out.fits.push(PathFit {
+                path: label.clone(),
+                implementation: r.implementation.clone(),
+                variant: r.variant.clone(),
+                alg: r.alg.clone(),
+                direction: r.direction.clone(),
+                fit: f,
+            });
+        }
+    }
+    for (i, (la, ra, ca)) in curves.iter().enumerate() {
+        for (j, (lb, rb, cb)) in curves.iter().enumerate().skip(i + 1) {
+            if ra.alg != rb.alg || ra.direction != rb.direction {
+                continue;
+            }
+            let (first, second) = match pair {
+                None => ((la, ra, ca), (lb, rb, cb)),
+                Some((x, y)) => {
+                    if names_path(x, la, &ra.implementation)
+                        && names_path(y, lb, &rb.implementation)
+                    {
+                        ((la, ra, ca), (lb, rb, cb))
+                    } else if names_path(y, la, &ra.implementation)
+                        && names_path(x, lb, &rb.implementation)
+                    {
+                        ((lb, rb, cb), (la, ra, ca))
+                    } else {
+                        continue;
+                    }
+                }
+            };
+            if let Some(c) = crossover(first.2, second.2, (i * 7919 + j) as u64 + 1) {
+                out.crossovers.push(PathCrossover {
+                    alg: ra.alg.clone(),
+                    direction: ra.direction.clone(),
+                    a: first.0.clone(),
+                    b: second.0.clone(),
+                    faster_below: if c.faster_below == "a" {
+                        first.0.clone()
+                    } else {
+                        second.0.clone()
+                    },
+                    crossover: c,
+                });
+            }
+        }
+    }
+    out
+}

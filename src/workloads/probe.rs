@@ -1,0 +1,249 @@
+//! `cryptobench probe`: what this machine offers for symmetric crypto, and why anything
+//! is missing. Its JSON also goes into every run's environment.
+
+use super::Failure;
+use crate::environment;
+use crate::impls;
+use crate::kernel::{self, CryptoEntry, KernelConfig};
+use crate::render::Format;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// CPU features that decide which code path a library takes.
+const X86_FEATURES: &[&str] = &[
+    "aes",
+    "pclmulqdq",
+    "vaes",
+    "vpclmulqdq",
+    "avx",
+    "avx2",
+    "avx512f",
+    "avx512vl",
+    "avx512bw",
+    "avx512ifma",
+    "sha_ni",
+    "ssse3",
+    "bmi2",
+    "adx",
+];
+const ARM_FEATURES: &[&str] = &["aes", "pmull", "sha1", "sha2", "sha512", "asimd", "neon"];
+
+/// The kernel algorithms cryptobench can reach through AF_ALG or /dev/crypto.
+pub const KERNEL_ALGS: &[&str] = &[
+    "cbc(aes)",
+    "ctr(aes)",
+    "gcm(aes)",
+    "rfc7539(chacha20,poly1305)",
+    "sha1",
+    "sha256",
+    "sha512",
+    "hmac(sha256)",
+    "aes",
+    "chacha20",
+    "poly1305",
+    "ghash",
+];
+
+fn cpu() -> Value {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags: Vec<&str> = info
+        .lines()
+        .find(|l| l.starts_with("flags") || l.starts_with("Features"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.split_whitespace().collect())
+        .unwrap_or_default();
+    let list = if cfg!(target_arch = "x86_64") {
+        X86_FEATURES
+    } else {
+        ARM_FEATURES
+    };
+    let features: BTreeMap<&str, bool> = list.iter().map(|f| (*f, flags.contains(f))).collect();
+    let mut v = environment::cpu();
+    v["features"] = json!(features);
+    v
+}
+
+/// /proc/crypto grouped by algorithm name: every driver with its priority, and the one
+/// the kernel picks.
+fn proc_crypto(entries: &[CryptoEntry]) -> Value {
+    let mut names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    Value::Array(
+        names
+            .into_iter()
+            .map(|name| {
+                let mut drivers: Vec<&CryptoEntry> =
+                    entries.iter().filter(|e| e.name == name).collect();
+                drivers.sort_by_key(|e| std::cmp::Reverse(e.priority));
+                json!({
+                    "name": name,
+                    "chosen": kernel::chosen_driver(entries, name).map(|e| e.driver.clone()),
+                    "drivers": drivers,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The kernel part: AF_ALG per socket type, /dev/crypto, /proc/crypto.
+pub fn kernel_facts() -> Value {
+    let config = KernelConfig::read();
+    let af_alg: BTreeMap<&str, kernel::Usable> = kernel::AF_ALG_TYPES
+        .iter()
+        .map(|(kind, ..)| (*kind, kernel::af_alg_status(kind, &config)))
+        .collect();
+    let entries = kernel::proc_crypto();
+    json!({
+        "release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
+        "config_source": config.source,
+        "af_alg": af_alg,
+        "cryptodev": kernel::cryptodev_status(),
+        "proc_crypto": proc_crypto(&entries),
+    })
+}
+
+pub fn facts() -> Value {
+    let registry = impls::registry(&[], &[]);
+    let (libraries, missing): (Vec<Value>, Vec<Value>) = match &registry {
+        Ok(r) => (
+            r.found
+                .iter()
+                .map(|i| json!({"impl": i.name(), "version": i.version(), "access": i.access(), "details": i.details()}))
+                .collect(),
+            r.missing.iter().map(|u| json!(u)).collect(),
+        ),
+        Err(e) => (Vec::new(), vec![json!({"name": "registry", "reason": e})]),
+    };
+    let openssl = libraries
+        .iter()
+        .find(|l| l["impl"] == "openssl")
+        .cloned()
+        .unwrap_or_else(|| json!({"usable": false, "reason": missing.iter().find(|m| m["name"] == "openssl").map(|m| m["reason"].clone())}));
+    json!({
+        "cpu": cpu(),
+        "kernel": kernel_facts(),
+        "openssl": openssl,
+        "libraries": libraries,
+        "unavailable": missing,
+    })
+}
+
+fn table(v: &Value) -> String {
+    let mut out = String::new();
+    let cpu = &v["cpu"];
+    let _ = writeln!(
+        out,
+        "CPU: {} ({} logical CPUs)",
+        cpu["model"].as_str().unwrap_or("?"),
+        cpu["logical_cpus"]
+    );
+    let mut have = Vec::new();
+    let mut lack = Vec::new();
+    if let Some(f) = cpu["features"].as_object() {
+        for (k, on) in f {
+            if on.as_bool() == Some(true) {
+                have.push(k.as_str())
+            } else {
+                lack.push(k.as_str())
+            }
+        }
+    }
+    let _ = writeln!(out, "  crypto features: {}", have.join(" "));
+    if !lack.is_empty() {
+        let _ = writeln!(out, "  absent:          {}", lack.join(" "));
+    }
+    let k = &v["kernel"];
+    let _ = writeln!(
+        out,
+        "\nKernel {} (config from {}):",
+        k["release"].as_str().unwrap_or("?"),
+        k["config_source"].as_str().unwrap_or("nowhere")
+    );
+    if let Some(a) = k["af_alg"].as_object() {
+        for (kind, s) in a {
+            let mark = if s["usable"].as_bool() == Some(true) {
+                "usable"
+            } else {
+                "NOT usable"
+            };
+            let _ = writeln!(
+                out,
+                "  AF_ALG {kind:<9} {mark}: {}",
+                s["reason"].as_str().unwrap_or("")
+            );
+        }
+    }
+    let cd = &k["cryptodev"];
+    let mark = if cd["usable"].as_bool() == Some(true) {
+        "usable"
+    } else {
+        "NOT usable"
+    };
+    let _ = writeln!(
+        out,
+        "  /dev/crypto      {mark}: {}",
+        cd["reason"].as_str().unwrap_or("")
+    );
+    let _ = writeln!(
+        out,
+        "\n  /proc/crypto drivers (chosen = highest priority that passed its self-test):"
+    );
+    for e in k["proc_crypto"].as_array().into_iter().flatten() {
+        let name = e["name"].as_str().unwrap_or("");
+        if !KERNEL_ALGS.contains(&name) {
+            continue;
+        }
+        let drivers: Vec<String> = e["drivers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| {
+                let chosen = d["driver"] == e["chosen"];
+                format!(
+                    "{}{} ({})",
+                    if chosen { "*" } else { "" },
+                    d["driver"].as_str().unwrap_or(""),
+                    d["priority"]
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "    {name:<28} {}", drivers.join(", "));
+    }
+    let _ = writeln!(out, "\nLibraries:");
+    for l in v["libraries"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "  {:<11} {}",
+            l["impl"].as_str().unwrap_or(""),
+            l["version"].as_str().unwrap_or("")
+        );
+    }
+    for m in v["unavailable"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "  {:<11} not available: {}",
+            m["name"].as_str().unwrap_or(""),
+            m["reason"].as_str().unwrap_or("")
+        );
+    }
+    if let Some(ci) = v["openssl"]["details"]["cpu_info"].as_str() {
+        let _ = writeln!(out, "\nOpenSSL {}", ci);
+    }
+    out
+}
+
+pub fn run(format: Format) -> Result<i32, Failure> {
+    let v = facts();
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
+        Format::Table => print!("{}", table(&v)),
+        other => {
+            return Err(Failure::Input(format!(
+                "probe has no {other:?} format: use --format table or --format json"
+            )))
+        }
+    }
+    Ok(0)
+}

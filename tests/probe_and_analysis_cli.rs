@@ -1,0 +1,135 @@
+//! `probe` on this host, and the analysis that `speed` adds to its output.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn json(args: &[&str]) -> Value {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+#[test]
+fn probe_explains_every_kernel_path() {
+    let v = json(&["probe", "--format", "json"]);
+    let k = &v["kernel"];
+    for kind in ["skcipher", "aead", "hash"] {
+        let s = &k["af_alg"][kind];
+        let usable = s["usable"].as_bool().expect("usable is a bool");
+        let reason = s["reason"].as_str().unwrap();
+        assert!(!reason.is_empty());
+        if !usable && k["config_source"].is_string() {
+            // With the kernel config readable, the reason names the option or the module.
+            assert!(
+                reason.contains("CONFIG_CRYPTO_USER_API") || reason.contains("module"),
+                "{reason}"
+            );
+        }
+    }
+    assert!(k["cryptodev"]["usable"].is_boolean());
+    assert!(!k["cryptodev"]["reason"].as_str().unwrap().is_empty());
+    let pc = k["proc_crypto"].as_array().unwrap();
+    assert!(!pc.is_empty(), "/proc/crypto is always there");
+    for e in pc {
+        let drivers = e["drivers"].as_array().unwrap();
+        assert!(!drivers.is_empty());
+        if let Some(chosen) = e["chosen"].as_str() {
+            let top = drivers
+                .iter()
+                .filter(|d| d["internal"] == false)
+                .map(|d| d["priority"].as_i64().unwrap())
+                .max()
+                .unwrap();
+            let c = drivers.iter().find(|d| d["driver"] == chosen).unwrap();
+            assert_eq!(
+                c["priority"].as_i64().unwrap(),
+                top,
+                "chosen driver is the highest priority"
+            );
+        }
+    }
+    assert!(v["cpu"]["features"].is_object());
+    assert!(v["openssl"]["version"]
+        .as_str()
+        .unwrap()
+        .contains("OpenSSL"));
+    // The table says the same in words.
+    let t = String::from_utf8(run(&["probe"]).stdout).unwrap();
+    assert!(
+        t.contains("AF_ALG skcipher") && t.contains("/dev/crypto"),
+        "{t}"
+    );
+}
+
+#[test]
+fn speed_json_carries_fits_and_crossovers() {
+    let v = json(&[
+        "speed",
+        "--time",
+        "0.03",
+        "--impl",
+        "openssl,aws-lc",
+        "--alg",
+        "aes-128-cbc",
+        "--direction",
+        "enc",
+        "--sizes",
+        "16,256,4k,16k",
+        "--format",
+        "json",
+        "--crossover",
+        "openssl,aws-lc",
+    ]);
+    let fits = v["analysis"]["fits"].as_array().unwrap();
+    assert_eq!(fits.len(), 2, "{fits:?}");
+    for f in fits {
+        let a = f["overhead_s"].as_f64().unwrap();
+        let b = f["bandwidth_bps"].as_f64().unwrap();
+        let ab = f["overhead_s_bounds"].as_array().unwrap();
+        assert!(
+            ab[0].as_f64().unwrap() <= a && a <= ab[1].as_f64().unwrap(),
+            "{f}"
+        );
+        assert!(b > 0.0);
+        assert_eq!(f["points"], 4);
+    }
+    let cs = v["analysis"]["crossovers"].as_array().unwrap();
+    assert_eq!(cs.len(), 1);
+    let c = &cs[0];
+    assert!(
+        c["size_bytes"].is_null() || c["size_bytes"].as_f64().unwrap() > 0.0,
+        "{c}"
+    );
+    assert!(c["faster_below"] == "openssl" || c["faster_below"] == "aws-lc");
+    // Every record says which environment it belongs to, and the environment has the probe.
+    assert!(v["environment"]["kernel_crypto"]["af_alg"]["skcipher"]["usable"].is_boolean());
+}
+
+#[test]
+fn crossover_needs_two_measured_paths() {
+    for spec in ["openssl", "openssl,nosuch", "a,b,c"] {
+        let o = run(&[
+            "speed",
+            "--impl",
+            "openssl",
+            "--alg",
+            "sha256",
+            "--crossover",
+            spec,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{spec}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    }
+}
