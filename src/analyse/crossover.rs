@@ -11,6 +11,8 @@ pub struct Crossover {
     /// 95 % bootstrap bounds; a None bound means some replicates did not cross.
     pub bounds: [Option<f64>; 2],
     /// Which path is faster below the crossover (or everywhere, without one): "a" or "b".
+    /// The caller names the path in its own output.
+    #[serde(skip)]
     pub faster_below: &'static str,
 }
 
