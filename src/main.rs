@@ -3,6 +3,8 @@
 mod algorithms;
 mod analyse;
 mod environment;
+#[allow(dead_code)] // until the tls and vpn workloads own processes through it
+mod guard;
 mod impls;
 mod kat;
 mod kernel;
@@ -32,6 +34,10 @@ struct Cli {
 enum Command {
     /// Measure primitives (AEAD, ciphers, hashes, HMAC) across implementations and sizes.
     Speed(Box<SpeedArgs>),
+    /// End to end: real nginx and a real load generator on loopback, per TLS cipher suite.
+    Tls(Box<workloads::tls::TlsArgs>),
+    /// End to end: OpenVPN and WireGuard between two network namespaces, with iperf3.
+    Vpn(Box<workloads::vpn::VpnArgs>),
     /// What this machine offers: CPU crypto features, kernel crypto API (AF_ALG,
     /// /dev/crypto, /proc/crypto drivers), and the libraries found.
     Probe {
@@ -78,6 +84,8 @@ fn main() {
     };
     let result = match cli.command {
         Command::Speed(args) => speed::run(*args),
+        Command::Tls(args) => workloads::tls::run(*args),
+        Command::Vpn(args) => workloads::vpn::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
         Command::Report { file, format } => workloads::report::run(&file, format),
     };

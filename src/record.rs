@@ -150,9 +150,14 @@ pub fn read_json_lines(path: &Path) -> Result<(Vec<Environment>, Vec<Record>), S
         let v: serde_json::Value = serde_json::from_str(&line)
             .map_err(|e| format!("{} line {}: not JSON: {e}", path.display(), i + 1))?;
         let bad = |e: serde_json::Error| format!("{} line {}: {e}", path.display(), i + 1);
-        match v.get("kind").and_then(|k| k.as_str()) {
-            Some("environment") => envs.push(serde_json::from_value(v).map_err(bad)?),
-            _ => recs.push(serde_json::from_value(v).map_err(bad)?),
+        match (
+            v.get("kind").and_then(|k| k.as_str()),
+            v.get("workload").and_then(|w| w.as_str()),
+        ) {
+            (Some("environment"), _) => envs.push(serde_json::from_value(v).map_err(bad)?),
+            (_, Some("speed")) => recs.push(serde_json::from_value(v).map_err(bad)?),
+            // Other workloads' records (tls, vpn) have their own shapes.
+            _ => {}
         }
     }
     Ok((envs, recs))

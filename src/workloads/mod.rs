@@ -3,6 +3,8 @@
 pub mod probe;
 pub mod report;
 pub mod speed;
+pub mod tls;
+pub mod vpn;
 
 /// How a command failed: bad input (exit 2) or a failure at run time (exit 1).
 #[derive(Debug)]
@@ -27,3 +29,15 @@ impl Failure {
 
 /// Exit code of a run stopped by SIGINT or SIGTERM after keeping its finished points.
 pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// SIGINT and SIGTERM set the stop flag: workloads finish the current trial or point,
+/// keep every finished record, clean up through their guards, and exit 130.
+pub fn install_signal_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if crate::measure::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            // A second signal: the user really wants out now, but nothing may stay behind.
+            crate::guard::release_all();
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+    });
+}

@@ -105,7 +105,7 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         )));
     }
 
-    install_signal_handler();
+    super::install_signal_handler();
     let pair = crossover_pair(args.crossover.as_deref(), &found, &labels, &selected)?;
     let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);
     let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
@@ -480,14 +480,4 @@ fn progress_bar(groups: &[Group], s: &Settings) -> ProgressBar {
             .progress_chars("=> "),
     );
     pb
-}
-
-/// SIGINT and SIGTERM finish the current trial, keep every finished point, and exit 130.
-fn install_signal_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if measure::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            // A second signal: the user really wants out now.
-            std::process::exit(EXIT_INTERRUPTED);
-        }
-    });
 }

@@ -1,0 +1,235 @@
+//! One owner for everything a workload starts or creates: processes, temp dirs, network
+//! namespaces, links. Dropping the Guard (normal exit, error, unwinding) removes them in
+//! reverse order; a second SIGINT/SIGTERM removes every guard's resources before exiting.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Something to undo.
+#[derive(Debug)]
+pub enum Resource {
+    /// A process we started, stopped by PID: SIGTERM, then SIGKILL after a grace period.
+    Process {
+        pid: i32,
+        name: String,
+    },
+    TempDir(PathBuf),
+    /// A network namespace created with `ip netns add`.
+    Netns(String),
+    /// A link in the root namespace (`ip link del`).
+    Link(String),
+    /// Any command that undoes a change, e.g. `ip netns exec X ip link del wg0`.
+    Undo {
+        what: String,
+        argv: Vec<String>,
+    },
+}
+
+struct Entry {
+    guard: u64,
+    resource: Resource,
+}
+
+static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static NEXT: AtomicU64 = AtomicU64::new(1);
+
+/// Prefix of every name we give to system-wide things (namespaces, links, temp dirs),
+/// so that leftovers of a crashed run can be found.
+pub const PREFIX: &str = "cbench";
+
+pub struct Guard {
+    id: u64,
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Guard {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Guard {
+        Guard {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    pub fn track(&self, resource: Resource) {
+        lock().push(Entry {
+            guard: self.id,
+            resource,
+        });
+    }
+
+    /// Spawns `cmd` and owns the process.
+    pub fn spawn(&self, cmd: &mut Command, name: &str) -> Result<Child, String> {
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {name}: {e}"))?;
+        self.track(Resource::Process {
+            pid: child.id() as i32,
+            name: name.into(),
+        });
+        Ok(child)
+    }
+
+    /// A private temp dir (mode 0700) removed with the guard.
+    pub fn temp_dir(&self, what: &str) -> Result<PathBuf, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir();
+        for n in 0..100u32 {
+            let p = base.join(format!("{PREFIX}-{what}-{}-{n}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+                Ok(()) => {
+                    self.track(Resource::TempDir(p.clone()));
+                    return Ok(p);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(format!(
+                        "cannot create a temp dir in {}: {e}",
+                        base.display()
+                    ))
+                }
+            }
+        }
+        Err("cannot create a temp dir: too many leftovers".into())
+    }
+
+    /// Stops one process now (and forgets it), e.g. between measurement points.
+    pub fn stop_process(&self, pid: i32) {
+        let entry = {
+            let mut reg = lock();
+            let i = reg.iter().position(|e| {
+                e.guard == self.id
+                    && matches!(e.resource, Resource::Process { pid: p, .. } if p == pid)
+            });
+            i.map(|i| reg.remove(i))
+        };
+        if let Some(e) = entry {
+            undo(&e.resource);
+        }
+    }
+
+    /// Undoes everything this guard owns, newest first.
+    pub fn release(&self) {
+        let mine: Vec<Entry> = {
+            let mut reg = lock();
+            let (mine, rest): (Vec<Entry>, Vec<Entry>) =
+                reg.drain(..).partition(|e| e.guard == self.id);
+            *reg = rest;
+            mine
+        };
+        for e in mine.iter().rev() {
+            undo(&e.resource);
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+/// Undoes every guard's resources: for the second signal, just before exiting.
+pub fn release_all() {
+    let all: Vec<Entry> = lock().drain(..).collect();
+    for e in all.iter().rev() {
+        undo(&e.resource);
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    // Reap it if it is our exited child; then signal 0 tells whether it still exists.
+    // SAFETY: waitpid with WNOHANG on a pid we started; kill with signal 0 only checks.
+    unsafe {
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, libc::WNOHANG);
+        libc::kill(pid, 0) == 0
+    }
+}
+
+/// SIGTERM, up to 3 s of grace, then SIGKILL; always by the PID we started.
+pub fn stop_pid(pid: i32) {
+    if pid <= 0 || !alive(pid) {
+        return;
+    }
+    // SAFETY: signalling a process we started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let start = Instant::now();
+    while alive(pid) && start.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn quiet(argv: &[&str]) {
+    let _ = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+fn undo(r: &Resource) {
+    match r {
+        Resource::Process { pid, .. } => stop_pid(*pid),
+        Resource::TempDir(p) => remove_dir(p),
+        Resource::Netns(n) => quiet(&["ip", "netns", "del", n]),
+        Resource::Link(l) => quiet(&["ip", "link", "del", l]),
+        Resource::Undo { argv, .. } => {
+            let a: Vec<&str> = argv.iter().map(String::as_str).collect();
+            if !a.is_empty() {
+                quiet(&a);
+            }
+        }
+    }
+}
+
+fn remove_dir(p: &Path) {
+    let _ = std::fs::remove_dir_all(p);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_the_guard_stops_processes_and_removes_dirs() {
+        let g = Guard::new();
+        let dir = g.temp_dir("test").unwrap();
+        std::fs::write(dir.join("f"), b"x").unwrap();
+        let child = g.spawn(Command::new("sleep").arg("30"), "sleep").unwrap();
+        let pid = child.id() as i32;
+        assert!(alive(pid));
+        drop(g);
+        assert!(!dir.exists());
+        assert!(!alive(pid));
+    }
+
+    #[test]
+    fn a_process_that_ignores_sigterm_is_killed() {
+        let g = Guard::new();
+        let child = g
+            .spawn(
+                Command::new("sh").args(["-c", "trap '' TERM; sleep 30"]),
+                "stubborn",
+            )
+            .unwrap();
+        let pid = child.id() as i32;
+        std::thread::sleep(Duration::from_millis(100));
+        g.release();
+        assert!(!alive(pid));
+    }
+}
