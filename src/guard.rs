@@ -210,18 +210,19 @@ mod tests {
         let g = Guard::new();
         let dir = g.temp_dir("test").unwrap();
         std::fs::write(dir.join("f"), b"x").unwrap();
-        let child = g.spawn(Command::new("sleep").arg("30"), "sleep").unwrap();
+        let mut child = g.spawn(Command::new("sleep").arg("30"), "sleep").unwrap();
         let pid = child.id() as i32;
         assert!(alive(pid));
         drop(g);
         assert!(!dir.exists());
         assert!(!alive(pid));
+        let _ = child.wait();
     }
 
     #[test]
     fn a_process_that_ignores_sigterm_is_killed() {
         let g = Guard::new();
-        let child = g
+        let mut child = g
             .spawn(
                 Command::new("sh").args(["-c", "trap '' TERM; sleep 30"]),
                 "stubborn",
@@ -231,5 +232,6 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         g.release();
         assert!(!alive(pid));
+        let _ = child.wait();
     }
 }
