@@ -28,6 +28,8 @@ fn json(args: &[&str]) -> Value {
     a.extend(["--format", "json"]);
     let o = run(&a);
     assert!(o.status.success(), "{:?} failed: {}", args, stderr(&o));
+    // No progress bar or chatter when stderr is not a terminal.
+    assert!(o.stderr.is_empty(), "{:?}: stderr: {}", args, stderr(&o));
     serde_json::from_slice(&o.stdout).expect("--format json prints one JSON document")
 }
 

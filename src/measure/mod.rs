@@ -72,20 +72,23 @@ impl Measured {
     }
 }
 
-/// Runs one trial: all threads start behind a barrier and run whole batches until
-/// `dur` has passed on their own clock.
+/// Runs one trial: all threads start behind a barrier and run whole batches until a
+/// shared deadline `dur` after the first of them started.
 fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> Result<Vec<ThreadTrial>, String> {
     let barrier = Barrier::new(workers.len());
+    // One deadline for all threads, set by the first past the barrier: a thread that is
+    // scheduled late runs for less time instead of stretching the trial.
+    let deadline = std::sync::OnceLock::new();
     std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .iter_mut()
             .map(|w| {
-                let barrier = &barrier;
+                let (barrier, deadline) = (&barrier, &deadline);
                 s.spawn(move || -> Result<ThreadTrial, String> {
                     barrier.wait();
                     let cpu0 = cpu::thread_cpu();
                     let start = Instant::now();
-                    let deadline = start + dur;
+                    let deadline = *deadline.get_or_init(|| start + dur);
                     let mut calls = 0;
                     let end = loop {
                         w.run_batch(batch)?;

@@ -1,0 +1,62 @@
+//! guest/run: boots a Debian kernel under qemu and runs a command there (AF_ALG works in
+//! the guest even where the host kernel has none). Each boot takes about 8 s, and the first
+//! run installs qemu and fetches the kernel (guest/setup), so these tests are ignored by
+//! default: `cargo test --test guest_smoke -- --ignored`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn guest(args: &[&str]) -> Output {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run");
+    Command::new(run)
+        .args(args)
+        .env("CRYPTOBENCH_BIN", env!("CARGO_BIN_EXE_cryptobench"))
+        .env("GUEST_TIMEOUT", "300")
+        .env_remove("GUEST_VERBOSE")
+        .output()
+        .expect("guest/run starts")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+#[ignore = "boots a qemu guest (about 8 s each); run with --ignored"]
+fn guest_run_passes_exit_status_and_exact_stdout() {
+    let o = guest(&["sh", "-c", "exit 3"]);
+    assert_eq!(o.status.code(), Some(3), "stderr: {}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+
+    let o = guest(&["echo", "a  b", "it's \"q\"", "$(x)"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "a  b it's \"q\" $(x)\n");
+}
+
+#[test]
+#[ignore = "boots a qemu guest (about 8 s each); run with --ignored"]
+fn guest_has_af_alg_and_cryptobench() {
+    let o = guest(&[
+        "sh",
+        "-c",
+        "ls /sys/module | grep algif; echo ---; cryptobench speed --list; echo oops >&2",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let (modules, list) = out.split_once("---\n").expect("marker line");
+    for m in ["algif_aead", "algif_hash", "algif_skcipher"] {
+        assert!(modules.lines().any(|l| l == m), "{m} not loaded: {modules}");
+    }
+    assert!(
+        list.contains("openssl"),
+        "speed --list in the guest: {list}"
+    );
+    // The command's stderr comes back on stderr, without kernel messages.
+    assert_eq!(text(&o.stderr), "oops\n");
+
+    let o = guest(&["cryptobench", "probe", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .expect("probe --format json in the guest prints one JSON document");
+    assert!(v.to_string().contains("af_alg"), "{v}");
+}
