@@ -260,7 +260,7 @@ pub fn cryptodev_status() -> Usable {
             reason: if module_loaded("cryptodev") {
                 "module cryptodev is loaded but /dev/crypto is missing (no devtmpfs/udev?)".into()
             } else {
-                "no /dev/crypto: the cryptodev module (out of tree; Debian cryptodev-linux-dkms) is not loaded".into()
+                "no /dev/crypto: the cryptodev module is not loaded (it is out of tree: cryptodev-linux, not packaged by Debian)".into()
             },
         },
         Err(e) => Usable {

@@ -1,7 +1,6 @@
 //! guest/run: boots a Debian kernel under qemu and runs a command there (AF_ALG works in
-//! the guest even where the host kernel has none). Each boot takes about 8 s, and the first
-//! run installs qemu and fetches the kernel (guest/setup), so these tests are ignored by
-//! default: `cargo test --test guest_smoke -- --ignored`.
+//! the guest even where the host kernel has none). Each boot takes about 8 s; .ci/run
+//! installs qemu and fetches the kernel first (scripts/deps/guest.sh).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -22,7 +21,6 @@ fn text(b: &[u8]) -> String {
 }
 
 #[test]
-#[ignore = "boots a qemu guest (about 8 s each); run with --ignored"]
 fn guest_run_passes_exit_status_and_exact_stdout() {
     let o = guest(&["sh", "-c", "exit 3"]);
     assert_eq!(o.status.code(), Some(3), "stderr: {}", text(&o.stderr));
@@ -34,7 +32,6 @@ fn guest_run_passes_exit_status_and_exact_stdout() {
 }
 
 #[test]
-#[ignore = "boots a qemu guest (about 8 s each); run with --ignored"]
 fn guest_has_af_alg_and_cryptobench() {
     let o = guest(&[
         "sh",
@@ -59,4 +56,25 @@ fn guest_has_af_alg_and_cryptobench() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .expect("probe --format json in the guest prints one JSON document");
     assert!(v.to_string().contains("af_alg"), "{v}");
+}
+
+#[test]
+fn probe_in_the_guest_lists_af_alg_usable_with_drivers() {
+    let o = guest(&["cryptobench", "probe", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("probe prints JSON");
+    for kind in ["skcipher", "aead", "hash"] {
+        assert_eq!(v["kernel"]["af_alg"][kind]["usable"], true, "{kind}: {}", v["kernel"]["af_alg"][kind]);
+    }
+    let pc = v["kernel"]["proc_crypto"].as_array().unwrap();
+    // The bare cipher has both the AES-NI and the generic driver; templates such as
+    // cbc(aes) are instantiated on demand.
+    let aes = pc.iter().find(|e| e["name"] == "aes").expect("aes in /proc/crypto");
+    let chosen = aes["chosen"].as_str().expect("a chosen driver");
+    assert_eq!(chosen, "aes-aesni", "{aes}");
+    let drivers = aes["drivers"].as_array().unwrap();
+    assert!(drivers.len() >= 2, "aesni and generic drivers: {drivers:?}");
+    let best = drivers.iter().filter(|d| d["internal"] == false).map(|d| d["priority"].as_i64().unwrap()).max().unwrap();
+    let c = drivers.iter().find(|d| d["driver"] == chosen).unwrap();
+    assert_eq!(c["priority"].as_i64().unwrap(), best);
 }
