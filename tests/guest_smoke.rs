@@ -64,17 +64,29 @@ fn probe_in_the_guest_lists_af_alg_usable_with_drivers() {
     assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("probe prints JSON");
     for kind in ["skcipher", "aead", "hash"] {
-        assert_eq!(v["kernel"]["af_alg"][kind]["usable"], true, "{kind}: {}", v["kernel"]["af_alg"][kind]);
+        assert_eq!(
+            v["kernel"]["af_alg"][kind]["usable"], true,
+            "{kind}: {}",
+            v["kernel"]["af_alg"][kind]
+        );
     }
     let pc = v["kernel"]["proc_crypto"].as_array().unwrap();
     // The bare cipher has both the AES-NI and the generic driver; templates such as
     // cbc(aes) are instantiated on demand.
-    let aes = pc.iter().find(|e| e["name"] == "aes").expect("aes in /proc/crypto");
+    let aes = pc
+        .iter()
+        .find(|e| e["name"] == "aes")
+        .expect("aes in /proc/crypto");
     let chosen = aes["chosen"].as_str().expect("a chosen driver");
     assert_eq!(chosen, "aes-aesni", "{aes}");
     let drivers = aes["drivers"].as_array().unwrap();
     assert!(drivers.len() >= 2, "aesni and generic drivers: {drivers:?}");
-    let best = drivers.iter().filter(|d| d["internal"] == false).map(|d| d["priority"].as_i64().unwrap()).max().unwrap();
+    let best = drivers
+        .iter()
+        .filter(|d| d["internal"] == false)
+        .map(|d| d["priority"].as_i64().unwrap())
+        .max()
+        .unwrap();
     let c = drivers.iter().find(|d| d["driver"] == chosen).unwrap();
     assert_eq!(c["priority"].as_i64().unwrap(), best);
 }

@@ -32,6 +32,7 @@ fn preamble(report: &Report, out: &mut String) {
     };
     for (key, prefix) in [
         ("built_on", "built on: "),
+        ("bn_options", "options: "),
         ("cflags", "compiler: "),
         ("cpu_info", "CPUINFO: "),
     ] {
