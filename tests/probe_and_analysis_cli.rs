@@ -133,3 +133,53 @@ fn crossover_needs_two_measured_paths() {
         assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     }
 }
+
+#[test]
+fn a_kernel_path_this_machine_lacks() {
+    let probe = json(&["probe", "--format", "json"]);
+    let usable = ["skcipher", "aead", "hash"]
+        .iter()
+        .any(|k| probe["kernel"]["af_alg"][k]["usable"] == true);
+    if usable {
+        return; // this kernel has AF_ALG: the guest tests cover the path itself
+    }
+    let reason = probe["kernel"]["af_alg"]["skcipher"]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Alone: exit 2 with the probe's reason.
+    let o = run(&["speed", "--impl", "af_alg"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.contains(&reason), "{e} lacks the probe's reason {reason}");
+    // Beside another path: the run goes on and lists it as unavailable.
+    let v = json(&[
+        "speed",
+        "--impl",
+        "af_alg,ring",
+        "--alg",
+        "sha256",
+        "--sizes",
+        "64",
+        "--time",
+        "0.02",
+        "--format",
+        "json",
+    ]);
+    assert!(v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["impl"] == "ring"));
+    let u = v["unavailable"].as_array().unwrap();
+    assert!(
+        u.iter()
+            .any(|u| u["name"] == "af_alg" && u["reason"].as_str().unwrap().contains(&reason)),
+        "{u:?}"
+    );
+    // Its variants, too, are unavailable rather than unknown.
+    let o = run(&["speed", "--impl", "af_alg", "--variant", "zerocopy"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("unknown --variant"));
+}

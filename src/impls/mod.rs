@@ -8,10 +8,12 @@ use crate::algorithms::{Algorithm, Direction};
 use serde::Serialize;
 use std::path::PathBuf;
 
+pub mod af_alg;
 pub mod aws_lc;
 #[cfg(feature = "boringssl")]
 pub mod boringssl;
 pub mod corrupt;
+pub mod cryptodev;
 pub mod libsodium;
 pub mod openssl;
 pub mod ring;
@@ -161,6 +163,8 @@ pub const NAMES: &[&str] = &[
     "rustcrypto",
     "libsodium",
     "boringssl",
+    "af_alg",
+    "cryptodev",
 ];
 
 /// What this build and machine offer.
@@ -202,13 +206,27 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, 
         name: "boringssl".into(),
         reason: "not in this build: rebuild with `cargo build --release --features boringssl` (needs libclang-dev)".into(),
     });
+    match af_alg::AfAlg::probe() {
+        Ok(a) => found.push(Box::new(a)),
+        Err(reason) => missing.push(Unavailable {
+            name: "af_alg".into(),
+            reason,
+        }),
+    }
+    match cryptodev::Cryptodev::open() {
+        Ok(c) => found.push(Box::new(c)),
+        Err(reason) => missing.push(Unavailable {
+            name: "cryptodev".into(),
+            reason,
+        }),
+    }
     add_variants(&mut found, &mut missing, variants)?;
     Ok(Registry { found, missing })
 }
 
 /// Variants every implementation may understand, for the error message.
 pub const VARIANT_HELP: &str =
-    "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl)";
+    "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl), driver=<kernel driver> (af_alg), zerocopy (af_alg)";
 
 /// Adds, beside each base implementation, an instance per `--variant` it understands.
 /// A variant nobody understands is an input error; one this machine cannot provide is
@@ -235,6 +253,16 @@ fn add_variants(
                     });
                 }
                 None => {}
+            }
+        }
+        // AF_ALG variants on a machine without AF_ALG: unavailable, with the reason.
+        if !understood && af_alg::understands_variant(spec) {
+            if let Some(u) = missing.iter().find(|u| u.name == "af_alg").cloned() {
+                understood = true;
+                missing.push(Unavailable {
+                    name: format!("af_alg [{spec}]"),
+                    reason: u.reason,
+                });
             }
         }
         if !understood {

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct SpeedArgs {
-    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl).
+    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
     #[arg(long = "impl", value_name = "LIST")]
     pub impls: Option<String>,
     /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
