@@ -19,8 +19,6 @@ pub enum Resource {
     TempDir(PathBuf),
     /// A network namespace created with `ip netns add`.
     Netns(String),
-    /// A link in the root namespace (`ip link del`).
-    Link(String),
     /// Any command that undoes a change, e.g. `ip netns exec X ip link del wg0`.
     Undo {
         what: String,
@@ -143,26 +141,35 @@ pub fn release_all() {
 }
 
 fn alive(pid: i32) -> bool {
-    // Reap it if it is our exited child; then signal 0 tells whether it still exists.
-    // SAFETY: waitpid with WNOHANG on a pid we started; kill with signal 0 only checks.
+    // Reap it if it is our exited child.
+    // SAFETY: waitpid with WNOHANG on a pid we started.
     unsafe {
         let mut status = 0;
         libc::waitpid(pid, &mut status, libc::WNOHANG);
-        libc::kill(pid, 0) == 0
+    }
+    // A zombie that is not our child (e.g. started through `ip netns exec`) has exited
+    // too: only its parent can reap it, so signal 0 alone would call it alive.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+            !matches!(state, Some('Z') | Some('X') | None)
+        }
+        Err(_) => false,
     }
 }
 
-/// SIGTERM, up to 3 s of grace, then SIGKILL; always by the PID we started.
-pub fn stop_pid(pid: i32) {
+/// SIGTERM, up to 3 s of grace, then SIGKILL; always by the PID we started. Returns
+/// false when it took SIGKILL.
+pub fn stop_pid(pid: i32) -> bool {
     if pid <= 0 || !alive(pid) {
-        return;
+        return true;
     }
     // SAFETY: signalling a process we started.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(3) {
         if !alive(pid) {
-            return;
+            return true;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -172,26 +179,33 @@ pub fn stop_pid(pid: i32) {
     while alive(pid) && start.elapsed() < Duration::from_secs(2) {
         std::thread::sleep(Duration::from_millis(10));
     }
+    false
 }
 
-fn quiet(argv: &[&str]) {
-    let _ = Command::new(argv[0])
+fn quiet(argv: &[&str]) -> bool {
+    Command::new(argv[0])
         .args(&argv[1..])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .status();
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn undo(r: &Resource) {
     match r {
-        Resource::Process { pid, .. } => stop_pid(*pid),
+        Resource::Process { pid, name } => {
+            if !stop_pid(*pid) {
+                eprintln!("cryptobench: {name} (pid {pid}) ignored SIGTERM and was killed");
+            }
+        }
         Resource::TempDir(p) => remove_dir(p),
-        Resource::Netns(n) => quiet(&["ip", "netns", "del", n]),
-        Resource::Link(l) => quiet(&["ip", "link", "del", l]),
-        Resource::Undo { argv, .. } => {
+        Resource::Netns(n) => {
+            quiet(&["ip", "netns", "del", n]);
+        }
+        Resource::Undo { what, argv } => {
             let a: Vec<&str> = argv.iter().map(String::as_str).collect();
-            if !a.is_empty() {
-                quiet(&a);
+            if !a.is_empty() && !quiet(&a) {
+                eprintln!("cryptobench: could not undo {what} ({})", argv.join(" "));
             }
         }
     }

@@ -3,7 +3,6 @@
 mod algorithms;
 mod analyse;
 mod environment;
-#[allow(dead_code)] // until the tls and vpn workloads own processes through it
 mod guard;
 mod impls;
 mod kat;

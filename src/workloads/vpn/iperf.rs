@@ -1,0 +1,287 @@
+//! iperf3: the server in one namespace, the client in the other, and what its JSON says.
+
+use super::lab::{self, Lab, CLIENT, SERVER};
+use crate::guard::Guard;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+pub const PORT: &str = "5201";
+
+/// One load: protocol, parallel streams and direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Load {
+    pub udp: bool,
+    pub streams: u32,
+    /// false: the client namespace sends ("up"); true: iperf3 -R, the server sends ("down").
+    pub down: bool,
+}
+
+impl Load {
+    pub fn protocol(&self) -> &'static str {
+        if self.udp {
+            "udp"
+        } else {
+            "tcp"
+        }
+    }
+    pub fn direction(&self) -> &'static str {
+        if self.down {
+            "down"
+        } else {
+            "up"
+        }
+    }
+    /// Index of the namespace whose application sends the data.
+    pub fn sender(&self) -> usize {
+        if self.down {
+            SERVER
+        } else {
+            CLIENT
+        }
+    }
+    pub fn receiver(&self) -> usize {
+        1 - self.sender()
+    }
+}
+
+/// What iperf3 reported for one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// Payload bytes the receiving application got.
+    pub bytes: u64,
+    /// Payload bytes the sending application wrote.
+    pub sent_bytes: u64,
+    /// The receiver's transfer time.
+    pub seconds: f64,
+    /// Received payload bytes per second.
+    pub throughput_bps: f64,
+    pub retransmits: Option<u64>,
+    pub lost_pct: Option<f64>,
+    pub tcp_mss: Option<u32>,
+    /// iperf3's own CPU use (its client, its server), percent of one core.
+    pub client_cpu_pct: Option<f64>,
+    pub server_cpu_pct: Option<f64>,
+}
+
+pub fn parse(text: &str) -> Result<Outcome, String> {
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| format!("iperf3 printed no JSON result ({e})"))?;
+    if let Some(err) = v["error"].as_str() {
+        return Err(format!("iperf3: {err}"));
+    }
+    let end = &v["end"];
+    let recv = &end["sum_received"];
+    let sent = &end["sum_sent"];
+    let bytes = recv["bytes"]
+        .as_u64()
+        .ok_or("iperf3 JSON has no end.sum_received.bytes")?;
+    let seconds = recv["seconds"].as_f64().unwrap_or(0.0);
+    let udp = v["start"]["test_start"]["protocol"].as_str() == Some("UDP");
+    let cpu = &end["cpu_utilization_percent"];
+    Ok(Outcome {
+        bytes,
+        sent_bytes: sent["bytes"].as_u64().unwrap_or(0),
+        seconds,
+        throughput_bps: if seconds > 0.0 {
+            bytes as f64 / seconds
+        } else {
+            0.0
+        },
+        retransmits: if udp {
+            None
+        } else {
+            sent["retransmits"].as_u64()
+        },
+        lost_pct: if udp {
+            recv["lost_percent"].as_f64()
+        } else {
+            None
+        },
+        tcp_mss: v["start"]["tcp_mss_default"].as_u64().map(|m| m as u32),
+        client_cpu_pct: cpu["host_total"].as_f64(),
+        server_cpu_pct: cpu["remote_total"].as_f64(),
+    })
+}
+
+/// Why a load did not produce a result.
+#[derive(Debug)]
+pub enum LoadError {
+    Interrupted,
+    Failed(String),
+}
+
+/// Polls until `done` says yes, `child` exits, the deadline passes, or a stop is asked.
+pub fn wait_for(
+    child: &mut Child,
+    deadline: Duration,
+    what: &str,
+    mut done: impl FnMut() -> bool,
+) -> Result<(), LoadError> {
+    let start = Instant::now();
+    loop {
+        if done() {
+            return Ok(());
+        }
+        if crate::measure::stopped() {
+            return Err(LoadError::Interrupted);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(LoadError::Failed(format!("{what} exited ({status})")));
+        }
+        if start.elapsed() > deadline {
+            return Err(LoadError::Failed(format!(
+                "{what}: nothing after {} s",
+                deadline.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// A one-off iperf3 server bound to `addr` in the server namespace, ready to accept.
+pub fn start_server(
+    guard: &Guard,
+    lab: &Lab,
+    iperf3: &str,
+    addr: &str,
+) -> Result<Child, LoadError> {
+    let log = lab.path("iperf3-server.log");
+    let mut child = lab::spawn_in_ns(
+        guard,
+        &lab.ns[SERVER],
+        &[iperf3, "-s", "-1", "-B", addr, "-p", PORT, "--forceflush"],
+        &log,
+        None,
+        "iperf3 server",
+    )
+    .map_err(LoadError::Failed)?;
+    let res = wait_for(&mut child, Duration::from_secs(10), "iperf3 server", || {
+        read(&log).contains("Server listening")
+    });
+    if let Err(LoadError::Failed(m)) = res {
+        let gist = last_line(&read(&log));
+        return Err(LoadError::Failed(format!("{m}: {gist}")));
+    }
+    res.map(|_| child)
+}
+
+/// Starts the client; the caller waits for it with `wait_client`.
+pub fn start_client(
+    guard: &Guard,
+    lab: &Lab,
+    iperf3: &str,
+    addr: &str,
+    load: Load,
+    duration_s: u32,
+) -> Result<Child, LoadError> {
+    let t = duration_s.to_string();
+    let p = load.streams.to_string();
+    let mut argv = vec![
+        iperf3,
+        "-c",
+        addr,
+        "-p",
+        PORT,
+        "-t",
+        &t,
+        "-P",
+        &p,
+        "-J",
+        "--connect-timeout",
+        "5000",
+    ];
+    if load.down {
+        argv.push("-R");
+    }
+    if load.udp {
+        argv.extend(["-u", "-b", "0"]);
+    }
+    lab::spawn_in_ns(
+        guard,
+        &lab.ns[CLIENT],
+        &argv,
+        &lab.path("iperf3-client.json"),
+        Some(&lab.path("iperf3-client.err")),
+        "iperf3 client",
+    )
+    .map_err(LoadError::Failed)
+}
+
+/// Waits (bounded) for the client to finish and parses its result.
+pub fn wait_client(child: &mut Child, lab: &Lab, duration_s: u32) -> Result<Outcome, LoadError> {
+    let deadline = Duration::from_secs(duration_s as u64 + 30);
+    let start = Instant::now();
+    loop {
+        if crate::measure::stopped() {
+            return Err(LoadError::Interrupted);
+        }
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) => {}
+            Err(e) => return Err(LoadError::Failed(format!("iperf3 client: {e}"))),
+        }
+        if start.elapsed() > deadline {
+            return Err(LoadError::Failed(format!(
+                "iperf3 client still running {} s after its {duration_s} s test",
+                deadline.as_secs() - duration_s as u64
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let text = read(&lab.path("iperf3-client.json"));
+    parse(&text).map_err(|e| {
+        let err = read(&lab.path("iperf3-client.err"));
+        LoadError::Failed(if err.trim().is_empty() {
+            e
+        } else {
+            format!("{e}: {}", last_line(&err))
+        })
+    })
+}
+
+pub fn last_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("no output")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_result() {
+        let t = r#"{"start":{"tcp_mss_default":1368,"test_start":{"protocol":"TCP"}},
+            "end":{"sum_sent":{"bytes":1000,"seconds":2.0,"retransmits":7},
+                   "sum_received":{"bytes":900,"seconds":2.0},
+                   "cpu_utilization_percent":{"host_total":10.0,"remote_total":20.0}}}"#;
+        let o = parse(t).unwrap();
+        assert_eq!(o.bytes, 900);
+        assert_eq!(o.retransmits, Some(7));
+        assert_eq!(o.lost_pct, None);
+        assert_eq!(o.tcp_mss, Some(1368));
+        assert!((o.throughput_bps - 450.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn udp_result_and_error() {
+        let t = r#"{"start":{"test_start":{"protocol":"UDP"}},
+            "end":{"sum_sent":{"bytes":1000,"seconds":1.0},
+                   "sum_received":{"bytes":400,"seconds":1.0,"lost_percent":60.0}}}"#;
+        let o = parse(t).unwrap();
+        assert_eq!(o.retransmits, None);
+        assert_eq!(o.lost_pct, Some(60.0));
+        let e = parse(
+            r#"{"start":{},"end":{},"error":"unable to connect to server: Connection refused"}"#,
+        );
+        assert!(e.unwrap_err().contains("Connection refused"));
+    }
+}

@@ -1,0 +1,285 @@
+//! The test bed: two network namespaces joined by a veth pair, every name unique to the
+//! run and starting with the guard's PREFIX, all of it owned by one Guard.
+
+use crate::guard::{Guard, Resource, PREFIX};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// Index of the end that runs the iperf3 server (and the tunnel's listening side).
+pub const SERVER: usize = 0;
+/// Index of the end that runs the iperf3 client.
+pub const CLIENT: usize = 1;
+pub const ENDS: [&str; 2] = ["server", "client"];
+
+/// Addresses on the veth pair (the "outer" network of every tunnel).
+pub const VETH_ADDR: [&str; 2] = ["10.77.0.1", "10.77.0.2"];
+
+/// Namespace of one end of run `pid`: cbench-vpn-<pid>-srv / -cli.
+pub fn netns_name(pid: u32, end: usize) -> String {
+    format!("{PREFIX}-vpn-{pid}-{}", ["srv", "cli"][end])
+}
+
+/// An interface name of run `pid` (at most 15 bytes for any pid up to 2^22):
+/// cbench<pid><kind><s|c>, kind v = veth, w = WireGuard, o = OpenVPN.
+pub fn if_name(pid: u32, kind: char, end: usize) -> String {
+    format!("{PREFIX}{pid}{kind}{}", ['s', 'c'][end])
+}
+
+/// Runs a command to completion; its stdout, or its stderr's gist as the error.
+pub fn run(argv: &[&str]) -> Result<String, String> {
+    let out = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let gist = err
+            .lines()
+            .map(str::trim)
+            .rfind(|l| !l.is_empty())
+            .unwrap_or("no message");
+        Err(format!("`{}` failed: {gist}", argv.join(" ")))
+    }
+}
+
+/// `ip netns exec NS argv...` (ip execs the program, so the child's PID is the program's).
+pub fn in_ns(ns: &str, argv: &[&str]) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns]).args(argv);
+    c
+}
+
+/// Starts a program inside a namespace, owned by `guard`, with stdout in `log` and stderr
+/// in `err_log` (or `log` too). It gets SIGTERM if we die without cleaning up.
+pub fn spawn_in_ns(
+    guard: &Guard,
+    ns: &str,
+    argv: &[&str],
+    log: &Path,
+    err_log: Option<&Path>,
+    name: &str,
+) -> Result<Child, String> {
+    let create =
+        |p: &Path| File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()));
+    let out = create(log)?;
+    let err = match err_log {
+        Some(p) => create(p)?,
+        None => out
+            .try_clone()
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?,
+    };
+    let mut cmd = in_ns(ns, argv);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err));
+    // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGTERM as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            Ok(())
+        });
+    }
+    guard.spawn(&mut cmd, name)
+}
+
+/// Byte counters and MTU of one interface.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkStats {
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    /// Packets the interface dropped, received and sent (full queues, no buffer).
+    pub dropped: u64,
+    pub mtu: u32,
+}
+
+/// Every interface of a namespace, from `ip -j -s link show`.
+pub fn link_stats(ns: &str) -> Result<BTreeMap<String, LinkStats>, String> {
+    let text = run(&["ip", "-n", ns, "-j", "-s", "link", "show"])?;
+    parse_link_stats(&text)
+}
+
+pub fn parse_link_stats(text: &str) -> Result<BTreeMap<String, LinkStats>, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("ip -j link show: not JSON: {e}"))?;
+    let mut out = BTreeMap::new();
+    for l in v.as_array().into_iter().flatten() {
+        let Some(name) = l["ifname"].as_str() else {
+            continue;
+        };
+        let s = &l["stats64"];
+        out.insert(
+            name.to_string(),
+            LinkStats {
+                rx_bytes: s["rx"]["bytes"].as_u64().unwrap_or(0),
+                tx_bytes: s["tx"]["bytes"].as_u64().unwrap_or(0),
+                dropped: s["rx"]["dropped"].as_u64().unwrap_or(0)
+                    + s["tx"]["dropped"].as_u64().unwrap_or(0),
+                mtu: l["mtu"].as_u64().unwrap_or(0) as u32,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// UDP datagrams a namespace dropped because a socket's receive buffer was full
+/// (RcvbufErrors in /proc/net/snmp).
+pub fn udp_rcvbuf_errors(ns: &str) -> u64 {
+    let out = in_ns(ns, &["cat", "/proc/net/snmp"])
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    parse_rcvbuf_errors(&out).unwrap_or(0)
+}
+
+pub fn parse_rcvbuf_errors(snmp: &str) -> Option<u64> {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (head, vals) = (udp.next()?, udp.next()?);
+    let i = head.split_whitespace().position(|h| h == "RcvbufErrors")?;
+    vals.split_whitespace().nth(i)?.parse().ok()
+}
+
+pub struct Lab {
+    /// Owns the namespaces, the veth pair and the temp dir; dropped last.
+    _guard: Guard,
+    pub pid: u32,
+    /// Private temp dir (0700): keys, certificates, configs and logs.
+    pub dir: PathBuf,
+    pub ns: [String; 2],
+    pub veth: [String; 2],
+}
+
+impl Lab {
+    /// Two namespaces, a veth pair between them with VETH_ADDR, loopback up.
+    pub fn new() -> Result<Lab, String> {
+        let guard = Guard::new();
+        let pid = std::process::id();
+        let dir = guard.temp_dir("vpn")?;
+        let ns = [netns_name(pid, SERVER), netns_name(pid, CLIENT)];
+        for n in &ns {
+            run(&["ip", "netns", "add", n])?;
+            guard.track(Resource::Netns(n.clone()));
+        }
+        let veth = [if_name(pid, 'v', SERVER), if_name(pid, 'v', CLIENT)];
+        // Both ends are created inside the namespaces: nothing appears in the root one.
+        run(&[
+            "ip",
+            "link",
+            "add",
+            &veth[SERVER],
+            "netns",
+            &ns[SERVER],
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &veth[CLIENT],
+            "netns",
+            &ns[CLIENT],
+        ])?;
+        guard.track(Resource::Undo {
+            what: format!("veth {}", veth[SERVER]),
+            argv: ["ip", "-n", &ns[SERVER], "link", "del", &veth[SERVER]]
+                .map(String::from)
+                .to_vec(),
+        });
+        for end in [SERVER, CLIENT] {
+            let n = ns[end].as_str();
+            run(&["ip", "-n", n, "link", "set", "lo", "up"])?;
+            run(&[
+                "ip",
+                "-n",
+                n,
+                "addr",
+                "add",
+                &format!("{}/24", VETH_ADDR[end]),
+                "dev",
+                &veth[end],
+            ])?;
+            run(&["ip", "-n", n, "link", "set", &veth[end], "up"])?;
+        }
+        Ok(Lab {
+            _guard: guard,
+            pid,
+            dir,
+            ns,
+            veth,
+        })
+    }
+
+    /// Whether this kernel can create a WireGuard link (tried inside our namespace).
+    pub fn kernel_wireguard(&self) -> bool {
+        let name = if_name(self.pid, 'p', SERVER);
+        let ok = run(&[
+            "ip",
+            "-n",
+            &self.ns[SERVER],
+            "link",
+            "add",
+            &name,
+            "type",
+            "wireguard",
+        ])
+        .is_ok();
+        if ok {
+            let _ = run(&["ip", "-n", &self.ns[SERVER], "link", "del", &name]);
+        }
+        ok
+    }
+
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.dir.join(file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_the_kernel_limit() {
+        let max_pid = 4_194_304;
+        for end in [SERVER, CLIENT] {
+            for k in ['v', 'w', 'o', 'p'] {
+                let n = if_name(max_pid, k, end);
+                assert!(n.len() <= 15, "{n}");
+                assert!(n.starts_with(PREFIX));
+            }
+            assert!(netns_name(max_pid, end).starts_with(PREFIX));
+        }
+    }
+
+    #[test]
+    fn udp_receive_buffer_errors() {
+        let t = "Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\nUdp: 10 0 4 9 4 0\nUdpLite: InDatagrams\nUdpLite: 0\n";
+        assert_eq!(parse_rcvbuf_errors(t), Some(4));
+    }
+
+    #[test]
+    fn link_stats_from_ip_json() {
+        let t = r#"[{"ifindex":1,"ifname":"lo","mtu":65536,"stats64":{"rx":{"bytes":5},"tx":{"bytes":6}}},
+                    {"ifindex":2,"ifname":"cbench1vs","mtu":1500,"stats64":{"rx":{"bytes":100,"dropped":2},"tx":{"bytes":200,"dropped":1}}}]"#;
+        let s = parse_link_stats(t).unwrap();
+        assert_eq!(
+            s["cbench1vs"],
+            LinkStats {
+                rx_bytes: 100,
+                tx_bytes: 200,
+                dropped: 3,
+                mtu: 1500
+            }
+        );
+    }
+}

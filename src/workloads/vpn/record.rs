@@ -1,0 +1,355 @@
+//! The vpn record (one per measured point) and the crypto-share analysis, which is a pure
+//! function of the records.
+
+use super::cpu::{ProcessCpu, ThreadCpu};
+use serde::{Deserialize, Serialize};
+
+/// One measured point: a tunnel (and cipher), a protocol, a direction and a number of
+/// streams. Field names are a public contract (docs/records.md): add, never rename.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VpnRecord {
+    /// Always "record".
+    pub kind: String,
+    pub run_id: String,
+    /// Always "vpn".
+    pub workload: String,
+    /// "none" (bare veth), "wireguard" or "openvpn".
+    pub tunnel: String,
+    /// "veth", "kernel" (WireGuard module), "wireguard-go 0.0.20250522", "OpenVPN 2.6.14".
+    pub implementation: String,
+    /// The data cipher: OpenVPN's name (AES-128-GCM, ..., or "none"); WireGuard's is
+    /// always CHACHA20-POLY1305; "none" for the bare veth.
+    pub cipher: String,
+    /// HMAC beside a non-AEAD cipher ("HMAC-SHA1"), "none" for OpenVPN without crypto,
+    /// null for AEADs and the bare veth.
+    pub auth: Option<String>,
+    /// What the tunnel said it negotiated (OpenVPN's "Data Channel" log line).
+    pub negotiated: Option<String>,
+    /// "tcp" or "udp" (iperf3 -u at unlimited rate).
+    pub protocol: String,
+    /// "up": the client namespace sends; "down": the server namespace sends (iperf3 -R).
+    pub direction: String,
+    /// Parallel iperf3 streams (-P).
+    pub streams: u32,
+    /// Which pass over all tunnels this point belongs to (1-based; --rounds).
+    pub round: u32,
+    /// Requested seconds of load (iperf3 -t).
+    pub duration_s: u32,
+    /// The receiver's transfer time, as iperf3 reports it.
+    pub transfer_s: f64,
+    /// Payload bytes per second received by the application (x 8 for bit/s).
+    pub throughput_bps: f64,
+    /// Payload bytes received.
+    pub bytes: u64,
+    /// Payload bytes sent.
+    pub sent_bytes: u64,
+    /// TCP retransmits of the sender (null for UDP).
+    pub retransmits: Option<u64>,
+    /// UDP datagrams lost, in percent (null for TCP).
+    pub lost_pct: Option<f64>,
+    /// MTU of the tunnel interface (the veth's for the bare veth).
+    pub mtu: u32,
+    /// MTU of the veth pair that carries the tunnel's packets.
+    pub outer_mtu: u32,
+    /// TCP maximum segment size iperf3 saw.
+    pub tcp_mss: Option<u32>,
+    /// The interface whose counters follow (the sender's and the receiver's tunnel device).
+    pub tunnel_if: [String; 2],
+    /// Bytes the sender's tunnel interface transmitted during the point (IP packets).
+    pub tunnel_tx_bytes: u64,
+    /// Bytes the receiver's tunnel interface received during the point.
+    pub tunnel_rx_bytes: u64,
+    /// Bytes the sender's veth transmitted (the tunnel's packets, encapsulated).
+    pub outer_tx_bytes: u64,
+    /// Packets dropped during the point by the tunnel interfaces at both ends (full
+    /// queues: the tunnel process did not keep up), by the veths, and by full UDP receive
+    /// buffers in either namespace (RcvbufErrors): where the retransmits come from.
+    pub tunnel_dropped: u64,
+    pub outer_dropped: u64,
+    pub udp_rcvbuf_errors: u64,
+    /// CPU seconds (user + sys) of the tunnel's processes at both ends during the point;
+    /// null where the work cannot be attributed (the bare veth).
+    pub tunnel_cpu_s: Option<f64>,
+    pub tunnel_cpu_user_s: Option<f64>,
+    pub tunnel_cpu_sys_s: Option<f64>,
+    /// tunnel_cpu_s per 10^9 payload bytes received.
+    pub tunnel_cpu_s_per_gb: Option<f64>,
+    /// tunnel_cpu_s / transfer_s x 100: cores in use x 100, summed over all threads.
+    pub tunnel_cpu_pct: Option<f64>,
+    /// The busiest single thread's CPU, in percent of one core.
+    pub busiest_thread_cpu_pct: Option<f64>,
+    /// Threads that used at least THREAD_USED_PCT of a core.
+    pub threads_used: Option<u32>,
+    /// Per tunnel process: end, pid, name, user and sys seconds, CPU %.
+    pub processes: Vec<ProcessCpu>,
+    /// Per thread, busiest first (threads under 1% of a core left out).
+    pub thread_cpu: Vec<ThreadCpu>,
+    /// Softirq seconds on all CPUs during the point (the kernel's packet work, shared).
+    pub softirq_s: f64,
+    /// Busy share of all CPUs during the point, in percent (100 = every core busy).
+    pub system_busy_pct: f64,
+    /// CPU used by everything but the tunnel, iperf3 and softirq, in percent of all cores.
+    pub others_cpu_pct: f64,
+    /// iperf3's own CPU use, percent of one core.
+    pub iperf3_client_cpu_pct: Option<f64>,
+    pub iperf3_server_cpu_pct: Option<f64>,
+    pub notes: Vec<String>,
+}
+
+/// A thread counts as used from this share of a core.
+pub const THREAD_USED_PCT: f64 = 5.0;
+
+/// A tunnel counts as held back by one thread when its busiest thread is this busy.
+pub const BOUND_PCT: f64 = 90.0;
+
+/// Other processes' CPU, in percent of all cores, from which a point counts as disturbed.
+pub const DISTURBED_PCT: f64 = 10.0;
+
+impl VpnRecord {
+    /// Identity of a point apart from tunnel and cipher.
+    pub fn load_key(&self) -> (&str, &str, u32) {
+        (&self.protocol, &self.direction, self.streams)
+    }
+}
+
+/// The crypto share of one OpenVPN cipher at one load, against OpenVPN with no crypto.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Share {
+    pub tunnel: String,
+    pub cipher: String,
+    pub auth: Option<String>,
+    pub protocol: String,
+    pub direction: String,
+    pub streams: u32,
+    /// Rounds measured for this cipher; the figures below are medians over them.
+    pub rounds: u32,
+    /// Tunnel CPU seconds per GB with this cipher.
+    pub cpu_s_per_gb: f64,
+    /// The busiest tunnel thread at this cipher's point (100 = it held the tunnel back).
+    pub busiest_thread_cpu_pct: Option<f64>,
+    /// The same with cipher and auth none.
+    pub none_cpu_s_per_gb: f64,
+    /// 1 - none / cipher: the part of the tunnel's CPU per byte that crypto costs.
+    pub crypto_share: f64,
+    /// Amdahl: 1 / (1 - share): the most any speed-up of the crypto alone can give.
+    pub max_speedup: f64,
+    pub throughput_bps: f64,
+    /// throughput x max_speedup: the ceiling if the crypto cost nothing.
+    pub ceiling_bps: f64,
+    /// What OpenVPN without crypto actually moved at the same load.
+    pub none_throughput_bps: f64,
+    pub notes: Vec<String>,
+}
+
+/// Identity of a point across rounds: tunnel, implementation, cipher, auth and load.
+pub fn point_key(r: &VpnRecord) -> (String, String, String, Option<String>, String, String, u32) {
+    (
+        r.tunnel.clone(),
+        r.implementation.clone(),
+        r.cipher.clone(),
+        r.auth.clone(),
+        r.protocol.clone(),
+        r.direction.clone(),
+        r.streams,
+    )
+}
+
+/// The records of each point (all its rounds), in the order first measured.
+pub fn by_point(records: &[VpnRecord]) -> Vec<Vec<&VpnRecord>> {
+    let mut groups: Vec<Vec<&VpnRecord>> = Vec::new();
+    for r in records {
+        match groups.iter_mut().find(|g| point_key(g[0]) == point_key(r)) {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    groups
+}
+
+pub fn median_of(rs: &[&VpnRecord], f: impl Fn(&VpnRecord) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
+    (!v.is_empty()).then(|| crate::analyse::stats::median(&v))
+}
+
+/// Shares for every OpenVPN cipher point that has a no-crypto point at the same load,
+/// from the medians over rounds.
+pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
+    let mut out = Vec::new();
+    let groups = by_point(records);
+    for mine in groups
+        .iter()
+        .filter(|g| g[0].tunnel == "openvpn" && g[0].cipher != "none")
+    {
+        let r = mine[0];
+        let Some(base) = groups.iter().find(|b| {
+            b[0].tunnel == "openvpn" && b[0].cipher == "none" && b[0].load_key() == r.load_key()
+        }) else {
+            continue;
+        };
+        let (Some(c), Some(n)) = (
+            median_of(mine, |x| x.tunnel_cpu_s_per_gb),
+            median_of(base, |x| x.tunnel_cpu_s_per_gb),
+        ) else {
+            continue;
+        };
+        if c <= 0.0 {
+            continue;
+        }
+        let share = 1.0 - n / c;
+        let mut notes = Vec::new();
+        if share < 0.0 {
+            notes.push("no-crypto tunnel cost more CPU per byte: the difference is noise".into());
+        }
+        let max_speedup = 1.0 / (1.0 - share.clamp(0.0, 0.999));
+        let others = median_of(mine, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
+        let others_none = median_of(base, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
+        if others > DISTURBED_PCT || others_none > DISTURBED_PCT {
+            notes.push(format!(
+                "disturbed: other processes used {others:.0}% and {others_none:.0}% of all cores during the two points"
+            ));
+        }
+        let busiest = median_of(mine, |x| x.busiest_thread_cpu_pct);
+        if busiest.is_some_and(|p| p < BOUND_PCT) {
+            notes.push(format!(
+                "busiest tunnel thread at {:.0}% of a core: the tunnel was not held back by one thread, so the ceiling overstates",
+                busiest.unwrap_or(0.0)
+            ));
+        }
+        let throughput = median_of(mine, |x| Some(x.throughput_bps)).unwrap_or(0.0);
+        out.push(Share {
+            tunnel: r.tunnel.clone(),
+            cipher: r.cipher.clone(),
+            auth: r.auth.clone(),
+            protocol: r.protocol.clone(),
+            direction: r.direction.clone(),
+            streams: r.streams,
+            rounds: mine.len() as u32,
+            cpu_s_per_gb: c,
+            busiest_thread_cpu_pct: busiest,
+            none_cpu_s_per_gb: n,
+            crypto_share: share,
+            max_speedup,
+            throughput_bps: throughput,
+            ceiling_bps: throughput * max_speedup,
+            none_throughput_bps: median_of(base, |x| Some(x.throughput_bps)).unwrap_or(0.0),
+            notes,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    pub fn rec(tunnel: &str, cipher: &str, streams: u32, bps: f64, cpu_per_gb: f64) -> VpnRecord {
+        VpnRecord {
+            kind: "record".into(),
+            run_id: "r".into(),
+            workload: "vpn".into(),
+            tunnel: tunnel.into(),
+            implementation: "OpenVPN 2.6.14".into(),
+            cipher: cipher.into(),
+            auth: None,
+            negotiated: None,
+            protocol: "tcp".into(),
+            direction: "up".into(),
+            streams,
+            round: 1,
+            duration_s: 2,
+            transfer_s: 2.0,
+            throughput_bps: bps,
+            bytes: (bps * 2.0) as u64,
+            sent_bytes: (bps * 2.0) as u64,
+            retransmits: Some(0),
+            lost_pct: None,
+            mtu: 1500,
+            outer_mtu: 1500,
+            tcp_mss: Some(1400),
+            tunnel_if: ["a".into(), "b".into()],
+            tunnel_tx_bytes: 0,
+            tunnel_rx_bytes: 0,
+            outer_tx_bytes: 0,
+            tunnel_dropped: 0,
+            outer_dropped: 0,
+            udp_rcvbuf_errors: 0,
+            tunnel_cpu_s: Some(1.0),
+            tunnel_cpu_user_s: Some(0.5),
+            tunnel_cpu_sys_s: Some(0.5),
+            tunnel_cpu_s_per_gb: Some(cpu_per_gb),
+            tunnel_cpu_pct: Some(100.0),
+            busiest_thread_cpu_pct: Some(99.0),
+            threads_used: Some(1),
+            processes: vec![],
+            thread_cpu: vec![],
+            softirq_s: 0.0,
+            system_busy_pct: 100.0,
+            others_cpu_pct: 0.0,
+            iperf3_client_cpu_pct: None,
+            iperf3_server_cpu_pct: None,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn share_and_ceiling_with_known_answers() {
+        // Crypto costs a fifth of the CPU per byte: at most 1.25x faster if it were free.
+        let rs = vec![
+            rec("openvpn", "AES-256-CBC", 1, 40e6, 10.0),
+            rec("openvpn", "none", 1, 48e6, 8.0),
+            rec("openvpn", "AES-128-GCM", 4, 50e6, 9.0),
+            rec("wireguard", "CHACHA20-POLY1305", 1, 90e6, 4.0),
+        ];
+        let s = shares(&rs);
+        assert_eq!(
+            s.len(),
+            1,
+            "GCM at 4 streams has no no-crypto point; WireGuard none"
+        );
+        let s = &s[0];
+        assert_eq!(s.cipher, "AES-256-CBC");
+        assert!((s.crypto_share - 0.2).abs() < 1e-12);
+        assert!((s.max_speedup - 1.25).abs() < 1e-12);
+        assert!((s.ceiling_bps - 50e6).abs() < 1e-6);
+        assert_eq!(s.none_throughput_bps, 48e6);
+        assert!(s.notes.is_empty());
+    }
+
+    #[test]
+    fn a_disturbed_point_is_said() {
+        let mut busy = rec("openvpn", "none", 1, 48e6, 8.0);
+        busy.others_cpu_pct = 40.0;
+        let rs = vec![rec("openvpn", "AES-256-GCM", 1, 40e6, 10.0), busy];
+        let s = &shares(&rs)[0];
+        assert!(s.notes[0].starts_with("disturbed"), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn rounds_are_combined_by_their_medians() {
+        let mut rs = Vec::new();
+        for (round, cbc, none) in [(1, 10.0, 8.0), (2, 30.0, 8.0), (3, 12.0, 9.0)] {
+            let mut a = rec("openvpn", "AES-256-CBC", 1, 40e6, cbc);
+            a.round = round;
+            let mut b = rec("openvpn", "none", 1, 48e6, none);
+            b.round = round;
+            rs.extend([a, b]);
+        }
+        assert_eq!(by_point(&rs).len(), 2);
+        let s = &shares(&rs)[0];
+        assert_eq!(s.rounds, 3);
+        assert_eq!((s.cpu_s_per_gb, s.none_cpu_s_per_gb), (12.0, 8.0));
+        assert!((s.crypto_share - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn negative_share_is_noise_and_caps_at_no_speedup() {
+        let rs = vec![
+            rec("openvpn", "AES-128-GCM", 1, 40e6, 8.0),
+            rec("openvpn", "none", 1, 40e6, 8.4),
+        ];
+        let s = &shares(&rs)[0];
+        assert!(s.crypto_share < 0.0);
+        assert_eq!(s.max_speedup, 1.0);
+        assert_eq!(s.notes.len(), 1);
+    }
+}

@@ -1,0 +1,181 @@
+//! The programs a run needs, where they are, which package brings each, and their versions.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The pinned wireguard-go that scripts/deps/vpn.sh installs.
+pub const WIREGUARD_GO_MODULE: &str =
+    "golang.zx2c4.com/wireguard@v0.0.0-20260522210424-ecfc5a8d5446";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    Ip,
+    Iperf3,
+    Openvpn,
+    Openssl,
+    Wg,
+    WireguardGo,
+}
+
+impl Tool {
+    pub fn command(self) -> &'static str {
+        match self {
+            Tool::Ip => "ip",
+            Tool::Iperf3 => "iperf3",
+            Tool::Openvpn => "openvpn",
+            Tool::Openssl => "openssl",
+            Tool::Wg => "wg",
+            Tool::WireguardGo => "wireguard-go",
+        }
+    }
+
+    /// What to install, said the way a user acts on it.
+    pub fn package(self) -> String {
+        match self {
+            Tool::Ip => "the Debian package iproute2".into(),
+            Tool::Iperf3 => "the Debian package iperf3".into(),
+            Tool::Openvpn => "the Debian package openvpn".into(),
+            Tool::Openssl => "the Debian package openssl".into(),
+            Tool::Wg => "the Debian package wireguard-tools".into(),
+            Tool::WireguardGo => format!(
+                "wireguard-go (this kernel has no WireGuard module): `go install {WIREGUARD_GO_MODULE}` and put the binary on PATH as wireguard-go"
+            ),
+        }
+    }
+
+    fn version_args(self) -> &'static [&'static str] {
+        match self {
+            Tool::Ip => &["-V"],
+            Tool::Openssl => &["version"],
+            _ => &["--version"],
+        }
+    }
+}
+
+/// Where a tool is: on PATH (the namespaces' commands run `ip` by name), and for
+/// wireguard-go also where `go install` and scripts/deps/vpn.sh put it.
+pub fn find(tool: Tool) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    if tool == Tool::WireguardGo {
+        dirs.push(PathBuf::from("/usr/local/bin"));
+        if let Some(home) = std::env::var_os("HOME") {
+            dirs.push(Path::new(&home).join("go/bin"));
+        }
+        dirs.push(PathBuf::from("/root/go/bin"));
+    }
+    dirs.into_iter()
+        .map(|d| d.join(tool.command()))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// A missing tool as a one-line message naming its package.
+pub fn require(tool: Tool) -> Result<PathBuf, String> {
+    find(tool).ok_or_else(|| format!("{} not found: install {}", tool.command(), tool.package()))
+}
+
+/// First non-empty line of `tool --version` (stdout or stderr; some exit non-zero).
+pub fn version(path: &Path, tool: Tool) -> String {
+    let out = Command::new(path)
+        .args(tool.version_args())
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) => {
+            let text = format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("unknown")
+                .to_string()
+        }
+        Err(e) => format!("unknown ({e})"),
+    }
+}
+
+/// "OpenVPN 2.6.14 x86_64-pc-linux-gnu [SSL (OpenSSL)] ..." -> "OpenVPN 2.6.14";
+/// "wireguard-go v0.0.20250522" -> "wireguard-go 0.0.20250522".
+pub fn short_version(line: &str) -> String {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some(a), Some(b)) => format!("{a} {}", b.trim_start_matches('v')),
+        (Some(a), None) => a.to_string(),
+        _ => line.to_string(),
+    }
+}
+
+/// For the environment's `libraries`: one entry per tool used.
+pub fn describe(tool: Tool, path: &Path) -> Value {
+    json!({
+        "impl": tool.command(),
+        "label": tool.command(),
+        "version": version(path, tool),
+        "access": "tool",
+        "details": {"path": path.display().to_string()},
+    })
+}
+
+/// Ciphers `openvpn --show-ciphers` lists (upper case), plus "none".
+pub fn openvpn_ciphers(openvpn: &Path) -> Result<Vec<String>, String> {
+    let out = Command::new(openvpn)
+        .arg("--show-ciphers")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", openvpn.display()))?;
+    let mut v = parse_openvpn_ciphers(&String::from_utf8_lossy(&out.stdout));
+    if v.is_empty() {
+        return Err("openvpn --show-ciphers listed no ciphers".into());
+    }
+    v.push("none".into());
+    Ok(v)
+}
+
+pub fn parse_openvpn_ciphers(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once("  (")?;
+            let name = name.trim();
+            (rest.contains("bit key") && !name.is_empty() && !name.contains(' '))
+                .then(|| name.to_ascii_uppercase())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cipher_list() {
+        let t = "The following ciphers ...\nwith OpenVPN.  Each cipher shown below may be\n\nAES-128-CBC  (128 bit key, 128 bit block)\nAES-128-GCM  (128 bit key, 128 bit block, TLS client/server mode only)\nCHACHA20-POLY1305  (256 bit key, stream cipher, TLS client/server mode only)\n";
+        assert_eq!(
+            parse_openvpn_ciphers(t),
+            ["AES-128-CBC", "AES-128-GCM", "CHACHA20-POLY1305"]
+        );
+    }
+
+    #[test]
+    fn short_versions() {
+        assert_eq!(
+            short_version("OpenVPN 2.6.14 x86_64-pc-linux-gnu [SSL (OpenSSL)]"),
+            "OpenVPN 2.6.14"
+        );
+        assert_eq!(
+            short_version("wireguard-go v0.0.20250522"),
+            "wireguard-go 0.0.20250522"
+        );
+    }
+}
