@@ -32,6 +32,9 @@ struct Entry {
 }
 
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+/// Held while entries taken out of the registry are being undone, so that a second
+/// signal's `release_all` waits for them instead of exiting halfway.
+static UNDOING: Mutex<()> = Mutex::new(());
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
 /// Prefix of every name we give to system-wide things (namespaces, links, temp dirs),
@@ -98,6 +101,7 @@ impl Guard {
 
     /// Stops one process now (and forgets it), e.g. between measurement points.
     pub fn stop_process(&self, pid: i32) {
+        let _undoing = UNDOING.lock().unwrap_or_else(|e| e.into_inner());
         let entry = {
             let mut reg = lock();
             let i = reg.iter().position(|e| {
@@ -113,6 +117,7 @@ impl Guard {
 
     /// Undoes everything this guard owns, newest first.
     pub fn release(&self) {
+        let _undoing = UNDOING.lock().unwrap_or_else(|e| e.into_inner());
         let mine: Vec<Entry> = {
             let mut reg = lock();
             let (mine, rest): (Vec<Entry>, Vec<Entry>) =
@@ -134,6 +139,7 @@ impl Drop for Guard {
 
 /// Undoes every guard's resources: for the second signal, just before exiting.
 pub fn release_all() {
+    let _undoing = UNDOING.lock().unwrap_or_else(|e| e.into_inner());
     let all: Vec<Entry> = lock().drain(..).collect();
     for e in all.iter().rev() {
         undo(&e.resource);

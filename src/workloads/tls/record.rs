@@ -1,0 +1,125 @@
+//! The tls record: one measured point (a suite or a mix, a file, a concurrency), in the
+//! same JSON Lines envelope as `speed` records. See docs/records.md, "tls record".
+
+use serde::{Deserialize, Serialize};
+
+/// Latency percentiles from the generator, in milliseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// One suite's share of a mixed point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MixPart {
+    pub suite: String,
+    pub negotiated: String,
+    /// Share of the connections asked for, in percent.
+    pub percent: f64,
+    pub connections: u32,
+    pub requests: u64,
+    pub requests_per_s: f64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub latency_ms: Option<Latency>,
+    pub server_requests: u64,
+    pub port: u16,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TlsRecord {
+    /// "record".
+    pub kind: String,
+    pub run_id: String,
+    /// "tls".
+    pub workload: String,
+    /// "http", "null", an OpenSSL suite name, or "mix".
+    pub suite: String,
+    /// "http", "TLSv1.2" or "TLSv1.3" (for a mix: both parts' joined by "+").
+    pub protocol: String,
+    /// `$ssl_protocol $ssl_cipher` as nginx logged it for every request of the point
+    /// ("- -" for plain HTTP); for a mix, the parts' joined by " + ".
+    pub negotiated: String,
+    /// The parts of a `--mix` point; null otherwise.
+    pub mix: Option<Vec<MixPart>>,
+    /// "wrk" or "h2load".
+    pub generator: String,
+    /// A new connection (and full handshake) for every request.
+    pub handshake: bool,
+    /// "rsa2048" or "ecdsa-p256".
+    pub cert: String,
+    /// "random" (incompressible), "html" or "html+gzip".
+    pub content: String,
+    /// Size of the file on disk, in bytes.
+    pub file_size: u64,
+    /// Connections open at once.
+    pub concurrency: u32,
+    /// Seconds asked for, and measured by the generator.
+    pub duration_s: f64,
+    pub wall_s: f64,
+    /// Responses the generator completed, and those it counted as errors (socket errors,
+    /// timeouts, status >= 400).
+    pub requests: u64,
+    pub errors: u64,
+    /// Response bytes (HTTP headers and body, after TLS) the generator received.
+    pub bytes: u64,
+    pub requests_per_s: f64,
+    pub throughput_bps: f64,
+    /// Null for a mix (see each part's).
+    pub latency_ms: Option<Latency>,
+    /// Requests nginx logged, bytes it sent ($bytes_sent) and of them body bytes, and
+    /// the distinct connections they came on.
+    pub server_requests: u64,
+    pub server_bytes: u64,
+    pub server_body_bytes: u64,
+    pub server_connections: u64,
+    /// Logged requests whose `$ssl_protocol $ssl_cipher` was the suite asked for: a point
+    /// is kept only when this equals server_requests.
+    pub negotiated_requests: u64,
+    /// CPU seconds of all nginx workers during the load (from /proc/<pid>/stat).
+    pub server_cpu_s: f64,
+    pub server_cpu_user_s: f64,
+    pub server_cpu_sys_s: f64,
+    /// server_cpu_s / (wall x server CPUs), in percent.
+    pub server_cpu_pct: f64,
+    pub server_workers: u32,
+    pub server_cpus: Vec<usize>,
+    /// CPU seconds of the load generator process(es).
+    pub client_cpu_s: f64,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    /// client_cpu_s / (wall x usable generator CPUs), in percent.
+    pub client_cpu_pct: f64,
+    pub client_threads: u32,
+    pub client_cpus: Vec<usize>,
+    /// The generator used (nearly) all the CPU it had: the server was not the limit.
+    pub generator_bound: bool,
+    /// CPU that other processes used on the server and generator CPUs during the
+    /// point, in percent of those CPUs; `disturbed` when it reached 10%.
+    pub others_cpu_pct: f64,
+    pub disturbed: bool,
+    /// Server CPU seconds per 10^9 bytes sent ($bytes_sent), and per logged request.
+    pub cpu_s_per_gb: f64,
+    pub cpu_ms_per_request: f64,
+    /// Ports of the server blocks used.
+    pub ports: Vec<u16>,
+    pub notes: Vec<String>,
+}
+
+/// A point that was not kept, and why.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Refusal {
+    pub suite: String,
+    pub content: String,
+    pub file_size: u64,
+    pub concurrency: u32,
+    /// "refused" (measured but failed a check) or "skipped" (not applicable).
+    pub kind: String,
+    pub reason: String,
+}

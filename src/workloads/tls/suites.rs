@@ -1,0 +1,484 @@
+//! Cipher suites: what this OpenSSL offers with our certificate, the names a user may
+//! give (OpenSSL names, short names, `http`, `null`), and `--mix`.
+
+use crate::algorithms::Algorithm;
+use serde::Serialize;
+
+/// The certificate's key type, which decides the TLS 1.2 suites that can be served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CertKind {
+    /// RSA-2048.
+    Rsa,
+    /// ECDSA on P-256.
+    Ecdsa,
+}
+
+impl CertKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            CertKind::Rsa => "rsa2048",
+            CertKind::Ecdsa => "ecdsa-p256",
+        }
+    }
+    /// OpenSSL's `Au=` value for suites this certificate can serve.
+    fn au(self) -> &'static str {
+        match self {
+            CertKind::Rsa => "RSA",
+            CertKind::Ecdsa => "ECDSA",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Proto {
+    #[serde(rename = "http")]
+    Http,
+    #[serde(rename = "TLSv1.2")]
+    Tls12,
+    #[serde(rename = "TLSv1.3")]
+    Tls13,
+}
+
+impl Proto {
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Http => "http",
+            Proto::Tls12 => "TLSv1.2",
+            Proto::Tls13 => "TLSv1.3",
+        }
+    }
+}
+
+/// One line of `openssl ciphers -v`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offered {
+    pub name: String,
+    pub version: String,
+    pub kx: String,
+    pub au: String,
+    pub enc: String,
+    pub mac: String,
+}
+
+pub fn parse_ciphers(text: &str) -> Vec<Offered> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let get = |k: &str| {
+                f.iter()
+                    .find_map(|x| x.strip_prefix(k))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            (f.len() >= 6).then(|| Offered {
+                name: f[0].to_string(),
+                version: f[1].to_string(),
+                kx: get("Kx="),
+                au: get("Au="),
+                enc: get("Enc="),
+                mac: get("Mac="),
+            })
+        })
+        .collect()
+}
+
+/// A suite as measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Suite {
+    /// The name in records: "http", "null", or the OpenSSL name.
+    pub name: String,
+    /// The OpenSSL suite configured on both ends; None for plain HTTP.
+    pub cipher: Option<String>,
+    pub proto: Proto,
+    /// An eNULL suite: both ends need @SECLEVEL=0.
+    pub null: bool,
+    /// OpenSSL's description of the record protection, e.g. "AESGCM(128)/AEAD".
+    pub enc: String,
+}
+
+impl Suite {
+    pub fn http() -> Suite {
+        Suite {
+            name: "http".into(),
+            cipher: None,
+            proto: Proto::Http,
+            null: false,
+            enc: "none (plain HTTP)".into(),
+        }
+    }
+
+    /// What nginx logs as `$ssl_protocol $ssl_cipher` for every request of this suite
+    /// (nginx writes "-" for an empty variable).
+    pub fn expected_log(&self) -> String {
+        match &self.cipher {
+            None => "- -".into(),
+            Some(c) => format!("{} {c}", self.proto.name()),
+        }
+    }
+
+    /// The primitives that protect its records, for the cost of the cipher measured
+    /// alone; None when the catalogue lacks one of them.
+    pub fn primitives(&self) -> Option<Vec<Algorithm>> {
+        let enc = self.enc.to_ascii_uppercase();
+        let (e, m) = enc.split_once('/').unwrap_or((&enc, ""));
+        let mut out = Vec::new();
+        match e {
+            "AESGCM(128)" => out.push(Algorithm::parse("aes-128-gcm")?),
+            "AESGCM(256)" => out.push(Algorithm::parse("aes-256-gcm")?),
+            "CHACHA20/POLY1305(256)" | "CHACHA20" => {
+                out.push(Algorithm::parse("chacha20-poly1305")?)
+            }
+            "AES(128)" => out.push(Algorithm::parse("aes-128-cbc")?),
+            "AES(256)" => out.push(Algorithm::parse("aes-256-cbc")?),
+            "NONE" => {}
+            _ => return None,
+        }
+        // CHACHA20/POLY1305(256) splits at the '/', leaving "POLY1305(256)/AEAD".
+        let mac = m.rsplit('/').next().unwrap_or("");
+        match mac {
+            "AEAD" | "" => {}
+            // HMAC over a 16 KiB record costs the hash of it plus two blocks.
+            "SHA1" => out.push(Algorithm::parse("sha1")?),
+            "SHA256" => out.push(Algorithm::parse("hmac-sha256")?),
+            _ => return None,
+        }
+        if e.starts_with("CHACHA20") && out.len() > 1 {
+            out.truncate(1);
+        }
+        Some(out)
+    }
+}
+
+/// Short names: TLS 1.3 by default, `tls12-` for the TLS 1.2 ECDHE suites.
+const ALIASES: &[(&str, &str)] = &[
+    ("aes128gcm", "TLS_AES_128_GCM_SHA256"),
+    ("aes256gcm", "TLS_AES_256_GCM_SHA384"),
+    ("chacha", "TLS_CHACHA20_POLY1305_SHA256"),
+    ("chacha20", "TLS_CHACHA20_POLY1305_SHA256"),
+    ("tls12-aes128gcm", "ECDHE-{AU}-AES128-GCM-SHA256"),
+    ("tls12-aes256gcm", "ECDHE-{AU}-AES256-GCM-SHA384"),
+    ("tls12-chacha", "ECDHE-{AU}-CHACHA20-POLY1305"),
+    ("tls12-aes128cbc", "ECDHE-{AU}-AES128-SHA256"),
+];
+
+/// The default suites, in the order measured.
+const DEFAULTS: &[&str] = &[
+    "ECDHE-{AU}-AES128-GCM-SHA256",
+    "ECDHE-{AU}-AES256-GCM-SHA384",
+    "ECDHE-{AU}-CHACHA20-POLY1305",
+    "ECDHE-{AU}-AES128-SHA256",
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+    "http",
+    "null",
+];
+
+/// The null-cipher ceiling: same key exchange and authentication as the ECDHE suites,
+/// no encryption (HMAC-SHA1 still protects each record: TLS has no MAC-less suite).
+const NULL_SUITE: &str = "ECDHE-{AU}-NULL-SHA";
+
+/// What this OpenSSL can serve with our certificate.
+pub struct Catalogue {
+    pub cert: CertKind,
+    offered: Vec<Offered>,
+}
+
+impl Catalogue {
+    pub fn new(offered: Vec<Offered>, cert: CertKind) -> Catalogue {
+        Catalogue { cert, offered }
+    }
+
+    fn fill(&self, template: &str) -> String {
+        template.replace("{AU}", self.cert.au())
+    }
+
+    /// Suites we can configure: every TLS 1.3 suite, and TLS 1.2 suites with ECDHE (or
+    /// RSA) key exchange authenticated by our certificate.
+    fn servable(&self, o: &Offered) -> bool {
+        if o.version == "TLSv1.3" {
+            return true;
+        }
+        o.au == self.cert.au() && (o.kx == "ECDH" || (o.kx == "RSA" && self.cert == CertKind::Rsa))
+    }
+
+    fn lookup(&self, cipher: &str) -> Option<&Offered> {
+        self.offered
+            .iter()
+            .find(|o| o.name.eq_ignore_ascii_case(cipher) && self.servable(o))
+    }
+
+    fn suite(&self, name: &str, o: &Offered) -> Suite {
+        Suite {
+            name: name.to_string(),
+            cipher: Some(o.name.clone()),
+            proto: if o.version == "TLSv1.3" {
+                Proto::Tls13
+            } else {
+                Proto::Tls12
+            },
+            null: o.enc.eq_ignore_ascii_case("None"),
+            enc: format!("{}/{}", o.enc, o.mac),
+        }
+    }
+
+    /// Every name `--suites` accepts here.
+    pub fn valid_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = vec!["http".into()];
+        if self.lookup(&self.fill(NULL_SUITE)).is_some() {
+            v.push("null".into());
+        }
+        for (a, t) in ALIASES {
+            if self.lookup(&self.fill(t)).is_some() {
+                v.push((*a).into());
+            }
+        }
+        v.extend(
+            self.offered
+                .iter()
+                .filter(|o| self.servable(o))
+                .map(|o| o.name.clone()),
+        );
+        v
+    }
+
+    /// One name as given by the user.
+    pub fn resolve(&self, given: &str) -> Result<Suite, String> {
+        let g = given.trim();
+        if g.eq_ignore_ascii_case("http") {
+            return Ok(Suite::http());
+        }
+        if g.eq_ignore_ascii_case("null") {
+            let c = self.fill(NULL_SUITE);
+            return match self.lookup(&c) {
+                Some(o) => Ok(self.suite("null", o)),
+                None => Err(format!(
+                    "suite null ({c}) is not offered by this OpenSSL: valid suites here: {}",
+                    self.valid_names().join(", ")
+                )),
+            };
+        }
+        let cipher = ALIASES
+            .iter()
+            .find(|(a, _)| a.eq_ignore_ascii_case(g))
+            .map(|(_, t)| self.fill(t))
+            .unwrap_or_else(|| g.to_string());
+        if let Some(o) = self.lookup(&cipher) {
+            return Ok(self.suite(&o.name.clone(), o));
+        }
+        // A TLS 1.2 suite for the other certificate type: say which to use.
+        let other = match self.cert {
+            CertKind::Rsa => ("-ECDSA-", "-RSA-"),
+            CertKind::Ecdsa => ("-RSA-", "-ECDSA-"),
+        };
+        let upper = cipher.to_ascii_uppercase();
+        if upper.contains(other.0) && self.offered.iter().any(|o| o.name == upper) {
+            let twin = upper.replace(other.0, other.1);
+            let known_for = if self.cert == CertKind::Rsa {
+                "an ECDSA certificate (--cert ecdsa)"
+            } else {
+                "an RSA certificate (--cert rsa)"
+            };
+            return Err(format!(
+                "suite {upper} needs {known_for}; with this certificate use {twin}"
+            ));
+        }
+        Err(format!(
+            "suite '{g}' is not offered by this OpenSSL with a{} certificate: valid suites here: {}",
+            if self.cert == CertKind::Rsa {
+                "n RSA"
+            } else {
+                "n ECDSA"
+            },
+            self.valid_names().join(", ")
+        ))
+    }
+
+    /// `--suites LIST`, or the defaults (skipping, with a note, any default this OpenSSL
+    /// lacks). Duplicates are dropped.
+    pub fn select(&self, list: Option<&str>) -> Result<(Vec<Suite>, Vec<String>), String> {
+        let mut out: Vec<Suite> = Vec::new();
+        let mut notes = Vec::new();
+        match list {
+            Some(l) => {
+                let names: Vec<&str> = l.split(',').filter(|s| !s.trim().is_empty()).collect();
+                if names.is_empty() {
+                    return Err(format!(
+                        "--suites is empty: valid suites here: {}",
+                        self.valid_names().join(", ")
+                    ));
+                }
+                for n in names {
+                    let s = self.resolve(n)?;
+                    if !out.iter().any(|x| x.name == s.name) {
+                        out.push(s);
+                    }
+                }
+            }
+            None => {
+                for t in DEFAULTS {
+                    match self.resolve(&self.fill(t)) {
+                        Ok(s) => out.push(s),
+                        Err(_) => notes.push(format!(
+                            "default suite {} skipped: this OpenSSL does not offer it",
+                            self.fill(t)
+                        )),
+                    }
+                }
+            }
+        }
+        Ok((out, notes))
+    }
+}
+
+/// `--mix a=10%,b=90%`: two suites sharing one server, with their share of connections.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mix {
+    /// As given, for display and records.
+    pub spec: String,
+    pub parts: Vec<(Suite, f64)>,
+}
+
+pub fn parse_mix(spec: &str, cat: &Catalogue) -> Result<Mix, String> {
+    let bad = || {
+        format!("invalid --mix '{spec}': give two suites with their share of connections, e.g. --mix chacha=10%,aes128gcm=90%")
+    };
+    let mut parts = Vec::new();
+    for p in spec.split(',') {
+        let (name, pct) = p.split_once('=').ok_or_else(bad)?;
+        let pct: f64 = pct
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| bad())?;
+        if !(pct > 0.0 && pct < 100.0) {
+            return Err(bad());
+        }
+        parts.push((cat.resolve(name)?, pct));
+    }
+    if parts.len() != 2 || (parts[0].1 + parts[1].1 - 100.0).abs() > 0.01 {
+        return Err(format!(
+            "invalid --mix '{spec}': two suites whose shares add up to 100%, e.g. --mix chacha=10%,aes128gcm=90%"
+        ));
+    }
+    if parts[0].0.name == parts[1].0.name {
+        return Err(format!(
+            "invalid --mix '{spec}': the two suites must differ"
+        ));
+    }
+    Ok(Mix {
+        spec: spec.to_string(),
+        parts,
+    })
+}
+
+/// Connections of each part of a mix at total concurrency `c` (each at least 1); None
+/// when `c` is too small to split.
+pub fn split_connections(c: u32, pcts: &[f64]) -> Option<Vec<u32>> {
+    if c < pcts.len() as u32 {
+        return None;
+    }
+    let first = ((c as f64 * pcts[0] / 100.0).round() as u32).clamp(1, c - 1);
+    Some(vec![first, c - first])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CIPHERS: &str = "\
+TLS_AES_256_GCM_SHA384         TLSv1.3 Kx=any      Au=any   Enc=AESGCM(256)            Mac=AEAD
+TLS_CHACHA20_POLY1305_SHA256   TLSv1.3 Kx=any      Au=any   Enc=CHACHA20/POLY1305(256) Mac=AEAD
+TLS_AES_128_GCM_SHA256         TLSv1.3 Kx=any      Au=any   Enc=AESGCM(128)            Mac=AEAD
+ECDHE-ECDSA-AES256-GCM-SHA384  TLSv1.2 Kx=ECDH     Au=ECDSA Enc=AESGCM(256)            Mac=AEAD
+ECDHE-RSA-AES256-GCM-SHA384    TLSv1.2 Kx=ECDH     Au=RSA   Enc=AESGCM(256)            Mac=AEAD
+ECDHE-RSA-CHACHA20-POLY1305    TLSv1.2 Kx=ECDH     Au=RSA   Enc=CHACHA20/POLY1305(256) Mac=AEAD
+ECDHE-RSA-AES128-GCM-SHA256    TLSv1.2 Kx=ECDH     Au=RSA   Enc=AESGCM(128)            Mac=AEAD
+ECDHE-RSA-AES128-SHA256        TLSv1.2 Kx=ECDH     Au=RSA   Enc=AES(128)               Mac=SHA256
+ECDHE-RSA-NULL-SHA             TLSv1   Kx=ECDH     Au=RSA   Enc=None                   Mac=SHA1
+DHE-RSA-AES128-GCM-SHA256      TLSv1.2 Kx=DH       Au=RSA   Enc=AESGCM(128)            Mac=AEAD
+PSK-NULL-SHA                   SSLv3   Kx=PSK      Au=PSK   Enc=None                   Mac=SHA1
+";
+
+    fn cat() -> Catalogue {
+        Catalogue::new(parse_ciphers(CIPHERS), CertKind::Rsa)
+    }
+
+    #[test]
+    fn defaults_resolve_with_rsa() {
+        let (s, notes) = cat().select(None).unwrap();
+        let names: Vec<&str> = s.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names.len(), 9, "{names:?} {notes:?}");
+        assert_eq!(names[7], "http");
+        assert_eq!(names[8], "null");
+        let null = &s[8];
+        assert!(null.null);
+        assert_eq!(null.expected_log(), "TLSv1.2 ECDHE-RSA-NULL-SHA");
+        assert_eq!(s[4].expected_log(), "TLSv1.3 TLS_AES_128_GCM_SHA256");
+        assert_eq!(s[7].expected_log(), "- -");
+    }
+
+    #[test]
+    fn ecdsa_lacks_most_defaults_here_and_says_so() {
+        let c = Catalogue::new(parse_ciphers(CIPHERS), CertKind::Ecdsa);
+        let (s, notes) = c.select(None).unwrap();
+        assert!(s.iter().any(|s| s.name == "ECDHE-ECDSA-AES256-GCM-SHA384"));
+        assert!(!notes.is_empty());
+        let e = c.resolve("ECDHE-RSA-AES256-GCM-SHA384").unwrap_err();
+        assert!(e.contains("ECDHE-ECDSA-AES256-GCM-SHA384"), "{e}");
+    }
+
+    #[test]
+    fn unknown_and_unservable_suites_list_valid_ones() {
+        let e = cat().resolve("RC4-MD5").unwrap_err();
+        assert!(e.contains("valid suites here") && e.contains("TLS_AES_128_GCM_SHA256"));
+        assert!(
+            !e.contains(" DHE-RSA-AES128-GCM") && !e.contains("PSK-NULL"),
+            "{e}"
+        );
+        assert!(cat().resolve("DHE-RSA-AES128-GCM-SHA256").is_err());
+        assert_eq!(
+            cat().resolve("chacha").unwrap().name,
+            "TLS_CHACHA20_POLY1305_SHA256"
+        );
+        assert_eq!(
+            cat().resolve("tls12-aes128cbc").unwrap().name,
+            "ECDHE-RSA-AES128-SHA256"
+        );
+    }
+
+    #[test]
+    fn primitives_of_suites() {
+        let c = cat();
+        let p = |n: &str| {
+            c.resolve(n)
+                .unwrap()
+                .primitives()
+                .unwrap()
+                .iter()
+                .map(|a| a.name())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(p("aes128gcm"), ["aes-128-gcm"]);
+        assert_eq!(p("chacha"), ["chacha20-poly1305"]);
+        assert_eq!(p("tls12-chacha"), ["chacha20-poly1305"]);
+        assert_eq!(p("tls12-aes128cbc"), ["aes-128-cbc", "hmac-sha256"]);
+        assert_eq!(p("null"), ["sha1"]);
+        assert_eq!(Suite::http().primitives(), None);
+    }
+
+    #[test]
+    fn mixes_parse_and_split() {
+        let m = parse_mix("chacha=10%,aes128gcm=90%", &cat()).unwrap();
+        assert_eq!(m.parts[0].0.name, "TLS_CHACHA20_POLY1305_SHA256");
+        assert_eq!(m.parts[1].1, 90.0);
+        assert!(parse_mix("chacha=10%", &cat()).is_err());
+        assert!(parse_mix("chacha=10%,aes128gcm=80%", &cat()).is_err());
+        assert!(parse_mix("chacha=50,chacha=50", &cat()).is_err());
+        assert_eq!(split_connections(10, &[10.0, 90.0]), Some(vec![1, 9]));
+        assert_eq!(split_connections(2, &[10.0, 90.0]), Some(vec![1, 1]));
+        assert_eq!(split_connections(100, &[25.0, 75.0]), Some(vec![25, 75]));
+        assert_eq!(split_connections(1, &[10.0, 90.0]), None);
+    }
+}

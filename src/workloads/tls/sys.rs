@@ -1,0 +1,396 @@
+//! What `tls` needs from the operating system: /proc readings of processes it started,
+//! CPU sets, pinned spawning through the guard, bounded waits and free loopback ports.
+
+use crate::guard::Guard;
+use crate::measure::cpu::CpuTime;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The fields of /proc/<pid>/stat that we use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcStat {
+    pub comm: String,
+    pub state: char,
+    pub ppid: i32,
+    /// Clock ticks (USER_HZ) in user and kernel mode, the whole thread group.
+    pub utime: u64,
+    pub stime: u64,
+    /// Start time in ticks since boot: with the PID, it names one process for good.
+    pub starttime: u64,
+}
+
+/// Parses a /proc/<pid>/stat line. The command name may contain spaces and ')'.
+pub fn parse_stat(line: &str) -> Option<ProcStat> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let comm = line.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = line.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3 (state); field n is rest[n - 3].
+    let field = |n: usize| rest.get(n - 3).and_then(|s| s.parse::<u64>().ok());
+    Some(ProcStat {
+        comm,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        utime: field(14)?,
+        stime: field(15)?,
+        starttime: field(22)?,
+    })
+}
+
+pub fn stat(pid: i32) -> Option<ProcStat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// User and sys CPU seconds of a process (all its threads), from /proc/<pid>/stat.
+/// Resolution: one clock tick (usually 10 ms).
+pub fn cpu(pid: i32) -> Option<CpuTime> {
+    let s = stat(pid)?;
+    let hz = ticks_per_s();
+    Some(CpuTime {
+        user: s.utime as f64 / hz,
+        sys: s.stime as f64 / hz,
+    })
+}
+
+/// Direct children of `pid` (by scanning /proc), with their start times.
+pub fn children(pid: i32) -> Vec<(i32, u64)> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(s) = stat(p) {
+            if s.ppid == pid {
+                out.push((p, s.starttime));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether the process `pid` that started at `starttime` still exists (and is not a zombie).
+pub fn alive_since(pid: i32, starttime: u64) -> bool {
+    matches!(stat(pid), Some(s) if s.starttime == starttime && s.state != 'Z' && s.state != 'X')
+}
+
+/// Busy seconds of the given CPUs from /proc/stat: user, nice, system and steal (time
+/// in interrupts is left out, as the kernel may or may not charge it to processes).
+pub fn cpus_busy_s(cpus: &[usize]) -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let mut busy = 0u64;
+    for l in stat.lines() {
+        let Some(rest) = l.strip_prefix("cpu") else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let Some(Ok(n)) = f.next().map(|x| x.parse::<usize>()) else {
+            continue;
+        };
+        if !cpus.contains(&n) {
+            continue;
+        }
+        let v: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();
+        // user nice system idle iowait irq softirq steal
+        busy += [0usize, 1, 2, 7]
+            .iter()
+            .filter_map(|&i| v.get(i))
+            .sum::<u64>();
+    }
+    Some(busy as f64 / ticks_per_s())
+}
+
+/// The CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity writes into the zeroed set we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            let n = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            return (0..n).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Server and generator CPUs: disjoint halves when there are at least two (the server
+/// gets the larger half), otherwise both share all of them.
+pub fn split_cpus(cpus: &[usize]) -> (Vec<usize>, Vec<usize>, bool) {
+    if cpus.len() < 2 {
+        return (cpus.to_vec(), cpus.to_vec(), false);
+    }
+    let k = cpus.len().div_ceil(2);
+    (cpus[..k].to_vec(), cpus[k..].to_vec(), true)
+}
+
+/// "0-3,6" style list for display.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// Spawns `cmd` owned by `guard`: in its own process group (a terminal's Ctrl-C reaches
+/// only cryptobench, which stops everything in order), told to die with us if we are
+/// killed outright, and pinned to `cpus` when given.
+pub fn spawn(
+    guard: &Guard,
+    cmd: &mut Command,
+    name: &str,
+    cpus: Option<&[usize]>,
+) -> Result<i32, String> {
+    let set = cpus.map(|cpus| {
+        // SAFETY: building a cpu_set_t in memory we own.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            set
+        }
+    });
+    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+    // system calls on the child itself.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setpgid(0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
+            if let Some(set) = &set {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let child = guard.spawn(cmd, name)?;
+    Ok(child.id() as i32)
+}
+
+/// How a process ended.
+#[derive(Clone, Copy, Debug)]
+pub struct Exit {
+    /// Exit code, or None when killed by a signal.
+    pub code: Option<i32>,
+    /// CPU of the whole process, read from /proc while it was a zombie.
+    pub cpu: CpuTime,
+}
+
+/// If `pid` (our child) has exited, its exit status and CPU time, read before it is
+/// reaped (so the PID cannot be reused meanwhile); then the guard reaps and forgets it.
+pub fn try_exit(guard: &Guard, pid: i32) -> Option<Exit> {
+    // SAFETY: waitid on our own child with WNOWAIT only reads its state.
+    let info = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        if r != 0 || info.si_pid() == 0 {
+            return None;
+        }
+        info
+    };
+    let cpu = cpu(pid).unwrap_or_default();
+    // SAFETY: reading the fields waitid filled in.
+    let (code, status) = unsafe { (info.si_code, info.si_status()) };
+    guard.stop_process(pid);
+    Some(Exit {
+        code: (code == libc::CLD_EXITED).then_some(status),
+        cpu,
+    })
+}
+
+/// Runs a short helper (openssl, nginx -V, ...) owned by the guard, bounded in time.
+/// Returns (exit code, stdout, stderr).
+pub fn run_bounded(
+    guard: &Guard,
+    dir: &Path,
+    argv: &[&str],
+    env: &[(&str, &Path)],
+    limit: Duration,
+) -> Result<(Option<i32>, String, String), String> {
+    let tag = format!(
+        "{}-{}",
+        Path::new(argv[0])
+            .file_name()
+            .and_then(|s| s.to_str())
+            .unwrap_or("cmd"),
+        NEXT_TAG.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let out_path = dir.join(format!("{tag}.out"));
+    let err_path = dir.join(format!("{tag}.err"));
+    let out = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
+    let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(argv[0]);
+    cmd.args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let pid = spawn(guard, &mut cmd, argv[0], None)?;
+    let start = Instant::now();
+    let exit = loop {
+        if let Some(e) = try_exit(guard, pid) {
+            break e;
+        }
+        if start.elapsed() > limit {
+            guard.stop_process(pid);
+            return Err(format!(
+                "{} did not finish within {} s",
+                argv.join(" "),
+                limit.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let read = |p: &PathBuf| {
+        let s = std::fs::read_to_string(p).unwrap_or_default();
+        let _ = std::fs::remove_file(p);
+        s
+    };
+    Ok((exit.code, read(&out_path), read(&err_path)))
+}
+
+static NEXT_TAG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// `n` distinct free TCP ports on 127.0.0.1 (held together while chosen, then released
+/// for nginx to bind).
+pub fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("cannot find a free port on 127.0.0.1: {e}"))?;
+    listeners
+        .iter()
+        .map(|l| {
+            l.local_addr()
+                .map(|a| a.port())
+                .map_err(|e| format!("cannot find a free port on 127.0.0.1: {e}"))
+        })
+        .collect()
+}
+
+/// Finds a program: an explicit path, then PATH, then the sbin directories that a
+/// non-root PATH often lacks.
+pub fn find_program(name: &str, explicit: Option<&Path>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if let Some(p) = explicit {
+        return executable(p).then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/sbin", "/sbin", "/usr/local/sbin"]
+                .iter()
+                .map(PathBuf::from),
+        )
+        .map(|d| d.join(name))
+        .find(|p| executable(p))
+}
+
+/// Raises the soft open-file limit towards `want` (children inherit it). Returns the
+/// soft limit now in force.
+pub fn raise_nofile(want: u64) -> u64 {
+    // SAFETY: getrlimit/setrlimit on our own process with a struct we own.
+    unsafe {
+        let mut rl: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) != 0 {
+            return 1024;
+        }
+        if rl.rlim_cur < want {
+            let new = libc::rlimit {
+                rlim_cur: want.min(rl.rlim_max),
+                rlim_max: rl.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &new) == 0 {
+                return new.rlim_cur;
+            }
+        }
+        rl.rlim_cur
+    }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_names_parse() {
+        let line = "1234 (nginx: a) b) S 1200 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0 98765 1000 10 0";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.comm, "nginx: a) b");
+        assert_eq!(s.state, 'S');
+        assert_eq!(s.ppid, 1200);
+        assert_eq!((s.utime, s.stime), (250, 75));
+        assert_eq!(s.starttime, 98765);
+    }
+
+    #[test]
+    fn our_own_stat_reads() {
+        let me = std::process::id() as i32;
+        let s = stat(me).unwrap();
+        assert!(alive_since(me, s.starttime));
+        assert!(!alive_since(me, s.starttime + 1));
+    }
+
+    #[test]
+    fn busy_time_of_our_cpus_reads() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        assert!(cpus_busy_s(&cpus).unwrap() > 0.0);
+    }
+
+    #[test]
+    fn cpus_split_into_disjoint_halves() {
+        assert_eq!(split_cpus(&[0]), (vec![0], vec![0], false));
+        assert_eq!(split_cpus(&[0, 1]), (vec![0], vec![1], true));
+        assert_eq!(split_cpus(&[0, 1, 2]), (vec![0, 1], vec![2], true));
+        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+    }
+}

@@ -1,0 +1,615 @@
+//! Runs the real `cryptobench tls`: real nginx, wrk and h2load on loopback, short
+//! sweeps of about 1 s per point. Speeds are never asserted; what every request
+//! negotiated, byte counts, the shares' arithmetic and cleanup are.
+//!
+//! Needs nginx, wrk and nghttp2-client (scripts/deps/tls.sh, run by .ci/run).
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp_file(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!(
+        "cryptobench-tls-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn json_run(args: &[&str], output: &Path) -> Value {
+    let mut a = vec!["tls"];
+    a.extend_from_slice(args);
+    let out = output.to_string_lossy().to_string();
+    a.extend(["--format", "json", "--output", &out]);
+    let o = run(&a);
+    assert!(o.status.success(), "{a:?} failed: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("--format json prints one JSON document")
+}
+
+fn lines(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .expect("results file exists")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+/// Every field of the tls record contract is present with its type.
+fn check_record_shape(r: &Value) {
+    assert_eq!(r["kind"], "record");
+    assert_eq!(r["workload"], "tls");
+    for k in [
+        "run_id",
+        "suite",
+        "protocol",
+        "negotiated",
+        "generator",
+        "cert",
+        "content",
+    ] {
+        assert!(r[k].is_string(), "{k} in {r}");
+    }
+    for k in [
+        "file_size",
+        "concurrency",
+        "requests",
+        "errors",
+        "bytes",
+        "server_requests",
+        "server_bytes",
+        "server_body_bytes",
+        "server_connections",
+        "negotiated_requests",
+        "server_workers",
+        "client_threads",
+    ] {
+        assert!(r[k].is_u64(), "{k} in {r}");
+    }
+    for k in [
+        "duration_s",
+        "wall_s",
+        "requests_per_s",
+        "throughput_bps",
+        "server_cpu_s",
+        "server_cpu_user_s",
+        "server_cpu_sys_s",
+        "server_cpu_pct",
+        "client_cpu_s",
+        "client_cpu_user_s",
+        "client_cpu_sys_s",
+        "client_cpu_pct",
+        "cpu_s_per_gb",
+        "cpu_ms_per_request",
+    ] {
+        assert!(r[k].is_number(), "{k} in {r}");
+    }
+    assert!(r["handshake"].is_boolean() && r["generator_bound"].is_boolean());
+    assert!(r["ports"].as_array().is_some_and(|p| !p.is_empty()));
+    assert!(r["server_cpus"].is_array() && r["client_cpus"].is_array() && r["notes"].is_array());
+    if r["suite"] != "mix" {
+        let l = &r["latency_ms"];
+        for k in ["p50", "p75", "p90", "p99", "p999", "max", "mean"] {
+            assert!(l[k].is_number(), "latency {k} in {r}");
+        }
+        assert!(f(&l["p50"]) <= f(&l["p99"]) && f(&l["p99"]) <= f(&l["max"]) + 1e-9);
+    }
+}
+
+/// What nginx must have logged for every request of a suite.
+fn expected_negotiated(suite: &str, au: &str) -> String {
+    match suite {
+        "http" => "- -".into(),
+        "null" => format!("TLSv1.2 ECDHE-{au}-NULL-SHA"),
+        s if s.starts_with("TLS_") => format!("TLSv1.3 {s}"),
+        s => format!("TLSv1.2 {s}"),
+    }
+}
+
+fn check_every_request(r: &Value, au: &str) {
+    let suite = r["suite"].as_str().unwrap();
+    assert_eq!(r["negotiated"], expected_negotiated(suite, au), "{r}");
+    let requests = u(&r["requests"]);
+    assert!(requests > 0, "{r}");
+    // The point is kept only if every logged request used the suite.
+    assert_eq!(r["negotiated_requests"], r["server_requests"]);
+    assert!(u(&r["server_requests"]) >= requests, "{r}");
+    assert!(f(&r["server_cpu_s"]) > 0.0, "{r}");
+    assert!(f(&r["client_cpu_s"]) > 0.0, "{r}");
+}
+
+/// Bytes the generator received: every completed response is the file plus headers,
+/// and at most one partial response per connection comes on top.
+fn check_bytes(r: &Value) {
+    let size = u(&r["file_size"]);
+    let n = u(&r["requests"]);
+    let c = u(&r["concurrency"]);
+    let bytes = u(&r["bytes"]);
+    assert!(bytes >= n * size, "bytes {bytes} < {n} x {size}: {r}");
+    assert!(
+        bytes <= (n + c) * (size + 1024),
+        "bytes {bytes} > ({n} + {c}) x ({size} + headers): {r}"
+    );
+    let body = u(&r["server_body_bytes"]);
+    assert!(
+        body >= n * size,
+        "nginx sent {body} body bytes for {n} x {size}"
+    );
+    assert!(u(&r["server_bytes"]) > body);
+    let tput = f(&r["throughput_bps"]);
+    let expect = bytes as f64 / f(&r["wall_s"]);
+    assert!(
+        (tput - expect).abs() <= expect * 1e-6 + 1.0,
+        "{tput} vs {expect}"
+    );
+}
+
+#[test]
+fn a_sweep_checks_every_request_and_computes_the_crypto_share() {
+    let out = temp_file("sweep.jsonl");
+    let v = json_run(
+        &[
+            "--suites",
+            "aes128gcm,tls12-chacha,null,http",
+            "--files",
+            "4k,100k",
+            "--concurrency",
+            "1,8",
+            "--duration",
+            "1",
+        ],
+        &out,
+    );
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["environment"]["kind"], "environment");
+    let libs: Vec<&str> = v["environment"]["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["impl"].as_str().unwrap())
+        .collect();
+    for l in ["nginx", "openssl", "wrk", "h2load"] {
+        assert!(
+            libs.contains(&l),
+            "{l} version in the environment: {libs:?}"
+        );
+    }
+    assert_eq!(
+        v["refused"].as_array().unwrap().len(),
+        0,
+        "{}",
+        v["refused"]
+    );
+    let recs = v["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 4 * 2 * 2);
+    for r in recs {
+        check_record_shape(r);
+        check_every_request(r, "RSA");
+        check_bytes(r);
+        assert_eq!(r["generator"], "wrk");
+        assert_eq!(r["handshake"], false);
+    }
+    // Keep-alive: one connection per client connection, not per request.
+    for r in recs {
+        assert!(
+            u(&r["server_connections"]) <= u(&r["concurrency"]) + 1,
+            "{r}"
+        );
+    }
+
+    // The JSON Lines file: the environment, then the same records.
+    let jl = lines(&out);
+    assert_eq!(jl[0]["kind"], "environment");
+    assert_eq!(jl.len(), 1 + recs.len());
+    for (a, b) in jl[1..].iter().zip(recs) {
+        check_record_shape(a);
+        assert_eq!(a, b);
+    }
+
+    // A share per suite and file (and pooled), from the null suite of the same run.
+    let shares = v["analysis"]["shares"].as_array().unwrap();
+    for suite in ["TLS_AES_128_GCM_SHA256", "ECDHE-RSA-CHACHA20-POLY1305"] {
+        for size in [4096u64, 102400] {
+            let s = shares
+                .iter()
+                .find(|s| s["suite"] == suite && s["file_size"] == size)
+                .unwrap_or_else(|| panic!("share of {suite} at {size}"));
+            // The suite's CPU per GB over its points, and the null's at the same points
+            // weighted by the suite's bytes at each.
+            let at = |name: &str, c: u64| {
+                recs.iter()
+                    .find(|r| r["suite"] == name && r["file_size"] == size && r["concurrency"] == c)
+                    .unwrap()
+            };
+            let (mut cpu, mut bytes, mut null_w) = (0.0, 0u64, 0.0);
+            for c in [1u64, 8] {
+                let (r, n) = (at(suite, c), at("null", c));
+                cpu += f(&r["server_cpu_s"]);
+                bytes += u(&r["server_bytes"]);
+                let n_per_gb = f(&n["server_cpu_s"]) / (u(&n["server_bytes"]) as f64 / 1e9);
+                null_w += n_per_gb * u(&r["server_bytes"]) as f64;
+            }
+            let (cs, cn) = (cpu / (bytes as f64 / 1e9), null_w / bytes as f64);
+            let share = (cs - cn) / cs;
+            assert!((f(&s["share"]) - share).abs() < 1e-9, "{s}");
+            assert!((f(&s["ceiling_speedup"]) - 1.0 / (1.0 - share)).abs() < 1e-6);
+            assert!(
+                s["cipher_alone_s_per_gb"].as_f64().is_some_and(|x| x > 0.0),
+                "{s}"
+            );
+        }
+        assert!(shares
+            .iter()
+            .any(|s| s["suite"] == suite && s["file_size"].is_null()));
+    }
+    assert!(!shares
+        .iter()
+        .any(|s| s["suite"] == "http" || s["suite"] == "null"));
+    let refs = v["analysis"]["references"].as_array().unwrap();
+    assert!(refs.iter().any(|r| r["suite"] == "null"));
+    assert!(refs.iter().any(|r| r["suite"] == "http"));
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn h2load_handshake_mode_with_ecdsa_opens_a_connection_per_request() {
+    let out = temp_file("h2load.jsonl");
+    let v = json_run(
+        &[
+            "--generator",
+            "h2load",
+            "--handshake",
+            "--cert",
+            "ecdsa",
+            "--suites",
+            "aes256gcm,null",
+            "--files",
+            "4k",
+            "--concurrency",
+            "4",
+            "--duration",
+            "1",
+        ],
+        &out,
+    );
+    let recs = v["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2, "{}", v["refused"]);
+    for r in recs {
+        check_record_shape(r);
+        check_every_request(r, "ECDSA");
+        check_bytes(r);
+        assert_eq!(r["generator"], "h2load");
+        assert_eq!(r["handshake"], true);
+        assert_eq!(r["cert"], "ecdsa-p256");
+        // Every request on its own connection (full handshake; no resumption).
+        let (conns, reqs) = (u(&r["server_connections"]), u(&r["server_requests"]));
+        assert_eq!(conns, reqs, "{r}");
+    }
+    assert!(v["analysis"]["shares"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["suite"] == "TLS_AES_256_GCM_SHA384"));
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn a_mix_splits_connections_on_one_server_and_compares_with_each_suite() {
+    let out = temp_file("mix.jsonl");
+    let o = run(&[
+        "tls",
+        "--suites",
+        "http",
+        "--mix",
+        "chacha=25%,aes128gcm=75%",
+        "--files",
+        "4k",
+        "--concurrency",
+        "1,4",
+        "--duration",
+        "1",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("Mixed connections (--mix chacha=25%,aes128gcm=75%)"),
+        "{table}"
+    );
+    assert!(table.contains("mix 25%/75%"), "{table}");
+    assert!(
+        table.contains("a mix needs at least 2 connections"),
+        "{table}"
+    );
+    let recs: Vec<Value> = lines(&out).into_iter().skip(1).collect();
+    // http, chacha and aes128gcm at c=1 and c=4, and the mix at c=4.
+    assert_eq!(recs.len(), 7);
+    let m = recs
+        .iter()
+        .find(|r| r["suite"] == "mix")
+        .expect("mix record");
+    check_record_shape(m);
+    let parts = m["mix"].as_array().unwrap();
+    assert_eq!(parts[0]["suite"], "TLS_CHACHA20_POLY1305_SHA256");
+    assert_eq!(
+        parts[0]["negotiated"],
+        "TLSv1.3 TLS_CHACHA20_POLY1305_SHA256"
+    );
+    assert_eq!(parts[1]["negotiated"], "TLSv1.3 TLS_AES_128_GCM_SHA256");
+    assert_eq!(
+        (u(&parts[0]["connections"]), u(&parts[1]["connections"])),
+        (1, 3)
+    );
+    let total: u64 = parts.iter().map(|p| u(&p["requests"])).sum();
+    assert_eq!(total, u(&m["requests"]));
+    for p in parts {
+        assert!(u(&p["server_requests"]) >= u(&p["requests"]));
+        assert!(u(&p["requests"]) > 0);
+    }
+    assert_ne!(parts[0]["port"], parts[1]["port"]);
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn csv_and_markdown_render_the_points_and_the_shares() {
+    let o = run(&[
+        "tls",
+        "--suites",
+        "aes128gcm,null",
+        "--files",
+        "4k",
+        "--concurrency",
+        "2",
+        "--duration",
+        "1",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 3, "{csv}");
+    let head: Vec<&str> = rows[0].split(',').collect();
+    assert!(head.contains(&"negotiated") && head.contains(&"cpu_s_per_gb"));
+    for r in &rows[1..] {
+        assert_eq!(r.split(',').count(), head.len(), "{r}");
+    }
+    let o = run(&[
+        "tls",
+        "--suites",
+        "aes128gcm,null",
+        "--files",
+        "4k",
+        "--concurrency",
+        "2",
+        "--duration",
+        "1",
+        "--format",
+        "markdown",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.contains("| TLS_AES_128_GCM_SHA256 | 4k | 2 |"), "{md}");
+    assert!(
+        md.contains("| suite | file | s/GB | null s/GB | share |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["tls", "--concurrency", "0"], "concurrency"),
+        (&["tls", "--concurrency", "1,10001"], "concurrency"),
+        (&["tls", "--duration", "0.5"], "duration"),
+        (&["tls", "--files", "0"], "file size"),
+        (&["tls", "--files", "4k,2g"], "1g"),
+        (&["tls", "--suites", "RC4-MD5"], "valid suites here"),
+        (
+            &["tls", "--suites", "ECDHE-ECDSA-AES128-GCM-SHA256"],
+            "ECDHE-RSA-AES128-GCM-SHA256",
+        ),
+        (&["tls", "--mix", "chacha=10%"], "--mix"),
+        (&["tls", "--nginx", "/nonexistent/nginx"], "package nginx"),
+        (&["tls", "--format", "openssl"], "openssl"),
+    ];
+    for (args, needle) in cases {
+        let o = run(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: one line: {e}");
+        assert!(e.contains(needle), "{args:?}: '{needle}' in {e}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // Generators missing from PATH: the package to install is named.
+    for (gen, pkg) in [("wrk", "package wrk"), ("h2load", "package nghttp2-client")] {
+        let o = bin()
+            .args(["tls", "--generator", gen, "--nginx", "/usr/sbin/nginx"])
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(e.contains(pkg), "{e}");
+    }
+    let list = run(&["tls", "--list"]);
+    assert!(list.status.success());
+    let l = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        l.contains("TLS_AES_128_GCM_SHA256") && l.contains("null"),
+        "{l}"
+    );
+}
+
+/// Our process's descendants: (pid, start time, name).
+fn descendants(root: i32) -> Vec<(i32, u64, String)> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some((ppid, start, comm)) = stat(pid) {
+            all.push((pid, ppid, start, comm));
+        }
+    }
+    let mut out: Vec<(i32, u64, String)> = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (pid, ppid, start, comm) in &all {
+            if *ppid == p {
+                out.push((*pid, *start, comm.clone()));
+                frontier.push(*pid);
+            }
+        }
+    }
+    out
+}
+
+fn stat(pid: i32) -> Option<(i32, u64, String)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let comm = s[s.find('(')? + 1..s.rfind(')')?].to_string();
+    let rest: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
+    if rest[0] == "Z" {
+        return None;
+    }
+    Some((rest[1].parse().ok()?, rest[19].parse().ok()?, comm))
+}
+
+fn listening(port: &str) -> bool {
+    let out = Command::new("ss")
+        .args(["-ltnH"])
+        .output()
+        .expect("ss runs");
+    String::from_utf8_lossy(&out.stdout).lines().any(|l| {
+        l.split_whitespace()
+            .any(|w| w.ends_with(&format!(":{port}")))
+    })
+}
+
+#[test]
+fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
+    let out = temp_file("sigint.jsonl");
+    let mut child = bin()
+        .args([
+            "tls",
+            "--suites",
+            "aes128gcm,null,http",
+            "--files",
+            "100k",
+            "--concurrency",
+            "4",
+            "--duration",
+            "3",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    // The first stderr line names the ports of the run.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let ports: Vec<String> = first
+        .trim()
+        .rsplit_once("ports ")
+        .expect("ports on the first line")
+        .1
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    assert_eq!(ports.len(), 3, "{first}");
+    // Wait until nginx and wrk run, and remember exactly which processes they are.
+    let start = Instant::now();
+    let procs = loop {
+        let d = descendants(pid);
+        if d.iter().any(|p| p.2 == "wrk") && d.iter().filter(|p| p.2 == "nginx").count() >= 2 {
+            break d;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "nginx and wrk never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        ports.iter().any(|p| listening(p)),
+        "nginx listens during the run"
+    );
+    let dirs = |pid: i32| -> Vec<PathBuf> {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("cbench-tls-{pid}-")))
+            })
+            .collect()
+    };
+    assert_eq!(
+        dirs(pid).len(),
+        1,
+        "the run's temp dir exists while it runs"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cryptobench did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+    assert_eq!(status.code(), Some(130), "{rest}");
+    for (p, start, name) in &procs {
+        let still = stat(*p).is_some_and(|(_, s, _)| s == *start);
+        assert!(!still, "{name} (pid {p}) is still running");
+    }
+    assert!(descendants(pid).is_empty());
+    for p in &ports {
+        assert!(!listening(p), "port {p} still listening");
+    }
+    assert!(dirs(pid).is_empty(), "temp dir left: {:?}", dirs(pid));
+    // Finished points were kept and flushed.
+    let jl = lines(&out);
+    assert_eq!(jl[0]["kind"], "environment");
+    let _ = std::fs::remove_file(&out);
+}
