@@ -65,7 +65,7 @@ pub fn select_impls(
     missing: &[Unavailable],
 ) -> Result<(Vec<usize>, Vec<Unavailable>), String> {
     let Some(list) = list else {
-        return Ok(((0..found.len()).collect(), Vec::new()));
+        return Ok(((0..found.len()).collect(), missing.to_vec()));
     };
     let known: Vec<&str> = crate::impls::NAMES.to_vec();
     let mut chosen = Vec::new();
@@ -83,7 +83,12 @@ pub fn select_impls(
                 chosen.push(i);
             }
         }
-        for u in missing.iter().filter(|u| m.is_match(&u.name)) {
+        // A missing variant is named "openssl [engine=afalg]": match its base name.
+        let base = |n: &str| n.split(" [").next().unwrap_or(n).to_string();
+        for u in missing
+            .iter()
+            .filter(|u| m.is_match(&u.name) || m.is_match(base(&u.name)))
+        {
             absent.push(u.clone());
         }
     }

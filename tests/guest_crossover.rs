@@ -112,3 +112,72 @@ fn openssl_against_af_alg_gives_curves_fits_crossover_and_cpu_table() {
         }
     }
 }
+
+/// Study 1's stack: libcrypto → afalg engine → AF_ALG → kernel driver, measured as
+/// openssl with variant engine=afalg beside plain openssl, with its driver named.
+#[test]
+fn openssl_afalg_engine_is_measured_with_its_driver() {
+    if std::env::var("CRYPTOBENCH_SKIP_GUEST").as_deref() == Ok("1") {
+        eprintln!("skipped: CRYPTOBENCH_SKIP_GUEST=1");
+        return;
+    }
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run");
+    let o = Command::new(&run)
+        .args([
+            "cryptobench",
+            "speed",
+            "--impl",
+            "openssl",
+            "--variant",
+            "engine=afalg",
+            "--alg",
+            "aes-*-cbc",
+            "--sizes",
+            "16,4k,64k",
+            "--time",
+            "0.03",
+            "--format",
+            "json",
+        ])
+        .env("CRYPTOBENCH_BIN", env!("CARGO_BIN_EXE_cryptobench"))
+        .env("GUEST_TIMEOUT", "600")
+        .output()
+        .expect("guest/run starts");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let refused: Vec<&Value> = v["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "refused")
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "the engine passes the known answers: {refused:?}"
+    );
+    let recs = v["records"].as_array().unwrap();
+    let engine: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["variant"] == "engine=afalg")
+        .collect();
+    assert_eq!(
+        engine.len(),
+        2 * 2 * 3,
+        "aes-128/256-cbc x enc/dec x 3 sizes"
+    );
+    for r in &engine {
+        assert_eq!(r["impl"], "openssl");
+        assert_eq!(r["access"], "engine");
+        assert_eq!(r["driver"], "cbc-aes-aesni", "{r}");
+    }
+    assert!(
+        recs.iter().any(|r| r["variant"].is_null()),
+        "plain openssl beside it"
+    );
+    assert!(!v["analysis"]["crossovers"].as_array().unwrap().is_empty());
+}

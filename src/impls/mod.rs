@@ -16,6 +16,7 @@ pub mod corrupt;
 pub mod cryptodev;
 pub mod libsodium;
 pub mod openssl;
+pub mod openssl_engine;
 pub mod ring;
 pub mod rustcrypto;
 
@@ -226,7 +227,7 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, 
 
 /// Variants every implementation may understand, for the error message.
 pub const VARIANT_HELP: &str =
-    "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl), driver=<kernel driver> (af_alg), zerocopy (af_alg)";
+    "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl), engine=afalg|devcrypto (openssl), driver=<kernel driver> (af_alg), zerocopy (af_alg)";
 
 /// Adds, beside each base implementation, an instance per `--variant` it understands.
 /// A variant nobody understands is an input error; one this machine cannot provide is
@@ -253,6 +254,19 @@ fn add_variants(
                     });
                 }
                 None => {}
+            }
+        }
+        // OpenSSL engines are an implementation of their own (openssl_engine.rs),
+        // measured as "openssl" with the variant.
+        if openssl_engine::understands_variant(spec) {
+            understood = true;
+            let id = spec.trim_start_matches("engine=");
+            match openssl_engine::OpensslEngine::load(id) {
+                Ok(e) => found.push(Box::new(e)),
+                Err(reason) => missing.push(Unavailable {
+                    name: format!("openssl [{spec}]"),
+                    reason,
+                }),
             }
         }
         // AF_ALG variants on a machine without AF_ALG: unavailable, with the reason.
