@@ -1,0 +1,396 @@
+//! `--variant` on the openssl implementation, through the real binary: `isa=...` (the
+//! system libcrypto loaded again with OPENSSL_ia32cap set) and `speed-loop` (the per-call
+//! work of `openssl speed -evp`). Deterministic facts only: labels, the CPU capabilities
+//! libcrypto reports, the correctness gate, notes. Speeds are never asserted.
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cryptobench"));
+    c.args(args).env_remove("OPENSSL_ia32cap");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut a = vec![
+        "speed", "--impl", "openssl", "--time", "0.02", "--format", "json",
+    ];
+    a.extend(args);
+    let o = run(&a, env);
+    assert!(o.status.success(), "{a:?} failed: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("--format json prints one JSON document")
+}
+
+/// The system openssl is what these tests vary; without it there is nothing to check.
+fn have_openssl() -> bool {
+    let o = run(&["speed", "--list"], &[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let ok =
+        out.lines().any(|l| l.starts_with("openssl")) && !out.contains("openssl: not available");
+    if !ok {
+        eprintln!("skipped: no system libcrypto here:\n{out}");
+    }
+    ok
+}
+
+fn cpu_flags() -> Vec<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    info.lines()
+        .find(|l| l.starts_with("flags"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, f)| f.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn has_flag(f: &str) -> bool {
+    cfg!(target_arch = "x86_64") && cpu_flags().iter().any(|x| x == f)
+}
+
+/// The environment's library entry with this variant (None: the base instance).
+fn library<'a>(v: &'a Value, variant: Option<&str>) -> &'a Value {
+    v["environment"]["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["impl"] == "openssl" && l["variant"].as_str() == variant)
+        .unwrap_or_else(|| panic!("no openssl library with variant {variant:?}: {v}"))
+}
+
+fn records<'a>(v: &'a Value, variant: Option<&str>) -> Vec<&'a Value> {
+    v["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["impl"] == "openssl" && r["variant"].as_str() == variant)
+        .collect()
+}
+
+fn refused(v: &Value) -> Vec<&Value> {
+    v["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "refused")
+        .collect()
+}
+
+fn unavailable<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    v["environment"]["unavailable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["name"] == name)
+}
+
+/// The two words of `CPUINFO: OPENSSL_ia32cap=0x...:0x...`.
+fn caps(cpu_info: &Value) -> (u64, u64) {
+    let s = cpu_info
+        .as_str()
+        .expect("cpu_info is a string (OpenSSL 3.x)");
+    let words = s
+        .split("OPENSSL_ia32cap=")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no capability words in {s}"));
+    let (a, b) = words.split_once(':').unwrap();
+    let hex = |x: &str| u64::from_str_radix(x.trim_start_matches("0x"), 16).unwrap();
+    (hex(a), hex(b))
+}
+
+const AESNI: u64 = 1 << 57;
+const PCLMULQDQ: u64 = 1 << 33;
+const AVX2: u64 = 1 << 5;
+const AVX512F: u64 = 1 << 16;
+const AVX512VL: u64 = 1 << 31;
+
+#[test]
+fn isa_no_aesni_is_measured_beside_the_base_and_passes_the_gate() {
+    if !have_openssl() {
+        return;
+    }
+    let v = json(
+        &[
+            "--alg",
+            "aes-128-gcm",
+            "--sizes",
+            "16,16k",
+            "--variant",
+            "isa=no-aesni",
+        ],
+        &[],
+    );
+    if !has_flag("aes") {
+        let u = unavailable(&v, "openssl [isa=no-aesni]").expect("listed as unavailable");
+        eprintln!("no AES-NI here: {u}");
+        return;
+    }
+    assert!(refused(&v).is_empty(), "refused: {:?}", refused(&v));
+    let base = library(&v, None);
+    let var = library(&v, Some("isa=no-aesni"));
+    // Same file, another instance with other capabilities.
+    assert_eq!(base["details"]["path"], var["details"]["path"]);
+    assert_ne!(base["details"]["cpu_info"], var["details"]["cpu_info"]);
+    let (b, c) = (
+        caps(&base["details"]["cpu_info"]),
+        caps(&var["details"]["cpu_info"]),
+    );
+    assert_ne!(b.0 & AESNI, 0, "base has AES-NI: {b:x?}");
+    assert_eq!(
+        c.0 & (AESNI | PCLMULQDQ),
+        0,
+        "copy has no AES-NI, PCLMULQDQ: {c:x?}"
+    );
+    // Only bits are cleared, and the second word is kept (AVX2 and the rest stay on).
+    assert_eq!(c.0 & !b.0, 0);
+    assert_eq!(c.1 & !b.1, 0);
+    assert_eq!(c.1 & AVX2, b.1 & AVX2);
+    let d = &var["details"]["variant"];
+    assert_eq!(d["spec"], "isa=no-aesni");
+    assert_eq!(d["openssl_ia32cap"], "~0x200000200000000:~0x60000000000");
+    assert!(
+        var["details"]["cpu_info"]
+            .as_str()
+            .unwrap()
+            .ends_with("env:~0x200000200000000:~0x60000000000"),
+        "{var}"
+    );
+    // The private copy is gone once loaded.
+    let copy = d["loaded_from"].as_str().unwrap();
+    let copy = copy.split(" (").next().unwrap();
+    let dir = std::path::Path::new(copy).parent().unwrap();
+    assert!(!dir.exists(), "{} still exists", dir.display());
+    // Both measured at every size, labelled, with the mask in the notes.
+    for variant in [None, Some("isa=no-aesni")] {
+        let rs = records(&v, variant);
+        assert_eq!(rs.len(), 4, "{variant:?}: enc and dec at 2 sizes");
+    }
+    for r in records(&v, Some("isa=no-aesni")) {
+        assert_eq!(r["library"], base["details"]["path"]);
+        let notes: Vec<&str> = r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .collect();
+        assert!(
+            notes.iter().any(|n| n.starts_with("isa=no-aesni: libcrypto loaded a second time with OPENSSL_ia32cap=~0x200000200000000:~0x60000000000")),
+            "{notes:?}"
+        );
+    }
+    // The table labels the variant.
+    let o = run(
+        &[
+            "speed",
+            "--impl",
+            "openssl",
+            "--alg",
+            "aes-128-gcm",
+            "--direction",
+            "enc",
+            "--sizes",
+            "16",
+            "--time",
+            "0.02",
+            "--variant",
+            "isa=no-aesni",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("openssl [isa=no-aesni]"));
+}
+
+#[test]
+fn isa_no_avx512_and_no_avx2_turn_off_what_they_say() {
+    if !have_openssl() {
+        return;
+    }
+    let v = json(
+        &[
+            "--alg",
+            "chacha20-poly1305",
+            "--direction",
+            "enc",
+            "--sizes",
+            "1k",
+            "--variant",
+            "isa=no-avx512",
+            "--variant",
+            "isa=no-avx2",
+        ],
+        &[],
+    );
+    assert!(refused(&v).is_empty(), "refused: {:?}", refused(&v));
+    if !has_flag("avx512f") {
+        // Nothing to turn off: said so, not measured as if it were a difference.
+        let u = unavailable(&v, "openssl [isa=no-avx512]").expect("listed as unavailable");
+        assert!(
+            u["reason"].as_str().unwrap().contains("changes nothing"),
+            "{u}"
+        );
+        return;
+    }
+    let b = caps(&library(&v, None)["details"]["cpu_info"]);
+    let n512 = caps(&library(&v, Some("isa=no-avx512"))["details"]["cpu_info"]);
+    let n2 = caps(&library(&v, Some("isa=no-avx2"))["details"]["cpu_info"]);
+    assert_ne!(b.1 & AVX512F, 0);
+    // AVX512VL too: OpenSSL's ChaCha20 has a path keyed on VL alone.
+    assert_eq!(n512.1 & (AVX512F | AVX512VL), 0, "{n512:x?}");
+    assert_eq!(n512.1 & AVX2, b.1 & AVX2, "no-avx512 keeps AVX2");
+    assert_eq!(n512.0, b.0, "no-avx512 keeps the first word");
+    assert_eq!(n2.1 & (AVX2 | AVX512F | AVX512VL), 0, "{n2:x?}");
+    assert_eq!(records(&v, Some("isa=no-avx512")).len(), 1);
+    assert_eq!(records(&v, Some("isa=no-avx2")).len(), 1);
+}
+
+#[test]
+fn isa_masks_that_cannot_work_are_unavailable_with_one_line_reasons() {
+    if !have_openssl() {
+        return;
+    }
+    let o = run(
+        &[
+            "speed",
+            "--list",
+            "--variant",
+            "isa=bogus",
+            "--variant",
+            "isa=0x1:",
+            "--variant",
+            "isa=0xffffffffffffffff:0xffffffffffffffff",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{name}: not available: ")))
+            .unwrap_or_else(|| panic!("no line for {name} in:\n{out}"))
+            .to_string()
+    };
+    assert!(line("openssl [isa=bogus]").contains("not a known name nor an OPENSSL_ia32cap mask"));
+    assert!(line("openssl [isa=0x1:]").contains("OPENSSL_ia32cap mask"));
+    if cfg!(target_arch = "x86_64") {
+        assert!(line("openssl [isa=0xffffffffffffffff:0xffffffffffffffff]")
+            .contains("turns on capabilities this CPU does not report"));
+    }
+    // The base instance is still there and measured.
+    assert!(out
+        .lines()
+        .any(|l| l.starts_with("openssl") && l.contains("(InProcess)")));
+    // A variant nobody understands is an input error.
+    let o = run(&["speed", "--list", "--variant", "warp-speed"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown --variant 'warp-speed'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_mask_already_in_the_environment_is_not_measured_twice() {
+    if !have_openssl() || !has_flag("avx512f") {
+        return;
+    }
+    // The base instance itself already runs without AVX-512: the variant would add nothing.
+    let v = json(
+        &[
+            "--alg",
+            "sha256",
+            "--sizes",
+            "16",
+            "--variant",
+            "isa=no-avx512",
+        ],
+        &[("OPENSSL_ia32cap", ":~0x5e42dc230000")],
+    );
+    let u = unavailable(&v, "openssl [isa=no-avx512]").expect("listed as unavailable");
+    assert!(
+        u["reason"]
+            .as_str()
+            .unwrap()
+            .contains("changes nothing on this CPU"),
+        "{u}"
+    );
+    assert!(library(&v, None)["details"]["cpu_info"]
+        .as_str()
+        .unwrap()
+        .contains("env::~0x5e42dc230000"));
+}
+
+#[test]
+fn speed_loop_passes_the_gate_and_says_what_it_measures() {
+    if !have_openssl() {
+        return;
+    }
+    let v = json(
+        &[
+            "--alg",
+            "aes-128-gcm,aes-256-cbc,aes-128-ctr,chacha20-poly1305,sha256",
+            "--sizes",
+            "16,1350,16k",
+            "--variant",
+            "speed-loop",
+        ],
+        &[],
+    );
+    assert!(refused(&v).is_empty(), "refused: {:?}", refused(&v));
+    let sl = records(&v, Some("speed-loop"));
+    for (alg, sizes) in [("aes-128-gcm", 3), ("aes-256-cbc", 2), ("aes-128-ctr", 3)] {
+        for dir in ["enc", "dec"] {
+            let rs: Vec<&&Value> = sl
+                .iter()
+                .filter(|r| r["alg"] == alg && r["direction"] == dir)
+                .collect();
+            assert_eq!(rs.len(), sizes, "{alg} {dir}");
+            for r in rs {
+                let note = r["notes"][0].as_str().unwrap();
+                assert!(note.starts_with("speed-loop: "), "{note}");
+            }
+        }
+    }
+    let gcm_enc = sl
+        .iter()
+        .find(|r| r["alg"] == "aes-128-gcm" && r["direction"] == "enc")
+        .unwrap();
+    assert!(gcm_enc["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("EVP_CTRL_AEAD_GET_TAG, which openssl speed skips"));
+    let cbc = sl.iter().find(|r| r["alg"] == "aes-256-cbc").unwrap();
+    assert!(cbc["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("never re-initialised"));
+    // What it cannot do the way openssl speed does is not offered, with the reason.
+    let excl = v["exclusions"].as_array().unwrap();
+    for alg in ["chacha20-poly1305", "sha256"] {
+        let e = excl
+            .iter()
+            .find(|e| e["impl"].as_str().unwrap().ends_with("[speed-loop]") && e["alg"] == alg)
+            .unwrap_or_else(|| panic!("no exclusion for speed-loop {alg}"));
+        assert_eq!(e["kind"], "not_offered");
+        assert!(
+            e["reason"].as_str().unwrap().starts_with("speed-loop"),
+            "{e}"
+        );
+    }
+    // The base instance measures all of them.
+    assert!(records(&v, None)
+        .iter()
+        .any(|r| r["alg"] == "chacha20-poly1305"));
+    assert_eq!(
+        library(&v, Some("speed-loop"))["details"]["variant"]["spec"],
+        "speed-loop"
+    );
+}
