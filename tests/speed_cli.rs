@@ -504,7 +504,10 @@ fn threads_report_aggregate_and_per_thread() {
     // Against the threads' mean rate: a thread starved by a busy machine may run alone
     // for a while, but together they always move more than one of them on average.
     let mean = per.iter().sum::<f64>() / per.len() as f64;
-    assert!(agg > mean, "aggregate {agg} not above the mean per-thread rate {mean} ({per:?})");
+    assert!(
+        agg > mean,
+        "aggregate {agg} not above the mean per-thread rate {mean} ({per:?})"
+    );
     let eff = two["scaling_efficiency"]
         .as_f64()
         .expect("efficiency against 1 thread");
