@@ -139,9 +139,18 @@ impl JsonLinesWriter {
 }
 
 /// Reads a JSON Lines results file: environments and records, in order.
-pub fn read_json_lines(path: &Path) -> Result<(Vec<Environment>, Vec<Record>), String> {
+/// What a JSON Lines results file holds.
+pub struct SavedRun {
+    pub environments: Vec<Environment>,
+    /// Records of the speed workload.
+    pub records: Vec<Record>,
+    /// Workloads of the other records (tls, vpn), which have their own shapes.
+    pub other_workloads: Vec<String>,
+}
+
+pub fn read_json_lines(path: &Path) -> Result<SavedRun, String> {
     let f = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let (mut envs, mut recs) = (Vec::new(), Vec::new());
+    let (mut envs, mut recs, mut others) = (Vec::new(), Vec::new(), Vec::<String>::new());
     for (i, line) in BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
         if line.trim().is_empty() {
@@ -156,9 +165,23 @@ pub fn read_json_lines(path: &Path) -> Result<(Vec<Environment>, Vec<Record>), S
         ) {
             (Some("environment"), _) => envs.push(serde_json::from_value(v).map_err(bad)?),
             (_, Some("speed")) => recs.push(serde_json::from_value(v).map_err(bad)?),
-            // Other workloads' records (tls, vpn) have their own shapes.
-            _ => {}
+            (_, Some(w)) => {
+                if !others.iter().any(|o| o == w) {
+                    others.push(w.to_string());
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "{} line {}: neither an environment nor a record",
+                    path.display(),
+                    i + 1
+                ))
+            }
         }
     }
-    Ok((envs, recs))
+    Ok(SavedRun {
+        environments: envs,
+        records: recs,
+        other_workloads: others,
+    })
 }

@@ -589,5 +589,18 @@ fn report_renders_a_saved_file_without_rerunning() {
     }
     let o = run(&["report", "/nonexistent.jsonl"]);
     assert_eq!(o.status.code(), Some(2));
+    // Another workload's records: a clear refusal, not an empty table.
+    let env = &read_lines(&f)[0];
+    let other = temp_file("report-vpn.jsonl");
+    std::fs::write(
+        &other,
+        format!("{env}\n{{\"kind\":\"record\",\"run_id\":\"x\",\"workload\":\"vpn\"}}\n"),
+    )
+    .unwrap();
+    let o = run(&["report", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("vpn records"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1);
+    let _ = std::fs::remove_file(other);
     let _ = std::fs::remove_file(f);
 }

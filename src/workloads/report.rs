@@ -8,7 +8,15 @@ use crate::render::{self, Format, Report};
 use std::path::Path;
 
 pub fn run(file: &Path, format: Format) -> Result<i32, Failure> {
-    let (envs, mut records) = read_json_lines(file).map_err(Failure::Input)?;
+    let saved = read_json_lines(file).map_err(Failure::Input)?;
+    let (envs, mut records) = (saved.environments, saved.records);
+    if records.is_empty() && !saved.other_workloads.is_empty() {
+        return Err(Failure::Input(format!(
+            "{}: holds {} records, and report renders speed records only so far: rerun that workload with --format",
+            file.display(),
+            saved.other_workloads.join(" and ")
+        )));
+    }
     let Some(environment) = envs.last().cloned() else {
         return Err(Failure::Input(format!(
             "{}: no environment line: give a file written by `cryptobench speed --output`",
