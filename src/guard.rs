@@ -155,15 +155,7 @@ fn alive(pid: i32) -> bool {
     }
     // A zombie that is not our child (e.g. started through `ip netns exec`) has exited
     // too: only its parent can reap it, so signal 0 alone would call it alive.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next());
-            !matches!(state, Some('Z') | Some('X') | None)
-        }
-        Err(_) => false,
-    }
+    crate::procfs::stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
 }
 
 /// SIGTERM, up to 3 s of grace, then SIGKILL; always by the PID we started. Returns

@@ -9,6 +9,7 @@ mod kat;
 mod kernel;
 mod measure;
 mod plan;
+mod procfs;
 mod record;
 mod render;
 mod workloads;

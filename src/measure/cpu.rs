@@ -1,7 +1,5 @@
 //! CPU-time samplers: our own threads (getrusage) and everybody else (/proc/stat).
 
-use std::fs;
-
 /// User and system CPU seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CpuTime {
@@ -89,19 +87,9 @@ pub fn process_cpu() -> Reading {
 
 /// Busy CPU seconds of the whole machine (all cores, including steal), from /proc/stat.
 pub fn machine_busy_s() -> Option<f64> {
-    let stat = fs::read_to_string("/proc/stat").ok()?;
-    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    // user nice system idle iowait irq softirq steal (guest is already in user)
-    let busy: u64 = [0usize, 1, 2, 5, 6, 7]
-        .iter()
-        .filter_map(|&i| v.get(i))
-        .sum();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Some(busy as f64 / hz)
+    let (_, c) = crate::procfs::cpu_lines()
+        .into_iter()
+        .find(|(n, _)| n.is_none())?;
+    let busy = c.user + c.nice + c.system + c.irq + c.softirq + c.steal;
+    Some(busy as f64 / crate::procfs::ticks_per_s())
 }

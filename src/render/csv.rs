@@ -43,7 +43,8 @@ const COLUMNS: &[&str] = &[
     "run_id",
 ];
 
-fn quote(s: &str) -> String {
+/// A CSV field, quoted when it holds a comma, a quote or a newline.
+pub fn quote(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

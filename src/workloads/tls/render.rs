@@ -452,13 +452,7 @@ const COLUMNS: &[&str] = &[
     "run_id",
 ];
 
-fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+use crate::render::csv::quote;
 
 impl Exporter for Csv {
     fn render(&self, report: &TlsReport) -> String {

@@ -8,50 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The fields of /proc/<pid>/stat that we use.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProcStat {
-    pub comm: String,
-    pub state: char,
-    pub ppid: i32,
-    /// Clock ticks (USER_HZ) in user and kernel mode, the whole thread group.
-    pub utime: u64,
-    pub stime: u64,
-    /// Start time in ticks since boot: with the PID, it names one process for good.
-    pub starttime: u64,
-}
-
-/// Parses a /proc/<pid>/stat line. The command name may contain spaces and ')'.
-pub fn parse_stat(line: &str) -> Option<ProcStat> {
-    let open = line.find('(')?;
-    let close = line.rfind(')')?;
-    let comm = line.get(open + 1..close)?.to_string();
-    let rest: Vec<&str> = line.get(close + 1..)?.split_whitespace().collect();
-    // rest[0] is field 3 (state); field n is rest[n - 3].
-    let field = |n: usize| rest.get(n - 3).and_then(|s| s.parse::<u64>().ok());
-    Some(ProcStat {
-        comm,
-        state: rest.first()?.chars().next()?,
-        ppid: rest.get(1)?.parse().ok()?,
-        utime: field(14)?,
-        stime: field(15)?,
-        starttime: field(22)?,
-    })
-}
-
-pub fn stat(pid: i32) -> Option<ProcStat> {
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
-}
-
-fn ticks_per_s() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as f64
-    } else {
-        100.0
-    }
-}
+pub use crate::procfs::stat;
+use crate::procfs::ticks_per_s;
 
 /// User and sys CPU seconds of a process (all its threads), from /proc/<pid>/stat.
 /// Resolution: one clock tick (usually 10 ms).
@@ -92,26 +50,15 @@ pub fn alive_since(pid: i32, starttime: u64) -> bool {
 /// Busy seconds of the given CPUs from /proc/stat: user, nice, system and steal (time
 /// in interrupts is left out, as the kernel may or may not charge it to processes).
 pub fn cpus_busy_s(cpus: &[usize]) -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let mut busy = 0u64;
-    for l in stat.lines() {
-        let Some(rest) = l.strip_prefix("cpu") else {
-            continue;
-        };
-        let mut f = rest.split_whitespace();
-        let Some(Ok(n)) = f.next().map(|x| x.parse::<usize>()) else {
-            continue;
-        };
-        if !cpus.contains(&n) {
-            continue;
-        }
-        let v: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();
-        // user nice system idle iowait irq softirq steal
-        busy += [0usize, 1, 2, 7]
-            .iter()
-            .filter_map(|&i| v.get(i))
-            .sum::<u64>();
+    let lines = crate::procfs::cpu_lines();
+    if lines.is_empty() {
+        return None;
     }
+    let busy: u64 = lines
+        .iter()
+        .filter(|(n, _)| n.is_some_and(|n| cpus.contains(&n)))
+        .map(|(_, c)| c.user + c.nice + c.system + c.steal)
+        .sum();
     Some(busy as f64 / ticks_per_s())
 }
 
@@ -359,6 +306,7 @@ pub fn is_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::parse_stat;
 
     #[test]
     fn stat_lines_with_odd_names_parse() {

@@ -7,26 +7,12 @@ use std::fs;
 
 /// Seconds per clock tick of /proc's utime and stime.
 fn tick_s() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if hz > 0 {
-        1.0 / hz as f64
-    } else {
-        0.01
-    }
+    1.0 / crate::procfs::ticks_per_s()
 }
 
 /// comm, utime and stime (in ticks) from the text of a /proc stat file.
 pub fn parse_stat(text: &str) -> Option<(String, u64, u64)> {
-    // comm is in parentheses and may itself contain spaces and parentheses.
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    // After ")": state is field 3 of the file, utime 14 and stime 15.
-    let utime = rest.get(11)?.parse().ok()?;
-    let stime = rest.get(12)?.parse().ok()?;
-    Some((comm, utime, stime))
+    crate::procfs::parse_stat(text).map(|s| (s.comm, s.utime, s.stime))
 }
 
 /// User and system CPU seconds of one task.
@@ -190,22 +176,16 @@ pub struct SysSnap {
 }
 
 pub fn parse_proc_stat(text: &str) -> Option<SysSnap> {
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    if v.len() < 7 {
-        return None;
-    }
+    let (_, c) = crate::procfs::parse_cpu_lines(text)
+        .into_iter()
+        .find(|(n, _)| n.is_none())?;
     let t = tick_s();
     // user nice system idle iowait irq softirq steal [guest guest_nice: inside user]
-    let total: u64 = v.iter().take(8).sum();
+    let total = c.user + c.nice + c.system + c.idle + c.iowait + c.irq + c.softirq + c.steal;
     Some(SysSnap {
         total: total as f64 * t,
-        idle: (v[3] + v[4]) as f64 * t,
-        softirq: v[6] as f64 * t,
+        idle: (c.idle + c.iowait) as f64 * t,
+        softirq: c.softirq as f64 * t,
     })
 }
 

@@ -413,13 +413,7 @@ const CSV_COLUMNS: &[&str] = &[
     "run_id",
 ];
 
-fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+use crate::render::csv::quote;
 
 fn csv(report: &VpnReport) -> String {
     let f = |v: Option<f64>, d: usize| v.map(|x| format!("{x:.d$}")).unwrap_or_default();

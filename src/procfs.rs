@@ -1,0 +1,126 @@
+//! Readings from /proc shared by every workload: one process's stat line and the CPU
+//! lines of /proc/stat. Times are in clock ticks; `ticks_per_s` converts them.
+
+/// Clock ticks per second of /proc's time fields (USER_HZ).
+pub fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+/// The fields of /proc/<pid>/stat (or task/<tid>/stat) that we use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcStat {
+    pub comm: String,
+    pub state: char,
+    pub ppid: i32,
+    /// Clock ticks in user and kernel mode.
+    pub utime: u64,
+    pub stime: u64,
+    /// Start time in ticks since boot: with the PID, it names one process for good
+    /// (0 when the line is cut short before it).
+    pub starttime: u64,
+}
+
+/// Parses a stat line. The command name may contain spaces and ')'.
+pub fn parse_stat(line: &str) -> Option<ProcStat> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let comm = line.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = line.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3 (state); field n is rest[n - 3].
+    let field = |n: usize| rest.get(n - 3).and_then(|s| s.parse::<u64>().ok());
+    Some(ProcStat {
+        comm,
+        state: rest.first()?.chars().next()?,
+        ppid: rest.get(1)?.parse().ok()?,
+        utime: field(14)?,
+        stime: field(15)?,
+        starttime: field(22).unwrap_or(0),
+    })
+}
+
+pub fn stat(pid: i32) -> Option<ProcStat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// One "cpu" line of /proc/stat, in ticks (guest time is already inside user).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuLine {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+/// The CPU lines of /proc/stat text: `None` for the machine-wide "cpu" line, `Some(n)`
+/// for "cpuN".
+pub fn parse_cpu_lines(text: &str) -> Vec<(Option<usize>, CpuLine)> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("cpu")?;
+            let mut f = rest.split_whitespace();
+            let which = if rest.starts_with(' ') {
+                None
+            } else {
+                Some(f.next()?.parse::<usize>().ok()?)
+            };
+            let v: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();
+            if v.len() < 7 {
+                return None;
+            }
+            let g = |i: usize| v.get(i).copied().unwrap_or(0);
+            Some((
+                which,
+                CpuLine {
+                    user: g(0),
+                    nice: g(1),
+                    system: g(2),
+                    idle: g(3),
+                    iowait: g(4),
+                    irq: g(5),
+                    softirq: g(6),
+                    steal: g(7),
+                },
+            ))
+        })
+        .collect()
+}
+
+pub fn cpu_lines() -> Vec<(Option<usize>, CpuLine)> {
+    std::fs::read_to_string("/proc/stat")
+        .map(|s| parse_cpu_lines(&s))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_line_with_a_strange_comm() {
+        let s =
+            parse_stat("123 (a) b (c)) S 1 1 1 0 -1 4194560 10 0 0 0 250 75 0 0 20 0 3 0 777 0")
+                .unwrap();
+        assert_eq!((s.comm.as_str(), s.state, s.ppid), ("a) b (c)", 'S', 1));
+        assert_eq!((s.utime, s.stime, s.starttime), (250, 75, 777));
+    }
+
+    #[test]
+    fn cpu_lines_machine_and_per_cpu() {
+        let v = parse_cpu_lines("cpu  100 0 50 800 50 0 20 3 0 0\ncpu0 1 2 3 4 5 6 7 8\nintr 5\n");
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].0, None);
+        assert_eq!((v[0].1.user, v[0].1.softirq, v[0].1.steal), (100, 20, 3));
+        assert_eq!(v[1].0, Some(0));
+        assert_eq!(v[1].1.steal, 8);
+    }
+}
