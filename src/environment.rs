@@ -5,11 +5,11 @@ use serde_json::{json, Value};
 use std::fs;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// CPU flags that matter for symmetric crypto (x86 and ARM spellings).
-const CRYPTO_FLAGS: &[&str] = &[
+/// CPU flags that decide which code path a crypto library takes, per architecture.
+pub const X86_CRYPTO_FLAGS: &[&str] = &[
     "aes",
-    "vaes",
     "pclmulqdq",
+    "vaes",
     "vpclmulqdq",
     "avx",
     "avx2",
@@ -23,13 +23,17 @@ const CRYPTO_FLAGS: &[&str] = &[
     "sse4_1",
     "bmi2",
     "adx",
-    "pmull",
-    "sha1",
-    "sha2",
-    "sha512",
-    "neon",
-    "asimd",
 ];
+pub const ARM_CRYPTO_FLAGS: &[&str] = &["aes", "pmull", "sha1", "sha2", "sha512", "asimd", "neon"];
+
+/// The flag list for this build's architecture.
+pub fn crypto_flag_names() -> &'static [&'static str] {
+    if cfg!(target_arch = "x86_64") {
+        X86_CRYPTO_FLAGS
+    } else {
+        ARM_CRYPTO_FLAGS
+    }
+}
 
 fn cpuinfo_field(cpuinfo: &str, keys: &[&str]) -> Option<String> {
     cpuinfo.lines().find_map(|l| {
@@ -43,7 +47,7 @@ pub fn cpu() -> Value {
     let flags: Vec<String> = cpuinfo_field(&info, &["flags", "Features"])
         .unwrap_or_default()
         .split_whitespace()
-        .filter(|f| CRYPTO_FLAGS.contains(f))
+        .filter(|f| crypto_flag_names().contains(f))
         .map(str::to_string)
         .collect();
     json!({

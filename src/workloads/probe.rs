@@ -10,25 +10,6 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// CPU features that decide which code path a library takes.
-const X86_FEATURES: &[&str] = &[
-    "aes",
-    "pclmulqdq",
-    "vaes",
-    "vpclmulqdq",
-    "avx",
-    "avx2",
-    "avx512f",
-    "avx512vl",
-    "avx512bw",
-    "avx512ifma",
-    "sha_ni",
-    "ssse3",
-    "bmi2",
-    "adx",
-];
-const ARM_FEATURES: &[&str] = &["aes", "pmull", "sha1", "sha2", "sha512", "asimd", "neon"];
-
 /// The kernel algorithms cryptobench can reach through AF_ALG or /dev/crypto.
 pub const KERNEL_ALGS: &[&str] = &[
     "cbc(aes)",
@@ -53,11 +34,7 @@ fn cpu() -> Value {
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.split_whitespace().collect())
         .unwrap_or_default();
-    let list = if cfg!(target_arch = "x86_64") {
-        X86_FEATURES
-    } else {
-        ARM_FEATURES
-    };
+    let list = environment::crypto_flag_names();
     let features: BTreeMap<&str, bool> = list.iter().map(|f| (*f, flags.contains(f))).collect();
     let mut v = environment::cpu();
     v["features"] = json!(features);
