@@ -45,22 +45,34 @@ pub fn short_version(v: &str) -> String {
         .to_string()
 }
 
-/// Short label of a record's path: name, the version when several builds of one library
-/// were measured, and the variant.
-pub fn path_label(r: &Record, records: &[Record]) -> String {
-    let mut label = r.implementation.clone();
-    let builds = records
-        .iter()
-        .filter(|o| o.implementation == r.implementation)
-        .map(|o| (&o.impl_version, &o.library))
-        .collect::<BTreeSet<_>>();
-    if builds.len() > 1 {
-        label = format!("{} {}", label, short_version(&r.impl_version));
+/// The label of a path: the name, the short version when builds of different versions
+/// of one library are measured together, and the variant. Implementations (before a run)
+/// and records (after it) are labelled by this one rule.
+pub fn label(name: &str, version: &str, versions_of_name: usize, variant: Option<&str>) -> String {
+    let mut label = name.to_string();
+    if versions_of_name > 1 {
+        label = format!("{label} {}", short_version(version));
     }
-    if let Some(v) = &r.variant {
+    if let Some(v) = variant {
         label = format!("{label} [{v}]");
     }
     label
+}
+
+/// Short label of a record's path.
+pub fn path_label(r: &Record, records: &[Record]) -> String {
+    let versions = records
+        .iter()
+        .filter(|o| o.implementation == r.implementation)
+        .map(|o| &o.impl_version)
+        .collect::<BTreeSet<_>>()
+        .len();
+    label(
+        &r.implementation,
+        &r.impl_version,
+        versions,
+        r.variant.as_deref(),
+    )
 }
 
 /// Does `wanted` (from `--crossover`) name this path: its label or its bare name?

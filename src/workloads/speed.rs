@@ -246,20 +246,23 @@ fn crossover_pair(
     Ok(Some((a.to_string(), b.to_string())))
 }
 
-/// Display labels: the name, with the version when two builds of one library are loaded.
+/// Display labels of the implementations, by the same rule as records' labels.
 fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
     found
         .iter()
         .map(|imp| {
-            let twins = found.iter().filter(|o| o.name() == imp.name()).count();
-            let mut l = imp.name().to_string();
-            if twins > 1 {
-                l = format!("{l} {}", render::short_version(&imp.version()));
-            }
-            if let Some(v) = imp.variant() {
-                l = format!("{l} [{v}]");
-            }
-            l
+            let versions = found
+                .iter()
+                .filter(|o| o.name() == imp.name())
+                .map(|o| o.version())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            crate::analyse::paths::label(
+                imp.name(),
+                &imp.version(),
+                versions,
+                imp.variant().as_deref(),
+            )
         })
         .collect()
 }
