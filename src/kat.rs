@@ -196,3 +196,34 @@ pub fn round_trip(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impls::rustcrypto::RustCrypto;
+    use crate::impls::{registry, Access, Support};
+
+    /// Every in-process implementation of this build, on every algorithm it offers:
+    /// the known answers, and a round trip with RustCrypto (RustCrypto with itself).
+    #[test]
+    fn every_in_process_implementation_passes_the_gate() {
+        let reg = registry(&[], &[]).expect("registry");
+        let names: Vec<&str> = reg.found.iter().map(|i| i.name()).collect();
+        for required in ["openssl", "aws-lc", "ring", "rustcrypto", "libsodium"] {
+            assert!(names.contains(&required), "{required} missing: {names:?}");
+        }
+        #[cfg(feature = "boringssl")]
+        assert!(names.contains(&"boringssl"), "{names:?}");
+        for imp in reg.found.iter().filter(|i| i.access() == Access::InProcess) {
+            for alg in Algorithm::ALL
+                .into_iter()
+                .filter(|a| imp.support(*a) == Support::Yes)
+            {
+                known_answers(imp.as_ref(), alg)
+                    .unwrap_or_else(|e| panic!("{} {alg}: {e}", imp.name()));
+                round_trip(imp.as_ref(), &RustCrypto, alg)
+                    .unwrap_or_else(|e| panic!("{} {alg} with rustcrypto: {e}", imp.name()));
+            }
+        }
+    }
+}
