@@ -191,7 +191,9 @@ pub fn run_group(
             let calls: u64 = t.iter().map(|x| x.calls).sum();
             m.samples_bps.push(calls as f64 * size as f64 / wall);
             for (k, x) in t.iter().enumerate() {
-                let secs = (x.end - x.start).as_secs_f64();
+                // From the trial's start, not the thread's: a thread scheduled late (more
+                // threads than cores) must not look fast for having run briefly alone.
+                let secs = (x.end - start).as_secs_f64();
                 m.per_thread_samples[k].push(x.calls as f64 * size as f64 / secs);
                 m.cpu.user += x.cpu.user;
                 m.cpu.sys += x.cpu.sys;

@@ -81,7 +81,7 @@ impl Exporter for Table {
             if report.show_analysis {
                 analysis(&mut out, report);
             }
-            scaling(&mut out, recs);
+            scaling(&mut out, report);
         }
         absent(&mut out, report);
         noise(&mut out, recs);
@@ -278,7 +278,8 @@ fn analysis(out: &mut String, report: &Report) {
     out.push('\n');
 }
 
-fn scaling(out: &mut String, recs: &[Record]) {
+fn scaling(out: &mut String, report: &Report) {
+    let recs = &report.records;
     let multi: Vec<&Record> = recs.iter().filter(|r| r.threads > 1).collect();
     if multi.is_empty() {
         return;
@@ -305,10 +306,11 @@ fn scaling(out: &mut String, recs: &[Record]) {
             per.join(", ")
         );
     }
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if recs.iter().any(|r| r.threads as usize > cores) {
+    // The machine the records came from, not the one rendering them.
+    let cores = report.environment.cpu["logical_cpus"]
+        .as_u64()
+        .unwrap_or(u64::MAX);
+    if recs.iter().any(|r| r.threads as u64 > cores) {
         let _ = writeln!(
             out,
             "  note: more threads than the {cores} logical CPUs here: they share cores"
