@@ -12,9 +12,9 @@ mod kat;
 mod kernel;
 mod measure;
 mod plan;
-mod procfs;
 mod record;
 mod render;
+mod sys;
 mod workloads;
 
 use clap::{Parser, Subcommand};

@@ -319,7 +319,7 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     ] {
         match p {
             Some(p) => libraries.push(json!({
-                "impl": g.name(), "version": load::version(&guard, &dir, g, p), "details": {"path": p}
+                "impl": g.name(), "version": load::version(g, p), "details": {"path": p}
             })),
             None => unavailable.push(json!({
                 "name": g.name(), "reason": format!("not installed (Debian package {})", g.package())

@@ -576,7 +576,7 @@ fn measure_with_server(
     let (_, veth_r) = delta(&links_before, &links_after, r, &lab.veth[r]);
 
     let d_total = sys_after.total - sys_before.total;
-    let busy_s = d_total - (sys_after.idle - sys_before.idle);
+    let busy_s = sys_after.busy - sys_before.busy;
     let softirq_s = (sys_after.softirq - sys_before.softirq).max(0.0);
     let pct_of_all = |x: f64| {
         if d_total > 0.0 {
