@@ -18,7 +18,6 @@ mod sys;
 mod workloads;
 
 use clap::{Parser, Subcommand};
-use render::Format;
 use workloads::speed::{self, SpeedArgs};
 
 #[derive(Parser)]
@@ -44,8 +43,8 @@ enum Command {
     /// /dev/crypto, /proc/crypto drivers), and the libraries found.
     Probe {
         /// table or json.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = workloads::probe::ProbeFormat::Table)]
+        format: workloads::probe::ProbeFormat,
     },
     /// Render records saved with --output (any workload, any number of files and runs)
     /// without re-running anything.
@@ -69,12 +68,34 @@ fn main() {
                     },
                 );
             }
-            // One line: clap's first line, plus where to look.
+            // One line: clap's first line with what it says on the next ones (the
+            // missing argument, the valid values), plus where to look.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut line = lines
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            for l in lines {
+                if l.starts_with("[possible values") || l.starts_with('<') {
+                    line = format!("{} {l}", line.trim_end_matches(':'));
+                } else if l.starts_with("tip: to pass") {
+                    // Negative numbers are values here: say so instead of clap's tip.
+                    line.push_str(": a negative number is not a valid value here");
+                }
+            }
             eprintln!(
                 "cryptobench: {} (see cryptobench --help)",
-                first.trim_start_matches("error: ")
+                if line.len() > 300 {
+                    format!(
+                        "{}... ({} bytes)",
+                        &line[..line.floor_char_boundary(300)],
+                        line.len()
+                    )
+                } else {
+                    line
+                }
             );
             std::process::exit(2);
         }

@@ -67,6 +67,16 @@ pub fn excluded(
 }
 
 fn glob_list(list: &str, what: &str) -> Result<Vec<(String, globset::GlobMatcher)>, String> {
+    if list.split(',').all(|s| s.trim().is_empty()) {
+        return Err(format!(
+            "{what} is empty: name at least one, e.g. {what} {}",
+            if what == "--impl" {
+                "openssl,ring"
+            } else {
+                "aes-128-gcm"
+            }
+        ));
+    }
     list.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())

@@ -30,10 +30,10 @@ pub struct SpeedArgs {
     #[command(flatten)]
     pub direction: DirectionArg,
     /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
-    #[arg(long, value_name = "LIST")]
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Thread counts, comma-separated (e.g. 1,2,4).
-    #[arg(long, value_name = "LIST")]
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
     pub threads: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
@@ -139,6 +139,34 @@ impl Workload for Speed {
             plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
         let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
         let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        if algs
+            .iter()
+            .all(|a| !directions.iter().any(|d| a.directions().contains(d)))
+        {
+            let names: Vec<&str> = algs.iter().map(|a| a.name()).collect();
+            let dirs: Vec<&str> = directions.iter().map(|d| d.name()).collect();
+            return Err(Failure::Input(format!(
+                "--direction {}: {} {} only enc (hashes and MACs have no decrypt direction): add enc or another algorithm",
+                dirs.join(","),
+                names.join(", "),
+                if names.len() > 1 { "have" } else { "has" }
+            )));
+        }
+        // A variant none of the selected implementations takes would be silently ignored.
+        for spec in &args.variants {
+            let owners = impls::variant_owners(spec);
+            let chosen = |o: &&str| {
+                selected.iter().any(|&i| self.found[i].name() == *o)
+                    || absent.iter().any(|u| u.name.split(" [").next() == Some(*o))
+            };
+            if !owners.iter().any(|o| chosen(&o)) {
+                return Err(Failure::Input(format!(
+                    "--variant {}: taken only by {}, which --impl does not select: add it to --impl",
+                    crate::cli::shown(spec),
+                    owners.join(" and ")
+                )));
+            }
+        }
         if selected.is_empty() {
             let why: Vec<String> = absent
                 .iter()
@@ -287,8 +315,27 @@ fn crossover_pair(
     Ok(Some((a.to_string(), b.to_string())))
 }
 
-/// Display labels of the implementations, by the same rule as records' labels.
+/// Display labels of the implementations, by the same rule as records' labels, made
+/// unique: two paths that would share a label (two builds of one version) get the file
+/// they came from.
 fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
+    let mut labels = base_labels(found);
+    for i in 0..labels.len() {
+        let same: Vec<usize> = (0..labels.len())
+            .filter(|&j| labels[j] == labels[i])
+            .collect();
+        if same.len() > 1 {
+            for j in same {
+                if let Some(p) = found[j].details().get("path").and_then(|p| p.as_str()) {
+                    labels[j] = format!("{}@{p}", labels[j]);
+                }
+            }
+        }
+    }
+    labels
+}
+
+fn base_labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
     found
         .iter()
         .map(|imp| {
