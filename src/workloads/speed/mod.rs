@@ -159,7 +159,7 @@ impl Workload for Speed {
                 selected.iter().any(|&i| self.found[i].name() == *o)
                     || absent.iter().any(|u| u.name.split(" [").next() == Some(*o))
             };
-            if !owners.iter().any(|o| chosen(&o)) {
+            if !owners.iter().any(chosen) {
                 return Err(Failure::Input(format!(
                     "--variant {}: taken only by {}, which --impl does not select: add it to --impl",
                     crate::cli::shown(spec),
