@@ -5,7 +5,7 @@ use crate::algorithms::Algorithm;
 use crate::analyse::paths::analyse;
 use crate::analyse::{scaling, stats};
 use crate::environment;
-use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
+use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::{JsonLinesWriter, Record};
@@ -68,18 +68,15 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             args.time
         )));
     }
-    let impls::Registry { mut found, missing } =
-        impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
-    if let Some(name) = &args.test_corrupt {
-        let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
-            Failure::Input(format!(
-                "--test-corrupt {name}: no such implementation here"
-            ))
-        })?;
-        let inner = found.remove(i);
-        found.insert(i, Box::new(Corrupt(inner)));
-    }
-    let labels = labels(&found);
+    let super::paths::Paths {
+        found,
+        missing,
+        labels,
+    } = super::paths::load(
+        &args.libcrypto,
+        &args.variants,
+        args.test_corrupt.as_deref(),
+    )?;
     if args.list {
         print!("{}", list(&found, &labels, &missing));
         return Ok(0);
@@ -244,27 +241,6 @@ fn crossover_pair(
         }
     }
     Ok(Some((a.to_string(), b.to_string())))
-}
-
-/// Display labels of the implementations, by the same rule as records' labels.
-fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
-    found
-        .iter()
-        .map(|imp| {
-            let versions = found
-                .iter()
-                .filter(|o| o.name() == imp.name())
-                .map(|o| o.version())
-                .collect::<std::collections::BTreeSet<_>>()
-                .len();
-            crate::analyse::paths::label(
-                imp.name(),
-                &imp.version(),
-                versions,
-                imp.variant().as_deref(),
-            )
-        })
-        .collect()
 }
 
 fn list(
