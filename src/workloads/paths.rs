@@ -3,8 +3,39 @@
 //! and one display label per path.
 
 use super::Failure;
+use crate::algorithms::Algorithm;
 use crate::impls::{self, corrupt::Corrupt, Implementation, Unavailable};
+use crate::plan;
 use std::path::PathBuf;
+
+/// Which paths a command works on.
+#[derive(clap::Args)]
+pub struct PathArgs {
+    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
+    #[arg(long = "impl", value_name = "LIST")]
+    pub impls: Option<String>,
+    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
+    #[arg(long = "alg", value_name = "LIST")]
+    pub algs: Option<String>,
+    /// Also use this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub libcrypto: Vec<PathBuf>,
+    /// A switch on an implementation, used beside the base one (e.g. isa=no-avx512); repeatable.
+    #[arg(long = "variant", value_name = "SPEC")]
+    pub variants: Vec<String>,
+    /// Test only: wrap IMPL so that it flips a bit of every output.
+    #[arg(long, hide = true, value_name = "IMPL")]
+    pub test_corrupt: Option<String>,
+}
+
+/// What `--impl` and `--alg` chose among the loaded paths.
+pub struct Selection {
+    /// Indexes into `Paths::found`.
+    pub impls: Vec<usize>,
+    /// Selected implementations that are not available here, with the reason.
+    pub absent: Vec<Unavailable>,
+    pub algs: Vec<Algorithm>,
+}
 
 pub struct Paths {
     pub found: Vec<Box<dyn Implementation>>,
@@ -13,16 +44,12 @@ pub struct Paths {
     pub labels: Vec<String>,
 }
 
-/// Loads every implementation; `test_corrupt` wraps the named one so that it flips a bit
+/// Loads every implementation; `--test-corrupt` wraps the named one so that it flips a bit
 /// of every output (tests only).
-pub fn load(
-    libcrypto: &[PathBuf],
-    variants: &[String],
-    test_corrupt: Option<&str>,
-) -> Result<Paths, Failure> {
+pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
     let impls::Registry { mut found, missing } =
-        impls::registry(libcrypto, variants).map_err(Failure::Input)?;
-    if let Some(name) = test_corrupt {
+        impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+    if let Some(name) = &args.test_corrupt {
         let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
             Failure::Input(format!(
                 "--test-corrupt {name}: no such implementation here"
@@ -37,6 +64,31 @@ pub fn load(
         missing,
         labels,
     })
+}
+
+impl Paths {
+    /// The paths and algorithms `--impl` and `--alg` select. None of the selected
+    /// implementations available here is an input error naming why (`verb`: "measure").
+    pub fn select(&self, args: &PathArgs, verb: &str) -> Result<Selection, Failure> {
+        let (impls, absent) = plan::select_impls(args.impls.as_deref(), &self.found, &self.missing)
+            .map_err(Failure::Input)?;
+        let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        if impls.is_empty() {
+            let why: Vec<String> = absent
+                .iter()
+                .map(|u| format!("{}: {}", u.name, u.reason))
+                .collect();
+            return Err(Failure::Input(format!(
+                "nothing to {verb} here: {}",
+                why.join("; ")
+            )));
+        }
+        Ok(Selection {
+            impls,
+            absent,
+            algs,
+        })
+    }
 }
 
 fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {

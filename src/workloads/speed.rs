@@ -1,5 +1,6 @@
 //! `cryptobench speed`: primitives across implementations, sizes, directions and threads.
 
+use super::paths::{self, PathArgs, Paths, Selection};
 use super::{Failure, EXIT_INTERRUPTED};
 use crate::algorithms::Algorithm;
 use crate::analyse::paths::analyse;
@@ -17,12 +18,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct SpeedArgs {
-    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
-    #[arg(long = "impl", value_name = "LIST")]
-    pub impls: Option<String>,
-    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
-    #[arg(long = "alg", value_name = "LIST")]
-    pub algs: Option<String>,
+    #[command(flatten)]
+    pub paths: PathArgs,
     /// Directions: enc, dec or enc,dec (hashes have only enc).
     #[arg(long = "direction", value_name = "LIST")]
     pub directions: Option<String>,
@@ -41,21 +38,12 @@ pub struct SpeedArgs {
     /// Append JSON Lines (environment, then one record per point, flushed) to FILE.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
-    #[arg(long, value_name = "PATH")]
-    pub libcrypto: Vec<PathBuf>,
-    /// A switch on an implementation, measured beside the base one (e.g. isa=no-avx512); repeatable.
-    #[arg(long = "variant", value_name = "SPEC")]
-    pub variants: Vec<String>,
     /// Report the crossover size between two paths (names or labels), e.g. openssl,af_alg.
     #[arg(long, value_name = "A,B")]
     pub crossover: Option<String>,
     /// List implementations and algorithms available here, and why any is missing.
     #[arg(long)]
     pub list: bool,
-    /// Test only: wrap IMPL so that it flips a bit of every output.
-    #[arg(long, hide = true, value_name = "IMPL")]
-    pub test_corrupt: Option<String>,
 }
 
 /// Longest --time accepted per point, in seconds.
@@ -68,22 +56,21 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             args.time
         )));
     }
-    let super::paths::Paths {
+    let loaded = paths::load(&args.paths)?;
+    if args.list {
+        print!("{}", list(&loaded.found, &loaded.labels, &loaded.missing));
+        return Ok(0);
+    }
+    let Selection {
+        impls: selected,
+        absent,
+        algs,
+    } = loaded.select(&args.paths, "measure")?;
+    let Paths {
         found,
         missing,
         labels,
-    } = super::paths::load(
-        &args.libcrypto,
-        &args.variants,
-        args.test_corrupt.as_deref(),
-    )?;
-    if args.list {
-        print!("{}", list(&found, &labels, &missing));
-        return Ok(0);
-    }
-    let (selected, absent) =
-        plan::select_impls(args.impls.as_deref(), &found, &missing).map_err(Failure::Input)?;
-    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+    } = loaded;
     let directions = plan::parse_directions(args.directions.as_deref()).map_err(Failure::Input)?;
     let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
     let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
@@ -91,17 +78,6 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
         None => None,
     };
-    if selected.is_empty() {
-        let why: Vec<String> = absent
-            .iter()
-            .map(|u| format!("{}: {}", u.name, u.reason))
-            .collect();
-        return Err(Failure::Input(format!(
-            "nothing to measure here: {}",
-            why.join("; ")
-        )));
-    }
-
     super::install_signal_handler();
     let pair = crossover_pair(args.crossover.as_deref(), &found, &labels, &selected)?;
     let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);

@@ -2,38 +2,23 @@
 //! Wycheproof and the cross-implementation round trip. Exit 0 when nothing failed, 1
 //! when any vector failed (each named), 2 on bad input.
 
-use super::paths::{self, Paths};
+use super::paths::{self, PathArgs, Paths, Selection};
 use super::Failure;
 use crate::algorithms::Algorithm;
 use crate::impls::Unavailable;
-use crate::plan;
 use crate::render::{csv::quote, Format};
 use crate::verify::{self, wycheproof, PathCheck, Suite, Tally};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
-    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
-    #[arg(long = "impl", value_name = "LIST")]
-    pub impls: Option<String>,
-    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,hmac-sha256).
-    #[arg(long = "alg", value_name = "LIST")]
-    pub algs: Option<String>,
-    /// Also verify this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
-    #[arg(long, value_name = "PATH")]
-    pub libcrypto: Vec<PathBuf>,
-    /// A switch on an implementation, verified beside the base one (e.g. isa=no-avx512); repeatable.
-    #[arg(long = "variant", value_name = "SPEC")]
-    pub variants: Vec<String>,
+    #[command(flatten)]
+    pub paths: PathArgs,
     /// Output format on stdout: table, json, markdown or csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Test only: wrap IMPL so that it flips a bit of every output.
-    #[arg(long, hide = true, value_name = "IMPL")]
-    pub test_corrupt: Option<String>,
 }
 
 /// The verdict of one path on one algorithm, as JSON.
@@ -75,28 +60,13 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
             "--format openssl is speed's table: use table, json, markdown or csv".into(),
         ));
     }
-    let Paths {
-        found,
-        missing,
-        labels,
-    } = paths::load(
-        &args.libcrypto,
-        &args.variants,
-        args.test_corrupt.as_deref(),
-    )?;
-    let (selected, absent) =
-        plan::select_impls(args.impls.as_deref(), &found, &missing).map_err(Failure::Input)?;
-    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
-    if selected.is_empty() {
-        let why: Vec<String> = absent
-            .iter()
-            .map(|u| format!("{}: {}", u.name, u.reason))
-            .collect();
-        return Err(Failure::Input(format!(
-            "nothing to verify here: {}",
-            why.join("; ")
-        )));
-    }
+    let loaded = paths::load(&args.paths)?;
+    let Selection {
+        impls: selected,
+        absent,
+        algs,
+    } = loaded.select(&args.paths, "verify")?;
+    let Paths { found, labels, .. } = loaded;
 
     let (checks, not_offered) = verify::check_paths(&found, &selected, &algs, Suite::ALL);
     let report = VerifyReport {
