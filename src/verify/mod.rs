@@ -223,3 +223,6 @@ pub fn check_paths(
     }
     (checks, not_offered)
 }
+
+#[cfg(test)]
+mod tests;
