@@ -66,29 +66,32 @@ pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
     })
 }
 
-impl Paths {
-    /// The paths and algorithms `--impl` and `--alg` select. None of the selected
-    /// implementations available here is an input error naming why (`verb`: "measure").
-    pub fn select(&self, args: &PathArgs, verb: &str) -> Result<Selection, Failure> {
-        let (impls, absent) = plan::select_impls(args.impls.as_deref(), &self.found, &self.missing)
-            .map_err(Failure::Input)?;
-        let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
-        if impls.is_empty() {
-            let why: Vec<String> = absent
-                .iter()
-                .map(|u| format!("{}: {}", u.name, u.reason))
-                .collect();
-            return Err(Failure::Input(format!(
-                "nothing to {verb} here: {}",
-                why.join("; ")
-            )));
-        }
-        Ok(Selection {
-            impls,
-            absent,
-            algs,
-        })
+/// The paths and algorithms `--impl` and `--alg` select. None of the selected
+/// implementations available here is an input error naming why (`verb`: "measure").
+pub fn select(
+    args: &PathArgs,
+    found: &[Box<dyn Implementation>],
+    missing: &[Unavailable],
+    verb: &str,
+) -> Result<Selection, Failure> {
+    let (impls, absent) =
+        plan::select_impls(args.impls.as_deref(), found, missing).map_err(Failure::Input)?;
+    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+    if impls.is_empty() {
+        let why: Vec<String> = absent
+            .iter()
+            .map(|u| format!("{}: {}", u.name, u.reason))
+            .collect();
+        return Err(Failure::Input(format!(
+            "nothing to {verb} here: {}",
+            why.join("; ")
+        )));
     }
+    Ok(Selection {
+        impls,
+        absent,
+        algs,
+    })
 }
 
 fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {

@@ -6,11 +6,11 @@ use super::paths::{self, PathArgs, Paths, Selection};
 use super::Failure;
 use crate::algorithms::Algorithm;
 use crate::impls::Unavailable;
-use crate::render::{csv::quote, Format};
+use crate::render::model::{self, Block, Column, Table};
+use crate::render::Format;
 use crate::verify::{self, wycheproof, PathCheck, Suite, Tally};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
@@ -60,13 +60,16 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
             "--format openssl is speed's table: use table, json, markdown or csv".into(),
         ));
     }
-    let loaded = paths::load(&args.paths)?;
+    let Paths {
+        found,
+        missing,
+        labels,
+    } = paths::load(&args.paths)?;
     let Selection {
         impls: selected,
         absent,
         algs,
-    } = loaded.select(&args.paths, "verify")?;
-    let Paths { found, labels, .. } = loaded;
+    } = paths::select(&args.paths, &found, &missing, "verify")?;
 
     let (checks, not_offered) = verify::check_paths(&found, &selected, &algs, Suite::ALL);
     let report = VerifyReport {
@@ -103,7 +106,9 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
         Format::Json => serde_json::to_string_pretty(&report)
             .map(|s| s + "\n")
             .map_err(|e| Failure::Runtime(format!("cannot write the JSON report: {e}")))?,
-        format => render(&table(&report, &algs), format),
+        Format::Markdown => model::markdown(&[Block::Table(table(&report, &algs))]),
+        Format::Csv => model::csv(&[table(&report, &algs)]),
+        _ => model::terminal(&[Block::Table(table(&report, &algs))]),
     };
     print!("{out}");
     if report.ok {
@@ -123,13 +128,6 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
     Ok(1)
 }
 
-/// A table model: what every format shows.
-struct TableModel {
-    headers: Vec<&'static str>,
-    rows: Vec<Vec<String>>,
-    notes: Vec<String>,
-}
-
 /// "passed/run" of one suite, "–" when it did not run.
 fn cell(t: Option<&Tally>) -> String {
     match t {
@@ -140,19 +138,23 @@ fn cell(t: Option<&Tally>) -> String {
 
 /// Rows per path and algorithm, then failures, not-applicable reasons and what was not
 /// verified, as notes.
-fn table(report: &VerifyReport, algs: &[Algorithm]) -> TableModel {
-    let headers = vec![
-        "path",
-        "alg",
-        "known answers",
-        "wycheproof",
-        "round trip",
-        "passed",
-        "failed",
-        "n/a",
-        "ms",
-    ];
-    let rows = report
+fn table(report: &VerifyReport, algs: &[Algorithm]) -> Table {
+    let mut table = Table::new(
+        "Vectors passed/run per suite; n/a: vectors the path cannot take (reasons below).",
+        vec![
+            Column::text("path"),
+            Column::text("alg"),
+            Column::num("known answers"),
+            Column::num("wycheproof"),
+            Column::text("round trip"),
+            Column::num("passed"),
+            Column::num("failed"),
+            Column::num("n/a"),
+            Column::num("ms"),
+        ],
+    );
+    table.group_by = Some(1);
+    table.rows = report
         .paths
         .iter()
         .map(|p| {
@@ -237,62 +239,6 @@ fn table(report: &VerifyReport, algs: &[Algorithm]) -> TableModel {
             "FAILURES above"
         }
     ));
-    TableModel {
-        headers,
-        rows,
-        notes,
-    }
-}
-
-fn render(t: &TableModel, format: Format) -> String {
-    let mut out = String::new();
-    match format {
-        Format::Markdown => {
-            let _ = writeln!(out, "| {} |", t.headers.join(" | "));
-            let _ = writeln!(out, "|{}", "---|".repeat(t.headers.len()));
-            for r in &t.rows {
-                let _ = writeln!(out, "| {} |", r.join(" | "));
-            }
-            out.push('\n');
-            for n in &t.notes {
-                let _ = writeln!(out, "- {n}");
-            }
-        }
-        Format::Csv => {
-            let _ = writeln!(out, "{}", t.headers.join(","));
-            for r in &t.rows {
-                let fields: Vec<String> = r.iter().map(|f| quote(f)).collect();
-                let _ = writeln!(out, "{}", fields.join(","));
-            }
-        }
-        _ => {
-            let widths: Vec<usize> = (0..t.headers.len())
-                .map(|i| {
-                    t.rows
-                        .iter()
-                        .map(|r| r[i].chars().count())
-                        .chain([t.headers[i].len()])
-                        .max()
-                        .unwrap_or(0)
-                })
-                .collect();
-            let line = |cells: Vec<&str>| {
-                let padded: Vec<String> = cells
-                    .iter()
-                    .zip(&widths)
-                    .map(|(c, w)| format!("{c:<w$}"))
-                    .collect();
-                padded.join("  ").trim_end().to_string()
-            };
-            let _ = writeln!(out, "{}", line(t.headers.clone()));
-            for r in &t.rows {
-                let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
-            }
-            out.push('\n');
-            for n in &t.notes {
-                let _ = writeln!(out, "{n}");
-            }
-        }
-    }
-    out
+    table.notes = notes;
+    table
 }
