@@ -3,7 +3,7 @@
 //! which checks the path's CBC on every length and key of the file. Invalid vectors test
 //! the padding check, which an unpadded path does not do: not applicable.
 
-use super::{cached, expect_output, uncovered_keys, vector_name, Tally};
+use super::{cached, catalogue_aes, expect_output, uncovered_keys, vector_name, Tally};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::Implementation;
 use std::sync::OnceLock;
@@ -59,7 +59,7 @@ pub fn uncovered() -> Vec<String> {
         Ok(set) => uncovered_keys(
             FILE,
             "cbc",
-            &[Algorithm::Aes128Cbc, Algorithm::Aes256Cbc],
+            &catalogue_aes("-cbc"),
             set.test_groups.iter().map(|g| (g.key_size, g.tests.len())),
         ),
         Err(e) => vec![e],
