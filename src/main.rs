@@ -15,6 +15,7 @@ mod plan;
 mod record;
 mod render;
 mod sys;
+mod verify;
 mod workloads;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,9 @@ enum Command {
     Tls(Box<workloads::tls::TlsArgs>),
     /// End to end: OpenVPN and WireGuard between two network namespaces, with iperf3.
     Vpn(Box<workloads::vpn::VpnArgs>),
+    /// Prove every selected path correct: known answers, Project Wycheproof's vectors and
+    /// a round trip with a second implementation. Exit 1 names each failing vector.
+    Verify(Box<workloads::verify::VerifyArgs>),
     /// What this machine offers: CPU crypto features, kernel crypto API (AF_ALG,
     /// /dev/crypto, /proc/crypto drivers), and the libraries found.
     Probe {
@@ -104,6 +108,7 @@ fn main() {
         Command::Speed(args) => speed::run(*args),
         Command::Tls(args) => workloads::tls::run(*args),
         Command::Vpn(args) => workloads::vpn::run(*args),
+        Command::Verify(args) => workloads::verify::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),
     };
