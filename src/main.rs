@@ -10,6 +10,7 @@ mod kernel;
 mod measure;
 mod plan;
 mod procfs;
+mod profile;
 mod record;
 mod render;
 mod workloads;
