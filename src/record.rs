@@ -75,6 +75,9 @@ pub struct Record {
     pub others_cpu_pct: f64,
     /// Facts a reader must know to interpret the number.
     pub notes: Vec<String>,
+    /// Where the CPU time went (--profile), or why it could not be sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileField>,
 }
 
 fn record_kind() -> String {

@@ -73,16 +73,10 @@ impl Elf {
         self.bytes.get(from..from + (end - start) as usize)
     }
 
-    /// Every function (tests and the classifier's survey of a library).
+    /// Every function (the tests survey a whole library).
+    #[cfg(test)]
     pub fn functions(&self) -> &[Function] {
         &self.functions
-    }
-
-    /// A symbol's address by name (exported or local).
-    pub fn symbol(&self, name: &str) -> Option<&Function> {
-        self.functions
-            .iter()
-            .find(|f| f.name.as_deref() == Some(name))
     }
 }
 

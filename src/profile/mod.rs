@@ -8,6 +8,7 @@ mod elf;
 mod flame;
 pub mod perf;
 pub mod shares;
+pub mod table;
 
 use crate::guard::Guard;
 use classify::{Category, Classifier};
@@ -39,6 +40,9 @@ pub struct Profile {
     pub crypto: Share,
     /// 1 / (1 - crypto share): the most free crypto could speed the point up.
     pub amdahl_ceiling: f64,
+    /// Throughput measured while sampling (the record's own is without): the overhead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_bps: Option<f64>,
     /// The flame graph, where --profile-dir was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flame_graph: Option<PathBuf>,
@@ -64,6 +68,7 @@ impl Profile {
             amdahl_ceiling: shares::amdahl_ceiling(crypto.share),
             crypto,
             categories,
+            throughput_bps: None,
             flame_graph: None,
         };
         (profile, folded)
@@ -159,4 +164,34 @@ impl Window<'_> {
     pub fn enable(&mut self) -> Result<(), String> {
         self.recording.enable()
     }
+}
+
+/// Runs `measure` (which returns its throughput) under perf on `target`, and returns the
+/// point's profile, or why there is none (printed).
+pub fn sample_point(
+    sampler: &Sampler,
+    target: Target,
+    label: &str,
+    measure: impl FnOnce() -> Option<f64>,
+) -> ProfileField {
+    let guard = Guard::new();
+    let started = sampler.start(&guard, &target).and_then(|mut w| {
+        w.enable()?;
+        Ok(w)
+    });
+    let window = match started {
+        Ok(w) => w,
+        Err(why) => {
+            if !matches!(target, Target::SystemWide) {
+                eprintln!("cryptobench: no profile for {label}: {why}");
+            }
+            return ProfileField::Unavailable { unavailable: why };
+        }
+    };
+    let bps = measure();
+    let mut field = sampler.finish(window, label);
+    if let ProfileField::Measured(p) = &mut field {
+        p.throughput_bps = bps;
+    }
+    field
 }

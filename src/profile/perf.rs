@@ -21,8 +21,6 @@ const FREQUENCY: &str = "1999";
 pub enum Target {
     /// Processes (every thread of each), e.g. nginx workers or openvpn.
     Pids(Vec<i32>),
-    /// Threads only, e.g. cryptobench's own worker threads.
-    Tids(Vec<i32>),
     /// Every CPU: for kernel paths, where the work happens outside the caller's threads.
     SystemWide,
 }
@@ -128,7 +126,6 @@ impl<'g> Recording<'g> {
             .arg(&data);
         match target {
             Target::Pids(p) => cmd.arg("-p").arg(join(p)),
-            Target::Tids(t) => cmd.arg("-t").arg(join(t)),
             Target::SystemWide => cmd.arg("-a"),
         };
         // Its own process group: a terminal's Ctrl-C reaches us, and we stop perf.

@@ -50,6 +50,12 @@ pub struct SpeedArgs {
     /// Report the crossover size between two paths (names or labels), e.g. openssl,af_alg.
     #[arg(long, value_name = "A,B")]
     pub crossover: Option<String>,
+    /// Sample where each point's CPU time goes with perf (cipher, hash, copies, kernel...).
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
     /// List implementations and algorithms available here, and why any is missing.
     #[arg(long)]
     pub list: bool,
@@ -90,6 +96,9 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let directions = plan::parse_directions(args.directions.as_deref()).map_err(Failure::Input)?;
     let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
     let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+    if let Some(d) = &args.profile_dir {
+        crate::profile::check_dir(d).map_err(Failure::Input)?;
+    }
     let mut writer = match &args.output {
         Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
         None => None,
@@ -110,6 +119,20 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);
     let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
     exclusions.extend(size_excl);
+    let sampler = match args.profile || args.profile_dir.is_some() {
+        true => {
+            let kernel = selected.iter().any(|&i| system_wide(found[i].as_ref()));
+            let s = crate::profile::Sampler::new(args.profile_dir.clone(), kernel)
+                .map_err(Failure::Input)?;
+            Some(s)
+        }
+        false => None,
+    };
+    // A profile belongs to one implementation: measure each alone.
+    let groups: Vec<Group> = match sampler {
+        Some(_) => groups.iter().flat_map(one_per_impl).collect(),
+        None => groups,
+    };
 
     let settings = Settings {
         time_per_point: args.time,
@@ -154,9 +177,22 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             &mut exclusions,
             &labels,
         );
+        let profile = sampler.as_ref().and_then(|s| {
+            let imp = found[*group.impls.first()?].as_ref();
+            let label = format!(
+                "speed {} {} {} {}B x{}",
+                labels[group.impls[0]], group.alg, group.direction, group.size, group.threads
+            );
+            let mut sink = Vec::new();
+            Some(crate::profile::sample_point(s, target(imp), &label, || {
+                let again = measure_group(group, &found, &settings, &progress, &mut sink, &labels);
+                again.first().map(|(_, m, _)| m.median_bps())
+            }))
+        });
         for (i, m, notes) in measured {
             let imp = found[i].as_ref();
             let mut rec = to_record(&env.run_id, imp, group, &m, tsc_hz, notes);
+            rec.profile = profile.clone();
             if group.threads > 1 {
                 let mut pair = records.clone();
                 pair.push(rec.clone());
@@ -195,6 +231,20 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         show_analysis,
     };
     print!("{}", render::exporter(args.format).render(&report));
+    if args.format == Format::Table {
+        for r in &records_done {
+            if let Some(p) = &r.profile {
+                let label = format!(
+                    "{} {} {} {} B x{}",
+                    r.implementation, r.alg, r.direction, r.size, r.threads
+                );
+                print!(
+                    "{}",
+                    crate::profile::table::render(&label, p, Some(r.throughput_bps))
+                );
+            }
+        }
+    }
     if interrupted {
         return Ok(EXIT_INTERRUPTED);
     }
@@ -365,6 +415,31 @@ fn measure_group(
     out
 }
 
+/// Kernel paths do their work outside our threads: sample the whole system.
+fn system_wide(imp: &dyn Implementation) -> bool {
+    !matches!(imp.access(), impls::Access::InProcess)
+}
+
+/// cryptobench's own process: its worker threads are created per trial, and perf -p
+/// follows new threads; the main thread sleeps in join and takes no cpu-clock samples.
+fn target(imp: &dyn Implementation) -> crate::profile::Target {
+    if system_wide(imp) {
+        crate::profile::Target::SystemWide
+    } else {
+        crate::profile::Target::Pids(vec![std::process::id() as i32])
+    }
+}
+
+fn one_per_impl(g: &Group) -> Vec<Group> {
+    g.impls
+        .iter()
+        .map(|&i| Group {
+            impls: vec![i],
+            ..g.clone()
+        })
+        .collect()
+}
+
 fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
     Exclusion {
         implementation: label,
@@ -460,6 +535,7 @@ fn to_record(
             0.0
         },
         notes,
+        profile: None,
     }
 }
 
