@@ -96,9 +96,15 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let directions = plan::parse_directions(args.directions.as_deref()).map_err(Failure::Input)?;
     let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
     let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
-    if let Some(d) = &args.profile_dir {
-        crate::profile::check_dir(d).map_err(Failure::Input)?;
-    }
+    let sampler = match args.profile || args.profile_dir.is_some() {
+        true => {
+            let kernel = selected.iter().any(|&i| system_wide(found[i].as_ref()));
+            let s = crate::profile::Sampler::new(args.profile_dir.clone(), kernel)
+                .map_err(Failure::Input)?;
+            Some(s)
+        }
+        false => None,
+    };
     let mut writer = match &args.output {
         Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
         None => None,
@@ -119,15 +125,6 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);
     let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
     exclusions.extend(size_excl);
-    let sampler = match args.profile || args.profile_dir.is_some() {
-        true => {
-            let kernel = selected.iter().any(|&i| system_wide(found[i].as_ref()));
-            let s = crate::profile::Sampler::new(args.profile_dir.clone(), kernel)
-                .map_err(Failure::Input)?;
-            Some(s)
-        }
-        false => None,
-    };
     // A profile belongs to one implementation: measure each alone.
     let groups: Vec<Group> = match sampler {
         Some(_) => groups.iter().flat_map(one_per_impl).collect(),
