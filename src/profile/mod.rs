@@ -75,6 +75,18 @@ impl Profile {
     }
 }
 
+/// The crypto share over several points' profiles: their samples pooled.
+pub fn pooled_crypto<'a>(fields: impl Iterator<Item = &'a ProfileField>) -> Option<Share> {
+    let (mut k, mut n) = (0, 0);
+    for f in fields {
+        if let ProfileField::Measured(p) = f {
+            k += p.crypto.samples;
+            n += p.samples;
+        }
+    }
+    (n > 0).then(|| Share::of(k, n))
+}
+
 /// Profiling for a whole run: checked once before anything starts.
 pub struct Sampler {
     dir: Option<PathBuf>,

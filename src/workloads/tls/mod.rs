@@ -82,6 +82,12 @@ pub struct TlsArgs {
     /// List the suites this OpenSSL and certificate allow, and exit.
     #[arg(long)]
     pub list: bool,
+    /// Sample the nginx workers with perf: where the server's CPU goes, per point.
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
 }
 
 const MAX_CONCURRENCY: u32 = 10_000;
@@ -200,6 +206,9 @@ struct Ctx<'a> {
     gzip: bool,
     cert: CertKind,
     run_id: String,
+    /// --profile: the sampler, and whether the point now running is the sampled rerun.
+    sampler: Option<crate::profile::Sampler>,
+    sampling: bool,
 }
 
 enum Outcome {
@@ -233,6 +242,10 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     let openssl = sys::find_program("openssl", None).ok_or_else(|| {
         input("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
     })?;
+    let sampler = (args.profile || args.profile_dir.is_some())
+        .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
+        .transpose()
+        .map_err(input)?;
     let mut writer = match &args.output {
         Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
         None => None,
@@ -390,6 +403,8 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     }
     let ports = sys::free_ports(suite_list.len()).map_err(Failure::Runtime)?;
     let mut ctx = Ctx {
+        sampler,
+        sampling: false,
         guard: &guard,
         dir: dir.clone(),
         nginx: nginx.clone(),
@@ -517,7 +532,10 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
         }
         let label = point_label(&ctx, p);
         match run_point(&mut ctx, p)? {
-            Outcome::Record(r) => {
+            Outcome::Record(mut r) => {
+                if ctx.sampler.is_some() {
+                    r.profile = sampled_rerun(&mut ctx, p)?;
+                }
                 eprintln!(
                     "[{}/{}] {label}: {:.0} req/s, {} MB/s, server {:.0}% CPU, {} {:.0}% CPU{}{}",
                     n + 1,
@@ -794,6 +812,29 @@ fn wait_for(
     Ok(Some(results.into_iter().flatten().collect()))
 }
 
+/// The same point again under perf: its profile, with the throughput it reached while
+/// sampled (the record keeps the unsampled run's numbers).
+fn sampled_rerun(
+    ctx: &mut Ctx,
+    p: &Point,
+) -> Result<Option<crate::profile::ProfileField>, Failure> {
+    ctx.sampling = true;
+    let outcome = run_point(ctx, p);
+    ctx.sampling = false;
+    Ok(match outcome? {
+        Outcome::Record(r) => r.profile.map(|mut f| {
+            if let crate::profile::ProfileField::Measured(m) = &mut f {
+                m.throughput_bps = Some(r.throughput_bps);
+            }
+            f
+        }),
+        Outcome::Refused(why) => Some(crate::profile::ProfileField::Unavailable {
+            unavailable: format!("the sampled run was refused: {why}"),
+        }),
+        Outcome::Interrupted => None,
+    })
+}
+
 fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
     let parts: Vec<Part> = match p.what {
         What::Suite(i) => vec![Part {
@@ -853,6 +894,16 @@ fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
             let _ = std::fs::File::create(server::log_path(&ctx.dir, part.suite));
         }
     }
+    let mut sampled = match (&ctx.sampler, ctx.sampling) {
+        (Some(s), true) => {
+            let pids = running.workers.iter().map(|&(pid, _)| pid).collect();
+            let w = s
+                .start(guard, &crate::profile::Target::Pids(pids))
+                .and_then(|mut w| w.enable().map(|_| w));
+            Some(w)
+        }
+        _ => None,
+    };
     let busy0 = sys::cpus_busy_s(&used_cpus);
     let gen_busy0 = sys::cpus_busy_s(&ctx.gen_cpus);
     let before = running.worker_cpu();
@@ -876,6 +927,14 @@ fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
         .map(|pt| server::log_path(&ctx.dir, pt.suite))
         .collect();
     settle(&logs);
+    let profile = sampled.take().map(|w| match w {
+        Ok(w) => ctx
+            .sampler
+            .as_ref()
+            .expect("a window has a sampler")
+            .finish(w, &point_label(ctx, p)),
+        Err(why) => crate::profile::ProfileField::Unavailable { unavailable: why },
+    });
     let after = running.worker_cpu();
     let busy1 = sys::cpus_busy_s(&used_cpus);
     let gen_busy1 = sys::cpus_busy_s(&ctx.gen_cpus);
@@ -1119,6 +1178,7 @@ fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
         generator_bound,
         others_cpu_pct,
         disturbed,
+        profile,
         cpu_s_per_gb: if server_bytes > 0 {
             server_cpu.total() / (server_bytes as f64 / 1e9)
         } else {

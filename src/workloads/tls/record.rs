@@ -110,6 +110,9 @@ pub struct TlsRecord {
     /// Ports of the server blocks used.
     pub ports: Vec<u16>,
     pub notes: Vec<String>,
+    /// Where the nginx workers' CPU went (--profile), from a second run of the point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileField>,
 }
 
 /// A point that was not kept, and why.
