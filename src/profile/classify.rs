@@ -103,6 +103,10 @@ pub enum Shape {
     /// ChaCha20 without AVX-512 rotates: byte shuffles (the 16/8-bit rotates) and 32-bit
     /// adds, with no AES, carry-less or 64-bit multiplies (which would be GCM or Poly1305).
     ChachaMix,
+    /// The same allowing 64-bit multiplies: ChaCha20 stitched with Poly1305 in one
+    /// function (Go's chacha20Poly1305Seal/Open), where shuffles and adds near the sample
+    /// are the ChaCha half.
+    ChachaStitched,
     /// Poly1305: 64-bit multiplies and the times-5 fold (shift by 2 / AND -4), no AES
     /// or carry-less multiply. Bignum code (RSA, ECDHE) multiplies but does not fold.
     PolyMix,
@@ -176,6 +180,11 @@ pub const RULES: &[Rule] = &[
     Rule {
         when: Leaf(&["hmac", "HMAC"]),
         then: C::Hmac,
+    },
+    // Go hashes map keys with AES instructions: not encryption.
+    Rule {
+        when: Leaf(&["runtime.aeshash", "runtime.memhash", "runtime.strhash"]),
+        then: C::OtherUser,
     },
     Rule {
         when: Leaf(&["aes", "AES", "Aes"]),
@@ -286,11 +295,11 @@ pub const RULES: &[Rule] = &[
         then: C::Poly1305,
     },
     Rule {
-        when: Near(Mark::Shuffle, Some(Shape::ChachaMix)),
+        when: Near(Mark::Shuffle, Some(Shape::ChachaStitched)),
         then: C::Chacha20,
     },
     Rule {
-        when: Near(Mark::Add32, Some(Shape::ChachaMix)),
+        when: Near(Mark::Add32, Some(Shape::ChachaStitched)),
         then: C::Chacha20,
     },
     Rule {
@@ -444,6 +453,8 @@ struct Resolved<'a> {
     kernel: bool,
     /// (object path, function start, function end) for decodable user code.
     code: Option<(&'a str, u64, u64)>,
+    /// The address in the object file (perf's ip is an offset into the mapped file).
+    ip: u64,
     frame: &'a Frame,
 }
 
@@ -466,6 +477,17 @@ fn shape_holds(s: Shape, d: &Decoded) -> bool {
                     Mark::Aes,
                     Mark::Clmul,
                     Mark::Mul64,
+                    Mark::Sha256Ni,
+                    Mark::Sha1Ni,
+                    Mark::Rorx,
+                ])
+        }
+        Shape::ChachaStitched => {
+            d.count(Mark::Shuffle) >= 4
+                && d.count(Mark::Add32) >= 8
+                && none_of(&[
+                    Mark::Aes,
+                    Mark::Clmul,
                     Mark::Sha256Ni,
                     Mark::Sha1Ni,
                     Mark::Rorx,
@@ -520,6 +542,7 @@ impl Classifier {
                 name: f.symbol.clone(),
                 kernel,
                 code: None,
+                ip: f.ip,
                 frame: f,
             };
         };
@@ -528,21 +551,25 @@ impl Classifier {
                 name: f.symbol.clone(),
                 kernel,
                 code: None,
+                ip: f.ip,
                 frame: f,
             };
         };
-        match elf.function_at(f.ip) {
+        let ip = elf.address_of_offset(f.ip);
+        match elf.function_at(ip) {
             Some(func) => Resolved {
                 name: func.name.clone(),
                 kernel,
                 code: Some((dso, func.start, func.end)),
+                ip,
                 frame: f,
             },
             // No boundary known: decode forward from the sample itself.
             None => Resolved {
                 name: None,
                 kernel,
-                code: Some((dso, f.ip, f.ip + 64)),
+                code: Some((dso, ip, ip + 64)),
+                ip,
                 frame: f,
             },
         }
@@ -593,7 +620,7 @@ impl Classifier {
         }
         if leaf.name.is_none() || decode_fallback.is_some() {
             if let Some((dso, start, end)) = leaf.code {
-                let ip = leaf.frame.ip;
+                let ip = leaf.ip;
                 if let Some(c) = self
                     .decoded(dso, start, end)
                     .and_then(|d| by_instructions(d, ip))
@@ -634,7 +661,7 @@ fn frame_name(f: &Resolved) -> String {
             let base = d.rsplit('/').next().unwrap_or(d);
             match f.code {
                 Some((_, start, _)) => format!("{base}+{start:#x}"),
-                None => format!("{base}+{:#x}", f.frame.ip),
+                None => format!("{base}+{:#x}", f.ip),
             }
         }
         (None, None) => "[unknown]".into(),

@@ -5,7 +5,7 @@
 //! that has unwind information, which the perlasm generators emit, so the FDEs give the
 //! function boundaries the symbol table lacks.
 
-use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -25,13 +25,15 @@ pub struct Elf {
     code: Vec<(u64, u64, u64)>,
     /// Sorted by start; named symbols win over bare FDEs for the same start.
     functions: Vec<Function>,
+    /// Loadable segments: (file offset, file size, address).
+    segments: Vec<(u64, u64, u64)>,
 }
 
 impl Elf {
     pub fn open(path: &Path) -> Result<Elf, String> {
         let bytes =
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let (code, functions) = {
+        let (code, functions, segments) = {
             let file = object::File::parse(&*bytes)
                 .map_err(|e| format!("{} is not an ELF file: {e}", path.display()))?;
             let code = file
@@ -42,13 +44,31 @@ impl Elf {
                     Some((s.address(), off, size))
                 })
                 .collect();
-            (code, functions(&file))
+            let segments = file
+                .segments()
+                .map(|s| {
+                    let (off, size) = s.file_range();
+                    (off, size, s.address())
+                })
+                .collect();
+            (code, functions(&file), segments)
         };
         Ok(Elf {
             bytes,
             code,
             functions,
+            segments,
         })
+    }
+
+    /// The address of a file offset. perf reports user addresses as offsets into the
+    /// mapped file; in a shared library those equal addresses for code, but not in a
+    /// non-PIE executable (Go's, mapped at 0x400000).
+    pub fn address_of_offset(&self, offset: u64) -> u64 {
+        self.segments
+            .iter()
+            .find(|&&(off, size, _)| offset >= off && offset < off + size)
+            .map_or(offset, |&(off, _, addr)| offset - off + addr)
     }
 
     /// The function containing `addr`, by symbol (with its size) or by FDE.

@@ -628,6 +628,17 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
         analysis,
     };
     print!("{}", render::render(args.format, &report));
+    if args.format == TlsFormat::Table {
+        for r in &report.records {
+            if let Some(p) = &r.profile {
+                let label = format!("{} {} c={}", r.suite, r.file_size, r.concurrency);
+                print!(
+                    "{}",
+                    crate::profile::table::render(&label, p, Some(r.throughput_bps))
+                );
+            }
+        }
+    }
     if interrupted {
         return Ok(EXIT_INTERRUPTED);
     }
