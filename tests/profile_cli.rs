@@ -157,7 +157,8 @@ fn profile_dir_keeps_folded_stacks_and_a_flame_graph() {
     assert!(folded.lines().all(|l| l
         .rsplit_once(' ')
         .is_some_and(|(_, n)| n.parse::<u64>().is_ok())));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("flame graph:"));
+    // The per-point breakdown goes to the terminal beside the progress, not into the report.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("flame graph:"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
