@@ -269,7 +269,7 @@ fn disagreements(s: &Share) -> Vec<String> {
             if a < lo {
                 "alone times hot 16 KiB records on a warm cache; in nginx the cipher also pays cache misses on data the kernel just copied, and the sampled share counts the MAC/hash glue too"
             } else {
-                "alone counts the whole record protection at full speed; in nginx part of that cost hides behind copies and waits"
+                "alone times the record protection by itself, with its own cache and clock state; in nginx part of it may sit in the unknown and other-user samples (unnamed glue), so either can be off by a few points"
             }
         ));
     }
