@@ -154,7 +154,10 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             &mut exclusions,
             &labels,
         );
-        for (i, m, notes) in measured {
+        for (i, m, mut notes) in measured {
+            if env.emulated {
+                notes.push(environment::EMULATED_NOTE.into());
+            }
             let imp = found[i].as_ref();
             let mut rec = to_record(&env.run_id, imp, group, &m, tsc_hz, notes);
             if group.threads > 1 {
@@ -292,6 +295,13 @@ fn list(
     }
     for u in missing {
         out.push_str(&format!("{}: not available: {}\n", u.name, u.reason));
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if let Some(why) = environment::emulation(&cpuinfo) {
+        out.push_str(&format!(
+            "EMULATED: {why}: {}\n",
+            environment::EMULATED_NOTE
+        ));
     }
     out
 }
