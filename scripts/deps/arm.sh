@@ -40,3 +40,7 @@ for arch in arm64 armhf; do
   rm -rf "$root" && mv "$root.tmp" "$root"
   echo "arm.sh: sysroot $root ready" >&2
 done
+
+# The arm64 guest (Debian's arm64 kernel under qemu-system-aarch64) that
+# tests/guest_arm64.rs boots: qemu-system-arm, the kernel and the base initramfs.
+GUEST_ARCH=arm64 guest/setup --quiet
