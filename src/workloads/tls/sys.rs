@@ -285,7 +285,8 @@ pub fn raise_nofile(want: u64) -> u64 {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) != 0 {
             return 1024;
         }
-        // rlim_t is 32 bits on 32-bit ARM.
+        // rlim_t is 32 bits on 32-bit ARM (the cast is needed there only).
+        #[allow(clippy::unnecessary_cast)]
         let want = want.min(libc::rlim_t::MAX as u64) as libc::rlim_t;
         if rl.rlim_cur < want {
             let new = libc::rlimit {
