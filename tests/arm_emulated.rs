@@ -242,3 +242,107 @@ fn probe_reads_the_features_of_each_studied_cpu() {
         }
     }
 }
+
+/// `isa=` on ARM sets OPENSSL_armcap, and what libcrypto then reports is checked: a name
+/// clears its bits, a value that changes nothing or turns on what the CPU lacks is refused.
+#[test]
+fn openssl_armcap_variants_are_checked_against_what_libcrypto_reports() {
+    if let Some(env) = ready(&AARCH64) {
+        let v = json(
+            &AARCH64,
+            &env,
+            "max",
+            &[
+                "speed",
+                "--impl",
+                "openssl",
+                "--alg",
+                "aes-128-gcm,sha256",
+                "--sizes",
+                "1k",
+                "--time",
+                "0.01",
+                "--variant",
+                "isa=no-aes",
+                "--variant",
+                "isa=no-sha",
+                "--variant",
+                "isa=no-neon",
+                "--format",
+                "json",
+            ],
+        );
+        let recs = v["records"].as_array().unwrap();
+        // Each variant's records say which OPENSSL_armcap libcrypto reported: the base
+        // caps of -cpu max (0xfd and up) less the variant's bits.
+        for (variant, cleared) in [
+            ("isa=no-aes", 0x24u64),
+            ("isa=no-sha", 0x858),
+            ("isa=no-neon", 0x1),
+        ] {
+            let notes: Vec<String> = recs
+                .iter()
+                .filter(|r| r["variant"] == variant)
+                .flat_map(|r| r["notes"].as_array().unwrap().clone())
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect();
+            let line = notes
+                .iter()
+                .find(|n| n.contains("OPENSSL_armcap="))
+                .unwrap_or_else(|| panic!("{variant}: no armcap note in {notes:?}"));
+            let reported = line.rsplit("OPENSSL_armcap=0x").next().unwrap();
+            let hex: String = reported
+                .chars()
+                .take_while(|c| c.is_ascii_hexdigit())
+                .collect();
+            let caps = u64::from_str_radix(&hex, 16).unwrap();
+            assert_eq!(
+                caps & cleared,
+                0,
+                "{variant} still reports {caps:#x}: {line}"
+            );
+            assert_ne!(caps, 0, "{line}");
+        }
+    }
+    if let Some(env) = ready(&ARMV7) {
+        // A Cortex-A9 has no ARMv8 AES: isa=no-aes changes nothing, isa=0x5 would turn it
+        // on. Either variant is refused with its reason; the base instance is measured.
+        for (variant, why) in [("isa=no-aes", "changes nothing"), ("isa=0x5", "turns on")] {
+            let o = run(
+                &ARMV7,
+                &env,
+                "cortex-a9",
+                &[
+                    "speed",
+                    "--impl",
+                    "openssl",
+                    "--alg",
+                    "sha256",
+                    "--sizes",
+                    "1k",
+                    "--time",
+                    "0.01",
+                    "--variant",
+                    variant,
+                    "--format",
+                    "json",
+                ],
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+            let label = format!("openssl [{variant}]");
+            let refused = v["unavailable"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|u| u.to_string().contains(&label))
+                .unwrap_or_else(|| panic!("{variant} not refused: {}", v["unavailable"]));
+            assert!(refused.to_string().contains(why), "{variant}: {refused}");
+            assert!(v["records"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["variant"].is_null()));
+        }
+    }
+}
