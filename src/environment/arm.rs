@@ -250,7 +250,7 @@ pub fn describe(
     let (midr, midr_source) = match midr_register {
         Some(r) => (
             Some(Midr::from_register(r)),
-            "MIDR_EL1 (mrs, emulated by the kernel)",
+            "MIDR_EL1 (mrs at EL0, answered by the kernel)",
         ),
         None => (
             Midr::from_cpuinfo(cpuinfo),

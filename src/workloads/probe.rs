@@ -115,7 +115,11 @@ fn table(v: &Value) -> String {
     let _ = writeln!(
         out,
         "CPU: {} ({} logical CPUs)",
-        cpu["model"].as_str().unwrap_or("?"),
+        cpu["model"].as_str().unwrap_or(if cpu["arm"].is_object() {
+            "unknown (no MIDR: 32-bit ARM user space cannot read it, and /proc/cpuinfo names none)"
+        } else {
+            "?"
+        }),
         cpu["logical_cpus"]
     );
     let mut have = Vec::new();
