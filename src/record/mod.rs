@@ -150,6 +150,9 @@ pub struct Environment {
     /// What `cryptobench probe` reports about the kernel's crypto paths.
     #[serde(default)]
     pub kernel_crypto: serde_json::Value,
+    /// True under qemu-user: the CPU is emulated and the numbers are not performance.
+    #[serde(default)]
+    pub emulated: bool,
 }
 
 fn environment_kind() -> String {

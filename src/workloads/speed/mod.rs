@@ -232,7 +232,10 @@ impl Workload for Speed {
         });
         let mut out: Vec<Outcome<SpeedData>> =
             exclusions.into_iter().map(Outcome::Excluded).collect();
-        for (i, m, notes) in measured {
+        for (i, m, mut notes) in measured {
+            if ctx.environment.emulated {
+                notes.push(crate::environment::EMULATED_NOTE.into());
+            }
             let imp = self.found[i].as_ref();
             let mut rec = to_record(
                 &ctx.environment.run_id,
@@ -347,6 +350,13 @@ fn list(
     }
     for u in missing {
         out.push_str(&format!("{}: not available: {}\n", u.name, u.reason));
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if let Some(why) = crate::environment::emulation(&cpuinfo) {
+        out.push_str(&format!(
+            "EMULATED: {why}: {}\n",
+            crate::environment::EMULATED_NOTE
+        ));
     }
     out
 }
