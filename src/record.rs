@@ -61,8 +61,12 @@ pub struct Record {
     pub cpu_s_per_gb: f64,
     /// Per thread, in TSC reference cycles (not core clock cycles); null without a TSC.
     pub tsc_cycles_per_byte: Option<f64>,
-    /// throughput / (threads x 1-thread throughput), when the 1-thread point was measured.
+    /// throughput / (threads x 1-thread throughput), when the 1-thread point was measured:
+    /// the median over rounds of that ratio, each round's trials run back to back.
     pub scaling_efficiency: Option<f64>,
+    /// CI of that median: [low, high]. Above 100 % beyond it is flagged noisy.
+    #[serde(default)]
+    pub scaling_efficiency_ci: Option<[f64; 2]>,
     /// Aggregate bytes/s of every trial, in the order run.
     pub samples_bps: Vec<f64>,
     /// (max - min) / median of the samples, in percent.
@@ -75,6 +79,19 @@ pub struct Record {
     pub others_cpu_pct: f64,
     /// Facts a reader must know to interpret the number.
     pub notes: Vec<String>,
+    /// Half-width of the CI reached, in percent of the median.
+    #[serde(default)]
+    pub ci_pct: Option<f64>,
+    /// Why the point took no more trials: target_ci, max_time, budget or interrupted.
+    #[serde(default)]
+    pub stop_reason: Option<crate::measure::adaptive::StopReason>,
+    /// Median over trials of bytes per CPU-second of the measuring threads (summed over
+    /// threads): what the code does while it has a CPU, whatever else runs.
+    #[serde(default)]
+    pub throughput_cpu_bps: Option<f64>,
+    /// CI of that median: [low, high].
+    #[serde(default)]
+    pub throughput_cpu_bps_ci: Option<[f64; 2]>,
 }
 
 fn record_kind() -> String {

@@ -93,3 +93,17 @@ pub fn machine_busy_s() -> Option<f64> {
     let busy = c.user + c.nice + c.system + c.irq + c.softirq + c.steal;
     Some(busy as f64 / crate::procfs::ticks_per_s())
 }
+
+/// CPUs counted in /proc/stat's machine-wide line (every online CPU, whatever our
+/// affinity): the capacity that `machine_busy_s` is a share of.
+pub fn machine_cpus() -> usize {
+    let n = crate::procfs::cpu_lines()
+        .iter()
+        .filter(|(n, _)| n.is_some())
+        .count();
+    if n > 0 {
+        n
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}

@@ -6,7 +6,7 @@ use crate::analyse::paths::analyse;
 use crate::analyse::{scaling, stats};
 use crate::environment;
 use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
-use crate::measure::{self, worker::Worker, Measured, Settings};
+use crate::measure::{self, adaptive::Savings, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::{JsonLinesWriter, Record};
 use crate::render::{self, Format, Report};
@@ -32,9 +32,15 @@ pub struct SpeedArgs {
     /// Thread counts, comma-separated (e.g. 1,2,4).
     #[arg(long, value_name = "LIST")]
     pub threads: Option<String>,
-    /// Seconds of trials per point (warm-up adds about 10%).
+    /// Budget per point, in seconds of trials (warm-up adds about 10%); what stable points leave unused goes to noisy ones.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.15)]
     pub time: f64,
+    /// The most a noisy point may take, drawing on the savings [default: 4 x --time].
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
+    /// Stop a point once its median's CI half-width is within this many percent (0: never early).
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub target_ci: f64,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -61,13 +67,41 @@ pub struct SpeedArgs {
 /// Longest --time accepted per point, in seconds.
 const MAX_TIME: f64 = 600.0;
 
-pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
+/// Widest --target-ci accepted, in percent.
+const MAX_TARGET_CI: f64 = 100.0;
+
+/// The trial settings from --time, --max-time and --target-ci, validated.
+fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
     if !(args.time.is_finite() && args.time >= 0.01 && args.time <= MAX_TIME) {
         return Err(Failure::Input(format!(
             "invalid --time {}: give seconds per point between 0.01 and {MAX_TIME}, e.g. --time 1",
             args.time
         )));
     }
+    let max_time = args.max_time.unwrap_or((4.0 * args.time).min(MAX_TIME));
+    if !(max_time.is_finite() && max_time >= args.time && max_time <= MAX_TIME) {
+        return Err(Failure::Input(format!(
+            "invalid --max-time {max_time}: give seconds per point between --time ({}) and {MAX_TIME}, e.g. --max-time {}",
+            args.time,
+            (4.0 * args.time).min(MAX_TIME)
+        )));
+    }
+    if !(args.target_ci.is_finite() && (0.0..=MAX_TARGET_CI).contains(&args.target_ci)) {
+        return Err(Failure::Input(format!(
+            "invalid --target-ci {}: give a CI half-width in percent between 0 (never stop early) and {MAX_TARGET_CI}, e.g. --target-ci 1",
+            args.target_ci
+        )));
+    }
+    Ok(Settings {
+        time_per_point: args.time,
+        max_time_per_point: max_time,
+        target_ci_pct: args.target_ci,
+        ..Settings::default()
+    })
+}
+
+pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
+    let settings = settings(&args)?;
     let impls::Registry { mut found, missing } =
         impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
     if let Some(name) = &args.test_corrupt {
@@ -111,10 +145,6 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
     exclusions.extend(size_excl);
 
-    let settings = Settings {
-        time_per_point: args.time,
-        ..Settings::default()
-    };
     let libraries = selected
         .iter()
         .map(|&i| {
@@ -130,8 +160,10 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         libraries,
         unavailable,
         json!({
-            "time_per_point_s": settings.time_per_point, "min_trials": settings.min_trials,
-            "target_trials": settings.target_trials, "target_ci_pct": settings.target_ci_pct,
+            "time_per_point_s": settings.time_per_point,
+            "max_time_per_point_s": settings.max_time_per_point,
+            "min_trials": settings.min_trials, "trial_s": settings.trial_s(),
+            "target_ci_pct": settings.target_ci_pct,
             "sizes": sizes, "threads": threads,
         }),
     );
@@ -142,6 +174,7 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let progress = progress_bar(&groups, &settings);
     let tsc_hz = env.cpu.get("tsc_hz").and_then(|v| v.as_f64());
     let mut records: Vec<Record> = Vec::new();
+    let mut savings = Savings::default();
     for group in &groups {
         if measure::stopped() {
             break;
@@ -150,18 +183,20 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             group,
             &found,
             &settings,
+            &mut savings,
             &progress,
             &mut exclusions,
             &labels,
         );
-        for (i, m, notes) in measured {
-            let imp = found[i].as_ref();
-            let mut rec = to_record(&env.run_id, imp, group, &m, tsc_hz, notes);
-            if group.threads > 1 {
-                let mut pair = records.clone();
-                pair.push(rec.clone());
-                scaling::fill_scaling_efficiency(&mut pair);
-                rec.scaling_efficiency = pair.last().and_then(|r| r.scaling_efficiency);
+        for (k, ((i, threads), m, notes)) in measured.iter().enumerate() {
+            let imp = found[*i].as_ref();
+            let mut rec = to_record(&env.run_id, imp, group, *threads, m, tsc_hz, notes);
+            // Against the same implementation's 1-thread point, round by round.
+            let single = measured
+                .iter()
+                .find(|((j, t), _, _)| j == i && *t == 1 && *threads > 1);
+            if let Some((_, one, _)) = single {
+                fill_scaling(&mut rec, m, one, measured[k].0 .1);
             }
             if let Some(w) = writer.as_mut() {
                 w.write(&rec).map_err(Failure::Runtime)?;
@@ -296,25 +331,47 @@ fn list(
     out
 }
 
-/// Builds every thread's worker for each implementation of the group, measures them
-/// interleaved, and checks the output after timing. Failures become exclusions.
+/// The scaling efficiency of an N-thread point against its 1-thread twin of the same
+/// group, from their interleaved trials; above 100 % beyond its CI makes it noisy.
+fn fill_scaling(rec: &mut Record, many: &Measured, one: &Measured, threads: usize) {
+    let Some(e) = scaling::paired_efficiency(&many.samples_bps, &one.samples_bps, threads as u32)
+    else {
+        return;
+    };
+    rec.scaling_efficiency = Some(e.value);
+    rec.scaling_efficiency_ci = Some(e.ci);
+    if e.beyond_perfect() {
+        rec.noisy = true;
+        rec.notes.push(format!(
+            "scaling efficiency {:.0}% is above 100% beyond its CI ({:.0}-{:.0}%): the 1-thread trials were slowed by something else",
+            e.value * 100.0,
+            e.ci[0] * 100.0,
+            e.ci[1] * 100.0
+        ));
+    }
+}
+
+/// Builds every thread's worker for each point (implementation and thread count) of the
+/// group, measures them interleaved, and checks the output after timing. Failures become
+/// exclusions.
 fn measure_group(
     group: &Group,
     found: &[Box<dyn Implementation>],
     settings: &Settings,
+    savings: &mut Savings,
     progress: &ProgressBar,
     exclusions: &mut Vec<Exclusion>,
     labels: &[String],
-) -> Vec<(usize, Measured, Vec<String>)> {
+) -> Vec<((usize, usize), Measured, Vec<String>)> {
     let mut ids = Vec::new();
     let mut workers = Vec::new();
-    for &i in &group.impls {
-        let ws: Result<Vec<Worker>, String> = (0..group.threads)
+    for (i, threads) in group.points() {
+        let ws: Result<Vec<Worker>, String> = (0..threads)
             .map(|t| Worker::new(found[i].as_ref(), group.alg, group.direction, group.size, t))
             .collect();
         match ws {
             Ok(ws) => {
-                ids.push(i);
+                ids.push((i, threads));
                 workers.push(ws);
             }
             Err(e) => exclusions.push(refusal(
@@ -325,23 +382,32 @@ fn measure_group(
         }
     }
     progress.set_message(format!(
-        "{} {} {} B x{}",
-        group.alg, group.direction, group.size, group.threads
+        "{} {} {} B",
+        group.alg, group.direction, group.size
     ));
-    let results = measure::run_group(group, &mut workers, settings, &mut |k, bps| {
-        progress.inc(1);
+    let per_point = settings.trials_per_budget as usize;
+    let results = measure::run_group(group.size, &mut workers, settings, savings, &mut |k, m| {
+        // The bar counts the budget's trials per point: a point stopping early skips
+        // the rest of its share.
+        let trials = m.samples_bps.len();
+        if trials <= per_point {
+            progress.inc(1);
+        }
+        if m.stop.is_some() {
+            progress.inc(per_point.saturating_sub(trials) as u64);
+        }
         progress.set_message(format!(
             "{} {} {} B x{}: {} {} MB/s",
             group.alg,
             group.direction,
             group.size,
-            group.threads,
-            labels[ids[k]],
-            render::mbps(bps)
+            ids[k].1,
+            labels[ids[k].0],
+            render::mbps(m.median_bps())
         ));
     });
     let mut out = Vec::new();
-    for ((i, ws), res) in ids.into_iter().zip(&workers).zip(results) {
+    for (((i, threads), ws), res) in ids.into_iter().zip(&workers).zip(results) {
         let checked = res.and_then(|m| {
             ws.iter().try_for_each(Worker::check_output)?;
             Ok(m)
@@ -349,14 +415,14 @@ fn measure_group(
         match checked {
             Ok(m) if !m.samples_bps.is_empty() => {
                 let mut notes = found[i].notes(group.alg, group.direction);
-                if group.threads
+                if threads
                     > std::thread::available_parallelism()
                         .map(|n| n.get())
                         .unwrap_or(1)
                 {
                     notes.push("more threads than logical CPUs".into());
                 }
-                out.push((i, m, notes));
+                out.push(((i, threads), m, notes));
             }
             Ok(_) => {} // interrupted before its first trial
             Err(e) => exclusions.push(refusal(labels[i].clone(), group, e)),
@@ -379,9 +445,10 @@ fn to_record(
     run_id: &str,
     imp: &dyn Implementation,
     g: &Group,
+    threads: usize,
     m: &Measured,
     tsc_hz: Option<f64>,
-    notes: Vec<String>,
+    notes: &[String],
 ) -> Record {
     let median = m.median_bps();
     let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
@@ -390,7 +457,7 @@ fn to_record(
         .iter()
         .map(|s| stats::median(s))
         .collect();
-    let thread_s = m.wall_s * g.threads as f64;
+    let thread_s = m.wall_s * threads as f64;
     let pct = |x: f64| {
         if thread_s > 0.0 {
             x / thread_s * 100.0
@@ -401,9 +468,14 @@ fn to_record(
     let spread = stats::spread_pct(&m.samples_bps);
     let ci_pct = stats::ci_half_width_pct(lo, hi, median);
     let trials = m.samples_bps.len() as u32;
-    let ncpu = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1) as f64;
+    let cpu_median = stats::median(&m.cpu_samples_bps);
+    let (cpu_lo, cpu_hi, _) = stats::median_ci(&m.cpu_samples_bps);
+    // In-process work runs only on the measuring threads, so there the two estimates
+    // must agree; a kernel path's work may run elsewhere, so its CPU figure says less.
+    let in_process = imp.access() == crate::impls::Access::InProcess;
+    let cpu_noise = in_process
+        && (stats::ci_half_width_pct(cpu_lo, cpu_hi, cpu_median) > NOISY_CI_PCT
+            || m.off_cpu_pct() > NOISY_OFF_CPU_PCT);
     let per_thread_median = stats::median(&per_thread);
     Record {
         kind: "record".into(),
@@ -425,7 +497,7 @@ fn to_record(
         alg: g.alg.name().into(),
         direction: g.direction.name().into(),
         size: g.size as u64,
-        threads: g.threads as u32,
+        threads: threads as u32,
         throughput_bps: median,
         throughput_bps_ci: [lo, hi],
         ci_level: cov,
@@ -452,26 +524,37 @@ fn to_record(
         scaling_efficiency: None,
         samples_bps: m.samples_bps.clone(),
         spread_pct: spread,
-        noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
+        noisy: ci_pct > NOISY_CI_PCT
+            || spread > 50.0
+            || m.disturbed_trials * 3 > trials
+            || cpu_noise,
         disturbed_trials: m.disturbed_trials,
-        others_cpu_pct: if m.wall_s > 0.0 {
-            m.others_cpu_s / (m.wall_s * ncpu) * 100.0
-        } else {
-            0.0
-        },
-        notes,
+        others_cpu_pct: m.others_cpu_pct(),
+        notes: notes.to_vec(),
+        scaling_efficiency_ci: None,
+        ci_pct: Some(ci_pct),
+        stop_reason: m.stop,
+        throughput_cpu_bps: Some(cpu_median),
+        throughput_cpu_bps_ci: Some([cpu_lo, cpu_hi]),
     }
 }
 
+/// A point is noisy when its median's CI half-width (wall-clock, or per CPU-second) is
+/// wider than this, in percent.
+const NOISY_CI_PCT: f64 = 5.0;
+/// ... or when its threads were off the CPU for more than this share of the trials.
+const NOISY_OFF_CPU_PCT: f64 = 5.0;
+
 /// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.
 fn progress_bar(groups: &[Group], s: &Settings) -> ProgressBar {
+    let points = |g: &Group| (g.impls.len() * g.threads.len()) as u64;
     let trials: u64 = groups
         .iter()
-        .map(|g| g.impls.len() as u64 * s.target_trials as u64)
+        .map(|g| points(g) * s.trials_per_budget as u64)
         .sum();
     let seconds: f64 = groups
         .iter()
-        .map(|g| g.impls.len() as f64 * s.time_per_point * 1.1)
+        .map(|g| points(g) as f64 * s.time_per_point * 1.1)
         .sum();
     if seconds < 2.0 || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
