@@ -133,32 +133,43 @@ pub trait Operation: Send {
     /// The timed loop: `calls` messages back to back, each sealed with a fresh nonce in
     /// place or opening the sealed message. One dynamic call per batch; inside, this
     /// default is compiled for each implementation, so `process` is a direct call (and
-    /// inlined where the compiler sees fit), with the direction decided once.
+    /// inlined where the compiler sees fit), with the direction decided once. An
+    /// implementation may override it with a leaner loop that hoists its checks.
     #[inline]
     fn process_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> Result<(), String> {
-        match b.direction {
-            Direction::Enc => {
-                for _ in 0..calls {
-                    b.next_nonce();
-                    let io = Io::InPlace {
-                        buf: b.buf,
-                        len: b.size,
-                    };
-                    self.process(b.nonce, b.aad, io)?;
-                }
-            }
-            Direction::Dec => {
-                for _ in 0..calls {
-                    let io = Io::Separate {
-                        input: b.sealed,
-                        output: b.buf,
-                    };
-                    self.process(b.nonce, b.aad, io)?;
-                }
+        each_message(self, b, calls)
+    }
+}
+
+/// The default timed loop: `process` once per message.
+#[inline(always)]
+pub fn each_message<O: Operation + ?Sized>(
+    op: &mut O,
+    b: &mut Batch<'_>,
+    calls: u64,
+) -> Result<(), String> {
+    match b.direction {
+        Direction::Enc => {
+            for _ in 0..calls {
+                b.next_nonce();
+                let io = Io::InPlace {
+                    buf: b.buf,
+                    len: b.size,
+                };
+                op.process(b.nonce, b.aad, io)?;
             }
         }
-        Ok(())
+        Direction::Dec => {
+            for _ in 0..calls {
+                let io = Io::Separate {
+                    input: b.sealed,
+                    output: b.buf,
+                };
+                op.process(b.nonce, b.aad, io)?;
+            }
+        }
     }
+    Ok(())
 }
 
 /// Whether an implementation offers an algorithm, and why not.

@@ -234,3 +234,116 @@ fn others_share_never_exceeds_all_cores() {
     assert!((others_share_pct(0.1, 0.1, 2) - 50.0).abs() < 1e-9);
     assert_eq!(others_share_pct(1.0, 0.0, 2), 0.0);
 }
+
+/// A worker's buffer and nonce after some calls.
+type BufAndNonce = (Vec<u8>, Vec<u8>);
+
+/// Runs `calls` messages through `process_batch` (in two batches) and through `process`
+/// one by one, from the same start, and returns both buffers and nonces.
+fn both_loops(
+    imp: &dyn Implementation,
+    alg: Algorithm,
+    dir: Direction,
+    size: usize,
+) -> Result<[BufAndNonce; 2], String> {
+    use crate::impls::Batch;
+    use crate::kat::{pattern, SLACK};
+    let key = pattern(alg.key_len(), 0x5a);
+    let aad = if alg.kind() == crate::algorithms::Kind::Aead {
+        pattern(crate::algorithms::TIMED_AAD_LEN, 0x21)
+    } else {
+        Vec::new()
+    };
+    let nonce0 = pattern(alg.nonce_len(), 0x33);
+    let mut sealed = Vec::new();
+    if dir == Direction::Dec {
+        let mut buf = pattern(size, 0x77);
+        buf.resize(size + SLACK, 0);
+        let n = imp.prepare(alg, Direction::Enc, &key)?.process(
+            &nonce0,
+            &aad,
+            Io::InPlace {
+                buf: &mut buf,
+                len: size,
+            },
+        )?;
+        buf.truncate(n);
+        sealed = buf;
+    }
+    let start = || {
+        let mut buf = pattern(size, 0x77);
+        buf.resize(alg.input_len(dir, size) + SLACK, 0);
+        (buf, nonce0.clone(), 0u64)
+    };
+    let (mut buf_a, mut nonce_a, mut counter_a) = start();
+    let mut a = imp.prepare(alg, dir, &key)?;
+    for calls in [3, 2] {
+        let mut b = Batch {
+            direction: dir,
+            size,
+            buf: &mut buf_a,
+            sealed: &sealed,
+            nonce: &mut nonce_a,
+            counter: &mut counter_a,
+            aad: &aad,
+        };
+        a.process_batch(&mut b, calls)?;
+    }
+    let (mut buf_b, mut nonce_b, mut counter_b) = start();
+    let mut one = imp.prepare(alg, dir, &key)?;
+    for _ in 0..5 {
+        let io = match dir {
+            Direction::Enc => {
+                Batch {
+                    direction: dir,
+                    size,
+                    buf: &mut buf_b,
+                    sealed: &sealed,
+                    nonce: &mut nonce_b,
+                    counter: &mut counter_b,
+                    aad: &aad,
+                }
+                .next_nonce();
+                Io::InPlace {
+                    buf: &mut buf_b,
+                    len: size,
+                }
+            }
+            Direction::Dec => Io::Separate {
+                input: &sealed,
+                output: &mut buf_b,
+            },
+        };
+        one.process(&nonce_b, &aad, io)?;
+    }
+    Ok([(buf_a, nonce_a), (buf_b, nonce_b)])
+}
+
+#[test]
+fn every_batch_loop_computes_what_process_does_message_by_message() {
+    // process() is what the correctness gate checks; the timed loop must give the same
+    // bytes, including implementations that override process_batch (speed-loop's CBC).
+    let reg = crate::impls::registry(&[], &["speed-loop".to_string()]).unwrap();
+    let mut checked = 0;
+    for imp in reg
+        .found
+        .iter()
+        .filter(|i| i.access() == crate::impls::Access::InProcess)
+    {
+        for alg in Algorithm::ALL {
+            if imp.support(alg) != Support::Yes {
+                continue;
+            }
+            for &dir in alg.directions() {
+                for size in [16, 64] {
+                    let label = format!("{} {:?} {alg} {dir} {size}", imp.name(), imp.variant());
+                    let [a, b] = both_loops(imp.as_ref(), alg, dir, size)
+                        .unwrap_or_else(|e| panic!("{label}: {e}"));
+                    assert_eq!(a, b, "{label}: the batch loop differs from process()");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} combinations checked");
+}
