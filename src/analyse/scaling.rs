@@ -1,7 +1,6 @@
 //! Thread scaling: how close N threads come to N times one thread.
 
 use crate::analyse::stats;
-use crate::record::Record;
 
 /// A scaling efficiency from interleaved trials, with the CI of its median.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,37 +36,9 @@ pub fn paired_efficiency(aggregate: &[f64], single: &[f64], threads: u32) -> Opt
     })
 }
 
-/// Fills `scaling_efficiency`, where a record has none, for every record whose 1-thread
-/// twin (same implementation, version, variant, algorithm, direction and size) is among
-/// `records`, from the two medians.
-pub fn fill_scaling_efficiency(records: &mut [Record]) {
-    let singles: Vec<(String, f64)> = records
-        .iter()
-        .filter(|r| r.threads == 1)
-        .map(|r| (twin_key(r), r.throughput_bps))
-        .collect();
-    for r in records
-        .iter_mut()
-        .filter(|r| r.scaling_efficiency.is_none())
-    {
-        let key = twin_key(r);
-        r.scaling_efficiency = singles
-            .iter()
-            .find(|(k, _)| *k == key)
-            .and_then(|(_, one)| efficiency(r.throughput_bps, *one, r.threads));
-    }
-}
-
 /// throughput(N) / (N x throughput(1)).
 pub fn efficiency(aggregate: f64, single: f64, threads: u32) -> Option<f64> {
     (single > 0.0 && threads > 0).then(|| aggregate / (threads as f64 * single))
-}
-
-fn twin_key(r: &Record) -> String {
-    format!(
-        "{}|{}|{:?}|{:?}|{}|{}|{}",
-        r.implementation, r.impl_version, r.variant, r.library, r.alg, r.direction, r.size
-    )
 }
 
 #[cfg(test)]

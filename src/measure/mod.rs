@@ -4,7 +4,7 @@
 //! decided in [`adaptive`].
 
 pub mod adaptive;
-pub mod cpu;
+pub use crate::sys::cpu;
 pub mod worker;
 
 use crate::analyse::stats;

@@ -1,19 +1,23 @@
 //! `cryptobench speed`: primitives across implementations, sizes, directions and threads.
 
-use super::{Failure, EXIT_INTERRUPTED};
+use super::Failure;
 use crate::algorithms::Algorithm;
-use crate::analyse::paths::analyse;
 use crate::analyse::{scaling, stats};
-use crate::environment;
+use crate::cli::{CommonArgs, DirectionArg};
+use crate::driver::{self, Ctx, Outcome, Plan, Workload};
 use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
 use crate::measure::{self, adaptive::Savings, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
-use crate::record::{JsonLinesWriter, Record};
-use crate::render::{self, Format, Report};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::record::read::AnyRecord;
+use crate::record::{Record, SCHEMA};
+use crate::render;
+use indicatif::ProgressBar;
+use record::{SpeedData, SpeedRecord};
 use serde_json::json;
-use std::io::IsTerminal;
 use std::path::PathBuf;
+
+pub mod record;
+pub mod view;
 
 #[derive(clap::Args)]
 pub struct SpeedArgs {
@@ -23,30 +27,27 @@ pub struct SpeedArgs {
     /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
     #[arg(long = "alg", value_name = "LIST")]
     pub algs: Option<String>,
-    /// Directions: enc, dec or enc,dec (hashes have only enc).
-    #[arg(long = "direction", value_name = "LIST")]
-    pub directions: Option<String>,
+    #[command(flatten)]
+    pub direction: DirectionArg,
     /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Thread counts, comma-separated (e.g. 1,2,4).
     #[arg(long, value_name = "LIST")]
     pub threads: Option<String>,
-    /// Budget per point, in seconds of trials (warm-up adds about 10%); what stable points leave unused goes to noisy ones.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.15)]
-    pub time: f64,
-    /// The most a noisy point may take, drawing on the savings [default: 4 x --time].
-    #[arg(long, value_name = "SECONDS")]
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The most a noisy point may take, drawing on what stable points saved [default: 4 x --time].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub max_time: Option<f64>,
-    /// Stop a point once its median's CI half-width is within this many percent (0: never early).
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    /// Stop a point once its median's CI half-width is within this many percent (0: never early, the whole --time).
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
     pub target_ci: f64,
-    /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Append JSON Lines (environment, then one record per point, flushed) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
     /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
     #[arg(long, value_name = "PATH")]
     pub libcrypto: Vec<PathBuf>,
@@ -66,189 +67,233 @@ pub struct SpeedArgs {
 
 /// Longest --time accepted per point, in seconds.
 const MAX_TIME: f64 = 600.0;
-
+/// Seconds per point when --time is not given.
+const DEFAULT_TIME: f64 = 0.15;
 /// Widest --target-ci accepted, in percent.
 const MAX_TARGET_CI: f64 = 100.0;
 
 /// The trial settings from --time, --max-time and --target-ci, validated.
 fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
-    if !(args.time.is_finite() && args.time >= 0.01 && args.time <= MAX_TIME) {
+    let time = args.common.time.unwrap_or(DEFAULT_TIME);
+    crate::cli::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
+    let max_time = match args.max_time {
+        Some(t) => crate::cli::check_seconds(t, "--max-time", time, MAX_TIME)
+            .map_err(|e| Failure::Input(format!("{e} (at least --time)")))?,
+        None => (4.0 * time).min(MAX_TIME),
+    };
+    let ci = args.target_ci;
+    if !(ci.is_finite() && (0.0..=MAX_TARGET_CI).contains(&ci)) {
         return Err(Failure::Input(format!(
-            "invalid --time {}: give seconds per point between 0.01 and {MAX_TIME}, e.g. --time 1",
-            args.time
-        )));
-    }
-    let max_time = args.max_time.unwrap_or((4.0 * args.time).min(MAX_TIME));
-    if !(max_time.is_finite() && max_time >= args.time && max_time <= MAX_TIME) {
-        return Err(Failure::Input(format!(
-            "invalid --max-time {max_time}: give seconds per point between --time ({}) and {MAX_TIME}, e.g. --max-time {}",
-            args.time,
-            (4.0 * args.time).min(MAX_TIME)
-        )));
-    }
-    if !(args.target_ci.is_finite() && (0.0..=MAX_TARGET_CI).contains(&args.target_ci)) {
-        return Err(Failure::Input(format!(
-            "invalid --target-ci {}: give a CI half-width in percent between 0 (never stop early) and {MAX_TARGET_CI}, e.g. --target-ci 1",
-            args.target_ci
+            "invalid --target-ci {ci}: give a CI half-width in percent from 0 (never stop early) to {MAX_TARGET_CI}, e.g. --target-ci 1"
         )));
     }
     Ok(Settings {
-        time_per_point: args.time,
+        time_per_point: time,
         max_time_per_point: max_time,
-        target_ci_pct: args.target_ci,
+        target_ci_pct: ci,
         ..Settings::default()
     })
 }
 
 pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
-    let settings = settings(&args)?;
-    let impls::Registry { mut found, missing } =
-        impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
-    if let Some(name) = &args.test_corrupt {
-        let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
-            Failure::Input(format!(
-                "--test-corrupt {name}: no such implementation here"
-            ))
-        })?;
-        let inner = found.remove(i);
-        found.insert(i, Box::new(Corrupt(inner)));
-    }
-    let labels = labels(&found);
+    let common = args.common.clone();
     if args.list {
-        print!("{}", list(&found, &labels, &missing));
+        let speed = Speed::load(args)?;
+        print!("{}", list(&speed.found, &speed.labels, &speed.missing));
         return Ok(0);
     }
-    let (selected, absent) =
-        plan::select_impls(args.impls.as_deref(), &found, &missing).map_err(Failure::Input)?;
-    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
-    let directions = plan::parse_directions(args.directions.as_deref()).map_err(Failure::Input)?;
-    let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
-    let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
-    let mut writer = match &args.output {
-        Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
-        None => None,
-    };
-    if selected.is_empty() {
-        let why: Vec<String> = absent
-            .iter()
-            .map(|u| format!("{}: {}", u.name, u.reason))
-            .collect();
-        return Err(Failure::Input(format!(
-            "nothing to measure here: {}",
-            why.join("; ")
-        )));
-    }
+    driver::run(Speed::load(args)?, &common)
+}
 
-    super::install_signal_handler();
-    let pair = crossover_pair(args.crossover.as_deref(), &found, &labels, &selected)?;
-    let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);
-    let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
-    exclusions.extend(size_excl);
+/// The speed workload: implementations found, and after `plan` the groups to measure.
+struct Speed {
+    args: SpeedArgs,
+    found: Vec<Box<dyn Implementation>>,
+    missing: Vec<impls::Unavailable>,
+    labels: Vec<String>,
+    groups: Vec<Group>,
+    settings: Settings,
+    /// What points stopping early left of their budget, for noisy ones to spend.
+    savings: Savings,
+    records: Vec<SpeedRecord>,
+    tsc_hz: Option<f64>,
+    crossover: Option<(String, String)>,
+}
 
-    let libraries = selected
-        .iter()
-        .map(|&i| {
-            let imp = &found[i];
-            json!({
-                "impl": imp.name(), "label": labels[i], "version": imp.version(),
-                "variant": imp.variant(), "access": imp.access(), "details": imp.details(),
-            })
-        })
-        .collect();
-    let unavailable = missing.iter().map(|u| json!(u)).collect();
-    let env = environment::capture(
-        libraries,
-        unavailable,
-        json!({
-            "time_per_point_s": settings.time_per_point,
-            "max_time_per_point_s": settings.max_time_per_point,
-            "min_trials": settings.min_trials, "trial_s": settings.trial_s(),
-            "target_ci_pct": settings.target_ci_pct,
-            "sizes": sizes, "threads": threads,
-        }),
-    );
-    if let Some(w) = writer.as_mut() {
-        w.write(&env).map_err(Failure::Runtime)?;
-    }
-
-    let progress = progress_bar(&groups, &settings);
-    let tsc_hz = env.cpu.get("tsc_hz").and_then(|v| v.as_f64());
-    let mut records: Vec<Record> = Vec::new();
-    let mut savings = Savings::default();
-    for group in &groups {
-        if measure::stopped() {
-            break;
+impl Speed {
+    /// Validates the arguments that need no library, then loads the implementations.
+    fn load(args: SpeedArgs) -> Result<Self, Failure> {
+        let settings = settings(&args)?;
+        args.common.check("speed").map_err(Failure::Input)?;
+        // Everything that is only text is checked before any library is opened.
+        plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
+        plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        let impls::Registry { mut found, missing } =
+            impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+        if let Some(name) = &args.test_corrupt {
+            let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
+                Failure::Input(format!(
+                    "--test-corrupt {name}: no such implementation here"
+                ))
+            })?;
+            let inner = found.remove(i);
+            found.insert(i, Box::new(Corrupt(inner)));
         }
+        let labels = labels(&found);
+        Ok(Speed {
+            settings,
+            savings: Savings::default(),
+            args,
+            found,
+            missing,
+            labels,
+            groups: Vec::new(),
+            records: Vec::new(),
+            tsc_hz: None,
+            crossover: None,
+        })
+    }
+}
+
+impl Workload for Speed {
+    type Data = SpeedData;
+
+    fn name(&self) -> &'static str {
+        "speed"
+    }
+
+    fn plan(&mut self) -> Result<Plan, Failure> {
+        let args = &self.args;
+        let (selected, absent) =
+            plan::select_impls(args.impls.as_deref(), &self.found, &self.missing)
+                .map_err(Failure::Input)?;
+        let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        let directions =
+            plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
+        let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        if selected.is_empty() {
+            let why: Vec<String> = absent
+                .iter()
+                .map(|u| format!("{}: {}", u.name, u.reason))
+                .collect();
+            return Err(Failure::Input(format!(
+                "nothing to measure here: {}",
+                why.join("; ")
+            )));
+        }
+        self.crossover = crossover_pair(
+            args.crossover.as_deref(),
+            &self.found,
+            &self.labels,
+            &selected,
+        )?;
+        let (verified, mut exclusions) = plan::verify(&self.found, &self.labels, &selected, &algs);
+        let (groups, size_excl) =
+            plan::build(&verified, &self.labels, &directions, &sizes, &threads);
+        exclusions.extend(size_excl);
+        self.groups = groups;
+        let s = &self.settings;
+        let libraries = selected
+            .iter()
+            .map(|&i| {
+                let imp = &self.found[i];
+                json!({
+                    "impl": imp.name(), "label": self.labels[i], "version": imp.version(),
+                    "variant": imp.variant(), "access": imp.access(), "details": imp.details(),
+                })
+            })
+            .collect();
+        Ok(Plan {
+            points: self.groups.len(),
+            seconds: self
+                .groups
+                .iter()
+                .map(|g| (g.impls.len() * g.threads.len()) as f64 * s.time_per_point * 1.1)
+                .sum(),
+            libraries,
+            unavailable: self.missing.iter().map(|u| json!(u)).collect(),
+            settings: json!({
+                "time_per_point_s": s.time_per_point,
+                "max_time_per_point_s": s.max_time_per_point,
+                "min_trials": s.min_trials, "trial_s": s.trial_s(),
+                "target_ci_pct": s.target_ci_pct,
+                "sizes": sizes, "threads": threads,
+                "crossover": self.crossover,
+            }),
+            exclusions,
+        })
+    }
+
+    fn measure(&mut self, index: usize, ctx: &Ctx) -> Result<Vec<Outcome<SpeedData>>, Failure> {
+        if self.tsc_hz.is_none() {
+            self.tsc_hz = ctx.environment.cpu.get("tsc_hz").and_then(|v| v.as_f64());
+        }
+        let group = &self.groups[index];
+        let mut exclusions = Vec::new();
         let measured = measure_group(
             group,
-            &found,
-            &settings,
-            &mut savings,
-            &progress,
+            &self.found,
+            &self.settings,
+            &mut self.savings,
+            ctx.progress,
             &mut exclusions,
-            &labels,
+            &self.labels,
         );
-        for (k, ((i, threads), m, notes)) in measured.iter().enumerate() {
-            let imp = found[*i].as_ref();
-            let mut rec = to_record(&env.run_id, imp, group, *threads, m, tsc_hz, notes);
+        let mut out: Vec<Outcome<SpeedData>> =
+            exclusions.into_iter().map(Outcome::Excluded).collect();
+        for ((i, threads), m, notes) in &measured {
+            let imp = self.found[*i].as_ref();
+            let mut rec = to_record(
+                &ctx.environment.run_id,
+                imp,
+                &self.labels[*i],
+                (group, *threads),
+                m,
+                self.tsc_hz,
+                notes.clone(),
+            );
             // Against the same implementation's 1-thread point, round by round.
             let single = measured
                 .iter()
                 .find(|((j, t), _, _)| j == i && *t == 1 && *threads > 1);
             if let Some((_, one, _)) = single {
-                fill_scaling(&mut rec, m, one, measured[k].0 .1);
+                fill_scaling(&mut rec, m, one, *threads);
             }
-            if let Some(w) = writer.as_mut() {
-                w.write(&rec).map_err(Failure::Runtime)?;
-            }
-            records.push(rec);
+            self.records.push(rec.clone());
+            out.push(Outcome::Record(rec));
         }
+        Ok(out)
     }
-    progress.finish_and_clear();
-    let interrupted = measure::stopped();
-    let nothing = records.is_empty();
-    let refused: Vec<&Exclusion> = exclusions
-        .iter()
-        .filter(|e| e.kind == ExclusionKind::Refused)
-        .collect();
-    let records_done = records.clone();
-    let kinds: std::collections::BTreeSet<&str> =
-        records_done.iter().map(|r| r.access.as_str()).collect();
-    let show_analysis =
-        pair.is_some() || kinds.len() > 1 || records_done.iter().any(|r| r.variant.is_some());
-    let report = Report {
-        schema: crate::record::SCHEMA,
-        environment: env,
-        records,
-        exclusions: exclusions.clone(),
-        unavailable: absent,
-        interrupted,
-        analysis: analyse(
-            &records_done,
-            pair.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-        ),
-        show_analysis,
-    };
-    print!("{}", render::exporter(args.format).render(&report));
-    if interrupted {
-        return Ok(EXIT_INTERRUPTED);
+
+    fn wrap(record: SpeedRecord) -> AnyRecord {
+        AnyRecord::Speed(record)
     }
-    if nothing {
-        let why = if refused.is_empty() {
+
+    fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
+        let refused: Vec<String> = exclusions
+            .iter()
+            .filter(|e| e.kind == ExclusionKind::Refused.name())
+            .map(|e| {
+                format!(
+                    "{} {}: {}",
+                    e.implementation,
+                    e.point.get("alg").and_then(|a| a.as_str()).unwrap_or("?"),
+                    e.reason
+                )
+            })
+            .collect();
+        if refused.is_empty() {
             "nothing to measure: no selected implementation offers the selected algorithms at these sizes".to_string()
         } else {
             format!(
                 "nothing measured: every selected implementation was refused ({})",
-                refused
-                    .iter()
-                    .map(|e| format!("{} {}: {}", e.implementation, e.alg, e.reason))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                refused.join("; ")
             )
-        };
-        return Err(Failure::Runtime(why));
+        }
     }
-    Ok(0)
 }
 
 /// `--crossover A,B`: two paths, each named by label (e.g. "openssl [engine=afalg]") or
@@ -333,15 +378,15 @@ fn list(
 
 /// The scaling efficiency of an N-thread point against its 1-thread twin of the same
 /// group, from their interleaved trials; above 100 % beyond its CI makes it noisy.
-fn fill_scaling(rec: &mut Record, many: &Measured, one: &Measured, threads: usize) {
+fn fill_scaling(rec: &mut SpeedRecord, many: &Measured, one: &Measured, threads: usize) {
     let Some(e) = scaling::paired_efficiency(&many.samples_bps, &one.samples_bps, threads as u32)
     else {
         return;
     };
-    rec.scaling_efficiency = Some(e.value);
-    rec.scaling_efficiency_ci = Some(e.ci);
+    rec.data.scaling_efficiency = Some(e.value);
+    rec.data.scaling_efficiency_ci = Some(e.ci);
     if e.beyond_perfect() {
-        rec.noisy = true;
+        rec.data.noisy = true;
         rec.notes.push(format!(
             "scaling efficiency {:.0}% is above 100% beyond its CI ({:.0}-{:.0}%): the 1-thread trials were slowed by something else",
             e.value * 100.0,
@@ -350,6 +395,9 @@ fn fill_scaling(rec: &mut Record, many: &Measured, one: &Measured, threads: usiz
         ));
     }
 }
+
+/// A point: (implementation index, threads).
+type Point = (usize, usize);
 
 /// Builds every thread's worker for each point (implementation and thread count) of the
 /// group, measures them interleaved, and checks the output after timing. Failures become
@@ -362,7 +410,7 @@ fn measure_group(
     progress: &ProgressBar,
     exclusions: &mut Vec<Exclusion>,
     labels: &[String],
-) -> Vec<((usize, usize), Measured, Vec<String>)> {
+) -> Vec<(Point, Measured, Vec<String>)> {
     let mut ids = Vec::new();
     let mut workers = Vec::new();
     for (i, threads) in group.points() {
@@ -385,17 +433,7 @@ fn measure_group(
         "{} {} {} B",
         group.alg, group.direction, group.size
     ));
-    let per_point = settings.trials_per_budget as usize;
     let results = measure::run_group(group.size, &mut workers, settings, savings, &mut |k, m| {
-        // The bar counts the budget's trials per point: a point stopping early skips
-        // the rest of its share.
-        let trials = m.samples_bps.len();
-        if trials <= per_point {
-            progress.inc(1);
-        }
-        if m.stop.is_some() {
-            progress.inc(per_point.saturating_sub(trials) as u64);
-        }
         progress.set_message(format!(
             "{} {} {} B x{}: {} {} MB/s",
             group.alg,
@@ -432,24 +470,24 @@ fn measure_group(
 }
 
 fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
-    Exclusion {
-        implementation: label,
-        alg: group.alg,
-        kind: ExclusionKind::Refused,
-        size: Some(group.size),
-        reason: format!("{} at {} bytes: {reason}", group.direction, group.size),
-    }
+    plan::excluded(
+        &label,
+        group.alg,
+        ExclusionKind::Refused,
+        Some(group.size),
+        format!("{} at {} bytes: {reason}", group.direction, group.size),
+    )
 }
 
 fn to_record(
     run_id: &str,
     imp: &dyn Implementation,
-    g: &Group,
-    threads: usize,
+    label: &str,
+    (g, threads): (&Group, usize),
     m: &Measured,
     tsc_hz: Option<f64>,
-    notes: &[String],
-) -> Record {
+    notes: Vec<String>,
+) -> SpeedRecord {
     let median = m.median_bps();
     let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
     let per_thread: Vec<f64> = m
@@ -479,63 +517,64 @@ fn to_record(
     let per_thread_median = stats::median(&per_thread);
     Record {
         kind: "record".into(),
+        schema: SCHEMA,
         run_id: run_id.into(),
         workload: "speed".into(),
         implementation: imp.name().into(),
         impl_version: imp.version(),
         variant: imp.variant(),
-        access: serde_json::to_value(imp.access())
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        library: imp
-            .details()
-            .get("path")
-            .and_then(|p| p.as_str())
-            .map(str::to_string),
-        driver: imp.driver(g.alg),
-        alg: g.alg.name().into(),
-        direction: g.direction.name().into(),
-        size: g.size as u64,
-        threads: threads as u32,
+        label: label.into(),
         throughput_bps: median,
-        throughput_bps_ci: [lo, hi],
-        ci_level: cov,
-        per_thread_bps: per_thread,
-        trials,
-        cpu_user_s: m.cpu.user,
-        cpu_sys_s: m.cpu.sys,
-        wall_s: m.wall_s,
-        bytes: m.bytes,
-        calls: m.calls,
-        batch: m.batch,
-        ops_per_s: median / g.size as f64,
-        cpu_load_pct: pct(m.cpu.total()),
-        cpu_user_pct: pct(m.cpu.user),
-        cpu_sys_pct: pct(m.cpu.sys),
-        cpu_s_per_gb: if m.bytes > 0 {
-            m.cpu.total() / (m.bytes as f64 / 1e9)
-        } else {
-            0.0
-        },
-        tsc_cycles_per_byte: tsc_hz
-            .filter(|_| per_thread_median > 0.0)
-            .map(|hz| hz / per_thread_median),
-        scaling_efficiency: None,
+        throughput_bps_ci: Some([lo, hi]),
         samples_bps: m.samples_bps.clone(),
-        spread_pct: spread,
-        noisy: ci_pct > NOISY_CI_PCT
-            || spread > 50.0
-            || m.disturbed_trials * 3 > trials
-            || cpu_noise,
-        disturbed_trials: m.disturbed_trials,
+        wall_s: m.wall_s,
+        cpu_user_s: Some(m.cpu.user),
+        cpu_sys_s: Some(m.cpu.sys),
+        cpu_s_per_gb: (m.bytes > 0).then(|| m.cpu.total() / (m.bytes as f64 / 1e9)),
         others_cpu_pct: m.others_cpu_pct(),
-        notes: notes.to_vec(),
-        scaling_efficiency_ci: None,
-        ci_pct: Some(ci_pct),
-        stop_reason: m.stop,
-        throughput_cpu_bps: Some(cpu_median),
-        throughput_cpu_bps_ci: Some([cpu_lo, cpu_hi]),
+        disturbed: m.disturbed_trials > 0,
+        notes,
+        data: SpeedData {
+            access: serde_json::to_value(imp.access())
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            library: imp
+                .details()
+                .get("path")
+                .and_then(|p| p.as_str())
+                .map(str::to_string),
+            driver: imp.driver(g.alg),
+            alg: g.alg.name().into(),
+            direction: g.direction.name().into(),
+            size: g.size as u64,
+            threads: threads as u32,
+            ci_level: cov,
+            per_thread_bps: per_thread,
+            trials,
+            bytes: m.bytes,
+            calls: m.calls,
+            batch: m.batch,
+            ops_per_s: median / g.size as f64,
+            cpu_load_pct: pct(m.cpu.total()),
+            cpu_user_pct: pct(m.cpu.user),
+            cpu_sys_pct: pct(m.cpu.sys),
+            tsc_cycles_per_byte: tsc_hz
+                .filter(|_| per_thread_median > 0.0)
+                .map(|hz| hz / per_thread_median),
+            scaling_efficiency: None,
+            spread_pct: spread,
+            noisy: ci_pct > NOISY_CI_PCT
+                || spread > 50.0
+                || m.disturbed_trials * 3 > trials
+                || cpu_noise,
+            disturbed_trials: m.disturbed_trials,
+            scaling_efficiency_ci: None,
+            ci_pct: Some(ci_pct),
+            stop_reason: m.stop,
+            throughput_cpu_bps: Some(cpu_median),
+            throughput_cpu_bps_ci: Some([cpu_lo, cpu_hi]),
+        },
     }
 }
 
@@ -544,26 +583,3 @@ fn to_record(
 const NOISY_CI_PCT: f64 = 5.0;
 /// ... or when its threads were off the CPU for more than this share of the trials.
 const NOISY_OFF_CPU_PCT: f64 = 5.0;
-
-/// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.
-fn progress_bar(groups: &[Group], s: &Settings) -> ProgressBar {
-    let points = |g: &Group| (g.impls.len() * g.threads.len()) as u64;
-    let trials: u64 = groups
-        .iter()
-        .map(|g| points(g) * s.trials_per_budget as u64)
-        .sum();
-    let seconds: f64 = groups
-        .iter()
-        .map(|g| points(g) as f64 * s.time_per_point * 1.1)
-        .sum();
-    if seconds < 2.0 || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::with_draw_target(Some(trials), ProgressDrawTarget::stderr());
-    pb.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {percent:>3}% eta {eta} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb
-}
