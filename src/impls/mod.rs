@@ -94,12 +94,81 @@ impl<'a> Io<'a> {
     }
 }
 
+/// What every message of a timed batch uses: one worker's buffers, nonce and AAD.
+pub struct Batch<'a> {
+    pub direction: Direction,
+    /// Bytes per message.
+    pub size: usize,
+    /// enc: the message, sealed in place (`size` + 64 bytes); dec: the plaintext's room.
+    pub buf: &'a mut [u8],
+    /// dec only: a genuinely sealed message (ciphertext || tag), opened by every call.
+    pub sealed: &'a [u8],
+    /// A seal's last 8 nonce bytes carry `counter`, bumped before every seal, so that no
+    /// nonce is used twice.
+    pub nonce: &'a mut [u8],
+    pub counter: &'a mut u64,
+    pub aad: &'a [u8],
+}
+
+impl Batch<'_> {
+    /// The next seal's nonce: the counter, big-endian, in the nonce's last 8 bytes.
+    #[inline(always)]
+    pub fn next_nonce(&mut self) {
+        let n = self.nonce.len();
+        if n >= 8 {
+            *self.counter = self.counter.wrapping_add(1);
+            self.nonce[n - 8..].copy_from_slice(&self.counter.to_be_bytes());
+        }
+    }
+}
+
 /// One prepared key for one algorithm and direction.
 pub trait Operation: Send {
     /// Processes one message with this nonce (AEAD) or IV (cipher) and AAD (AEAD only;
     /// empty otherwise). Returns the number of output bytes. An AEAD open whose tag does
     /// not verify returns an error.
     fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String>;
+
+    /// The timed loop: `calls` messages back to back, each sealed with a fresh nonce in
+    /// place or opening the sealed message. One dynamic call per batch; inside, this
+    /// default is compiled for each implementation, so `process` is a direct call (and
+    /// inlined where the compiler sees fit), with the direction decided once. An
+    /// implementation may override it with a leaner loop that hoists its checks.
+    #[inline]
+    fn process_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> Result<(), String> {
+        each_message(self, b, calls)
+    }
+}
+
+/// The default timed loop: `process` once per message.
+#[inline(always)]
+pub fn each_message<O: Operation + ?Sized>(
+    op: &mut O,
+    b: &mut Batch<'_>,
+    calls: u64,
+) -> Result<(), String> {
+    match b.direction {
+        Direction::Enc => {
+            for _ in 0..calls {
+                b.next_nonce();
+                let io = Io::InPlace {
+                    buf: b.buf,
+                    len: b.size,
+                };
+                op.process(b.nonce, b.aad, io)?;
+            }
+        }
+        Direction::Dec => {
+            for _ in 0..calls {
+                let io = Io::Separate {
+                    input: b.sealed,
+                    output: b.buf,
+                };
+                op.process(b.nonce, b.aad, io)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether an implementation offers an algorithm, and why not.
