@@ -230,3 +230,6 @@ pub fn run_group(
     }
     results
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@ use crate::algorithms::Algorithm;
 use crate::analyse::paths::analyse;
 use crate::analyse::{scaling, stats};
 use crate::environment;
-use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
+use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::{JsonLinesWriter, Record};
@@ -53,7 +53,9 @@ pub struct SpeedArgs {
     /// List implementations and algorithms available here, and why any is missing.
     #[arg(long)]
     pub list: bool,
-    /// Test only: wrap IMPL so that it flips a bit of every output.
+    /// Test only: wrap IMPL so that it flips a bit of every output. Only in builds with
+    /// the `test-corrupt` feature, which the test suite turns on.
+    #[cfg(feature = "test-corrupt")]
     #[arg(long, hide = true, value_name = "IMPL")]
     pub test_corrupt: Option<String>,
 }
@@ -68,8 +70,10 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             args.time
         )));
     }
+    #[allow(unused_mut)] // only the test-corrupt feature changes the list
     let impls::Registry { mut found, missing } =
         impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+    #[cfg(feature = "test-corrupt")]
     if let Some(name) = &args.test_corrupt {
         let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
             Failure::Input(format!(
@@ -77,7 +81,7 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             ))
         })?;
         let inner = found.remove(i);
-        found.insert(i, Box::new(Corrupt(inner)));
+        found.insert(i, Box::new(impls::corrupt::Corrupt(inner)));
     }
     let labels = labels(&found);
     if args.list {

@@ -59,16 +59,6 @@ pub(super) fn non_dangling(b: &[u8]) -> *const u8 {
     }
 }
 
-/// Input pointer, input length, output pointer and output room of one message.
-pub(super) fn buffers(io: &mut Io<'_>) -> (*const u8, usize, *mut u8, usize) {
-    let room = match io {
-        Io::InPlace { buf, .. } => buf.len(),
-        Io::Separate { output, .. } => output.len(),
-    };
-    let (inp, len, out) = io.raw();
-    (inp, len, out, room)
-}
-
 pub(super) fn c_len(n: usize) -> Result<c_int, String> {
     c_int::try_from(n).map_err(|_| format!("a message of {n} bytes is too long for OpenSSL"))
 }
@@ -236,10 +226,15 @@ impl CipherOp {
 
 impl Operation for CipherOp {
     fn process(&mut self, nonce: &[u8], aad: &[u8], mut io: Io<'_>) -> Result<usize, String> {
-        let (inp, in_len, out, room) = buffers(&mut io);
+        let RawIo {
+            input: inp,
+            in_len,
+            out,
+            out_cap: room,
+        } = io.raw();
         if !self.aead {
             if room < in_len + CIPHER_IV_LEN {
-                return Err("output buffer too small".into());
+                return Err(too_small());
             }
             self.set_iv(nonce, CIPHER_IV_LEN)?;
             // SAFETY: `inp` has `in_len` bytes, `out` has `room` >= in_len + 16 bytes, and
@@ -272,13 +267,9 @@ impl Operation for CipherOp {
             }
             Ok(n + TAG_LEN)
         } else {
-            let Some(n) = in_len.checked_sub(TAG_LEN) else {
-                return Err(format!(
-                    "an AEAD input of {in_len} bytes is shorter than the {TAG_LEN}-byte tag"
-                ));
-            };
+            let n = opened_len(in_len)?;
             if room < n + TAG_LEN {
-                return Err("output buffer too small".into());
+                return Err(too_small());
             }
             let mut tag = [0u8; TAG_LEN];
             // SAFETY: the input is `in_len` = n + 16 readable bytes; the tag is its last

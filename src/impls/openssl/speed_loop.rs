@@ -149,7 +149,12 @@ impl SpeedLoopOp {
                 nonce.len()
             ));
         }
-        let (inp, in_len, out, room) = buffers(&mut io);
+        let RawIo {
+            input: inp,
+            in_len,
+            out,
+            out_cap: room,
+        } = io.raw();
         let n = if c.enc {
             in_len
         } else {
@@ -288,7 +293,7 @@ impl SpeedLoopOp {
             Io::Separate { output, .. } => output.len(),
         };
         if room < n + CIPHER_IV_LEN {
-            return Err("output buffer too small".into());
+            return Err(too_small());
         }
         if n == 0 {
             return Ok(0);
@@ -304,7 +309,12 @@ impl SpeedLoopOp {
             r
         } else {
             let mut io = io;
-            let (inp, len, out, _) = buffers(&mut io);
+            let RawIo {
+                input: inp,
+                in_len: len,
+                out,
+                ..
+            } = io.raw();
             let mut next = [0u8; CIPHER_IV_LEN];
             // SAFETY: the input has `len` >= 16 readable bytes; read before an in-place
             // call overwrites them.
@@ -351,9 +361,14 @@ impl SpeedLoopOp {
 
     pub(super) fn ctr(&mut self, nonce: &[u8], mut io: Io<'_>) -> Result<usize, String> {
         let c = &self.cipher;
-        let (inp, n, out, room) = buffers(&mut io);
+        let RawIo {
+            input: inp,
+            in_len: n,
+            out,
+            out_cap: room,
+        } = io.raw();
         if room < n + CIPHER_IV_LEN {
-            return Err("output buffer too small".into());
+            return Err(too_small());
         }
         c.set_iv(nonce, CIPHER_IV_LEN)?;
         // SAFETY: `inp` readable for n bytes, `out` writable for n + 16; the same buffer
