@@ -108,18 +108,7 @@ impl CipherOp {
             return Err(api.fail("EVP_CipherInit_ex with the key"));
         }
         if self.aead {
-            // SAFETY: a keyed AEAD context; SET_IVLEN takes its value in `arg`.
-            let ok = unsafe {
-                (api.cipher_ctx_ctrl)(
-                    self.ctx.0,
-                    EVP_CTRL_AEAD_SET_IVLEN,
-                    AEAD_NONCE_LEN as c_int,
-                    std::ptr::null_mut(),
-                )
-            };
-            if ok != 1 {
-                return Err(api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
-            }
+            self.set_nonce_len()?;
         } else if matches!(alg, Algorithm::Aes128Cbc | Algorithm::Aes256Cbc) {
             // Whole blocks only, no padding block. Only for CBC: OpenSSL 3.0 re-applies
             // a padding setting inside every later EVP_CipherInit_ex, a provider parameter
@@ -129,6 +118,23 @@ impl CipherOp {
             if ok != 1 {
                 return Err(api.fail("EVP_CIPHER_CTX_set_padding"));
             }
+        }
+        Ok(())
+    }
+
+    /// Sets the AEAD nonce length: 12 bytes.
+    pub(super) fn set_nonce_len(&self) -> Result<(), String> {
+        // SAFETY: a keyed AEAD context; SET_IVLEN takes its value in `arg`.
+        let ok = unsafe {
+            (self.api.cipher_ctx_ctrl)(
+                self.ctx.0,
+                EVP_CTRL_AEAD_SET_IVLEN,
+                AEAD_NONCE_LEN as c_int,
+                std::ptr::null_mut(),
+            )
+        };
+        if ok != 1 {
+            return Err(self.api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
         }
         Ok(())
     }

@@ -173,18 +173,7 @@ impl SpeedLoopOp {
             // before anything is written (in place, the output starts at `inp`).
             unsafe { std::ptr::copy_nonoverlapping(inp.add(n), tag.as_mut_ptr(), TAG_LEN) };
         }
-        // SAFETY: a keyed GCM context; SET_IVLEN takes its value in `arg`.
-        let ok = unsafe {
-            (api.cipher_ctx_ctrl)(
-                c.ctx.0,
-                EVP_CTRL_AEAD_SET_IVLEN,
-                AEAD_NONCE_LEN as c_int,
-                std::ptr::null_mut(),
-            )
-        };
-        if ok != 1 {
-            return Err(api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
-        }
+        c.set_nonce_len()?;
         // SAFETY: cipher and engine NULL keep the context's; key and nonce have the
         // lengths it expects (checked in prepare and above); -1 keeps the direction.
         let ok = unsafe {
