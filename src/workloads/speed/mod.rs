@@ -1,19 +1,23 @@
 //! `cryptobench speed`: primitives across implementations, sizes, directions and threads.
 
-use super::{Failure, EXIT_INTERRUPTED};
+use super::Failure;
 use crate::algorithms::Algorithm;
-use crate::analyse::paths::analyse;
 use crate::analyse::{scaling, stats};
-use crate::environment;
+use crate::cli::{CommonArgs, DirectionArg};
+use crate::driver::{self, Ctx, Outcome, Plan, Workload};
 use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
-use crate::record::{JsonLinesWriter, Record};
-use crate::render::{self, Format, Report};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use crate::record::read::AnyRecord;
+use crate::record::{Record, SCHEMA};
+use crate::render;
+use indicatif::ProgressBar;
+use record::{SpeedData, SpeedRecord};
 use serde_json::json;
-use std::io::IsTerminal;
 use std::path::PathBuf;
+
+pub mod record;
+pub mod view;
 
 #[derive(clap::Args)]
 pub struct SpeedArgs {
@@ -23,24 +27,16 @@ pub struct SpeedArgs {
     /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
     #[arg(long = "alg", value_name = "LIST")]
     pub algs: Option<String>,
-    /// Directions: enc, dec or enc,dec (hashes have only enc).
-    #[arg(long = "direction", value_name = "LIST")]
-    pub directions: Option<String>,
+    #[command(flatten)]
+    pub direction: DirectionArg,
     /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Thread counts, comma-separated (e.g. 1,2,4).
     #[arg(long, value_name = "LIST")]
     pub threads: Option<String>,
-    /// Seconds of trials per point (warm-up adds about 10%).
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.15)]
-    pub time: f64,
-    /// Output format on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Append JSON Lines (environment, then one record per point, flushed) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
     /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
     #[arg(long, value_name = "PATH")]
     pub libcrypto: Vec<PathBuf>,
@@ -62,162 +58,207 @@ pub struct SpeedArgs {
 
 /// Longest --time accepted per point, in seconds.
 const MAX_TIME: f64 = 600.0;
+/// Seconds per point when --time is not given.
+const DEFAULT_TIME: f64 = 0.15;
 
 pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
-    if !(args.time.is_finite() && args.time >= 0.01 && args.time <= MAX_TIME) {
-        return Err(Failure::Input(format!(
-            "invalid --time {}: give seconds per point between 0.01 and {MAX_TIME}, e.g. --time 1",
-            args.time
-        )));
-    }
-    #[allow(unused_mut)] // only the test-corrupt feature changes the list
-    let impls::Registry { mut found, missing } =
-        impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
-    #[cfg(feature = "test-corrupt")]
-    if let Some(name) = &args.test_corrupt {
-        let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
-            Failure::Input(format!(
-                "--test-corrupt {name}: no such implementation here"
-            ))
-        })?;
-        let inner = found.remove(i);
-        found.insert(i, Box::new(impls::corrupt::Corrupt(inner)));
-    }
-    let labels = labels(&found);
+    let common = args.common.clone();
     if args.list {
-        print!("{}", list(&found, &labels, &missing));
+        let speed = Speed::load(args)?;
+        print!("{}", list(&speed.found, &speed.labels, &speed.missing));
         return Ok(0);
     }
-    let (selected, absent) =
-        plan::select_impls(args.impls.as_deref(), &found, &missing).map_err(Failure::Input)?;
-    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
-    let directions = plan::parse_directions(args.directions.as_deref()).map_err(Failure::Input)?;
-    let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
-    let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
-    let mut writer = match &args.output {
-        Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
-        None => None,
-    };
-    if selected.is_empty() {
-        let why: Vec<String> = absent
-            .iter()
-            .map(|u| format!("{}: {}", u.name, u.reason))
-            .collect();
-        return Err(Failure::Input(format!(
-            "nothing to measure here: {}",
-            why.join("; ")
-        )));
-    }
+    driver::run(Speed::load(args)?, &common)
+}
 
-    super::install_signal_handler();
-    let pair = crossover_pair(args.crossover.as_deref(), &found, &labels, &selected)?;
-    let (verified, mut exclusions) = plan::verify(&found, &labels, &selected, &algs);
-    let (groups, size_excl) = plan::build(&verified, &labels, &directions, &sizes, &threads);
-    exclusions.extend(size_excl);
+/// The speed workload: implementations found, and after `plan` the groups to measure.
+struct Speed {
+    args: SpeedArgs,
+    found: Vec<Box<dyn Implementation>>,
+    missing: Vec<impls::Unavailable>,
+    labels: Vec<String>,
+    groups: Vec<Group>,
+    settings: Settings,
+    records: Vec<SpeedRecord>,
+    tsc_hz: Option<f64>,
+    crossover: Option<(String, String)>,
+}
 
-    let settings = Settings {
-        time_per_point: args.time,
-        ..Settings::default()
-    };
-    let libraries = selected
-        .iter()
-        .map(|&i| {
-            let imp = &found[i];
-            json!({
-                "impl": imp.name(), "label": labels[i], "version": imp.version(),
-                "variant": imp.variant(), "access": imp.access(), "details": imp.details(),
-            })
-        })
-        .collect();
-    let unavailable = missing.iter().map(|u| json!(u)).collect();
-    let env = environment::capture(
-        libraries,
-        unavailable,
-        json!({
-            "time_per_point_s": settings.time_per_point, "min_trials": settings.min_trials,
-            "target_trials": settings.target_trials, "target_ci_pct": settings.target_ci_pct,
-            "sizes": sizes, "threads": threads,
-        }),
-    );
-    if let Some(w) = writer.as_mut() {
-        w.write(&env).map_err(Failure::Runtime)?;
-    }
-
-    let progress = progress_bar(&groups, &settings);
-    let tsc_hz = env.cpu.get("tsc_hz").and_then(|v| v.as_f64());
-    let mut records: Vec<Record> = Vec::new();
-    for group in &groups {
-        if measure::stopped() {
-            break;
+impl Speed {
+    /// Validates the arguments that need no library, then loads the implementations.
+    fn load(args: SpeedArgs) -> Result<Self, Failure> {
+        let time = args.common.time.unwrap_or(DEFAULT_TIME);
+        crate::cli::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
+        args.common.check("speed").map_err(Failure::Input)?;
+        // Everything that is only text is checked before any library is opened.
+        plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
+        plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        #[allow(unused_mut)] // only the test-corrupt feature changes the list
+        let impls::Registry { mut found, missing } =
+            impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+        #[cfg(feature = "test-corrupt")]
+        if let Some(name) = &args.test_corrupt {
+            let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
+                Failure::Input(format!(
+                    "--test-corrupt {name}: no such implementation here"
+                ))
+            })?;
+            let inner = found.remove(i);
+            found.insert(i, Box::new(impls::corrupt::Corrupt(inner)));
         }
+        let labels = labels(&found);
+        Ok(Speed {
+            settings: Settings {
+                time_per_point: time,
+                ..Settings::default()
+            },
+            args,
+            found,
+            missing,
+            labels,
+            groups: Vec::new(),
+            records: Vec::new(),
+            tsc_hz: None,
+            crossover: None,
+        })
+    }
+}
+
+impl Workload for Speed {
+    type Data = SpeedData;
+
+    fn name(&self) -> &'static str {
+        "speed"
+    }
+
+    fn plan(&mut self) -> Result<Plan, Failure> {
+        let args = &self.args;
+        let (selected, absent) =
+            plan::select_impls(args.impls.as_deref(), &self.found, &self.missing)
+                .map_err(Failure::Input)?;
+        let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        let directions =
+            plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
+        let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        if selected.is_empty() {
+            let why: Vec<String> = absent
+                .iter()
+                .map(|u| format!("{}: {}", u.name, u.reason))
+                .collect();
+            return Err(Failure::Input(format!(
+                "nothing to measure here: {}",
+                why.join("; ")
+            )));
+        }
+        self.crossover = crossover_pair(
+            args.crossover.as_deref(),
+            &self.found,
+            &self.labels,
+            &selected,
+        )?;
+        let (verified, mut exclusions) = plan::verify(&self.found, &self.labels, &selected, &algs);
+        let (groups, size_excl) =
+            plan::build(&verified, &self.labels, &directions, &sizes, &threads);
+        exclusions.extend(size_excl);
+        self.groups = groups;
+        let s = &self.settings;
+        let libraries = selected
+            .iter()
+            .map(|&i| {
+                let imp = &self.found[i];
+                json!({
+                    "impl": imp.name(), "label": self.labels[i], "version": imp.version(),
+                    "variant": imp.variant(), "access": imp.access(), "details": imp.details(),
+                })
+            })
+            .collect();
+        Ok(Plan {
+            points: self.groups.len(),
+            seconds: self
+                .groups
+                .iter()
+                .map(|g| g.impls.len() as f64 * s.time_per_point * 1.1)
+                .sum(),
+            libraries,
+            unavailable: self.missing.iter().map(|u| json!(u)).collect(),
+            settings: json!({
+                "time_per_point_s": s.time_per_point, "min_trials": s.min_trials,
+                "target_trials": s.target_trials, "target_ci_pct": s.target_ci_pct,
+                "sizes": sizes, "threads": threads,
+                "crossover": self.crossover,
+            }),
+            exclusions,
+        })
+    }
+
+    fn measure(&mut self, index: usize, ctx: &Ctx) -> Result<Vec<Outcome<SpeedData>>, Failure> {
+        if self.tsc_hz.is_none() {
+            self.tsc_hz = ctx.environment.cpu.get("tsc_hz").and_then(|v| v.as_f64());
+        }
+        let group = &self.groups[index];
+        let mut exclusions = Vec::new();
         let measured = measure_group(
             group,
-            &found,
-            &settings,
-            &progress,
+            &self.found,
+            &self.settings,
+            ctx.progress,
             &mut exclusions,
-            &labels,
+            &self.labels,
         );
+        let mut out: Vec<Outcome<SpeedData>> =
+            exclusions.into_iter().map(Outcome::Excluded).collect();
         for (i, m, notes) in measured {
-            let imp = found[i].as_ref();
-            let mut rec = to_record(&env.run_id, imp, group, &m, tsc_hz, notes);
+            let imp = self.found[i].as_ref();
+            let mut rec = to_record(
+                &ctx.environment.run_id,
+                imp,
+                &self.labels[i],
+                group,
+                &m,
+                self.tsc_hz,
+                notes,
+            );
             if group.threads > 1 {
-                let mut pair = records.clone();
+                let mut pair = self.records.clone();
                 pair.push(rec.clone());
                 scaling::fill_scaling_efficiency(&mut pair);
-                rec.scaling_efficiency = pair.last().and_then(|r| r.scaling_efficiency);
+                rec.data.scaling_efficiency = pair.last().and_then(|r| r.scaling_efficiency);
             }
-            if let Some(w) = writer.as_mut() {
-                w.write(&rec).map_err(Failure::Runtime)?;
-            }
-            records.push(rec);
+            self.records.push(rec.clone());
+            out.push(Outcome::Record(rec));
         }
+        Ok(out)
     }
-    progress.finish_and_clear();
-    let interrupted = measure::stopped();
-    let nothing = records.is_empty();
-    let refused: Vec<&Exclusion> = exclusions
-        .iter()
-        .filter(|e| e.kind == ExclusionKind::Refused)
-        .collect();
-    let records_done = records.clone();
-    let kinds: std::collections::BTreeSet<&str> =
-        records_done.iter().map(|r| r.access.as_str()).collect();
-    let show_analysis =
-        pair.is_some() || kinds.len() > 1 || records_done.iter().any(|r| r.variant.is_some());
-    let report = Report {
-        schema: crate::record::SCHEMA,
-        environment: env,
-        records,
-        exclusions: exclusions.clone(),
-        unavailable: absent,
-        interrupted,
-        analysis: analyse(
-            &records_done,
-            pair.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-        ),
-        show_analysis,
-    };
-    print!("{}", render::exporter(args.format).render(&report));
-    if interrupted {
-        return Ok(EXIT_INTERRUPTED);
+
+    fn wrap(record: SpeedRecord) -> AnyRecord {
+        AnyRecord::Speed(record)
     }
-    if nothing {
-        let why = if refused.is_empty() {
+
+    fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
+        let refused: Vec<String> = exclusions
+            .iter()
+            .filter(|e| e.kind == ExclusionKind::Refused.name())
+            .map(|e| {
+                format!(
+                    "{} {}: {}",
+                    e.implementation,
+                    e.point.get("alg").and_then(|a| a.as_str()).unwrap_or("?"),
+                    e.reason
+                )
+            })
+            .collect();
+        if refused.is_empty() {
             "nothing to measure: no selected implementation offers the selected algorithms at these sizes".to_string()
         } else {
             format!(
                 "nothing measured: every selected implementation was refused ({})",
-                refused
-                    .iter()
-                    .map(|e| format!("{} {}: {}", e.implementation, e.alg, e.reason))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                refused.join("; ")
             )
-        };
-        return Err(Failure::Runtime(why));
+        }
     }
-    Ok(0)
 }
 
 /// `--crossover A,B`: two paths, each named by label (e.g. "openssl [engine=afalg]") or
@@ -333,7 +374,6 @@ fn measure_group(
         group.alg, group.direction, group.size, group.threads
     ));
     let results = measure::run_group(group, &mut workers, settings, &mut |k, bps| {
-        progress.inc(1);
         progress.set_message(format!(
             "{} {} {} B x{}: {} {} MB/s",
             group.alg,
@@ -370,23 +410,24 @@ fn measure_group(
 }
 
 fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
-    Exclusion {
-        implementation: label,
-        alg: group.alg,
-        kind: ExclusionKind::Refused,
-        size: Some(group.size),
-        reason: format!("{} at {} bytes: {reason}", group.direction, group.size),
-    }
+    plan::excluded(
+        &label,
+        group.alg,
+        ExclusionKind::Refused,
+        Some(group.size),
+        format!("{} at {} bytes: {reason}", group.direction, group.size),
+    )
 }
 
 fn to_record(
     run_id: &str,
     imp: &dyn Implementation,
+    label: &str,
     g: &Group,
     m: &Measured,
     tsc_hz: Option<f64>,
     notes: Vec<String>,
-) -> Record {
+) -> SpeedRecord {
     let median = m.median_bps();
     let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
     let per_thread: Vec<f64> = m
@@ -411,80 +452,59 @@ fn to_record(
     let per_thread_median = stats::median(&per_thread);
     Record {
         kind: "record".into(),
+        schema: SCHEMA,
         run_id: run_id.into(),
         workload: "speed".into(),
         implementation: imp.name().into(),
         impl_version: imp.version(),
         variant: imp.variant(),
-        access: serde_json::to_value(imp.access())
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        library: imp
-            .details()
-            .get("path")
-            .and_then(|p| p.as_str())
-            .map(str::to_string),
-        driver: imp.driver(g.alg),
-        alg: g.alg.name().into(),
-        direction: g.direction.name().into(),
-        size: g.size as u64,
-        threads: g.threads as u32,
+        label: label.into(),
         throughput_bps: median,
-        throughput_bps_ci: [lo, hi],
-        ci_level: cov,
-        per_thread_bps: per_thread,
-        trials,
-        cpu_user_s: m.cpu.user,
-        cpu_sys_s: m.cpu.sys,
-        wall_s: m.wall_s,
-        bytes: m.bytes,
-        calls: m.calls,
-        batch: m.batch,
-        ops_per_s: median / g.size as f64,
-        cpu_load_pct: pct(m.cpu.total()),
-        cpu_user_pct: pct(m.cpu.user),
-        cpu_sys_pct: pct(m.cpu.sys),
-        cpu_s_per_gb: if m.bytes > 0 {
-            m.cpu.total() / (m.bytes as f64 / 1e9)
-        } else {
-            0.0
-        },
-        tsc_cycles_per_byte: tsc_hz
-            .filter(|_| per_thread_median > 0.0)
-            .map(|hz| hz / per_thread_median),
-        scaling_efficiency: None,
+        throughput_bps_ci: Some([lo, hi]),
         samples_bps: m.samples_bps.clone(),
-        spread_pct: spread,
-        noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
-        disturbed_trials: m.disturbed_trials,
+        wall_s: m.wall_s,
+        cpu_user_s: Some(m.cpu.user),
+        cpu_sys_s: Some(m.cpu.sys),
+        cpu_s_per_gb: (m.bytes > 0).then(|| m.cpu.total() / (m.bytes as f64 / 1e9)),
         others_cpu_pct: if m.wall_s > 0.0 {
-            m.others_cpu_s / (m.wall_s * ncpu) * 100.0
+            (m.others_cpu_s / (m.wall_s * ncpu) * 100.0).clamp(0.0, 100.0)
         } else {
             0.0
         },
+        disturbed: m.disturbed_trials > 0,
         notes,
+        data: SpeedData {
+            access: serde_json::to_value(imp.access())
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            library: imp
+                .details()
+                .get("path")
+                .and_then(|p| p.as_str())
+                .map(str::to_string),
+            driver: imp.driver(g.alg),
+            alg: g.alg.name().into(),
+            direction: g.direction.name().into(),
+            size: g.size as u64,
+            threads: g.threads as u32,
+            ci_level: cov,
+            per_thread_bps: per_thread,
+            trials,
+            bytes: m.bytes,
+            calls: m.calls,
+            batch: m.batch,
+            ops_per_s: median / g.size as f64,
+            cpu_load_pct: pct(m.cpu.total()),
+            cpu_user_pct: pct(m.cpu.user),
+            cpu_sys_pct: pct(m.cpu.sys),
+            tsc_cycles_per_byte: tsc_hz
+                .filter(|_| per_thread_median > 0.0)
+                .map(|hz| hz / per_thread_median),
+            scaling_efficiency: None,
+            spread_pct: spread,
+            noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
+            disturbed_trials: m.disturbed_trials,
+        },
     }
-}
-
-/// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.
-fn progress_bar(groups: &[Group], s: &Settings) -> ProgressBar {
-    let trials: u64 = groups
-        .iter()
-        .map(|g| g.impls.len() as u64 * s.target_trials as u64)
-        .sum();
-    let seconds: f64 = groups
-        .iter()
-        .map(|g| g.impls.len() as f64 * s.time_per_point * 1.1)
-        .sum();
-    if seconds < 2.0 || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::with_draw_target(Some(trials), ProgressDrawTarget::stderr());
-    pb.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {percent:>3}% eta {eta} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb
 }
