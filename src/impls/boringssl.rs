@@ -8,7 +8,7 @@
 //! only set a new IV per message (`EVP_CipherInit_ex` with a NULL cipher and key).
 //! HMAC rewinds a keyed `HMAC_CTX` per message (`HMAC_Init_ex` with a NULL key).
 
-use super::{opened_len, too_small, Implementation, Io, Operation, RawIo, Support};
+use super::{opened_len, Implementation, Io, Operation, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use boring_sys as bssl;
 use std::ffi::CStr;
@@ -217,12 +217,7 @@ impl Operation for AeadOp {
             }
             Direction::Dec => {
                 let n = opened_len(io.input_len())?;
-                let RawIo {
-                    input,
-                    in_len: len,
-                    out,
-                    ..
-                } = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
+                let RawIo { input, out, .. } = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
                 // SAFETY: as for enc; the tag is the 16 bytes after the ciphertext.
                 let ok = unsafe {
                     bssl::EVP_AEAD_CTX_open_gather(
