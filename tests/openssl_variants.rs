@@ -3,6 +3,8 @@
 //! work of `openssl speed -evp`). Deterministic facts only: labels, the CPU capabilities
 //! libcrypto reports, the correctness gate, notes. Speeds are never asserted.
 
+mod common;
+
 use serde_json::Value;
 use std::process::{Command, Output};
 
@@ -36,7 +38,7 @@ fn have_openssl() -> bool {
     let ok =
         out.lines().any(|l| l.starts_with("openssl")) && !out.contains("openssl: not available");
     if !ok {
-        eprintln!("skipped: no system libcrypto here:\n{out}");
+        common::skip(&format!("no system libcrypto here: {}", out.trim()));
     }
     ok
 }
@@ -129,7 +131,9 @@ fn isa_no_aesni_is_measured_beside_the_base_and_passes_the_gate() {
     );
     if !has_flag("aes") {
         let u = unavailable(&v, "openssl [isa=no-aesni]").expect("listed as unavailable");
-        eprintln!("no AES-NI here: {u}");
+        common::skip(&format!(
+            "no AES-NI here, so no-aesni has nothing to turn off (listed as unavailable: {u})"
+        ));
         return;
     }
     assert!(refused(&v).is_empty(), "refused: {:?}", refused(&v));
@@ -236,6 +240,7 @@ fn isa_no_avx512_and_no_avx2_turn_off_what_they_say() {
             u["reason"].as_str().unwrap().contains("changes nothing"),
             "{u}"
         );
+        common::skip("no AVX-512 here: no-avx512 is refused as changing nothing, and the bits it turns off cannot be checked");
         return;
     }
     let b = caps(&library(&v, None)["details"]["cpu_info"]);
@@ -305,7 +310,11 @@ fn isa_masks_that_cannot_work_are_unavailable_with_one_line_reasons() {
 
 #[test]
 fn a_mask_already_in_the_environment_is_not_measured_twice() {
-    if !have_openssl() || !has_flag("avx512f") {
+    if !have_openssl() {
+        return;
+    }
+    if !has_flag("avx512f") {
+        common::skip("needs a CPU with AVX-512F, to mask it in the environment");
         return;
     }
     // The base instance itself already runs without AVX-512: the variant would add nothing.

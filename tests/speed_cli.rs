@@ -1,6 +1,8 @@
 //! Runs the real `cryptobench` binary: correctness gate, formats, interruption, bad
 //! input and threads. Speeds are never asserted; shapes and consistency are.
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -188,7 +190,22 @@ fn fixed_budget_and_cap_are_honoured() {
 }
 
 #[test]
+fn the_corrupt_switch_exists_only_in_builds_with_the_feature() {
+    let o = run(&["speed", "--list", "--test-corrupt", "rustcrypto"]);
+    if cfg!(feature = "test-corrupt") {
+        assert!(o.status.success(), "{}", stderr(&o));
+    } else {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--test-corrupt"), "{}", stderr(&o));
+    }
+}
+
+#[test]
 fn corrupted_implementation_is_refused_before_timing() {
+    if !cfg!(feature = "test-corrupt") {
+        common::skip("the corrupt implementation is only in builds with `--features test-corrupt` (scripts/test turns it on)");
+        return;
+    }
     // Alone, it leaves nothing to measure: exit 1 with the failing vector named.
     let o = run(&quick(&[
         "--impl",

@@ -318,4 +318,6 @@ pub fn run_group(
 }
 
 #[cfg(test)]
+mod known_cost_tests;
+#[cfg(test)]
 mod tests;

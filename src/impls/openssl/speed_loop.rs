@@ -150,7 +150,12 @@ impl SpeedLoopOp {
                 nonce.len()
             ));
         }
-        let (inp, in_len, out, room) = buffers(&mut io);
+        let RawIo {
+            input: inp,
+            in_len,
+            out,
+            out_cap: room,
+        } = io.raw();
         let n = if c.enc {
             in_len
         } else {
@@ -169,18 +174,7 @@ impl SpeedLoopOp {
             // before anything is written (in place, the output starts at `inp`).
             unsafe { std::ptr::copy_nonoverlapping(inp.add(n), tag.as_mut_ptr(), TAG_LEN) };
         }
-        // SAFETY: a keyed GCM context; SET_IVLEN takes its value in `arg`.
-        let ok = unsafe {
-            (api.cipher_ctx_ctrl)(
-                c.ctx.0,
-                EVP_CTRL_AEAD_SET_IVLEN,
-                AEAD_NONCE_LEN as c_int,
-                std::ptr::null_mut(),
-            )
-        };
-        if ok != 1 {
-            return Err(api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
-        }
+        c.set_nonce_len()?;
         // SAFETY: cipher and engine NULL keep the context's; key and nonce have the
         // lengths it expects (checked in prepare and above); -1 keeps the direction.
         let ok = unsafe {
@@ -289,7 +283,7 @@ impl SpeedLoopOp {
             Io::Separate { output, .. } => output.len(),
         };
         if room < n + CIPHER_IV_LEN {
-            return Err("output buffer too small".into());
+            return Err(too_small());
         }
         if n == 0 {
             return Ok(0);
@@ -305,7 +299,12 @@ impl SpeedLoopOp {
             r
         } else {
             let mut io = io;
-            let (inp, len, out, _) = buffers(&mut io);
+            let RawIo {
+                input: inp,
+                in_len: len,
+                out,
+                ..
+            } = io.raw();
             let mut next = [0u8; CIPHER_IV_LEN];
             // SAFETY: the input has `len` >= 16 readable bytes; read before an in-place
             // call overwrites them.
@@ -352,9 +351,14 @@ impl SpeedLoopOp {
 
     pub(super) fn ctr(&mut self, nonce: &[u8], mut io: Io<'_>) -> Result<usize, String> {
         let c = &self.cipher;
-        let (inp, n, out, room) = buffers(&mut io);
+        let RawIo {
+            input: inp,
+            in_len: n,
+            out,
+            out_cap: room,
+        } = io.raw();
         if room < n + CIPHER_IV_LEN {
-            return Err("output buffer too small".into());
+            return Err(too_small());
         }
         c.set_iv(nonce, CIPHER_IV_LEN)?;
         // SAFETY: `inp` readable for n bytes, `out` writable for n + 16; the same buffer
