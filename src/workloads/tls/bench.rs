@@ -164,11 +164,11 @@ fn nginx_build(guard: &Guard, dir: &Path, nginx: &Path) -> Result<NginxBuild, Fa
     })
 }
 
+/// The suites, the mix (with its suites' indices) and notes on what was chosen.
+type Selection = (Vec<Suite>, Option<(Mix, Vec<usize>)>, Vec<String>);
+
 /// The suites asked for, and the mix's suites added to them where missing.
-fn select_suites(
-    args: &TlsArgs,
-    cat: &Catalogue,
-) -> Result<(Vec<Suite>, Option<(Mix, Vec<usize>)>, Vec<String>), Failure> {
+fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> {
     let (mut list, mut notes) = cat.select(args.suites.as_deref()).map_err(input)?;
     let mix = match &args.mix {
         Some(spec) => {
