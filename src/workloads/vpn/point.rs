@@ -136,33 +136,17 @@ fn measure_with_server(
         / 100.0
         * seconds;
     let others_pct = pct_of_all((busy_s - cpu_s - iperf3_s - softirq_s).max(0.0));
-    let mut notes = tun.notes.clone();
     let tunnel_rx = ra.rx_bytes.saturating_sub(rb.rx_bytes);
-    if tunnel_rx < outcome.bytes {
-        notes.push(format!(
-            "the receiving tunnel interface counted {tunnel_rx} bytes, fewer than the {} bytes iperf3 received: traffic bypassed the tunnel",
-            outcome.bytes
-        ));
-    }
-    if busy_pct > 95.0 {
-        let cpus = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
-        notes.push(format!(
-            "every core was busy ({busy_pct:.0}% of {cpus}): tunnel, iperf3 and the kernel shared them"
-        ));
-    }
-    if others_pct > DISTURBED_PCT {
-        notes.push(format!(
-            "other processes used {others_pct:.0}% of all cores during this point: it is disturbed"
-        ));
-    }
-    if tun.kernel && threads.is_empty() {
-        notes.push(
-            "no wg-crypt kworker was seen: kernel WireGuard's CPU time can't be attributed here"
-                .into(),
-        );
-    }
+    let notes = notes(
+        tun,
+        Seen {
+            tunnel_rx,
+            received: outcome.bytes,
+            busy_pct,
+            others_pct,
+            no_thread: threads.is_empty(),
+        },
+    );
     let (tunnel, cipher, auth) = (
         tun.spec.tunnel().to_string(),
         tun.spec.cipher(),
@@ -230,4 +214,50 @@ fn measure_with_server(
             iperf3_server_cpu_pct: outcome.server_cpu_pct,
         },
     })
+}
+
+/// What a point's notes are drawn from.
+struct Seen {
+    tunnel_rx: u64,
+    received: u64,
+    busy_pct: f64,
+    others_pct: f64,
+    no_thread: bool,
+}
+
+/// The tunnel's own notes, and what this point's counters say about the number.
+fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
+    let mut notes = tun.notes.clone();
+    let Seen {
+        tunnel_rx,
+        received,
+        busy_pct,
+        others_pct,
+        no_thread,
+    } = seen;
+    if tunnel_rx < received {
+        notes.push(format!(
+            "the receiving tunnel interface counted {tunnel_rx} bytes, fewer than the {received} bytes iperf3 received: traffic bypassed the tunnel"
+        ));
+    }
+    if busy_pct > 95.0 {
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        notes.push(format!(
+            "every core was busy ({busy_pct:.0}% of {cpus}): tunnel, iperf3 and the kernel shared them"
+        ));
+    }
+    if others_pct > DISTURBED_PCT {
+        notes.push(format!(
+            "other processes used {others_pct:.0}% of all cores during this point: it is disturbed"
+        ));
+    }
+    if tun.kernel && no_thread {
+        notes.push(
+            "no wg-crypt kworker was seen: kernel WireGuard's CPU time can't be attributed here"
+                .into(),
+        );
+    }
+    notes
 }
