@@ -24,6 +24,8 @@ pub struct Inputs {
     pub nginx: PathBuf,
     pub gen_program: PathBuf,
     pub openssl: PathBuf,
+    /// --profile: perf, checked before anything starts.
+    pub sampler: Option<crate::profile::Sampler>,
 }
 
 impl Inputs {
@@ -55,6 +57,10 @@ impl Inputs {
         let openssl = sys::find_program("openssl", None).ok_or_else(|| {
             input("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
         })?;
+        let sampler = (args.profile || args.profile_dir.is_some())
+            .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
+            .transpose()
+            .map_err(input)?;
         Ok(Inputs {
             duration,
             concurrency,
@@ -62,6 +68,7 @@ impl Inputs {
             nginx,
             gen_program,
             openssl,
+            sampler,
         })
     }
 }
@@ -134,6 +141,8 @@ pub struct Bench {
     pub unavailable: Vec<Value>,
     /// Facts about the whole run (defaults skipped, CPUs shared, limits).
     pub notes: Vec<String>,
+    /// --profile: every point is run again with perf on the nginx workers.
+    pub sampler: Option<crate::profile::Sampler>,
 }
 
 /// nginx's version line and its "built with" line, from `nginx -V`.
@@ -201,7 +210,7 @@ fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> 
 impl Bench {
     /// Checks what only the tools can tell, then builds the server's world: certificate,
     /// files, ports, nginx configuration (checked with `nginx -t`), client configurations.
-    pub fn build(args: &TlsArgs, inputs: &Inputs) -> Result<Bench, Failure> {
+    pub fn build(args: &TlsArgs, inputs: &mut Inputs) -> Result<Bench, Failure> {
         let guard = Guard::new();
         let dir = guard.temp_dir("tls").map_err(Failure::Runtime)?;
         let cat = catalogue(&guard, &dir, &inputs.openssl, args.cert)?;
@@ -263,6 +272,7 @@ impl Bench {
             libraries,
             unavailable,
             notes,
+            sampler: inputs.sampler.take(),
             guard,
         };
         bench.write_files(&inputs.openssl)?;

@@ -36,10 +36,20 @@ pub struct TlsArgs {
     #[arg(long, value_name = "LIST")]
     pub suites: Option<String>,
     /// File sizes served, comma-separated, binary units (4k,100k,10m; 1 byte to 1g).
-    #[arg(long, value_name = "LIST", default_value = "4k,100k,10m")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "4k,100k,10m"
+    )]
     pub files: String,
     /// Connections open at once, comma-separated (1 to 10000).
-    #[arg(long, value_name = "LIST", default_value = "1,10,100")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "1,10,100"
+    )]
     pub concurrency: String,
     /// Load generator.
     #[arg(long, value_enum, default_value_t = Generator::Wrk)]
@@ -67,6 +77,12 @@ pub struct TlsArgs {
     /// List the suites this OpenSSL and certificate allow, and exit.
     #[arg(long)]
     pub list: bool,
+    /// Sample the nginx workers with perf: where the server's CPU goes, per point.
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
 }
 
 const MAX_CONCURRENCY: u32 = 10_000;

@@ -9,6 +9,7 @@ use super::server::{self, Content, LogSummary};
 use super::{suites, sys};
 use crate::guard::Guard;
 use crate::measure::{self, cpu::CpuTime};
+use crate::profile::ProfileField;
 use crate::workloads::Failure;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -56,6 +57,8 @@ struct Window {
     busy: Option<f64>,
     gen_busy: Option<f64>,
     used_cpus: usize,
+    /// Where the workers' CPU went, when this is the sampled rerun (--profile).
+    profile: Option<ProfileField>,
 }
 
 impl Point {
@@ -137,8 +140,8 @@ fn parts(b: &Bench, p: &Point) -> Option<Vec<Part>> {
     }
 }
 
-/// Measures one point end to end.
-pub fn run(bench: &mut Bench, p: &Point, run_id: &str) -> Result<Outcome, Failure> {
+/// Measures one point end to end; `sampling`: under perf (the --profile rerun).
+pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result<Outcome, Failure> {
     let Some(parts) = parts(bench, p) else {
         return Ok(Outcome::Refused(MIX_NEEDS_TWO.into()));
     };
@@ -148,7 +151,7 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str) -> Result<Outcome, Failur
         Ok(c) => c,
         Err(outcome) => return Ok(outcome),
     };
-    let w = match load_window(b, p, &parts, &counts, &running)? {
+    let w = match load_window(b, p, &parts, &counts, &running, sampling)? {
         None => return Ok(Outcome::Interrupted),
         Some(Err(reason)) => return Ok(Outcome::Refused(reason)),
         Some(Ok(w)) => w,
@@ -208,8 +211,15 @@ fn load_window(
     parts: &[Part],
     counts: &[Option<u64>],
     running: &server::Running,
+    sampling: bool,
 ) -> Result<Option<Result<Window, String>>, Failure> {
     let guard = &b.guard;
+    let sampler = b.sampler.as_ref().filter(|_| sampling);
+    let mut sampled = sampler.map(|s| {
+        let pids = running.workers.iter().map(|&(pid, _)| pid).collect();
+        s.start(guard, &crate::profile::Target::Pids(pids))
+            .and_then(|mut w| w.enable().map(|_| w))
+    });
     let gen_cpus = b.pinned.then_some(&b.gen_cpus[..]);
     let mut used_cpus = b.server_cpus.clone();
     used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
@@ -236,6 +246,10 @@ fn load_window(
         .map(|pt| server::log_path(&b.dir, pt.suite))
         .collect();
     settle(&logs);
+    let profile = sampler.zip(sampled.take()).map(|(s, w)| match w {
+        Ok(w) => s.finish(w, &p.label(b)),
+        Err(why) => ProfileField::Unavailable { unavailable: why },
+    });
     let after = running.worker_cpu();
     let busy1 = sys::cpus_busy_s(&used_cpus);
     let gen_busy1 = sys::cpus_busy_s(&b.gen_cpus);
@@ -255,6 +269,7 @@ fn load_window(
         busy: busy0.zip(busy1).map(|(a, b)| b - a),
         gen_busy: gen_busy0.zip(gen_busy1).map(|(a, b)| b - a),
         used_cpus: used_cpus.len(),
+        profile,
     })))
 }
 
@@ -478,6 +493,7 @@ fn record(
         cpu_s_per_gb: (server_bytes > 0).then(|| server.total() / (server_bytes as f64 / 1e9)),
         others_cpu_pct: cpu.others_pct,
         disturbed: cpu.others_pct >= DISTURBED_PCT,
+        profile: w.profile.clone().map(Box::new),
         notes,
         data: TlsData {
             suite,

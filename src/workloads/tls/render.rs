@@ -210,6 +210,14 @@ fn share_row(s: &Share) -> Vec<String> {
     vec![
         s.suite.clone(),
         file_label(&s.content, s.file_size),
+        or_dash(s.sampled.as_ref().map(|x| {
+            format!(
+                "{} [{:.0}-{:.0}%]",
+                pct(x.share),
+                x.ci[0] * 100.0,
+                x.ci[1] * 100.0
+            )
+        })),
         format!("{:.3}", s.cpu_s_per_gb),
         format!("{:.3}", s.null_cpu_s_per_gb),
         format!("{}{}", pct(s.share), if s.disturbed { "~" } else { "" }),
@@ -238,6 +246,7 @@ fn shares(a: &Analysis) -> Table {
         vec![
             Column::text("suite"),
             Column::num("file"),
+            Column::num("sampled [95% CI]"),
             Column::num("s/GB"),
             Column::num("null s/GB"),
             Column::num("share"),
@@ -250,6 +259,9 @@ fn shares(a: &Analysis) -> Table {
     );
     t.group_by = Some(0);
     t.rows = a.shares.iter().map(share_row).collect();
+    if a.shares.iter().any(|s| s.sampled.is_some()) {
+        t.notes.push("sampled = the crypto share of the nginx workers' cpu-clock samples (perf, --profile): the direct measurement; the columns after it are cross-checks.".into());
+    }
     t.notes.push("share = (s/GB(suite) - s/GB(null)) / s/GB(suite); ceiling = 1/(1 - share), the speed-up of a server-bound run if the suite's crypto were free (Amdahl); ~ = from disturbed points.".into());
     if let Some(mac) = a.shares.iter().find_map(|s| s.null_mac_s_per_gb) {
         t.notes.push(format!(

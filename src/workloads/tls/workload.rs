@@ -7,6 +7,7 @@ use super::primitive::{self, CipherAlone};
 use super::record::TlsData;
 use super::{sys, TlsArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
+use crate::profile::ProfileField;
 use crate::record::read::AnyRecord;
 use crate::record::{Exclusion, Record};
 use crate::workloads::Failure;
@@ -56,7 +57,7 @@ impl Workload for Tls {
     }
 
     fn plan(&mut self) -> Result<Plan, Failure> {
-        let mut b = Bench::build(&self.args, &self.inputs)?;
+        let mut b = Bench::build(&self.args, &mut self.inputs)?;
         // The cipher alone, on the same libcrypto, before any load.
         let tls_suites: Vec<_> = b.suites.iter().filter(|s| s.cipher.is_some()).collect();
         let (alone, notes) = primitive::measure(&tls_suites, Duration::from_millis(150));
@@ -102,9 +103,20 @@ impl Workload for Tls {
         let label = p.label(b);
         ctx.progress.set_message(label.clone());
         let n = format!("[{}/{}] {label}", index + 1, self.points.len());
-        Ok(match point::run(b, &p, &ctx.environment.run_id)? {
-            Outcome::Record(r) => {
+        Ok(match point::run(b, &p, &ctx.environment.run_id, false)? {
+            Outcome::Record(mut r) => {
+                if b.sampler.is_some() {
+                    r.profile = sampled_rerun(b, &p, &ctx.environment.run_id)?;
+                }
                 eprintln!("{n}: {}", summary(&r));
+                if let Some(f) = &r.profile {
+                    ctx.progress.suspend(|| {
+                        eprint!(
+                            "{}",
+                            crate::profile::table::render(&label, f, Some(r.throughput_bps))
+                        )
+                    });
+                }
                 vec![driver::Outcome::Record(*r)]
             }
             Outcome::Refused(reason) => {
@@ -135,6 +147,27 @@ impl Workload for Tls {
             b.guard.release();
         }
     }
+}
+
+/// The same point again under perf: its profile, with the throughput it reached while
+/// sampled (the record keeps the unsampled run's numbers).
+fn sampled_rerun(
+    b: &mut Bench,
+    p: &Point,
+    run_id: &str,
+) -> Result<Option<Box<ProfileField>>, Failure> {
+    Ok(match point::run(b, p, run_id, true)? {
+        Outcome::Record(r) => r.profile.map(|mut f| {
+            if let ProfileField::Measured(m) = &mut *f {
+                m.throughput_bps = Some(r.throughput_bps);
+            }
+            f
+        }),
+        Outcome::Refused(why) => Some(Box::new(ProfileField::Unavailable {
+            unavailable: format!("the sampled run was refused: {why}"),
+        })),
+        Outcome::Interrupted => None,
+    })
 }
 
 /// "812 req/s, 3.35 MB/s, server 45% CPU, wrk 60% CPU", for the progress line.

@@ -18,6 +18,7 @@ mod workload;
 
 use super::Failure;
 use crate::cli::{CommonArgs, DirectionArg};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct VpnArgs {
@@ -34,14 +35,20 @@ pub struct VpnArgs {
     )]
     pub ciphers: String,
     /// Parallel iperf3 streams per point, comma-separated, 1 to 128.
-    #[arg(long, value_name = "LIST", default_value = "1,4")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "1,4"
+    )]
     pub streams: String,
     // --direction: up (the client namespace sends), down (iperf3 -R), or both [up,down].
     #[command(flatten)]
     pub direction: DirectionArg,
     /// Passes over all tunnels and loads, one after the other, so that a shared machine's
     /// drift hits every tunnel alike; the table and the shares use the medians.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(allow_negative_numbers = true, long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_ROUNDS as i64))]
     pub rounds: u32,
     /// Also measure UDP (iperf3 -u at unlimited rate): throughput received and loss.
     #[arg(long)]
@@ -53,6 +60,12 @@ pub struct VpnArgs {
     // --time: seconds of load per point (default 5; whole seconds, at least 1).
     #[command(flatten)]
     pub common: CommonArgs,
+    /// Sample the tunnel's processes with perf (the whole system for kernel WireGuard).
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
 }
 
 pub const MAX_STREAMS: u32 = 128;

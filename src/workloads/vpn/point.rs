@@ -49,12 +49,16 @@ pub fn measure_point(
     load: Load,
     duration: u32,
     run_id: &str,
+    sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
     let server = iperf::start_server(&tun.guard, lab, &progs.iperf3, &tun.server_addr)?;
-    let res = measure_with_server(lab, tun, progs, load, duration, run_id);
+    let res = measure_with_server(lab, tun, progs, load, duration, run_id, sampling);
     tun.guard.stop_process(server.id() as i32);
     res
 }
+
+/// --profile's rerun of a point: the sampler and the point's label.
+pub type Sampling<'a> = Option<(&'a crate::profile::Sampler, &'a str)>;
 
 fn measure_with_server(
     lab: &Lab,
@@ -63,6 +67,7 @@ fn measure_with_server(
     load: Load,
     duration: u32,
     run_id: &str,
+    sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
     let stats = || -> Result<_, LoadError> {
         Ok([
@@ -76,6 +81,16 @@ fn measure_with_server(
     let rcvbuf_before = rcvbuf();
     let cpu_before = cpu_snapshot(tun, true);
     let sys_before = cpu::snap_system();
+    // User-space tunnels: their processes; kernel WireGuard and bare veth: every CPU.
+    let target = if tun.kernel || tun.procs.is_empty() {
+        crate::profile::Target::SystemWide
+    } else {
+        crate::profile::Target::Pids(tun.procs.iter().map(|&(_, pid)| pid).collect())
+    };
+    let window = sampling.map(|(s, _)| {
+        s.start(&tun.guard, &target)
+            .and_then(|mut w| w.enable().map(|_| w))
+    });
     let wall = std::time::Instant::now();
     let mut client = iperf::start_client(
         &tun.guard,
@@ -87,6 +102,10 @@ fn measure_with_server(
     )?;
     let outcome = iperf::wait_client(&mut client, lab, duration);
     let wall_s = wall.elapsed().as_secs_f64();
+    let profile = window.zip(sampling).map(|(w, (s, label))| match w {
+        Ok(w) => s.finish(w, label),
+        Err(why) => crate::profile::ProfileField::Unavailable { unavailable: why },
+    });
     let cpu_after = cpu_snapshot(tun, false);
     let sys_after = cpu::snap_system();
     tun.guard.stop_process(client.id() as i32);
@@ -171,6 +190,7 @@ fn measure_with_server(
         others_cpu_pct: others_pct.clamp(0.0, 100.0),
         disturbed: others_pct > DISTURBED_PCT,
         notes,
+        profile: profile.map(Box::new),
         data: VpnData {
             tunnel,
             cipher,

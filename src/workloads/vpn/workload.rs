@@ -10,6 +10,7 @@ use super::tunnel::{self, Programs, Spec};
 use super::{VpnArgs, Wanted};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::measure;
+use crate::profile::{ProfileField, Sampler};
 use crate::record::read::AnyRecord;
 use crate::record::Exclusion;
 use crate::workloads::Failure;
@@ -29,6 +30,8 @@ pub struct Vpn {
     lab: Option<Lab>,
     /// (round, tunnel) per point, rounds outermost so drift hits every tunnel alike.
     points: Vec<(u32, Spec)>,
+    /// --profile: every point is run again under perf.
+    sampler: Option<Sampler>,
 }
 
 fn progress(msg: &str) {
@@ -69,6 +72,15 @@ impl Vpn {
         if !super::privileged() {
             return Err(Failure::Input(super::NEED_ROOT.into()));
         }
+        let sampler = (args.profile || args.profile_dir.is_some())
+            .then(|| {
+                Sampler::new(
+                    args.profile_dir.clone(),
+                    wanted.iter().any(|w| w.wireguard()),
+                )
+            })
+            .transpose()
+            .map_err(input)?;
         let mut loads = Vec::new();
         for udp in std::iter::once(false).chain(args.udp.then_some(true)) {
             for &s in &streams {
@@ -91,6 +103,7 @@ impl Vpn {
             found,
             lab: None,
             points: Vec::new(),
+            sampler,
         })
     }
 
@@ -181,6 +194,31 @@ fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failu
         progs.openvpn_version = tools::short_version(&tools::version(ovpn, Tool::Openvpn));
     }
     Ok((progs, found))
+}
+
+/// The same point again under perf; the record keeps the unsampled run's numbers and
+/// the profile the throughput reached while sampled.
+fn sampled_rerun(
+    lab: &Lab,
+    tun: &mut super::tunnel::Tunnel,
+    progs: &Programs,
+    load: Load,
+    duration: u32,
+    run_id: &str,
+    sampling: (&Sampler, &str),
+) -> Option<Box<ProfileField>> {
+    match super::point::measure_point(lab, tun, progs, load, duration, run_id, Some(sampling)) {
+        Ok(again) => again.profile.map(|mut f| {
+            if let ProfileField::Measured(m) = &mut *f {
+                m.throughput_bps = Some(again.throughput_bps);
+            }
+            f
+        }),
+        Err(LoadError::Interrupted) => None,
+        Err(LoadError::Failed(e)) => Some(Box::new(ProfileField::Unavailable {
+            unavailable: format!("the sampled run failed: {e}"),
+        })),
+    }
 }
 
 impl Workload for Vpn {
@@ -284,10 +322,36 @@ impl Workload for Vpn {
                 *load,
                 self.duration,
                 &ctx.environment.run_id,
+                None,
             );
             match point {
                 Ok(mut rec) => {
                     rec.round = *round;
+                    if let Some(s) = &self.sampler {
+                        let label =
+                            format!("vpn {}{round_label} {}", spec.label(), load_label(load));
+                        rec.profile = sampled_rerun(
+                            lab,
+                            &mut tun,
+                            &self.progs,
+                            *load,
+                            self.duration,
+                            &ctx.environment.run_id,
+                            (s, &label),
+                        );
+                        if let Some(f) = &rec.profile {
+                            ctx.progress.suspend(|| {
+                                eprint!(
+                                    "{}",
+                                    crate::profile::table::render(
+                                        &label,
+                                        f,
+                                        Some(rec.throughput_bps)
+                                    )
+                                )
+                            });
+                        }
+                    }
                     progress(&format!(
                         "[{}/{}] {}{round_label} {}: {:.0} Mbit/s",
                         index * self.loads.len() + k + 1,
