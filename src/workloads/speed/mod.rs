@@ -308,16 +308,24 @@ fn crossover_pair(
     let known: Vec<String> = selected.iter().map(|&i| labels[i].clone()).collect();
     let [a, b] = parts[..] else {
         return Err(Failure::Input(format!(
-            "invalid --crossover '{spec}': give two paths, e.g. --crossover openssl,af_alg"
+            "invalid --crossover '{}': give two paths, e.g. --crossover openssl,af_alg",
+            crate::cli::shown(spec)
         )));
     };
+    if a == b {
+        return Err(Failure::Input(format!(
+            "invalid --crossover '{}': a path never crosses itself: give two different paths, e.g. --crossover openssl,af_alg",
+            crate::cli::shown(spec)
+        )));
+    }
     for p in [a, b] {
         if !selected
             .iter()
             .any(|&i| labels[i] == p || found[i].name() == p)
         {
             return Err(Failure::Input(format!(
-                "--crossover: '{p}' is not among the measured paths: choose from {}",
+                "--crossover: '{}' is not among the measured paths: choose from {}",
+                crate::cli::shown(p),
                 known.join(", ")
             )));
         }
