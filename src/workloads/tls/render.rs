@@ -205,19 +205,21 @@ fn negotiated(recs: &[&TlsRecord]) -> Table {
     t
 }
 
-fn share_row(s: &Share) -> Vec<String> {
+/// One share's row; `sampled`: with the perf-sampled share (--profile) after the file.
+fn share_row(s: &Share, sampled: bool) -> Vec<String> {
     let x = |v: f64| format!("{v:.2}x");
-    vec![
-        s.suite.clone(),
-        file_label(&s.content, s.file_size),
-        or_dash(s.sampled.as_ref().map(|x| {
+    let mut row = vec![s.suite.clone(), file_label(&s.content, s.file_size)];
+    if sampled {
+        row.push(or_dash(s.sampled.as_ref().map(|x| {
             format!(
                 "{} [{:.0}-{:.0}%]",
                 pct(x.share),
                 x.ci[0] * 100.0,
                 x.ci[1] * 100.0
             )
-        })),
+        })));
+    }
+    row.extend([
         format!("{:.3}", s.cpu_s_per_gb),
         format!("{:.3}", s.null_cpu_s_per_gb),
         format!("{}{}", pct(s.share), if s.disturbed { "~" } else { "" }),
@@ -230,7 +232,8 @@ fn share_row(s: &Share) -> Vec<String> {
         or_dash(s.ceiling_speedup_without_null_mac.map(x)),
         or_dash(s.cipher_alone_s_per_gb.map(|c| format!("{c:.3}"))),
         or_dash(s.cipher_alone_share.map(pct)),
-    ]
+    ]);
+    row
 }
 
 /// Crypto share per suite and file (and all files pooled), with what it is made of.
@@ -246,7 +249,6 @@ fn shares(a: &Analysis) -> Table {
         vec![
             Column::text("suite"),
             Column::num("file"),
-            Column::num("sampled [95% CI]"),
             Column::num("s/GB"),
             Column::num("null s/GB"),
             Column::num("share"),
@@ -258,8 +260,10 @@ fn shares(a: &Analysis) -> Table {
         ],
     );
     t.group_by = Some(0);
-    t.rows = a.shares.iter().map(share_row).collect();
-    if a.shares.iter().any(|s| s.sampled.is_some()) {
+    let sampled = a.shares.iter().any(|s| s.sampled.is_some());
+    t.rows = a.shares.iter().map(|s| share_row(s, sampled)).collect();
+    if sampled {
+        t.columns.insert(2, Column::num("sampled [95% CI]"));
         t.notes.push("sampled = the crypto share of the nginx workers' cpu-clock samples (perf, --profile): the direct measurement; the columns after it are cross-checks.".into());
     }
     t.notes.push("share = (s/GB(suite) - s/GB(null)) / s/GB(suite); ceiling = 1/(1 - share), the speed-up of a server-bound run if the suite's crypto were free (Amdahl); ~ = from disturbed points.".into());
