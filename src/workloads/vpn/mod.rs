@@ -168,6 +168,16 @@ fn parse_duration(d: f64) -> Result<u32, String> {
     Ok(d as u32)
 }
 
+/// The data ciphers named first when one asked for is unknown.
+const USUAL_CIPHERS: &[&str] = &[
+    "AES-128-GCM",
+    "AES-256-GCM",
+    "CHACHA20-POLY1305",
+    "AES-128-CBC",
+    "AES-256-CBC",
+    "none",
+];
+
 /// OpenVPN cipher names as the user gave them, checked against this OpenVPN's list.
 fn parse_ciphers(s: &str, supported: &[String], version: &str) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
@@ -178,10 +188,22 @@ fn parse_ciphers(s: &str, supported: &[String], version: &str) -> Result<Vec<Str
             c.to_ascii_uppercase()
         };
         if !supported.contains(&name) {
+            // The whole list is long (errors are one bounded line): the usual ones first.
+            let usual: Vec<&str> = USUAL_CIPHERS
+                .iter()
+                .copied()
+                .filter(|u| supported.iter().any(|s| s == u))
+                .collect();
+            let more = supported.len().saturating_sub(usual.len());
             return Err(format!(
-                "invalid --ciphers '{}': this OpenVPN ({version}) supports {}",
+                "invalid --ciphers '{}': this OpenVPN ({version}) supports {}{}",
                 crate::cli::shown(c),
-                supported.join(", ")
+                usual.join(", "),
+                if more > 0 {
+                    format!(" and {more} more (openvpn --show-ciphers)")
+                } else {
+                    String::new()
+                }
             ));
         }
         if !out.contains(&name) {
