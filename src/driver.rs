@@ -64,6 +64,10 @@ pub trait Workload {
             format!("nothing was measured: {}", refused.join("; "))
         }
     }
+    /// Choices for showing this run (speed: `--crossover`).
+    fn render_options(&self) -> crate::render::document::Options {
+        Default::default()
+    }
     /// What the analysis needs beyond the records, kept in the run's end line.
     fn analysis_inputs(&self) -> Value {
         Value::Null
@@ -159,7 +163,7 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     };
     print!(
         "{}",
-        crate::render::document::render(&doc, common.format, &Default::default())
+        crate::render::document::render(&doc, common.format, &w.render_options())
     );
     if let Some(f) = failure {
         return Err(f);

@@ -316,6 +316,12 @@ impl Workload for Speed {
         Ok(out)
     }
 
+    fn render_options(&self) -> crate::render::document::Options {
+        crate::render::document::Options {
+            crossover: self.crossover.clone(),
+        }
+    }
+
     fn wrap(record: SpeedRecord) -> AnyRecord {
         AnyRecord::Speed(record)
     }

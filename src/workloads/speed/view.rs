@@ -193,7 +193,10 @@ fn blocks(run: &RunView<SpeedData>, opts: &Options) -> Vec<Block> {
         let show_analysis =
             opts.crossover.is_some() || kinds.len() > 1 || recs.iter().any(|r| r.variant.is_some());
         if show_analysis {
-            out.extend(analysis_block(&analysis_of(run, opts)));
+            out.extend(analysis_block(
+                &analysis_of(run, opts),
+                opts.crossover.is_some(),
+            ));
         }
         out.extend(scaling(run));
     }
@@ -284,9 +287,14 @@ fn bytes(n: f64) -> String {
 }
 
 /// Per-call overhead and streaming bandwidth of each path, and where paths cross.
-fn analysis_block(a: &crate::analyse::paths::Analysis) -> Option<Block> {
+fn analysis_block(a: &crate::analyse::paths::Analysis, asked: bool) -> Option<Block> {
     if a.fits.is_empty() {
-        return None;
+        // Asked for a crossover and got nothing: say why rather than print nothing.
+        return asked.then(|| {
+            Block::Lines(vec![
+                "No cost model and no crossover: each path needs 2 or more sizes at 1 thread (give --sizes with several values)".into(),
+            ])
+        });
     }
     let mut out: Vec<String> = Vec::new();
     out.push(
@@ -294,7 +302,20 @@ fn analysis_block(a: &crate::analyse::paths::Analysis) -> Option<Block> {
     );
     for f in &a.fits {
         let fit = &f.fit;
-        out.push(format!("  {} {} {}: a = {:.3} us [{:.3}, {:.3}], B = {} MB/s [{}, {}], model within {:.0}% at every size",
+        // Two parameters through two sizes always fit exactly: no quality to claim.
+        let quality = if fit.points >= 3 {
+            format!(
+                "model within {:.0}% at every size",
+                fit.max_rel_error * 100.0
+            )
+        } else {
+            format!(
+                "from {} sizes: measure 3 or more to test the model",
+                fit.points
+            )
+        };
+        out.push(format!(
+            "  {} {} {}: a = {:.3} us [{:.3}, {:.3}], B = {} MB/s [{}, {}], {quality}",
             f.path,
             f.alg,
             f.direction,
@@ -304,7 +325,6 @@ fn analysis_block(a: &crate::analyse::paths::Analysis) -> Option<Block> {
             mbps(fit.bandwidth_bps),
             mbps(fit.bandwidth_bps_bounds[0]),
             mbps(fit.bandwidth_bps_bounds[1]),
-            fit.max_rel_error * 100.0
         ));
     }
     if !a.crossovers.is_empty() {

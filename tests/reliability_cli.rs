@@ -1,0 +1,332 @@
+//! The hostile-user defects of the reliability issue, one check each: each failed on the
+//! main of that day and must keep passing.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_cryptobench")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("cb-rel-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+const TINY: &[&str] = &[
+    "speed", "--impl", "ring", "--alg", "sha256", "--sizes", "16,1k", "--time", "0.02",
+];
+
+fn tiny(extra: &[&str]) -> Output {
+    let mut a = TINY.to_vec();
+    a.extend_from_slice(extra);
+    run(&a)
+}
+
+/// One line on stderr, exit 2, naming `what`.
+fn bad_input(o: &Output, what: &str) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.contains(what), "{what:?} not in {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn d1_output_path_not_utf8_is_no_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = tmp("x\u{0}").with_file_name(std::ffi::OsStr::from_bytes(b"x\xff.jsonl"));
+    let o = Command::new(bin())
+        .args(TINY)
+        .arg("--output")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.lines().count() >= 3, "environment, records, end");
+    let _ = std::fs::remove_file(p);
+}
+
+#[test]
+fn d2_fifo_libcrypto_never_hangs() {
+    let fifo = tmp("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo only reads the NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for args in [
+        vec![
+            "speed",
+            "--sizes",
+            "",
+            "--libcrypto",
+            fifo.to_str().unwrap(),
+        ],
+        vec![
+            "speed",
+            "--impl",
+            "openssl",
+            "--alg",
+            "sha256",
+            "--libcrypto",
+            fifo.to_str().unwrap(),
+        ],
+    ] {
+        let start = Instant::now();
+        let mut child = Command::new(bin())
+            .args(&args)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                assert_eq!(st.code(), Some(2), "{args:?}");
+                break;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{args:?} hung on a FIFO");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let _ = std::fs::remove_file(fifo);
+}
+
+#[test]
+fn d3_output_to_dev_null_and_a_pipe_keeps_the_table() {
+    let o = tiny(&["--output", "/dev/null"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("sha256"));
+    bad_input(&tiny(&["--output", "-"]), "--output -");
+    assert!(!std::path::Path::new("-").exists());
+}
+
+#[test]
+fn d4_append_after_a_partial_line_keeps_both_runs() {
+    let f = tmp("partial.jsonl");
+    let _ = std::fs::remove_file(&f);
+    assert!(tiny(&["--output", f.to_str().unwrap()]).status.success());
+    // A run killed mid-write: half a record, no newline.
+    let half = r#"{"kind":"record","schema":2,"run_id":"x","workload":"speed","impl":"ri"#;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&f)
+        .unwrap()
+        .write_all(half.as_bytes())
+        .unwrap();
+    assert!(tiny(&["--output", f.to_str().unwrap()]).status.success());
+    let o = run(&["report", f.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2, "both runs kept");
+    assert_eq!(v["records"].as_array().unwrap().len(), 4);
+    let skipped = v["skipped_lines"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0]["line"].as_u64().unwrap() > 1);
+    let _ = std::fs::remove_file(f);
+}
+
+#[test]
+fn d5_variants_that_cannot_apply_exit_2() {
+    if !run(&["speed", "--list"]).status.success() {
+        return common::skip("speed --list failed");
+    }
+    for v in ["isa=bogus", "isa=", "isa=no-aesni=x"] {
+        bad_input(
+            &run(&[
+                "speed",
+                "--impl",
+                "openssl",
+                "--alg",
+                "sha256",
+                "--variant",
+                v,
+            ]),
+            v,
+        );
+    }
+    bad_input(
+        &run(&["speed", "--impl", "ring", "--variant", "isa=no-aesni"]),
+        "openssl",
+    );
+    bad_input(
+        &run(&["speed", "--impl", "openssl", "--variant", "zerocopy"]),
+        "af_alg",
+    );
+}
+
+#[test]
+fn d6_libssl_is_not_a_libcrypto() {
+    let libssl = [
+        "/usr/lib/x86_64-linux-gnu/libssl.so.3",
+        "/usr/lib/aarch64-linux-gnu/libssl.so.3",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists());
+    let Some(libssl) = libssl else {
+        return common::skip("no libssl.so.3 here (install libssl3)");
+    };
+    bad_input(
+        &run(&[
+            "speed",
+            "--impl",
+            "openssl",
+            "--alg",
+            "sha256",
+            "--libcrypto",
+            libssl,
+        ]),
+        "not a libcrypto",
+    );
+}
+
+#[test]
+fn d8_environment_only_file_is_no_records() {
+    let f = tmp("env-only.jsonl");
+    let _ = std::fs::remove_file(&f);
+    assert!(tiny(&["--output", f.to_str().unwrap()]).status.success());
+    let first = std::fs::read_to_string(&f)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(&f, format!("{first}\n")).unwrap();
+    bad_input(&run(&["report", f.to_str().unwrap()]), "no records");
+    let _ = std::fs::remove_file(f);
+}
+
+#[test]
+fn d9_bad_input_never_creates_the_output_file() {
+    let f = tmp("never.jsonl");
+    let _ = std::fs::remove_file(&f);
+    bad_input(
+        &tiny(&["--threads", "0", "--output", f.to_str().unwrap()]),
+        "--threads",
+    );
+    bad_input(
+        &tiny(&["--variant", "isa=bogus", "--output", f.to_str().unwrap()]),
+        "isa=bogus",
+    );
+    assert!(!f.exists(), "bad input created {}", f.display());
+}
+
+#[test]
+fn d10_two_sizes_claim_no_model_quality_and_crossover_says_why() {
+    let o = run(&[
+        "speed",
+        "--impl",
+        "openssl,ring",
+        "--alg",
+        "sha256",
+        "--sizes",
+        "64,1k",
+        "--time",
+        "0.02",
+        "--crossover",
+        "openssl,ring",
+    ]);
+    if o.status.code() == Some(2) && stderr(&o).contains("openssl") {
+        return common::skip("no system libcrypto here");
+    }
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("model within"), "{out}");
+    assert!(out.contains("from 2 sizes"), "{out}");
+    bad_input(&tiny(&["--crossover", "ring,ring"]), "never crosses itself");
+    let o = run(&[
+        "speed",
+        "--impl",
+        "ring",
+        "--alg",
+        "sha256",
+        "--sizes",
+        "64",
+        "--time",
+        "0.02",
+        "--crossover",
+        "ring,ring",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn d11_messages_name_the_value_and_the_range() {
+    bad_input(&run(&["speed", "--threads", "-1"]), "1 to");
+    bad_input(&run(&["speed", "--sizes", "-16"]), "-16");
+    bad_input(&run(&["speed", "--time", "-1"]), "-1");
+    let o = run(&["speed", "--time", "1e308"]);
+    bad_input(&o, "--time");
+    assert!(stderr(&o).len() < 120, "{}", stderr(&o));
+    bad_input(&run(&["speed", "--time", "nan"]), "'nan'");
+    bad_input(&run(&["vpn", "--rounds=-1"]), "1..=20");
+    bad_input(&run(&["report"]), "<FILE>");
+    bad_input(
+        &run(&["probe", "--format", "csv"]),
+        "[possible values: table, json]",
+    );
+    bad_input(&run(&["speed", "--format", "bogus"]), "possible values");
+    bad_input(&run(&["speed", "--impl", ""]), "--impl is empty");
+    bad_input(
+        &run(&["speed", "--direction", "dec", "--alg", "sha256"]),
+        "only enc",
+    );
+    // A write that fails at run time (exit 1) names the file.
+    let o = tiny(&["--output", "/dev/full"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--output /dev/full"), "{}", stderr(&o));
+    let long = "x".repeat(100_000);
+    let o = run(&["speed", "--impl", &long]);
+    bad_input(&o, "xxx");
+    assert!(stderr(&o).len() < 800, "a 100 KB value echoed whole");
+}
+
+#[test]
+fn d12_escapes_and_invalid_records_and_sighup() {
+    let f = tmp("esc.jsonl");
+    let _ = std::fs::remove_file(&f);
+    assert!(tiny(&["--output", f.to_str().unwrap()]).status.success());
+    let text = std::fs::read_to_string(&f).unwrap();
+    let evil = text.replace("\"label\":\"ring\"", "\"label\":\"ring\\u001b[2J\"");
+    std::fs::write(&f, &evil).unwrap();
+    let o = run(&["report", f.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains('\u{1b}'));
+    let zero = text.replacen("\"trials\":", "\"trials\":0,\"was_trials\":", 1);
+    std::fs::write(&f, &zero).unwrap();
+    let o = run(&["report", f.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["skipped_lines"].to_string().contains("trials is 0"),
+        "{v}"
+    );
+    let _ = std::fs::remove_file(&f);
+    // SIGHUP: 128 + 1, the finished points kept.
+    let mut child = Command::new(bin())
+        .args([
+            "speed", "--impl", "ring", "--alg", "sha256", "--time", "0.5",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling the child we started, by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(129));
+}
