@@ -32,9 +32,12 @@ pub struct Record {
     /// Bytes per call.
     pub size: u64,
     pub threads: u32,
-    /// Median over trials of the aggregate bytes/s over all threads.
+    /// Median over trials of the aggregate bytes/s over all threads. Null (NaN in
+    /// memory) for public-key operations, which have no bytes: see `ops_per_s`.
+    #[serde(deserialize_with = "nullable::f64")]
     pub throughput_bps: f64,
-    /// Confidence interval of the median: [low, high].
+    /// Confidence interval of the median: [low, high]; nulls for public-key operations.
+    #[serde(deserialize_with = "nullable::pair")]
     pub throughput_bps_ci: [f64; 2],
     /// Coverage of that interval (e.g. 0.95; min/max of few trials cover less).
     pub ci_level: f64,
@@ -52,7 +55,16 @@ pub struct Record {
     pub calls: u64,
     /// Calls between two clock reads.
     pub batch: u64,
+    /// Calls per second; the figure itself for public-key operations (size 0).
     pub ops_per_s: f64,
+    /// Public-key operations only: the CI of `ops_per_s`, each thread's median ops/s,
+    /// and every trial's aggregate ops/s (the byte-rate fields are null or empty there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_s_ci: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_thread_ops_per_s: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_ops_per_s: Option<Vec<f64>>,
     /// (user + sys) / (wall x threads), in percent: 100 = the threads never waited.
     pub cpu_load_pct: f64,
     pub cpu_user_pct: f64,
@@ -75,6 +87,20 @@ pub struct Record {
     pub others_cpu_pct: f64,
     /// Facts a reader must know to interpret the number.
     pub notes: Vec<String>,
+}
+
+/// serde_json writes a NaN as null; these read the null back as NaN.
+mod nullable {
+    use serde::{Deserialize, Deserializer};
+
+    pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+
+    pub fn pair<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+        let [a, b] = <[Option<f64>; 2]>::deserialize(d)?;
+        Ok([a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)])
+    }
 }
 
 fn record_kind() -> String {

@@ -190,9 +190,9 @@ fn open_dev() -> Result<OwnedFd, String> {
 /// The (cipher, mac) codes for `alg`, or why cryptodev cannot do it.
 fn codes(alg: Algorithm) -> Result<(u32, u32), &'static str> {
     Ok(match alg {
-        Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => (CRYPTO_AES_GCM, 0),
-        Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => (CRYPTO_AES_CBC, 0),
-        Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => (CRYPTO_AES_CTR, 0),
+        Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => (CRYPTO_AES_GCM, 0),
+        Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc => (CRYPTO_AES_CBC, 0),
+        Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => (CRYPTO_AES_CTR, 0),
         Algorithm::Sha1 => (0, CRYPTO_SHA1),
         Algorithm::Sha256 => (0, CRYPTO_SHA2_256),
         Algorithm::Sha512 => (0, CRYPTO_SHA2_512),
@@ -200,6 +200,7 @@ fn codes(alg: Algorithm) -> Result<(u32, u32), &'static str> {
         Algorithm::Chacha20Poly1305 => {
             return Err("cryptodev-linux has no ChaCha20-Poly1305 (no such algorithm code)")
         }
+        _ => return Err("cryptodev-linux offers no public-key operations"),
     })
 }
 
@@ -493,9 +494,12 @@ impl Operation for DevOp {
     fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
         let op = match self.direction {
             Direction::Enc => COP_ENCRYPT,
-            Direction::Dec => COP_DECRYPT,
+            _ => COP_DECRYPT,
         };
         match self.kind {
+            Kind::Signature | Kind::Agreement | Kind::Kem => {
+                Err("cryptodev-linux offers no public-key operations".into())
+            }
             Kind::Hash | Kind::Mac => {
                 let (input, out) = io.split();
                 if out.len() < self.digest_len {
@@ -540,7 +544,7 @@ impl Operation for DevOp {
                 let (input, len, out, cap) = parts(io)?;
                 let out_len = match self.direction {
                     Direction::Enc => len + TAG_LEN,
-                    Direction::Dec => len
+                    _ => len
                         .checked_sub(TAG_LEN)
                         .ok_or("the input is shorter than the 16-byte tag")?,
                 };

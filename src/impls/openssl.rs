@@ -152,6 +152,11 @@ fn evp_names(alg: Algorithm) -> (&'static str, &'static str) {
         Algorithm::Sha1 => ("EVP_sha1", "SHA1"),
         Algorithm::Sha256 | Algorithm::HmacSha256 => ("EVP_sha256", "SHA256"),
         Algorithm::Sha512 => ("EVP_sha512", "SHA512"),
+        Algorithm::Aes192Gcm => ("EVP_aes_192_gcm", "AES-192-GCM"),
+        Algorithm::Aes192Cbc => ("EVP_aes_192_cbc", "AES-192-CBC"),
+        Algorithm::Aes192Ctr => ("EVP_aes_192_ctr", "AES-192-CTR"),
+        // Public-key algorithms go through EVP_PKEY, not an EVP getter.
+        _ => ("", ""),
     }
 }
 
@@ -228,7 +233,9 @@ impl Api {
             let mut getters: [Option<GetterFn>; Algorithm::ALL.len()] =
                 [None; Algorithm::ALL.len()];
             for (i, alg) in Algorithm::ALL.into_iter().enumerate() {
-                getters[i] = sym(&lib, evp_names(alg).0);
+                if !alg.kind().is_public_key() {
+                    getters[i] = sym(&lib, evp_names(alg).0);
+                }
             }
             let (cipher_fetch, cipher_free, md_fetch, md_free) = if version_num >= V3_0_0 {
                 (
@@ -552,14 +559,16 @@ impl OpenSsl {
             return Err(api.fail("EVP_CIPHER_CTX_set_padding"));
         }
         let kind = match alg {
-            Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => SpeedKind::Gcm { key: key.to_vec() },
-            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => {
+            Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => {
+                SpeedKind::Gcm { key: key.to_vec() }
+            }
+            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc => {
                 // The stream starts from a zero chaining value.
                 let zero = [0u8; CIPHER_IV_LEN];
                 op.set_iv(&zero, CIPHER_IV_LEN)?;
                 SpeedKind::Cbc { chain: zero }
             }
-            Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => SpeedKind::Ctr,
+            Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => SpeedKind::Ctr,
             other => return Err(format!("speed-loop does not offer {other}")),
         };
         Ok(Box::new(SpeedLoopOp { cipher: op, kind }))
@@ -909,6 +918,7 @@ impl Implementation for OpenSsl {
         let fetch = match alg.kind() {
             Kind::Aead | Kind::Cipher => (self.api.cipher_fetch, self.api.cipher_free),
             Kind::Hash | Kind::Mac => (self.api.md_fetch, self.api.md_free),
+            _ => return Support::No("openssl public-key operations are not wired yet".into()),
         };
         match self.resolve(alg, fetch.0) {
             Ok((p, owned)) => {
@@ -935,6 +945,9 @@ impl Implementation for OpenSsl {
             return self.prepare_speed_loop(alg, direction, key);
         }
         match alg.kind() {
+            Kind::Signature | Kind::Agreement | Kind::Kem => {
+                Err(format!("{alg} is a public-key algorithm: use key_pair"))
+            }
             Kind::Aead | Kind::Cipher => self.prepare_cipher(alg, direction, key),
             Kind::Hash => {
                 let api = &self.api;
@@ -1058,7 +1071,7 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
         Kind::Cipher => vec![
             "each call is one independent message: EVP_CipherInit_ex with a fresh IV, Update, Final (`openssl speed -evp` streams one endless message and never re-sets the IV)".into(),
         ],
-        Kind::Hash | Kind::Mac => Vec::new(),
+        _ => Vec::new(),
     }
 }
 
@@ -1078,19 +1091,19 @@ fn speed_loop_gap(alg: Algorithm) -> Option<&'static str> {
 /// What the speed-loop variant does per call, for the records' notes.
 fn speed_loop_note(alg: Algorithm, direction: Direction) -> &'static str {
     match (alg, direction) {
-        (Algorithm::Aes128Gcm | Algorithm::Aes256Gcm, Direction::Enc) => {
+        (Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm, Direction::Enc) => {
             "speed-loop: per call the calls `openssl speed -evp -aead` 3.0 makes per message, on a context set up like its own (padding off, which 3.0 re-applies in every EVP_CipherInit_ex): EVP_CTRL_AEAD_SET_IVLEN, EVP_CipherInit_ex with key AND nonce (key schedule and GHASH key every message), EVP_EncryptUpdate with the AAD, EVP_EncryptUpdate in place, EVP_EncryptFinal_ex; plus EVP_CTRL_AEAD_GET_TAG, which openssl speed skips but a sealed message needs"
         }
-        (Algorithm::Aes128Gcm | Algorithm::Aes256Gcm, Direction::Dec) => {
+        (Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm, Direction::Dec) => {
             "speed-loop: per call the calls `openssl speed -evp -aead -decrypt` 3.0 makes per message, on a context set up like its own (padding off, which 3.0 re-applies in every EVP_CipherInit_ex): EVP_CTRL_AEAD_SET_IVLEN, EVP_CipherInit_ex with key AND nonce, EVP_DecryptInit_ex with the nonce, EVP_CTRL_AEAD_SET_TAG, EVP_DecryptUpdate with the AAD, EVP_DecryptUpdate out of place, EVP_DecryptFinal_ex (the tag is verified)"
         }
-        (Algorithm::Aes128Cbc | Algorithm::Aes256Cbc, Direction::Enc) => {
+        (Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc, Direction::Enc) => {
             "speed-loop: one EVP_EncryptUpdate in place per call on a context that is never re-initialised or finalised, as `openssl speed -evp` streams CBC; instead of re-setting the IV, the first plaintext block is XORed with (IV xor chaining value) before the call, which makes each output exactly its own message's CBC encryption (a 16-byte XOR and copy per call that openssl speed does not do)"
         }
-        (Algorithm::Aes128Cbc | Algorithm::Aes256Cbc, Direction::Dec) => {
+        (Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc, Direction::Dec) => {
             "speed-loop: one EVP_DecryptUpdate per call on a context that is never re-initialised or finalised, as `openssl speed -evp -decrypt` streams CBC (it decrypts in place; this harness decrypts out of place); instead of re-setting the IV, the first output block is XORed with (IV xor chaining value) after the call, which makes it exactly the message's plaintext (a 16-byte XOR and copy per call that openssl speed does not do)"
         }
-        (Algorithm::Aes128Ctr | Algorithm::Aes256Ctr, _) => {
+        (Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr, _) => {
             "speed-loop: EVP_CipherInit_ex with the IV, then one EVP_EncryptUpdate/EVP_DecryptUpdate, no Final; `openssl speed -evp` streams CTR without ever re-setting the IV, but a continued counter cannot give a message its own answer, so this makes one IV set per call more than openssl speed"
         }
         _ => "speed-loop: not offered",
@@ -1194,7 +1207,10 @@ impl CipherOp {
             if ok != 1 {
                 return Err(api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
             }
-        } else if matches!(alg, Algorithm::Aes128Cbc | Algorithm::Aes256Cbc) {
+        } else if matches!(
+            alg,
+            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
+        ) {
             // Whole blocks only, no padding block. Only for CBC: OpenSSL 3.0 re-applies
             // a padding setting inside every later EVP_CipherInit_ex, a provider parameter
             // call per message that CTR, which has no padding, need not pay.
@@ -1847,7 +1863,10 @@ mod tests {
     #[test]
     fn known_answers_for_every_algorithm() {
         let o = system();
-        for alg in Algorithm::ALL {
+        for alg in Algorithm::ALL
+            .into_iter()
+            .filter(|a| !a.kind().is_public_key())
+        {
             assert_eq!(o.support(alg), Support::Yes, "{alg}");
             if let Err(e) = crate::kat::known_answers(&o, alg) {
                 panic!("{alg}: {e}");
@@ -1860,7 +1879,10 @@ mod tests {
         // Same library twice: catches state that leaks between messages at real sizes.
         let a = system();
         let b = system();
-        for alg in Algorithm::ALL {
+        for alg in Algorithm::ALL
+            .into_iter()
+            .filter(|a| !a.kind().is_public_key())
+        {
             if let Err(e) = crate::kat::round_trip(&a, &b, alg) {
                 panic!("{alg}: {e}");
             }
@@ -2189,7 +2211,8 @@ mod tests {
                 Support::No(why) => {
                     assert!(
                         matches!(alg, Algorithm::Chacha20Poly1305)
-                            || matches!(alg.kind(), Kind::Hash | Kind::Mac),
+                            || matches!(alg.kind(), Kind::Hash | Kind::Mac)
+                            || alg.kind().is_public_key(),
                         "{alg}: {why}"
                     );
                     assert!(sl.prepare(alg, Direction::Enc, &[0u8; 32]).is_err());

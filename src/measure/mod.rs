@@ -3,6 +3,7 @@
 //! that slow drift of a shared machine hits them all alike.
 
 pub mod cpu;
+pub mod pkey;
 pub mod worker;
 
 use crate::analyse::stats;
@@ -54,8 +55,9 @@ struct ThreadTrial {
 /// Everything measured for one implementation in a group.
 #[derive(Clone, Debug, Default)]
 pub struct Measured {
+    /// Bytes/s of each trial (operations/s for public-key algorithms).
     pub samples_bps: Vec<f64>,
-    /// per_thread_samples[t] = bytes/s of thread t in each trial.
+    /// per_thread_samples[t] = bytes/s (or operations/s) of thread t in each trial.
     pub per_thread_samples: Vec<Vec<f64>>,
     pub cpu: CpuTime,
     pub wall_s: f64,
@@ -151,6 +153,13 @@ pub fn run_group(
     // A batch is at most 1/20 of a trial (the overshoot past the deadline) and 2 ms.
     let batch_s = (trial_s / 20.0).min(0.002);
     let size = group.size as u64;
+    // What a sample counts per call: bytes, or one operation for public-key algorithms
+    // (size 0), whose samples are then operations/s.
+    let per_call = if group.alg.kind().is_public_key() {
+        1
+    } else {
+        size
+    };
 
     let mut results: Vec<Result<Measured, String>> = workers
         .iter_mut()
@@ -189,12 +198,12 @@ pub fn run_group(
             let end = t.iter().map(|x| x.end).max().expect("at least one thread");
             let wall = (end - start).as_secs_f64();
             let calls: u64 = t.iter().map(|x| x.calls).sum();
-            m.samples_bps.push(calls as f64 * size as f64 / wall);
+            m.samples_bps.push(calls as f64 * per_call as f64 / wall);
             for (k, x) in t.iter().enumerate() {
                 // From the trial's start, not the thread's: a thread scheduled late (more
                 // threads than cores) must not look fast for having run briefly alone.
                 let secs = (x.end - start).as_secs_f64();
-                m.per_thread_samples[k].push(x.calls as f64 * size as f64 / secs);
+                m.per_thread_samples[k].push(x.calls as f64 * per_call as f64 / secs);
                 m.cpu.user += x.cpu.user;
                 m.cpu.sys += x.cpu.sys;
             }

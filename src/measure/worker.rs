@@ -29,6 +29,19 @@ impl Worker {
         size: usize,
         thread: usize,
     ) -> Result<Worker, String> {
+        if alg.kind().is_public_key() {
+            return Ok(Worker {
+                op: super::pkey::operation(imp, alg, direction, thread)?,
+                direction,
+                size: 0,
+                buf: Vec::new(),
+                sealed: Vec::new(),
+                plaintext: Vec::new(),
+                nonce: Vec::new(),
+                aad: Vec::new(),
+                counter: 0,
+            });
+        }
         let seed = thread as u8;
         let key = pattern(alg.key_len(), 0x5a ^ seed);
         let nonce = pattern(alg.nonce_len(), 0x33 ^ seed);
@@ -98,6 +111,17 @@ impl Worker {
                     Io::Separate {
                         input: &self.sealed,
                         output: &mut self.buf,
+                    },
+                )?;
+            }
+            // Public-key operations take their input from their own pool.
+            _ => {
+                self.op.process(
+                    &[],
+                    &[],
+                    Io::InPlace {
+                        buf: &mut self.buf,
+                        len: 0,
                     },
                 )?;
             }

@@ -5,6 +5,15 @@ use crate::record::Record;
 
 pub struct Csv;
 
+/// A byte rate, or an empty cell where there is none (public-key operations).
+fn bytes(x: f64) -> String {
+    if x.is_nan() {
+        String::new()
+    } else {
+        format!("{x:.0}")
+    }
+}
+
 const COLUMNS: &[&str] = &[
     "workload",
     "impl",
@@ -74,9 +83,9 @@ fn row(r: &Record) -> Vec<String> {
         r.direction.clone(),
         r.size.to_string(),
         r.threads.to_string(),
-        format!("{:.0}", r.throughput_bps),
-        format!("{:.0}", r.throughput_bps_ci[0]),
-        format!("{:.0}", r.throughput_bps_ci[1]),
+        bytes(r.throughput_bps),
+        bytes(r.throughput_bps_ci[0]),
+        bytes(r.throughput_bps_ci[1]),
         format!("{:.4}", r.ci_level),
         join(&r.per_thread_bps),
         r.trials.to_string(),

@@ -7,9 +7,11 @@ pub struct Markdown;
 
 impl Exporter for Markdown {
     fn render(&self, report: &Report) -> String {
-        let recs = &report.records;
+        let (byte_recs, ops_recs) = super::ops::split(&report.records);
+        let recs = &byte_recs;
         let sizes = sizes(recs);
         let mut out = String::new();
+        out.push_str(&super::ops::table(&ops_recs, &report.records, true));
         let _ = writeln!(
             out,
             "Throughput in MB/s (10^6 bytes/s), median of trials; ~ marks a noisy point.\n"
@@ -45,8 +47,8 @@ impl Exporter for Markdown {
         }
         let mut seen = Vec::new();
         out.push('\n');
-        for r in recs {
-            let l = impl_label(r, recs);
+        for r in &report.records {
+            let l = impl_label(r, &report.records);
             if !seen.contains(&l) {
                 let _ = writeln!(out, "- **{l}**: {}", r.impl_version);
                 seen.push(l);

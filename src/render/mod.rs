@@ -4,6 +4,7 @@ pub mod csv;
 pub mod json;
 pub mod markdown;
 pub mod openssl;
+pub mod ops;
 pub mod table;
 
 use crate::algorithms::Algorithm;

@@ -25,15 +25,23 @@ fn header(out: &mut String, label_w: usize, sizes: &[u64]) {
 impl Exporter for Table {
     fn render(&self, report: &Report) -> String {
         let mut out = String::new();
-        let recs = &report.records;
+        // Public-key operations have their own table (ops/s, no sizes).
+        let (byte_recs, ops_recs) = super::ops::split(&report.records);
+        let recs = &byte_recs;
         let sizes = sizes(recs);
         let rows = rows(recs, &sizes);
-        let label_w = rows.iter().map(|r| r.label.len()).max().unwrap_or(4).max(4);
+        let label_w = report
+            .records
+            .iter()
+            .map(|r| impl_label(r, &report.records).len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
 
         let _ = writeln!(out, "Libraries:");
         let mut seen = Vec::new();
-        for r in recs {
-            let l = impl_label(r, recs);
+        for r in &report.records {
+            let l = impl_label(r, &report.records);
             if !seen.contains(&l) {
                 let lib = r
                     .library
@@ -77,20 +85,21 @@ impl Exporter for Table {
             }
             out.push('\n');
             glance(&mut out, recs);
-            cpu_table(&mut out, report, label_w, &sizes);
+            cpu_table(&mut out, recs, label_w, &sizes);
             if report.show_analysis {
                 analysis(&mut out, report);
             }
-            scaling(&mut out, report);
+            scaling(&mut out, report, recs);
         }
+        out.push_str(&super::ops::table(&ops_recs, &report.records, false));
         absent(&mut out, report);
-        noise(&mut out, recs);
-        notes(&mut out, recs);
+        noise(&mut out, &report.records);
+        notes(&mut out, &report.records);
         if report.interrupted {
             let _ = writeln!(
                 out,
                 "Interrupted: {} finished points are shown and were kept.",
-                recs.len()
+                report.records.len()
             );
         }
         out
@@ -162,8 +171,7 @@ fn glance(out: &mut String, recs: &[Record]) {
 
 /// Study 1's table, measured instead of read off `top`: CPU load per size (user + sys
 /// of the measuring threads against their wall time), then CPU seconds per GB.
-fn cpu_table(out: &mut String, report: &Report, label_w: usize, sizes: &[u64]) {
-    let recs = &report.records;
+fn cpu_table(out: &mut String, recs: &[Record], label_w: usize, sizes: &[u64]) {
     let any_sys = recs.iter().any(|r| r.cpu_sys_pct >= 0.5);
     let _ = writeln!(
         out,
@@ -278,8 +286,7 @@ fn analysis(out: &mut String, report: &Report) {
     out.push('\n');
 }
 
-fn scaling(out: &mut String, report: &Report) {
-    let recs = &report.records;
+fn scaling(out: &mut String, report: &Report, recs: &[Record]) {
     let multi: Vec<&Record> = recs.iter().filter(|r| r.threads > 1).collect();
     if multi.is_empty() {
         return;

@@ -89,6 +89,9 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
     let directions = plan::parse_directions(args.directions.as_deref()).map_err(Failure::Input)?;
     let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+    if args.sizes.is_some() && algs.iter().all(|a| a.kind().is_public_key()) {
+        eprintln!("note: --sizes does not apply to public-key algorithms (one operation per call, measured in ops/s); ignored");
+    }
     let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
     let mut writer = match &args.output {
         Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
@@ -324,21 +327,24 @@ fn measure_group(
             )),
         }
     }
-    progress.set_message(format!(
-        "{} {} {} B x{}",
-        group.alg, group.direction, group.size, group.threads
-    ));
-    let results = measure::run_group(group, &mut workers, settings, &mut |k, bps| {
+    let ops = group.alg.kind().is_public_key();
+    let point = if ops {
+        format!("{} {} x{}", group.alg, group.direction, group.threads)
+    } else {
+        format!(
+            "{} {} {} B x{}",
+            group.alg, group.direction, group.size, group.threads
+        )
+    };
+    progress.set_message(point.clone());
+    let results = measure::run_group(group, &mut workers, settings, &mut |k, rate| {
         progress.inc(1);
-        progress.set_message(format!(
-            "{} {} {} B x{}: {} {} MB/s",
-            group.alg,
-            group.direction,
-            group.size,
-            group.threads,
-            labels[ids[k]],
-            render::mbps(bps)
-        ));
+        let rate = if ops {
+            format!("{} ops/s", render::ops::ops(rate))
+        } else {
+            format!("{} MB/s", render::mbps(rate))
+        };
+        progress.set_message(format!("{point}: {} {rate}", labels[ids[k]]));
     });
     let mut out = Vec::new();
     for ((i, ws), res) in ids.into_iter().zip(&workers).zip(results) {
@@ -371,7 +377,11 @@ fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
         alg: group.alg,
         kind: ExclusionKind::Refused,
         size: Some(group.size),
-        reason: format!("{} at {} bytes: {reason}", group.direction, group.size),
+        reason: if group.alg.kind().is_public_key() {
+            format!("{}: {reason}", group.direction)
+        } else {
+            format!("{} at {} bytes: {reason}", group.direction, group.size)
+        },
     }
 }
 
@@ -405,6 +415,10 @@ fn to_record(
         .map(|n| n.get())
         .unwrap_or(1) as f64;
     let per_thread_median = stats::median(&per_thread);
+    // Public-key operations: the samples count operations, not bytes.
+    let ops = g.alg.kind().is_public_key();
+    let bytes_or_nan = |x: f64| if ops { f64::NAN } else { x };
+    let ops_only = |x: Vec<f64>| if ops { Some(x) } else { None };
     Record {
         kind: "record".into(),
         run_id: run_id.into(),
@@ -426,10 +440,10 @@ fn to_record(
         direction: g.direction.name().into(),
         size: g.size as u64,
         threads: g.threads as u32,
-        throughput_bps: median,
-        throughput_bps_ci: [lo, hi],
+        throughput_bps: bytes_or_nan(median),
+        throughput_bps_ci: [bytes_or_nan(lo), bytes_or_nan(hi)],
         ci_level: cov,
-        per_thread_bps: per_thread,
+        per_thread_bps: if ops { Vec::new() } else { per_thread.clone() },
         trials,
         cpu_user_s: m.cpu.user,
         cpu_sys_s: m.cpu.sys,
@@ -437,7 +451,10 @@ fn to_record(
         bytes: m.bytes,
         calls: m.calls,
         batch: m.batch,
-        ops_per_s: median / g.size as f64,
+        ops_per_s: if ops { median } else { median / g.size as f64 },
+        ops_per_s_ci: ops.then_some([lo, hi]),
+        per_thread_ops_per_s: ops_only(per_thread),
+        samples_ops_per_s: ops_only(m.samples_bps.clone()),
         cpu_load_pct: pct(m.cpu.total()),
         cpu_user_pct: pct(m.cpu.user),
         cpu_sys_pct: pct(m.cpu.sys),
@@ -447,10 +464,14 @@ fn to_record(
             0.0
         },
         tsc_cycles_per_byte: tsc_hz
-            .filter(|_| per_thread_median > 0.0)
+            .filter(|_| per_thread_median > 0.0 && !ops)
             .map(|hz| hz / per_thread_median),
         scaling_efficiency: None,
-        samples_bps: m.samples_bps.clone(),
+        samples_bps: if ops {
+            Vec::new()
+        } else {
+            m.samples_bps.clone()
+        },
         spread_pct: spread,
         noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
         disturbed_trials: m.disturbed_trials,
