@@ -17,6 +17,7 @@ pub mod cryptodev;
 pub mod libsodium;
 pub mod openssl;
 pub mod openssl_engine;
+pub mod openssl_pkey;
 pub mod pkey;
 pub mod ring;
 pub mod rustcrypto;

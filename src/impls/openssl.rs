@@ -891,7 +891,39 @@ impl OpenSsl {
     }
 }
 
+impl OpenSsl {
+    /// The EVP_PKEY table of this library; the speed-loop variant covers ciphers only.
+    fn pkey(&self) -> Result<Arc<super::openssl_pkey::Pkey>, String> {
+        if matches!(self.mode, Mode::SpeedLoop) {
+            return Err("speed-loop imitates `openssl speed -evp` for ciphers only".into());
+        }
+        super::openssl_pkey::for_path(&self.api.path)
+    }
+}
+
 impl Implementation for OpenSsl {
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(why);
+        }
+        self.pkey()?.key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(why);
+        }
+        self.pkey()?.public_key(alg, public)
+    }
+
     fn name(&self) -> &str {
         "openssl"
     }
@@ -918,7 +950,15 @@ impl Implementation for OpenSsl {
         let fetch = match alg.kind() {
             Kind::Aead | Kind::Cipher => (self.api.cipher_fetch, self.api.cipher_free),
             Kind::Hash | Kind::Mac => (self.api.md_fetch, self.api.md_free),
-            _ => return Support::No("openssl public-key operations are not wired yet".into()),
+            _ => {
+                if let Some(why) = super::openssl_pkey::Pkey::support(alg, self.api.version_num) {
+                    return Support::No(why);
+                }
+                return match self.pkey() {
+                    Ok(_) => Support::Yes,
+                    Err(why) => Support::No(why),
+                };
+            }
         };
         match self.resolve(alg, fetch.0) {
             Ok((p, owned)) => {
@@ -1071,6 +1111,8 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
         Kind::Cipher => vec![
             "each call is one independent message: EVP_CipherInit_ex with a fresh IV, Update, Final (`openssl speed -evp` streams one endless message and never re-sets the IV)".into(),
         ],
+        Kind::Signature => vec![super::openssl_pkey::SIGN_NOTE.into()],
+        Kind::Agreement => vec![super::openssl_pkey::DERIVE_NOTE.into()],
         _ => Vec::new(),
     }
 }
