@@ -155,7 +155,7 @@ fn alive(pid: i32) -> bool {
     }
     // A zombie that is not our child (e.g. started through `ip netns exec`) has exited
     // too: only its parent can reap it, so signal 0 alone would call it alive.
-    crate::procfs::stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
+    crate::sys::procfs::stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
 }
 
 /// SIGTERM, up to 3 s of grace, then SIGKILL; always by the PID we started. Returns

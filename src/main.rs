@@ -1,7 +1,10 @@
+#![recursion_limit = "256"]
 //! cryptobench: how fast symmetric crypto really is on this machine, and through which path.
 
 mod algorithms;
 mod analyse;
+mod cli;
+mod driver;
 mod environment;
 mod guard;
 mod impls;
@@ -9,14 +12,13 @@ mod kat;
 mod kernel;
 mod measure;
 mod plan;
-mod procfs;
 mod record;
 mod render;
+mod sys;
 mod workloads;
 
 use clap::{Parser, Subcommand};
 use render::Format;
-use std::path::PathBuf;
 use workloads::speed::{self, SpeedArgs};
 
 #[derive(Parser)]
@@ -45,14 +47,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Render records saved with `speed --output` (JSON Lines) without re-running anything.
-    Report {
-        /// The JSON Lines file.
-        file: PathBuf,
-        /// Output format on stdout.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
-    },
+    /// Render records saved with --output (any workload, any number of files and runs)
+    /// without re-running anything.
+    Report(workloads::report::ReportArgs),
 }
 
 fn main() {
@@ -87,7 +84,7 @@ fn main() {
         Command::Tls(args) => workloads::tls::run(*args),
         Command::Vpn(args) => workloads::vpn::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
-        Command::Report { file, format } => workloads::report::run(&file, format),
+        Command::Report(args) => workloads::report::run(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -34,14 +34,36 @@ pub enum ExclusionKind {
     SizeUnsupported,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Exclusion {
-    #[serde(rename = "impl")]
-    pub implementation: String,
-    pub alg: Algorithm,
-    pub kind: ExclusionKind,
-    pub size: Option<usize>,
-    pub reason: String,
+pub use crate::record::Exclusion;
+
+impl ExclusionKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExclusionKind::NotOffered => "not_offered",
+            ExclusionKind::Refused => "refused",
+            ExclusionKind::SizeUnsupported => "size_unsupported",
+        }
+    }
+}
+
+/// A speed point not measured: the path's label, the algorithm and, where it matters, the size.
+pub fn excluded(
+    label: &str,
+    alg: Algorithm,
+    kind: ExclusionKind,
+    size: Option<usize>,
+    reason: String,
+) -> Exclusion {
+    let mut point = serde_json::Map::new();
+    point.insert("alg".into(), alg.name().into());
+    point.insert("size".into(), size.map(|s| s as u64).into());
+    Exclusion {
+        workload: "speed".into(),
+        implementation: label.into(),
+        kind: kind.name().into(),
+        reason,
+        point,
+    }
 }
 
 fn glob_list(list: &str, what: &str) -> Result<Vec<(String, globset::GlobMatcher)>, String> {
@@ -164,27 +186,8 @@ pub fn parse_threads(list: Option<&str>) -> Result<Vec<usize>, String> {
     let Some(list) = list else {
         return Ok(vec![1]);
     };
-    let mut out = Vec::new();
-    for t in list.split(',').map(str::trim) {
-        let n: usize = t.parse().map_err(|_| {
-            format!("invalid thread count '{t}': use whole numbers, e.g. --threads 1,2,4")
-        })?;
-        if n == 0 {
-            return Err(
-                "invalid thread count '0': use at least 1 thread, e.g. --threads 1,2,4".into(),
-            );
-        }
-        if n > MAX_THREADS {
-            return Err(format!(
-                "invalid thread count '{n}': the most is {MAX_THREADS}"
-            ));
-        }
-        if !out.contains(&n) {
-            out.push(n);
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
+    let n = crate::cli::counts(list, "--threads", 1..=MAX_THREADS as u64, "1,2,4")?;
+    Ok(n.into_iter().map(|n| n as usize).collect())
 }
 
 /// Preferred second implementations for the round trip, most independent first.
@@ -207,7 +210,7 @@ pub fn verify(
     algs: &[Algorithm],
 ) -> (Vec<(usize, Algorithm)>, Vec<Exclusion>) {
     let mut ok = Vec::new();
-    let mut excluded = Vec::new();
+    let mut refused = Vec::new();
     for &alg in algs {
         // Known answers of everything that offers alg, so references are verified too.
         let passes: Vec<Option<Result<(), String>>> = impls
@@ -219,18 +222,12 @@ pub fn verify(
             .collect();
         for &i in selected {
             let imp = impls[i].as_ref();
-            let exclude = |kind, reason| Exclusion {
-                implementation: labels[i].clone(),
-                alg,
-                kind,
-                size: None,
-                reason,
-            };
+            let exclude = |kind, reason| excluded(&labels[i], alg, kind, None, reason);
             match (&passes[i], imp.support(alg)) {
                 (_, crate::impls::Support::No(reason)) => {
-                    excluded.push(exclude(ExclusionKind::NotOffered, reason))
+                    refused.push(exclude(ExclusionKind::NotOffered, reason))
                 }
-                (Some(Err(e)), _) => excluded.push(exclude(
+                (Some(Err(e)), _) => refused.push(exclude(
                     ExclusionKind::Refused,
                     format!("failed known-answer test: {e}"),
                 )),
@@ -243,7 +240,7 @@ pub fn verify(
                     match reference {
                         Some((_, r)) => match kat::round_trip(imp, r.as_ref(), alg) {
                             Ok(()) => ok.push((i, alg)),
-                            Err(e) => excluded.push(exclude(
+                            Err(e) => refused.push(exclude(
                                 ExclusionKind::Refused,
                                 format!("failed round trip against {}: {e}", r.name()),
                             )),
@@ -255,7 +252,7 @@ pub fn verify(
             }
         }
     }
-    (ok, excluded)
+    (ok, refused)
 }
 
 /// Groups of points to measure, and the sizes some algorithms cannot take.
@@ -267,7 +264,7 @@ pub fn build(
     threads: &[usize],
 ) -> (Vec<Group>, Vec<Exclusion>) {
     let mut groups = Vec::new();
-    let mut excluded = Vec::new();
+    let mut out = Vec::new();
     let mut algs: Vec<Algorithm> = verified.iter().map(|(_, a)| *a).collect();
     algs.sort();
     algs.dedup();
@@ -289,13 +286,13 @@ pub fn build(
                     if let Some(reason) = alg.size_problem(size) {
                         if t == threads[0] && dir == alg.directions()[0] {
                             for &i in &impls {
-                                excluded.push(Exclusion {
-                                    implementation: labels[i].clone(),
+                                out.push(excluded(
+                                    &labels[i],
                                     alg,
-                                    kind: ExclusionKind::SizeUnsupported,
-                                    size: Some(size),
-                                    reason: reason.clone(),
-                                });
+                                    ExclusionKind::SizeUnsupported,
+                                    Some(size),
+                                    reason.clone(),
+                                ));
                             }
                         }
                         continue;
@@ -311,7 +308,7 @@ pub fn build(
             }
         }
     }
-    (groups, excluded)
+    (groups, out)
 }
 
 #[cfg(test)]
@@ -355,6 +352,6 @@ mod tests {
         assert_eq!(groups.len(), 2);
         assert!(groups.iter().all(|g| g.size == 16));
         assert_eq!(excl.len(), 1);
-        assert_eq!(excl[0].kind, ExclusionKind::SizeUnsupported);
+        assert_eq!(excl[0].kind, ExclusionKind::SizeUnsupported.name());
     }
 }

@@ -3,9 +3,8 @@
 
 use super::crossover::{crossover, Crossover};
 use super::model::{fit, Curve, Fit};
-use crate::record::Record;
+use crate::workloads::speed::record::SpeedRecord as Record;
 use serde::Serialize;
-use std::collections::BTreeSet;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PathFit {
@@ -60,19 +59,8 @@ pub fn label(name: &str, version: &str, versions_of_name: usize, variant: Option
 }
 
 /// Short label of a record's path.
-pub fn path_label(r: &Record, records: &[Record]) -> String {
-    let versions = records
-        .iter()
-        .filter(|o| o.implementation == r.implementation)
-        .map(|o| &o.impl_version)
-        .collect::<BTreeSet<_>>()
-        .len();
-    label(
-        &r.implementation,
-        &r.impl_version,
-        versions,
-        r.variant.as_deref(),
-    )
+pub fn path_label(r: &Record) -> String {
+    r.label.clone()
 }
 
 /// Does `wanted` (from `--crossover`) name this path: its label or its bare name?
@@ -82,10 +70,10 @@ pub fn names_path(wanted: &str, label: &str, implementation: &str) -> bool {
 
 /// Fits every single-thread path with at least two sizes, and the crossovers between
 /// paths of the same algorithm and direction (only `pair` when given).
-pub fn analyse(records: &[Record], pair: Option<(&str, &str)>) -> Analysis {
+pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
     let mut curves: Vec<(String, &Record, Curve)> = Vec::new();
-    for r in records.iter().filter(|r| r.threads == 1) {
-        let label = path_label(r, records);
+    for r in records.iter().copied().filter(|r| r.threads == 1) {
+        let label = path_label(r);
         match curves
             .iter_mut()
             .find(|(l, f, _)| *l == label && f.alg == r.alg && f.direction == r.direction)

@@ -1,6 +1,6 @@
 //! Thread scaling: how close N threads come to N times one thread.
 
-use crate::record::Record;
+use crate::workloads::speed::record::SpeedRecord as Record;
 
 /// Fills `scaling_efficiency` of every record whose 1-thread twin (same implementation,
 /// version, variant, algorithm, direction and size) is among `records`.

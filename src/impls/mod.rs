@@ -16,8 +16,6 @@ pub mod corrupt;
 pub mod cryptodev;
 pub mod libsodium;
 pub mod openssl;
-pub mod openssl_engine;
-pub mod openssl_pkey;
 pub mod pkey;
 pub mod ring;
 pub mod rustcrypto;
@@ -248,6 +246,9 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, 
 pub const VARIANT_HELP: &str =
     "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl), engine=afalg|devcrypto (openssl), driver=<kernel driver> (af_alg), zerocopy (af_alg)";
 
+/// Whether an implementation understands a `--variant` spec.
+type Understands = fn(&str) -> bool;
+
 /// Adds, beside each base implementation, an instance per `--variant` it understands.
 /// A variant nobody understands is an input error; one this machine cannot provide is
 /// listed as unavailable with the reason.
@@ -275,25 +276,19 @@ fn add_variants(
                 None => {}
             }
         }
-        // OpenSSL engines are an implementation of their own (openssl_engine.rs),
-        // measured as "openssl" with the variant.
-        if openssl_engine::understands_variant(spec) {
-            understood = true;
-            let id = spec.trim_start_matches("engine=");
-            match openssl_engine::OpensslEngine::load(id) {
-                Ok(e) => found.push(Box::new(e)),
-                Err(reason) => missing.push(Unavailable {
-                    name: format!("openssl [{spec}]"),
-                    reason,
-                }),
+        // A variant of an implementation this machine lacks: unavailable, with its reason.
+        let owners: [(&str, Understands); 2] = [
+            ("openssl", openssl::understands_variant),
+            ("af_alg", af_alg::understands_variant),
+        ];
+        for (name, understands) in owners {
+            if understood || !understands(spec) {
+                continue;
             }
-        }
-        // AF_ALG variants on a machine without AF_ALG: unavailable, with the reason.
-        if !understood && af_alg::understands_variant(spec) {
-            if let Some(u) = missing.iter().find(|u| u.name == "af_alg").cloned() {
+            if let Some(u) = missing.iter().find(|u| u.name == name).cloned() {
                 understood = true;
                 missing.push(Unavailable {
-                    name: format!("af_alg [{spec}]"),
+                    name: format!("{name} [{spec}]"),
                     reason: u.reason,
                 });
             }

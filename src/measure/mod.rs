@@ -2,7 +2,7 @@
 //! direction, size and thread count, with trials interleaved across implementations so
 //! that slow drift of a shared machine hits them all alike.
 
-pub mod cpu;
+pub use crate::sys::cpu;
 pub mod pkey;
 pub mod worker;
 

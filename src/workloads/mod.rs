@@ -33,11 +33,34 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 /// SIGINT and SIGTERM set the stop flag: workloads finish the current trial or point,
 /// keep every finished record, clean up through their guards, and exit 130.
 pub fn install_signal_handler() {
-    let _ = ctrlc::set_handler(|| {
-        if crate::measure::STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            // A second signal: the user really wants out now, but nothing may stay behind.
-            crate::guard::release_all();
-            std::process::exit(EXIT_INTERRUPTED);
-        }
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use std::sync::atomic::Ordering;
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        // A thread of its own, so that stopping runs outside the signal handler.
+        std::thread::spawn(move || {
+            for sig in signals.forever() {
+                SIGNAL.store(sig, Ordering::SeqCst);
+                if crate::measure::STOP.swap(true, Ordering::SeqCst) {
+                    // A second signal: the user really wants out now, but nothing may
+                    // stay behind.
+                    crate::guard::release_all();
+                    std::process::exit(128 + sig);
+                }
+            }
+        });
     });
+}
+
+/// The signal that stopped the run, if one did (for the 128+signal exit code).
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+pub fn stop_signal() -> Option<i32> {
+    match SIGNAL.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
 }

@@ -1,40 +1,72 @@
-//! `cryptobench report FILE`: render saved JSON Lines records in any format. It never
-//! re-runs anything.
+//! `cryptobench report FILE...`: render saved records of any workload, from one or more
+//! files and runs, in any format. It never re-runs anything. Runs stay apart.
 
 use super::Failure;
-use crate::analyse::scaling;
-use crate::record::read_json_lines;
-use crate::render::{self, Format, Report};
-use std::path::Path;
+use crate::record::read::read_files;
+use crate::render::document::{self, Options};
+use crate::render::Format;
+use std::path::PathBuf;
 
-pub fn run(file: &Path, format: Format) -> Result<i32, Failure> {
-    let saved = read_json_lines(file).map_err(Failure::Input)?;
-    let (envs, mut records) = (saved.environments, saved.records);
-    if records.is_empty() && !saved.other_workloads.is_empty() {
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// JSON Lines files written with --output (- for standard input).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Report the crossover size between two speed paths (labels or names), e.g. openssl,af_alg.
+    #[arg(long, value_name = "A,B")]
+    pub crossover: Option<String>,
+}
+
+pub fn run(args: ReportArgs) -> Result<i32, Failure> {
+    let crossover = match args.crossover.as_deref() {
+        None => None,
+        Some(spec) => match crate::cli::items(spec, "--crossover", "openssl,af_alg")
+            .map_err(Failure::Input)?[..]
+        {
+            [a, b] => Some((a.to_string(), b.to_string())),
+            _ => {
+                return Err(Failure::Input(format!(
+                    "invalid --crossover '{}': give two paths, e.g. --crossover openssl,af_alg",
+                    crate::cli::shown(spec)
+                )))
+            }
+        },
+    };
+    let loaded = read_files(&args.files).map_err(Failure::Input)?;
+    if loaded.record_count() == 0 {
+        let names: Vec<String> = args
+            .files
+            .iter()
+            .map(|f| crate::cli::shown_path(f))
+            .collect();
+        let skipped = if loaded.skipped.is_empty() {
+            String::new()
+        } else {
+            let s = &loaded.skipped[0];
+            format!(
+                " ({} unreadable line(s), the first: line {}: {})",
+                loaded.skipped.len(),
+                s.line,
+                crate::cli::shown(&s.reason)
+            )
+        };
         return Err(Failure::Input(format!(
-            "{}: holds {} records, and report renders speed records only so far: rerun that workload with --format",
-            file.display(),
-            saved.other_workloads.join(" and ")
+            "no records in {}{skipped}: give files written with `cryptobench speed|tls|vpn --output FILE`",
+            names.join(", ")
         )));
     }
-    let Some(environment) = envs.last().cloned() else {
-        return Err(Failure::Input(format!(
-            "{}: no environment line: give a file written by `cryptobench speed --output`",
-            file.display()
-        )));
-    };
-    scaling::fill_scaling_efficiency(&mut records);
-    let records_for_analysis = records.clone();
-    let report = Report {
-        schema: crate::record::SCHEMA,
-        environment,
-        records,
-        exclusions: Vec::new(),
-        unavailable: Vec::new(),
-        interrupted: false,
-        analysis: crate::analyse::paths::analyse(&records_for_analysis, None),
-        show_analysis: true,
-    };
-    print!("{}", render::exporter(format).render(&report));
+    for s in &loaded.skipped {
+        eprintln!(
+            "cryptobench: {} line {}: skipped: {}",
+            crate::cli::shown_path(&s.file),
+            s.line,
+            crate::cli::shown(&s.reason)
+        );
+    }
+    let opts = Options { crossover };
+    print!("{}", document::render(&loaded, args.format, &opts));
     Ok(0)
 }

@@ -262,6 +262,46 @@ pub fn references(records: &[TlsRecord]) -> Vec<Reference> {
     out
 }
 
+/// The whole analysis of a run's records: shares, references, mixes, and the notes that
+/// explain them. `alone` is each suite's cipher timed in-process during the run.
+pub fn analyse(records: &[TlsRecord], alone: Vec<CipherAlone>) -> Analysis {
+    let (shares, mut notes) = shares(records, &alone);
+    if shares.iter().any(|s| s.null_costs_more) {
+        notes.push(
+            "the null suite still computes HMAC-SHA1 on every record, which can cost more than an AEAD: where it does, its share is negative; the columns without the null's MAC take that cost out".into(),
+        );
+    }
+    let tls13_shared = records
+        .iter()
+        .any(|r| r.protocol == "TLSv1.3" && shares.iter().any(|s| s.suite == r.suite));
+    if tls13_shared {
+        let handshake = records.iter().any(|r| r.handshake);
+        notes.push(format!(
+            "the null suite is TLS 1.2 (TLS 1.3 has no null cipher here): a TLS 1.3 suite's share also holds the difference between the two record layers{}",
+            if handshake {
+                " and, with --handshake, between the two handshakes, which dominates"
+            } else {
+                ""
+            }
+        ));
+    }
+    // The mix as it was asked for, from the mixed point's own parts.
+    let spec = records.iter().find_map(|r| r.mix.as_ref()).map(|parts| {
+        parts
+            .iter()
+            .map(|p| format!("{}={}%", p.suite, p.percent))
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    Analysis {
+        shares,
+        references: references(records),
+        mix: spec.map(|s| mixes(records, &s)).unwrap_or_default(),
+        cipher_alone: alone,
+        notes,
+    }
+}
+
 /// Every mixed point against the single-suite points of the same run.
 pub fn mixes(records: &[TlsRecord], spec: &str) -> Vec<MixResult> {
     let mut out = Vec::new();
@@ -321,53 +361,53 @@ pub mod tests {
     use crate::workloads::tls::record::MixPart;
 
     pub fn rec(suite: &str, size: u64, conc: u32, cpu: f64, bytes: u64, rps: f64) -> TlsRecord {
-        TlsRecord {
-            kind: "record".into(),
-            run_id: "r".into(),
-            workload: "tls".into(),
-            suite: suite.into(),
-            protocol: "TLSv1.3".into(),
-            negotiated: format!("TLSv1.3 {suite}"),
-            mix: None,
-            generator: "wrk".into(),
-            handshake: false,
-            cert: "rsa2048".into(),
-            content: "random".into(),
-            file_size: size,
-            concurrency: conc,
-            duration_s: 1.0,
-            wall_s: 1.0,
-            requests: (rps as u64).max(1),
-            errors: 0,
-            bytes,
-            requests_per_s: rps,
-            throughput_bps: bytes as f64,
-            latency_ms: None,
-            server_requests: (rps as u64).max(1),
-            server_bytes: bytes,
-            server_body_bytes: bytes,
-            server_connections: conc as u64,
-            negotiated_requests: (rps as u64).max(1),
-            server_cpu_s: cpu,
-            server_cpu_user_s: cpu / 2.0,
-            server_cpu_sys_s: cpu / 2.0,
-            server_cpu_pct: cpu * 100.0,
-            server_workers: 1,
-            server_cpus: vec![0],
-            client_cpu_s: 0.5,
-            client_cpu_user_s: 0.25,
-            client_cpu_sys_s: 0.25,
-            client_cpu_pct: 50.0,
-            client_threads: 1,
-            client_cpus: vec![1],
-            generator_bound: false,
-            others_cpu_pct: 0.0,
-            disturbed: false,
-            cpu_s_per_gb: cpu / (bytes as f64 / 1e9),
-            cpu_ms_per_request: cpu * 1e3 / rps,
-            ports: vec![1],
-            notes: vec![],
-        }
+        crate::record::read::from_v1(serde_json::json!({
+            "kind": "record".to_string(),
+            "run_id": "r".to_string(),
+            "workload": "tls".to_string(),
+            "suite": suite.to_string(),
+            "protocol": "TLSv1.3".to_string(),
+            "negotiated": format!("TLSv1.3 {suite}"),
+            "mix": null,
+            "generator": "wrk".to_string(),
+            "handshake": false,
+            "cert": "rsa2048".to_string(),
+            "content": "random".to_string(),
+            "file_size": size,
+            "concurrency": conc,
+            "duration_s": 1.0,
+            "wall_s": 1.0,
+            "requests": (rps as u64).max(1),
+            "errors": 0,
+            "bytes": bytes,
+            "requests_per_s": rps,
+            "throughput_bps": bytes as f64,
+            "latency_ms": null,
+            "server_requests": (rps as u64).max(1),
+            "server_bytes": bytes,
+            "server_body_bytes": bytes,
+            "server_connections": conc as u64,
+            "negotiated_requests": (rps as u64).max(1),
+            "server_cpu_s": cpu,
+            "server_cpu_user_s": cpu / 2.0,
+            "server_cpu_sys_s": cpu / 2.0,
+            "server_cpu_pct": cpu * 100.0,
+            "server_workers": 1,
+            "server_cpus": vec![0],
+            "client_cpu_s": 0.5,
+            "client_cpu_user_s": 0.25,
+            "client_cpu_sys_s": 0.25,
+            "client_cpu_pct": 50.0,
+            "client_threads": 1,
+            "client_cpus": vec![1],
+            "generator_bound": false,
+            "others_cpu_pct": 0.0,
+            "disturbed": false,
+            "cpu_s_per_gb": cpu / (bytes as f64 / 1e9),
+            "cpu_ms_per_request": cpu * 1e3 / rps,
+            "ports": vec![1],
+            "notes": [],
+        }))
     }
 
     #[test]

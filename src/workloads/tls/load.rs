@@ -350,21 +350,18 @@ pub fn h2load_latency(log: &str) -> Option<Latency> {
 }
 
 /// The version line of a generator, e.g. "wrk debian/4.1.0-3+b2" or "h2load nghttp2/1.52.0".
-pub fn version(guard: &Guard, dir: &Path, generator: Generator, program: &Path) -> String {
-    let p = program.to_string_lossy().to_string();
-    let argv: Vec<&str> = match generator {
-        Generator::Wrk => vec![&p, "-v"],
-        Generator::H2load => vec![&p, "--version"],
+pub fn version(generator: Generator, program: &Path) -> String {
+    let args: &[&str] = match generator {
+        Generator::Wrk => &["-v"],
+        Generator::H2load => &["--version"],
     };
-    match sys::run_bounded(guard, dir, &argv, &[], Duration::from_secs(10)) {
-        Ok((_, out, err)) => out
-            .lines()
-            .chain(err.lines())
-            .find(|l| l.starts_with(generator.name()))
-            .map(|l| l.split(" Copyright").next().unwrap_or(l).trim().to_string())
-            .unwrap_or_else(|| "unknown".into()),
-        Err(e) => format!("unknown ({e})"),
-    }
+    let line =
+        crate::sys::program::version_line(program, args, |l| l.starts_with(generator.name()));
+    line.split(" Copyright")
+        .next()
+        .unwrap_or(&line)
+        .trim()
+        .to_string()
 }
 
 #[cfg(test)]

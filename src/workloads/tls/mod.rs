@@ -14,6 +14,7 @@ pub mod render;
 pub mod server;
 pub mod suites;
 pub mod sys;
+pub mod view;
 
 use super::{Failure, EXIT_INTERRUPTED};
 use crate::environment;
@@ -21,7 +22,7 @@ use crate::guard::Guard;
 use crate::measure::{self, cpu::CpuTime};
 use crate::record::JsonLinesWriter;
 use load::{Generator, Job, Poll};
-use record::{MixPart, Refusal, TlsRecord};
+use record::{MixPart, Refusal, TlsData, TlsRecord};
 use serde_json::json;
 use server::Content;
 use std::path::PathBuf;
@@ -97,57 +98,12 @@ fn input(m: String) -> Failure {
 }
 
 pub fn parse_concurrency(s: &str) -> Result<Vec<u32>, String> {
-    let mut v = Vec::new();
-    for p in s.split(',').map(str::trim) {
-        let n: u32 = p.parse().map_err(|_| {
-            format!("invalid --concurrency '{p}': give connections as whole numbers from 1 to {MAX_CONCURRENCY}, e.g. 1,10,100")
-        })?;
-        if n == 0 || n > MAX_CONCURRENCY {
-            return Err(format!(
-                "invalid --concurrency {n}: give 1 to {MAX_CONCURRENCY} connections"
-            ));
-        }
-        v.push(n);
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
-}
-
-pub fn parse_file_size(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let bad = || {
-        format!("invalid file size '{s}': give bytes with an optional k, m or g suffix (binary), e.g. 4k,100k,10m")
-    };
-    let (num, mult) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m') => (&t[..t.len() - 1], 1 << 20),
-        Some('g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t.as_str(), 1),
-    };
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    let n = n.checked_mul(mult).ok_or_else(bad)?;
-    if n == 0 {
-        return Err(format!(
-            "invalid file size '{s}': a file must have at least 1 byte"
-        ));
-    }
-    if n > MAX_FILE {
-        return Err(format!(
-            "invalid file size '{s}': the largest is 1g (1073741824 bytes)"
-        ));
-    }
-    Ok(n)
+    let n = crate::cli::counts(s, "--concurrency", 1..=MAX_CONCURRENCY as u64, "1,10,100")?;
+    Ok(n.into_iter().map(|n| n as u32).collect())
 }
 
 pub fn parse_files(s: &str) -> Result<Vec<u64>, String> {
-    let mut v = s
-        .split(',')
-        .map(parse_file_size)
-        .collect::<Result<Vec<u64>, String>>()?;
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
+    crate::cli::byte_list(s, "--files", 1..=MAX_FILE, "4k,100k,10m")
 }
 
 fn check_duration(d: f64, g: Generator) -> Result<f64, String> {
@@ -200,6 +156,8 @@ struct Ctx<'a> {
     gzip: bool,
     cert: CertKind,
     run_id: String,
+    /// "nginx/1.22.1 (OpenSSL 3.0.19 ...)": the impl_version of every record.
+    impl_version: String,
 }
 
 enum Outcome {
@@ -361,7 +319,7 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     ] {
         match p {
             Some(p) => libraries.push(json!({
-                "impl": g.name(), "version": load::version(&guard, &dir, g, p), "details": {"path": p}
+                "impl": g.name(), "version": load::version(g, p), "details": {"path": p}
             })),
             None => unavailable.push(json!({
                 "name": g.name(), "reason": format!("not installed (Debian package {})", g.package())
@@ -409,6 +367,7 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
         gzip: args.gzip,
         cert: args.cert,
         run_id: String::new(),
+        impl_version: format!("{nginx_version} ({nginx_ssl})"),
     };
     write_config(&ctx).map_err(Failure::Runtime)?;
     let (code, _, err) = sys::run_bounded(
@@ -570,40 +529,11 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     // Everything we started is gone before the report is printed.
     guard.release();
 
-    let (shares, mut notes) = analysis::shares(&records, &alone);
-    if shares.iter().any(|s| s.null_costs_more) {
-        notes.push(
-            "the null suite still computes HMAC-SHA1 on every record, which can cost more than an AEAD: where it does, its share is negative; the columns without the null's MAC take that cost out".into(),
-        );
-    }
-    let tls13_shared = records
-        .iter()
-        .any(|r| r.protocol == "TLSv1.3" && shares.iter().any(|s| s.suite == r.suite));
-    if tls13_shared {
-        notes.push(format!(
-            "the null suite is TLS 1.2 (TLS 1.3 has no null cipher here): a TLS 1.3 suite's share also holds the difference between the two record layers{}",
-            if args.handshake {
-                " and, with --handshake, between the two handshakes, which dominates"
-            } else {
-                ""
-            }
-        ));
-    }
-    let analysis = analysis::Analysis {
-        shares,
-        references: analysis::references(&records),
-        mix: ctx
-            .mix
-            .as_ref()
-            .map(|(m, _)| analysis::mixes(&records, &m.spec))
-            .unwrap_or_default(),
-        cipher_alone: alone,
-        notes,
-    };
+    let analysis = analysis::analyse(&records, alone);
     let nothing = records.is_empty();
     let report = render::TlsReport {
         schema: crate::record::SCHEMA,
-        environment: env,
+        environment: Some(env),
         records,
         refused,
         interrupted,
@@ -1069,68 +999,74 @@ fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
             })
             .collect()
     });
+    let suite = if mix.is_some() {
+        "mix".to_string()
+    } else {
+        names[0].clone()
+    };
     Ok(Outcome::Record(Box::new(TlsRecord {
         kind: "record".into(),
+        schema: crate::record::SCHEMA,
         run_id: ctx.run_id.clone(),
         workload: "tls".into(),
-        suite: if mix.is_some() {
-            "mix".into()
-        } else {
-            names[0].clone()
-        },
-        protocol: protocols.join("+"),
-        negotiated: negotiated.join(" + "),
-        mix,
-        generator: ctx.generator.name().into(),
-        handshake: ctx.handshake,
-        cert: ctx.cert.label().into(),
-        content: p.content.label().into(),
-        file_size: p.content.size(),
-        concurrency: p.concurrency,
-        duration_s: ctx.duration,
-        wall_s: wall,
-        requests,
-        errors,
-        bytes,
-        requests_per_s: rps,
+        implementation: "nginx".into(),
+        impl_version: ctx.impl_version.clone(),
+        variant: None,
+        label: suite.clone(),
         throughput_bps: tput,
-        latency_ms: if outcomes.len() == 1 {
-            outcomes[0].latency.clone()
-        } else {
-            None
-        },
-        server_requests,
-        server_bytes,
-        server_body_bytes: logs.iter().map(|l| l.body_bytes).sum(),
-        server_connections: logs.iter().map(|l| l.connections).sum(),
-        negotiated_requests: server_requests,
-        server_cpu_s: server_cpu.total(),
-        server_cpu_user_s: server_cpu.user,
-        server_cpu_sys_s: server_cpu.sys,
-        server_cpu_pct: server_cpu.total() / (window * server_cpus_n) * 100.0,
-        server_workers: workers_seen as u32,
-        server_cpus: ctx.server_cpus.clone(),
-        client_cpu_s: client_cpu.total(),
-        client_cpu_user_s: client_cpu.user,
-        client_cpu_sys_s: client_cpu.sys,
-        client_cpu_pct: client_pct,
-        client_threads: threads_total,
-        client_cpus: ctx.gen_cpus.clone(),
-        generator_bound,
-        others_cpu_pct,
+        throughput_bps_ci: None,
+        samples_bps: vec![tput],
+        wall_s: wall,
+        cpu_user_s: Some(server_cpu.user),
+        cpu_sys_s: Some(server_cpu.sys),
+        cpu_s_per_gb: (server_bytes > 0).then(|| server_cpu.total() / (server_bytes as f64 / 1e9)),
+        others_cpu_pct: others_cpu_pct.clamp(0.0, 100.0),
         disturbed,
-        cpu_s_per_gb: if server_bytes > 0 {
-            server_cpu.total() / (server_bytes as f64 / 1e9)
-        } else {
-            0.0
-        },
-        cpu_ms_per_request: if server_requests > 0 {
-            server_cpu.total() * 1e3 / server_requests as f64
-        } else {
-            0.0
-        },
-        ports: parts.iter().map(|pt| ctx.ports[pt.suite]).collect(),
         notes,
+        data: TlsData {
+            suite,
+            protocol: protocols.join("+"),
+            negotiated: negotiated.join(" + "),
+            mix,
+            generator: ctx.generator.name().into(),
+            handshake: ctx.handshake,
+            cert: ctx.cert.label().into(),
+            content: p.content.label().into(),
+            file_size: p.content.size(),
+            concurrency: p.concurrency,
+            duration_s: ctx.duration,
+            requests,
+            errors,
+            bytes,
+            requests_per_s: rps,
+            latency_ms: if outcomes.len() == 1 {
+                outcomes[0].latency.clone()
+            } else {
+                None
+            },
+            server_requests,
+            server_bytes,
+            server_body_bytes: logs.iter().map(|l| l.body_bytes).sum(),
+            server_connections: logs.iter().map(|l| l.connections).sum(),
+            negotiated_requests: server_requests,
+            server_cpu_s: server_cpu.total(),
+            server_cpu_pct: server_cpu.total() / (window * server_cpus_n) * 100.0,
+            server_workers: workers_seen as u32,
+            server_cpus: ctx.server_cpus.clone(),
+            client_cpu_s: client_cpu.total(),
+            client_cpu_user_s: client_cpu.user,
+            client_cpu_sys_s: client_cpu.sys,
+            client_cpu_pct: client_pct,
+            client_threads: threads_total,
+            client_cpus: ctx.gen_cpus.clone(),
+            generator_bound,
+            cpu_ms_per_request: if server_requests > 0 {
+                server_cpu.total() * 1e3 / server_requests as f64
+            } else {
+                0.0
+            },
+            ports: parts.iter().map(|pt| ctx.ports[pt.suite]).collect(),
+        },
     })))
 }
 
@@ -1149,11 +1085,11 @@ mod tests {
             parse_files("10m,4k,100k").unwrap(),
             vec![4096, 102400, 10 << 20]
         );
-        assert!(parse_file_size("0").is_err());
-        assert!(parse_file_size("0k").is_err());
-        assert_eq!(parse_file_size("1g").unwrap(), 1 << 30);
-        assert!(parse_file_size("1025m").is_err());
-        assert!(parse_file_size("2g").is_err());
+        assert!(parse_files("0").is_err());
+        assert!(parse_files("0k").is_err());
+        assert_eq!(parse_files("1g").unwrap(), [1 << 30]);
+        assert!(parse_files("1025m").is_err());
+        assert!(parse_files("2g").is_err());
         assert!(check_duration(0.5, Generator::Wrk).is_err());
         assert!(check_duration(1.5, Generator::Wrk).is_err());
         assert!(check_duration(1.5, Generator::H2load).is_ok());

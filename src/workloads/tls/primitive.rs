@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// Bytes per call: the largest TLS record, which bulk transfers fill.
 pub const RECORD: usize = 16384;
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct CipherAlone {
     pub suite: String,
     /// The primitives timed, e.g. ["aes-128-cbc", "hmac-sha256"].

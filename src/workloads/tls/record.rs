@@ -32,13 +32,11 @@ pub struct MixPart {
     pub port: u16,
 }
 
+/// A tls point: the shared envelope (impl "nginx", label = the suite) and these fields.
+pub type TlsRecord = crate::record::Record<TlsData>;
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct TlsRecord {
-    /// "record".
-    pub kind: String,
-    pub run_id: String,
-    /// "tls".
-    pub workload: String,
+pub struct TlsData {
     /// "http", "null", an OpenSSL suite name, or "mix".
     pub suite: String,
     /// "http", "TLSv1.2" or "TLSv1.3" (for a mix: both parts' joined by "+").
@@ -62,7 +60,6 @@ pub struct TlsRecord {
     pub concurrency: u32,
     /// Seconds asked for, and measured by the generator.
     pub duration_s: f64,
-    pub wall_s: f64,
     /// Responses the generator completed, and those it counted as errors (socket errors,
     /// timeouts, status >= 400).
     pub requests: u64,
@@ -70,7 +67,6 @@ pub struct TlsRecord {
     /// Response bytes (HTTP headers and body, after TLS) the generator received.
     pub bytes: u64,
     pub requests_per_s: f64,
-    pub throughput_bps: f64,
     /// Null for a mix (see each part's).
     pub latency_ms: Option<Latency>,
     /// Requests nginx logged, bytes it sent ($bytes_sent) and of them body bytes, and
@@ -84,8 +80,6 @@ pub struct TlsRecord {
     pub negotiated_requests: u64,
     /// CPU seconds of all nginx workers during the load (from /proc/<pid>/stat).
     pub server_cpu_s: f64,
-    pub server_cpu_user_s: f64,
-    pub server_cpu_sys_s: f64,
     /// server_cpu_s / (wall x server CPUs), in percent.
     pub server_cpu_pct: f64,
     pub server_workers: u32,
@@ -100,16 +94,13 @@ pub struct TlsRecord {
     pub client_cpus: Vec<usize>,
     /// The generator used (nearly) all the CPU it had: the server was not the limit.
     pub generator_bound: bool,
-    /// CPU that other processes used on the server and generator CPUs during the
-    /// point, in percent of those CPUs; `disturbed` when it reached 10%.
-    pub others_cpu_pct: f64,
-    pub disturbed: bool,
-    /// Server CPU seconds per 10^9 bytes sent ($bytes_sent), and per logged request.
-    pub cpu_s_per_gb: f64,
+    /// `others_cpu_pct` (envelope) is the CPU other processes used on the server and
+    /// generator CPUs during the point, in percent of those CPUs; `disturbed` from 10%.
+    /// Server CPU milliseconds per logged request (`cpu_s_per_gb` in the envelope is per
+    /// 10^9 bytes sent, $bytes_sent).
     pub cpu_ms_per_request: f64,
     /// Ports of the server blocks used.
     pub ports: Vec<u16>,
-    pub notes: Vec<String>,
 }
 
 /// A point that was not kept, and why.

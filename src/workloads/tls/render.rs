@@ -5,6 +5,7 @@ use super::analysis::{Analysis, Share};
 use super::record::{Refusal, TlsRecord};
 use super::TlsFormat;
 use crate::record::Environment;
+use crate::render::model::{Block, Column, Table as Grid};
 use crate::render::{mbps, size_label};
 use serde::Serialize;
 use std::fmt::Write;
@@ -12,7 +13,7 @@ use std::fmt::Write;
 #[derive(Serialize)]
 pub struct TlsReport {
     pub schema: u32,
-    pub environment: Environment,
+    pub environment: Option<Environment>,
     pub records: Vec<TlsRecord>,
     /// Points measured but not kept (a check failed), or not applicable.
     pub refused: Vec<Refusal>,
@@ -26,14 +27,23 @@ pub trait Exporter {
 
 pub struct Table;
 pub struct Json;
-pub struct Csv;
+/// The terminal table as blocks, for the shared render layer.
+pub fn blocks(report: &TlsReport) -> Vec<Block> {
+    vec![Block::Lines(
+        Table.render(report).lines().map(str::to_string).collect(),
+    )]
+}
+
 pub struct Markdown;
 
 pub fn render(format: TlsFormat, report: &TlsReport) -> String {
     let e: Box<dyn Exporter> = match format {
         TlsFormat::Table => Box::new(Table),
         TlsFormat::Json => Box::new(Json),
-        TlsFormat::Csv => Box::new(Csv),
+        TlsFormat::Csv => {
+            let recs: Vec<&TlsRecord> = report.records.iter().collect();
+            return crate::render::model::csv(&[records_table(&recs)]);
+        }
         TlsFormat::Markdown => Box::new(Markdown),
     };
     e.render(report)
@@ -84,7 +94,9 @@ fn setting<'a>(env: &'a Environment, k: &str) -> &'a serde_json::Value {
 }
 
 fn header(report: &TlsReport) -> String {
-    let env = &report.environment;
+    let Some(env) = &report.environment else {
+        return "(the run's environment line is missing)\n".into();
+    };
     let lib = |name: &str| {
         env.libraries
             .iter()
@@ -188,7 +200,7 @@ impl Exporter for Table {
                     r.server_cpu_pct,
                     r.client_cpu_pct,
                     if r.generator_bound { "*" } else { " " },
-                    r.cpu_s_per_gb,
+                    r.cpu_s_per_gb.unwrap_or(0.0),
                     r.cpu_ms_per_request
                 );
             }
@@ -452,13 +464,11 @@ const COLUMNS: &[&str] = &[
     "run_id",
 ];
 
-use crate::render::csv::quote;
-
-impl Exporter for Csv {
-    fn render(&self, report: &TlsReport) -> String {
-        let mut out = COLUMNS.join(",");
-        out.push('\n');
-        for r in &report.records {
+/// One row per record with raw values (CSV).
+pub fn records_table(records: &[&TlsRecord]) -> Grid {
+    let mut t = Grid::new("", COLUMNS.iter().map(|c| Column::text(c)).collect());
+    {
+        for r in records {
             let l = |f: fn(&super::record::Latency) -> f64| {
                 r.latency_ms
                     .as_ref()
@@ -493,8 +503,8 @@ impl Exporter for Csv {
                 r.server_connections.to_string(),
                 r.negotiated_requests.to_string(),
                 format!("{:.4}", r.server_cpu_s),
-                format!("{:.4}", r.server_cpu_user_s),
-                format!("{:.4}", r.server_cpu_sys_s),
+                format!("{:.4}", r.cpu_user_s.unwrap_or(0.0)),
+                format!("{:.4}", r.cpu_sys_s.unwrap_or(0.0)),
                 format!("{:.1}", r.server_cpu_pct),
                 format!("{:.4}", r.client_cpu_s),
                 format!("{:.4}", r.client_cpu_user_s),
@@ -503,7 +513,7 @@ impl Exporter for Csv {
                 r.generator_bound.to_string(),
                 format!("{:.1}", r.others_cpu_pct),
                 r.disturbed.to_string(),
-                format!("{:.4}", r.cpu_s_per_gb),
+                format!("{:.4}", r.cpu_s_per_gb.unwrap_or(0.0)),
                 format!("{:.4}", r.cpu_ms_per_request),
                 r.ports
                     .iter()
@@ -524,11 +534,10 @@ impl Exporter for Csv {
                 r.notes.join("; "),
                 r.run_id.clone(),
             ];
-            out.push_str(&row.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
-            out.push('\n');
+            t.push(row.to_vec());
         }
-        out
     }
+    t
 }
 
 impl Exporter for Markdown {
@@ -557,7 +566,7 @@ impl Exporter for Markdown {
                 r.server_cpu_pct,
                 r.client_cpu_pct,
                 if r.generator_bound { " *" } else { "" },
-                r.cpu_s_per_gb,
+                r.cpu_s_per_gb.unwrap_or(0.0),
                 r.cpu_ms_per_request
             );
         }

@@ -3,24 +3,13 @@
 
 use crate::guard::Guard;
 use crate::measure::cpu::CpuTime;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use crate::procfs::stat;
-use crate::procfs::ticks_per_s;
-
-/// User and sys CPU seconds of a process (all its threads), from /proc/<pid>/stat.
-/// Resolution: one clock tick (usually 10 ms).
-pub fn cpu(pid: i32) -> Option<CpuTime> {
-    let s = stat(pid)?;
-    let hz = ticks_per_s();
-    Some(CpuTime {
-        user: s.utime as f64 / hz,
-        sys: s.stime as f64 / hz,
-    })
-}
+pub use crate::sys::cpu::{cpus_busy_s, of_pid as cpu};
+pub use crate::sys::procfs::stat;
+pub use crate::sys::program::find_program;
 
 /// Direct children of `pid` (by scanning /proc), with their start times.
 pub fn children(pid: i32) -> Vec<(i32, u64)> {
@@ -45,21 +34,6 @@ pub fn children(pid: i32) -> Vec<(i32, u64)> {
 /// Whether the process `pid` that started at `starttime` still exists (and is not a zombie).
 pub fn alive_since(pid: i32, starttime: u64) -> bool {
     matches!(stat(pid), Some(s) if s.starttime == starttime && s.state != 'Z' && s.state != 'X')
-}
-
-/// Busy seconds of the given CPUs from /proc/stat: user, nice, system and steal (time
-/// in interrupts is left out, as the kernel may or may not charge it to processes).
-pub fn cpus_busy_s(cpus: &[usize]) -> Option<f64> {
-    let lines = crate::procfs::cpu_lines();
-    if lines.is_empty() {
-        return None;
-    }
-    let busy: u64 = lines
-        .iter()
-        .filter(|(n, _)| n.is_some_and(|n| cpus.contains(&n)))
-        .map(|(_, c)| c.user + c.nice + c.system + c.steal)
-        .sum();
-    Some(busy as f64 / ticks_per_s())
 }
 
 /// The CPUs this process may run on.
@@ -108,40 +82,19 @@ pub fn cpu_list(cpus: &[usize]) -> String {
     parts.join(",")
 }
 
-/// Spawns `cmd` owned by `guard`: in its own process group (a terminal's Ctrl-C reaches
-/// only cryptobench, which stops everything in order), told to die with us if we are
-/// killed outright, and pinned to `cpus` when given.
+/// Spawns `cmd` owned by `guard`, in its own process group, dying with us, and pinned to
+/// `cpus` when given.
 pub fn spawn(
     guard: &Guard,
     cmd: &mut Command,
     name: &str,
     cpus: Option<&[usize]>,
 ) -> Result<i32, String> {
-    let set = cpus.map(|cpus| {
-        // SAFETY: building a cpu_set_t in memory we own.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for &c in cpus {
-                libc::CPU_SET(c, &mut set);
-            }
-            set
-        }
-    });
-    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // system calls on the child itself.
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::setpgid(0, 0);
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
-            if let Some(set) = &set {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    let child = guard.spawn(cmd, name)?;
+    let options = crate::sys::spawn::Options {
+        own_group: true,
+        cpus,
+    };
+    let child = crate::sys::spawn::spawn(guard, cmd, name, options)?;
     Ok(child.id() as i32)
 }
 
@@ -253,29 +206,6 @@ pub fn free_ports(n: usize) -> Result<Vec<u16>, String> {
         .collect()
 }
 
-/// Finds a program: an explicit path, then PATH, then the sbin directories that a
-/// non-root PATH often lacks.
-pub fn find_program(name: &str, explicit: Option<&Path>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if let Some(p) = explicit {
-        return executable(p).then(|| p.to_path_buf());
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(
-            ["/usr/sbin", "/sbin", "/usr/local/sbin"]
-                .iter()
-                .map(PathBuf::from),
-        )
-        .map(|d| d.join(name))
-        .find(|p| executable(p))
-}
-
 /// Raises the soft open-file limit towards `want` (children inherit it). Returns the
 /// soft limit now in force.
 pub fn raise_nofile(want: u64) -> u64 {
@@ -306,7 +236,7 @@ pub fn is_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::procfs::parse_stat;
+    use crate::sys::procfs::parse_stat;
 
     #[test]
     fn stat_lines_with_odd_names_parse() {

@@ -5,16 +5,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
 
-/// Seconds per clock tick of /proc's utime and stime.
-fn tick_s() -> f64 {
-    1.0 / crate::procfs::ticks_per_s()
-}
-
-/// comm, utime and stime (in ticks) from the text of a /proc stat file.
-pub fn parse_stat(text: &str) -> Option<(String, u64, u64)> {
-    crate::procfs::parse_stat(text).map(|s| (s.comm, s.utime, s.stime))
-}
-
 /// User and system CPU seconds of one task.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Times {
@@ -30,13 +20,11 @@ impl Times {
 }
 
 fn read_times(path: &str) -> Option<Times> {
-    let text = fs::read_to_string(path).ok()?;
-    let (comm, u, s) = parse_stat(&text)?;
-    let t = tick_s();
+    let (name, t) = crate::sys::cpu::of_stat_file(path)?;
     Some(Times {
-        name: comm,
-        user: u as f64 * t,
-        sys: s as f64 * t,
+        name,
+        user: t.user,
+        sys: t.sys,
     })
 }
 
@@ -167,56 +155,14 @@ pub fn kworkers(ifnames: Option<&[&str]>) -> BTreeMap<i32, Times> {
     out
 }
 
-/// Whole-machine counters from the "cpu" line of /proc/stat, in seconds summed over CPUs.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct SysSnap {
-    pub total: f64,
-    pub idle: f64,
-    pub softirq: f64,
-}
-
-pub fn parse_proc_stat(text: &str) -> Option<SysSnap> {
-    let (_, c) = crate::procfs::parse_cpu_lines(text)
-        .into_iter()
-        .find(|(n, _)| n.is_none())?;
-    let t = tick_s();
-    // user nice system idle iowait irq softirq steal [guest guest_nice: inside user]
-    let total = c.user + c.nice + c.system + c.idle + c.iowait + c.irq + c.softirq + c.steal;
-    Some(SysSnap {
-        total: total as f64 * t,
-        idle: (c.idle + c.iowait) as f64 * t,
-        softirq: c.softirq as f64 * t,
-    })
-}
-
-pub fn snap_system() -> SysSnap {
-    fs::read_to_string("/proc/stat")
-        .ok()
-        .and_then(|s| parse_proc_stat(&s))
-        .unwrap_or_default()
+/// Whole-machine CPU seconds (busy by the one definition in sys::cpu, total, softirq).
+pub fn snap_system() -> crate::sys::cpu::Usage {
+    crate::sys::cpu::machine_usage().unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stat_with_a_strange_comm() {
-        let s = "123 (a) b (c)) S 1 1 1 0 -1 4194560 10 0 0 0 250 75 0 0 20 0 3 0";
-        let (comm, u, st) = parse_stat(s).unwrap();
-        assert_eq!(comm, "a) b (c)");
-        assert_eq!((u, st), (250, 75));
-    }
-
-    #[test]
-    fn proc_stat_cpu_line() {
-        let s = "cpu  100 0 50 800 50 0 20 0 0 0\ncpu0 1 2 3 4 5 6 7 8\n";
-        let v = parse_proc_stat(s).unwrap();
-        let t = tick_s();
-        assert!((v.total - 1020.0 * t).abs() < 1e-9);
-        assert!((v.idle - 850.0 * t).abs() < 1e-9);
-        assert!((v.softirq - 20.0 * t).abs() < 1e-9);
-    }
 
     #[test]
     fn thread_deltas_and_new_threads() {

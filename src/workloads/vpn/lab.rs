@@ -4,7 +4,6 @@
 use crate::guard::{Guard, Resource, PREFIX};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -78,20 +77,7 @@ pub fn spawn_in_ns(
     cmd.stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err));
-    // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGTERM as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            Ok(())
-        });
-    }
-    guard.spawn(&mut cmd, name)
+    crate::sys::spawn::spawn(guard, &mut cmd, name, Default::default())
 }
 
 /// Byte counters and MTU of one interface.

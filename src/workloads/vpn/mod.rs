@@ -7,10 +7,11 @@ mod cleanup;
 mod cpu;
 mod iperf;
 mod lab;
-mod record;
-mod render;
+pub mod record;
+pub mod render;
 mod tools;
 mod tunnel;
+pub mod view;
 
 use super::{Failure, EXIT_INTERRUPTED};
 use crate::environment;
@@ -19,7 +20,7 @@ use crate::record::JsonLinesWriter;
 use crate::render::Format;
 use iperf::{Load, LoadError};
 use lab::{Lab, CLIENT, SERVER};
-use record::{VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
+use record::{VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
 use serde::Serialize;
 use serde_json::json;
 use std::io::IsTerminal;
@@ -90,7 +91,7 @@ pub struct Analysis {
 #[derive(Serialize)]
 pub struct VpnReport {
     pub schema: u32,
-    pub environment: crate::record::Environment,
+    pub environment: Option<crate::record::Environment>,
     pub records: Vec<VpnRecord>,
     pub analysis: Analysis,
     pub exclusions: Vec<Exclusion>,
@@ -130,22 +131,8 @@ fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
 }
 
 fn parse_streams(s: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for p in s.split(',').map(str::trim) {
-        match p.parse::<u32>() {
-            Ok(n) if (1..=MAX_STREAMS).contains(&n) => {
-                if !out.contains(&n) {
-                    out.push(n)
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "invalid --streams '{p}': give parallel streams from 1 to {MAX_STREAMS}, e.g. --streams 1,4"
-                ))
-            }
-        }
-    }
-    Ok(out)
+    let n = crate::cli::counts(s, "--streams", 1..=MAX_STREAMS as u64, "1,4")?;
+    Ok(n.into_iter().map(|n| n as u32).collect())
 }
 
 fn parse_directions(s: &str) -> Result<Vec<bool>, String> {
@@ -444,7 +431,7 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
 
     let report = VpnReport {
         schema: crate::record::SCHEMA,
-        environment: env,
+        environment: Some(env),
         analysis: Analysis {
             shares: record::shares(&records),
         },
@@ -589,7 +576,7 @@ fn measure_with_server(
     let (_, veth_r) = delta(&links_before, &links_after, r, &lab.veth[r]);
 
     let d_total = sys_after.total - sys_before.total;
-    let busy_s = d_total - (sys_after.idle - sys_before.idle);
+    let busy_s = sys_after.busy - sys_before.busy;
     let softirq_s = (sys_after.softirq - sys_before.softirq).max(0.0);
     let pct_of_all = |x: f64| {
         if d_total > 0.0 {
@@ -630,57 +617,72 @@ fn measure_with_server(
                 .into(),
         );
     }
+    let (tunnel, cipher, auth) = (
+        tun.spec.tunnel().to_string(),
+        tun.spec.cipher(),
+        tun.spec.auth(),
+    );
     Ok(VpnRecord {
         kind: "record".into(),
+        schema: crate::record::SCHEMA,
         run_id: run_id.into(),
         workload: "vpn".into(),
-        tunnel: tun.spec.tunnel().into(),
-        implementation: tun.implementation.clone(),
-        cipher: tun.spec.cipher(),
-        auth: tun.spec.auth(),
-        negotiated: tun.negotiated.clone(),
-        protocol: load.protocol().into(),
-        direction: load.direction().into(),
-        streams: load.streams,
-        round: 1,
-        duration_s: duration,
-        transfer_s: outcome.seconds,
+        implementation: tunnel.clone(),
+        impl_version: tun.implementation.clone(),
+        variant: None,
+        label: record::label(&tunnel, &cipher, auth.as_deref()),
         throughput_bps: outcome.throughput_bps,
-        bytes: outcome.bytes,
-        sent_bytes: outcome.sent_bytes,
-        retransmits: outcome.retransmits,
-        lost_pct: outcome.lost_pct,
-        mtu: ra.mtu,
-        outer_mtu: veth_r.mtu,
-        tcp_mss: outcome.tcp_mss,
-        tunnel_if: [tun.ifname[s].clone(), tun.ifname[r].clone()],
-        tunnel_tx_bytes: ta.tx_bytes.saturating_sub(tb.tx_bytes),
-        tunnel_rx_bytes: tunnel_rx,
-        outer_tx_bytes: oa.tx_bytes.saturating_sub(ob.tx_bytes),
-        tunnel_dropped: if bare { 0 } else { dropped(&tun.ifname) },
-        outer_dropped: dropped(&lab.veth),
-        udp_rcvbuf_errors: rcvbuf_after.saturating_sub(rcvbuf_before),
-        tunnel_cpu_s: attributable.then_some(cpu_s),
-        tunnel_cpu_user_s: attributable.then_some(user),
-        tunnel_cpu_sys_s: attributable.then_some(sys),
-        tunnel_cpu_s_per_gb: (attributable && gb > 0.0).then(|| cpu_s / gb),
-        tunnel_cpu_pct: attributable.then(|| cpu_s / seconds * 100.0),
-        busiest_thread_cpu_pct: attributable
-            .then(|| threads.first().map(|t| t.cpu_pct).unwrap_or(0.0)),
-        threads_used: attributable.then(|| {
-            threads
-                .iter()
-                .filter(|t| t.cpu_pct >= THREAD_USED_PCT)
-                .count() as u32
-        }),
-        processes: procs,
-        thread_cpu: threads.into_iter().filter(|t| t.cpu_pct >= 1.0).collect(),
-        softirq_s,
-        system_busy_pct: busy_pct,
-        others_cpu_pct: others_pct,
-        iperf3_client_cpu_pct: outcome.client_cpu_pct,
-        iperf3_server_cpu_pct: outcome.server_cpu_pct,
+        throughput_bps_ci: None,
+        samples_bps: vec![outcome.throughput_bps],
+        wall_s: outcome.seconds,
+        cpu_user_s: attributable.then_some(user),
+        cpu_sys_s: attributable.then_some(sys),
+        cpu_s_per_gb: (attributable && gb > 0.0).then(|| cpu_s / gb),
+        others_cpu_pct: others_pct.clamp(0.0, 100.0),
+        disturbed: others_pct > DISTURBED_PCT,
         notes,
+        data: VpnData {
+            tunnel,
+            cipher,
+            auth,
+            negotiated: tun.negotiated.clone(),
+            protocol: load.protocol().into(),
+            direction: load.direction().into(),
+            streams: load.streams,
+            round: 1,
+            duration_s: duration,
+            transfer_s: outcome.seconds,
+            bytes: outcome.bytes,
+            sent_bytes: outcome.sent_bytes,
+            retransmits: outcome.retransmits,
+            lost_pct: outcome.lost_pct,
+            mtu: ra.mtu,
+            outer_mtu: veth_r.mtu,
+            tcp_mss: outcome.tcp_mss,
+            tunnel_if: [tun.ifname[s].clone(), tun.ifname[r].clone()],
+            tunnel_tx_bytes: ta.tx_bytes.saturating_sub(tb.tx_bytes),
+            tunnel_rx_bytes: tunnel_rx,
+            outer_tx_bytes: oa.tx_bytes.saturating_sub(ob.tx_bytes),
+            tunnel_dropped: if bare { 0 } else { dropped(&tun.ifname) },
+            outer_dropped: dropped(&lab.veth),
+            udp_rcvbuf_errors: rcvbuf_after.saturating_sub(rcvbuf_before),
+            tunnel_cpu_s: attributable.then_some(cpu_s),
+            tunnel_cpu_pct: attributable.then(|| cpu_s / seconds * 100.0),
+            busiest_thread_cpu_pct: attributable
+                .then(|| threads.first().map(|t| t.cpu_pct).unwrap_or(0.0)),
+            threads_used: attributable.then(|| {
+                threads
+                    .iter()
+                    .filter(|t| t.cpu_pct >= THREAD_USED_PCT)
+                    .count() as u32
+            }),
+            processes: procs,
+            thread_cpu: threads.into_iter().filter(|t| t.cpu_pct >= 1.0).collect(),
+            softirq_s,
+            system_busy_pct: busy_pct,
+            iperf3_client_cpu_pct: outcome.client_cpu_pct,
+            iperf3_server_cpu_pct: outcome.server_cpu_pct,
+        },
     })
 }
 

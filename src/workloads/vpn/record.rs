@@ -6,17 +6,14 @@ use serde::{Deserialize, Serialize};
 
 /// One measured point: a tunnel (and cipher), a protocol, a direction and a number of
 /// streams. Field names are a public contract (docs/records.md): add, never rename.
+/// A vpn point: the shared envelope (impl = the tunnel, impl_version "veth", "kernel",
+/// "wireguard-go 0.0.20250522" or "OpenVPN 2.6.14", label = tunnel and cipher) and these.
+pub type VpnRecord = crate::record::Record<VpnData>;
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct VpnRecord {
-    /// Always "record".
-    pub kind: String,
-    pub run_id: String,
-    /// Always "vpn".
-    pub workload: String,
+pub struct VpnData {
     /// "none" (bare veth), "wireguard" or "openvpn".
     pub tunnel: String,
-    /// "veth", "kernel" (WireGuard module), "wireguard-go 0.0.20250522", "OpenVPN 2.6.14".
-    pub implementation: String,
     /// The data cipher: OpenVPN's name (AES-128-GCM, ..., or "none"); WireGuard's is
     /// always CHACHA20-POLY1305; "none" for the bare veth.
     pub cipher: String,
@@ -37,8 +34,6 @@ pub struct VpnRecord {
     pub duration_s: u32,
     /// The receiver's transfer time, as iperf3 reports it.
     pub transfer_s: f64,
-    /// Payload bytes per second received by the application (x 8 for bit/s).
-    pub throughput_bps: f64,
     /// Payload bytes received.
     pub bytes: u64,
     /// Payload bytes sent.
@@ -70,10 +65,6 @@ pub struct VpnRecord {
     /// CPU seconds (user + sys) of the tunnel's processes at both ends during the point;
     /// null where the work cannot be attributed (the bare veth).
     pub tunnel_cpu_s: Option<f64>,
-    pub tunnel_cpu_user_s: Option<f64>,
-    pub tunnel_cpu_sys_s: Option<f64>,
-    /// tunnel_cpu_s per 10^9 payload bytes received.
-    pub tunnel_cpu_s_per_gb: Option<f64>,
     /// tunnel_cpu_s / transfer_s x 100: cores in use x 100, summed over all threads.
     pub tunnel_cpu_pct: Option<f64>,
     /// The busiest single thread's CPU, in percent of one core.
@@ -88,12 +79,9 @@ pub struct VpnRecord {
     pub softirq_s: f64,
     /// Busy share of all CPUs during the point, in percent (100 = every core busy).
     pub system_busy_pct: f64,
-    /// CPU used by everything but the tunnel, iperf3 and softirq, in percent of all cores.
-    pub others_cpu_pct: f64,
     /// iperf3's own CPU use, percent of one core.
     pub iperf3_client_cpu_pct: Option<f64>,
     pub iperf3_server_cpu_pct: Option<f64>,
-    pub notes: Vec<String>,
 }
 
 /// A thread counts as used from this share of a core.
@@ -105,7 +93,19 @@ pub const BOUND_PCT: f64 = 90.0;
 /// Other processes' CPU, in percent of all cores, from which a point counts as disturbed.
 pub const DISTURBED_PCT: f64 = 10.0;
 
-impl VpnRecord {
+/// The label of a tunnel and cipher: "wireguard", "openvpn AES-256-CBC+HMAC-SHA1".
+pub fn label(tunnel: &str, cipher: &str, auth: Option<&str>) -> String {
+    match tunnel {
+        "openvpn" => format!(
+            "openvpn {}",
+            crate::workloads::vpn::render::cipher_label(cipher, auth)
+        ),
+        "none" => "veth".into(),
+        t => t.into(),
+    }
+}
+
+impl VpnData {
     /// Identity of a point apart from tunnel and cipher.
     pub fn load_key(&self) -> (&str, &str, u32) {
         (&self.protocol, &self.direction, self.streams)
@@ -187,8 +187,8 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
             continue;
         };
         let (Some(c), Some(n)) = (
-            median_of(mine, |x| x.tunnel_cpu_s_per_gb),
-            median_of(base, |x| x.tunnel_cpu_s_per_gb),
+            median_of(mine, |x| x.cpu_s_per_gb),
+            median_of(base, |x| x.cpu_s_per_gb),
         ) else {
             continue;
         };
@@ -243,52 +243,52 @@ pub mod tests {
     use super::*;
 
     pub fn rec(tunnel: &str, cipher: &str, streams: u32, bps: f64, cpu_per_gb: f64) -> VpnRecord {
-        VpnRecord {
-            kind: "record".into(),
-            run_id: "r".into(),
-            workload: "vpn".into(),
-            tunnel: tunnel.into(),
-            implementation: "OpenVPN 2.6.14".into(),
-            cipher: cipher.into(),
-            auth: None,
-            negotiated: None,
-            protocol: "tcp".into(),
-            direction: "up".into(),
-            streams,
-            round: 1,
-            duration_s: 2,
-            transfer_s: 2.0,
-            throughput_bps: bps,
-            bytes: (bps * 2.0) as u64,
-            sent_bytes: (bps * 2.0) as u64,
-            retransmits: Some(0),
-            lost_pct: None,
-            mtu: 1500,
-            outer_mtu: 1500,
-            tcp_mss: Some(1400),
-            tunnel_if: ["a".into(), "b".into()],
-            tunnel_tx_bytes: 0,
-            tunnel_rx_bytes: 0,
-            outer_tx_bytes: 0,
-            tunnel_dropped: 0,
-            outer_dropped: 0,
-            udp_rcvbuf_errors: 0,
-            tunnel_cpu_s: Some(1.0),
-            tunnel_cpu_user_s: Some(0.5),
-            tunnel_cpu_sys_s: Some(0.5),
-            tunnel_cpu_s_per_gb: Some(cpu_per_gb),
-            tunnel_cpu_pct: Some(100.0),
-            busiest_thread_cpu_pct: Some(99.0),
-            threads_used: Some(1),
-            processes: vec![],
-            thread_cpu: vec![],
-            softirq_s: 0.0,
-            system_busy_pct: 100.0,
-            others_cpu_pct: 0.0,
-            iperf3_client_cpu_pct: None,
-            iperf3_server_cpu_pct: None,
-            notes: vec![],
-        }
+        crate::record::read::from_v1(serde_json::json!({
+            "kind": "record".to_string(),
+            "run_id": "r".to_string(),
+            "workload": "vpn".to_string(),
+            "tunnel": tunnel.to_string(),
+            "implementation": "OpenVPN 2.6.14".to_string(),
+            "cipher": cipher.to_string(),
+            "auth": null,
+            "negotiated": null,
+            "protocol": "tcp".to_string(),
+            "direction": "up".to_string(),
+            "streams": streams,
+            "round": 1,
+            "duration_s": 2,
+            "transfer_s": 2.0,
+            "throughput_bps": bps,
+            "bytes": (bps * 2.0) as u64,
+            "sent_bytes": (bps * 2.0) as u64,
+            "retransmits": 0,
+            "lost_pct": null,
+            "mtu": 1500,
+            "outer_mtu": 1500,
+            "tcp_mss": 1400,
+            "tunnel_if": ["a", "b"],
+            "tunnel_tx_bytes": 0,
+            "tunnel_rx_bytes": 0,
+            "outer_tx_bytes": 0,
+            "tunnel_dropped": 0,
+            "outer_dropped": 0,
+            "udp_rcvbuf_errors": 0,
+            "tunnel_cpu_s": 1.0,
+            "cpu_user_s": 0.5,
+            "cpu_sys_s": 0.5,
+            "cpu_s_per_gb": cpu_per_gb,
+            "tunnel_cpu_pct": 100.0,
+            "busiest_thread_cpu_pct": 99.0,
+            "threads_used": 1,
+            "processes": [],
+            "thread_cpu": [],
+            "softirq_s": 0.0,
+            "system_busy_pct": 100.0,
+            "others_cpu_pct": 0.0,
+            "iperf3_client_cpu_pct": null,
+            "iperf3_server_cpu_pct": null,
+            "notes": [],
+        }))
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use super::record::{by_point, median_of, Share, VpnRecord};
 use super::VpnReport;
+use crate::render::model::{Block, Column, Table};
 use crate::render::Format;
 use std::fmt::Write;
 
@@ -13,10 +14,20 @@ pub fn render(format: Format, report: &VpnReport) -> String {
             s.push('\n');
             s
         }
-        Format::Csv => csv(report),
+        Format::Csv => {
+            let recs: Vec<&VpnRecord> = report.records.iter().collect();
+            crate::render::model::csv(&[records_table(&recs)])
+        }
         Format::Markdown => text(report, true),
         Format::Table | Format::Openssl => text(report, false),
     }
+}
+
+/// The terminal table as blocks, for the shared render layer.
+pub fn blocks(report: &VpnReport) -> Vec<Block> {
+    vec![Block::Lines(
+        text(report, false).lines().map(str::to_string).collect(),
+    )]
 }
 
 fn mbit(bps: f64) -> String {
@@ -97,7 +108,7 @@ fn summary(rounds: &[&VpnRecord]) -> (VpnRecord, f64) {
         .unwrap_or(rounds[0]);
     let mut r = mid.clone();
     r.throughput_bps = med;
-    r.tunnel_cpu_s_per_gb = median_of(rounds, |x| x.tunnel_cpu_s_per_gb);
+    r.cpu_s_per_gb = median_of(rounds, |x| x.cpu_s_per_gb);
     r.busiest_thread_cpu_pct = median_of(rounds, |x| x.busiest_thread_cpu_pct);
     r.tunnel_cpu_pct = median_of(rounds, |x| x.tunnel_cpu_pct);
     r.system_busy_pct = median_of(rounds, |x| Some(x.system_busy_pct)).unwrap_or(0.0);
@@ -122,8 +133,8 @@ fn record_row(r: &VpnRecord) -> Vec<String> {
         loss,
         (r.tunnel_dropped + r.outer_dropped + r.udp_rcvbuf_errors).to_string(),
         r.mtu.to_string(),
-        opt(r.tunnel_cpu_s_per_gb, |x| format!("{x:.2}")),
-        match (r.tunnel_cpu_sys_s, r.tunnel_cpu_s) {
+        opt(r.cpu_s_per_gb, |x| format!("{x:.2}")),
+        match (r.cpu_sys_s, r.tunnel_cpu_s) {
             (Some(k), Some(t)) if t > 0.0 => format!("{:.0}%", k / t * 100.0),
             _ => "-".into(),
         },
@@ -176,10 +187,17 @@ fn threads_line(r: &VpnRecord) -> String {
 
 fn text(report: &VpnReport, md: bool) -> String {
     let mut out = String::new();
-    let env = &report.environment;
     let recs = &report.records;
-    let cpus = env.cpu["logical_cpus"].as_u64().unwrap_or(0);
-    let dur = env.settings["duration_s"].as_u64().unwrap_or(0);
+    let (cpus, dur) = report
+        .environment
+        .as_ref()
+        .map(|env| {
+            (
+                env.cpu["logical_cpus"].as_u64().unwrap_or(0),
+                env.settings["duration_s"].as_u64().unwrap_or(0),
+            )
+        })
+        .unwrap_or((0, 0));
     let para = |out: &mut String, s: String| {
         let _ = writeln!(out, "{s}");
         out.push('\n');
@@ -363,9 +381,10 @@ fn text(report: &VpnReport, md: bool) -> String {
         }
         out.push('\n');
     }
-    let tools: Vec<String> = env
-        .libraries
+    let tools: Vec<String> = report
+        .environment
         .iter()
+        .flat_map(|env| &env.libraries)
         .map(|l| l["version"].as_str().unwrap_or("?").to_string())
         .collect();
     let _ = writeln!(out, "Tools: {}", tools.join("; "));
@@ -399,9 +418,9 @@ const CSV_COLUMNS: &[&str] = &[
     "outer_dropped",
     "udp_rcvbuf_errors",
     "tunnel_cpu_s",
-    "tunnel_cpu_user_s",
-    "tunnel_cpu_sys_s",
-    "tunnel_cpu_s_per_gb",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "cpu_s_per_gb",
     "tunnel_cpu_pct",
     "busiest_thread_cpu_pct",
     "threads_used",
@@ -413,13 +432,11 @@ const CSV_COLUMNS: &[&str] = &[
     "run_id",
 ];
 
-use crate::render::csv::quote;
-
-fn csv(report: &VpnReport) -> String {
+/// One row per record with raw values (CSV).
+pub fn records_table(records: &[&VpnRecord]) -> Table {
     let f = |v: Option<f64>, d: usize| v.map(|x| format!("{x:.d$}")).unwrap_or_default();
-    let mut out = CSV_COLUMNS.join(",");
-    out.push('\n');
-    for r in &report.records {
+    let mut t = Table::new("", CSV_COLUMNS.iter().map(|c| Column::text(c)).collect());
+    for r in records {
         let threads: Vec<String> = r
             .thread_cpu
             .iter()
@@ -428,7 +445,7 @@ fn csv(report: &VpnReport) -> String {
         let row = [
             r.workload.clone(),
             r.tunnel.clone(),
-            r.implementation.clone(),
+            r.impl_version.clone(),
             r.cipher.clone(),
             r.auth.clone().unwrap_or_default(),
             r.protocol.clone(),
@@ -452,9 +469,9 @@ fn csv(report: &VpnReport) -> String {
             r.outer_dropped.to_string(),
             r.udp_rcvbuf_errors.to_string(),
             f(r.tunnel_cpu_s, 3),
-            f(r.tunnel_cpu_user_s, 3),
-            f(r.tunnel_cpu_sys_s, 3),
-            f(r.tunnel_cpu_s_per_gb, 4),
+            f(r.cpu_user_s, 3),
+            f(r.cpu_sys_s, 3),
+            f(r.cpu_s_per_gb, 4),
             f(r.tunnel_cpu_pct, 1),
             f(r.busiest_thread_cpu_pct, 1),
             r.threads_used.map(|n| n.to_string()).unwrap_or_default(),
@@ -465,10 +482,9 @@ fn csv(report: &VpnReport) -> String {
             r.notes.join("; "),
             r.run_id.clone(),
         ];
-        out.push_str(&row.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
-        out.push('\n');
+        t.push(row.to_vec());
     }
-    out
+    t
 }
 
 #[cfg(test)]

@@ -56,26 +56,15 @@ impl Tool {
 /// Where a tool is: on PATH (the namespaces' commands run `ip` by name), and for
 /// wireguard-go also where `go install` and scripts/deps/vpn.sh put it.
 pub fn find(tool: Tool) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
+    let mut more = Vec::new();
     if tool == Tool::WireguardGo {
-        dirs.push(PathBuf::from("/usr/local/bin"));
+        more.push(PathBuf::from("/usr/local/bin"));
         if let Some(home) = std::env::var_os("HOME") {
-            dirs.push(Path::new(&home).join("go/bin"));
+            more.push(Path::new(&home).join("go/bin"));
         }
-        dirs.push(PathBuf::from("/root/go/bin"));
+        more.push(PathBuf::from("/root/go/bin"));
     }
-    dirs.into_iter()
-        .map(|d| d.join(tool.command()))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    crate::sys::program::find_in(tool.command(), &more)
 }
 
 /// A missing tool as a one-line message naming its package.
@@ -85,25 +74,7 @@ pub fn require(tool: Tool) -> Result<PathBuf, String> {
 
 /// First non-empty line of `tool --version` (stdout or stderr; some exit non-zero).
 pub fn version(path: &Path, tool: Tool) -> String {
-    let out = Command::new(path)
-        .args(tool.version_args())
-        .stdin(Stdio::null())
-        .output();
-    match out {
-        Ok(o) => {
-            let text = format!(
-                "{}\n{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            text.lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .unwrap_or("unknown")
-                .to_string()
-        }
-        Err(e) => format!("unknown ({e})"),
-    }
+    crate::sys::program::version_line(path, tool.version_args(), |_| true)
 }
 
 /// "OpenVPN 2.6.14 x86_64-pc-linux-gnu [SSL (OpenSSL)] ..." -> "OpenVPN 2.6.14";

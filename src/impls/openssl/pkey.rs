@@ -9,7 +9,7 @@
 //! then `EVP_PKEY_derive_init`, `_set_peer`, `EVP_PKEY_derive` (`openssl speed` derives
 //! with one fixed peer key).
 
-use super::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
 use crate::algorithms::Algorithm;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};

@@ -1,0 +1,184 @@
+//! The one driver every measuring workload runs under: it owns the environment, the
+//! results writer, the signal handling, the progress bar, the exclusions and the exit
+//! codes. A workload only plans and measures (`Workload`); rendering is `render::document`.
+
+use crate::cli::CommonArgs;
+use crate::record::read::{AnyRecord, Run};
+use crate::record::{Environment, Exclusion, JsonLinesWriter, Record, RunEnd};
+use crate::workloads::{Failure, EXIT_INTERRUPTED};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use serde_json::Value;
+use std::io::IsTerminal;
+
+/// What a workload knows once its input is validated, before anything runs.
+pub struct Plan {
+    /// Points to measure, in order; `measure` is called with each index.
+    pub points: usize,
+    /// Expected seconds in all (for the progress bar and the opening line).
+    pub seconds: f64,
+    /// Per implementation measured: impl, label, version, variant, details.
+    pub libraries: Vec<Value>,
+    /// Implementations that could not be loaded, with the reason.
+    pub unavailable: Vec<Value>,
+    /// The run's settings, recorded in the environment.
+    pub settings: Value,
+    /// What is known not to be measured before the run starts.
+    pub exclusions: Vec<Exclusion>,
+}
+
+/// What the driver hands a workload while it measures.
+pub struct Ctx<'a> {
+    pub environment: &'a Environment,
+    pub progress: &'a ProgressBar,
+}
+
+pub enum Outcome<D> {
+    Record(Record<D>),
+    Excluded(Exclusion),
+}
+
+pub trait Workload {
+    type Data: Serialize + Clone;
+    /// "speed", "tls", "vpn".
+    fn name(&self) -> &'static str;
+    /// Validates everything and plans the points. Nothing may be written or started
+    /// that outlives this call on error.
+    fn plan(&mut self) -> Result<Plan, Failure>;
+    /// Measures point `index` (0-based). A failure here ends the run (finished points are
+    /// kept); a point that could not be measured is an `Outcome::Excluded`.
+    fn measure(&mut self, index: usize, ctx: &Ctx) -> Result<Vec<Outcome<Self::Data>>, Failure>;
+    /// The record as any workload's.
+    fn wrap(record: Record<Self::Data>) -> AnyRecord;
+    /// Why nothing was measured, when that happens.
+    fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
+        let refused: Vec<String> = exclusions
+            .iter()
+            .map(|e| format!("{}: {}", e.implementation, e.reason))
+            .collect();
+        if refused.is_empty() {
+            "nothing was measured".into()
+        } else {
+            format!("nothing was measured: {}", refused.join("; "))
+        }
+    }
+    /// What the analysis needs beyond the records, kept in the run's end line.
+    fn analysis_inputs(&self) -> Value {
+        Value::Null
+    }
+    /// Called once at the end, also after an interruption: stop what the workload started.
+    fn finish(&mut self) {}
+}
+
+/// Runs a workload end to end and prints its report. Returns the exit code.
+pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
+    common.check(w.name()).map_err(Failure::Input)?;
+    let plan = w.plan()?;
+    crate::workloads::install_signal_handler();
+    let env = crate::environment::capture(
+        plan.libraries.clone(),
+        plan.unavailable.clone(),
+        plan.settings.clone(),
+    );
+    let mut writer = match &common.output {
+        Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
+        None => None,
+    };
+    if let Some(wr) = writer.as_mut() {
+        wr.write(&env).map_err(Failure::Runtime)?;
+    }
+    let progress = progress_bar(plan.points, plan.seconds);
+    let mut run = Run {
+        run_id: env.run_id.clone(),
+        environment: None,
+        records: Vec::new(),
+        end: None,
+        sources: Vec::new(),
+    };
+    let mut exclusions = plan.exclusions.clone();
+    let mut failure = None;
+    for index in 0..plan.points {
+        if crate::measure::stopped() {
+            break;
+        }
+        let ctx = Ctx {
+            environment: &env,
+            progress: &progress,
+        };
+        match w.measure(index, &ctx) {
+            Ok(outcomes) => {
+                for o in outcomes {
+                    match o {
+                        Outcome::Record(r) => {
+                            if let Some(wr) = writer.as_mut() {
+                                if let Err(e) = wr.write(&r) {
+                                    failure = Some(Failure::Runtime(e));
+                                }
+                            }
+                            run.records.push(W::wrap(r));
+                        }
+                        Outcome::Excluded(e) => exclusions.push(e),
+                    }
+                }
+            }
+            Err(f) => failure = Some(f),
+        }
+        progress.inc(1);
+        if failure.is_some() {
+            break;
+        }
+    }
+    progress.finish_and_clear();
+    w.finish();
+    let signal = crate::workloads::stop_signal();
+    let interrupted = crate::measure::stopped();
+    let end = RunEnd {
+        kind: "end".into(),
+        run_id: env.run_id.clone(),
+        interrupted,
+        points: run.records.len(),
+        exclusions,
+        unavailable: plan.unavailable.clone(),
+        analysis_inputs: w.analysis_inputs(),
+    };
+    if let Some(wr) = writer.as_mut() {
+        // The results are kept even when this last line cannot be written.
+        let _ = wr.write(&end);
+    }
+    let nothing = run.records.is_empty();
+    let why = w.nothing_measured(&end.exclusions);
+    run.environment = Some(env);
+    run.end = Some(end);
+    let doc = crate::record::read::Loaded {
+        runs: vec![run],
+        skipped: Vec::new(),
+    };
+    print!(
+        "{}",
+        crate::render::document::render(&doc, common.format, &Default::default())
+    );
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    if interrupted {
+        return Ok(signal.map(|s| 128 + s).unwrap_or(EXIT_INTERRUPTED));
+    }
+    if nothing {
+        return Err(Failure::Runtime(why));
+    }
+    Ok(0)
+}
+
+/// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.
+fn progress_bar(points: usize, seconds: f64) -> ProgressBar {
+    if seconds < 2.0 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(points as u64), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} eta {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    pb
+}

@@ -1,0 +1,132 @@
+//! The `engine=NAME` variants: libcrypto's EVP calls routed through `afalg` (the kernel
+//! crypto API over AF_ALG) or `devcrypto` (/dev/crypto). This is study 1's exact stack:
+//! application → libcrypto → engine → kernel → driver. Each message is the base
+//! instance's AES-CBC call, on a context keyed through the engine.
+
+use super::ffi::Api;
+use super::*;
+use crate::kernel;
+
+/// Engines this variant knows, and the kernel interface each one reaches.
+const ENGINES: &[(&str, &str)] = &[("afalg", "AF_ALG"), ("devcrypto", "/dev/crypto")];
+
+/// The `engine=` spec of a variant: the engine's id, if `spec` is one.
+pub(super) fn engine_id(spec: &str) -> Option<&str> {
+    spec.strip_prefix("engine=").filter(|e| !e.is_empty())
+}
+
+/// An initialised ENGINE, finished and freed when the last context keyed with it is gone.
+pub(super) struct Engine {
+    api: Arc<Api>,
+    ptr: *mut c_void,
+    pub(super) id: String,
+}
+
+// SAFETY: an ENGINE is reference-counted and thread-safe in libcrypto; we only pass the
+// pointer to EVP_CipherInit_ex and finish/free it once, in Drop.
+unsafe impl Send for Engine {}
+unsafe impl Sync for Engine {}
+
+impl Engine {
+    pub(super) fn ptr(&self) -> *mut c_void {
+        self.ptr
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(e) = &self.api.engine {
+            // SAFETY: ptr came from ENGINE_by_id and was initialised once.
+            unsafe {
+                (e.finish)(self.ptr);
+                (e.free)(self.ptr);
+            }
+        }
+    }
+}
+
+impl OpenSsl {
+    /// This library with engine `id` initialised. Err says why this machine cannot offer
+    /// it (the engine's kernel interface, or the engine itself).
+    pub(super) fn engine_variant(&self, id: &str) -> Result<OpenSsl, String> {
+        let Some(&(_, path_kind)) = ENGINES.iter().find(|(e, _)| *e == id) else {
+            let names: Vec<&str> = ENGINES.iter().map(|(e, _)| *e).collect();
+            return Err(format!(
+                "unknown engine '{id}': use one of {}",
+                names.join(", ")
+            ));
+        };
+        // The engine only works where its kernel interface does: say so with probe's reason.
+        let status = if id == "afalg" {
+            kernel::af_alg_status("skcipher", &kernel::KernelConfig::read())
+        } else {
+            kernel::cryptodev_status()
+        };
+        if !status.usable {
+            return Err(format!("engine {id} needs {path_kind}: {}", status.reason));
+        }
+        let api = &self.api;
+        let Some(calls) = &api.engine else {
+            return Err(format!(
+                "{} has no ENGINE_by_id: an engine needs OpenSSL 1.1 or 3.x with engine support",
+                self.path().display()
+            ));
+        };
+        let cid = CString::new(id).map_err(|_| "engine name has a NUL byte".to_string())?;
+        // SAFETY: ENGINE_by_id takes a C string; it loads a dynamic engine from the
+        // engines directory when the id is not built in.
+        let ptr = unsafe { (calls.by_id)(cid.as_ptr()) };
+        if ptr.is_null() {
+            // SAFETY: clearing this thread's error queue has no preconditions.
+            unsafe { (api.err_clear_error)() };
+            return Err(format!(
+                "OpenSSL cannot load engine {id} (no {id}.so in its engines directory; OPENSSL_ENGINES overrides it)"
+            ));
+        }
+        // SAFETY: ptr is a valid ENGINE reference from ENGINE_by_id.
+        if unsafe { (calls.init)(ptr) } != 1 {
+            // SAFETY: as above; the structural reference is released.
+            unsafe {
+                (calls.free)(ptr);
+                (api.err_clear_error)();
+            }
+            return Err(format!(
+                "engine {id} loaded but would not initialise ({path_kind} refused it)"
+            ));
+        }
+        Ok(OpenSsl {
+            api: Arc::clone(api),
+            mode: Mode::Engine(Arc::new(Engine {
+                api: Arc::clone(api),
+                ptr,
+                id: id.into(),
+            })),
+        })
+    }
+}
+
+/// Engines take over AES-CBC only.
+pub(super) fn engine_support(engine: &Engine, alg: Algorithm) -> Support {
+    match alg {
+        Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => Support::Yes,
+        _ => Support::No(format!("engine {} offers only AES-CBC", engine.id)),
+    }
+}
+
+/// The kernel driver behind the afalg engine.
+pub(super) fn engine_driver(engine: &Engine, alg: Algorithm) -> Option<String> {
+    match (engine.id.as_str(), alg) {
+        ("afalg", Algorithm::Aes128Cbc | Algorithm::Aes256Cbc) => {
+            kernel::chosen_driver(&kernel::proc_crypto(), "cbc(aes)").map(|e| e.driver.clone())
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn engine_note(engine: &Engine) -> String {
+    format!(
+        "libcrypto EVP through engine {}: every message crosses libcrypto, the engine and the kernel; \
+         each call re-sets the IV (EVP_CipherInit_ex with no key), then Update and Final",
+        engine.id
+    )
+}

@@ -1,0 +1,333 @@
+//! The system OpenSSL (or any libcrypto from OpenSSL 1.1 or 3.x), loaded at run time.
+//!
+//! Nothing is linked: `libcrypto` is opened with `dlopen` and every function this module
+//! calls is resolved once, at load time, into a table of function pointers. A library
+//! that lacks one of them is not a usable libcrypto and is refused with a one-line
+//! reason. The EVP algorithm getters (`EVP_aes_128_gcm`, ...) are optional: a build
+//! without one simply does not offer that algorithm.
+//!
+//! Each [`Operation`] keys its context once in `prepare`; every `process` call is then
+//! one independent message: set the nonce or IV (`EVP_CipherInit_ex` with only the IV),
+//! feed the AAD, the data, finalise, and get or check the tag. `openssl speed` counts
+//! differently (it streams CBC and ChaCha20-Poly1305, and re-keys GCM per message in
+//! recent 3.0 releases): `bench/vs-openssl-speed` compares the two and says how.
+//!
+//! Variants (`--variant`), each measured beside the base instance:
+//!
+//! - `isa=no-aesni`, `isa=no-avx512`, `isa=no-avx2` or `isa=<OPENSSL_ia32cap mask>`: the
+//!   same libcrypto loaded a second time with `OPENSSL_ia32cap` set, which libcrypto
+//!   reads once, in its ELF constructor. The file is copied into a private temporary
+//!   directory (a different path is a separate instance with its own globals), opened
+//!   with the variable set, and the copy is deleted at once (the mapping stays valid;
+//!   Debian's libcrypto is NODELETE, others pin themselves). The CPU capabilities the
+//!   copy reports (`OpenSSL_version(OPENSSL_CPU_INFO)`, 3.x) are checked against the
+//!   base instance's: a mask that changes nothing here, or turns on a capability the
+//!   CPU lacks, is refused.
+//! - `speed-loop`: per call, exactly the EVP calls `openssl speed -evp` 3.0 makes per
+//!   counted operation, where that still gives each call's true answer (see
+//!   [`SpeedLoopOp`]), so that cryptobench and `openssl speed` can be compared 1:1.
+
+mod cipher;
+mod digest;
+mod engine;
+mod ffi;
+mod isa;
+mod load;
+mod pkey;
+mod speed_loop;
+#[cfg(test)]
+mod tests;
+
+use super::{Access, Implementation, Io, Operation, Support};
+use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use cipher::*;
+use engine::{engine_driver, engine_id, engine_note, engine_support, Engine};
+use ffi::*;
+use isa::*;
+use libloading::Library;
+use speed_loop::*;
+use std::ffi::{c_int, c_uint, c_void, CString};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// OpenSSL (libcrypto) reached through `dlopen`.
+pub struct OpenSsl {
+    api: Arc<Api>,
+    mode: Mode,
+}
+
+/// Which instance this is: the library as loaded, or one of its variants.
+enum Mode {
+    Base,
+    /// A second copy of the library, loaded with `OPENSSL_ia32cap` set.
+    Isa(Box<IsaVariant>),
+    /// The per-call work of `openssl speed -evp`.
+    SpeedLoop,
+    /// AES-CBC keyed through an ENGINE that hands it to the kernel.
+    Engine(Arc<Engine>),
+}
+
+/// Whether `spec` is a variant of openssl (for saying why it is unavailable when
+/// openssl itself is).
+pub fn understands_variant(spec: &str) -> bool {
+    spec == SPEED_LOOP || spec.starts_with("isa=") || engine_id(spec).is_some()
+}
+
+impl OpenSsl {
+    fn digest(&self, alg: Algorithm) -> Result<(Raw, bool), String> {
+        self.resolve(alg, self.api.md_fetch)
+    }
+
+    /// The EVP_CIPHER/EVP_MD for `alg`: fetched from the providers in 3.x (so that no
+    /// implicit fetch happens later), else the legacy getter's static object.
+    fn resolve(&self, alg: Algorithm, fetch: Option<FetchFn>) -> Result<(Raw, bool), String> {
+        let (getter_name, fetch_name) = evp_names(alg);
+        let Some(getter) = self.api.getters[alg_index(alg)] else {
+            return Err(format!(
+                "{} is not in this libcrypto (no {getter_name} symbol)",
+                alg.name()
+            ));
+        };
+        // SAFETY: an EVP getter takes nothing and returns a static object or NULL.
+        let legacy = unsafe { getter() };
+        if legacy.is_null() {
+            return Err(format!(
+                "{getter_name}() returned NULL: disabled in this build"
+            ));
+        }
+        if let Some(fetch) = fetch {
+            let Ok(cname) = CString::new(fetch_name) else {
+                return Err(format!("bad algorithm name {fetch_name}"));
+            };
+            // SAFETY: EVP_*_fetch(libctx NULL = default, NUL-terminated name, properties
+            // NULL) returns a new reference or NULL; the caller frees it.
+            let p = unsafe { fetch(std::ptr::null_mut(), cname.as_ptr(), std::ptr::null()) };
+            if p.is_null() {
+                let why = self.api.fail(&format!("fetching {fetch_name}"));
+                return Err(format!(
+                    "{why}: not offered by the loaded OpenSSL providers"
+                ));
+            }
+            return Ok((Raw(p), true));
+        }
+        Ok((Raw(legacy as *mut c_void), false))
+    }
+}
+
+impl OpenSsl {
+    /// The EVP_PKEY table of this library; the speed-loop variant covers ciphers only.
+    fn pkey(&self) -> Result<std::sync::Arc<pkey::Pkey>, String> {
+        if matches!(self.mode, Mode::SpeedLoop) {
+            return Err("speed-loop imitates `openssl speed -evp` for ciphers only".into());
+        }
+        pkey::for_path(&self.api.path)
+    }
+}
+
+impl Implementation for OpenSsl {
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(why);
+        }
+        self.pkey()?.key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(why);
+        }
+        self.pkey()?.public_key(alg, public)
+    }
+
+    fn name(&self) -> &str {
+        "openssl"
+    }
+
+    fn version(&self) -> String {
+        self.version_info(OPENSSL_VERSION)
+            .unwrap_or_else(|| format!("OpenSSL (version number {:#x})", self.version_num()))
+    }
+
+    fn variant(&self) -> Option<String> {
+        match &self.mode {
+            Mode::Base => None,
+            Mode::Isa(v) => Some(v.spec.clone()),
+            Mode::SpeedLoop => Some(SPEED_LOOP.into()),
+            Mode::Engine(e) => Some(format!("engine={}", e.id)),
+        }
+    }
+
+    fn access(&self) -> Access {
+        match self.mode {
+            Mode::Engine(_) => Access::Engine,
+            _ => Access::InProcess,
+        }
+    }
+
+    fn driver(&self, alg: Algorithm) -> Option<String> {
+        match &self.mode {
+            Mode::Engine(e) => engine_driver(e, alg),
+            _ => None,
+        }
+    }
+
+    fn support(&self, alg: Algorithm) -> Support {
+        match &self.mode {
+            Mode::SpeedLoop => {
+                if let Some(why) = speed_loop_gap(alg) {
+                    return Support::No(why.into());
+                }
+            }
+            Mode::Engine(e) => return engine_support(e, alg),
+            _ => {}
+        }
+        let fetch = match alg.kind() {
+            Kind::Aead | Kind::Cipher => (self.api.cipher_fetch, self.api.cipher_free),
+            Kind::Hash | Kind::Mac => (self.api.md_fetch, self.api.md_free),
+            _ => {
+                if let Some(why) = pkey::Pkey::support(alg, self.api.version_num) {
+                    return Support::No(why);
+                }
+                return match self.pkey() {
+                    Ok(_) => Support::Yes,
+                    Err(why) => Support::No(why),
+                };
+            }
+        };
+        match self.resolve(alg, fetch.0) {
+            Ok((p, owned)) => {
+                if let (true, Some(free)) = (owned, fetch.1) {
+                    // SAFETY: `p` is the reference the fetch just gave us.
+                    unsafe { free(p.0) };
+                }
+                Support::Yes
+            }
+            Err(why) => Support::No(why),
+        }
+    }
+
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> Result<Box<dyn Operation>, String> {
+        match &self.mode {
+            Mode::SpeedLoop => {
+                if let Some(why) = speed_loop_gap(alg) {
+                    return Err(why.into());
+                }
+                return self.prepare_speed_loop(alg, direction, key);
+            }
+            Mode::Engine(e) => {
+                if let Support::No(why) = engine_support(e, alg) {
+                    return Err(why);
+                }
+                return Ok(Box::new(self.keyed_cipher(alg, direction, key, Some(e))?));
+            }
+            _ => {}
+        }
+        match alg.kind() {
+            Kind::Signature | Kind::Agreement | Kind::Kem => {
+                Err(format!("{alg} is a public-key algorithm: use key_pair"))
+            }
+            Kind::Aead | Kind::Cipher => {
+                Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
+            }
+            Kind::Hash => self.prepare_digest(alg),
+            Kind::Mac => self.prepare_hmac(alg, key),
+        }
+    }
+
+    fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
+        let mut notes = match &self.mode {
+            Mode::SpeedLoop => return vec![speed_loop_note(alg, direction).into()],
+            Mode::Engine(e) => return vec![engine_note(e)],
+            _ => base_notes(alg),
+        };
+        if let Mode::Isa(v) = &self.mode {
+            let reports = self
+                .version_info(OPENSSL_CPU_INFO)
+                .unwrap_or_else(|| "no CPU info (OpenSSL 1.1): the effect is not confirmed".into());
+            notes.push(format!(
+                "{}: libcrypto loaded a second time with OPENSSL_ia32cap={} ({}); it reports {reports}",
+                v.spec, v.mask, v.turns_off
+            ));
+        }
+        notes
+    }
+
+    fn with_variant(&self, spec: &str) -> Option<Result<Box<dyn Implementation>, String>> {
+        // Variants do not combine: each is made from a base instance only.
+        if !matches!(self.mode, Mode::Base) {
+            return None;
+        }
+        if spec == SPEED_LOOP {
+            return Some(Ok(Box::new(OpenSsl {
+                api: Arc::clone(&self.api),
+                mode: Mode::SpeedLoop,
+            })));
+        }
+        if let Some(id) = engine_id(spec) {
+            return Some(
+                self.engine_variant(id)
+                    .map(|o| Box::new(o) as Box<dyn Implementation>),
+            );
+        }
+        let value = spec.strip_prefix("isa=")?;
+        Some(
+            self.isa_variant(spec, value)
+                .map(|o| Box::new(o) as Box<dyn Implementation>),
+        )
+    }
+
+    fn details(&self) -> serde_json::Value {
+        let mut d = self.library_details();
+        let variant = match &self.mode {
+            Mode::Base => return d,
+            Mode::Isa(v) => serde_json::json!({
+                "spec": v.spec,
+                "openssl_ia32cap": v.mask,
+                "turns_off": v.turns_off,
+                "cleared_bits": v.cleared.map(|(a, b)| format!("{a:#x}:{b:#x}")),
+                "base_cpu_info": v.base_cpu_info,
+                "loaded_from": format!("{} (a private copy, deleted once loaded)", v.loaded_from.display()),
+            }),
+            Mode::SpeedLoop => serde_json::json!({
+                "spec": SPEED_LOOP,
+                "per_call": "the EVP calls `openssl speed -evp` 3.0 makes per counted operation (see each record's notes)",
+            }),
+            Mode::Engine(e) => {
+                serde_json::json!({ "spec": format!("engine={}", e.id), "engine": e.id })
+            }
+        };
+        if let Some(obj) = d.as_object_mut() {
+            obj.insert("variant".into(), variant);
+        }
+        d
+    }
+}
+
+/// What the base instance does per call, for the records' notes.
+fn base_notes(alg: Algorithm) -> Vec<String> {
+    match alg.kind() {
+        Kind::Aead => vec![
+            "each call seals or opens one whole message: key set once, then per message EVP_CipherInit_ex with the nonce, AAD, data, Final and the tag ctrl (`openssl speed -evp` counts differently: see bench/vs-openssl-speed)".into(),
+        ],
+        Kind::Cipher => vec![
+            "each call is one independent message: EVP_CipherInit_ex with a fresh IV, Update, Final (`openssl speed -evp` streams one endless message and never re-sets the IV)".into(),
+        ],
+        Kind::Hash | Kind::Mac => Vec::new(),
+        Kind::Signature => vec![pkey::SIGN_NOTE.into()],
+        Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
+        Kind::Kem => Vec::new(),
+    }
+}

@@ -1,0 +1,241 @@
+//! The Record: one self-describing measured point, and the run's Environment.
+//! Both are written as JSON Lines as soon as they exist; see docs/records.md.
+
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+/// Version of the record format. Bump on any incompatible change; the reader upgrades
+/// older files (see `read`).
+pub const SCHEMA: u32 = 2;
+
+/// One measured point of any workload: the identity and metrics every workload shares,
+/// with the workload's own fields (`D`) flattened in. Field names are a public contract:
+/// add, never rename (docs/records.md).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record<D> {
+    /// Always "record" in a JSON Lines file, to tell it from the environment line.
+    pub kind: String,
+    pub schema: u32,
+    pub run_id: String,
+    /// "speed", "tls" or "vpn".
+    pub workload: String,
+    /// What did the work: a library ("openssl"), a server ("nginx"), a tunnel ("openvpn").
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub impl_version: String,
+    /// A switch on the implementation (ISA mask, kernel driver, mode): part of the identity.
+    pub variant: Option<String>,
+    /// The name shown in tables, unique within a run.
+    pub label: String,
+    /// Median payload bytes per second; null where bytes do not apply (public-key
+    /// operations count `ops_per_s` instead).
+    #[serde(with = "nullable_f64")]
+    pub throughput_bps: f64,
+    /// Confidence interval of `throughput_bps`: [low, high]; null from a single trial.
+    pub throughput_bps_ci: Option<[f64; 2]>,
+    /// `throughput_bps` of every trial (round), in the order run.
+    pub samples_bps: Vec<f64>,
+    /// Wall time of the measured window(s), in seconds.
+    pub wall_s: f64,
+    /// CPU seconds of what was measured (worker threads, server, tunnel); null where the
+    /// work cannot be attributed to processes (a bare veth).
+    pub cpu_user_s: Option<f64>,
+    pub cpu_sys_s: Option<f64>,
+    /// (cpu_user_s + cpu_sys_s) per 10^9 payload bytes.
+    pub cpu_s_per_gb: Option<f64>,
+    /// CPU used by everything else during the point, in percent of all cores (0-100).
+    pub others_cpu_pct: f64,
+    /// Other work took enough CPU during the point to move the number.
+    pub disturbed: bool,
+    /// Facts a reader must know to interpret the number.
+    pub notes: Vec<String>,
+    /// The workload's own fields.
+    #[serde(flatten)]
+    pub data: D,
+}
+
+impl<D> std::ops::Deref for Record<D> {
+    type Target = D;
+    fn deref(&self) -> &D {
+        &self.data
+    }
+}
+
+impl<D> std::ops::DerefMut for Record<D> {
+    fn deref_mut(&mut self) -> &mut D {
+        &mut self.data
+    }
+}
+
+impl<D> Record<D> {
+    /// The interval, or [x, x] for a single trial.
+    pub fn ci(&self) -> [f64; 2] {
+        self.throughput_bps_ci
+            .unwrap_or([self.throughput_bps, self.throughput_bps])
+    }
+}
+
+/// A number that is null in JSON where it does not apply (NaN in memory).
+mod nullable_f64 {
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
+/// A point that was not measured, and why: any workload. The point's identity (speed:
+/// `alg`, `size`; tls: `suite`, `content`, `file_size`, `concurrency`; vpn: `tunnel`,
+/// `load`) is flattened in.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Exclusion {
+    pub workload: String,
+    /// The implementation (speed), server (tls) or tunnel (vpn) concerned.
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    /// `not_offered`, `refused` (failed a check, never timed), `size_unsupported`,
+    /// `skipped` (not applicable) or `failed` (went wrong while measuring).
+    pub kind: String,
+    pub reason: String,
+    #[serde(flatten)]
+    pub point: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The last line of a run in a JSON Lines file: whether it finished, and what was not
+/// measured. A run without one was killed (or is still running).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunEnd {
+    /// Always "end".
+    pub kind: String,
+    pub run_id: String,
+    pub interrupted: bool,
+    /// Records the run wrote.
+    pub points: usize,
+    pub exclusions: Vec<Exclusion>,
+    pub unavailable: Vec<serde_json::Value>,
+    /// What the workload's analysis needs beyond the records (tls: each suite's cipher
+    /// timed in-process), so that `report` computes the same analysis as the run did.
+    #[serde(default)]
+    pub analysis_inputs: serde_json::Value,
+}
+
+/// Captured once per run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    #[serde(default = "environment_kind")]
+    pub kind: String,
+    pub schema: u32,
+    pub run_id: String,
+    pub cryptobench_version: String,
+    pub started_unix: u64,
+    pub command_line: Vec<String>,
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu: serde_json::Value,
+    pub frequency: serde_json::Value,
+    pub libraries: Vec<serde_json::Value>,
+    pub unavailable: Vec<serde_json::Value>,
+    pub settings: serde_json::Value,
+    /// What `cryptobench probe` reports about the kernel's crypto paths.
+    #[serde(default)]
+    pub kernel_crypto: serde_json::Value,
+}
+
+fn environment_kind() -> String {
+    "environment".into()
+}
+
+/// Appends JSON Lines to a file and flushes each line, so that an interrupted run keeps
+/// every finished point. Lines are synced to disk only where that means something (a
+/// regular file); a pipe, FIFO or /dev/null just gets the bytes.
+pub struct JsonLinesWriter {
+    file: File,
+    shown: String,
+    sync: bool,
+}
+
+impl JsonLinesWriter {
+    /// Refuses what can never be a results file, without creating or touching anything:
+    /// call before any other work, then `append` when the run starts.
+    pub fn check(path: &Path) -> Result<(), String> {
+        let shown = crate::cli::shown_path(path);
+        if path.as_os_str() == "-" {
+            return Err(
+                "--output -: give a file path (for results on stdout use --format json)".into(),
+            );
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                Err(format!("--output {shown} is a directory: give a file path"))
+            }
+            Ok(_) => Ok(()),
+            Err(_) => {
+                let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+                match parent.map(std::fs::metadata) {
+                    Some(Ok(m)) if !m.is_dir() => Err(format!(
+                        "--output {shown}: {} is not a directory: give a writable file path",
+                        crate::cli::shown_path(parent.unwrap_or(path))
+                    )),
+                    Some(Err(e)) => Err(format!(
+                        "--output {shown}: {e}: give a file path in an existing directory"
+                    )),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    pub fn append(path: &Path) -> Result<Self, String> {
+        Self::check(path)?;
+        let shown = crate::cli::shown_path(path);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)
+            .or_else(|_| OpenOptions::new().create(true).append(true).open(path))
+            .map_err(|e| format!("cannot open --output {shown}: {e}: give a writable file path"))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| format!("cannot open --output {shown}: {e}"))?;
+        let sync = meta.is_file();
+        // A run killed mid-line leaves a partial last line: start ours on a fresh one.
+        if sync && meta.len() > 0 {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut last = [0u8; 1];
+            let ends_clean = file.seek(SeekFrom::End(-1)).is_ok()
+                && file.read_exact(&mut last).is_ok()
+                && last[0] == b'\n';
+            if !ends_clean {
+                file.write_all(b"\n")
+                    .map_err(|e| format!("cannot write --output {shown}: {e}"))?;
+            }
+        }
+        Ok(JsonLinesWriter { file, shown, sync })
+    }
+
+    pub fn write<T: Serialize>(&mut self, value: &T) -> Result<(), String> {
+        let mut line = serde_json::to_string(value).map_err(|e| e.to_string())?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|_| {
+                if self.sync {
+                    self.file.sync_data()
+                } else {
+                    Ok(())
+                }
+            })
+            .map_err(|e| format!("cannot write --output {}: {e}", self.shown))
+    }
+}
+
+pub mod read;

@@ -1,0 +1,349 @@
+//! One reader for every results file: environments and records of any workload, from one
+//! or more files and runs, schema 1 (issues 2-5) upgraded on the fly. A bad line is
+//! reported by number and skipped; every good line is kept.
+
+use super::{Environment, Record, RunEnd, SCHEMA};
+use crate::workloads::speed::record::SpeedData;
+use crate::workloads::tls::record::TlsData;
+use crate::workloads::vpn::record::VpnData;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// A record of any workload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyRecord {
+    Speed(Record<SpeedData>),
+    Tls(Record<TlsData>),
+    Vpn(Record<VpnData>),
+}
+
+impl AnyRecord {
+    #[cfg(test)]
+    pub fn workload(&self) -> &str {
+        match self {
+            AnyRecord::Speed(r) => &r.workload,
+            AnyRecord::Tls(r) => &r.workload,
+            AnyRecord::Vpn(r) => &r.workload,
+        }
+    }
+    pub fn run_id(&self) -> &str {
+        match self {
+            AnyRecord::Speed(r) => &r.run_id,
+            AnyRecord::Tls(r) => &r.run_id,
+            AnyRecord::Vpn(r) => &r.run_id,
+        }
+    }
+    pub fn to_json(&self) -> Value {
+        match self {
+            AnyRecord::Speed(r) => serde_json::to_value(r),
+            AnyRecord::Tls(r) => serde_json::to_value(r),
+            AnyRecord::Vpn(r) => serde_json::to_value(r),
+        }
+        .unwrap_or(Value::Null)
+    }
+}
+
+/// One run found in the files: its environment (if its line was there) and its records,
+/// in file order. Runs are never merged with each other.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    pub run_id: String,
+    pub environment: Option<Environment>,
+    pub records: Vec<AnyRecord>,
+    /// The run's last line; None when it never wrote one (killed) or predates schema 2.
+    pub end: Option<RunEnd>,
+    /// The files it came from.
+    pub sources: Vec<PathBuf>,
+}
+
+/// A line that could not be used, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkippedLine {
+    pub file: PathBuf,
+    pub line: usize,
+    pub reason: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// In order of first appearance.
+    pub runs: Vec<Run>,
+    pub skipped: Vec<SkippedLine>,
+}
+
+impl Loaded {
+    pub fn record_count(&self) -> usize {
+        self.runs.iter().map(|r| r.records.len()).sum()
+    }
+}
+
+/// Reads every file in order. An unreadable file is an error; a bad line is skipped and
+/// reported.
+pub fn read_files(paths: &[PathBuf]) -> Result<Loaded, String> {
+    let mut loaded = Loaded::default();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    for path in paths {
+        let file = open_regular(path)?;
+        read_into(path, file, &mut loaded, &mut index)?;
+    }
+    Ok(loaded)
+}
+
+/// Opens a results file for reading, refusing anything but a regular file (a FIFO would
+/// block forever) — except standard input, given as `-`.
+fn open_regular(path: &Path) -> Result<Box<dyn Read>, String> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin()));
+    }
+    let shown = crate::cli::shown_path(path);
+    let meta = std::fs::metadata(path).map_err(|e| {
+        format!("cannot read {shown}: {e}: give a results file written with --output")
+    })?;
+    if !meta.is_file() {
+        return Err(format!(
+            "cannot read {shown}: not a regular file: give a results file written with --output"
+        ));
+    }
+    std::fs::File::open(path)
+        .map(|f| Box::new(f) as Box<dyn Read>)
+        .map_err(|e| format!("cannot read {shown}: {e}"))
+}
+
+fn read_into(
+    path: &Path,
+    file: Box<dyn Read>,
+    loaded: &mut Loaded,
+    index: &mut BTreeMap<String, usize>,
+) -> Result<(), String> {
+    let shown = crate::cli::shown_path(path);
+    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line.map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let skip = |reason: String| SkippedLine {
+            file: path.to_path_buf(),
+            line: i + 1,
+            reason,
+        };
+        let Ok(text) = std::str::from_utf8(&line) else {
+            loaded.skipped.push(skip("not UTF-8".into()));
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match parse_line(text) {
+            Ok(Line::Environment(env)) => {
+                let run = run_mut(loaded, index, &env.run_id, path);
+                if run.environment.is_none() {
+                    run.environment = Some(*env);
+                } else {
+                    loaded
+                        .skipped
+                        .push(skip("a second environment line for the same run".into()));
+                }
+            }
+            Ok(Line::End(end)) => {
+                let id = end.run_id.clone();
+                run_mut(loaded, index, &id, path).end = Some(*end);
+            }
+            Ok(Line::Record(rec)) => {
+                let run_id = rec.run_id().to_string();
+                run_mut(loaded, index, &run_id, path).records.push(*rec);
+            }
+            Err(reason) => loaded.skipped.push(skip(reason)),
+        }
+    }
+    Ok(())
+}
+
+fn run_mut<'a>(
+    loaded: &'a mut Loaded,
+    index: &mut BTreeMap<String, usize>,
+    run_id: &str,
+    path: &Path,
+) -> &'a mut Run {
+    let i = *index.entry(run_id.to_string()).or_insert_with(|| {
+        loaded.runs.push(Run {
+            run_id: run_id.to_string(),
+            ..Run::default()
+        });
+        loaded.runs.len() - 1
+    });
+    let run = &mut loaded.runs[i];
+    if !run.sources.iter().any(|s| s == path) {
+        run.sources.push(path.to_path_buf());
+    }
+    run
+}
+
+pub enum Line {
+    Environment(Box<Environment>),
+    End(Box<RunEnd>),
+    Record(Box<AnyRecord>),
+}
+
+/// One JSON Lines line: an environment or a record of a known workload, any schema up to
+/// ours. Records are checked for values no measurement can produce.
+pub fn parse_line(text: &str) -> Result<Line, String> {
+    let mut v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let schema = v.get("schema").and_then(Value::as_u64).unwrap_or(1);
+    if schema > SCHEMA as u64 {
+        return Err(format!(
+            "schema {schema} is newer than this cryptobench reads ({SCHEMA}): upgrade cryptobench"
+        ));
+    }
+    match v.get("kind").and_then(Value::as_str) {
+        Some("environment") => serde_json::from_value(v)
+            .map(|e| Line::Environment(Box::new(e)))
+            .map_err(|e| format!("environment: {e}")),
+        Some("end") => serde_json::from_value(v)
+            .map(|e| Line::End(Box::new(e)))
+            .map_err(|e| format!("end of run: {e}")),
+        Some("record") => {
+            if schema < 2 {
+                upgrade_v1(&mut v)?;
+            }
+            let workload = v.get("workload").and_then(Value::as_str).unwrap_or("");
+            let rec = match workload {
+                "speed" => AnyRecord::Speed(from(v)?),
+                "tls" => AnyRecord::Tls(from(v)?),
+                "vpn" => AnyRecord::Vpn(from(v)?),
+                other => return Err(format!("unknown workload {other:?}")),
+            };
+            check(&rec)?;
+            Ok(Line::Record(Box::new(rec)))
+        }
+        _ => Err("neither an environment nor a record".into()),
+    }
+}
+
+fn from<D: serde::de::DeserializeOwned>(v: Value) -> Result<Record<D>, String> {
+    serde_json::from_value(v).map_err(|e| format!("record: {e}"))
+}
+
+/// Values that no run can produce: a record holding them is damaged or hand-made.
+fn check(rec: &AnyRecord) -> Result<(), String> {
+    let (bps, ci, others) = match rec {
+        AnyRecord::Speed(r) => {
+            if r.trials == 0 {
+                return Err("invalid record: trials is 0".into());
+            }
+            if r.threads == 0 {
+                return Err("invalid record: threads is 0".into());
+            }
+            (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct)
+        }
+        AnyRecord::Tls(r) => (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct),
+        AnyRecord::Vpn(r) => (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct),
+    };
+    if bps < 0.0 || ci.is_some_and(|[lo, hi]| lo < 0.0 || hi < lo) {
+        return Err("invalid record: negative throughput or an inverted interval".into());
+    }
+    if !(0.0..=100.0 + 1e-9).contains(&others) {
+        return Err("invalid record: others_cpu_pct outside 0-100".into());
+    }
+    Ok(())
+}
+
+/// Schema 1 (issues 2-5) to schema 2: the shared envelope's fields, with the workloads'
+/// old names mapped onto them. Nothing measured is invented: a value schema 1 did not
+/// have becomes null, or is derived from fields it did have.
+fn upgrade_v1(v: &mut Value) -> Result<(), String> {
+    let o = v.as_object_mut().ok_or("a record must be a JSON object")?;
+    o.insert("schema".into(), json!(SCHEMA));
+    let workload = o
+        .get("workload")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let num = |o: &Map<String, Value>, k: &str| o.get(k).and_then(Value::as_f64);
+    // Schema 1 could compute others_cpu_pct over 100 (a bug): keep the record, say so.
+    if let Some(others) = num(o, "others_cpu_pct").filter(|x| *x > 100.0) {
+        o.insert("others_cpu_pct".into(), json!(100.0));
+        if let Some(Value::Array(notes)) = o.get_mut("notes") {
+            notes.push(json!(format!(
+                "others_cpu_pct was {others:.0} in this schema-1 record (over 100%, a bug of that version): shown as 100"
+            )));
+        }
+    }
+    match workload.as_str() {
+        "speed" => {
+            let label = match o.get("variant").and_then(Value::as_str) {
+                Some(var) => format!("{} [{var}]", str_of(o, "impl")),
+                None => str_of(o, "impl"),
+            };
+            o.entry("label").or_insert(json!(label));
+            let disturbed = o
+                .get("disturbed_trials")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                > 0;
+            o.entry("disturbed").or_insert(json!(disturbed));
+        }
+        "tls" => {
+            o.insert("impl".into(), json!("nginx"));
+            o.entry("impl_version").or_insert(json!(""));
+            o.entry("variant").or_insert(Value::Null);
+            let label = str_of(o, "suite");
+            o.insert("label".into(), json!(label));
+            rename(o, "server_cpu_user_s", "cpu_user_s");
+            rename(o, "server_cpu_sys_s", "cpu_sys_s");
+            let bps = num(o, "throughput_bps");
+            o.insert(
+                "samples_bps".into(),
+                json!(bps.into_iter().collect::<Vec<_>>()),
+            );
+            o.insert("throughput_bps_ci".into(), Value::Null);
+        }
+        "vpn" => {
+            rename(o, "implementation", "impl_version");
+            let tunnel = str_of(o, "tunnel");
+            o.insert("impl".into(), json!(tunnel));
+            o.entry("variant").or_insert(Value::Null);
+            let label = crate::workloads::vpn::record::label(
+                &tunnel,
+                &str_of(o, "cipher"),
+                o.get("auth").and_then(Value::as_str),
+            );
+            o.insert("label".into(), json!(label));
+            rename(o, "tunnel_cpu_user_s", "cpu_user_s");
+            rename(o, "tunnel_cpu_sys_s", "cpu_sys_s");
+            rename(o, "tunnel_cpu_s_per_gb", "cpu_s_per_gb");
+            let bps = num(o, "throughput_bps");
+            o.insert(
+                "samples_bps".into(),
+                json!(bps.into_iter().collect::<Vec<_>>()),
+            );
+            o.insert("throughput_bps_ci".into(), Value::Null);
+            let disturbed = num(o, "others_cpu_pct").unwrap_or(0.0)
+                >= crate::workloads::vpn::record::DISTURBED_PCT;
+            o.entry("disturbed").or_insert(json!(disturbed));
+            let wall = num(o, "transfer_s").unwrap_or(0.0);
+            o.entry("wall_s").or_insert(json!(wall));
+        }
+        other => return Err(format!("unknown workload {other:?}")),
+    }
+    Ok(())
+}
+
+fn str_of(o: &Map<String, Value>, k: &str) -> String {
+    o.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn rename(o: &mut Map<String, Value>, from: &str, to: &str) {
+    if let Some(v) = o.remove(from) {
+        o.insert(to.into(), v);
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// A schema-1 record (as issues 2-5 wrote it) upgraded to its workload's record type:
+/// how the unit tests build records, so that they also exercise the upgrade.
+#[cfg(test)]
+pub fn from_v1<D: serde::de::DeserializeOwned>(mut v: Value) -> Record<D> {
+    upgrade_v1(&mut v).expect("a schema-1 record");
+    serde_json::from_value(v).expect("an upgraded record")
+}

@@ -1,0 +1,235 @@
+//! One report for any mix of runs and workloads: each run keeps its own environment and is
+//! never merged with another; each workload present contributes its blocks (`View`).
+
+use super::model::{self, Block, Table};
+use super::Format;
+use crate::record::read::{AnyRecord, Loaded, Run};
+use crate::record::{Environment, Exclusion, Record, SCHEMA};
+use serde_json::{json, Value};
+
+/// Choices that change what is shown, not what was measured.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--crossover A,B`: the pair of paths whose crossover to report.
+    pub crossover: Option<(String, String)>,
+}
+
+/// One run's records of one workload, with what the run says about itself.
+pub struct RunView<'a, D> {
+    pub run: &'a Run,
+    pub records: Vec<&'a Record<D>>,
+    pub exclusions: Vec<&'a Exclusion>,
+    pub unavailable: &'a [Value],
+}
+
+impl<D> RunView<'_, D> {
+    pub fn environment(&self) -> Option<&Environment> {
+        self.run.environment.as_ref()
+    }
+    pub fn interrupted(&self) -> bool {
+        self.run.end.as_ref().is_some_and(|e| e.interrupted)
+    }
+}
+
+/// How a workload shows its records: pure functions of them.
+pub trait View {
+    type Data;
+    const WORKLOAD: &'static str;
+    /// Pick this workload's records out of a run.
+    fn pick(r: &AnyRecord) -> Option<&Record<Self::Data>>;
+    /// Headings, tables and lines for the terminal and Markdown.
+    fn blocks(run: &RunView<Self::Data>, opts: &Options) -> Vec<Block>;
+    /// One row per record with raw values, for CSV.
+    fn records_table(records: &[&Record<Self::Data>]) -> Table;
+    /// The computed analysis, for JSON.
+    fn analysis(run: &RunView<Self::Data>, opts: &Options) -> Value;
+}
+
+fn view<'a, V: View>(run: &'a Run) -> Option<RunView<'a, V::Data>> {
+    let records: Vec<&Record<V::Data>> = run.records.iter().filter_map(V::pick).collect();
+    let exclusions: Vec<&Exclusion> = run
+        .end
+        .iter()
+        .flat_map(|e| &e.exclusions)
+        .filter(|e| e.workload == V::WORKLOAD)
+        .collect();
+    if records.is_empty() && exclusions.is_empty() {
+        return None;
+    }
+    Some(RunView {
+        run,
+        records,
+        exclusions,
+        unavailable: run
+            .end
+            .as_ref()
+            .map(|e| e.unavailable.as_slice())
+            .unwrap_or(&[]),
+    })
+}
+
+/// Everything each workload contributes for one run.
+struct Parts {
+    blocks: Vec<Block>,
+    tables: Vec<(String, Table)>,
+    analysis: serde_json::Map<String, Value>,
+}
+
+fn parts_of<V: View>(run: &Run, opts: &Options, parts: &mut Parts) {
+    if let Some(v) = view::<V>(run) {
+        parts.blocks.extend(V::blocks(&v, opts));
+        parts
+            .tables
+            .push((V::WORKLOAD.into(), V::records_table(&v.records)));
+        parts
+            .analysis
+            .insert(V::WORKLOAD.into(), V::analysis(&v, opts));
+    }
+}
+
+fn parts(run: &Run, opts: &Options) -> Parts {
+    let mut p = Parts {
+        blocks: Vec::new(),
+        tables: Vec::new(),
+        analysis: serde_json::Map::new(),
+    };
+    parts_of::<crate::workloads::speed::view::SpeedView>(run, opts, &mut p);
+    parts_of::<crate::workloads::tls::view::TlsView>(run, opts, &mut p);
+    parts_of::<crate::workloads::vpn::view::VpnView>(run, opts, &mut p);
+    p
+}
+
+fn run_heading(run: &Run) -> String {
+    match &run.environment {
+        Some(e) => format!(
+            "Run {} on {} ({}), {}{}",
+            run.run_id,
+            e.hostname,
+            e.cpu["model"].as_str().unwrap_or("unknown CPU"),
+            e.command_line.get(1).map(String::as_str).unwrap_or(""),
+            match &run.end {
+                Some(end) if end.interrupted => ", interrupted",
+                Some(_) => "",
+                None => ", unfinished (no end line: killed, or written before schema 2)",
+            }
+        ),
+        None => format!("Run {} (its environment line is missing)", run.run_id),
+    }
+}
+
+/// Renders every run. Several runs get a heading each and are never merged.
+pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
+    let several = doc.runs.len() > 1;
+    let all: Vec<(&Run, Parts)> = doc.runs.iter().map(|r| (r, parts(r, opts))).collect();
+    let mut skipped_lines = Vec::new();
+    if !doc.skipped.is_empty() {
+        skipped_lines.push(format!(
+            "Skipped {} unreadable line(s); every other line was kept:",
+            doc.skipped.len()
+        ));
+        for s in doc.skipped.iter().take(20) {
+            skipped_lines.push(format!(
+                "  {} line {}: {}",
+                crate::cli::shown_path(&s.file),
+                s.line,
+                crate::cli::shown(&s.reason)
+            ));
+        }
+    }
+    match format {
+        Format::Json => json_document(doc, &all),
+        Format::Csv => {
+            // One table per workload; several runs' rows go together (run_id tells them apart).
+            let mut merged: Vec<(String, Table)> = Vec::new();
+            for (_, p) in &all {
+                for (w, t) in &p.tables {
+                    match merged.iter_mut().find(|(mw, _)| mw == w) {
+                        Some((_, m)) => m.rows.extend(t.rows.iter().cloned()),
+                        None => merged.push((w.clone(), t.clone())),
+                    }
+                }
+            }
+            let tables: Vec<Table> = merged.into_iter().map(|(_, t)| t).collect();
+            model::csv(&tables)
+        }
+        Format::Openssl => super::openssl::render_runs(doc),
+        Format::Table | Format::Markdown => {
+            let mut blocks = Vec::new();
+            for (run, p) in all {
+                if several {
+                    blocks.push(Block::Heading(run_heading(run)));
+                }
+                blocks.extend(p.blocks);
+            }
+            if !skipped_lines.is_empty() {
+                blocks.push(Block::Lines(skipped_lines));
+            }
+            if format == Format::Markdown {
+                model::markdown(&blocks)
+            } else {
+                model::terminal(&blocks)
+            }
+        }
+    }
+}
+
+/// One JSON document. With one run, its environment and analysis are also at the top level
+/// (the shape `--format json` has always had); `runs` lists every run with its own.
+fn json_document(doc: &Loaded, all: &[(&Run, Parts)]) -> String {
+    let runs: Vec<Value> = all
+        .iter()
+        .map(|(run, p)| {
+            json!({
+                "run_id": run.run_id,
+                "environment": run.environment,
+                "interrupted": run.end.as_ref().map(|e| e.interrupted),
+                "finished": run.end.is_some(),
+                "records": run.records.len(),
+                "exclusions": run.end.as_ref().map(|e| e.exclusions.clone()).unwrap_or_default(),
+                "unavailable": run.end.as_ref().map(|e| e.unavailable.clone()).unwrap_or_default(),
+                "analysis": p.analysis,
+            })
+        })
+        .collect();
+    let records: Vec<Value> = doc
+        .runs
+        .iter()
+        .flat_map(|r| r.records.iter().map(AnyRecord::to_json))
+        .collect();
+    let exclusions: Vec<&Exclusion> = doc
+        .runs
+        .iter()
+        .flat_map(|r| r.end.iter().flat_map(|e| &e.exclusions))
+        .collect();
+    let one = (all.len() == 1).then(|| &all[0]);
+    let analysis = match one {
+        Some((_, p)) if p.analysis.len() == 1 => p.analysis.values().next().cloned(),
+        Some((_, p)) => Some(Value::Object(p.analysis.clone())),
+        None => None,
+    };
+    let unavailable: Vec<&Value> = doc
+        .runs
+        .iter()
+        .flat_map(|r| r.end.iter().flat_map(|e| &e.unavailable))
+        .collect();
+    let mut v = json!({
+        "schema": SCHEMA,
+        "environment": one.and_then(|(r, _)| r.environment.as_ref()),
+        "records": records,
+        "exclusions": exclusions,
+        "unavailable": unavailable,
+        "interrupted": doc.runs.iter().any(|r| r.end.as_ref().is_some_and(|e| e.interrupted)),
+        "analysis": analysis,
+        "runs": runs,
+        "skipped_lines": doc.skipped.iter().map(|s| json!({
+            "file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason,
+        })).collect::<Vec<_>>(),
+    });
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|_, x| !x.is_null());
+    }
+    let mut s =
+        serde_json::to_string_pretty(&v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}

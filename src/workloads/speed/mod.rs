@@ -1,0 +1,522 @@
+//! `cryptobench speed`: primitives across implementations, sizes, directions and threads.
+
+use super::Failure;
+use crate::algorithms::Algorithm;
+use crate::analyse::{scaling, stats};
+use crate::cli::{CommonArgs, DirectionArg};
+use crate::driver::{self, Ctx, Outcome, Plan, Workload};
+use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
+use crate::measure::{self, worker::Worker, Measured, Settings};
+use crate::plan::{self, Exclusion, ExclusionKind, Group};
+use crate::record::read::AnyRecord;
+use crate::record::{Record, SCHEMA};
+use crate::render;
+use indicatif::ProgressBar;
+use record::{SpeedData, SpeedRecord};
+use serde_json::json;
+use std::path::PathBuf;
+
+pub mod record;
+pub mod view;
+
+#[derive(clap::Args)]
+pub struct SpeedArgs {
+    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
+    #[arg(long = "impl", value_name = "LIST")]
+    pub impls: Option<String>,
+    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
+    #[arg(long = "alg", value_name = "LIST")]
+    pub algs: Option<String>,
+    #[command(flatten)]
+    pub direction: DirectionArg,
+    /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Thread counts, comma-separated (e.g. 1,2,4).
+    #[arg(long, value_name = "LIST")]
+    pub threads: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub libcrypto: Vec<PathBuf>,
+    /// A switch on an implementation, measured beside the base one (e.g. isa=no-avx512); repeatable.
+    #[arg(long = "variant", value_name = "SPEC")]
+    pub variants: Vec<String>,
+    /// Report the crossover size between two paths (names or labels), e.g. openssl,af_alg.
+    #[arg(long, value_name = "A,B")]
+    pub crossover: Option<String>,
+    /// List implementations and algorithms available here, and why any is missing.
+    #[arg(long)]
+    pub list: bool,
+    /// Test only: wrap IMPL so that it flips a bit of every output.
+    #[arg(long, hide = true, value_name = "IMPL")]
+    pub test_corrupt: Option<String>,
+}
+
+/// Longest --time accepted per point, in seconds.
+const MAX_TIME: f64 = 600.0;
+/// Seconds per point when --time is not given.
+const DEFAULT_TIME: f64 = 0.15;
+
+pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
+    let common = args.common.clone();
+    if args.list {
+        let speed = Speed::load(args)?;
+        print!("{}", list(&speed.found, &speed.labels, &speed.missing));
+        return Ok(0);
+    }
+    driver::run(Speed::load(args)?, &common)
+}
+
+/// The speed workload: implementations found, and after `plan` the groups to measure.
+struct Speed {
+    args: SpeedArgs,
+    found: Vec<Box<dyn Implementation>>,
+    missing: Vec<impls::Unavailable>,
+    labels: Vec<String>,
+    groups: Vec<Group>,
+    settings: Settings,
+    records: Vec<SpeedRecord>,
+    tsc_hz: Option<f64>,
+    crossover: Option<(String, String)>,
+}
+
+impl Speed {
+    /// Validates the arguments that need no library, then loads the implementations.
+    fn load(args: SpeedArgs) -> Result<Self, Failure> {
+        let time = args.common.time.unwrap_or(DEFAULT_TIME);
+        crate::cli::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
+        args.common.check("speed").map_err(Failure::Input)?;
+        // Everything that is only text is checked before any library is opened.
+        plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
+        plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        let impls::Registry { mut found, missing } =
+            impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+        if let Some(name) = &args.test_corrupt {
+            let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
+                Failure::Input(format!(
+                    "--test-corrupt {name}: no such implementation here"
+                ))
+            })?;
+            let inner = found.remove(i);
+            found.insert(i, Box::new(Corrupt(inner)));
+        }
+        let labels = labels(&found);
+        Ok(Speed {
+            settings: Settings {
+                time_per_point: time,
+                ..Settings::default()
+            },
+            args,
+            found,
+            missing,
+            labels,
+            groups: Vec::new(),
+            records: Vec::new(),
+            tsc_hz: None,
+            crossover: None,
+        })
+    }
+}
+
+impl Workload for Speed {
+    type Data = SpeedData;
+
+    fn name(&self) -> &'static str {
+        "speed"
+    }
+
+    fn plan(&mut self) -> Result<Plan, Failure> {
+        let args = &self.args;
+        let (selected, absent) =
+            plan::select_impls(args.impls.as_deref(), &self.found, &self.missing)
+                .map_err(Failure::Input)?;
+        let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        let directions =
+            plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
+        let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        if args.sizes.is_some() && algs.iter().all(|a| a.kind().is_public_key()) {
+            eprintln!("note: --sizes does not apply to public-key algorithms (one operation per call, measured in ops/s); ignored");
+        }
+        let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        if selected.is_empty() {
+            let why: Vec<String> = absent
+                .iter()
+                .map(|u| format!("{}: {}", u.name, u.reason))
+                .collect();
+            return Err(Failure::Input(format!(
+                "nothing to measure here: {}",
+                why.join("; ")
+            )));
+        }
+        self.crossover = crossover_pair(
+            args.crossover.as_deref(),
+            &self.found,
+            &self.labels,
+            &selected,
+        )?;
+        let (verified, mut exclusions) = plan::verify(&self.found, &self.labels, &selected, &algs);
+        let (groups, size_excl) =
+            plan::build(&verified, &self.labels, &directions, &sizes, &threads);
+        exclusions.extend(size_excl);
+        self.groups = groups;
+        let s = &self.settings;
+        let libraries = selected
+            .iter()
+            .map(|&i| {
+                let imp = &self.found[i];
+                json!({
+                    "impl": imp.name(), "label": self.labels[i], "version": imp.version(),
+                    "variant": imp.variant(), "access": imp.access(), "details": imp.details(),
+                })
+            })
+            .collect();
+        Ok(Plan {
+            points: self.groups.len(),
+            seconds: self
+                .groups
+                .iter()
+                .map(|g| g.impls.len() as f64 * s.time_per_point * 1.1)
+                .sum(),
+            libraries,
+            unavailable: self.missing.iter().map(|u| json!(u)).collect(),
+            settings: json!({
+                "time_per_point_s": s.time_per_point, "min_trials": s.min_trials,
+                "target_trials": s.target_trials, "target_ci_pct": s.target_ci_pct,
+                "sizes": sizes, "threads": threads,
+                "crossover": self.crossover,
+            }),
+            exclusions,
+        })
+    }
+
+    fn measure(&mut self, index: usize, ctx: &Ctx) -> Result<Vec<Outcome<SpeedData>>, Failure> {
+        if self.tsc_hz.is_none() {
+            self.tsc_hz = ctx.environment.cpu.get("tsc_hz").and_then(|v| v.as_f64());
+        }
+        let group = &self.groups[index];
+        let mut exclusions = Vec::new();
+        let measured = measure_group(
+            group,
+            &self.found,
+            &self.settings,
+            ctx.progress,
+            &mut exclusions,
+            &self.labels,
+        );
+        let mut out: Vec<Outcome<SpeedData>> =
+            exclusions.into_iter().map(Outcome::Excluded).collect();
+        for (i, m, notes) in measured {
+            let imp = self.found[i].as_ref();
+            let mut rec = to_record(
+                &ctx.environment.run_id,
+                imp,
+                &self.labels[i],
+                group,
+                &m,
+                self.tsc_hz,
+                notes,
+            );
+            if group.threads > 1 {
+                let mut pair = self.records.clone();
+                pair.push(rec.clone());
+                scaling::fill_scaling_efficiency(&mut pair);
+                rec.data.scaling_efficiency = pair.last().and_then(|r| r.scaling_efficiency);
+            }
+            self.records.push(rec.clone());
+            out.push(Outcome::Record(rec));
+        }
+        Ok(out)
+    }
+
+    fn wrap(record: SpeedRecord) -> AnyRecord {
+        AnyRecord::Speed(record)
+    }
+
+    fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
+        let refused: Vec<String> = exclusions
+            .iter()
+            .filter(|e| e.kind == ExclusionKind::Refused.name())
+            .map(|e| {
+                format!(
+                    "{} {}: {}",
+                    e.implementation,
+                    e.point.get("alg").and_then(|a| a.as_str()).unwrap_or("?"),
+                    e.reason
+                )
+            })
+            .collect();
+        if refused.is_empty() {
+            "nothing to measure: no selected implementation offers the selected algorithms at these sizes".to_string()
+        } else {
+            format!(
+                "nothing measured: every selected implementation was refused ({})",
+                refused.join("; ")
+            )
+        }
+    }
+}
+
+/// `--crossover A,B`: two paths, each named by label (e.g. "openssl [engine=afalg]") or
+/// implementation name, among those selected.
+fn crossover_pair(
+    spec: Option<&str>,
+    found: &[Box<dyn Implementation>],
+    labels: &[String],
+    selected: &[usize],
+) -> Result<Option<(String, String)>, Failure> {
+    let Some(spec) = spec else { return Ok(None) };
+    let parts: Vec<&str> = spec.split(',').map(str::trim).collect();
+    let known: Vec<String> = selected.iter().map(|&i| labels[i].clone()).collect();
+    let [a, b] = parts[..] else {
+        return Err(Failure::Input(format!(
+            "invalid --crossover '{spec}': give two paths, e.g. --crossover openssl,af_alg"
+        )));
+    };
+    for p in [a, b] {
+        if !selected
+            .iter()
+            .any(|&i| labels[i] == p || found[i].name() == p)
+        {
+            return Err(Failure::Input(format!(
+                "--crossover: '{p}' is not among the measured paths: choose from {}",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(Some((a.to_string(), b.to_string())))
+}
+
+/// Display labels of the implementations, by the same rule as records' labels.
+fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
+    found
+        .iter()
+        .map(|imp| {
+            let versions = found
+                .iter()
+                .filter(|o| o.name() == imp.name())
+                .map(|o| o.version())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            crate::analyse::paths::label(
+                imp.name(),
+                &imp.version(),
+                versions,
+                imp.variant().as_deref(),
+            )
+        })
+        .collect()
+}
+
+fn list(
+    found: &[Box<dyn Implementation>],
+    labels: &[String],
+    missing: &[impls::Unavailable],
+) -> String {
+    let mut out = String::new();
+    for (imp, label) in found.iter().zip(labels) {
+        out.push_str(&format!(
+            "{label}: {} ({:?})\n",
+            imp.version(),
+            imp.access()
+        ));
+        let (yes, no): (Vec<Algorithm>, Vec<Algorithm>) = Algorithm::ALL
+            .iter()
+            .partition(|a| imp.support(**a) == Support::Yes);
+        let yes: Vec<&str> = yes.iter().map(|a| a.name()).collect();
+        out.push_str(&format!("  offers: {}\n", yes.join(", ")));
+        for a in no {
+            if let Support::No(reason) = imp.support(a) {
+                out.push_str(&format!("  missing {a}: {reason}\n"));
+            }
+        }
+    }
+    for u in missing {
+        out.push_str(&format!("{}: not available: {}\n", u.name, u.reason));
+    }
+    out
+}
+
+/// Builds every thread's worker for each implementation of the group, measures them
+/// interleaved, and checks the output after timing. Failures become exclusions.
+fn measure_group(
+    group: &Group,
+    found: &[Box<dyn Implementation>],
+    settings: &Settings,
+    progress: &ProgressBar,
+    exclusions: &mut Vec<Exclusion>,
+    labels: &[String],
+) -> Vec<(usize, Measured, Vec<String>)> {
+    let mut ids = Vec::new();
+    let mut workers = Vec::new();
+    for &i in &group.impls {
+        let ws: Result<Vec<Worker>, String> = (0..group.threads)
+            .map(|t| Worker::new(found[i].as_ref(), group.alg, group.direction, group.size, t))
+            .collect();
+        match ws {
+            Ok(ws) => {
+                ids.push(i);
+                workers.push(ws);
+            }
+            Err(e) => exclusions.push(refusal(
+                labels[i].clone(),
+                group,
+                format!("setup failed: {e}"),
+            )),
+        }
+    }
+    let ops = group.alg.kind().is_public_key();
+    let point = if ops {
+        format!("{} {} x{}", group.alg, group.direction, group.threads)
+    } else {
+        format!(
+            "{} {} {} B x{}",
+            group.alg, group.direction, group.size, group.threads
+        )
+    };
+    progress.set_message(point.clone());
+    let results = measure::run_group(group, &mut workers, settings, &mut |k, rate| {
+        let rate = if ops {
+            format!("{rate:.0} ops/s")
+        } else {
+            format!("{} MB/s", render::mbps(rate))
+        };
+        progress.set_message(format!("{point}: {} {rate}", labels[ids[k]]));
+    });
+    let mut out = Vec::new();
+    for ((i, ws), res) in ids.into_iter().zip(&workers).zip(results) {
+        let checked = res.and_then(|m| {
+            ws.iter().try_for_each(Worker::check_output)?;
+            Ok(m)
+        });
+        match checked {
+            Ok(m) if !m.samples_bps.is_empty() => {
+                let mut notes = found[i].notes(group.alg, group.direction);
+                if group.threads
+                    > std::thread::available_parallelism()
+                        .map(|n| n.get())
+                        .unwrap_or(1)
+                {
+                    notes.push("more threads than logical CPUs".into());
+                }
+                out.push((i, m, notes));
+            }
+            Ok(_) => {} // interrupted before its first trial
+            Err(e) => exclusions.push(refusal(labels[i].clone(), group, e)),
+        }
+    }
+    out
+}
+
+fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
+    plan::excluded(
+        &label,
+        group.alg,
+        ExclusionKind::Refused,
+        Some(group.size),
+        if group.alg.kind().is_public_key() {
+            format!("{}: {reason}", group.direction)
+        } else {
+            format!("{} at {} bytes: {reason}", group.direction, group.size)
+        },
+    )
+}
+
+fn to_record(
+    run_id: &str,
+    imp: &dyn Implementation,
+    label: &str,
+    g: &Group,
+    m: &Measured,
+    tsc_hz: Option<f64>,
+    notes: Vec<String>,
+) -> SpeedRecord {
+    let median = m.median_bps();
+    let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
+    let per_thread: Vec<f64> = m
+        .per_thread_samples
+        .iter()
+        .map(|s| stats::median(s))
+        .collect();
+    let thread_s = m.wall_s * g.threads as f64;
+    let pct = |x: f64| {
+        if thread_s > 0.0 {
+            x / thread_s * 100.0
+        } else {
+            0.0
+        }
+    };
+    let spread = stats::spread_pct(&m.samples_bps);
+    let ci_pct = stats::ci_half_width_pct(lo, hi, median);
+    let trials = m.samples_bps.len() as u32;
+    let ncpu = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1) as f64;
+    let per_thread_median = stats::median(&per_thread);
+    // Public-key operations: the samples count operations, not bytes.
+    let ops = g.alg.kind().is_public_key();
+    let ops_only = |x: Vec<f64>| if ops { Some(x) } else { None };
+    Record {
+        kind: "record".into(),
+        schema: SCHEMA,
+        run_id: run_id.into(),
+        workload: "speed".into(),
+        implementation: imp.name().into(),
+        impl_version: imp.version(),
+        variant: imp.variant(),
+        label: label.into(),
+        throughput_bps: if ops { f64::NAN } else { median },
+        throughput_bps_ci: (!ops).then_some([lo, hi]),
+        samples_bps: if ops { Vec::new() } else { m.samples_bps.clone() },
+        wall_s: m.wall_s,
+        cpu_user_s: Some(m.cpu.user),
+        cpu_sys_s: Some(m.cpu.sys),
+        cpu_s_per_gb: (m.bytes > 0).then(|| m.cpu.total() / (m.bytes as f64 / 1e9)),
+        others_cpu_pct: if m.wall_s > 0.0 {
+            (m.others_cpu_s / (m.wall_s * ncpu) * 100.0).clamp(0.0, 100.0)
+        } else {
+            0.0
+        },
+        disturbed: m.disturbed_trials > 0,
+        notes,
+        data: SpeedData {
+            access: serde_json::to_value(imp.access())
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            library: imp
+                .details()
+                .get("path")
+                .and_then(|p| p.as_str())
+                .map(str::to_string),
+            driver: imp.driver(g.alg),
+            alg: g.alg.name().into(),
+            direction: g.direction.name().into(),
+            size: g.size as u64,
+            threads: g.threads as u32,
+            ci_level: cov,
+            per_thread_bps: if ops { Vec::new() } else { per_thread.clone() },
+            trials,
+            bytes: m.bytes,
+            calls: m.calls,
+            batch: m.batch,
+            ops_per_s: if ops { median } else { median / g.size as f64 },
+            ops_per_s_ci: ops.then_some([lo, hi]),
+            per_thread_ops_per_s: ops_only(per_thread),
+            samples_ops_per_s: ops_only(m.samples_bps.clone()),
+            cpu_load_pct: pct(m.cpu.total()),
+            cpu_user_pct: pct(m.cpu.user),
+            cpu_sys_pct: pct(m.cpu.sys),
+            tsc_cycles_per_byte: tsc_hz
+                .filter(|_| per_thread_median > 0.0 && !ops)
+                .map(|hz| hz / per_thread_median),
+            scaling_efficiency: None,
+            spread_pct: spread,
+            noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
+            disturbed_trials: m.disturbed_trials,
+        },
+    }
+}

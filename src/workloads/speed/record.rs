@@ -1,0 +1,58 @@
+//! The speed record's own fields (flattened into the shared envelope, `crate::record::Record`).
+//! Field names are a public contract: add, never rename (docs/records.md, "speed").
+
+use crate::record::Record;
+use serde::{Deserialize, Serialize};
+
+pub type SpeedRecord = Record<SpeedData>;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SpeedData {
+    /// `in_process`, `syscall`, `kernel_driver` or `engine`.
+    pub access: String,
+    /// The kernel driver that did the work (from /proc/crypto), for kernel paths.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// The shared object the code came from, where that is a choice (--libcrypto).
+    pub library: Option<String>,
+    pub alg: String,
+    pub direction: String,
+    /// Bytes per call.
+    pub size: u64,
+    pub threads: u32,
+    /// Coverage of `throughput_bps_ci` (e.g. 0.95; min/max of few trials cover less).
+    pub ci_level: f64,
+    /// Median bytes/s of each thread on its own.
+    pub per_thread_bps: Vec<f64>,
+    pub trials: u32,
+    /// Bytes processed over all trials.
+    pub bytes: u64,
+    /// Calls (messages) over all trials.
+    pub calls: u64,
+    /// Calls between two clock reads.
+    pub batch: u64,
+    /// Calls per second; the figure itself for public-key operations (size 0).
+    pub ops_per_s: f64,
+    /// Public-key operations only: the CI of `ops_per_s`, each thread's median ops/s,
+    /// and every trial's aggregate ops/s (the byte-rate fields are null or empty there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_s_ci: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_thread_ops_per_s: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_ops_per_s: Option<Vec<f64>>,
+    /// (user + sys) / (wall x threads), in percent: 100 = the threads never waited.
+    pub cpu_load_pct: f64,
+    pub cpu_user_pct: f64,
+    pub cpu_sys_pct: f64,
+    /// Per thread, in TSC reference cycles (not core clock cycles); null without a TSC.
+    pub tsc_cycles_per_byte: Option<f64>,
+    /// throughput / (threads x 1-thread throughput), when the 1-thread point was measured.
+    pub scaling_efficiency: Option<f64>,
+    /// (max - min) / median of the samples, in percent.
+    pub spread_pct: f64,
+    /// True when the spread or the CI is too wide to trust small differences.
+    pub noisy: bool,
+    /// Trials during which other processes used at least half a core.
+    pub disturbed_trials: u32,
+}
