@@ -135,7 +135,9 @@ fn render_records(all: &[&Rec], out: &mut String) {
 fn pkey_blocks(ops: &[&Rec], out: &mut String) {
     let find = |alg: &str, dir: &str, label: &str, threads: u32| {
         ops.iter()
-            .find(|r| r.alg == alg && r.direction == dir && r.label == label && r.threads == threads)
+            .find(|r| {
+                r.alg == alg && r.direction == dir && r.label == label && r.threads == threads
+            })
             .map(|r| r.ops_per_s)
     };
     let mut lines: Vec<(String, String, u32)> = Vec::new(); // (label, alg, threads)
@@ -153,7 +155,13 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
         (true, true) => format!("{label} x{threads} "),
     };
     let per_op = |r: f64| if r > 0.0 { 1.0 / r } else { 0.0 };
-    for block in [PkeyBlock::Rsa, PkeyBlock::Ecdsa, PkeyBlock::Ecdh, PkeyBlock::Eddsa, PkeyBlock::Kem] {
+    for block in [
+        PkeyBlock::Rsa,
+        PkeyBlock::Ecdsa,
+        PkeyBlock::Ecdh,
+        PkeyBlock::Eddsa,
+        PkeyBlock::Kem,
+    ] {
         let mut header = false;
         for alg in Algorithm::ALL.into_iter().filter(|a| block.holds(*a)) {
             for (label, _, threads) in lines.iter().filter(|(_, a, _)| a == alg.name()) {
@@ -170,10 +178,24 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
                     Some(b) => {
                         let y = find(alg.name(), b, label, *threads).unwrap_or(0.0);
                         if block == PkeyBlock::Rsa {
-                            let pss = if alg.name().ends_with("-pss") { " pss" } else { "" };
-                            writeln!(out, "{p}{name}{pss} {:8.6}s {:8.6}s {x:8.1} {y:8.1}", per_op(x), per_op(y))
+                            let pss = if alg.name().ends_with("-pss") {
+                                " pss"
+                            } else {
+                                ""
+                            };
+                            writeln!(
+                                out,
+                                "{p}{name}{pss} {:8.6}s {:8.6}s {x:8.1} {y:8.1}",
+                                per_op(x),
+                                per_op(y)
+                            )
                         } else {
-                            writeln!(out, "{p} {name} {:8.4}s {:8.4}s {x:8.1} {y:8.1}", per_op(x), per_op(y))
+                            writeln!(
+                                out,
+                                "{p} {name} {:8.4}s {:8.4}s {x:8.1} {y:8.1}",
+                                per_op(x),
+                                per_op(y)
+                            )
                         }
                     }
                 };
@@ -205,7 +227,9 @@ impl PkeyBlock {
     fn header(self) -> String {
         match self {
             PkeyBlock::Rsa => format!("{:18}sign    verify    sign/s verify/s", ""),
-            PkeyBlock::Ecdsa | PkeyBlock::Eddsa => format!("{:30}sign    verify    sign/s verify/s", ""),
+            PkeyBlock::Ecdsa | PkeyBlock::Eddsa => {
+                format!("{:30}sign    verify    sign/s verify/s", "")
+            }
             PkeyBlock::Ecdh => format!("{:30}op      op/s", ""),
             PkeyBlock::Kem => format!("{:30}encaps  decaps    encaps/s decaps/s", ""),
         }

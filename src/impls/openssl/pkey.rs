@@ -6,18 +6,18 @@
 //! once (the digest of the 64-byte message is computed inside the call, which `openssl
 //! speed` skips: it signs a fixed 36- or 20-byte buffer); Ed25519 uses `EVP_DigestSign`/
 //! `EVP_DigestVerify` on a context initialised once; derive parses the peer's public key,
-//! then `EVP_PKEY_derive_init`, `_set_peer`, `EVP_PKEY_derive` (`openssl speed` derives
-//! with one fixed peer key).
+//! then `EVP_PKEY_derive_set_peer` and `EVP_PKEY_derive` on a context initialised once
+//! (`openssl speed` derives with one fixed peer key, set once).
 
-use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
 use crate::algorithms::Algorithm;
+use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 use std::path::Path;
 use std::sync::Arc;
 
 pub const SIGN_NOTE: &str = "each call hashes the 64-byte message (EVP_Digest, SHA-256; SHA-384 for P-384) and signs or verifies the digest with EVP_PKEY_sign/EVP_PKEY_verify on a context set up once; Ed25519 uses EVP_DigestSign/EVP_DigestVerify on a context initialised once";
-pub const DERIVE_NOTE: &str = "each call parses the peer's public key, then EVP_PKEY_CTX_new, EVP_PKEY_derive_init, EVP_PKEY_derive_set_peer (which checks the peer key) and EVP_PKEY_derive";
+pub const DERIVE_NOTE: &str = "each call parses a fresh peer's public key, then EVP_PKEY_derive_set_peer (which checks the peer key) and EVP_PKEY_derive on a context initialised once (`openssl speed` derives with one fixed peer, set once)";
 
 type P = *mut c_void;
 const EVP_PKEY_RSA: c_int = 6;
@@ -50,8 +50,10 @@ struct Fns {
     set_rsa_padding: unsafe extern "C" fn(P, c_int) -> c_int,
     set_rsa_pss_saltlen: unsafe extern "C" fn(P, c_int) -> c_int,
     digest: unsafe extern "C" fn(*const u8, usize, *mut u8, *mut c_uint, P, P) -> c_int,
-    sha256: unsafe extern "C" fn() -> P,
-    sha384: unsafe extern "C" fn() -> P,
+    /// SHA-256 and SHA-384, fetched once (3.x) so that no call pays an implicit fetch;
+    /// the legacy getters where there is no EVP_MD_fetch.
+    sha256: Md,
+    sha384: Md,
     md_ctx_new: unsafe extern "C" fn() -> P,
     md_ctx_free: unsafe extern "C" fn(P),
     digest_sign_init: unsafe extern "C" fn(P, *mut P, P, P, P) -> c_int,
@@ -119,8 +121,8 @@ impl Pkey {
             set_rsa_padding: f!("EVP_PKEY_CTX_set_rsa_padding"),
             set_rsa_pss_saltlen: f!("EVP_PKEY_CTX_set_rsa_pss_saltlen"),
             digest: f!("EVP_Digest"),
-            sha256: f!("EVP_sha256"),
-            sha384: f!("EVP_sha384"),
+            sha256: Md(std::ptr::null_mut()),
+            sha384: Md(std::ptr::null_mut()),
             md_ctx_new: f!("EVP_MD_CTX_new"),
             md_ctx_free: f!("EVP_MD_CTX_free"),
             digest_sign_init: f!("EVP_DigestSignInit"),
@@ -134,6 +136,31 @@ impl Pkey {
             err_error_string_n: f!("ERR_error_string_n"),
             _lib: lib,
         };
+        let mut fns = fns;
+        type Fetch = unsafe extern "C" fn(P, *const c_char, *const c_char) -> P;
+        type Getter = unsafe extern "C" fn() -> P;
+        // SAFETY: EVP_MD_fetch(libctx, name, properties) and the EVP_sha* getters, by
+        // their prototypes in evp.h; a fetched method stays valid while the library is
+        // loaded (this table holds a reference and never frees it).
+        unsafe {
+            let fetch: Option<Fetch> = fns._lib.get(b"EVP_MD_fetch\0").ok().map(|s| *s);
+            for (name, getter, slot) in [
+                (c"SHA256", &b"EVP_sha256\0"[..], &mut fns.sha256),
+                (c"SHA384", &b"EVP_sha384\0"[..], &mut fns.sha384),
+            ] {
+                let fetched = fetch
+                    .map(|f| f(std::ptr::null_mut(), name.as_ptr(), std::ptr::null()))
+                    .filter(|p| !p.is_null());
+                let md = match fetched {
+                    Some(p) => p,
+                    None => {
+                        let g: Getter = *fns._lib.get(getter).map_err(|e| e.to_string())?;
+                        g()
+                    }
+                };
+                *slot = Md(md);
+            }
+        }
         Ok(Pkey(Arc::new(fns)))
     }
 
@@ -350,14 +377,18 @@ enum Signer {
     OneShot { mctx: Ctx },
 }
 
+/// A message digest method, valid while its library is loaded.
+struct Md(P);
+
+// SAFETY: EVP_MD methods are immutable and shared between threads by OpenSSL itself.
+unsafe impl Send for Md {}
+unsafe impl Sync for Md {}
+
 fn md_of(f: &Fns, alg: Algorithm) -> P {
-    // SAFETY: static method tables.
-    unsafe {
-        if alg == Algorithm::EcdsaP384 {
-            (f.sha384)()
-        } else {
-            (f.sha256)()
-        }
+    if alg == Algorithm::EcdsaP384 {
+        f.sha384.0
+    } else {
+        f.sha256.0
     }
 }
 
@@ -432,6 +463,9 @@ struct OsslKeyPair {
     f: Arc<Fns>,
     alg: Algorithm,
     signer: Option<Signer>,
+    /// Key agreement: a context with EVP_PKEY_derive_init done once; each call sets a
+    /// new peer on it.
+    deriver: Option<Ctx>,
     // Declared after the contexts that use it, so dropped after them.
     key: Key,
 }
@@ -442,10 +476,25 @@ impl OsslKeyPair {
             crate::algorithms::Kind::Signature => Some(signer(&f, &key, alg, true)?),
             _ => None,
         };
+        let deriver = match alg.kind() {
+            crate::algorithms::Kind::Agreement => {
+                // SAFETY: a fresh context on our key, owned by Ctx.
+                let ctx = Ctx(
+                    unsafe { (f.ctx_new)(key.0, std::ptr::null_mut()) },
+                    f.ctx_free,
+                );
+                if ctx.0.is_null() || unsafe { (f.derive_init)(ctx.0) } != 1 {
+                    return Err(fail(&f, "EVP_PKEY_derive_init"));
+                }
+                Some(ctx)
+            }
+            _ => None,
+        };
         Ok(OsslKeyPair {
             f,
             alg,
             signer,
+            deriver,
             key,
         })
     }
@@ -487,15 +536,15 @@ impl KeyPair for OsslKeyPair {
     }
     fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
         let f = &self.f;
+        let ctx = self
+            .deriver
+            .as_ref()
+            .ok_or_else(|| format!("{} does not agree keys", self.alg))?;
         let peer = Key::public(f, self.alg, peer)?;
-        // SAFETY: a fresh context on our key; the peer key outlives the derive.
+        // SAFETY: the context is ours and initialised; the peer key outlives the derive.
         unsafe {
-            let ctx = Ctx((f.ctx_new)(self.key.0, std::ptr::null_mut()), f.ctx_free);
-            if ctx.0.is_null()
-                || (f.derive_init)(ctx.0) != 1
-                || (f.derive_set_peer)(ctx.0, peer.0) != 1
-            {
-                return Err(fail(f, "EVP_PKEY_derive_init/set_peer"));
+            if (f.derive_set_peer)(ctx.0, peer.0) != 1 {
+                return Err(fail(f, "EVP_PKEY_derive_set_peer"));
             }
             let mut out = vec![0u8; 32];
             let mut len = out.len();

@@ -24,7 +24,9 @@ impl OpenSsl {
             return Err(api.fail("EVP_CIPHER_CTX_set_padding"));
         }
         let kind = match alg {
-            Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => SpeedKind::Gcm { key: key.to_vec() },
+            Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => {
+                SpeedKind::Gcm { key: key.to_vec() }
+            }
             Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc => {
                 // The stream starts from a zero chaining value.
                 let zero = [0u8; CIPHER_IV_LEN];

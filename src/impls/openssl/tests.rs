@@ -11,7 +11,10 @@ fn system() -> OpenSsl {
 fn known_answers_for_every_algorithm() {
     let o = system();
     // ML-KEM needs OpenSSL 3.5 (its support says so); everything else is offered.
-    for alg in Algorithm::ALL.into_iter().filter(|a| *a != Algorithm::MlKem768) {
+    for alg in Algorithm::ALL
+        .into_iter()
+        .filter(|a| *a != Algorithm::MlKem768)
+    {
         assert_eq!(o.support(alg), Support::Yes, "{alg}");
         if let Err(e) = crate::kat::known_answers(&o, alg) {
             panic!("{alg}: {e}");
@@ -24,7 +27,10 @@ fn round_trips_at_timed_shapes() {
     // Same library twice: catches state that leaks between messages at real sizes.
     let a = system();
     let b = system();
-    for alg in Algorithm::ALL.into_iter().filter(|a| *a != Algorithm::MlKem768) {
+    for alg in Algorithm::ALL
+        .into_iter()
+        .filter(|a| *a != Algorithm::MlKem768)
+    {
         if let Err(e) = crate::kat::round_trip(&a, &b, alg) {
             panic!("{alg}: {e}");
         }

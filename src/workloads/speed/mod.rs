@@ -470,7 +470,11 @@ fn to_record(
         label: label.into(),
         throughput_bps: if ops { f64::NAN } else { median },
         throughput_bps_ci: (!ops).then_some([lo, hi]),
-        samples_bps: if ops { Vec::new() } else { m.samples_bps.clone() },
+        samples_bps: if ops {
+            Vec::new()
+        } else {
+            m.samples_bps.clone()
+        },
         wall_s: m.wall_s,
         cpu_user_s: Some(m.cpu.user),
         cpu_sys_s: Some(m.cpu.sys),
