@@ -46,10 +46,20 @@ pub struct TlsArgs {
     #[arg(long, value_name = "LIST")]
     pub suites: Option<String>,
     /// File sizes served, comma-separated, binary units (4k,100k,10m; 1 byte to 1g).
-    #[arg(long, value_name = "LIST", default_value = "4k,100k,10m")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "4k,100k,10m"
+    )]
     pub files: String,
     /// Connections open at once, comma-separated (1 to 10000).
-    #[arg(long, value_name = "LIST", default_value = "1,10,100")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "1,10,100"
+    )]
     pub concurrency: String,
     /// Seconds of load per point (at least 1; whole seconds with wrk).
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]

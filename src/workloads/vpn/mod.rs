@@ -43,7 +43,12 @@ pub struct VpnArgs {
     )]
     pub ciphers: String,
     /// Parallel iperf3 streams per point, comma-separated, 1 to 128.
-    #[arg(long, value_name = "LIST", default_value = "1,4")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "1,4"
+    )]
     pub streams: String,
     /// Directions: up (the client namespace sends), down (iperf3 -R), or both.
     #[arg(long, value_name = "LIST", default_value = "up,down")]
@@ -53,7 +58,8 @@ pub struct VpnArgs {
     pub duration: f64,
     /// Passes over all tunnels and loads, one after the other, so that a shared machine's
     /// drift hits every tunnel alike; the table and the shares use the medians.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(allow_negative_numbers = true, long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_ROUNDS as i64))]
     pub rounds: u32,
     /// Also measure UDP (iperf3 -u at unlimited rate): throughput received and loss.
     #[arg(long)]
