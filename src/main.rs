@@ -12,6 +12,7 @@ mod kat;
 mod kernel;
 mod measure;
 mod plan;
+mod profile;
 mod record;
 mod render;
 mod sys;

@@ -51,6 +51,9 @@ pub struct Record<D> {
     pub disturbed: bool,
     /// Facts a reader must know to interpret the number.
     pub notes: Vec<String>,
+    /// Where the CPU time went (--profile), or why it could not be sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Box<crate::profile::ProfileField>>,
     /// The workload's own fields.
     #[serde(flatten)]
     pub data: D,
@@ -147,6 +150,9 @@ pub struct Environment {
     /// What `cryptobench probe` reports about the kernel's crypto paths.
     #[serde(default)]
     pub kernel_crypto: serde_json::Value,
+    /// True under qemu-user: the CPU is emulated and the numbers are not performance.
+    #[serde(default)]
+    pub emulated: bool,
 }
 
 fn environment_kind() -> String {

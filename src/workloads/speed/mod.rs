@@ -15,6 +15,7 @@ use crate::render;
 use indicatif::ProgressBar;
 use record::{SpeedData, SpeedRecord};
 use serde_json::json;
+use std::path::PathBuf;
 
 pub mod record;
 pub mod view;
@@ -36,6 +37,12 @@ pub struct SpeedArgs {
     /// Report the crossover size between two paths (names or labels), e.g. openssl,af_alg.
     #[arg(long, value_name = "A,B")]
     pub crossover: Option<String>,
+    /// Sample where each point's CPU time goes with perf (cipher, hash, copies, kernel...).
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
     /// List implementations and algorithms available here, and why any is missing.
     #[arg(long)]
     pub list: bool,
@@ -67,6 +74,8 @@ struct Speed {
     records: Vec<SpeedRecord>,
     tsc_hz: Option<f64>,
     crossover: Option<(String, String)>,
+    /// --profile: perf over each point (checked in `plan`).
+    sampler: Option<crate::profile::Sampler>,
 }
 
 impl Speed {
@@ -98,6 +107,7 @@ impl Speed {
             records: Vec::new(),
             tsc_hz: None,
             crossover: None,
+            sampler: None,
         })
     }
 }
@@ -146,7 +156,20 @@ impl Workload for Speed {
         let (groups, size_excl) =
             plan::build(&verified, &self.labels, &directions, &sizes, &threads);
         exclusions.extend(size_excl);
-        self.groups = groups;
+        if args.profile || args.profile_dir.is_some() {
+            let kernel = selected
+                .iter()
+                .any(|&i| system_wide(self.found[i].as_ref()));
+            self.sampler = Some(
+                crate::profile::Sampler::new(args.profile_dir.clone(), kernel)
+                    .map_err(Failure::Input)?,
+            );
+        }
+        // A profile belongs to one implementation: measure each alone.
+        self.groups = match self.sampler {
+            Some(_) => groups.iter().flat_map(one_per_impl).collect(),
+            None => groups,
+        };
         let s = &self.settings;
         let libraries = selected
             .iter()
@@ -191,9 +214,31 @@ impl Workload for Speed {
             &mut exclusions,
             &self.labels,
         );
+        let profile = self.sampler.as_ref().and_then(|s| {
+            let i = *group.impls.first()?;
+            let label = format!(
+                "speed {} {} {} {}B x{}",
+                self.labels[i], group.alg, group.direction, group.size, group.threads
+            );
+            let mut sink = Vec::new();
+            let (found, settings, labels) = (&self.found, &self.settings, &self.labels);
+            Some(crate::profile::sample_point(
+                s,
+                target(found[i].as_ref()),
+                &label,
+                || {
+                    let again =
+                        measure_group(group, found, settings, ctx.progress, &mut sink, labels);
+                    again.first().map(|(_, m, _)| m.median_bps())
+                },
+            ))
+        });
         let mut out: Vec<Outcome<SpeedData>> =
             exclusions.into_iter().map(Outcome::Excluded).collect();
-        for (i, m, notes) in measured {
+        for (i, m, mut notes) in measured {
+            if ctx.environment.emulated {
+                notes.push(crate::environment::EMULATED_NOTE.into());
+            }
             let imp = self.found[i].as_ref();
             let mut rec = to_record(
                 &ctx.environment.run_id,
@@ -204,6 +249,15 @@ impl Workload for Speed {
                 self.tsc_hz,
                 notes,
             );
+            rec.profile = profile.clone().map(Box::new);
+            if let Some(p) = &profile {
+                ctx.progress.suspend(|| {
+                    eprint!(
+                        "{}",
+                        crate::profile::table::render(&rec.label, p, Some(rec.throughput_bps))
+                    )
+                });
+            }
             if group.threads > 1 {
                 let mut pair = self.records.clone();
                 pair.push(rec.clone());
@@ -300,6 +354,13 @@ fn list(
     for u in missing {
         out.push_str(&format!("{}: not available: {}\n", u.name, u.reason));
     }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if let Some(why) = crate::environment::emulation(&cpuinfo) {
+        out.push_str(&format!(
+            "EMULATED: {why}: {}\n",
+            crate::environment::EMULATED_NOTE
+        ));
+    }
     out
 }
 
@@ -372,6 +433,31 @@ fn measure_group(
         }
     }
     out
+}
+
+/// Kernel paths do their work outside our threads: sample the whole system.
+fn system_wide(imp: &dyn Implementation) -> bool {
+    !matches!(imp.access(), impls::Access::InProcess)
+}
+
+/// cryptobench's own process: its worker threads are created per trial, and perf -p
+/// follows new threads; the main thread sleeps in join and takes no cpu-clock samples.
+fn target(imp: &dyn Implementation) -> crate::profile::Target {
+    if system_wide(imp) {
+        crate::profile::Target::SystemWide
+    } else {
+        crate::profile::Target::Pids(vec![std::process::id() as i32])
+    }
+}
+
+fn one_per_impl(g: &Group) -> Vec<Group> {
+    g.impls
+        .iter()
+        .map(|&i| Group {
+            impls: vec![i],
+            ..g.clone()
+        })
+        .collect()
 }
 
 fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
@@ -449,6 +535,7 @@ fn to_record(
         },
         disturbed: m.disturbed_trials > 0,
         notes,
+        profile: None,
         data: SpeedData {
             access: serde_json::to_value(imp.access())
                 .ok()
