@@ -15,6 +15,19 @@ pub enum Kind {
     Hash,
     /// Keyed digest.
     Mac,
+    /// Public-key signature: sign and verify, one message per call.
+    Signature,
+    /// Key agreement: one shared secret per call.
+    Agreement,
+    /// Key encapsulation: keygen, encaps and decaps.
+    Kem,
+}
+
+impl Kind {
+    /// Public-key kinds have no size axis: one operation per call, counted as ops/s.
+    pub fn is_public_key(self) -> bool {
+        matches!(self, Kind::Signature | Kind::Agreement | Kind::Kem)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -41,6 +54,36 @@ pub enum Algorithm {
     Sha512,
     #[serde(rename = "hmac-sha256")]
     HmacSha256,
+    #[serde(rename = "aes-192-gcm")]
+    Aes192Gcm,
+    #[serde(rename = "aes-192-cbc")]
+    Aes192Cbc,
+    #[serde(rename = "aes-192-ctr")]
+    Aes192Ctr,
+    #[serde(rename = "rsa2048-pkcs1")]
+    Rsa2048Pkcs1,
+    #[serde(rename = "rsa2048-pss")]
+    Rsa2048Pss,
+    #[serde(rename = "rsa3072-pkcs1")]
+    Rsa3072Pkcs1,
+    #[serde(rename = "rsa3072-pss")]
+    Rsa3072Pss,
+    #[serde(rename = "rsa4096-pkcs1")]
+    Rsa4096Pkcs1,
+    #[serde(rename = "rsa4096-pss")]
+    Rsa4096Pss,
+    #[serde(rename = "ecdsa-p256")]
+    EcdsaP256,
+    #[serde(rename = "ecdsa-p384")]
+    EcdsaP384,
+    #[serde(rename = "ed25519")]
+    Ed25519,
+    #[serde(rename = "x25519")]
+    X25519,
+    #[serde(rename = "ecdh-p256")]
+    EcdhP256,
+    #[serde(rename = "ml-kem-768")]
+    MlKem768,
 }
 
 /// AEAD tag length for every AEAD we measure.
@@ -55,22 +98,45 @@ pub enum Direction {
     Enc,
     /// Decrypt, or open and verify the tag.
     Dec,
+    /// Make one signature.
+    Sign,
+    /// Check one signature.
+    Verify,
+    /// One shared secret from a peer's public key.
+    Derive,
+    /// Generate one key pair.
+    Keygen,
+    /// Encapsulate one shared secret to a public key.
+    Encaps,
+    /// Recover one shared secret from a ciphertext.
+    Decaps,
 }
 
 impl Direction {
-    pub const ALL: [Direction; 2] = [Direction::Enc, Direction::Dec];
+    pub const ALL: [Direction; 8] = [
+        Direction::Enc,
+        Direction::Dec,
+        Direction::Sign,
+        Direction::Verify,
+        Direction::Derive,
+        Direction::Keygen,
+        Direction::Encaps,
+        Direction::Decaps,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Direction::Enc => "enc",
             Direction::Dec => "dec",
+            Direction::Sign => "sign",
+            Direction::Verify => "verify",
+            Direction::Derive => "derive",
+            Direction::Keygen => "keygen",
+            Direction::Encaps => "encaps",
+            Direction::Decaps => "decaps",
         }
     }
     pub fn parse(s: &str) -> Option<Direction> {
-        match s {
-            "enc" => Some(Direction::Enc),
-            "dec" => Some(Direction::Dec),
-            _ => None,
-        }
+        Direction::ALL.into_iter().find(|d| d.name() == s)
     }
 }
 
@@ -81,18 +147,33 @@ impl fmt::Display for Direction {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 11] = [
+    pub const ALL: [Algorithm; 26] = [
         Algorithm::Aes128Gcm,
+        Algorithm::Aes192Gcm,
         Algorithm::Aes256Gcm,
         Algorithm::Chacha20Poly1305,
         Algorithm::Aes128Cbc,
+        Algorithm::Aes192Cbc,
         Algorithm::Aes256Cbc,
         Algorithm::Aes128Ctr,
+        Algorithm::Aes192Ctr,
         Algorithm::Aes256Ctr,
         Algorithm::Sha1,
         Algorithm::Sha256,
         Algorithm::Sha512,
         Algorithm::HmacSha256,
+        Algorithm::Rsa2048Pkcs1,
+        Algorithm::Rsa2048Pss,
+        Algorithm::Rsa3072Pkcs1,
+        Algorithm::Rsa3072Pss,
+        Algorithm::Rsa4096Pkcs1,
+        Algorithm::Rsa4096Pss,
+        Algorithm::EcdsaP256,
+        Algorithm::EcdsaP384,
+        Algorithm::Ed25519,
+        Algorithm::X25519,
+        Algorithm::EcdhP256,
+        Algorithm::MlKem768,
     ];
 
     pub fn name(self) -> &'static str {
@@ -108,6 +189,21 @@ impl Algorithm {
             Algorithm::Sha256 => "sha256",
             Algorithm::Sha512 => "sha512",
             Algorithm::HmacSha256 => "hmac-sha256",
+            Algorithm::Aes192Gcm => "aes-192-gcm",
+            Algorithm::Aes192Cbc => "aes-192-cbc",
+            Algorithm::Aes192Ctr => "aes-192-ctr",
+            Algorithm::Rsa2048Pkcs1 => "rsa2048-pkcs1",
+            Algorithm::Rsa2048Pss => "rsa2048-pss",
+            Algorithm::Rsa3072Pkcs1 => "rsa3072-pkcs1",
+            Algorithm::Rsa3072Pss => "rsa3072-pss",
+            Algorithm::Rsa4096Pkcs1 => "rsa4096-pkcs1",
+            Algorithm::Rsa4096Pss => "rsa4096-pss",
+            Algorithm::EcdsaP256 => "ecdsa-p256",
+            Algorithm::EcdsaP384 => "ecdsa-p384",
+            Algorithm::Ed25519 => "ed25519",
+            Algorithm::X25519 => "x25519",
+            Algorithm::EcdhP256 => "ecdh-p256",
+            Algorithm::MlKem768 => "ml-kem-768",
         }
     }
 
@@ -125,6 +221,19 @@ impl Algorithm {
             Algorithm::Sha256 => "sha256",
             Algorithm::Sha512 => "sha512",
             Algorithm::HmacSha256 => "hmac(sha256)",
+            Algorithm::Aes192Gcm => "AES-192-GCM",
+            Algorithm::Aes192Cbc => "AES-192-CBC",
+            Algorithm::Aes192Ctr => "AES-192-CTR",
+            // Public-key rows: the label `openssl speed` prints before "sign verify".
+            Algorithm::Rsa2048Pkcs1 | Algorithm::Rsa2048Pss => "rsa 2048 bits",
+            Algorithm::Rsa3072Pkcs1 | Algorithm::Rsa3072Pss => "rsa 3072 bits",
+            Algorithm::Rsa4096Pkcs1 | Algorithm::Rsa4096Pss => "rsa 4096 bits",
+            Algorithm::EcdsaP256 => "256 bits ecdsa (nistp256)",
+            Algorithm::EcdsaP384 => "384 bits ecdsa (nistp384)",
+            Algorithm::Ed25519 => "253 bits EdDSA (Ed25519)",
+            Algorithm::X25519 => "253 bits ecdh (X25519)",
+            Algorithm::EcdhP256 => "256 bits ecdh (nistp256)",
+            Algorithm::MlKem768 => "ML-KEM-768",
         }
     }
 
@@ -135,26 +244,44 @@ impl Algorithm {
 
     pub fn kind(self) -> Kind {
         match self {
-            Algorithm::Aes128Gcm | Algorithm::Aes256Gcm | Algorithm::Chacha20Poly1305 => Kind::Aead,
+            Algorithm::Aes128Gcm
+            | Algorithm::Aes192Gcm
+            | Algorithm::Aes256Gcm
+            | Algorithm::Chacha20Poly1305 => Kind::Aead,
             Algorithm::Aes128Cbc
+            | Algorithm::Aes192Cbc
             | Algorithm::Aes256Cbc
             | Algorithm::Aes128Ctr
+            | Algorithm::Aes192Ctr
             | Algorithm::Aes256Ctr => Kind::Cipher,
             Algorithm::Sha1 | Algorithm::Sha256 | Algorithm::Sha512 => Kind::Hash,
             Algorithm::HmacSha256 => Kind::Mac,
+            Algorithm::Rsa2048Pkcs1
+            | Algorithm::Rsa2048Pss
+            | Algorithm::Rsa3072Pkcs1
+            | Algorithm::Rsa3072Pss
+            | Algorithm::Rsa4096Pkcs1
+            | Algorithm::Rsa4096Pss
+            | Algorithm::EcdsaP256
+            | Algorithm::EcdsaP384
+            | Algorithm::Ed25519 => Kind::Signature,
+            Algorithm::X25519 | Algorithm::EcdhP256 => Kind::Agreement,
+            Algorithm::MlKem768 => Kind::Kem,
         }
     }
 
-    /// Key length in bytes (0 for hashes). HMAC takes a 32-byte key in timed runs.
+    /// Key length in bytes (0 for hashes and public-key algorithms, whose keys are
+    /// made by the library). HMAC takes a 32-byte key in timed runs.
     pub fn key_len(self) -> usize {
         match self {
             Algorithm::Aes128Gcm | Algorithm::Aes128Cbc | Algorithm::Aes128Ctr => 16,
+            Algorithm::Aes192Gcm | Algorithm::Aes192Cbc | Algorithm::Aes192Ctr => 24,
             Algorithm::Aes256Gcm
             | Algorithm::Aes256Cbc
             | Algorithm::Aes256Ctr
             | Algorithm::Chacha20Poly1305
             | Algorithm::HmacSha256 => 32,
-            Algorithm::Sha1 | Algorithm::Sha256 | Algorithm::Sha512 => 0,
+            _ => 0,
         }
     }
 
@@ -163,7 +290,7 @@ impl Algorithm {
         match self.kind() {
             Kind::Aead => 12,
             Kind::Cipher => 16,
-            Kind::Hash | Kind::Mac => 0,
+            _ => 0,
         }
     }
 
@@ -173,6 +300,7 @@ impl Algorithm {
             (Kind::Aead, Direction::Enc) => n + TAG_LEN,
             (Kind::Aead, Direction::Dec) | (Kind::Cipher, _) => n,
             (Kind::Hash | Kind::Mac, _) => self.digest_len(),
+            _ => 0,
         }
     }
 
@@ -188,15 +316,20 @@ impl Algorithm {
     /// Directions that mean something for this algorithm. A digest has only one.
     pub fn directions(self) -> &'static [Direction] {
         match self.kind() {
-            Kind::Aead | Kind::Cipher => &Direction::ALL,
+            Kind::Aead | Kind::Cipher => &[Direction::Enc, Direction::Dec],
             Kind::Hash | Kind::Mac => &[Direction::Enc],
+            Kind::Signature => &[Direction::Sign, Direction::Verify],
+            Kind::Agreement => &[Direction::Derive],
+            Kind::Kem => &[Direction::Keygen, Direction::Encaps, Direction::Decaps],
         }
     }
 
     /// Why a message of `size` bytes cannot be processed, if it cannot.
     pub fn size_problem(self, size: usize) -> Option<String> {
         match self {
-            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc if !size.is_multiple_of(16) => {
+            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
+                if !size.is_multiple_of(16) =>
+            {
                 Some(format!(
                 "CBC without padding needs whole 16-byte blocks; {size} is not a multiple of 16"
             ))
@@ -310,6 +443,41 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
             output: "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b3692ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc3ff4def08e4b7a9de576d26586cec64b6116\
                      1ae10b594f09e26a7e902ecbd0600691",
         }],
+        Algorithm::Aes192Gcm => &[
+            Vector {
+                source: "NIST GCM spec test case 10",
+                key: "feffe9928665731c6d6a8f9467308308feffe9928665731c",
+                nonce: GCM_IV,
+                aad: GCM_AAD,
+                input: GCM_PT,
+                output: "3980ca0b3c00e841eb06fac4872a2757859e1ceaa6efd984628593b40ca1e19c7d773d00c144c525ac619d18c84a3f4718e2448b2fe324d9ccda2710\
+                         2519498e80f1478f37ba55bd6d27618c",
+            },
+            Vector {
+                source: "NIST GCM spec test case 8",
+                key: "000000000000000000000000000000000000000000000000",
+                nonce: "000000000000000000000000",
+                aad: "",
+                input: "00000000000000000000000000000000",
+                output: "98e7247c07f0fe411c267e4384b0f6002ff58d80033927ab8ef4d4587514f0fb",
+            },
+        ],
+        Algorithm::Aes192Cbc => &[Vector {
+            source: "NIST SP 800-38A F.2.3",
+            key: "8e73b0f7da0e6452c810f32b809079e562f8ead2522c6b7b",
+            nonce: "000102030405060708090a0b0c0d0e0f",
+            aad: "",
+            input: SP800_38A_PT,
+            output: "4f021db243bc633d7178183a9fa071e8b4d9ada9ad7dedf4e5e738763f69145a571b242012fb7ae07fa9baac3df102e008b0e27988598881d920a9e64f5615cd",
+        }],
+        Algorithm::Aes192Ctr => &[Vector {
+            source: "NIST SP 800-38A F.5.3",
+            key: "8e73b0f7da0e6452c810f32b809079e562f8ead2522c6b7b",
+            nonce: "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff",
+            aad: "",
+            input: SP800_38A_PT,
+            output: "1abc932417521ca24f2b0459fe7e6e0b090339ec0aa6faefd5ccc2c6f4ce8e941e36b26bd1ebc670d1bd1d665620abf74f78a7f6d29809585a97daec58c6b050",
+        }],
         Algorithm::Aes128Cbc => &[Vector {
             source: "NIST SP 800-38A F.2.1",
             key: "2b7e151628aed2a6abf7158809cf4f3c",
@@ -372,6 +540,19 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
                 output: "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
             },
         ],
+        // Public-key vectors live in kat/pkey.rs: they have another shape.
+        Algorithm::Rsa2048Pkcs1
+        | Algorithm::Rsa2048Pss
+        | Algorithm::Rsa3072Pkcs1
+        | Algorithm::Rsa3072Pss
+        | Algorithm::Rsa4096Pkcs1
+        | Algorithm::Rsa4096Pss
+        | Algorithm::EcdsaP256
+        | Algorithm::EcdsaP384
+        | Algorithm::Ed25519
+        | Algorithm::X25519
+        | Algorithm::EcdhP256
+        | Algorithm::MlKem768 => &[],
     }
 }
 

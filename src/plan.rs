@@ -175,7 +175,9 @@ pub fn parse_directions(list: Option<&str>) -> Result<Vec<Direction>, String> {
     let mut out = Vec::new();
     for d in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let d = Direction::parse(&d.to_ascii_lowercase())
-            .ok_or_else(|| format!("unknown direction '{d}': use enc, dec or enc,dec"))?;
+            .ok_or_else(|| {
+                format!("unknown direction '{d}': use enc, dec, sign, verify, derive, keygen, encaps or decaps (comma-separated)")
+            })?;
         if !out.contains(&d) {
             out.push(d);
         }
@@ -269,6 +271,12 @@ pub fn build(
             .filter(|(_, a)| *a == alg)
             .map(|(i, _)| *i)
             .collect();
+        // Public-key operations have no size axis: one point, recorded as size 0.
+        let sizes: &[usize] = if alg.kind().is_public_key() {
+            &[0]
+        } else {
+            sizes
+        };
         for &dir in alg.directions().iter().filter(|d| directions.contains(d)) {
             for &size in sizes {
                 if let Some(reason) = alg.size_problem(size) {
@@ -305,7 +313,14 @@ mod tests {
     #[test]
     fn alg_globs_expand() {
         let a = select_algs(Some("aes-*-gcm")).unwrap();
-        assert_eq!(a, vec![Algorithm::Aes128Gcm, Algorithm::Aes256Gcm]);
+        assert_eq!(
+            a,
+            vec![
+                Algorithm::Aes128Gcm,
+                Algorithm::Aes192Gcm,
+                Algorithm::Aes256Gcm
+            ]
+        );
         assert!(select_algs(Some("rc4"))
             .unwrap_err()
             .contains("unknown algorithm 'rc4'"));

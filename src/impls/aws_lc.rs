@@ -16,6 +16,8 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use aws_lc_rs::{digest, hmac};
 
+mod pkey;
+
 /// aws-lc-rs does not report its own crate version at run time; this is the minor
 /// version Cargo.toml asks for.
 const CRATE_VERSION: &str = "aws-lc-rs 1.19";
@@ -31,8 +33,27 @@ impl Implementation for AwsLc {
         format!("{CRATE_VERSION} (AWS-LC {})", aws_lc_rs::awslc_version())
     }
 
-    fn support(&self, _alg: Algorithm) -> Support {
+    fn support(&self, alg: Algorithm) -> Support {
+        if alg.kind().is_public_key() && !pkey::offers(alg) {
+            return Support::No(crate::impls::pkey::not_offered("aws-lc", alg));
+        }
         Support::Yes
+    }
+
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn crate::impls::pkey::KeyPair>, String> {
+        pkey::key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn crate::impls::pkey::PublicKey>, String> {
+        pkey::public_key(alg, public)
     }
 
     fn prepare(
@@ -45,6 +66,7 @@ impl Implementation for AwsLc {
             Kind::Aead => {
                 let algorithm = match alg {
                     Algorithm::Aes128Gcm => &aead::AES_128_GCM,
+                    Algorithm::Aes192Gcm => &aead::AES_192_GCM,
                     Algorithm::Aes256Gcm => &aead::AES_256_GCM,
                     _ => &aead::CHACHA20_POLY1305,
                 };
@@ -57,9 +79,13 @@ impl Implementation for AwsLc {
             Kind::Cipher => {
                 let algorithm = match alg {
                     Algorithm::Aes128Cbc | Algorithm::Aes128Ctr => &cipher::AES_128,
+                    Algorithm::Aes192Cbc | Algorithm::Aes192Ctr => &cipher::AES_192,
                     _ => &cipher::AES_256,
                 };
-                let cbc = matches!(alg, Algorithm::Aes128Cbc | Algorithm::Aes256Cbc);
+                let cbc = matches!(
+                    alg,
+                    Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
+                );
                 let unbound =
                     UnboundCipherKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
                 let failed = |_| format!("aws-lc-rs could not set up the {alg} key");
@@ -70,12 +96,8 @@ impl Implementation for AwsLc {
                     (Direction::Enc, false) => {
                         CipherKey::Enc(EncryptingKey::ctr(unbound).map_err(failed)?)
                     }
-                    (Direction::Dec, true) => {
-                        CipherKey::Dec(DecryptingKey::cbc(unbound).map_err(failed)?)
-                    }
-                    (Direction::Dec, false) => {
-                        CipherKey::Dec(DecryptingKey::ctr(unbound).map_err(failed)?)
-                    }
+                    (_, true) => CipherKey::Dec(DecryptingKey::cbc(unbound).map_err(failed)?),
+                    (_, false) => CipherKey::Dec(DecryptingKey::ctr(unbound).map_err(failed)?),
                 };
                 Ok(Box::new(CipherOp { key, cbc }))
             }
@@ -90,6 +112,9 @@ impl Implementation for AwsLc {
             Kind::Mac => Ok(Box::new(MacOp {
                 key: hmac::Key::new(hmac::HMAC_SHA256, key),
             })),
+            Kind::Signature | Kind::Agreement | Kind::Kem => Err(format!(
+                "{alg} is a public-key algorithm: use key_pair and public_key"
+            )),
         }
     }
 
@@ -156,7 +181,7 @@ impl Operation for AeadOp {
                 res.map_err(|_| "aws-lc-rs refused to seal the message".to_string())?;
                 Ok(n + TAG_LEN)
             }
-            Direction::Dec => {
+            _ => {
                 let n = opened_len(io.input_len())?;
                 let res = match io {
                     Io::InPlace { buf, len } => {

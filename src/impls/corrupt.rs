@@ -1,7 +1,9 @@
 //! A deliberately wrong implementation for the test suite: it wraps a real one and
-//! flips one bit of every output. Reached only through the hidden `--test-corrupt`
-//! flag, so that tests can prove the known-answer check refuses it before timing.
+//! flips one bit of every output (signatures and shared secrets included). Reached only
+//! through the hidden `--test-corrupt` flag, so that tests can prove the known-answer
+//! check refuses it before timing.
 
+use super::pkey::{KeyPair, PublicKey};
 use super::{Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, Kind};
 
@@ -53,5 +55,50 @@ impl Implementation for Corrupt {
             inner: self.0.prepare(alg, dir, key)?,
             digest: matches!(alg.kind(), Kind::Hash | Kind::Mac),
         }))
+    }
+    fn key_pair(&self, alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+        Ok(Box::new(FlipKeyPair(self.0.key_pair(alg, private)?)))
+    }
+    fn public_key(&self, alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+        Ok(Box::new(AcceptAll(self.0.public_key(alg, public)?)))
+    }
+}
+
+fn flip(mut b: Vec<u8>) -> Vec<u8> {
+    if let Some(x) = b.first_mut() {
+        *x ^= 0x01;
+    }
+    b
+}
+
+struct FlipKeyPair(Box<dyn KeyPair>);
+
+impl KeyPair for FlipKeyPair {
+    fn public_key(&self) -> Vec<u8> {
+        self.0.public_key()
+    }
+    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+        self.0.sign(msg).map(flip)
+    }
+    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+        self.0.derive(peer).map(flip)
+    }
+    fn decaps(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+        self.0.decaps(ciphertext).map(flip)
+    }
+    fn keygen(&mut self) -> Result<(), String> {
+        self.0.keygen()
+    }
+}
+
+/// Accepts every signature, forged or not.
+struct AcceptAll(Box<dyn PublicKey>);
+
+impl PublicKey for AcceptAll {
+    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+        self.0.encaps().map(|(ct, ss)| (ct, flip(ss)))
     }
 }

@@ -183,9 +183,9 @@ fn open_dev() -> Result<OwnedFd, String> {
 /// The (cipher, mac) codes for `alg`, or why cryptodev cannot do it.
 fn codes(alg: Algorithm) -> Result<(u32, u32), &'static str> {
     Ok(match alg {
-        Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => (CRYPTO_AES_GCM, 0),
-        Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => (CRYPTO_AES_CBC, 0),
-        Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => (CRYPTO_AES_CTR, 0),
+        Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => (CRYPTO_AES_GCM, 0),
+        Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc => (CRYPTO_AES_CBC, 0),
+        Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => (CRYPTO_AES_CTR, 0),
         Algorithm::Sha1 => (0, CRYPTO_SHA1),
         Algorithm::Sha256 => (0, CRYPTO_SHA2_256),
         Algorithm::Sha512 => (0, CRYPTO_SHA2_512),
@@ -193,6 +193,7 @@ fn codes(alg: Algorithm) -> Result<(u32, u32), &'static str> {
         Algorithm::Chacha20Poly1305 => {
             return Err("cryptodev-linux has no ChaCha20-Poly1305 (no such algorithm code)")
         }
+        _ => return Err("cryptodev-linux offers no public-key operations"),
     })
 }
 
@@ -486,9 +487,12 @@ impl Operation for DevOp {
     fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
         let op = match self.direction {
             Direction::Enc => COP_ENCRYPT,
-            Direction::Dec => COP_DECRYPT,
+            _ => COP_DECRYPT,
         };
         match self.kind {
+            Kind::Signature | Kind::Agreement | Kind::Kem => {
+                Err("cryptodev-linux offers no public-key operations".into())
+            }
             Kind::Hash | Kind::Mac => {
                 let (input, out) = io.digest_room(self.digest_len)?;
                 let mut c = CryptOp {
@@ -531,7 +535,7 @@ impl Operation for DevOp {
                 self.check_nonce(nonce)?;
                 let out_len = match self.direction {
                     Direction::Enc => sealed_len(io.input_len())?,
-                    Direction::Dec => opened_len(io.input_len())?,
+                    _ => opened_len(io.input_len())?,
                 };
                 // The module maps `len` bytes of dst on decrypt (ciphertext || tag).
                 let RawIo {

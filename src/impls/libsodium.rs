@@ -11,6 +11,8 @@ use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use libsodium_sys as sodium;
 use std::ffi::CStr;
 
+mod pkey;
+
 pub struct Libsodium {
     /// `crypto_aead_aes256gcm_is_available()`: AES-NI and CLMUL on this CPU.
     aes_gcm: bool,
@@ -58,7 +60,28 @@ impl Implementation for Libsodium {
                 Support::No("libsodium has no AES-CTR".into())
             }
             Algorithm::Sha1 => Support::No("libsodium has no SHA-1".into()),
+            Algorithm::Aes192Gcm | Algorithm::Aes192Cbc | Algorithm::Aes192Ctr => {
+                Support::No("libsodium has no AES-192".into())
+            }
+            a if pkey::offers(a) => Support::Yes,
+            a => Support::No(super::pkey::not_offered("libsodium", a)),
         }
+    }
+
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+        pkey::key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+        pkey::public_key(alg, public)
     }
 
     fn prepare(
@@ -108,7 +131,7 @@ impl Implementation for Libsodium {
                 }
                 Box::new(HmacOp { state })
             }
-            _ => return Err(format!("libsodium does not offer {alg}")),
+            _ => return Err(format!("libsodium does not offer {alg} through prepare")),
         })
     }
 
@@ -159,7 +182,7 @@ impl Operation for AesGcmOp {
                 }
                 Ok(r.in_len + TAG_LEN)
             }
-            Direction::Dec => {
+            _ => {
                 let n = opened_len(io.input_len())?;
                 let r = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
                 // SAFETY: as for enc; the tag is the 16 bytes after the ciphertext.
@@ -216,7 +239,7 @@ impl Operation for ChachaOp {
                 }
                 Ok(r.in_len + TAG_LEN)
             }
-            Direction::Dec => {
+            _ => {
                 let n = opened_len(io.input_len())?;
                 let r = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
                 // SAFETY: see AesGcmOp.
@@ -307,13 +330,15 @@ mod tests {
             Algorithm::Sha256,
             Algorithm::Sha512,
             Algorithm::HmacSha256,
+            Algorithm::Ed25519,
+            Algorithm::X25519,
         ];
         if s.aes_gcm {
             expect.insert(0, Algorithm::Aes256Gcm);
         }
         assert_eq!(supported(&s), expect);
         for alg in Algorithm::ALL {
-            if s.support(alg) != Support::Yes {
+            if s.support(alg) != Support::Yes || alg.kind().is_public_key() {
                 assert!(s.prepare(alg, Direction::Enc, &[0; 32]).is_err(), "{alg}");
             }
         }

@@ -20,6 +20,7 @@ pub mod cryptodev;
 mod io;
 pub mod libsodium;
 pub mod openssl;
+pub mod pkey;
 pub mod ring;
 pub mod rustcrypto;
 
@@ -108,6 +109,13 @@ pub fn each_message<O: Operation + ?Sized>(
                 op.process(b.nonce, b.aad, io)?;
             }
         }
+        // Public-key operations take their input from their own pool.
+        _ => {
+            for _ in 0..calls {
+                let io = Io::InPlace { buf: b.buf, len: 0 };
+                op.process(&[], &[], io)?;
+            }
+        }
     }
     Ok(())
 }
@@ -132,13 +140,30 @@ pub trait Implementation: Send + Sync {
         Access::InProcess
     }
     fn support(&self, alg: Algorithm) -> Support;
-    /// Key setup, outside any timed loop.
+    /// Key setup, outside any timed loop (symmetric algorithms and digests).
     fn prepare(
         &self,
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
     ) -> Result<Box<dyn Operation>, String>;
+    /// Public-key algorithms: a key pair, imported from `private` (the interchange
+    /// encoding in pkey.rs) or generated when None. Outside any timed loop.
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        _private: Option<&[u8]>,
+    ) -> Result<Box<dyn pkey::KeyPair>, String> {
+        Err(pkey::not_offered(self.name(), alg))
+    }
+    /// A peer's public key in the interchange encoding, for verify and encaps.
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        _public: &[u8],
+    ) -> Result<Box<dyn pkey::PublicKey>, String> {
+        Err(pkey::not_offered(self.name(), alg))
+    }
     /// Facts a reader of the numbers must know (e.g. a copy inside the timed call).
     fn notes(&self, _alg: Algorithm, _direction: Direction) -> Vec<String> {
         Vec::new()

@@ -10,6 +10,8 @@ use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use ring::aead::{self, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use ring::{digest, hmac};
 
+mod pkey;
+
 /// ring does not report its version at run time; this is the minor version Cargo.toml
 /// asks for.
 const VERSION: &str = concat!("ring ", "0.17");
@@ -27,14 +29,34 @@ impl Implementation for Ring {
 
     fn support(&self, alg: Algorithm) -> Support {
         match alg {
-            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => {
+            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc => {
                 Support::No("ring offers no unauthenticated AES-CBC".into())
             }
-            Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => {
+            Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => {
                 Support::No("ring offers no unauthenticated AES-CTR".into())
             }
-            _ => Support::Yes,
+            Algorithm::Aes192Gcm => Support::No("ring offers no AES-192".into()),
+            _ => match pkey::support(alg) {
+                Some(why) => Support::No(why),
+                None => Support::Yes,
+            },
         }
+    }
+
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+        pkey::key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+        pkey::public_key(alg, public)
     }
 
     fn prepare(
@@ -76,11 +98,14 @@ impl Implementation for Ring {
             Kind::Mac => Ok(Box::new(MacOp {
                 key: hmac::Key::new(hmac::HMAC_SHA256, key),
             })),
-            Kind::Cipher => Err(format!("ring does not offer {alg}")),
+            _ => Err(format!("ring does not offer {alg} here")),
         }
     }
 
     fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
+        if direction == Direction::Derive {
+            return vec![pkey::DERIVE_NOTE.into()];
+        }
         if alg.kind() == Kind::Aead && direction == Direction::Dec {
             vec![
                 "ring's AEAD open works only in place, so every timed dec call first copies the \
@@ -129,7 +154,7 @@ impl Operation for AeadOp {
                 tag_out.copy_from_slice(tag.as_ref());
                 Ok(end)
             }
-            Direction::Dec => {
+            _ => {
                 let n = opened_len(io.input_len())?;
                 if let Io::Separate { output, .. } = &io {
                     if output.len() < n + TAG_LEN {
@@ -173,7 +198,7 @@ impl Operation for MacOp {
 mod tests {
     use super::*;
 
-    const SUPPORTED: [Algorithm; 7] = [
+    const SUPPORTED: [Algorithm; 18] = [
         Algorithm::Aes128Gcm,
         Algorithm::Aes256Gcm,
         Algorithm::Chacha20Poly1305,
@@ -181,6 +206,17 @@ mod tests {
         Algorithm::Sha256,
         Algorithm::Sha512,
         Algorithm::HmacSha256,
+        Algorithm::Rsa2048Pkcs1,
+        Algorithm::Rsa2048Pss,
+        Algorithm::Rsa3072Pkcs1,
+        Algorithm::Rsa3072Pss,
+        Algorithm::Rsa4096Pkcs1,
+        Algorithm::Rsa4096Pss,
+        Algorithm::EcdsaP256,
+        Algorithm::EcdsaP384,
+        Algorithm::Ed25519,
+        Algorithm::X25519,
+        Algorithm::EcdhP256,
     ];
 
     #[test]

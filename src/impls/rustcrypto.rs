@@ -15,16 +15,18 @@ use aes::cipher::{
     BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser,
     InOutBuf, InnerIvInit, KeyInit, StreamCipher, StreamCipherCoreWrapper,
 };
-use aes::{Aes128Dec, Aes128Enc, Aes256Dec, Aes256Enc};
+use aes::{Aes128Dec, Aes128Enc, Aes192, Aes192Dec, Aes192Enc, Aes256Dec, Aes256Enc};
 use aes_gcm::aead::{AeadCore, AeadInOut};
-use aes_gcm::{Aes128Gcm, Aes256Gcm};
+use aes_gcm::{Aes128Gcm, Aes256Gcm, AesGcm};
 use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Digest;
 
+mod pkey;
+
 /// The RustCrypto crates are versioned one by one and report no version at run time;
 /// these are the versions Cargo.toml asks for.
-const VERSION: &str = "RustCrypto: aes 0.9, aes-gcm 0.11, chacha20poly1305 0.11, cbc 0.2, ctr 0.10, sha1 0.11, sha2 0.11, hmac 0.13";
+const VERSION: &str = "RustCrypto: aes 0.9, aes-gcm 0.11, chacha20poly1305 0.11, cbc 0.2, ctr 0.10, sha1 0.11, sha2 0.11, hmac 0.13; rsa 0.9, p256 0.13, p384 0.13, ed25519-dalek 2, x25519-dalek 2, ml-kem 0.2";
 
 pub struct RustCrypto;
 
@@ -39,6 +41,22 @@ impl Implementation for RustCrypto {
 
     fn support(&self, _alg: Algorithm) -> Support {
         Support::Yes
+    }
+
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+        pkey::key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+        pkey::public_key(alg, public)
     }
 
     fn prepare(
@@ -57,6 +75,11 @@ impl Implementation for RustCrypto {
         let dec = direction == Direction::Dec;
         Ok(match alg {
             Algorithm::Aes128Gcm => aead_op(Aes128Gcm::new_from_slice(key).map_err(bad_key)?, dec),
+            Algorithm::Aes192Gcm => aead_op(
+                AesGcm::<Aes192, aes_gcm::aead::consts::U12>::new_from_slice(key)
+                    .map_err(bad_key)?,
+                dec,
+            ),
             Algorithm::Aes256Gcm => aead_op(Aes256Gcm::new_from_slice(key).map_err(bad_key)?, dec),
             Algorithm::Chacha20Poly1305 => {
                 aead_op(ChaCha20Poly1305::new_from_slice(key).map_err(bad_key)?, dec)
@@ -67,6 +90,12 @@ impl Implementation for RustCrypto {
             Algorithm::Aes128Cbc => {
                 Box::new(CbcEnc(Aes128Enc::new_from_slice(key).map_err(bad_key)?))
             }
+            Algorithm::Aes192Cbc if dec => {
+                Box::new(CbcDec(Aes192Dec::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes192Cbc => {
+                Box::new(CbcEnc(Aes192Enc::new_from_slice(key).map_err(bad_key)?))
+            }
             Algorithm::Aes256Cbc if dec => {
                 Box::new(CbcDec(Aes256Dec::new_from_slice(key).map_err(bad_key)?))
             }
@@ -75,6 +104,7 @@ impl Implementation for RustCrypto {
             }
             // CTR decrypts by encrypting: only the forward key schedule is needed.
             Algorithm::Aes128Ctr => Box::new(Ctr(Aes128Enc::new_from_slice(key).map_err(bad_key)?)),
+            Algorithm::Aes192Ctr => Box::new(Ctr(Aes192Enc::new_from_slice(key).map_err(bad_key)?)),
             Algorithm::Aes256Ctr => Box::new(Ctr(Aes256Enc::new_from_slice(key).map_err(bad_key)?)),
             Algorithm::Sha1 => Box::new(HashOp::<sha1::Sha1>(Default::default())),
             Algorithm::Sha256 => Box::new(HashOp::<sha2::Sha256>(Default::default())),
@@ -84,6 +114,7 @@ impl Implementation for RustCrypto {
                 <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key)
                     .map_err(|_| "HMAC-SHA-256 rejected the key".to_string())?,
             )),
+            a => return Err(format!("{a} is a public-key algorithm: use key_pair")),
         })
     }
 
@@ -281,7 +312,10 @@ mod tests {
 
     #[test]
     fn separate_and_in_place_agree() {
-        for alg in Algorithm::ALL {
+        for alg in Algorithm::ALL
+            .into_iter()
+            .filter(|a| !a.kind().is_public_key())
+        {
             let key = kat::pattern(alg.key_len(), 1);
             let nonce = kat::pattern(alg.nonce_len(), 2);
             let msg = kat::pattern(64, 3);

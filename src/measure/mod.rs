@@ -5,6 +5,7 @@
 
 pub mod adaptive;
 pub use crate::sys::cpu;
+pub mod pkey;
 pub mod worker;
 
 use crate::analyse::stats;
@@ -66,12 +67,14 @@ struct ThreadTrial {
 /// Everything measured for one point (an implementation at a thread count).
 #[derive(Clone, Debug)]
 pub struct Measured {
-    /// Aggregate bytes/s over wall-clock time, one per trial, in the order run.
+    /// Bytes/s over wall-clock time (operations/s for public-key algorithms), one per
+    /// trial, in the order run.
     pub samples_bps: Vec<f64>,
-    /// Aggregate bytes/s per CPU-second: the sum over threads of each thread's bytes
-    /// over its own CPU time in the trial (time it was descheduled does not count).
+    /// Aggregate bytes/s (or operations/s) per CPU-second: the sum over threads of each
+    /// thread's bytes over its own CPU time in the trial (time it was descheduled does
+    /// not count).
     pub cpu_samples_bps: Vec<f64>,
-    /// per_thread_samples[t] = bytes/s of thread t in each trial.
+    /// per_thread_samples[t] = bytes/s (or operations/s) of thread t in each trial.
     pub per_thread_samples: Vec<Vec<f64>>,
     pub cpu: CpuTime,
     pub wall_s: f64,
@@ -131,7 +134,9 @@ impl Measured {
     }
 
     /// Adds one trial's threads.
-    fn add_trial(&mut self, t: &[ThreadTrial], size: u64) {
+    /// `size` bytes per call; `per_call` what a call adds to a sample (`size`, or 1 for
+    /// public-key operations).
+    fn add_trial(&mut self, t: &[ThreadTrial], size: u64, per_call: u64) {
         let start = t
             .iter()
             .map(|x| x.start)
@@ -140,15 +145,15 @@ impl Measured {
         let end = t.iter().map(|x| x.end).max().expect("at least one thread");
         let wall = (end - start).as_secs_f64();
         let calls: u64 = t.iter().map(|x| x.calls).sum();
-        self.samples_bps.push(calls as f64 * size as f64 / wall);
+        self.samples_bps.push(calls as f64 * per_call as f64 / wall);
         let mut per_cpu_s = 0.0;
         for (k, x) in t.iter().enumerate() {
             // From the trial's start, not the thread's: a thread scheduled late (more
             // threads than cores) must not look fast for having run briefly alone.
             let secs = (x.end - start).as_secs_f64();
-            let bytes = x.calls as f64 * size as f64;
-            self.per_thread_samples[k].push(bytes / secs);
-            per_cpu_s += bytes / x.cpu.total().max(1e-9);
+            let units = x.calls as f64 * per_call as f64;
+            self.per_thread_samples[k].push(units / secs);
+            per_cpu_s += units / x.cpu.total().max(1e-9);
             self.cpu.user += x.cpu.user;
             self.cpu.sys += x.cpu.sys;
         }
@@ -259,6 +264,11 @@ pub fn run_group(
     // A batch is at most 1/20 of a trial (the overshoot past the deadline) and 2 ms.
     let batch_s = (trial_s / 20.0).min(0.002);
     let size = size as u64;
+    // What a sample counts per call: bytes, or one operation for public-key algorithms.
+    let per_call = points
+        .first()
+        .and_then(|ws| ws.first())
+        .map_or(size, Worker::units_per_call);
     let cpus = cpu::machine_cpus();
 
     let mut results: Vec<Result<Measured, String>> = points
@@ -297,7 +307,7 @@ pub fn run_group(
             let own = cpu::process_cpu().since(self0).total();
             let busy1 = cpu::machine_busy_s();
             let window = window0.elapsed().as_secs_f64();
-            m.add_trial(&t, size);
+            m.add_trial(&t, size, per_call);
             if let (Some(b0), Some(b1)) = (busy0, busy1) {
                 let others = others_in_window(b1 - b0, own, window, cpus);
                 m.others_cpu_s += others;

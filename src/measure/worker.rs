@@ -29,6 +29,19 @@ impl Worker {
         size: usize,
         thread: usize,
     ) -> Result<Worker, String> {
+        if alg.kind().is_public_key() {
+            return Ok(Worker {
+                op: super::pkey::operation(imp, alg, direction, thread)?,
+                direction,
+                size: 0,
+                buf: Vec::new(),
+                sealed: Vec::new(),
+                plaintext: Vec::new(),
+                nonce: Vec::new(),
+                aad: Vec::new(),
+                counter: 0,
+            });
+        }
         let seed = thread as u8;
         let key = pattern(alg.key_len(), 0x5a ^ seed);
         let nonce = pattern(alg.nonce_len(), 0x33 ^ seed);
@@ -70,6 +83,15 @@ impl Worker {
             aad,
             counter: 0,
         })
+    }
+
+    /// What one call adds to a sample: its bytes, or one operation for public-key
+    /// algorithms (size 0), whose samples are then operations/s.
+    pub fn units_per_call(&self) -> u64 {
+        match self.direction {
+            Direction::Enc | Direction::Dec => self.size as u64,
+            _ => 1,
+        }
     }
 
     /// `calls` messages: a fresh nonce per seal; every open verifies the sealed message.

@@ -3,7 +3,7 @@
 use crate::algorithms::Algorithm;
 use crate::record::read::{AnyRecord, Loaded};
 use crate::record::Environment;
-use crate::workloads::speed::view::{rows, sizes};
+use crate::workloads::speed::view::{is_ops, rows, sizes};
 use std::fmt::Write;
 
 /// The header lines `openssl speed` prints before its table, taken from the first
@@ -61,8 +61,12 @@ pub fn render_runs(doc: &Loaded) -> String {
     out
 }
 
-fn render_records(recs: &[&crate::workloads::speed::record::SpeedRecord], out: &mut String) {
-    {
+type Rec = crate::workloads::speed::record::SpeedRecord;
+
+fn render_records(all: &[&Rec], out: &mut String) {
+    let (recs, ops): (Vec<&Rec>, Vec<&Rec>) = all.iter().partition(|r| !is_ops(r));
+    if !recs.is_empty() {
+        let recs = &recs;
         let sizes = sizes(recs);
         let _ = writeln!(
             out,
@@ -120,6 +124,121 @@ fn render_records(recs: &[&crate::workloads::speed::record::SpeedRecord], out: &
         // openssl's columns have no room for a mark: the noisy points are listed below.
         if !noisy.is_empty() {
             let _ = writeln!(out, "~ noisy (compare with care): {}", noisy.join("; "));
+        }
+    }
+    pkey_blocks(&ops, out);
+}
+
+/// The public-key blocks of `openssl speed`, in its order (RSA, ECDSA, ECDH, EdDSA),
+/// each under its own header, with its printf formats. With more than one path (or
+/// thread count) each line starts with the path's label.
+fn pkey_blocks(ops: &[&Rec], out: &mut String) {
+    let find = |alg: &str, dir: &str, label: &str, threads: u32| {
+        ops.iter()
+            .find(|r| {
+                r.alg == alg && r.direction == dir && r.label == label && r.threads == threads
+            })
+            .map(|r| r.ops_per_s)
+    };
+    let mut lines: Vec<(String, String, u32)> = Vec::new(); // (label, alg, threads)
+    for r in ops {
+        let key = (r.label.clone(), r.alg.clone(), r.threads);
+        if !lines.contains(&key) {
+            lines.push(key);
+        }
+    }
+    let paths: std::collections::BTreeSet<(&str, u32)> =
+        lines.iter().map(|(l, _, t)| (l.as_str(), *t)).collect();
+    let prefix = |label: &str, threads: u32| match (paths.len() > 1, threads > 1) {
+        (false, _) => String::new(),
+        (true, false) => format!("{label} "),
+        (true, true) => format!("{label} x{threads} "),
+    };
+    let per_op = |r: f64| if r > 0.0 { 1.0 / r } else { 0.0 };
+    for block in [
+        PkeyBlock::Rsa,
+        PkeyBlock::Ecdsa,
+        PkeyBlock::Ecdh,
+        PkeyBlock::Eddsa,
+        PkeyBlock::Kem,
+    ] {
+        let mut header = false;
+        for alg in Algorithm::ALL.into_iter().filter(|a| block.holds(*a)) {
+            for (label, _, threads) in lines.iter().filter(|(_, a, _)| a == alg.name()) {
+                if !header {
+                    let _ = writeln!(out, "{}", block.header());
+                    header = true;
+                }
+                let p = prefix(label, *threads);
+                let (a, b) = block.directions();
+                let x = find(alg.name(), a, label, *threads).unwrap_or(0.0);
+                let name = alg.openssl_speed_name();
+                let _ = match b {
+                    None => writeln!(out, "{p} {name} {:8.4}s {x:8.1}", per_op(x)),
+                    Some(b) => {
+                        let y = find(alg.name(), b, label, *threads).unwrap_or(0.0);
+                        if block == PkeyBlock::Rsa {
+                            let pss = if alg.name().ends_with("-pss") {
+                                " pss"
+                            } else {
+                                ""
+                            };
+                            writeln!(
+                                out,
+                                "{p}{name}{pss} {:8.6}s {:8.6}s {x:8.1} {y:8.1}",
+                                per_op(x),
+                                per_op(y)
+                            )
+                        } else {
+                            writeln!(
+                                out,
+                                "{p} {name} {:8.4}s {:8.4}s {x:8.1} {y:8.1}",
+                                per_op(x),
+                                per_op(y)
+                            )
+                        }
+                    }
+                };
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PkeyBlock {
+    Rsa,
+    Ecdsa,
+    Ecdh,
+    Eddsa,
+    /// Not in `openssl speed` 3.0; laid out like its later KEM block.
+    Kem,
+}
+
+impl PkeyBlock {
+    fn holds(self, alg: Algorithm) -> bool {
+        match self {
+            PkeyBlock::Rsa => alg.name().starts_with("rsa"),
+            PkeyBlock::Ecdsa => alg.name().starts_with("ecdsa"),
+            PkeyBlock::Ecdh => matches!(alg, Algorithm::X25519 | Algorithm::EcdhP256),
+            PkeyBlock::Eddsa => alg == Algorithm::Ed25519,
+            PkeyBlock::Kem => alg == Algorithm::MlKem768,
+        }
+    }
+    fn header(self) -> String {
+        match self {
+            PkeyBlock::Rsa => format!("{:18}sign    verify    sign/s verify/s", ""),
+            PkeyBlock::Ecdsa | PkeyBlock::Eddsa => {
+                format!("{:30}sign    verify    sign/s verify/s", "")
+            }
+            PkeyBlock::Ecdh => format!("{:30}op      op/s", ""),
+            PkeyBlock::Kem => format!("{:30}encaps  decaps    encaps/s decaps/s", ""),
+        }
+    }
+    fn directions(self) -> (&'static str, Option<&'static str>) {
+        match self {
+            PkeyBlock::Ecdh => ("derive", None),
+            PkeyBlock::Kem => ("encaps", Some("decaps")),
+            _ => ("sign", Some("verify")),
         }
     }
 }

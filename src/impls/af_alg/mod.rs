@@ -49,16 +49,25 @@ pub(super) const SO_RCVBUFFORCE: libc::c_int = 33;
 /// The AF_ALG socket type and the kernel's algorithm name for `alg`.
 pub fn kernel_name(alg: Algorithm) -> (&'static str, &'static str) {
     match alg {
-        Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => ("aead", "gcm(aes)"),
+        Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => ("aead", "gcm(aes)"),
         Algorithm::Chacha20Poly1305 => ("aead", "rfc7539(chacha20,poly1305)"),
-        Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => ("skcipher", "cbc(aes)"),
-        Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => ("skcipher", "ctr(aes)"),
+        Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc => {
+            ("skcipher", "cbc(aes)")
+        }
+        Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => {
+            ("skcipher", "ctr(aes)")
+        }
         Algorithm::Sha1 => ("hash", "sha1"),
         Algorithm::Sha256 => ("hash", "sha256"),
         Algorithm::Sha512 => ("hash", "sha512"),
         Algorithm::HmacSha256 => ("hash", "hmac(sha256)"),
+        // Never bound: `support` refuses public-key algorithms first.
+        a => (PUBLIC_KEY, a.name()),
     }
 }
+
+/// The socket type `kernel_name` gives public-key algorithms, which AF_ALG lacks.
+const PUBLIC_KEY: &str = "none";
 
 fn alg_index(alg: Algorithm) -> usize {
     Algorithm::ALL.iter().position(|a| *a == alg).unwrap_or(0)
@@ -152,6 +161,12 @@ impl AfAlg {
 
     fn compute_support(&self, alg: Algorithm) -> Support {
         let (kind, name) = kernel_name(alg);
+        if kind == PUBLIC_KEY {
+            return Support::No(
+                "AF_ALG offers no public-key operations (mainline Linux has no akcipher socket type)"
+                    .into(),
+            );
+        }
         match self.type_status(kind) {
             Some(u) if !u.usable => return Support::No(format!("AF_ALG {kind}: {}", u.reason)),
             None => return Support::No(format!("AF_ALG {kind} was not probed")),
@@ -344,7 +359,7 @@ impl Implementation for AfAlg {
                 ));
                 notes.push("an AEAD message must fit whole in the socket buffers: SO_SNDBUF/SO_RCVBUF are raised to fit (SO_*BUFFORCE when allowed); net.core.optmem_max also bounds the message size".into());
             }
-            Kind::Hash | Kind::Mac => {}
+            _ => {}
         }
         notes
     }
@@ -411,6 +426,7 @@ mod tests {
                 Kind::Aead => "aead",
                 Kind::Cipher => "skcipher",
                 Kind::Hash | Kind::Mac => "hash",
+                _ => PUBLIC_KEY,
             };
             assert_eq!(kind, expect, "{a}");
             assert!(!name.is_empty());

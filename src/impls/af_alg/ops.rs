@@ -279,6 +279,7 @@ impl Operation for AlgOp {
             Kind::Cipher => self.cipher(nonce, io),
             Kind::Aead => self.aead(nonce, aad, io),
             Kind::Hash | Kind::Mac => self.hash(io),
+            _ => Err("AF_ALG offers no public-key operations".into()),
         }
     }
 }

@@ -109,7 +109,10 @@ impl CipherOp {
         }
         if self.aead {
             self.set_nonce_len()?;
-        } else if matches!(alg, Algorithm::Aes128Cbc | Algorithm::Aes256Cbc) {
+        } else if matches!(
+            alg,
+            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
+        ) {
             // Whole blocks only, no padding block. Only for CBC: OpenSSL 3.0 re-applies
             // a padding setting inside every later EVP_CipherInit_ex, a provider parameter
             // call per message that CTR, which has no padding, need not pay.

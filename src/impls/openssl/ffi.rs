@@ -136,6 +136,11 @@ pub(super) fn evp_names(alg: Algorithm) -> (&'static str, &'static str) {
         Algorithm::Sha1 => ("EVP_sha1", "SHA1"),
         Algorithm::Sha256 | Algorithm::HmacSha256 => ("EVP_sha256", "SHA256"),
         Algorithm::Sha512 => ("EVP_sha512", "SHA512"),
+        Algorithm::Aes192Gcm => ("EVP_aes_192_gcm", "AES-192-GCM"),
+        Algorithm::Aes192Cbc => ("EVP_aes_192_cbc", "AES-192-CBC"),
+        Algorithm::Aes192Ctr => ("EVP_aes_192_ctr", "AES-192-CTR"),
+        // Public-key algorithms go through EVP_PKEY (pkey.rs), not an EVP getter.
+        _ => ("", ""),
     }
 }
 
@@ -212,7 +217,9 @@ impl Api {
             let mut getters: [Option<GetterFn>; Algorithm::ALL.len()] =
                 [None; Algorithm::ALL.len()];
             for (i, alg) in Algorithm::ALL.into_iter().enumerate() {
-                getters[i] = sym(&lib, evp_names(alg).0);
+                if !alg.kind().is_public_key() {
+                    getters[i] = sym(&lib, evp_names(alg).0);
+                }
             }
             let (cipher_fetch, cipher_free, md_fetch, md_free) = if version_num >= V3_0_0 {
                 (

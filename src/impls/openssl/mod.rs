@@ -34,6 +34,7 @@ mod engine;
 mod ffi;
 pub(crate) mod isa;
 mod load;
+mod pkey;
 mod speed_loop;
 #[cfg(test)]
 mod tests;
@@ -114,7 +115,39 @@ impl OpenSsl {
     }
 }
 
+impl OpenSsl {
+    /// The EVP_PKEY table of this library; the speed-loop variant covers ciphers only.
+    fn pkey(&self) -> Result<std::sync::Arc<pkey::Pkey>, String> {
+        if matches!(self.mode, Mode::SpeedLoop) {
+            return Err("speed-loop imitates `openssl speed -evp` for ciphers only".into());
+        }
+        pkey::for_path(&self.api.path)
+    }
+}
+
 impl Implementation for OpenSsl {
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(why);
+        }
+        self.pkey()?.key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(why);
+        }
+        self.pkey()?.public_key(alg, public)
+    }
+
     fn name(&self) -> &str {
         "openssl"
     }
@@ -160,6 +193,15 @@ impl Implementation for OpenSsl {
         let fetch = match alg.kind() {
             Kind::Aead | Kind::Cipher => (self.api.cipher_fetch, self.api.cipher_free),
             Kind::Hash | Kind::Mac => (self.api.md_fetch, self.api.md_free),
+            _ => {
+                if let Some(why) = pkey::Pkey::support(alg, self.api.version_num) {
+                    return Support::No(why);
+                }
+                return match self.pkey() {
+                    Ok(_) => Support::Yes,
+                    Err(why) => Support::No(why),
+                };
+            }
         };
         match self.resolve(alg, fetch.0) {
             Ok((p, owned)) => {
@@ -195,6 +237,9 @@ impl Implementation for OpenSsl {
             _ => {}
         }
         match alg.kind() {
+            Kind::Signature | Kind::Agreement | Kind::Kem => {
+                Err(format!("{alg} is a public-key algorithm: use key_pair"))
+            }
             Kind::Aead | Kind::Cipher => {
                 Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
             }
@@ -283,5 +328,8 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
             "each call is one independent message: EVP_CipherInit_ex with a fresh IV, Update, Final (`openssl speed -evp` streams one endless message and never re-sets the IV)".into(),
         ],
         Kind::Hash | Kind::Mac => Vec::new(),
+        Kind::Signature => vec![pkey::SIGN_NOTE.into()],
+        Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
+        Kind::Kem => Vec::new(),
     }
 }

@@ -25,14 +25,16 @@ impl OpenSsl {
             return Err(api.fail("EVP_CIPHER_CTX_set_padding"));
         }
         let kind = match alg {
-            Algorithm::Aes128Gcm | Algorithm::Aes256Gcm => SpeedKind::Gcm { key: key.to_vec() },
-            Algorithm::Aes128Cbc | Algorithm::Aes256Cbc => {
+            Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => {
+                SpeedKind::Gcm { key: key.to_vec() }
+            }
+            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc => {
                 // The stream starts from a zero chaining value.
                 let zero = [0u8; CIPHER_IV_LEN];
                 op.set_iv(&zero, CIPHER_IV_LEN)?;
                 SpeedKind::Cbc { chain: zero }
             }
-            Algorithm::Aes128Ctr | Algorithm::Aes256Ctr => SpeedKind::Ctr,
+            Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => SpeedKind::Ctr,
             other => return Err(format!("speed-loop does not offer {other}")),
         };
         Ok(Box::new(SpeedLoopOp { cipher: op, kind }))
@@ -55,19 +57,19 @@ pub(super) fn speed_loop_gap(alg: Algorithm) -> Option<&'static str> {
 /// What the speed-loop variant does per call, for the records' notes.
 pub(super) fn speed_loop_note(alg: Algorithm, direction: Direction) -> &'static str {
     match (alg, direction) {
-        (Algorithm::Aes128Gcm | Algorithm::Aes256Gcm, Direction::Enc) => {
+        (Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm, Direction::Enc) => {
             "speed-loop: per call the calls `openssl speed -evp -aead` 3.0 makes per message, on a context set up like its own (padding off, which 3.0 re-applies in every EVP_CipherInit_ex): EVP_CTRL_AEAD_SET_IVLEN, EVP_CipherInit_ex with key AND nonce (key schedule and GHASH key every message), EVP_EncryptUpdate with the AAD, EVP_EncryptUpdate in place, EVP_EncryptFinal_ex; plus EVP_CTRL_AEAD_GET_TAG, which openssl speed skips but a sealed message needs"
         }
-        (Algorithm::Aes128Gcm | Algorithm::Aes256Gcm, Direction::Dec) => {
+        (Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm, Direction::Dec) => {
             "speed-loop: per call the calls `openssl speed -evp -aead -decrypt` 3.0 makes per message, on a context set up like its own (padding off, which 3.0 re-applies in every EVP_CipherInit_ex): EVP_CTRL_AEAD_SET_IVLEN, EVP_CipherInit_ex with key AND nonce, EVP_DecryptInit_ex with the nonce, EVP_CTRL_AEAD_SET_TAG, EVP_DecryptUpdate with the AAD, EVP_DecryptUpdate out of place, EVP_DecryptFinal_ex (the tag is verified)"
         }
-        (Algorithm::Aes128Cbc | Algorithm::Aes256Cbc, Direction::Enc) => {
+        (Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc, Direction::Enc) => {
             "speed-loop: one EVP_EncryptUpdate in place per call on a context that is never re-initialised or finalised, as `openssl speed -evp` streams CBC; instead of re-setting the IV, the first plaintext block is XORed with (IV xor chaining value) before the call, which makes each output exactly its own message's CBC encryption (a 16-byte XOR and copy per call that openssl speed does not do)"
         }
-        (Algorithm::Aes128Cbc | Algorithm::Aes256Cbc, Direction::Dec) => {
+        (Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc, Direction::Dec) => {
             "speed-loop: one EVP_DecryptUpdate per call on a context that is never re-initialised or finalised, as `openssl speed -evp -decrypt` streams CBC (it decrypts in place; this harness decrypts out of place); instead of re-setting the IV, the first output block is XORed with (IV xor chaining value) after the call, which makes it exactly the message's plaintext (a 16-byte XOR and copy per call that openssl speed does not do)"
         }
-        (Algorithm::Aes128Ctr | Algorithm::Aes256Ctr, _) => {
+        (Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr, _) => {
             "speed-loop: EVP_CipherInit_ex with the IV, then one EVP_EncryptUpdate/EVP_DecryptUpdate, no Final; `openssl speed -evp` streams CTR without ever re-setting the IV, but a continued counter cannot give a message its own answer, so this makes one IV set per call more than openssl speed"
         }
         _ => "speed-loop: not offered",

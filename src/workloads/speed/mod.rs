@@ -164,6 +164,9 @@ impl Workload for Speed {
         let directions =
             plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
         let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        if args.sizes.is_some() && algs.iter().all(|a| a.kind().is_public_key()) {
+            eprintln!("note: --sizes does not apply to public-key algorithms (one operation per call, measured in ops/s); ignored");
+        }
         let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
         if algs
             .iter()
@@ -477,19 +480,22 @@ fn measure_group(
             )),
         }
     }
-    progress.set_message(format!(
-        "{} {} {} B",
-        group.alg, group.direction, group.size
-    ));
+    let ops = group.alg.kind().is_public_key();
+    let point = if ops {
+        format!("{} {}", group.alg, group.direction)
+    } else {
+        format!("{} {} {} B", group.alg, group.direction, group.size)
+    };
+    progress.set_message(point.clone());
     let results = measure::run_group(group.size, &mut workers, settings, savings, &mut |k, m| {
+        let rate = if ops {
+            format!("{:.0} ops/s", m.median_bps())
+        } else {
+            format!("{} MB/s", render::mbps(m.median_bps()))
+        };
         progress.set_message(format!(
-            "{} {} {} B x{}: {} {} MB/s",
-            group.alg,
-            group.direction,
-            group.size,
-            ids[k].1,
-            labels[ids[k].0],
-            render::mbps(m.median_bps())
+            "{point} x{}: {} {rate}",
+            ids[k].1, labels[ids[k].0]
         ));
     });
     let mut out = Vec::new();
@@ -548,7 +554,11 @@ fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
         group.alg,
         ExclusionKind::Refused,
         Some(group.size),
-        format!("{} at {} bytes: {reason}", group.direction, group.size),
+        if group.alg.kind().is_public_key() {
+            format!("{}: {reason}", group.direction)
+        } else {
+            format!("{} at {} bytes: {reason}", group.direction, group.size)
+        },
     )
 }
 
@@ -588,6 +598,9 @@ fn to_record(
         && (stats::ci_half_width_pct(cpu_lo, cpu_hi, cpu_median) > NOISY_CI_PCT
             || m.off_cpu_pct() > NOISY_OFF_CPU_PCT);
     let per_thread_median = stats::median(&per_thread);
+    // Public-key operations: the samples count operations, not bytes.
+    let ops = g.alg.kind().is_public_key();
+    let ops_only = |x: Vec<f64>| if ops { Some(x) } else { None };
     Record {
         kind: "record".into(),
         schema: SCHEMA,
@@ -597,9 +610,13 @@ fn to_record(
         impl_version: imp.version(),
         variant: imp.variant(),
         label: label.into(),
-        throughput_bps: median,
-        throughput_bps_ci: Some([lo, hi]),
-        samples_bps: m.samples_bps.clone(),
+        throughput_bps: if ops { f64::NAN } else { median },
+        throughput_bps_ci: (!ops).then_some([lo, hi]),
+        samples_bps: if ops {
+            Vec::new()
+        } else {
+            m.samples_bps.clone()
+        },
         wall_s: m.wall_s,
         cpu_user_s: Some(m.cpu.user),
         cpu_sys_s: Some(m.cpu.sys),
@@ -624,17 +641,20 @@ fn to_record(
             size: g.size as u64,
             threads: threads as u32,
             ci_level: cov,
-            per_thread_bps: per_thread,
+            per_thread_bps: if ops { Vec::new() } else { per_thread.clone() },
             trials,
             bytes: m.bytes,
             calls: m.calls,
             batch: m.batch,
-            ops_per_s: median / g.size as f64,
+            ops_per_s: if ops { median } else { median / g.size as f64 },
+            ops_per_s_ci: ops.then_some([lo, hi]),
+            per_thread_ops_per_s: ops_only(per_thread),
+            samples_ops_per_s: ops_only(m.samples_bps.clone()),
             cpu_load_pct: pct(m.cpu.total()),
             cpu_user_pct: pct(m.cpu.user),
             cpu_sys_pct: pct(m.cpu.sys),
             tsc_cycles_per_byte: tsc_hz
-                .filter(|_| per_thread_median > 0.0)
+                .filter(|_| per_thread_median > 0.0 && !ops)
                 .map(|hz| hz / per_thread_median),
             scaling_efficiency: None,
             spread_pct: spread,
@@ -646,8 +666,9 @@ fn to_record(
             scaling_efficiency_ci: None,
             ci_pct: Some(ci_pct),
             stop_reason: m.stop,
-            throughput_cpu_bps: Some(cpu_median),
-            throughput_cpu_bps_ci: Some([cpu_lo, cpu_hi]),
+            // Bytes per CPU-second: public-key operations have no bytes.
+            throughput_cpu_bps: (!ops).then_some(cpu_median),
+            throughput_cpu_bps_ci: (!ops).then_some([cpu_lo, cpu_hi]),
         },
     }
 }

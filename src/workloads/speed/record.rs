@@ -31,7 +31,16 @@ pub struct SpeedData {
     pub calls: u64,
     /// Calls between two clock reads.
     pub batch: u64,
+    /// Calls per second; the figure itself for public-key operations (size 0).
     pub ops_per_s: f64,
+    /// Public-key operations only: the CI of `ops_per_s`, each thread's median ops/s,
+    /// and every trial's aggregate ops/s (the byte-rate fields are null or empty there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_s_ci: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_thread_ops_per_s: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_ops_per_s: Option<Vec<f64>>,
     /// (user + sys) / (wall x threads), in percent: 100 = the threads never waited.
     pub cpu_load_pct: f64,
     pub cpu_user_pct: f64,

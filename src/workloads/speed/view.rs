@@ -42,8 +42,9 @@ impl View for SpeedView {
 }
 
 fn analysis_of(run: &RunView<SpeedData>, opts: &Options) -> crate::analyse::paths::Analysis {
+    let recs: Vec<&Record> = run.records.iter().copied().filter(|r| !is_ops(r)).collect();
     analyse(
-        &run.records,
+        &recs,
         opts.crossover
             .as_ref()
             .map(|(a, b)| (a.as_str(), b.as_str())),
@@ -135,15 +136,81 @@ fn size_grid(title: &str, recs: &[&Record], cell: impl Fn(&Record) -> String) ->
     t
 }
 
+/// Whether a record counts operations (a public-key algorithm) rather than bytes.
+pub fn is_ops(r: &Record) -> bool {
+    crate::algorithms::Algorithm::parse(&r.alg).is_some_and(|a| a.kind().is_public_key())
+}
+
+/// Operations/s with a precision that suits the magnitude.
+fn ops(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Public-key operations: one line per path, algorithm, operation and thread count, with
+/// the CI, the time per operation and the fastest of each operation marked.
+fn ops_table(recs: &[&Record]) -> Option<Block> {
+    if recs.is_empty() {
+        return None;
+    }
+    let mut recs = recs.to_vec();
+    recs.sort_by_key(|r| (alg_order(&r.alg), r.direction.clone(), r.threads));
+    let mut t = Table::new(
+        "Public-key operations per second (median of trials, all threads together; * = fastest for the operation; ~ = noisy):",
+        vec![
+            Column::text("impl"),
+            Column::text("alg"),
+            Column::text("op"),
+            Column::num("thr"),
+            Column::num("ops/s"),
+            Column::num("95% CI"),
+            Column::num("us/op/thr"),
+            Column::num("CPU%"),
+        ],
+    );
+    t.group_by = Some(1);
+    for r in &recs {
+        let peers: Vec<f64> = recs
+            .iter()
+            .filter(|o| o.alg == r.alg && o.direction == r.direction && o.threads == r.threads)
+            .map(|o| o.ops_per_s)
+            .collect();
+        let best = peers.len() > 1 && peers.iter().all(|&x| x <= r.ops_per_s);
+        let [lo, hi] = r.ops_per_s_ci.unwrap_or([f64::NAN; 2]);
+        t.push(vec![
+            r.label.clone(),
+            r.alg.clone(),
+            r.direction.clone(),
+            r.threads.to_string(),
+            format!(
+                "{}{}{}",
+                ops(r.ops_per_s),
+                if best { "*" } else { "" },
+                if r.noisy { "~" } else { "" }
+            ),
+            format!("[{}, {}]", ops(lo), ops(hi)),
+            format!("{:.1}", r.threads as f64 * 1e6 / r.ops_per_s),
+            format!("{:.0}", r.cpu_load_pct),
+        ]);
+    }
+    Some(Block::Table(t))
+}
+
 fn blocks(run: &RunView<SpeedData>, opts: &Options) -> Vec<Block> {
-    let recs = &run.records;
+    // Public-key operations have their own table (ops/s, no sizes).
+    let (recs, ops_recs): (Vec<&Record>, Vec<&Record>) =
+        run.records.iter().partition(|r| !is_ops(r));
+    let recs = &recs;
     let mut out = Vec::new();
     let mut libs = Table::new(
         "Libraries:",
         vec![Column::text("path"), Column::text("version")],
     );
     let mut seen: Vec<&str> = Vec::new();
-    for r in recs {
+    for r in &run.records {
         if !seen.contains(&r.label.as_str()) {
             let lib = r
                 .library
@@ -200,13 +267,14 @@ fn blocks(run: &RunView<SpeedData>, opts: &Options) -> Vec<Block> {
         }
         out.extend(scaling(run));
     }
+    out.extend(ops_table(&ops_recs));
     let mut tail = absent(run);
-    tail.extend(noise(recs));
-    tail.extend(notes(recs));
+    tail.extend(noise(&run.records));
+    tail.extend(notes(&run.records));
     if run.interrupted() {
         tail.push(format!(
             "Interrupted: {} finished points are shown and were kept.",
-            recs.len()
+            run.records.len()
         ));
     }
     if !tail.is_empty() {
@@ -356,7 +424,11 @@ fn analysis_block(a: &crate::analyse::paths::Analysis, asked: bool) -> Option<Bl
 
 fn scaling(run: &RunView<SpeedData>) -> Option<Block> {
     let recs = &run.records;
-    let multi: Vec<&Record> = recs.iter().copied().filter(|r| r.threads > 1).collect();
+    let multi: Vec<&Record> = recs
+        .iter()
+        .copied()
+        .filter(|r| r.threads > 1 && !is_ops(r))
+        .collect();
     if multi.is_empty() {
         return None;
     }
@@ -530,6 +602,15 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map(|x| x.to_string()).unwrap_or_default()
 }
 
+/// A byte rate, or an empty cell where there is none (public-key operations).
+fn bytes_cell(x: f64) -> String {
+    if x.is_nan() {
+        String::new()
+    } else {
+        format!("{x:.0}")
+    }
+}
+
 fn row(r: &Record) -> Vec<String> {
     let join = |v: &[f64]| {
         v.iter()
@@ -548,9 +629,9 @@ fn row(r: &Record) -> Vec<String> {
         r.direction.clone(),
         r.size.to_string(),
         r.threads.to_string(),
-        format!("{:.0}", r.throughput_bps),
-        format!("{:.0}", r.ci()[0]),
-        format!("{:.0}", r.ci()[1]),
+        bytes_cell(r.throughput_bps),
+        bytes_cell(r.ci()[0]),
+        bytes_cell(r.ci()[1]),
         format!("{:.4}", r.ci_level),
         join(&r.per_thread_bps),
         r.trials.to_string(),

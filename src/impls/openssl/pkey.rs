@@ -1,0 +1,602 @@
+//! OpenSSL's public-key operations through EVP_PKEY, from the same libcrypto as the
+//! ciphers (dlopen'd again by path: the loader hands back the same mapping).
+//!
+//! Per call, as `openssl speed` does its own loops: RSA and ECDSA sign and verify a
+//! SHA-256 (SHA-384) digest with `EVP_PKEY_sign`/`EVP_PKEY_verify` on a context set up
+//! once (the digest of the 64-byte message is computed inside the call, which `openssl
+//! speed` skips: it signs a fixed 36- or 20-byte buffer); Ed25519 uses `EVP_DigestSign`/
+//! `EVP_DigestVerify` on a context initialised once; derive parses the peer's public key,
+//! then `EVP_PKEY_derive_set_peer` and `EVP_PKEY_derive` on a context initialised once
+//! (`openssl speed` derives with one fixed peer key, set once).
+
+use crate::algorithms::Algorithm;
+use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
+use std::path::Path;
+use std::sync::Arc;
+
+pub const SIGN_NOTE: &str = "each call hashes the 64-byte message (EVP_Digest, SHA-256; SHA-384 for P-384) and signs or verifies the digest with EVP_PKEY_sign/EVP_PKEY_verify on a context set up once; Ed25519 uses EVP_DigestSign/EVP_DigestVerify on a context initialised once";
+pub const DERIVE_NOTE: &str = "each call parses a fresh peer's public key, then EVP_PKEY_derive_set_peer (which checks the peer key) and EVP_PKEY_derive on a context initialised once (`openssl speed` derives with one fixed peer, set once)";
+
+type P = *mut c_void;
+const EVP_PKEY_RSA: c_int = 6;
+const EVP_PKEY_X25519: c_int = 1034;
+const EVP_PKEY_ED25519: c_int = 1087;
+const RSA_PKCS1_PADDING: c_int = 1;
+const RSA_PKCS1_PSS_PADDING: c_int = 6;
+
+/// DER prefixes that make an SPKI of an uncompressed P-256 / P-384 point.
+const SPKI_P256: &str = "3059301306072a8648ce3d020106082a8648ce3d030107034200";
+const SPKI_P384: &str = "3076301006072a8648ce3d020106052b81040022036200";
+
+struct Fns {
+    d2i_auto_private_key: unsafe extern "C" fn(*mut P, *mut *const u8, c_long) -> P,
+    d2i_public_key: unsafe extern "C" fn(c_int, *mut P, *mut *const u8, c_long) -> P,
+    d2i_pubkey: unsafe extern "C" fn(*mut P, *mut *const u8, c_long) -> P,
+    i2d_public_key: unsafe extern "C" fn(P, *mut *mut u8) -> c_int,
+    new_raw_private: unsafe extern "C" fn(c_int, P, *const u8, usize) -> P,
+    new_raw_public: unsafe extern "C" fn(c_int, P, *const u8, usize) -> P,
+    get_raw_public: unsafe extern "C" fn(P, *mut u8, *mut usize) -> c_int,
+    pkey_free: unsafe extern "C" fn(P),
+    pkey_size: unsafe extern "C" fn(P) -> c_int,
+    ctx_new: unsafe extern "C" fn(P, P) -> P,
+    ctx_free: unsafe extern "C" fn(P),
+    sign_init: unsafe extern "C" fn(P) -> c_int,
+    sign: unsafe extern "C" fn(P, *mut u8, *mut usize, *const u8, usize) -> c_int,
+    verify_init: unsafe extern "C" fn(P) -> c_int,
+    verify: unsafe extern "C" fn(P, *const u8, usize, *const u8, usize) -> c_int,
+    set_signature_md: unsafe extern "C" fn(P, P) -> c_int,
+    set_rsa_padding: unsafe extern "C" fn(P, c_int) -> c_int,
+    set_rsa_pss_saltlen: unsafe extern "C" fn(P, c_int) -> c_int,
+    digest: unsafe extern "C" fn(*const u8, usize, *mut u8, *mut c_uint, P, P) -> c_int,
+    /// SHA-256 and SHA-384, fetched once (3.x) so that no call pays an implicit fetch;
+    /// the legacy getters where there is no EVP_MD_fetch.
+    sha256: Md,
+    sha384: Md,
+    md_ctx_new: unsafe extern "C" fn() -> P,
+    md_ctx_free: unsafe extern "C" fn(P),
+    digest_sign_init: unsafe extern "C" fn(P, *mut P, P, P, P) -> c_int,
+    digest_sign: unsafe extern "C" fn(P, *mut u8, *mut usize, *const u8, usize) -> c_int,
+    digest_verify_init: unsafe extern "C" fn(P, *mut P, P, P, P) -> c_int,
+    digest_verify: unsafe extern "C" fn(P, *const u8, usize, *const u8, usize) -> c_int,
+    derive_init: unsafe extern "C" fn(P) -> c_int,
+    derive_set_peer: unsafe extern "C" fn(P, P) -> c_int,
+    derive: unsafe extern "C" fn(P, *mut u8, *mut usize) -> c_int,
+    err_get_error: unsafe extern "C" fn() -> c_ulong,
+    err_error_string_n: unsafe extern "C" fn(c_ulong, *mut c_char, usize),
+    // Declared last, so dropped last.
+    _lib: Library,
+}
+
+/// The EVP_PKEY functions of one libcrypto, or why it has none usable.
+pub struct Pkey(Arc<Fns>);
+
+/// The table for the libcrypto at `path`, resolved on first use and kept for the run.
+pub fn for_path(path: &Path) -> Result<Arc<Pkey>, String> {
+    type Tables = Vec<(std::path::PathBuf, Result<Arc<Pkey>, String>)>;
+    static TABLES: std::sync::Mutex<Tables> = std::sync::Mutex::new(Vec::new());
+    let mut t = TABLES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, r)) = t.iter().find(|(p, _)| p == path) {
+        return r.clone();
+    }
+    let r = Pkey::load(path).map(Arc::new);
+    t.push((path.to_path_buf(), r.clone()));
+    r
+}
+
+impl Pkey {
+    /// Err: why this libcrypto offers no public-key operations here (e.g. 1.1, whose
+    /// EVP_PKEY_CTX_set_* are macros, not symbols).
+    pub fn load(path: &Path) -> Result<Pkey, String> {
+        // SAFETY: the library is already loaded by the caller; dlopen returns it again.
+        let lib = unsafe { Library::new(path) }
+            .map_err(|e| format!("cannot reopen {}: {e}", path.display()))?;
+        macro_rules! f {
+            ($($name:literal)|+) => {{
+                let mut found = None;
+                // SAFETY: each field's type is the symbol's C prototype (OpenSSL 3 evp.h,
+                // x509.h, err.h).
+                $( if found.is_none() { found = unsafe { lib.get(concat!($name, "\0").as_bytes()).ok().map(|s| *s) }; } )+
+                found.ok_or_else(|| format!("this libcrypto has no {} (public-key operations need OpenSSL 3.0 or later)", [$($name),+].join(" or ")))?
+            }};
+        }
+        let fns = Fns {
+            d2i_auto_private_key: f!("d2i_AutoPrivateKey"),
+            d2i_public_key: f!("d2i_PublicKey"),
+            d2i_pubkey: f!("d2i_PUBKEY"),
+            i2d_public_key: f!("i2d_PublicKey"),
+            new_raw_private: f!("EVP_PKEY_new_raw_private_key"),
+            new_raw_public: f!("EVP_PKEY_new_raw_public_key"),
+            get_raw_public: f!("EVP_PKEY_get_raw_public_key"),
+            pkey_free: f!("EVP_PKEY_free"),
+            pkey_size: f!("EVP_PKEY_get_size" | "EVP_PKEY_size"),
+            ctx_new: f!("EVP_PKEY_CTX_new"),
+            ctx_free: f!("EVP_PKEY_CTX_free"),
+            sign_init: f!("EVP_PKEY_sign_init"),
+            sign: f!("EVP_PKEY_sign"),
+            verify_init: f!("EVP_PKEY_verify_init"),
+            verify: f!("EVP_PKEY_verify"),
+            set_signature_md: f!("EVP_PKEY_CTX_set_signature_md"),
+            set_rsa_padding: f!("EVP_PKEY_CTX_set_rsa_padding"),
+            set_rsa_pss_saltlen: f!("EVP_PKEY_CTX_set_rsa_pss_saltlen"),
+            digest: f!("EVP_Digest"),
+            sha256: Md(std::ptr::null_mut()),
+            sha384: Md(std::ptr::null_mut()),
+            md_ctx_new: f!("EVP_MD_CTX_new"),
+            md_ctx_free: f!("EVP_MD_CTX_free"),
+            digest_sign_init: f!("EVP_DigestSignInit"),
+            digest_sign: f!("EVP_DigestSign"),
+            digest_verify_init: f!("EVP_DigestVerifyInit"),
+            digest_verify: f!("EVP_DigestVerify"),
+            derive_init: f!("EVP_PKEY_derive_init"),
+            derive_set_peer: f!("EVP_PKEY_derive_set_peer"),
+            derive: f!("EVP_PKEY_derive"),
+            err_get_error: f!("ERR_get_error"),
+            err_error_string_n: f!("ERR_error_string_n"),
+            _lib: lib,
+        };
+        let mut fns = fns;
+        type Fetch = unsafe extern "C" fn(P, *const c_char, *const c_char) -> P;
+        type Getter = unsafe extern "C" fn() -> P;
+        // SAFETY: EVP_MD_fetch(libctx, name, properties) and the EVP_sha* getters, by
+        // their prototypes in evp.h; a fetched method stays valid while the library is
+        // loaded (this table holds a reference and never frees it).
+        unsafe {
+            let fetch: Option<Fetch> = fns._lib.get(b"EVP_MD_fetch\0").ok().map(|s| *s);
+            for (name, getter, slot) in [
+                (c"SHA256", &b"EVP_sha256\0"[..], &mut fns.sha256),
+                (c"SHA384", &b"EVP_sha384\0"[..], &mut fns.sha384),
+            ] {
+                let fetched = fetch
+                    .map(|f| f(std::ptr::null_mut(), name.as_ptr(), std::ptr::null()))
+                    .filter(|p| !p.is_null());
+                let md = match fetched {
+                    Some(p) => p,
+                    None => {
+                        let g: Getter = *fns._lib.get(getter).map_err(|e| e.to_string())?;
+                        g()
+                    }
+                };
+                *slot = Md(md);
+            }
+        }
+        Ok(Pkey(Arc::new(fns)))
+    }
+
+    pub fn support(alg: Algorithm, version_num: u64) -> Option<String> {
+        (alg == Algorithm::MlKem768).then(|| {
+            if version_num < 0x3050_0000 {
+                "OpenSSL before 3.5 has no ML-KEM (measure a 3.5 build with --libcrypto)".into()
+            } else {
+                "cryptobench does not reach OpenSSL's ML-KEM yet".into()
+            }
+        })
+    }
+
+    pub fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn KeyPair>, String> {
+        let f = &self.0;
+        let key = match (alg, private) {
+            (Algorithm::Ed25519 | Algorithm::X25519, p) => {
+                let raw = match p {
+                    Some(p) => p.to_vec(),
+                    None => pkey::random_bytes(32)?,
+                };
+                let ty = if alg == Algorithm::Ed25519 {
+                    EVP_PKEY_ED25519
+                } else {
+                    EVP_PKEY_X25519
+                };
+                // SAFETY: raw is valid for its length; NULL engine.
+                Key::new(
+                    f,
+                    unsafe {
+                        (f.new_raw_private)(ty, std::ptr::null_mut(), raw.as_ptr(), raw.len())
+                    },
+                    "EVP_PKEY_new_raw_private_key",
+                )?
+            }
+            (Algorithm::EcdsaP256 | Algorithm::EcdsaP384 | Algorithm::EcdhP256, p) => {
+                let len = if alg == Algorithm::EcdsaP384 { 48 } else { 32 };
+                let der = match p {
+                    // PKCS#8 (ECDSA interchange) is a SEQUENCE too; raw scalars are wrapped.
+                    Some(d) if d.len() != len => d.to_vec(),
+                    Some(s) => sec1(s, alg),
+                    None => sec1(&pkey::random_bytes(len)?, alg),
+                };
+                Key::private_der(f, &der)?
+            }
+            (a, p) => {
+                let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("openssl", a))?;
+                let der = match p {
+                    Some(d) => d.to_vec(),
+                    None => pkey::shared_rsa_pkcs8(bits)?,
+                };
+                Key::private_der(f, &der)?
+            }
+        };
+        Ok(Box::new(OsslKeyPair::new(f.clone(), key, alg)?))
+    }
+
+    pub fn public_key(&self, alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+        let key = Key::public(&self.0, alg, public)?;
+        Ok(Box::new(OsslPublic::new(self.0.clone(), key, alg)?))
+    }
+}
+
+/// SEC1 ECPrivateKey DER of a raw scalar on the algorithm's curve.
+fn sec1(scalar: &[u8], alg: Algorithm) -> Vec<u8> {
+    let oid: &[u8] = if alg == Algorithm::EcdsaP384 {
+        &[0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22]
+    } else {
+        &[0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]
+    };
+    let mut body = vec![0x02, 0x01, 0x01, 0x04, scalar.len() as u8];
+    body.extend_from_slice(scalar);
+    body.extend_from_slice(&[0xa0, oid.len() as u8]);
+    body.extend_from_slice(oid);
+    let mut der = vec![0x30, body.len() as u8];
+    der.extend(body);
+    der
+}
+
+fn fail(f: &Fns, what: &str) -> String {
+    // SAFETY: this thread's error queue; the buffer is ours and its size is passed.
+    unsafe {
+        let code = (f.err_get_error)();
+        let mut buf = [0 as c_char; 256];
+        if code != 0 {
+            (f.err_error_string_n)(code, buf.as_mut_ptr(), buf.len());
+        }
+        while (f.err_get_error)() != 0 {}
+        let detail = std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy();
+        if detail.is_empty() {
+            format!("openssl: {what} failed")
+        } else {
+            format!("openssl: {what} failed ({detail})")
+        }
+    }
+}
+
+/// An owned EVP_PKEY.
+struct Key(P, Arc<Fns>);
+
+// SAFETY: an EVP_PKEY used by one thread at a time; OpenSSL refcounts it atomically.
+unsafe impl Send for Key {}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        // SAFETY: owned, freed once.
+        unsafe { (self.1.pkey_free)(self.0) }
+    }
+}
+
+impl Key {
+    fn new(f: &Arc<Fns>, p: P, what: &str) -> Result<Key, String> {
+        if p.is_null() {
+            return Err(fail(f, what));
+        }
+        Ok(Key(p, f.clone()))
+    }
+    fn private_der(f: &Arc<Fns>, der: &[u8]) -> Result<Key, String> {
+        let mut p = der.as_ptr();
+        // SAFETY: p and len describe `der`.
+        Key::new(
+            f,
+            unsafe { (f.d2i_auto_private_key)(std::ptr::null_mut(), &mut p, der.len() as c_long) },
+            "d2i_AutoPrivateKey",
+        )
+    }
+    fn public(f: &Arc<Fns>, alg: Algorithm, public: &[u8]) -> Result<Key, String> {
+        // SAFETY (all arms): pointers and lengths describe the caller's slices.
+        let p = match alg {
+            Algorithm::Ed25519 | Algorithm::X25519 => {
+                let ty = if alg == Algorithm::Ed25519 {
+                    EVP_PKEY_ED25519
+                } else {
+                    EVP_PKEY_X25519
+                };
+                unsafe {
+                    (f.new_raw_public)(ty, std::ptr::null_mut(), public.as_ptr(), public.len())
+                }
+            }
+            Algorithm::EcdsaP256 | Algorithm::EcdsaP384 | Algorithm::EcdhP256 => {
+                let prefix = if alg == Algorithm::EcdsaP384 {
+                    SPKI_P384
+                } else {
+                    SPKI_P256
+                };
+                let mut der = hex::decode(prefix).expect("constant hex");
+                der.extend_from_slice(public);
+                let mut p = der.as_ptr();
+                unsafe { (f.d2i_pubkey)(std::ptr::null_mut(), &mut p, der.len() as c_long) }
+            }
+            _ => {
+                let mut p = public.as_ptr();
+                unsafe {
+                    (f.d2i_public_key)(
+                        EVP_PKEY_RSA,
+                        std::ptr::null_mut(),
+                        &mut p,
+                        public.len() as c_long,
+                    )
+                }
+            }
+        };
+        Key::new(f, p, "parsing the public key")
+    }
+    fn encoded_public(&self, alg: Algorithm) -> Vec<u8> {
+        let f = &self.1;
+        // SAFETY: the first calls ask for the length, the second fill a buffer of it.
+        unsafe {
+            if matches!(alg, Algorithm::Ed25519 | Algorithm::X25519) {
+                let mut out = [0u8; 32];
+                let mut len = out.len();
+                if (f.get_raw_public)(self.0, out.as_mut_ptr(), &mut len) == 1 {
+                    return out[..len].to_vec();
+                }
+                return Vec::new();
+            }
+            let n = (f.i2d_public_key)(self.0, std::ptr::null_mut());
+            if n <= 0 {
+                return Vec::new();
+            }
+            let mut out = vec![0u8; n as usize];
+            let mut p = out.as_mut_ptr();
+            (f.i2d_public_key)(self.0, &mut p);
+            out
+        }
+    }
+}
+
+/// An owned context: EVP_PKEY_CTX or EVP_MD_CTX.
+struct Ctx(P, unsafe extern "C" fn(P));
+
+// SAFETY: used by one thread at a time.
+unsafe impl Send for Ctx {}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        // SAFETY: owned, freed once with its own free function.
+        unsafe { (self.1)(self.0) }
+    }
+}
+
+// SAFETY: the contexts are used by one thread at a time; `md` is a static method table.
+unsafe impl Send for Signer {}
+
+/// What a signing or verifying context does per call.
+enum Signer {
+    /// EVP_PKEY_sign / _verify over a digest (RSA, ECDSA).
+    Digest { pctx: Ctx, md: P, max: usize },
+    /// EVP_DigestSign / _Verify on a context initialised once (Ed25519).
+    OneShot { mctx: Ctx },
+}
+
+/// A message digest method, valid while its library is loaded.
+struct Md(P);
+
+// SAFETY: EVP_MD methods are immutable and shared between threads by OpenSSL itself.
+unsafe impl Send for Md {}
+unsafe impl Sync for Md {}
+
+fn md_of(f: &Fns, alg: Algorithm) -> P {
+    if alg == Algorithm::EcdsaP384 {
+        f.sha384.0
+    } else {
+        f.sha256.0
+    }
+}
+
+/// A context set up once for sign (`sign` true) or verify with `key`.
+fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> Result<Signer, String> {
+    // SAFETY: fresh contexts, owned by Ctx; key outlives them (held beside them).
+    unsafe {
+        if alg == Algorithm::Ed25519 {
+            let mctx = Ctx((f.md_ctx_new)(), f.md_ctx_free);
+            let init = if sign {
+                f.digest_sign_init
+            } else {
+                f.digest_verify_init
+            };
+            let (no_pctx, no_md, no_engine) = (
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+            if mctx.0.is_null() || init(mctx.0, no_pctx, no_md, no_engine, key.0) != 1 {
+                return Err(fail(f, "EVP_DigestSignInit/VerifyInit"));
+            }
+            return Ok(Signer::OneShot { mctx });
+        }
+        let pctx = Ctx((f.ctx_new)(key.0, std::ptr::null_mut()), f.ctx_free);
+        let init = if sign { f.sign_init } else { f.verify_init };
+        if pctx.0.is_null() || init(pctx.0) != 1 {
+            return Err(fail(f, "EVP_PKEY_sign_init/verify_init"));
+        }
+        let md = md_of(f, alg);
+        if (f.set_signature_md)(pctx.0, md) != 1 {
+            return Err(fail(f, "EVP_PKEY_CTX_set_signature_md"));
+        }
+        if rsa_bits(alg).is_some() {
+            let pad = if is_pss(alg) {
+                RSA_PKCS1_PSS_PADDING
+            } else {
+                RSA_PKCS1_PADDING
+            };
+            if (f.set_rsa_padding)(pctx.0, pad) != 1
+                || (is_pss(alg) && (f.set_rsa_pss_saltlen)(pctx.0, 32) != 1)
+            {
+                return Err(fail(f, "setting the RSA padding"));
+            }
+        }
+        let max = (f.pkey_size)(key.0).max(0) as usize;
+        Ok(Signer::Digest { pctx, md, max })
+    }
+}
+
+fn digest(f: &Fns, md: P, msg: &[u8]) -> Result<([u8; 64], usize), String> {
+    let mut out = [0u8; 64];
+    let mut n: c_uint = 0;
+    // SAFETY: out holds the largest digest (64 bytes); msg valid for its length.
+    if unsafe {
+        (f.digest)(
+            msg.as_ptr(),
+            msg.len(),
+            out.as_mut_ptr(),
+            &mut n,
+            md,
+            std::ptr::null_mut(),
+        )
+    } != 1
+    {
+        return Err(fail(f, "EVP_Digest"));
+    }
+    Ok((out, n as usize))
+}
+
+struct OsslKeyPair {
+    f: Arc<Fns>,
+    alg: Algorithm,
+    signer: Option<Signer>,
+    /// Key agreement: a context with EVP_PKEY_derive_init done once; each call sets a
+    /// new peer on it.
+    deriver: Option<Ctx>,
+    // Declared after the contexts that use it, so dropped after them.
+    key: Key,
+}
+
+impl OsslKeyPair {
+    fn new(f: Arc<Fns>, key: Key, alg: Algorithm) -> Result<Self, String> {
+        let signer = match alg.kind() {
+            crate::algorithms::Kind::Signature => Some(signer(&f, &key, alg, true)?),
+            _ => None,
+        };
+        let deriver = match alg.kind() {
+            crate::algorithms::Kind::Agreement => {
+                // SAFETY: a fresh context on our key, owned by Ctx.
+                let ctx = Ctx(
+                    unsafe { (f.ctx_new)(key.0, std::ptr::null_mut()) },
+                    f.ctx_free,
+                );
+                if ctx.0.is_null() || unsafe { (f.derive_init)(ctx.0) } != 1 {
+                    return Err(fail(&f, "EVP_PKEY_derive_init"));
+                }
+                Some(ctx)
+            }
+            _ => None,
+        };
+        Ok(OsslKeyPair {
+            f,
+            alg,
+            signer,
+            deriver,
+            key,
+        })
+    }
+}
+
+impl KeyPair for OsslKeyPair {
+    fn public_key(&self) -> Vec<u8> {
+        self.key.encoded_public(self.alg)
+    }
+    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+        let f = &self.f;
+        match &self.signer {
+            Some(Signer::Digest { pctx, md, max }) => {
+                let (d, n) = digest(f, *md, msg)?;
+                let mut sig = vec![0u8; *max];
+                let mut len = sig.len();
+                // SAFETY: sig has `max` = EVP_PKEY_size bytes; d holds n bytes.
+                if unsafe { (f.sign)(pctx.0, sig.as_mut_ptr(), &mut len, d.as_ptr(), n) } != 1 {
+                    return Err(fail(f, "EVP_PKEY_sign"));
+                }
+                sig.truncate(len);
+                Ok(sig)
+            }
+            Some(Signer::OneShot { mctx }) => {
+                let mut sig = vec![0u8; 64];
+                let mut len = sig.len();
+                // SAFETY: an Ed25519 signature is 64 bytes.
+                if unsafe {
+                    (f.digest_sign)(mctx.0, sig.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len())
+                } != 1
+                {
+                    return Err(fail(f, "EVP_DigestSign"));
+                }
+                sig.truncate(len);
+                Ok(sig)
+            }
+            None => Err(format!("{} does not sign", self.alg)),
+        }
+    }
+    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+        let f = &self.f;
+        let ctx = self
+            .deriver
+            .as_ref()
+            .ok_or_else(|| format!("{} does not agree keys", self.alg))?;
+        let peer = Key::public(f, self.alg, peer)?;
+        // SAFETY: the context is ours and initialised; the peer key outlives the derive.
+        unsafe {
+            if (f.derive_set_peer)(ctx.0, peer.0) != 1 {
+                return Err(fail(f, "EVP_PKEY_derive_set_peer"));
+            }
+            let mut out = vec![0u8; 32];
+            let mut len = out.len();
+            if (f.derive)(ctx.0, out.as_mut_ptr(), &mut len) != 1 {
+                return Err(fail(f, "EVP_PKEY_derive"));
+            }
+            out.truncate(len);
+            Ok(out)
+        }
+    }
+}
+
+struct OsslPublic {
+    f: Arc<Fns>,
+    verifier: Signer,
+    _key: Key,
+}
+
+impl OsslPublic {
+    fn new(f: Arc<Fns>, key: Key, alg: Algorithm) -> Result<Self, String> {
+        if alg.kind() != crate::algorithms::Kind::Signature {
+            return Err(format!("openssl has no {alg} public-key operation here"));
+        }
+        let verifier = signer(&f, &key, alg, false)?;
+        Ok(OsslPublic {
+            f,
+            verifier,
+            _key: key,
+        })
+    }
+}
+
+impl PublicKey for OsslPublic {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+        let f = &self.f;
+        // SAFETY: every pointer and length describes a live slice.
+        let ok = unsafe {
+            match &self.verifier {
+                Signer::Digest { pctx, md, .. } => {
+                    let (d, n) = digest(f, *md, msg)?;
+                    (f.verify)(pctx.0, sig.as_ptr(), sig.len(), d.as_ptr(), n)
+                }
+                Signer::OneShot { mctx } => {
+                    (f.digest_verify)(mctx.0, sig.as_ptr(), sig.len(), msg.as_ptr(), msg.len())
+                }
+            }
+        };
+        if ok != 1 {
+            // Drain the queue so a failed verify leaves nothing for the next call.
+            let _ = fail(f, "verify");
+            return Err("openssl: the signature does not verify".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,115 @@
+//! Public-key operations: the second face of an [`Implementation`](super::Implementation).
+//!
+//! Keys cross library boundaries (known answers, cross-checks, one library's key timed in
+//! another) in one interchange encoding per algorithm:
+//!
+//! | algorithm        | private key              | public key                  | signature / secret |
+//! |------------------|--------------------------|-----------------------------|--------------------|
+//! | rsa*-pkcs1/-pss  | PKCS#8 DER               | PKCS#1 RSAPublicKey DER     | raw, SHA-256; PSS salt 32, MGF1-SHA-256 |
+//! | ecdsa-p256/p384  | PKCS#8 DER               | SEC1 uncompressed point     | ASN.1 DER, SHA-256 / SHA-384 |
+//! | ed25519          | 32-byte seed (RFC 8032)  | 32 bytes                    | 64 bytes |
+//! | x25519           | 32-byte scalar (RFC 7748)| 32 bytes                    | 32-byte secret |
+//! | ecdh-p256        | 32-byte big-endian scalar| SEC1 uncompressed point     | x coordinate, 32 bytes |
+//! | ml-kem-768       | 2400-byte decapsulation key (FIPS 203) | 1184 bytes    | 1088-byte ciphertext, 32-byte secret |
+
+use crate::algorithms::Algorithm;
+use std::sync::OnceLock;
+
+/// One key pair of one library for one public-key algorithm, made outside any timed loop.
+/// Each method is one timed operation; the defaults say the kind has no such operation.
+pub trait KeyPair: Send {
+    /// The public key in the interchange encoding.
+    fn public_key(&self) -> Vec<u8>;
+    /// One signature over `msg` (signature algorithms).
+    fn sign(&mut self, _msg: &[u8]) -> Result<Vec<u8>, String> {
+        Err("this key pair does not sign".into())
+    }
+    /// One shared secret with a peer's public key (key agreement).
+    fn derive(&mut self, _peer: &[u8]) -> Result<Vec<u8>, String> {
+        Err("this key pair does not agree keys".into())
+    }
+    /// The shared secret inside a ciphertext (KEM).
+    fn decaps(&mut self, _ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+        Err("this key pair does not decapsulate".into())
+    }
+    /// Generates (and drops) one more key pair of the same algorithm (KEM keygen).
+    fn keygen(&mut self) -> Result<(), String> {
+        Err("this key pair has no keygen operation".into())
+    }
+}
+
+/// A peer's public key, parsed once outside the timed loop.
+pub trait PublicKey: Send {
+    /// Err when the signature does not verify.
+    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> Result<(), String> {
+        Err("this public key does not verify".into())
+    }
+    /// (ciphertext, shared secret) for a fresh secret (KEM).
+    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+        Err("this public key does not encapsulate".into())
+    }
+}
+
+/// In the error of a library that cannot import a private key of this algorithm.
+pub const NO_IMPORT: &str = "cannot import";
+
+/// RSA modulus bits of an RSA algorithm.
+pub fn rsa_bits(alg: Algorithm) -> Option<usize> {
+    match alg {
+        Algorithm::Rsa2048Pkcs1 | Algorithm::Rsa2048Pss => Some(2048),
+        Algorithm::Rsa3072Pkcs1 | Algorithm::Rsa3072Pss => Some(3072),
+        Algorithm::Rsa4096Pkcs1 | Algorithm::Rsa4096Pss => Some(4096),
+        _ => None,
+    }
+}
+
+pub fn is_pss(alg: Algorithm) -> bool {
+    matches!(
+        alg,
+        Algorithm::Rsa2048Pss | Algorithm::Rsa3072Pss | Algorithm::Rsa4096Pss
+    )
+}
+
+/// One RSA private key (PKCS#8) per modulus size for the whole run, made by aws-lc.
+/// Libraries that cannot generate RSA keys (ring) sign with it, and every library is
+/// timed on a key of the same size and public exponent (65537).
+pub fn shared_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
+    use aws_lc_rs::encoding::AsDer;
+    use aws_lc_rs::rsa::{KeyPair, KeySize};
+    static KEYS: [OnceLock<Result<Vec<u8>, String>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let (slot, size) = match bits {
+        2048 => (0, KeySize::Rsa2048),
+        3072 => (1, KeySize::Rsa3072),
+        4096 => (2, KeySize::Rsa4096),
+        _ => return Err(format!("no RSA key size {bits}")),
+    };
+    KEYS[slot]
+        .get_or_init(|| {
+            let kp = KeyPair::generate(size).map_err(|_| "aws-lc could not generate an RSA key")?;
+            let der = kp
+                .as_der()
+                .map_err(|_| "aws-lc could not encode the RSA key as PKCS#8")?;
+            Ok(der.as_ref().to_vec())
+        })
+        .clone()
+}
+
+/// Random bytes from the OS, for seeds and scalars.
+pub fn random_bytes(n: usize) -> Result<Vec<u8>, String> {
+    let mut b = vec![0u8; n];
+    getrandom(&mut b)?;
+    Ok(b)
+}
+
+fn getrandom(buf: &mut [u8]) -> Result<(), String> {
+    use aws_lc_rs::rand::SecureRandom;
+    aws_lc_rs::rand::SystemRandom::new()
+        .fill(buf)
+        .map_err(|_| "the system random generator failed".to_string())
+}
+
+/// The "unsupported" answer of libraries without any public-key operations.
+pub fn not_offered(lib: &str, alg: Algorithm) -> String {
+    format!("{lib} offers no {alg}")
+}

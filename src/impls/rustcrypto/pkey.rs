@@ -1,0 +1,261 @@
+//! RustCrypto's public-key operations: rsa, p256 (ECDSA and ECDH), p384, ed25519-dalek,
+//! x25519-dalek and ml-kem.
+//!
+//! RSA keys come from the run's shared key (pkey.rs): the rsa crate generates them
+//! too, but a 4096-bit one takes seconds. ECDSA signs deterministically (RFC 6979).
+
+use crate::algorithms::Algorithm;
+use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use ml_kem::kem::{Decapsulate, Encapsulate};
+use ml_kem::{EncodedSizeUser, KemCore, MlKem768};
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use rand_core_06::OsRng;
+use rsa::pkcs1::{DecodeRsaPublicKey, EncodeRsaPublicKey};
+use rsa::pkcs8::DecodePrivateKey;
+use rsa::signature::{RandomizedSigner, SignatureEncoding, Signer, Verifier};
+use sha2_10::Sha256;
+
+type MlKemDk = <MlKem768 as KemCore>::DecapsulationKey;
+type MlKemEk = <MlKem768 as KemCore>::EncapsulationKey;
+
+fn bad<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
+    move |e| format!("rustcrypto: {what}: {e}")
+}
+
+fn array<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N], String> {
+    b.try_into()
+        .map_err(|_| format!("{what} must be {N} bytes, got {}", b.len()))
+}
+
+enum Signing {
+    Pkcs1(rsa::pkcs1v15::SigningKey<Sha256>, Vec<u8>),
+    Pss(rsa::pss::SigningKey<Sha256>, Vec<u8>),
+    P256(p256::ecdsa::SigningKey),
+    P384(p384::ecdsa::SigningKey),
+    Ed25519(ed25519_dalek::SigningKey),
+}
+
+impl KeyPair for Signing {
+    fn public_key(&self) -> Vec<u8> {
+        match self {
+            Signing::Pkcs1(_, p) | Signing::Pss(_, p) => p.clone(),
+            Signing::P256(k) => k
+                .verifying_key()
+                .to_encoded_point(false)
+                .as_bytes()
+                .to_vec(),
+            Signing::P384(k) => k
+                .verifying_key()
+                .to_encoded_point(false)
+                .as_bytes()
+                .to_vec(),
+            Signing::Ed25519(k) => k.verifying_key().to_bytes().to_vec(),
+        }
+    }
+    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+        Ok(match self {
+            Signing::Pkcs1(k, _) => k.sign(msg).to_vec(),
+            Signing::Pss(k, _) => k.sign_with_rng(&mut OsRng, msg).to_vec(),
+            Signing::P256(k) => {
+                let s: p256::ecdsa::Signature = k.sign(msg);
+                s.to_der().as_bytes().to_vec()
+            }
+            Signing::P384(k) => {
+                let s: p384::ecdsa::Signature = k.sign(msg);
+                s.to_der().as_bytes().to_vec()
+            }
+            Signing::Ed25519(k) => k.sign(msg).to_bytes().to_vec(),
+        })
+    }
+}
+
+enum Verifying {
+    Pkcs1(rsa::pkcs1v15::VerifyingKey<Sha256>),
+    Pss(rsa::pss::VerifyingKey<Sha256>),
+    P256(p256::ecdsa::VerifyingKey),
+    P384(p384::ecdsa::VerifyingKey),
+    Ed25519(ed25519_dalek::VerifyingKey),
+    MlKem(Box<MlKemEk>),
+}
+
+impl PublicKey for Verifying {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+        let no =
+            |e: rsa::signature::Error| format!("rustcrypto: the signature does not verify: {e}");
+        match self {
+            Verifying::Pkcs1(k) => k.verify(msg, &sig.try_into().map_err(no)?).map_err(no),
+            Verifying::Pss(k) => k.verify(msg, &sig.try_into().map_err(no)?).map_err(no),
+            Verifying::P256(k) => k
+                .verify(msg, &p256::ecdsa::Signature::from_der(sig).map_err(no)?)
+                .map_err(no),
+            Verifying::P384(k) => k
+                .verify(msg, &p384::ecdsa::Signature::from_der(sig).map_err(no)?)
+                .map_err(no),
+            Verifying::Ed25519(k) => {
+                let s = ed25519_dalek::Signature::from_bytes(&array(sig, "an Ed25519 signature")?);
+                k.verify(msg, &s).map_err(no)
+            }
+            Verifying::MlKem(_) => Err("an ML-KEM key does not verify".into()),
+        }
+    }
+    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+        let Verifying::MlKem(ek) = self else {
+            return Err("this key does not encapsulate".into());
+        };
+        let (ct, ss) = ek
+            .encapsulate(&mut OsRng)
+            .map_err(|()| "rustcrypto could not encapsulate".to_string())?;
+        Ok((ct.to_vec(), ss.to_vec()))
+    }
+}
+
+enum Agreeing {
+    X25519(x25519_dalek::StaticSecret),
+    P256(p256::SecretKey),
+}
+
+impl KeyPair for Agreeing {
+    fn public_key(&self) -> Vec<u8> {
+        match self {
+            Agreeing::X25519(s) => x25519_dalek::PublicKey::from(s).as_bytes().to_vec(),
+            Agreeing::P256(s) => s.public_key().to_encoded_point(false).as_bytes().to_vec(),
+        }
+    }
+    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+        match self {
+            Agreeing::X25519(s) => {
+                let p = x25519_dalek::PublicKey::from(array::<32>(peer, "an X25519 public key")?);
+                Ok(s.diffie_hellman(&p).as_bytes().to_vec())
+            }
+            Agreeing::P256(s) => {
+                let p = p256::PublicKey::from_sec1_bytes(peer)
+                    .map_err(bad("the peer's P-256 public key"))?;
+                let shared = p256::ecdh::diffie_hellman(s.to_nonzero_scalar(), p.as_affine());
+                Ok(shared.raw_secret_bytes().to_vec())
+            }
+        }
+    }
+}
+
+struct Decapsulating(Box<MlKemDk>);
+
+impl KeyPair for Decapsulating {
+    fn public_key(&self) -> Vec<u8> {
+        self.0.encapsulation_key().as_bytes().to_vec()
+    }
+    fn decaps(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+        let ct = ml_kem::Ciphertext::<MlKem768>::try_from(ciphertext).map_err(|_| {
+            format!(
+                "an ML-KEM-768 ciphertext has 1088 bytes, not {}",
+                ciphertext.len()
+            )
+        })?;
+        let ss = self
+            .0
+            .decapsulate(&ct)
+            .map_err(|()| "rustcrypto could not decapsulate".to_string())?;
+        Ok(ss.to_vec())
+    }
+    fn keygen(&mut self) -> Result<(), String> {
+        std::hint::black_box(MlKem768::generate(&mut OsRng));
+        Ok(())
+    }
+}
+
+pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+    let random32 = || pkey::random_bytes(32);
+    Ok(match alg {
+        Algorithm::Ed25519 => {
+            let seed = match private {
+                Some(s) => array(s, "an Ed25519 seed")?,
+                None => array(&random32()?, "a seed")?,
+            };
+            Box::new(Signing::Ed25519(ed25519_dalek::SigningKey::from_bytes(
+                &seed,
+            )))
+        }
+        Algorithm::EcdsaP256 => Box::new(Signing::P256(match private {
+            Some(der) => {
+                p256::ecdsa::SigningKey::from_pkcs8_der(der).map_err(bad("P-256 PKCS#8"))?
+            }
+            None => p256::ecdsa::SigningKey::random(&mut OsRng),
+        })),
+        Algorithm::EcdsaP384 => Box::new(Signing::P384(match private {
+            Some(der) => {
+                p384::ecdsa::SigningKey::from_pkcs8_der(der).map_err(bad("P-384 PKCS#8"))?
+            }
+            None => p384::ecdsa::SigningKey::random(&mut OsRng),
+        })),
+        Algorithm::X25519 => {
+            let raw = match private {
+                Some(s) => array(s, "an X25519 private key")?,
+                None => array(&random32()?, "a scalar")?,
+            };
+            Box::new(Agreeing::X25519(x25519_dalek::StaticSecret::from(raw)))
+        }
+        Algorithm::EcdhP256 => Box::new(Agreeing::P256(match private {
+            Some(s) => p256::SecretKey::from_slice(s).map_err(bad("P-256 private scalar"))?,
+            None => p256::SecretKey::random(&mut OsRng),
+        })),
+        Algorithm::MlKem768 => {
+            let dk = match private {
+                Some(b) => MlKemDk::from_bytes(&b.try_into().map_err(|_| {
+                    format!("an ML-KEM-768 private key has 2400 bytes, not {}", b.len())
+                })?),
+                None => MlKem768::generate(&mut OsRng).0,
+            };
+            Box::new(Decapsulating(Box::new(dk)))
+        }
+        a => {
+            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("rustcrypto", a))?;
+            let der = match private {
+                Some(d) => d.to_vec(),
+                None => pkey::shared_rsa_pkcs8(bits)?,
+            };
+            let key = rsa::RsaPrivateKey::from_pkcs8_der(&der).map_err(bad("RSA PKCS#8"))?;
+            let public = key
+                .to_public_key()
+                .to_pkcs1_der()
+                .map_err(bad("RSA public key"))?
+                .as_bytes()
+                .to_vec();
+            if is_pss(a) {
+                Box::new(Signing::Pss(rsa::pss::SigningKey::new(key), public))
+            } else {
+                Box::new(Signing::Pkcs1(rsa::pkcs1v15::SigningKey::new(key), public))
+            }
+        }
+    })
+}
+
+pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+    Ok(Box::new(match alg {
+        Algorithm::Ed25519 => Verifying::Ed25519(
+            ed25519_dalek::VerifyingKey::from_bytes(&array(public, "an Ed25519 public key")?)
+                .map_err(bad("Ed25519 public key"))?,
+        ),
+        Algorithm::EcdsaP256 => Verifying::P256(
+            p256::ecdsa::VerifyingKey::from_sec1_bytes(public).map_err(bad("P-256 public key"))?,
+        ),
+        Algorithm::EcdsaP384 => Verifying::P384(
+            p384::ecdsa::VerifyingKey::from_sec1_bytes(public).map_err(bad("P-384 public key"))?,
+        ),
+        Algorithm::MlKem768 => Verifying::MlKem(Box::new(MlKemEk::from_bytes(
+            &public.try_into().map_err(|_| {
+                format!(
+                    "an ML-KEM-768 public key has 1184 bytes, not {}",
+                    public.len()
+                )
+            })?,
+        ))),
+        a if rsa_bits(a).is_some() => {
+            let k = rsa::RsaPublicKey::from_pkcs1_der(public).map_err(bad("RSA public key"))?;
+            if is_pss(a) {
+                Verifying::Pss(rsa::pss::VerifyingKey::new(k))
+            } else {
+                Verifying::Pkcs1(rsa::pkcs1v15::VerifyingKey::new(k))
+            }
+        }
+        a => return Err(format!("rustcrypto has no {a} public-key operation")),
+    }))
+}

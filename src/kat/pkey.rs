@@ -1,0 +1,183 @@
+//! The correctness gate for public-key algorithms: known answers (RFC 8032, RFC 7748,
+//! RFC 6979, NIST CAVP, Wycheproof), a forged signature that must fail, and checks
+//! across two libraries (a signature made by one verifies with the other, both derive
+//! the same secret, one decapsulates what the other encapsulated).
+
+use super::vectors_pkey::{agreement_vectors, signature_vectors, signing_vectors};
+use crate::algorithms::{Algorithm, Kind};
+use crate::impls::pkey::NO_IMPORT;
+use crate::impls::Implementation;
+
+fn unhex(s: &str) -> Vec<u8> {
+    hex::decode(s.replace([' ', '\n'], "")).expect("catalogue vectors are valid hex")
+}
+
+/// A copy of `b` with one bit flipped at `at`.
+fn flipped(b: &[u8], at: usize) -> Vec<u8> {
+    let mut f = b.to_vec();
+    f[at % b.len()] ^= 0x01;
+    f
+}
+
+/// The message the gate signs: as long as a TLS 1.3 CertificateVerify input's hash.
+const MESSAGE: &[u8] = b"cryptobench public-key gate message, 64 bytes long, no meaning..";
+
+/// A signature `sig` over `msg` verifies with `verifier`'s copy of `public`, and neither
+/// a forged signature nor another message does.
+fn verify_strictly(
+    verifier: &dyn Implementation,
+    alg: Algorithm,
+    public: &[u8],
+    msg: &[u8],
+    sig: &[u8],
+) -> Result<(), String> {
+    let mut pk = verifier.public_key(alg, public)?;
+    pk.verify(msg, sig)
+        .map_err(|e| format!("{} rejects a valid signature: {e}", verifier.name()))?;
+    for forged in [flipped(sig, sig.len() / 2), flipped(sig, sig.len() - 1)] {
+        if pk.verify(msg, &forged).is_ok() {
+            return Err(format!("{} accepted a forged signature", verifier.name()));
+        }
+    }
+    if pk.verify(&flipped(msg, 0), sig).is_ok() {
+        return Err(format!(
+            "{} accepted a signature over another message",
+            verifier.name()
+        ));
+    }
+    Ok(())
+}
+
+/// Known answers of `imp` for a public-key algorithm.
+pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+    match alg.kind() {
+        Kind::Signature => {
+            for v in signature_vectors(alg) {
+                let mut pk = imp
+                    .public_key(alg, &unhex(v.public))
+                    .map_err(|e| format!("{}: {e}", v.source))?;
+                let ok = pk.verify(&unhex(v.msg), &unhex(v.sig)).is_ok();
+                if ok != v.valid {
+                    return Err(format!(
+                        "{}: a {} signature was {}",
+                        v.source,
+                        if v.valid { "valid" } else { "invalid" },
+                        if ok { "accepted" } else { "rejected" }
+                    ));
+                }
+                if v.valid {
+                    verify_strictly(imp, alg, &unhex(v.public), &unhex(v.msg), &unhex(v.sig))
+                        .map_err(|e| format!("{}: {e}", v.source))?;
+                }
+            }
+            for v in signing_vectors(alg) {
+                let mut kp = imp.key_pair(alg, Some(&unhex(v.private)))?;
+                if kp.public_key() != unhex(v.public) {
+                    return Err(format!("{}: wrong public key from the seed", v.source));
+                }
+                let sig = kp.sign(&unhex(v.msg))?;
+                if sig != unhex(v.sig) {
+                    return Err(format!(
+                        "{}: wrong signature {}",
+                        v.source,
+                        hex::encode(sig)
+                    ));
+                }
+            }
+            // Its own fresh key: sign, then verify strictly.
+            let mut kp = imp.key_pair(alg, None)?;
+            let sig = kp.sign(MESSAGE)?;
+            verify_strictly(imp, alg, &kp.public_key(), MESSAGE, &sig)
+                .map_err(|e| format!("own key: {e}"))
+        }
+        Kind::Agreement => {
+            for v in agreement_vectors(alg) {
+                let mut kp = match imp.key_pair(alg, Some(&unhex(v.private))) {
+                    Ok(kp) => kp,
+                    // ring's keys are ephemeral: the cross-check covers it.
+                    Err(e) if e.contains(NO_IMPORT) => continue,
+                    Err(e) => return Err(format!("{}: {e}", v.source)),
+                };
+                if kp.public_key() != unhex(v.public) {
+                    return Err(format!("{}: wrong public key", v.source));
+                }
+                let secret = kp.derive(&unhex(v.peer))?;
+                if secret != unhex(v.shared) {
+                    return Err(format!(
+                        "{}: wrong shared secret {}",
+                        v.source,
+                        hex::encode(secret)
+                    ));
+                }
+            }
+            agree(imp, imp, alg)
+        }
+        Kind::Kem => kem(imp, imp, alg),
+        _ => Err(format!("{alg} is not a public-key algorithm")),
+    }
+}
+
+/// Two key pairs, one from each library, derive the same secret.
+fn agree(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+    let mut ka = a.key_pair(alg, None)?;
+    let mut kb = b.key_pair(alg, None)?;
+    let (pa, pb) = (ka.public_key(), kb.public_key());
+    let sa = ka.derive(&pb)?;
+    let sb = kb.derive(&pa)?;
+    if sa != sb || sa.iter().all(|&x| x == 0) {
+        return Err(format!(
+            "{} and {} derived different secrets",
+            a.name(),
+            b.name()
+        ));
+    }
+    Ok(())
+}
+
+/// `b` encapsulates to `a`'s public key; `a` recovers the secret; a modified
+/// ciphertext gives another secret (implicit rejection).
+fn kem(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+    let mut ka = a.key_pair(alg, None)?;
+    let mut pk = b.public_key(alg, &ka.public_key())?;
+    let (ct, ss) = pk.encaps()?;
+    if ka.decaps(&ct)? != ss {
+        return Err(format!(
+            "{} could not decapsulate what {} encapsulated",
+            a.name(),
+            b.name()
+        ));
+    }
+    if ka
+        .decaps(&flipped(&ct, 7))
+        .map(|s| s == ss)
+        .unwrap_or(false)
+    {
+        return Err(format!(
+            "{} recovered the secret from a modified ciphertext",
+            a.name()
+        ));
+    }
+    Ok(())
+}
+
+/// A and B against each other, both ways.
+pub fn cross_check(
+    a: &dyn Implementation,
+    b: &dyn Implementation,
+    alg: Algorithm,
+) -> Result<(), String> {
+    for (x, y) in [(a, b), (b, a)] {
+        match alg.kind() {
+            Kind::Signature => {
+                let mut kp = x.key_pair(alg, None)?;
+                let sig = kp.sign(MESSAGE)?;
+                verify_strictly(y, alg, &kp.public_key(), MESSAGE, &sig)
+                    .map_err(|e| format!("{} signed: {e}", x.name()))?;
+            }
+            Kind::Agreement => agree(x, y, alg)?,
+            Kind::Kem => kem(x, y, alg)?,
+            _ => return Err(format!("{alg} is not a public-key algorithm")),
+        }
+    }
+    Ok(())
+}
