@@ -153,6 +153,17 @@ pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
             model::csv(&tables)
         }
         Format::Openssl => super::openssl::render_runs(doc),
+        Format::Html => {
+            let mut body = String::new();
+            for (run, p) in &all {
+                let figures = super::plots::of_run(run, opts);
+                super::html::run_section(run, &run_heading(run), &figures, &p.blocks, &mut body);
+            }
+            if !skipped_lines.is_empty() {
+                super::html::blocks(&[Block::Lines(skipped_lines)], &mut body);
+            }
+            super::html::page("cryptobench report", &body)
+        }
         Format::Table | Format::Markdown => {
             let mut blocks = Vec::new();
             for (run, p) in all {

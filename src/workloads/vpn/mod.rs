@@ -220,9 +220,9 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
         }
         return Ok(0);
     }
-    if args.format == Format::Openssl {
+    if matches!(args.format, Format::Openssl | Format::Html) {
         return Err(Failure::Input(
-            "--format openssl is for speed: use table, json, csv or markdown".into(),
+            "--format openssl is for speed and html for report: use table, json, csv or markdown (or --output FILE, then `cryptobench report FILE --format html`)".into(),
         ));
     }
     let duration = parse_duration(args.duration).map_err(Failure::Input)?;

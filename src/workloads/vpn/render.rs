@@ -19,7 +19,7 @@ pub fn render(format: Format, report: &VpnReport) -> String {
             crate::render::model::csv(&[records_table(&recs)])
         }
         Format::Markdown => text(report, true),
-        Format::Table | Format::Openssl => text(report, false),
+        Format::Table | Format::Openssl | Format::Html => text(report, false),
     }
 }
 
