@@ -258,6 +258,14 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
                          5bc94fbc3221a5db94fae95ae7121a47",
             },
             Vector {
+                source: "NIST GCM spec test case 1 (empty message, no AAD)",
+                key: "00000000000000000000000000000000",
+                nonce: "000000000000000000000000",
+                aad: "",
+                input: "",
+                output: "58e2fccefa7e3061367f1d57a4e7455a",
+            },
+            Vector {
                 source: "NIST GCM spec test case 2",
                 key: "00000000000000000000000000000000",
                 nonce: "000000000000000000000000",
@@ -275,6 +283,14 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
                 input: GCM_PT,
                 output: "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662\
                          76fc6ece0f4e1768cddf8853bb2d551b",
+            },
+            Vector {
+                source: "NIST GCM spec test case 13 (empty message, no AAD)",
+                key: "0000000000000000000000000000000000000000000000000000000000000000",
+                nonce: "000000000000000000000000",
+                aad: "",
+                input: "",
+                output: "530f8afbc74536b9a963b4f1c4cb738b",
             },
             Vector {
                 source: "NIST GCM spec test case 14",

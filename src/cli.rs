@@ -14,7 +14,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Seconds measured per point [speed: 0.15; tls and vpn: 5].
-    #[arg(long, visible_alias = "duration", value_name = "SECONDS", value_parser = seconds)]
+    #[arg(allow_negative_numbers = true, long, visible_alias = "duration", value_name = "SECONDS", value_parser = seconds)]
     pub time: Option<f64>,
 }
 

@@ -33,6 +33,8 @@ pub struct Ctx<'a> {
     pub progress: &'a ProgressBar,
 }
 
+// One per point, moved once into the run: boxing the record would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome<D> {
     Record(Record<D>),
     Excluded(Exclusion),

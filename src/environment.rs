@@ -120,7 +120,9 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         run_id: format!("{}-{}", now.as_secs(), std::process::id()),
         cryptobench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix: now.as_secs(),
-        command_line: std::env::args().collect(),
+        command_line: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         hostname: fs::read_to_string("/proc/sys/kernel/hostname")
             .unwrap_or_default()
             .trim()

@@ -3,6 +3,7 @@
 
 use crate::algorithms::{vectors, Algorithm, Direction, Kind, TIMED_AAD_LEN};
 use crate::impls::{Implementation, Io};
+use crate::verify::Tally;
 
 /// Extra output room every buffer gets (a tag or the largest digest).
 pub const SLACK: usize = 64;
@@ -14,7 +15,7 @@ fn unhex(s: &str) -> Vec<u8> {
 /// Runs one message through a fresh Operation the way the timed loop does: enc in
 /// place, dec from a separate input. The same Operation is used twice, so that state
 /// left over from the first message is caught.
-fn run_twice(
+pub fn run_twice(
     imp: &dyn Implementation,
     alg: Algorithm,
     dir: Direction,
@@ -80,7 +81,30 @@ fn run_twice(
     Ok(first)
 }
 
-fn short(b: &[u8]) -> String {
+/// An AEAD open of `sealed` must fail, on the first call and again on a second call to
+/// the same Operation. (A path that accepts and only then breaks would pass a check on
+/// the last call.) Err says on which call it was accepted.
+pub fn open_refuses(
+    imp: &dyn Implementation,
+    alg: Algorithm,
+    (key, nonce, aad): (&[u8], &[u8], &[u8]),
+    sealed: &[u8],
+) -> Result<(), String> {
+    let mut op = imp.prepare(alg, Direction::Dec, key)?;
+    for call in 1..=2 {
+        let mut out = vec![0u8; sealed.len() + SLACK];
+        let io = Io::Separate {
+            input: sealed,
+            output: &mut out,
+        };
+        if let Ok(n) = op.process(nonce, aad, io) {
+            return Err(format!("was accepted on call {call} (opened to {n} bytes)"));
+        }
+    }
+    Ok(())
+}
+
+pub fn short(b: &[u8]) -> String {
     let h = hex::encode(b);
     if h.len() > 48 {
         format!("{}…", &h[..48])
@@ -89,46 +113,59 @@ fn short(b: &[u8]) -> String {
     }
 }
 
-/// Checks every known-answer vector for `alg` in both directions.
-pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+/// Checks every known-answer vector for `alg` in both directions, and that an AEAD
+/// open refuses the vector with its tag's last bit flipped. One vector, one count.
+pub fn check_known_answers(imp: &dyn Implementation, alg: Algorithm, tally: &mut Tally) {
     for v in vectors(alg) {
-        let (key, nonce, aad, input, output) = (
-            unhex(v.key),
-            unhex(v.nonce),
-            unhex(v.aad),
-            unhex(v.input),
-            unhex(v.output),
-        );
-        let got = run_twice(imp, alg, Direction::Enc, &key, &nonce, &aad, &input)
-            .map_err(|e| format!("{} (enc): {e}", v.source))?;
-        if got != output {
+        tally.record(v.source, "", known_answer(imp, alg, v));
+    }
+}
+
+/// The gate's form of [`check_known_answers`]: the first failure, if any.
+pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+    let mut t = Tally::default();
+    check_known_answers(imp, alg, &mut t);
+    t.first_failure()
+}
+
+fn known_answer(
+    imp: &dyn Implementation,
+    alg: Algorithm,
+    v: &crate::algorithms::Vector,
+) -> Result<(), String> {
+    let (key, nonce, aad, input, output) = (
+        unhex(v.key),
+        unhex(v.nonce),
+        unhex(v.aad),
+        unhex(v.input),
+        unhex(v.output),
+    );
+    let got = run_twice(imp, alg, Direction::Enc, &key, &nonce, &aad, &input)
+        .map_err(|e| format!("(enc) {e}"))?;
+    if got != output {
+        return Err(format!(
+            "(enc) expected {}, got {}",
+            short(&output),
+            short(&got)
+        ));
+    }
+    if alg.directions().contains(&Direction::Dec) {
+        let got = run_twice(imp, alg, Direction::Dec, &key, &nonce, &aad, &output)
+            .map_err(|e| format!("(dec) {e}"))?;
+        if got != input {
             return Err(format!(
-                "{} (enc): expected {}, got {}",
-                v.source,
-                short(&output),
+                "(dec) expected {}, got {}",
+                short(&input),
                 short(&got)
             ));
         }
-        if alg.directions().contains(&Direction::Dec) {
-            let got = run_twice(imp, alg, Direction::Dec, &key, &nonce, &aad, &output)
-                .map_err(|e| format!("{} (dec): {e}", v.source))?;
-            if got != input {
-                return Err(format!(
-                    "{} (dec): expected {}, got {}",
-                    v.source,
-                    short(&input),
-                    short(&got)
-                ));
-            }
-        }
-        if alg.kind() == Kind::Aead {
-            let mut forged = output.clone();
-            let last = forged.len() - 1;
-            forged[last] ^= 1;
-            if run_twice(imp, alg, Direction::Dec, &key, &nonce, &aad, &forged).is_ok() {
-                return Err(format!("{} (dec): a forged tag was accepted", v.source));
-            }
-        }
+    }
+    if alg.kind() == Kind::Aead {
+        let mut forged = output.clone();
+        let last = forged.len() - 1;
+        forged[last] ^= 1;
+        open_refuses(imp, alg, (&key, &nonce, &aad), &forged)
+            .map_err(|e| format!("(dec) a forged tag {e}"))?;
     }
     Ok(())
 }
@@ -147,11 +184,13 @@ pub fn pattern(len: usize, seed: u8) -> Vec<u8> {
 
 /// Round trip against a second, already verified implementation, at message shapes
 /// the timed loop uses: A seals and B opens, then B seals and A opens; digests match.
-pub fn round_trip(
+/// One size, one count.
+pub fn check_round_trip(
     a: &dyn Implementation,
     b: &dyn Implementation,
     alg: Algorithm,
-) -> Result<(), String> {
+    tally: &mut Tally,
+) {
     let key = pattern(alg.key_len(), 7);
     let nonce = pattern(alg.nonce_len(), 9);
     let aad = if alg.kind() == Kind::Aead {
@@ -160,39 +199,61 @@ pub fn round_trip(
         Vec::new()
     };
     for size in [16usize, 1344, 1350, 16400] {
-        if alg.size_problem(size).is_some() {
+        if let Some(reason) = alg.size_problem(size) {
+            tally.not_applicable(reason);
             continue;
         }
         let msg = pattern(size, size as u8);
-        for (x, y) in [(a, b), (b, a)] {
-            let sealed = run_twice(x, alg, Direction::Enc, &key, &nonce, &aad, &msg)
-                .map_err(|e| format!("round trip at {size} bytes: {} enc: {e}", x.name()))?;
-            let back = if alg.directions().contains(&Direction::Dec) {
-                run_twice(y, alg, Direction::Dec, &key, &nonce, &aad, &sealed).map_err(|e| {
-                    format!(
-                        "round trip at {size} bytes: {} sealed, {} opened: {e}",
-                        x.name(),
-                        y.name()
-                    )
-                })?
-            } else {
-                run_twice(y, alg, Direction::Enc, &key, &nonce, &aad, &msg)?
-            };
-            let expect = if alg.directions().contains(&Direction::Dec) {
-                &msg
-            } else {
-                &sealed
-            };
-            if &back != expect {
-                return Err(format!(
-                    "round trip at {size} bytes: {} and {} disagree ({} vs {})",
-                    x.name(),
-                    y.name(),
-                    short(expect),
-                    short(&back)
-                ));
-            }
-        }
+        let r = [(a, b), (b, a)]
+            .into_iter()
+            .try_for_each(|(x, y)| round_trip_once(x, y, alg, (&key, &nonce, &aad), &msg));
+        tally.record(
+            format!("round trip at {size} bytes with {}", b.name()),
+            "",
+            r,
+        );
+    }
+}
+
+/// The gate's form of [`check_round_trip`]: the first failure, if any.
+#[cfg_attr(not(test), allow(dead_code))] // the gate runs check_round_trip; unit tests use this
+pub fn round_trip(
+    a: &dyn Implementation,
+    b: &dyn Implementation,
+    alg: Algorithm,
+) -> Result<(), String> {
+    let mut t = Tally::default();
+    check_round_trip(a, b, alg, &mut t);
+    t.first_failure()
+}
+
+/// X seals (or digests) and Y opens (or digests again); both must give the message back.
+fn round_trip_once(
+    x: &dyn Implementation,
+    y: &dyn Implementation,
+    alg: Algorithm,
+    (key, nonce, aad): (&[u8], &[u8], &[u8]),
+    msg: &[u8],
+) -> Result<(), String> {
+    let sealed = run_twice(x, alg, Direction::Enc, key, nonce, aad, msg)
+        .map_err(|e| format!("{} enc: {e}", x.name()))?;
+    let opens = alg.directions().contains(&Direction::Dec);
+    let back = if opens {
+        run_twice(y, alg, Direction::Dec, key, nonce, aad, &sealed)
+            .map_err(|e| format!("{} sealed, {} opened: {e}", x.name(), y.name()))?
+    } else {
+        run_twice(y, alg, Direction::Enc, key, nonce, aad, msg)
+            .map_err(|e| format!("{} enc: {e}", y.name()))?
+    };
+    let expect = if opens { msg } else { &sealed[..] };
+    if back != expect {
+        return Err(format!(
+            "{} and {} disagree ({} vs {})",
+            x.name(),
+            y.name(),
+            short(expect),
+            short(&back)
+        ));
     }
     Ok(())
 }

@@ -12,13 +12,14 @@ mod kat;
 mod kernel;
 mod measure;
 mod plan;
+mod profile;
 mod record;
 mod render;
 mod sys;
+mod verify;
 mod workloads;
 
 use clap::{Parser, Subcommand};
-use render::Format;
 use workloads::speed::{self, SpeedArgs};
 
 #[derive(Parser)]
@@ -40,12 +41,15 @@ enum Command {
     Tls(Box<workloads::tls::TlsArgs>),
     /// End to end: OpenVPN and WireGuard between two network namespaces, with iperf3.
     Vpn(Box<workloads::vpn::VpnArgs>),
+    /// Prove every selected path correct: known answers, Project Wycheproof's vectors and
+    /// a round trip with a second implementation. Exit 1 names each failing vector.
+    Verify(Box<workloads::verify::VerifyArgs>),
     /// What this machine offers: CPU crypto features, kernel crypto API (AF_ALG,
     /// /dev/crypto, /proc/crypto drivers), and the libraries found.
     Probe {
         /// table or json.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = workloads::probe::ProbeFormat::Table)]
+        format: workloads::probe::ProbeFormat,
     },
     /// Render records saved with --output (any workload, any number of files and runs)
     /// without re-running anything.
@@ -79,12 +83,34 @@ fn main() {
                     },
                 );
             }
-            // One line: clap's first line, plus where to look.
+            // One line: clap's first line with what it says on the next ones (the
+            // missing argument, the valid values), plus where to look.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut line = lines
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            for l in lines {
+                if l.starts_with("[possible values") || l.starts_with('<') {
+                    line = format!("{} {l}", line.trim_end_matches(':'));
+                } else if l.starts_with("tip: to pass") {
+                    // Negative numbers are values here: say so instead of clap's tip.
+                    line.push_str(": a negative number is not a valid value here");
+                }
+            }
             eprintln!(
                 "cryptobench: {} (see cryptobench --help)",
-                first.trim_start_matches("error: ")
+                if line.len() > 300 {
+                    format!(
+                        "{}... ({} bytes)",
+                        &line[..line.floor_char_boundary(300)],
+                        line.len()
+                    )
+                } else {
+                    line
+                }
             );
             std::process::exit(2);
         }
@@ -93,6 +119,7 @@ fn main() {
         Command::Speed(args) => speed::run(*args),
         Command::Tls(args) => workloads::tls::run(*args),
         Command::Vpn(args) => workloads::vpn::run(*args),
+        Command::Verify(args) => workloads::verify::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),
         Command::Compare(args) => workloads::compare::run(args),

@@ -3,7 +3,7 @@
 
 use crate::algorithms::{parse_size, Algorithm, Direction, DEFAULT_SIZES};
 use crate::impls::{Implementation, Unavailable};
-use crate::kat;
+use crate::verify;
 use globset::Glob;
 use serde::Serialize;
 
@@ -67,6 +67,16 @@ pub fn excluded(
 }
 
 fn glob_list(list: &str, what: &str) -> Result<Vec<(String, globset::GlobMatcher)>, String> {
+    if list.split(',').all(|s| s.trim().is_empty()) {
+        return Err(format!(
+            "{what} is empty: name at least one, e.g. {what} {}",
+            if what == "--impl" {
+                "openssl,ring"
+            } else {
+                "aes-128-gcm"
+            }
+        ));
+    }
     list.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -188,66 +198,42 @@ pub fn parse_threads(list: Option<&str>) -> Result<Vec<usize>, String> {
     Ok(n.into_iter().map(|n| n as usize).collect())
 }
 
-/// Preferred second implementations for the round trip, most independent first.
-const REFERENCES: &[&str] = &[
-    "rustcrypto",
-    "openssl",
-    "aws-lc",
-    "ring",
-    "libsodium",
-    "boringssl",
-];
-
-/// The correctness gate. Checks every selected (implementation, algorithm), and the
-/// references they are compared with. Returns the pairs that may be timed and the rest
-/// with the reason.
+/// The correctness gate: known answers and the round trip ([`verify::Suite::GATE`]) of
+/// every selected (implementation, algorithm). Returns the pairs that may be timed and
+/// the rest with the reason.
 pub fn verify(
     impls: &[Box<dyn Implementation>],
     labels: &[String],
     selected: &[usize],
     algs: &[Algorithm],
 ) -> (Vec<(usize, Algorithm)>, Vec<Exclusion>) {
+    let (checks, not_offered) = verify::check_paths(impls, selected, algs, verify::Suite::GATE);
     let mut ok = Vec::new();
-    let mut refused = Vec::new();
-    for &alg in algs {
-        // Known answers of everything that offers alg, so references are verified too.
-        let passes: Vec<Option<Result<(), String>>> = impls
-            .iter()
-            .map(|imp| match imp.support(alg) {
-                crate::impls::Support::Yes => Some(kat::known_answers(imp.as_ref(), alg)),
-                crate::impls::Support::No(_) => None,
-            })
-            .collect();
-        for &i in selected {
-            let imp = impls[i].as_ref();
-            let exclude = |kind, reason| excluded(&labels[i], alg, kind, None, reason);
-            match (&passes[i], imp.support(alg)) {
-                (_, crate::impls::Support::No(reason)) => {
-                    refused.push(exclude(ExclusionKind::NotOffered, reason))
-                }
-                (Some(Err(e)), _) => refused.push(exclude(
-                    ExclusionKind::Refused,
-                    format!("failed known-answer test: {e}"),
-                )),
-                _ => {
-                    let reference = REFERENCES.iter().find_map(|name| {
-                        impls.iter().enumerate().find(|(j, r)| {
-                            *j != i && r.name() == *name && matches!(passes[*j], Some(Ok(())))
-                        })
-                    });
-                    match reference {
-                        Some((_, r)) => match kat::round_trip(imp, r.as_ref(), alg) {
-                            Ok(()) => ok.push((i, alg)),
-                            Err(e) => refused.push(exclude(
-                                ExclusionKind::Refused,
-                                format!("failed round trip against {}: {e}", r.name()),
-                            )),
-                        },
-                        // Known answers alone: there is nothing else to compare with.
-                        None => ok.push((i, alg)),
-                    }
-                }
-            }
+    let mut refused: Vec<Exclusion> = not_offered
+        .into_iter()
+        .map(|(i, alg, reason)| excluded(&labels[i], alg, ExclusionKind::NotOffered, None, reason))
+        .collect();
+    for c in checks {
+        let problem = match (c.known_answers.first_failure(), &c.round_trip) {
+            (Err(e), _) => Some(format!("failed known-answer test: {e}")),
+            (Ok(()), Some(t)) => t.first_failure().err().map(|e| {
+                format!(
+                    "failed round trip against {}: {e}",
+                    c.reference.as_deref().unwrap_or("?")
+                )
+            }),
+            // Known answers alone: there is nothing else to compare with.
+            (Ok(()), None) => None,
+        };
+        match problem {
+            Some(reason) => refused.push(excluded(
+                &labels[c.index],
+                c.alg,
+                ExclusionKind::Refused,
+                None,
+                reason,
+            )),
+            None => ok.push((c.index, c.alg)),
         }
     }
     (ok, refused)

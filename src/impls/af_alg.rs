@@ -901,12 +901,18 @@ impl AlgOp {
         }
         let sent = aad.len() + r.in_len;
         self.fit(sent, aad.len() + out_len)?;
-        if self.scratch.len() != aad.len() {
-            self.scratch.resize(aad.len(), 0);
+        // recvmsg does nothing for a zero-length buffer: an empty message with no AAD
+        // would stay queued with its tag unchecked. One spare byte (never written)
+        // makes the kernel run the request.
+        let spare = usize::from(aad.len() + out_len == 0);
+        if self.scratch.len() != aad.len() + spare {
+            self.scratch.resize(aad.len() + spare, 0);
         }
         let fd = self.sock.as_raw_fd();
         let mut control = Control::new(enc, nonce, Some(aad.len() as u32));
-        match &self.pipe {
+        // An empty message has nothing to splice: it goes with the control message, which
+        // then ends it (a control message sent with MSG_MORE would leave recvmsg waiting).
+        match self.pipe.as_ref().filter(|_| r.in_len > 0) {
             None => {
                 let mut v = [iov(aad.as_ptr(), aad.len()), iov(r.input, r.in_len)];
                 let k = send_msg(fd, &mut v, Some(&mut control), false)
@@ -936,7 +942,7 @@ impl AlgOp {
             }
         }
         let mut v = [
-            iov(self.scratch.as_mut_ptr(), aad.len()),
+            iov(self.scratch.as_mut_ptr(), aad.len() + spare),
             iov(r.out, out_len),
         ];
         let k = recv_msg(fd, &mut v).map_err(|e| aead_error(e, "recvmsg", sent, out_len))?;

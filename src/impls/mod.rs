@@ -187,7 +187,21 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, 
         }),
     }
     for path in libcrypto {
-        found.push(Box::new(openssl::OpenSsl::load_path(path)?));
+        let o = openssl::OpenSsl::load_path(path)?;
+        // The same file reached twice (the system one, or one path given twice) is one
+        // path: measured once, and the run says so.
+        let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let twin = found.iter().find_map(|f| {
+            let p = f.details().get("path")?.as_str().map(PathBuf::from)?;
+            (canon(&p) == canon(o.path())).then(|| p.display().to_string())
+        });
+        match twin {
+            Some(p) => missing.push(Unavailable {
+                name: format!("openssl@{}", path.display()),
+                reason: format!("the same library as {p}: measured once"),
+            }),
+            None => found.push(Box::new(o)),
+        }
     }
     found.push(Box::new(aws_lc::AwsLc));
     found.push(Box::new(ring::Ring));
@@ -224,6 +238,19 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, 
     Ok(Registry { found, missing })
 }
 
+/// The implementations that take a `--variant` spec.
+pub fn variant_owners(spec: &str) -> Vec<&'static str> {
+    let owners: [(&str, Understands); 2] = [
+        ("openssl", openssl::understands_variant),
+        ("af_alg", af_alg::understands_variant),
+    ];
+    owners
+        .iter()
+        .filter(|(_, u)| u(spec))
+        .map(|(n, _)| *n)
+        .collect()
+}
+
 /// Variants every implementation may understand, for the error message.
 pub const VARIANT_HELP: &str =
     "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl), engine=afalg|devcrypto (openssl), driver=<kernel driver> (af_alg), zerocopy (af_alg)";
@@ -240,6 +267,11 @@ fn add_variants(
     variants: &[String],
 ) -> Result<(), String> {
     for spec in variants {
+        // A malformed switch is bad input whoever would take it.
+        if let Some(value) = spec.strip_prefix("isa=") {
+            openssl::isa::isa_request(value)
+                .map_err(|e| format!("invalid --variant '{spec}': {e}"))?;
+        }
         let mut understood = false;
         let base = found.len();
         for i in 0..base {

@@ -51,6 +51,9 @@ pub struct Record<D> {
     pub disturbed: bool,
     /// Facts a reader must know to interpret the number.
     pub notes: Vec<String>,
+    /// Where the CPU time went (--profile), or why it could not be sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Box<crate::profile::ProfileField>>,
     /// The workload's own fields.
     #[serde(flatten)]
     pub data: D,

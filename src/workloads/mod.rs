@@ -1,10 +1,12 @@
 //! Subcommands that run measurements end to end.
 
 pub mod compare;
+pub mod paths;
 pub mod probe;
 pub mod report;
 pub mod speed;
 pub mod tls;
+pub mod verify;
 pub mod vpn;
 
 /// How a command failed: bad input (exit 2) or a failure at run time (exit 1).

@@ -5,7 +5,6 @@ use super::Failure;
 use crate::environment;
 use crate::impls;
 use crate::kernel::{self, CryptoEntry, KernelConfig};
-use crate::render::Format;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -211,16 +210,18 @@ fn table(v: &Value) -> String {
     out
 }
 
-pub fn run(format: Format) -> Result<i32, Failure> {
+/// What probe can print: it describes the machine, so it has no measurement formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProbeFormat {
+    Table,
+    Json,
+}
+
+pub fn run(format: ProbeFormat) -> Result<i32, Failure> {
     let v = facts();
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
-        Format::Table => print!("{}", table(&v)),
-        other => {
-            return Err(Failure::Input(format!(
-                "probe has no {other:?} format: use --format table or --format json"
-            )))
-        }
+        ProbeFormat::Json => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
+        ProbeFormat::Table => print!("{}", table(&v)),
     }
     Ok(0)
 }

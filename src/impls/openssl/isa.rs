@@ -94,7 +94,7 @@ pub(super) fn parse_ia32cap(s: &str) -> Result<Ia32cap, String> {
 }
 
 /// What `isa=VALUE` sets: the OPENSSL_ia32cap value, and what it turns off, in words.
-pub(super) fn isa_request(value: &str) -> Result<(String, String), String> {
+pub(crate) fn isa_request(value: &str) -> Result<(String, String), String> {
     if let Some(n) = NAMED_ISA.iter().find(|n| n.name == value) {
         return Ok((n.mask.into(), n.turns_off.into()));
     }

@@ -37,6 +37,8 @@ impl OpenSsl {
             }
             Err(e) => return Err(bad(&format!("cannot load ({})", one_line(&e.to_string())))),
             Ok(m) if m.is_dir() => return Err(bad("cannot load (is a directory)")),
+            // A FIFO or device would block or mislead dlopen: only regular files.
+            Ok(m) if !m.is_file() => return Err(bad("cannot load (not a regular file)")),
             Ok(_) => {}
         }
         let Some(name) = path.to_str() else {
@@ -53,6 +55,20 @@ impl OpenSsl {
         // anything without OpenSSL's symbols is refused before any of it is called.
         let lib = unsafe { Library::new(&name) }
             .map_err(|e| bad(&format!("cannot load ({})", dl_reason(&e, &name))))?;
+        // libssl (or any library linked against a libcrypto) resolves OpenSSL's symbols
+        // through its dependency: measuring it would measure that other file.
+        if let Some(real) = loaded_path(&lib) {
+            let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => a == b,
+            };
+            if !same(&real, path) {
+                return Err(bad(&format!(
+                    "its OpenSSL functions come from {} (it is not a libcrypto itself)",
+                    real.display()
+                )));
+            }
+        }
         let api = Api::resolve(lib, path.to_path_buf()).map_err(|why| bad(&why))?;
         Ok(OpenSsl::base(api))
     }

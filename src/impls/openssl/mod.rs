@@ -31,7 +31,7 @@ mod cipher;
 mod digest;
 mod engine;
 mod ffi;
-mod isa;
+pub(crate) mod isa;
 mod load;
 mod speed_loop;
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! `cryptobench speed`: primitives across implementations, sizes, directions and threads.
 
+use super::paths::{self, PathArgs, Paths, Selection};
 use super::Failure;
 use crate::algorithms::Algorithm;
 use crate::analyse::{scaling, stats};
 use crate::cli::{CommonArgs, DirectionArg};
 use crate::driver::{self, Ctx, Outcome, Plan, Workload};
-use crate::impls::{self, corrupt::Corrupt, Implementation, Support};
+use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::read::AnyRecord;
@@ -21,37 +22,30 @@ pub mod view;
 
 #[derive(clap::Args)]
 pub struct SpeedArgs {
-    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
-    #[arg(long = "impl", value_name = "LIST")]
-    pub impls: Option<String>,
-    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
-    #[arg(long = "alg", value_name = "LIST")]
-    pub algs: Option<String>,
+    #[command(flatten)]
+    pub paths: PathArgs,
     #[command(flatten)]
     pub direction: DirectionArg,
     /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
-    #[arg(long, value_name = "LIST")]
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Thread counts, comma-separated (e.g. 1,2,4).
-    #[arg(long, value_name = "LIST")]
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
     pub threads: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Also measure this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
-    #[arg(long, value_name = "PATH")]
-    pub libcrypto: Vec<PathBuf>,
-    /// A switch on an implementation, measured beside the base one (e.g. isa=no-avx512); repeatable.
-    #[arg(long = "variant", value_name = "SPEC")]
-    pub variants: Vec<String>,
     /// Report the crossover size between two paths (names or labels), e.g. openssl,af_alg.
     #[arg(long, value_name = "A,B")]
     pub crossover: Option<String>,
+    /// Sample where each point's CPU time goes with perf (cipher, hash, copies, kernel...).
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
     /// List implementations and algorithms available here, and why any is missing.
     #[arg(long)]
     pub list: bool,
-    /// Test only: wrap IMPL so that it flips a bit of every output.
-    #[arg(long, hide = true, value_name = "IMPL")]
-    pub test_corrupt: Option<String>,
 }
 
 /// Longest --time accepted per point, in seconds.
@@ -80,6 +74,8 @@ struct Speed {
     records: Vec<SpeedRecord>,
     tsc_hz: Option<f64>,
     crossover: Option<(String, String)>,
+    /// --profile: perf over each point (checked in `plan`).
+    sampler: Option<crate::profile::Sampler>,
 }
 
 impl Speed {
@@ -89,22 +85,15 @@ impl Speed {
         crate::cli::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
         args.common.check("speed").map_err(Failure::Input)?;
         // Everything that is only text is checked before any library is opened.
-        plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        plan::select_algs(args.paths.algs.as_deref()).map_err(Failure::Input)?;
         plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
         plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
         plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
-        let impls::Registry { mut found, missing } =
-            impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
-        if let Some(name) = &args.test_corrupt {
-            let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
-                Failure::Input(format!(
-                    "--test-corrupt {name}: no such implementation here"
-                ))
-            })?;
-            let inner = found.remove(i);
-            found.insert(i, Box::new(Corrupt(inner)));
-        }
-        let labels = labels(&found);
+        let Paths {
+            found,
+            missing,
+            labels,
+        } = paths::load(&args.paths)?;
         Ok(Speed {
             settings: Settings {
                 time_per_point: time,
@@ -118,6 +107,7 @@ impl Speed {
             records: Vec::new(),
             tsc_hz: None,
             crossover: None,
+            sampler: None,
         })
     }
 }
@@ -131,22 +121,26 @@ impl Workload for Speed {
 
     fn plan(&mut self) -> Result<Plan, Failure> {
         let args = &self.args;
-        let (selected, absent) =
-            plan::select_impls(args.impls.as_deref(), &self.found, &self.missing)
-                .map_err(Failure::Input)?;
-        let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        let Selection {
+            impls: selected,
+            algs,
+            ..
+        } = paths::select(&args.paths, &self.found, &self.missing, "measure")?;
         let directions =
             plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
         let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
         let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
-        if selected.is_empty() {
-            let why: Vec<String> = absent
-                .iter()
-                .map(|u| format!("{}: {}", u.name, u.reason))
-                .collect();
+        if algs
+            .iter()
+            .all(|a| !directions.iter().any(|d| a.directions().contains(d)))
+        {
+            let names: Vec<&str> = algs.iter().map(|a| a.name()).collect();
+            let dirs: Vec<&str> = directions.iter().map(|d| d.name()).collect();
             return Err(Failure::Input(format!(
-                "nothing to measure here: {}",
-                why.join("; ")
+                "--direction {}: {} {} only enc (hashes and MACs have no decrypt direction): add enc or another algorithm",
+                dirs.join(","),
+                names.join(", "),
+                if names.len() > 1 { "have" } else { "has" }
             )));
         }
         self.crossover = crossover_pair(
@@ -159,7 +153,20 @@ impl Workload for Speed {
         let (groups, size_excl) =
             plan::build(&verified, &self.labels, &directions, &sizes, &threads);
         exclusions.extend(size_excl);
-        self.groups = groups;
+        if args.profile || args.profile_dir.is_some() {
+            let kernel = selected
+                .iter()
+                .any(|&i| system_wide(self.found[i].as_ref()));
+            self.sampler = Some(
+                crate::profile::Sampler::new(args.profile_dir.clone(), kernel)
+                    .map_err(Failure::Input)?,
+            );
+        }
+        // A profile belongs to one implementation: measure each alone.
+        self.groups = match self.sampler {
+            Some(_) => groups.iter().flat_map(one_per_impl).collect(),
+            None => groups,
+        };
         let s = &self.settings;
         let libraries = selected
             .iter()
@@ -204,6 +211,25 @@ impl Workload for Speed {
             &mut exclusions,
             &self.labels,
         );
+        let profile = self.sampler.as_ref().and_then(|s| {
+            let i = *group.impls.first()?;
+            let label = format!(
+                "speed {} {} {} {}B x{}",
+                self.labels[i], group.alg, group.direction, group.size, group.threads
+            );
+            let mut sink = Vec::new();
+            let (found, settings, labels) = (&self.found, &self.settings, &self.labels);
+            Some(crate::profile::sample_point(
+                s,
+                target(found[i].as_ref()),
+                &label,
+                || {
+                    let again =
+                        measure_group(group, found, settings, ctx.progress, &mut sink, labels);
+                    again.first().map(|(_, m, _)| m.median_bps())
+                },
+            ))
+        });
         let mut out: Vec<Outcome<SpeedData>> =
             exclusions.into_iter().map(Outcome::Excluded).collect();
         for (i, m, notes) in measured {
@@ -217,6 +243,15 @@ impl Workload for Speed {
                 self.tsc_hz,
                 notes,
             );
+            rec.profile = profile.clone().map(Box::new);
+            if let Some(p) = &profile {
+                ctx.progress.suspend(|| {
+                    eprint!(
+                        "{}",
+                        crate::profile::table::render(&rec.label, p, Some(rec.throughput_bps))
+                    )
+                });
+            }
             if group.threads > 1 {
                 let mut pair = self.records.clone();
                 pair.push(rec.clone());
@@ -285,27 +320,6 @@ fn crossover_pair(
         }
     }
     Ok(Some((a.to_string(), b.to_string())))
-}
-
-/// Display labels of the implementations, by the same rule as records' labels.
-fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
-    found
-        .iter()
-        .map(|imp| {
-            let versions = found
-                .iter()
-                .filter(|o| o.name() == imp.name())
-                .map(|o| o.version())
-                .collect::<std::collections::BTreeSet<_>>()
-                .len();
-            crate::analyse::paths::label(
-                imp.name(),
-                &imp.version(),
-                versions,
-                imp.variant().as_deref(),
-            )
-        })
-        .collect()
 }
 
 fn list(
@@ -405,6 +419,31 @@ fn measure_group(
     out
 }
 
+/// Kernel paths do their work outside our threads: sample the whole system.
+fn system_wide(imp: &dyn Implementation) -> bool {
+    !matches!(imp.access(), impls::Access::InProcess)
+}
+
+/// cryptobench's own process: its worker threads are created per trial, and perf -p
+/// follows new threads; the main thread sleeps in join and takes no cpu-clock samples.
+fn target(imp: &dyn Implementation) -> crate::profile::Target {
+    if system_wide(imp) {
+        crate::profile::Target::SystemWide
+    } else {
+        crate::profile::Target::Pids(vec![std::process::id() as i32])
+    }
+}
+
+fn one_per_impl(g: &Group) -> Vec<Group> {
+    g.impls
+        .iter()
+        .map(|&i| Group {
+            impls: vec![i],
+            ..g.clone()
+        })
+        .collect()
+}
+
 fn refusal(label: String, group: &Group, reason: String) -> Exclusion {
     plan::excluded(
         &label,
@@ -469,6 +508,7 @@ fn to_record(
         },
         disturbed: m.disturbed_trials > 0,
         notes,
+        profile: None,
         data: SpeedData {
             access: serde_json::to_value(imp.access())
                 .ok()

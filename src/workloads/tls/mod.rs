@@ -46,10 +46,20 @@ pub struct TlsArgs {
     #[arg(long, value_name = "LIST")]
     pub suites: Option<String>,
     /// File sizes served, comma-separated, binary units (4k,100k,10m; 1 byte to 1g).
-    #[arg(long, value_name = "LIST", default_value = "4k,100k,10m")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "4k,100k,10m"
+    )]
     pub files: String,
     /// Connections open at once, comma-separated (1 to 10000).
-    #[arg(long, value_name = "LIST", default_value = "1,10,100")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "1,10,100"
+    )]
     pub concurrency: String,
     /// Seconds of load per point (at least 1; whole seconds with wrk).
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
@@ -83,6 +93,12 @@ pub struct TlsArgs {
     /// List the suites this OpenSSL and certificate allow, and exit.
     #[arg(long)]
     pub list: bool,
+    /// Sample the nginx workers with perf: where the server's CPU goes, per point.
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
 }
 
 const MAX_CONCURRENCY: u32 = 10_000;
@@ -158,6 +174,9 @@ struct Ctx<'a> {
     run_id: String,
     /// "nginx/1.22.1 (OpenSSL 3.0.19 ...)": the impl_version of every record.
     impl_version: String,
+    /// --profile: the sampler, and whether the point now running is the sampled rerun.
+    sampler: Option<crate::profile::Sampler>,
+    sampling: bool,
 }
 
 enum Outcome {
@@ -191,6 +210,10 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     let openssl = sys::find_program("openssl", None).ok_or_else(|| {
         input("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
     })?;
+    let sampler = (args.profile || args.profile_dir.is_some())
+        .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
+        .transpose()
+        .map_err(input)?;
     let mut writer = match &args.output {
         Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
         None => None,
@@ -348,6 +371,8 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     }
     let ports = sys::free_ports(suite_list.len()).map_err(Failure::Runtime)?;
     let mut ctx = Ctx {
+        sampler,
+        sampling: false,
         guard: &guard,
         dir: dir.clone(),
         nginx: nginx.clone(),
@@ -476,7 +501,10 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
         }
         let label = point_label(&ctx, p);
         match run_point(&mut ctx, p)? {
-            Outcome::Record(r) => {
+            Outcome::Record(mut r) => {
+                if ctx.sampler.is_some() {
+                    r.profile = sampled_rerun(&mut ctx, p)?;
+                }
                 eprintln!(
                     "[{}/{}] {label}: {:.0} req/s, {} MB/s, server {:.0}% CPU, {} {:.0}% CPU{}{}",
                     n + 1,
@@ -540,6 +568,17 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
         analysis,
     };
     print!("{}", render::render(args.format, &report));
+    if args.format == TlsFormat::Table {
+        for r in &report.records {
+            if let Some(p) = &r.profile {
+                let label = format!("{} {} c={}", r.suite, r.file_size, r.concurrency);
+                print!(
+                    "{}",
+                    crate::profile::table::render(&label, p, Some(r.throughput_bps))
+                );
+            }
+        }
+    }
     if interrupted {
         return Ok(EXIT_INTERRUPTED);
     }
@@ -724,6 +763,29 @@ fn wait_for(
     Ok(Some(results.into_iter().flatten().collect()))
 }
 
+/// The same point again under perf: its profile, with the throughput it reached while
+/// sampled (the record keeps the unsampled run's numbers).
+fn sampled_rerun(
+    ctx: &mut Ctx,
+    p: &Point,
+) -> Result<Option<Box<crate::profile::ProfileField>>, Failure> {
+    ctx.sampling = true;
+    let outcome = run_point(ctx, p);
+    ctx.sampling = false;
+    Ok(match outcome? {
+        Outcome::Record(r) => r.profile.map(|mut f| {
+            if let crate::profile::ProfileField::Measured(m) = &mut *f {
+                m.throughput_bps = Some(r.throughput_bps);
+            }
+            f
+        }),
+        Outcome::Refused(why) => Some(Box::new(crate::profile::ProfileField::Unavailable {
+            unavailable: format!("the sampled run was refused: {why}"),
+        })),
+        Outcome::Interrupted => None,
+    })
+}
+
 fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
     let parts: Vec<Part> = match p.what {
         What::Suite(i) => vec![Part {
@@ -783,6 +845,16 @@ fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
             let _ = std::fs::File::create(server::log_path(&ctx.dir, part.suite));
         }
     }
+    let mut sampled = match (&ctx.sampler, ctx.sampling) {
+        (Some(s), true) => {
+            let pids = running.workers.iter().map(|&(pid, _)| pid).collect();
+            let w = s
+                .start(guard, &crate::profile::Target::Pids(pids))
+                .and_then(|mut w| w.enable().map(|_| w));
+            Some(w)
+        }
+        _ => None,
+    };
     let busy0 = sys::cpus_busy_s(&used_cpus);
     let gen_busy0 = sys::cpus_busy_s(&ctx.gen_cpus);
     let before = running.worker_cpu();
@@ -806,6 +878,14 @@ fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
         .map(|pt| server::log_path(&ctx.dir, pt.suite))
         .collect();
     settle(&logs);
+    let profile = sampled.take().map(|w| match w {
+        Ok(w) => ctx
+            .sampler
+            .as_ref()
+            .expect("a window has a sampler")
+            .finish(w, &point_label(ctx, p)),
+        Err(why) => crate::profile::ProfileField::Unavailable { unavailable: why },
+    });
     let after = running.worker_cpu();
     let busy1 = sys::cpus_busy_s(&used_cpus);
     let gen_busy1 = sys::cpus_busy_s(&ctx.gen_cpus);
@@ -1022,6 +1102,7 @@ fn run_point(ctx: &mut Ctx, p: &Point) -> Result<Outcome, Failure> {
         cpu_s_per_gb: (server_bytes > 0).then(|| server_cpu.total() / (server_bytes as f64 / 1e9)),
         others_cpu_pct: others_cpu_pct.clamp(0.0, 100.0),
         disturbed,
+        profile: profile.map(Box::new),
         notes,
         data: TlsData {
             suite,

@@ -275,9 +275,10 @@ fn shares_table(out: &mut String, a: &Analysis) {
     );
     let _ = writeln!(
         out,
-        "{:<w$} {:>9} {:>8} {:>9} {:>7} {:>8} | {:>7} {:>8} | {:>8} {:>7}",
+        "{:<w$} {:>9} {:>17} | {:>8} {:>9} {:>7} {:>8} | {:>7} {:>8} | {:>8} {:>7}",
         "suite",
         "file",
+        "sampled [95% CI]",
         "s/GB",
         "null s/GB",
         "share",
@@ -300,9 +301,18 @@ fn shares_table(out: &mut String, a: &Analysis) {
         };
         let _ = writeln!(
             out,
-            "{:<w$} {:>9} {:>8.3} {:>9.3} {:>7}{}{:>8} | {:>7} {:>8} | {:>8} {:>7}",
+            "{:<w$} {:>9} {:>17} | {:>8.3} {:>9.3} {:>7}{}{:>8} | {:>7} {:>8} | {:>8} {:>7}",
             s.suite,
             share_file(s),
+            s.sampled
+                .as_ref()
+                .map(|x| format!(
+                    "{} [{:.0}-{:.0}%]",
+                    pct(x.share),
+                    x.ci[0] * 100.0,
+                    x.ci[1] * 100.0
+                ))
+                .unwrap_or("-".into()),
             s.cpu_s_per_gb,
             s.null_cpu_s_per_gb,
             pct(s.share),
@@ -316,6 +326,12 @@ fn shares_table(out: &mut String, a: &Analysis) {
                 .map(|c| format!("{c:.3}"))
                 .unwrap_or("-".into()),
             s.cipher_alone_share.map(pct).unwrap_or("-".into()),
+        );
+    }
+    if a.shares.iter().any(|s| s.sampled.is_some()) {
+        let _ = writeln!(
+            out,
+            "sampled = the crypto share of the nginx workers' cpu-clock samples (perf, --profile): the direct measurement; the columns after it are cross-checks."
         );
     }
     let _ = writeln!(

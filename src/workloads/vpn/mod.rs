@@ -43,7 +43,12 @@ pub struct VpnArgs {
     )]
     pub ciphers: String,
     /// Parallel iperf3 streams per point, comma-separated, 1 to 128.
-    #[arg(long, value_name = "LIST", default_value = "1,4")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "LIST",
+        default_value = "1,4"
+    )]
     pub streams: String,
     /// Directions: up (the client namespace sends), down (iperf3 -R), or both.
     #[arg(long, value_name = "LIST", default_value = "up,down")]
@@ -53,7 +58,8 @@ pub struct VpnArgs {
     pub duration: f64,
     /// Passes over all tunnels and loads, one after the other, so that a shared machine's
     /// drift hits every tunnel alike; the table and the shares use the medians.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(allow_negative_numbers = true, long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_ROUNDS as i64))]
     pub rounds: u32,
     /// Also measure UDP (iperf3 -u at unlimited rate): throughput received and loss.
     #[arg(long)]
@@ -68,6 +74,12 @@ pub struct VpnArgs {
     /// Append JSON Lines (environment, then one record per point, flushed) to FILE.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Sample the tunnel's processes with perf (the whole system for kernel WireGuard).
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<PathBuf>,
 }
 
 pub const MAX_STREAMS: u32 = 128;
@@ -279,6 +291,10 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
     if !privileged() {
         return Err(Failure::Input(NEED_ROOT.into()));
     }
+    let sampler = (args.profile || args.profile_dir.is_some())
+        .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), wants_wg))
+        .transpose()
+        .map_err(Failure::Input)?;
     let mut writer = match &args.output {
         Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
         None => None,
@@ -403,9 +419,36 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
                 });
                 continue;
             }
-            match measure_point(&lab, &mut tun, &progs, *load, duration, &env.run_id) {
+            match measure_point(&lab, &mut tun, &progs, *load, duration, &env.run_id, None) {
                 Ok(mut rec) => {
                     rec.round = round;
+                    if let Some(s) = &sampler {
+                        // The same point again under perf; the record keeps the unsampled run.
+                        let label =
+                            format!("vpn {} {}{round_label}", spec.label(), load_label(load));
+                        rec.profile = match measure_point(
+                            &lab,
+                            &mut tun,
+                            &progs,
+                            *load,
+                            duration,
+                            &env.run_id,
+                            Some((s, &label)),
+                        ) {
+                            Ok(again) => again.profile.map(|mut f| {
+                                if let crate::profile::ProfileField::Measured(m) = &mut *f {
+                                    m.throughput_bps = Some(again.throughput_bps);
+                                }
+                                f
+                            }),
+                            Err(LoadError::Interrupted) => None,
+                            Err(LoadError::Failed(e)) => {
+                                Some(Box::new(crate::profile::ProfileField::Unavailable {
+                                    unavailable: format!("the sampled run failed: {e}"),
+                                }))
+                            }
+                        };
+                    }
                     progress(&format!(
                         "[{n}/{total}] {}{round_label} {}: {:.0} Mbit/s",
                         spec.label(),
@@ -440,6 +483,17 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
         interrupted,
     };
     print!("{}", render::render(args.format, &report));
+    if args.format == Format::Table {
+        for r in &report.records {
+            if let Some(p) = &r.profile {
+                let label = format!("{} {} {}", r.tunnel, r.cipher, r.streams);
+                print!(
+                    "{}",
+                    crate::profile::table::render(&label, p, Some(r.throughput_bps))
+                );
+            }
+        }
+    }
     if interrupted {
         return Ok(EXIT_INTERRUPTED);
     }
@@ -503,12 +557,16 @@ fn measure_point(
     load: Load,
     duration: u32,
     run_id: &str,
+    sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
     let server = iperf::start_server(&tun.guard, lab, &progs.iperf3, &tun.server_addr)?;
-    let res = measure_with_server(lab, tun, progs, load, duration, run_id);
+    let res = measure_with_server(lab, tun, progs, load, duration, run_id, sampling);
     tun.guard.stop_process(server.id() as i32);
     res
 }
+
+/// --profile's rerun of a point: the sampler and the point's label.
+type Sampling<'a> = Option<(&'a crate::profile::Sampler, &'a str)>;
 
 fn measure_with_server(
     lab: &Lab,
@@ -517,6 +575,7 @@ fn measure_with_server(
     load: Load,
     duration: u32,
     run_id: &str,
+    sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
     let stats = || -> Result<_, LoadError> {
         Ok([
@@ -530,6 +589,16 @@ fn measure_with_server(
     let rcvbuf_before = rcvbuf();
     let cpu_before = cpu_snapshot(tun, true);
     let sys_before = cpu::snap_system();
+    // User-space tunnels: their processes; kernel WireGuard and bare veth: every CPU.
+    let target = if tun.kernel || tun.procs.is_empty() {
+        crate::profile::Target::SystemWide
+    } else {
+        crate::profile::Target::Pids(tun.procs.iter().map(|&(_, pid)| pid).collect())
+    };
+    let window = sampling.map(|(s, _)| {
+        s.start(&tun.guard, &target)
+            .and_then(|mut w| w.enable().map(|_| w))
+    });
     let wall = std::time::Instant::now();
     let mut client = iperf::start_client(
         &tun.guard,
@@ -541,6 +610,10 @@ fn measure_with_server(
     )?;
     let outcome = iperf::wait_client(&mut client, lab, duration);
     let wall_s = wall.elapsed().as_secs_f64();
+    let profile = window.zip(sampling).map(|(w, (s, label))| match w {
+        Ok(w) => s.finish(w, label),
+        Err(why) => crate::profile::ProfileField::Unavailable { unavailable: why },
+    });
     let cpu_after = cpu_snapshot(tun, false);
     let sys_after = cpu::snap_system();
     tun.guard.stop_process(client.id() as i32);
@@ -641,6 +714,7 @@ fn measure_with_server(
         others_cpu_pct: others_pct.clamp(0.0, 100.0),
         disturbed: others_pct > DISTURBED_PCT,
         notes,
+        profile: profile.map(Box::new),
         data: VpnData {
             tunnel,
             cipher,

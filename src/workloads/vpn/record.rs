@@ -139,6 +139,10 @@ pub struct Share {
     /// What OpenVPN without crypto actually moved at the same load.
     pub none_throughput_bps: f64,
     pub notes: Vec<String>,
+    /// The crypto share sampled with perf in the tunnel's processes (--profile), samples
+    /// pooled over rounds: the direct measurement that crypto_share cross-checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<crate::profile::shares::Share>,
 }
 
 /// Identity of a point across rounds: tunnel, implementation, cipher, auth and load.
@@ -216,7 +220,19 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
             ));
         }
         let throughput = median_of(mine, |x| Some(x.throughput_bps)).unwrap_or(0.0);
+        let sampled =
+            crate::profile::pooled_crypto(mine.iter().filter_map(|x| x.profile.as_deref()));
+        if let Some(sm) = sampled
+            .as_ref()
+            .filter(|sm| share < sm.ci[0] || share > sm.ci[1])
+        {
+            notes.push(format!(
+                "sampled crypto {:.1}% [{:.1}-{:.1}%] vs {:.1}% against cipher none: outside the sampling interval; the none tunnel moves packets at a different rate and batching, so its CPU per byte is not this tunnel's minus its crypto",
+                sm.share * 100.0, sm.ci[0] * 100.0, sm.ci[1] * 100.0, share * 100.0
+            ));
+        }
         out.push(Share {
+            sampled,
             tunnel: r.tunnel.clone(),
             cipher: r.cipher.clone(),
             auth: r.auth.clone(),

@@ -154,6 +154,14 @@ fn share_row(s: &Share) -> Vec<String> {
         s.protocol.clone(),
         s.direction.clone(),
         s.streams.to_string(),
+        s.sampled.as_ref().map_or("-".into(), |x| {
+            format!(
+                "{:.0}% [{:.0}-{:.0}%]",
+                x.share * 100.0,
+                x.ci[0] * 100.0,
+                x.ci[1] * 100.0
+            )
+        }),
         format!("{:.2}", s.cpu_s_per_gb),
         format!("{:.2}", s.none_cpu_s_per_gb),
         format!("{:.0}%", s.crypto_share * 100.0),
@@ -313,6 +321,7 @@ fn text(report: &VpnReport, md: bool) -> String {
             "proto",
             "dir",
             "streams",
+            "sampled crypto",
             "CPU s/GB",
             "none s/GB",
             "crypto share",

@@ -1,0 +1,168 @@
+//! The rules on real code: functions of the installed libcrypto, found by decoding its
+//! own bytes (its assembly has no names), never made-up bytes.
+
+use super::super::decode::{self, Decoded, Mark};
+use super::super::elf::Elf;
+use super::*;
+
+const LIBCRYPTO: &str = "/usr/lib/x86_64-linux-gnu/libcrypto.so.3";
+
+/// Every function of the installed libcrypto with its decoded instructions.
+fn library() -> Option<(Elf, Vec<Decoded>)> {
+    let elf = Elf::open(Path::new(LIBCRYPTO)).ok()?;
+    let decoded = elf
+        .functions()
+        .iter()
+        .map(|f| {
+            elf.code(f.start, f.end)
+                .map(|b| decode::decode(b, f.start))
+                .unwrap_or_default()
+        })
+        .collect();
+    Some((elf, decoded))
+}
+
+/// Address of the first instruction with mark `m` whose nearest marked neighbour is
+/// itself (so the window sees it first).
+fn address_of(d: &Decoded, m: Mark) -> Option<u64> {
+    d.instrs
+        .iter()
+        .find(|(_, x)| *x == Some(m))
+        .map(|(a, _)| *a)
+}
+
+#[test]
+fn stitched_aes_gcm_splits_into_aes_and_ghash_by_the_nearest_instruction() {
+    let Some((_, lib)) = library() else {
+        return eprintln!("SKIPPED: no {LIBCRYPTO}");
+    };
+    let stitched: Vec<&Decoded> = lib
+        .iter()
+        .filter(|d| d.count(Mark::Aes) > 20 && d.count(Mark::Clmul) > 10)
+        .collect();
+    assert!(
+        !stitched.is_empty(),
+        "libcrypto has stitched AES-GCM (aesni_gcm_encrypt)"
+    );
+    for d in stitched {
+        let aes = address_of(d, Mark::Aes).unwrap();
+        assert_eq!(by_instructions(d, aes), Some(Category::Aes));
+        let clmul = address_of(d, Mark::Clmul).unwrap();
+        assert_eq!(by_instructions(d, clmul), Some(Category::Ghash));
+    }
+}
+
+#[test]
+fn sha_extension_code_is_sha1_or_sha2() {
+    let Some((_, lib)) = library() else {
+        return eprintln!("SKIPPED: no {LIBCRYPTO}");
+    };
+    let sha256: Vec<&Decoded> = lib.iter().filter(|d| d.count(Mark::Sha256Ni) > 0).collect();
+    let sha1: Vec<&Decoded> = lib.iter().filter(|d| d.count(Mark::Sha1Ni) > 0).collect();
+    assert!(!sha256.is_empty() && !sha1.is_empty());
+    for d in sha256.iter().filter(|d| d.count(Mark::Aes) == 0) {
+        let a = address_of(d, Mark::Sha256Ni).unwrap();
+        assert_eq!(by_instructions(d, a), Some(Category::Sha2));
+    }
+    for d in sha1.iter().filter(|d| d.count(Mark::Aes) == 0) {
+        let a = address_of(d, Mark::Sha1Ni).unwrap();
+        assert_eq!(by_instructions(d, a), Some(Category::Sha1));
+    }
+}
+
+#[test]
+fn chacha20_and_poly1305_have_their_own_functions_and_neither_has_aes() {
+    let Some((_, lib)) = library() else {
+        return eprintln!("SKIPPED: no {LIBCRYPTO}");
+    };
+    let mut chacha = 0;
+    let mut poly = 0;
+    for d in &lib {
+        // Classify every instruction of the function as a sample would be.
+        let cats: Vec<Option<Category>> = d
+            .instrs
+            .iter()
+            .map(|&(a, _)| by_instructions(d, a))
+            .collect();
+        let any = |c| cats.contains(&Some(c));
+        if any(Category::Chacha20) {
+            chacha += 1;
+            assert_eq!(d.count(Mark::Aes), 0);
+            assert_eq!(d.count(Mark::Clmul), 0);
+        }
+        if any(Category::Poly1305) {
+            poly += 1;
+            assert_eq!(d.count(Mark::Aes), 0);
+            assert!(d.count(Mark::Fold5) > 0);
+        }
+    }
+    // OpenSSL 3 on x86-64 ships ChaCha20 in SSSE3, AVX2 and AVX-512 flavours, Poly1305
+    // in scalar, AVX, AVX2 and AVX-512 ones.
+    assert!(chacha >= 2, "{chacha} ChaCha20 functions");
+    assert!(poly >= 2, "{poly} Poly1305 functions");
+}
+
+#[test]
+fn bignum_multiplication_is_not_poly1305() {
+    let Some((_, lib)) = library() else {
+        return eprintln!("SKIPPED: no {LIBCRYPTO}");
+    };
+    // Montgomery and P-256 code (RSA, ECDHE handshakes) multiply as much as Poly1305
+    // does; without the times-5 fold none of it may count as Poly1305.
+    let bignum: Vec<&Decoded> = lib
+        .iter()
+        .filter(|d| d.count(Mark::Mul64) >= 20 && d.count(Mark::Fold5) == 0)
+        .collect();
+    assert!(
+        bignum.len() >= 5,
+        "{} multiply-heavy functions",
+        bignum.len()
+    );
+    for d in bignum {
+        for &(a, _) in &d.instrs {
+            assert_ne!(by_instructions(d, a), Some(Category::Poly1305));
+        }
+    }
+}
+
+#[test]
+fn names_and_callers_follow_the_table() {
+    let frame = |sym: &str, dso: &str| Frame {
+        ip: 0xffff_ffff_8100_0000,
+        symbol: Some(sym.into()),
+        dso: Some(dso.into()),
+    };
+    let k = "[kernel.kallsyms]";
+    let mut c = Classifier::default();
+    let mut cat = |frames: Vec<Frame>| {
+        c.classify(&Sample {
+            comm: "t".into(),
+            tid: 1,
+            frames,
+        })
+        .category
+    };
+    assert_eq!(
+        cat(vec![frame("copy_user_enhanced_fast_string", k)]),
+        Category::Memcpy
+    );
+    assert_eq!(
+        cat(vec![
+            frame("_raw_spin_lock", k),
+            frame("tcp_sendmsg", k),
+            frame("__x64_sys_sendto", k)
+        ]),
+        Category::KernelNet
+    );
+    assert_eq!(
+        cat(vec![frame("_raw_spin_lock", k), frame("__schedule", k)]),
+        Category::SchedIdle
+    );
+    assert_eq!(cat(vec![frame("entry_SYSCALL_64", k)]), Category::Syscall);
+    assert_eq!(
+        cat(vec![frame("aesni_gcm_enc_update_avx_gen4", k)]),
+        Category::Aes
+    );
+    assert_eq!(cat(vec![frame("some_driver_fn", k)]), Category::KernelOther);
+    assert_eq!(cat(vec![]), Category::Unknown);
+}

