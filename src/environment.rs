@@ -133,6 +133,6 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         libraries,
         unavailable,
         settings,
-        kernel_crypto: crate::workloads::probe::kernel_facts(),
+        kernel_crypto: std::sync::Arc::new(crate::workloads::probe::kernel_facts()),
     }
 }

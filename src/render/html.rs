@@ -164,7 +164,11 @@ fn environment(run: &Run, out: &mut String) {
     item("started (unix)", &e.started_unix.to_string());
     // The environment and the end line may both list a path: once each.
     let mut unavailable: Vec<&serde_json::Value> = Vec::new();
-    for u in e.unavailable.iter().chain(run.end.iter().flat_map(|x| &x.unavailable)) {
+    for u in e
+        .unavailable
+        .iter()
+        .chain(run.end.iter().flat_map(|x| &x.unavailable))
+    {
         if !unavailable.contains(&u) {
             unavailable.push(u);
         }
