@@ -3,7 +3,9 @@
 use crate::record::{Environment, SCHEMA};
 use serde_json::{json, Value};
 use std::fs;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub mod arm;
 
 /// CPU flags that decide which code path a crypto library takes, per architecture.
 pub const X86_CRYPTO_FLAGS: &[&str] = &[
@@ -24,14 +26,12 @@ pub const X86_CRYPTO_FLAGS: &[&str] = &[
     "bmi2",
     "adx",
 ];
-pub const ARM_CRYPTO_FLAGS: &[&str] = &["aes", "pmull", "sha1", "sha2", "sha512", "asimd", "neon"];
 
-/// The flag list for this build's architecture.
-pub fn crypto_flag_names() -> &'static [&'static str] {
-    if cfg!(target_arch = "x86_64") {
-        X86_CRYPTO_FLAGS
-    } else {
-        ARM_CRYPTO_FLAGS
+/// The flag list for this build's architecture (ARM's from arm.rs, per AArch32/AArch64).
+pub fn crypto_flag_names() -> Vec<&'static str> {
+    match arm::ArmArch::of_build() {
+        Some(a) => a.feature_names(),
+        None => X86_CRYPTO_FLAGS.to_vec(),
     }
 }
 
@@ -44,19 +44,78 @@ fn cpuinfo_field(cpuinfo: &str, keys: &[&str]) -> Option<String> {
 
 pub fn cpu() -> Value {
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let flags: Vec<String> = cpuinfo_field(&info, &["flags", "Features"])
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter(|f| crypto_flag_names().contains(f))
-        .map(str::to_string)
-        .collect();
-    json!({
+    // On ARM the kernel's HWCAP words say what user space may use; /proc/cpuinfo may be
+    // another machine's (qemu-user passes the host's through).
+    let arm = arm::this_cpu(&info);
+    let flags: Vec<String> = match &arm {
+        Some(a) => a["features"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, on)| on.as_bool() == Some(true))
+            .map(|(f, _)| f.clone())
+            .collect(),
+        None => cpuinfo_field(&info, &["flags"])
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter(|f| crypto_flag_names().contains(f))
+            .map(str::to_string)
+            .collect(),
+    };
+    let model = match &arm {
+        Some(a) => a["model"].as_str().map(str::to_string),
+        None => cpuinfo_field(&info, &["model name", "Model", "Hardware"]),
+    };
+    let mut v = json!({
         "arch": std::env::consts::ARCH,
-        "model": cpuinfo_field(&info, &["model name", "Model", "Hardware"]),
+        "model": model,
         "logical_cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "crypto_flags": flags,
         "tsc_hz": tsc_hz(),
-    })
+    });
+    if let Some(a) = arm {
+        v["arm"] = a;
+    }
+    if let Some(why) = emulation(&info) {
+        v["emulated_by"] = json!(why);
+    }
+    v
+}
+
+/// What to tell a reader of numbers measured under emulation.
+pub const EMULATED_NOTE: &str =
+    "emulated CPU (qemu-user): these numbers are not the performance of any real CPU";
+
+/// Why this process seems to run under qemu-user, or None. qemu-user answers for
+/// /proc/self/{maps,exe,cmdline,auxv} itself, but not for /proc/thread-self/maps (the
+/// kernel's view, where the qemu binary is mapped), and qemu before 8.1 passes the
+/// host's /proc/cpuinfo through, which then describes another architecture.
+pub fn emulation(cpuinfo: &str) -> Option<String> {
+    let ours = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+        "x86"
+    } else if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
+        "arm"
+    } else {
+        return None;
+    };
+    if let Some(theirs) = arm::cpuinfo_family(cpuinfo).filter(|f| *f != ours) {
+        return Some(format!(
+            "qemu-user: /proc/cpuinfo describes an {theirs} CPU, this program is built for {}",
+            std::env::consts::ARCH
+        ));
+    }
+    let maps = fs::read_to_string("/proc/thread-self/maps").unwrap_or_default();
+    qemu_mapping(&maps).map(|path| format!("qemu-user: {path} is mapped into this process"))
+}
+
+/// The qemu-user binary among the file mappings of a /proc/PID/maps text.
+fn qemu_mapping(maps: &str) -> Option<&str> {
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|path| {
+            let name = path.rsplit('/').next().unwrap_or("");
+            name.starts_with("qemu-") && !name.starts_with("qemu-system")
+        })
 }
 
 /// Frequency facts: the governor and where (if anywhere) a live clock reading comes from.
@@ -87,9 +146,9 @@ pub fn tsc_hz() -> Option<f64> {
         if !flags.split_whitespace().any(|f| f == "constant_tsc") {
             return None;
         }
-        let (t0, c0) = (Instant::now(), read_tsc());
-        std::thread::sleep(Duration::from_millis(20));
-        let (t1, c1) = (Instant::now(), read_tsc());
+        let (t0, c0) = (std::time::Instant::now(), read_tsc());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (t1, c1) = (std::time::Instant::now(), read_tsc());
         Some((c1 - c0) as f64 / (t1 - t0).as_secs_f64())
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -133,6 +192,19 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         libraries,
         unavailable,
         settings,
+        emulated: emulation(&fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).is_some(),
         kernel_crypto: std::sync::Arc::new(crate::workloads::probe::kernel_facts()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn qemu_mapping_finds_the_user_emulator_only() {
+        let maps = "5555-5556 r-xp 00000000 fd:01 123 /usr/bin/qemu-aarch64\n\
+                    7f00-7f01 r--p 00000000 fd:01 9 /usr/lib/x86_64-linux-gnu/libc.so.6\n";
+        assert_eq!(super::qemu_mapping(maps), Some("/usr/bin/qemu-aarch64"));
+        let host = "5555-5556 r-xp 00000000 fd:01 123 /usr/bin/qemu-system-x86_64\n7f00-7f01 rw-p 00000000 00:00 0\n";
+        assert_eq!(super::qemu_mapping(host), None);
     }
 }

@@ -26,16 +26,18 @@ pub const KERNEL_ALGS: &[&str] = &[
 ];
 
 fn cpu() -> Value {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let flags: Vec<&str> = info
-        .lines()
-        .find(|l| l.starts_with("flags") || l.starts_with("Features"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.split_whitespace().collect())
-        .unwrap_or_default();
-    let list = environment::crypto_flag_names();
-    let features: BTreeMap<&str, bool> = list.iter().map(|f| (*f, flags.contains(f))).collect();
     let mut v = environment::cpu();
+    // On ARM the features come from HWCAP (environment::arm); elsewhere from the flags.
+    let on: Vec<&str> = v["crypto_flags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let features: BTreeMap<&str, bool> = environment::crypto_flag_names()
+        .into_iter()
+        .map(|f| (f, on.contains(&f)))
+        .collect();
     v["features"] = json!(features);
     v
 }
@@ -112,7 +114,11 @@ fn table(v: &Value) -> String {
     let _ = writeln!(
         out,
         "CPU: {} ({} logical CPUs)",
-        cpu["model"].as_str().unwrap_or("?"),
+        cpu["model"].as_str().unwrap_or(if cpu["arm"].is_object() {
+            "unknown (no MIDR: 32-bit ARM user space cannot read it, and /proc/cpuinfo names none)"
+        } else {
+            "?"
+        }),
         cpu["logical_cpus"]
     );
     let mut have = Vec::new();
@@ -129,6 +135,27 @@ fn table(v: &Value) -> String {
     let _ = writeln!(out, "  crypto features: {}", have.join(" "));
     if !lack.is_empty() {
         let _ = writeln!(out, "  absent:          {}", lack.join(" "));
+    }
+    let arm = &cpu["arm"];
+    if arm.is_object() {
+        let _ = writeln!(
+            out,
+            "  from:            HWCAP {} HWCAP2 {} (getauxval); MIDR from {}",
+            arm["hwcap"].as_str().unwrap_or("?"),
+            arm["hwcap2"].as_str().unwrap_or("?"),
+            arm["midr"]["source"]
+                .as_str()
+                .unwrap_or("nowhere (not readable here)")
+        );
+        if let Some(d) = arm["features_disagreeing_with_cpuinfo"]
+            .as_array()
+            .filter(|d| !d.is_empty())
+        {
+            let _ = writeln!(out, "  /proc/cpuinfo disagrees on: {d:?}");
+        }
+    }
+    if let Some(why) = cpu["emulated_by"].as_str() {
+        let _ = writeln!(out, "  EMULATED: {why}. {}.", environment::EMULATED_NOTE);
     }
     let k = &v["kernel"];
     let _ = writeln!(

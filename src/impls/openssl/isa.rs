@@ -1,4 +1,5 @@
-//! The `isa=` variants: the same libcrypto loaded again with OPENSSL_ia32cap set.
+//! The `isa=` variants: the same libcrypto loaded again with OPENSSL_ia32cap (x86) or
+//! OPENSSL_armcap (ARM) set.
 
 use super::ffi::*;
 use super::*;
@@ -40,6 +41,67 @@ pub(super) const NAMED_ISA: [NamedIsa; 3] = [
         turns_off: "AVX2, every AVX-512 extension, VAES and VPCLMULQDQ off",
     },
 ];
+
+/// On ARM, libcrypto's constructor reads OPENSSL_armcap instead: one number (strtoul, any
+/// base) that replaces the capabilities it found; there is no `~` form.
+pub(super) const ARMCAP_ENV: &str = "OPENSSL_armcap";
+
+/// Bits of OPENSSL_armcap_P (crypto/arm_arch.h, 3.0).
+pub(super) const ARMV7_NEON: u64 = 1 << 0;
+pub(super) const ARMV8_AES: u64 = 1 << 2;
+pub(super) const ARMV8_SHA1: u64 = 1 << 3;
+pub(super) const ARMV8_SHA256: u64 = 1 << 4;
+pub(super) const ARMV8_PMULL: u64 = 1 << 5;
+pub(super) const ARMV8_SHA512: u64 = 1 << 6;
+pub(super) const ARMV8_SHA3: u64 = 1 << 11;
+
+/// A named `isa=` variant on ARM: the bits it clears from what libcrypto found.
+pub(super) struct NamedArmcap {
+    pub(super) name: &'static str,
+    pub(super) clear: u64,
+    pub(super) turns_off: &'static str,
+}
+
+/// Study 5's "stock against NEON build" is `--libcrypto` plus these.
+pub(super) const NAMED_ARMCAP: [NamedArmcap; 3] = [
+    NamedArmcap {
+        name: "no-neon",
+        clear: ARMV7_NEON,
+        turns_off: "NEON off (ARMV7_NEON): OpenSSL's NEON code (bit-sliced AES, ChaCha20, Poly1305, GHASH, SHA-256/512) gives way to its scalar code; the ARMv8 crypto instructions have their own bits",
+    },
+    NamedArmcap {
+        name: "no-aes",
+        clear: ARMV8_AES | ARMV8_PMULL,
+        turns_off: "the ARMv8 AES and PMULL instructions off (AES, and GHASH for GCM)",
+    },
+    NamedArmcap {
+        name: "no-sha",
+        clear: ARMV8_SHA1 | ARMV8_SHA256 | ARMV8_SHA512 | ARMV8_SHA3,
+        turns_off: "the ARMv8 SHA-1, SHA-256, SHA-512 and SHA-3 instructions off",
+    },
+];
+
+/// What `isa=VALUE` sets on ARM: the OPENSSL_armcap value and what it turns off. A name
+/// clears its bits from `base`, the capabilities the loaded libcrypto reported.
+pub(super) fn armcap_request(value: &str, base: Option<u64>) -> Result<(String, String), String> {
+    let hint =
+        "use isa=no-neon, isa=no-aes, isa=no-sha or isa=<OPENSSL_armcap value>, e.g. isa=0x1";
+    if let Some(n) = NAMED_ARMCAP.iter().find(|n| n.name == value) {
+        let base = base.ok_or_else(|| {
+            format!("isa={value}: libcrypto does not report the capabilities it found (OpenSSL 1.1?), so there is nothing to clear bits from: give the whole value, e.g. isa=0x1 (NEON only)")
+        })?;
+        return Ok((format!("{:#x}", base & !n.clear), n.turns_off.into()));
+    }
+    match parse_c_number(value) {
+        Some(_) => Ok((
+            value.to_string(),
+            format!("the OPENSSL_armcap value {value} as given, in place of what libcrypto found"),
+        )),
+        None => Err(format!(
+            "isa={value}: not a known name nor an OPENSSL_armcap number: {hint}"
+        )),
+    }
+}
 
 /// One word of an OPENSSL_ia32cap value: `~` (clear these bits) or not (use this value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,8 +173,13 @@ pub(crate) fn isa_request(value: &str) -> Result<(String, String), String> {
     Ok((value.to_string(), what))
 }
 
-/// The two capability words in libcrypto's `CPUINFO: OPENSSL_ia32cap=0x...:0x... env:...`.
+/// The two capability words in libcrypto's `CPUINFO: OPENSSL_ia32cap=0x...:0x... env:...`;
+/// on ARM, `CPUINFO: OPENSSL_armcap=0x...` gives one word (the second is 0).
 pub(super) fn caps_of(cpu_info: &str) -> Option<(u64, u64)> {
+    if let Some(rest) = cpu_info.split("OPENSSL_armcap=").nth(1) {
+        let word = rest.split_whitespace().next()?;
+        return Some((u64::from_str_radix(word.strip_prefix("0x")?, 16).ok()?, 0));
+    }
     let rest = cpu_info.split("OPENSSL_ia32cap=").nth(1)?;
     let (a, b) = rest.split_whitespace().next()?.split_once(':')?;
     let hex = |x: &str| u64::from_str_radix(x.strip_prefix("0x")?, 16).ok();
@@ -123,7 +190,9 @@ pub(super) fn caps_of(cpu_info: &str) -> Option<(u64, u64)> {
 pub(super) struct IsaVariant {
     /// "isa=no-aesni", as given to --variant.
     pub(super) spec: String,
-    /// The OPENSSL_ia32cap value the copy was loaded with.
+    /// OPENSSL_ia32cap or OPENSSL_armcap.
+    pub(super) variable: &'static str,
+    /// The value the copy was loaded with.
     pub(super) mask: String,
     pub(super) turns_off: String,
     /// The base library's CPU info, for comparison (3.x only).
@@ -202,19 +271,26 @@ impl Drop for EnvOverride {
 }
 
 impl OpenSsl {
-    /// This library loaded again with OPENSSL_ia32cap set for `isa=VALUE`.
+    /// This library loaded again with OPENSSL_ia32cap (x86) or OPENSSL_armcap (ARM) set
+    /// for `isa=VALUE`.
     ///
     /// The environment is changed only while the copy's constructors run, under a lock;
     /// like any setenv it races with C code reading the environment on other threads,
     /// so variants are made while the registry is built, before any worker exists.
     pub(super) fn isa_variant(&self, spec: &str, value: &str) -> Result<OpenSsl, String> {
-        let (mask, turns_off) = isa_request(value)?;
-        if !cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
-            return Err(format!(
-                "OPENSSL_ia32cap applies to x86 CPUs only; this machine is {}",
-                std::env::consts::ARCH
-            ));
-        }
+        let base_cpu_info = self.version_info(OPENSSL_CPU_INFO);
+        let (variable, (mask, turns_off)) =
+            if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+                (IA32CAP_ENV, isa_request(value)?)
+            } else if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
+                let base = base_cpu_info.as_deref().and_then(caps_of).map(|c| c.0);
+                (ARMCAP_ENV, armcap_request(value, base)?)
+            } else {
+                return Err(format!(
+                    "isa= needs OPENSSL_ia32cap (x86) or OPENSSL_armcap (ARM); this machine is {}",
+                    std::env::consts::ARCH
+                ));
+            };
         let src = self.path();
         if !src.is_absolute() {
             return Err(format!(
@@ -222,7 +298,6 @@ impl OpenSsl {
                 src.display()
             ));
         }
-        let base_cpu_info = self.version_info(OPENSSL_CPU_INFO);
         let (api, cpu_info, loaded_from) = {
             let _lock = IA32CAP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
             let dir = PrivateDir::new()?;
@@ -238,7 +313,7 @@ impl OpenSsl {
                     one_line(&e.to_string())
                 )
             })?;
-            let _env = EnvOverride::set(IA32CAP_ENV, &mask);
+            let _env = EnvOverride::set(variable, &mask);
             // SAFETY: a byte-for-byte copy of the library the base instance loaded; as in
             // `load_system`, loading runs only OpenSSL's own initialisers, which now read
             // the mask we set.
@@ -264,12 +339,12 @@ impl OpenSsl {
                 let (on0, on1) = (c.0 & !b.0, c.1 & !b.1);
                 if on0 != 0 || on1 != 0 {
                     return Err(format!(
-                        "the mask {mask} turns on capabilities this CPU does not report (bits {on0:#x}:{on1:#x}): OpenSSL could run instructions the CPU lacks; clear bits with ~ instead"
+                        "{variable}={mask} turns on capabilities this CPU does not report (bits {on0:#x}:{on1:#x}): OpenSSL could run instructions the CPU lacks; clear bits instead"
                     ));
                 }
                 if c == b {
                     return Err(format!(
-                        "changes nothing on this CPU: with OPENSSL_ia32cap={mask} libcrypto reports the capabilities it has without it ({:#x}:{:#x})",
+                        "changes nothing on this CPU: with {variable}={mask} libcrypto reports the capabilities it has without it ({:#x}:{:#x})",
                         b.0, b.1
                     ));
                 }
@@ -281,6 +356,7 @@ impl OpenSsl {
             api: Arc::new(api),
             mode: Mode::Isa(Box::new(IsaVariant {
                 spec: spec.to_string(),
+                variable,
                 mask,
                 turns_off,
                 base_cpu_info,

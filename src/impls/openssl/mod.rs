@@ -14,8 +14,9 @@
 //!
 //! Variants (`--variant`), each measured beside the base instance:
 //!
-//! - `isa=no-aesni`, `isa=no-avx512`, `isa=no-avx2` or `isa=<OPENSSL_ia32cap mask>`: the
-//!   same libcrypto loaded a second time with `OPENSSL_ia32cap` set, which libcrypto
+//! - `isa=no-aesni`, `isa=no-avx512`, `isa=no-avx2` or `isa=<OPENSSL_ia32cap mask>` (on
+//!   ARM `isa=no-neon`, `isa=no-aes`, `isa=no-sha` or `isa=<OPENSSL_armcap value>`): the
+//!   same libcrypto loaded a second time with `OPENSSL_ia32cap` (`OPENSSL_armcap`) set, which libcrypto
 //!   reads once, in its ELF constructor. The file is copied into a private temporary
 //!   directory (a different path is a separate instance with its own globals), opened
 //!   with the variable set, and the copy is deleted at once (the mapping stays valid;
@@ -37,7 +38,7 @@ mod speed_loop;
 #[cfg(test)]
 mod tests;
 
-use super::{Access, Implementation, Io, Operation, Support};
+use super::{opened_len, too_small, Access, Implementation, Io, Operation, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use cipher::*;
 use engine::{engine_driver, engine_id, engine_note, engine_support, Engine};
@@ -213,8 +214,8 @@ impl Implementation for OpenSsl {
                 .version_info(OPENSSL_CPU_INFO)
                 .unwrap_or_else(|| "no CPU info (OpenSSL 1.1): the effect is not confirmed".into());
             notes.push(format!(
-                "{}: libcrypto loaded a second time with OPENSSL_ia32cap={} ({}); it reports {reports}",
-                v.spec, v.mask, v.turns_off
+                "{}: libcrypto loaded a second time with {}={} ({}); it reports {reports}",
+                v.spec, v.variable, v.mask, v.turns_off
             ));
         }
         notes
@@ -250,7 +251,8 @@ impl Implementation for OpenSsl {
             Mode::Base => return d,
             Mode::Isa(v) => serde_json::json!({
                 "spec": v.spec,
-                "openssl_ia32cap": v.mask,
+                "variable": v.variable,
+                (v.variable.to_ascii_lowercase()): v.mask,
                 "turns_off": v.turns_off,
                 "cleared_bits": v.cleared.map(|(a, b)| format!("{a:#x}:{b:#x}")),
                 "base_cpu_info": v.base_cpu_info,

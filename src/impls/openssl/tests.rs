@@ -306,6 +306,26 @@ fn cpu_info_lines_give_both_capability_words() {
         Some((1, 0))
     );
     assert_eq!(caps_of("CPUINFO: N/A"), None);
+    // ARM (seen from Debian's arm64 libcrypto 3.0 under qemu -cpu max): one word.
+    assert_eq!(caps_of("CPUINFO: OPENSSL_armcap=0xfd"), Some((0xfd, 0)));
+    assert_eq!(caps_of("CPUINFO: OPENSSL_armcap=0x1 env:0x1"), Some((1, 0)));
+}
+
+#[test]
+fn armcap_names_clear_their_bits_from_what_libcrypto_found() {
+    // 0xfd: NEON AES SHA1 SHA256 PMULL SHA512 CPUID.
+    assert_eq!(armcap_request("no-aes", Some(0xfd)).unwrap().0, "0xd9");
+    assert_eq!(armcap_request("no-neon", Some(0xfd)).unwrap().0, "0xfc");
+    assert_eq!(armcap_request("no-sha", Some(0xfd)).unwrap().0, "0xa5");
+    // A raw value is taken as given; a ~ form (ia32cap's) or a wrong name is refused.
+    assert_eq!(armcap_request("0x1", None).unwrap().0, "0x1");
+    let e = armcap_request("no-aesni", Some(0xfd)).unwrap_err();
+    assert!(e.contains("isa=no-neon") && !e.contains('\n'), "{e}");
+    assert!(armcap_request("~0x4", Some(0xfd)).is_err());
+    // A name needs the base capabilities (OpenSSL 1.1 does not report them).
+    assert!(armcap_request("no-aes", None)
+        .unwrap_err()
+        .contains("isa=0x1"));
 }
 
 fn speed_loop() -> Box<dyn Implementation> {

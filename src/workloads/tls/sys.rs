@@ -215,16 +215,19 @@ pub fn raise_nofile(want: u64) -> u64 {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) != 0 {
             return 1024;
         }
+        // rlim_t is 32 bits on 32-bit ARM (the cast is needed there only).
+        #[allow(clippy::unnecessary_cast)]
+        let want = want.min(libc::rlim_t::MAX as u64) as libc::rlim_t;
         if rl.rlim_cur < want {
             let new = libc::rlimit {
                 rlim_cur: want.min(rl.rlim_max),
                 rlim_max: rl.rlim_max,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &new) == 0 {
-                return new.rlim_cur;
+                return new.rlim_cur as u64;
             }
         }
-        rl.rlim_cur
+        rl.rlim_cur as u64
     }
 }
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# ARM cross builds and their emulation: Debian's cross compilers, qemu-user, the rustup
+# targets, and per-architecture sysroots (Debian's own arm64/armhf libc and libcrypto,
+# unpacked with dpkg -x, nothing installed for a foreign architecture) under
+# ${CRYPTOBENCH_ARM_CACHE:-.cache/arm}/sysroot-{arm64,armhf}, for `qemu-aarch64 -L`.
+# Idempotent: a second run with everything present takes well under a second.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export DEBIAN_FRONTEND=noninteractive PATH="$HOME/.cargo/bin:$PATH"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+CACHE=${CRYPTOBENCH_ARM_CACHE:-$PWD/.cache/arm}
+
+PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user"
+missing=""
+for p in $PKGS; do
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  $SUDO apt-get install -y -q --no-install-recommends $missing ||
+    { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends $missing; }
+fi
+
+installed_targets=$(rustup target list --installed)
+for t in aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do
+  grep -qx "$t" <<<"$installed_targets" || rustup target add "$t"
+done
+
+# The sysroot is what a Debian board has: libc and libcrypto (with its engines and
+# providers) at their multiarch paths. Rebuilt when the package list changes.
+SYSROOT_PKGS="libc6 libssl3 libgcc-s1 zlib1g"
+for arch in arm64 armhf; do
+  root="$CACHE/sysroot-$arch"
+  want="$SYSROOT_PKGS"
+  [ "$(cat "$root/.pkgs" 2>/dev/null)" = "$want" ] && continue
+  debs=$(scripts/apt-foreign "$CACHE/debs" $(for p in $want; do echo "$p:$arch"; done))
+  rm -rf "$root.tmp" && mkdir -p "$root.tmp"
+  for d in $debs; do dpkg -x "$d" "$root.tmp"; done
+  echo "$want" >"$root.tmp/.pkgs"
+  rm -rf "$root" && mv "$root.tmp" "$root"
+  echo "arm.sh: sysroot $root ready" >&2
+done
+
+# The arm64 guest (Debian's arm64 kernel under qemu-system-aarch64) that
+# tests/guest_arm64.rs boots: qemu-system-arm, the kernel and the base initramfs.
+GUEST_ARCH=arm64 guest/setup --quiet
