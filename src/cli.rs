@@ -27,6 +27,11 @@ impl CommonArgs {
                 "--format openssl is the `openssl speed` layout, offered by speed only: for {workload} use table, markdown, csv or json"
             ));
         }
+        if self.format == Format::Html {
+            return Err(format!(
+                "--format html is for saved records: run {workload} with --output FILE, then `cryptobench report FILE --format html`"
+            ));
+        }
         if let Some(p) = &self.output {
             crate::record::JsonLinesWriter::check(p)?;
         }

@@ -159,7 +159,7 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     run.end = Some(end);
     let doc = crate::record::read::Loaded {
         runs: vec![run],
-        skipped: Vec::new(),
+        ..Default::default()
     };
     print!(
         "{}",

@@ -54,6 +54,16 @@ enum Command {
     /// Render records saved with --output (any workload, any number of files and runs)
     /// without re-running anything.
     Report(workloads::report::ReportArgs),
+    /// Compare two results files (or two labels of one) point by point: ratio, 95%
+    /// interval and a verdict per point; exit 3 on regression with --fail-on-regression.
+    Compare(workloads::compare::CompareArgs),
+    /// Print a shell completion script: cryptobench completions bash|zsh|fish.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout.
+    Man,
 }
 
 fn main() {
@@ -112,6 +122,24 @@ fn main() {
         Command::Verify(args) => workloads::verify::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),
+        Command::Compare(args) => workloads::compare::run(args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "cryptobench",
+                &mut std::io::stdout(),
+            );
+            Ok(0)
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut std::io::stdout())
+                .map(|_| 0)
+                .map_err(|e| workloads::Failure::Runtime(format!("cannot write the man page: {e}")))
+        }
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -147,9 +147,11 @@ pub struct Environment {
     pub libraries: Vec<serde_json::Value>,
     pub unavailable: Vec<serde_json::Value>,
     pub settings: serde_json::Value,
-    /// What `cryptobench probe` reports about the kernel's crypto paths.
+    /// What `cryptobench probe` reports about the kernel's crypto paths: most of an
+    /// environment's size, and the same in every run on one machine, so shared (`read`
+    /// keeps one copy per distinct value).
     #[serde(default)]
-    pub kernel_crypto: serde_json::Value,
+    pub kernel_crypto: std::sync::Arc<serde_json::Value>,
     /// True under qemu-user: the CPU is emulated and the numbers are not performance.
     #[serde(default)]
     pub emulated: bool,

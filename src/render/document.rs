@@ -75,27 +75,35 @@ struct Parts {
     analysis: serde_json::Map<String, Value>,
 }
 
-fn parts_of<V: View>(run: &Run, opts: &Options, parts: &mut Parts) {
+/// Only what `format` shows is computed: the analysis (bootstrap fits) is most of the
+/// work of a run, and CSV or the terminal need none of it unless their blocks show it.
+fn parts_of<V: View>(run: &Run, opts: &Options, format: Format, parts: &mut Parts) {
     if let Some(v) = view::<V>(run) {
-        parts.blocks.extend(V::blocks(&v, opts));
-        parts
-            .tables
-            .push((V::WORKLOAD.into(), V::records_table(&v.records)));
-        parts
-            .analysis
-            .insert(V::WORKLOAD.into(), V::analysis(&v, opts));
+        if matches!(format, Format::Table | Format::Markdown | Format::Html) {
+            parts.blocks.extend(V::blocks(&v, opts));
+        }
+        if format == Format::Csv {
+            parts
+                .tables
+                .push((V::WORKLOAD.into(), V::records_table(&v.records)));
+        }
+        if format == Format::Json {
+            parts
+                .analysis
+                .insert(V::WORKLOAD.into(), V::analysis(&v, opts));
+        }
     }
 }
 
-fn parts(run: &Run, opts: &Options) -> Parts {
+fn parts(run: &Run, opts: &Options, format: Format) -> Parts {
     let mut p = Parts {
         blocks: Vec::new(),
         tables: Vec::new(),
         analysis: serde_json::Map::new(),
     };
-    parts_of::<crate::workloads::speed::view::SpeedView>(run, opts, &mut p);
-    parts_of::<crate::workloads::tls::view::TlsView>(run, opts, &mut p);
-    parts_of::<crate::workloads::vpn::view::VpnView>(run, opts, &mut p);
+    parts_of::<crate::workloads::speed::view::SpeedView>(run, opts, format, &mut p);
+    parts_of::<crate::workloads::tls::view::TlsView>(run, opts, format, &mut p);
+    parts_of::<crate::workloads::vpn::view::VpnView>(run, opts, format, &mut p);
     p
 }
 
@@ -120,7 +128,11 @@ fn run_heading(run: &Run) -> String {
 /// Renders every run. Several runs get a heading each and are never merged.
 pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
     let several = doc.runs.len() > 1;
-    let all: Vec<(&Run, Parts)> = doc.runs.iter().map(|r| (r, parts(r, opts))).collect();
+    let all: Vec<(&Run, Parts)> = doc
+        .runs
+        .iter()
+        .map(|r| (r, parts(r, opts, format)))
+        .collect();
     let mut skipped_lines = Vec::new();
     if !doc.skipped.is_empty() {
         skipped_lines.push(format!(
@@ -141,11 +153,11 @@ pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
         Format::Csv => {
             // One table per workload; several runs' rows go together (run_id tells them apart).
             let mut merged: Vec<(String, Table)> = Vec::new();
-            for (_, p) in &all {
-                for (w, t) in &p.tables {
-                    match merged.iter_mut().find(|(mw, _)| mw == w) {
-                        Some((_, m)) => m.rows.extend(t.rows.iter().cloned()),
-                        None => merged.push((w.clone(), t.clone())),
+            for (_, p) in all {
+                for (w, t) in p.tables {
+                    match merged.iter_mut().find(|(mw, _)| *mw == w) {
+                        Some((_, m)) => m.rows.extend(t.rows),
+                        None => merged.push((w, t)),
                     }
                 }
             }
@@ -153,6 +165,17 @@ pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
             model::csv(&tables)
         }
         Format::Openssl => super::openssl::render_runs(doc),
+        Format::Html => {
+            let mut body = String::new();
+            for (run, p) in &all {
+                let figures = super::plots::of_run(run, opts);
+                super::html::run_section(run, &run_heading(run), &figures, &p.blocks, &mut body);
+            }
+            if !skipped_lines.is_empty() {
+                super::html::blocks(&[Block::Lines(skipped_lines)], &mut body);
+            }
+            super::html::page("cryptobench report", &body)
+        }
         Format::Table | Format::Markdown => {
             let mut blocks = Vec::new();
             for (run, p) in all {

@@ -3,8 +3,10 @@
 //! layout (speed only) in `openssl`. Records are never re-run here.
 
 pub mod document;
+pub mod html;
 pub mod model;
 pub mod openssl;
+pub mod plots;
 
 /// One output format for every subcommand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -15,6 +17,8 @@ pub enum Format {
     Json,
     Csv,
     Markdown,
+    /// One self-contained page with the figures (inline SVG, no script).
+    Html,
 }
 
 pub use crate::analyse::paths::short_version;

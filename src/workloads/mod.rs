@@ -1,5 +1,6 @@
 //! Subcommands that run measurements end to end.
 
+pub mod compare;
 pub mod paths;
 pub mod probe;
 pub mod report;

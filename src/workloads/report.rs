@@ -5,7 +5,7 @@ use super::Failure;
 use crate::record::read::read_files;
 use crate::render::document::{self, Options};
 use crate::render::Format;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
@@ -18,6 +18,9 @@ pub struct ReportArgs {
     /// Report the crossover size between two speed paths (labels or names), e.g. openssl,af_alg.
     #[arg(long, value_name = "A,B")]
     pub crossover: Option<String>,
+    /// Also write each figure as SVG and PNG into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
 }
 
 pub fn run(args: ReportArgs) -> Result<i32, Failure> {
@@ -34,6 +37,10 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
                 )))
             }
         },
+    };
+    let plots = match &args.plots {
+        Some(dir) => Some((dir.clone(), check_plots_dir(dir)?)),
+        None => None,
     };
     let loaded = read_files(&args.files).map_err(Failure::Input)?;
     if loaded.record_count() == 0 {
@@ -67,6 +74,60 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         );
     }
     let opts = Options { crossover };
+    if let Some((dir, font)) = plots {
+        write_plots(&loaded, &opts, &dir, &font)?;
+    }
     print!("{}", document::render(&loaded, args.format, &opts));
     Ok(0)
+}
+
+/// Checks `--plots DIR` and loads the PNG font before anything is read or written.
+fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure> {
+    let shown = crate::cli::shown_path(dir);
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            return Err(Failure::Input(format!(
+                "--plots {shown} is not a directory: give a directory for the figures"
+            )))
+        }
+        Ok(_) => {}
+        Err(_) => {
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            if parent.is_some_and(|p| !p.is_dir()) {
+                return Err(Failure::Input(format!(
+                    "--plots {shown}: its parent is not a directory: give a directory in an existing one"
+                )));
+            }
+        }
+    }
+    crate::render::plots::png::options().map_err(Failure::Input)
+}
+
+fn write_plots(
+    loaded: &crate::record::read::Loaded,
+    opts: &Options,
+    dir: &Path,
+    font: &resvg::usvg::Options,
+) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Failure::Input(format!(
+            "cannot create --plots {}: {e}",
+            crate::cli::shown_path(dir)
+        ))
+    })?;
+    let mut written = 0;
+    for run in &loaded.runs {
+        for (_, figures) in crate::render::plots::of_run(run, opts) {
+            for f in figures {
+                crate::render::plots::png::write(dir, &f.id, &f.svg, font)
+                    .map_err(Failure::Runtime)?;
+                written += 1;
+            }
+        }
+    }
+    eprintln!(
+        "cryptobench: wrote {written} figure(s) as SVG and PNG into {}",
+        crate::cli::shown_path(dir)
+    );
+    Ok(())
 }

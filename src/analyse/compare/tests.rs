@@ -1,0 +1,138 @@
+use super::*;
+use crate::record::read::{parse_line, Line};
+use serde_json::{json, Value};
+
+const FIXTURE: &str = include_str!("../../../tests/fixtures/schema1-mixed.jsonl");
+
+/// A speed record from the fixture's template with the given point and trials.
+fn speed(label: &str, alg: &str, size: u64, samples: &[f64]) -> AnyRecord {
+    let mut v: Value = FIXTURE
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["kind"] == "record" && v["workload"] == "speed")
+        .unwrap();
+    v["impl"] = json!(label);
+    v["label"] = json!(label);
+    v["variant"] = Value::Null;
+    v["alg"] = json!(alg);
+    v["size"] = json!(size);
+    v["samples_bps"] = json!(samples);
+    v["throughput_bps"] = json!(median(samples));
+    v["throughput_bps_ci"] = Value::Null;
+    match parse_line(&v.to_string()).unwrap() {
+        Line::Record(r) => *r,
+        _ => unreachable!(),
+    }
+}
+
+/// Trials around `centre` with a ±2 % deterministic spread.
+fn trials(centre: f64) -> Vec<f64> {
+    [0.98, 0.99, 1.0, 1.01, 1.02, 0.995, 1.005]
+        .iter()
+        .map(|f| centre * f)
+        .collect()
+}
+
+#[test]
+fn a_tenfold_drop_is_regressed_and_equal_trials_are_unchanged() {
+    let base = [
+        speed("openssl", "aes-128-gcm", 16, &trials(1e9)),
+        speed("openssl", "aes-128-gcm", 16384, &trials(4e9)),
+        speed("openssl", "sha256", 16, &trials(5e8)),
+    ];
+    let new = [
+        speed("openssl", "aes-128-gcm", 16, &trials(1e8)),
+        speed("openssl", "aes-128-gcm", 16384, &trials(4e9)),
+        speed("openssl", "sha256", 16, &trials(6e8)),
+    ];
+    let c = compare(
+        &points(base.iter(), None, None),
+        &points(new.iter(), None, None),
+        0.05,
+        None,
+    );
+    assert_eq!(c.pairs.len(), 3);
+    let by_size = |alg: &str, size: u64| {
+        c.pairs
+            .iter()
+            .find(|p| {
+                p.identity.keys["alg"] == KeyValue::Text(alg.into())
+                    && p.identity.keys["size"] == KeyValue::Num(size)
+            })
+            .unwrap()
+    };
+    let drop = by_size("aes-128-gcm", 16);
+    assert!((drop.ratio - 0.1).abs() < 1e-9, "{drop:?}");
+    assert!(drop.ratio_ci[0] <= 0.1 && 0.1 <= drop.ratio_ci[1] && drop.ratio_ci[1] < 0.11);
+    assert_eq!(drop.verdict, Verdict::Regressed);
+    let same = by_size("aes-128-gcm", 16384);
+    assert!((same.ratio - 1.0).abs() < 1e-9 && same.ratio_ci[0] < 1.0 && same.ratio_ci[1] > 1.0);
+    assert_eq!(same.verdict, Verdict::Unchanged);
+    assert_eq!(by_size("sha256", 16).verdict, Verdict::Improved);
+    // Geomean of 0.1, 1.0 and 1.2.
+    let s = &c.summary[0];
+    assert_eq!(
+        (s.label.as_str(), s.points, s.regressed, s.improved),
+        ("openssl", 3, 1, 1)
+    );
+    assert!(
+        (s.geomean_ratio - (0.1f64 * 1.2).powf(1.0 / 3.0)).abs() < 1e-9,
+        "{s:?}"
+    );
+}
+
+#[test]
+fn a_change_under_the_threshold_or_inside_the_interval_is_unchanged() {
+    // 3 % faster with tight trials: significant but under a 5 % threshold.
+    let (r, ci) = ratio_ci(&trials(1e9), &trials(1.03e9), 1);
+    assert!(ci[0] > 1.0, "{ci:?}");
+    assert_eq!(verdict(r, ci, 0.05), Verdict::Unchanged);
+    assert_eq!(verdict(r, ci, 0.01), Verdict::Improved);
+    // 20 % slower but trials spread from 0.5x to 1.5x: the interval holds 1.
+    let wide: Vec<f64> = [0.5, 0.7, 0.9, 1.0, 1.1, 1.3, 1.5]
+        .iter()
+        .map(|f| f * 1e9)
+        .collect();
+    let narrow_new: Vec<f64> = wide.iter().map(|x| x * 0.8).collect();
+    let (r, ci) = ratio_ci(&wide, &narrow_new, 2);
+    assert!((r - 0.8).abs() < 1e-9 && ci[1] > 1.0, "{r} {ci:?}");
+    assert_eq!(verdict(r, ci, 0.05), Verdict::Unchanged);
+}
+
+#[test]
+fn points_on_one_side_are_listed_and_labels_can_meet() {
+    let one_file = [
+        speed("openssl", "aes-128-gcm", 16, &trials(2e9)),
+        speed("openssl", "aes-128-gcm", 1024, &trials(3e9)),
+        speed("openssl [isa=no-aesni]", "aes-128-gcm", 16, &trials(2e8)),
+        speed("openssl [isa=no-aesni]", "aes-128-gcm", 64, &trials(2e8)),
+    ];
+    let base = points(one_file.iter(), Some("openssl"), Some("openssl"));
+    let new = points(
+        one_file.iter(),
+        Some("openssl [isa=no-aesni]"),
+        Some("openssl"),
+    );
+    let c = compare(&base, &new, 0.05, Some("openssl [isa=no-aesni]"));
+    assert_eq!(c.pairs.len(), 1);
+    assert_eq!(c.pairs[0].verdict, Verdict::Regressed);
+    assert_eq!(c.only_in_base[0].keys["size"], KeyValue::Num(1024));
+    assert_eq!(c.only_in_new[0].keys["size"], KeyValue::Num(64));
+    let v = serde_json::to_value(&c.pairs[0]).unwrap();
+    assert_eq!(v["impl"], "openssl");
+    assert_eq!(v["new_impl"], "openssl [isa=no-aesni]");
+    assert_eq!(v["size"], 16);
+    assert_eq!(v["verdict"], "regressed");
+}
+
+#[test]
+fn runs_of_one_point_pool_their_trials() {
+    let recs = [
+        speed("ring", "sha256", 16, &[1.0, 2.0]),
+        speed("ring", "sha256", 16, &[3.0]),
+    ];
+    let p = points(recs.iter(), None, None);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p.values().next().unwrap().samples, [1.0, 2.0, 3.0]);
+    assert!((geomean([2.0, 8.0].into_iter()) - 4.0).abs() < 1e-12);
+}

@@ -1,0 +1,423 @@
+//! `cryptobench compare BASE NEW`: two results files (or two labels of one file) point by
+//! point, with a verdict per point, the geometric mean per implementation, the points on
+//! one side only and how the environments differ. Never re-runs anything.
+
+use super::Failure;
+use crate::analyse::compare::{self, Comparison, Verdict};
+use crate::record::read::{read_files, Loaded};
+use crate::render::model::{self, Block, Column, Table};
+use crate::render::Format;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// The baseline results file (JSON Lines written with --output).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// The results file to judge against it (may be BASE again, with --a and --b).
+    #[arg(value_name = "NEW")]
+    pub new: PathBuf,
+    /// Compare only BASE's records with this label (e.g. openssl).
+    #[arg(long, value_name = "LABEL")]
+    pub a: Option<String>,
+    /// Compare only NEW's records with this label (e.g. 'openssl [isa=no-aesni]').
+    #[arg(long, value_name = "LABEL")]
+    pub b: Option<String>,
+    /// A change under this many percent is "unchanged" even when significant.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = threshold)]
+    pub threshold: f64,
+    /// Exit 3 when any point regressed beyond the threshold (for CI).
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// table, markdown, json or html (with a ratio plot).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Exit code when `--fail-on-regression` finds a regressed point.
+pub const EXIT_REGRESSED: i32 = 3;
+
+fn threshold(s: &str) -> Result<f64, String> {
+    s.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && (0.0..100.0).contains(v))
+        .ok_or_else(|| {
+            format!(
+                "'{}' is not a percentage from 0 to 100",
+                crate::cli::shown(s)
+            )
+        })
+}
+
+/// One side: what was read and which label (if any) was picked.
+pub struct Side {
+    pub file: PathBuf,
+    pub loaded: Loaded,
+    pub label: Option<String>,
+}
+
+impl Side {
+    fn name(&self) -> String {
+        crate::cli::shown_path(&self.file)
+    }
+    fn records(&self) -> impl Iterator<Item = &crate::record::read::AnyRecord> {
+        self.loaded.runs.iter().flat_map(|r| &r.records)
+    }
+    fn labels(&self) -> BTreeSet<&str> {
+        self.records().map(compare::label_of).collect()
+    }
+    fn schemas(&self) -> BTreeSet<u32> {
+        self.loaded
+            .runs
+            .iter()
+            .filter_map(|r| r.environment.as_ref().map(|e| e.schema))
+            .collect()
+    }
+}
+
+fn read_side(file: PathBuf, label: Option<String>, which: &str) -> Result<Side, Failure> {
+    let loaded = read_files(std::slice::from_ref(&file)).map_err(Failure::Input)?;
+    let side = Side {
+        file,
+        loaded,
+        label,
+    };
+    if side.loaded.record_count() == 0 {
+        return Err(Failure::Input(format!(
+            "no records in {which} {}: give a file written with `cryptobench speed|tls|vpn --output FILE`",
+            side.name()
+        )));
+    }
+    if let Some(l) = &side.label {
+        let labels = side.labels();
+        if !labels.contains(l.as_str()) {
+            let flag = if which == "BASE" { "--a" } else { "--b" };
+            return Err(Failure::Input(format!(
+                "{flag} {:?}: no such label in {}; its labels are: {}",
+                crate::cli::shown(l),
+                side.name(),
+                labels.into_iter().collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    Ok(side)
+}
+
+pub fn run(args: CompareArgs) -> Result<i32, Failure> {
+    if matches!(args.format, Format::Csv | Format::Openssl) {
+        return Err(Failure::Input(
+            "compare --format: give table, markdown, json or html".into(),
+        ));
+    }
+    // One label names both sides unless the other is given.
+    let (a, b) = match (args.a, args.b) {
+        (Some(a), None) => (Some(a.clone()), Some(a)),
+        (None, Some(b)) => (Some(b.clone()), Some(b)),
+        other => other,
+    };
+    let base = read_side(args.base, a.clone(), "BASE")?;
+    let new = read_side(args.new, b.clone(), "NEW")?;
+    let (sb, sn) = (base.schemas(), new.schemas());
+    if !sb.is_empty() && !sn.is_empty() && sb != sn {
+        return Err(Failure::Input(format!(
+            "{} was written with record schema {:?} and {} with {:?}: measurements changed between schemas; compare files of one schema (re-run the older)",
+            base.name(),
+            sb,
+            new.name(),
+            sn
+        )));
+    }
+    let renamed = (a != b).then_some(b.as_deref()).flatten();
+    let base_points = compare::points(base.records(), a.as_deref(), a.as_deref());
+    let new_points = compare::points(new.records(), b.as_deref(), a.as_deref());
+    let result = compare::compare(&base_points, &new_points, args.threshold / 100.0, renamed);
+    if result.pairs.is_empty() {
+        let what = |s: &Side| {
+            let w: BTreeSet<String> = s
+                .records()
+                .map(|r| {
+                    format!(
+                        "{} {}",
+                        r.to_json()["workload"].as_str().unwrap_or("?"),
+                        compare::label_of(r)
+                    )
+                })
+                .take(1000)
+                .collect();
+            w.into_iter().take(6).collect::<Vec<_>>().join(", ")
+        };
+        return Err(Failure::Input(format!(
+            "no common point: {} has {} and {} has {}; compare runs of the same workload, implementation and sizes (or pick labels with --a and --b)",
+            base.name(),
+            what(&base),
+            new.name(),
+            what(&new)
+        )));
+    }
+    let differences = environment_differences(&base, &new);
+    let out = match args.format {
+        Format::Json => {
+            let mut s =
+                serde_json::to_string_pretty(&json_document(&base, &new, &result, &differences))
+                    .unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        Format::Html => crate::render::html::compare_page(
+            &base_title(&base, &new),
+            &blocks(&base, &new, &result, &differences, args.threshold),
+            &result,
+        ),
+        Format::Markdown => {
+            model::markdown(&blocks(&base, &new, &result, &differences, args.threshold))
+        }
+        _ => model::terminal(&blocks(&base, &new, &result, &differences, args.threshold)),
+    };
+    print!("{out}");
+    let regressed = result.pairs.iter().any(|p| p.verdict == Verdict::Regressed);
+    Ok(if args.fail_on_regression && regressed {
+        EXIT_REGRESSED
+    } else {
+        0
+    })
+}
+
+fn base_title(base: &Side, new: &Side) -> String {
+    format!("{} against {}", side_name(new), side_name(base))
+}
+
+fn side_name(s: &Side) -> String {
+    match &s.label {
+        Some(l) => format!("{l} ({})", s.name()),
+        None => s.name(),
+    }
+}
+
+/// Facts of each side's environments that differ between the sides: "field: base values
+/// | new values". Several runs on a side list every distinct value.
+pub fn environment_differences(base: &Side, new: &Side) -> Vec<String> {
+    type Get = fn(&crate::record::Environment) -> Vec<String>;
+    let fields: [(&str, Get); 6] = [
+        ("CPU", |e| {
+            vec![e.cpu["model"].as_str().unwrap_or("?").to_string()]
+        }),
+        ("architecture", |e| {
+            vec![e.cpu["arch"].as_str().unwrap_or("?").to_string()]
+        }),
+        ("logical CPUs", |e| vec![e.cpu["logical_cpus"].to_string()]),
+        ("kernel", |e| vec![e.kernel.clone()]),
+        ("host", |e| vec![e.hostname.clone()]),
+        ("libraries", |e| {
+            e.libraries
+                .iter()
+                .map(|l| {
+                    format!(
+                        "{} {}",
+                        l["label"].as_str().or(l["impl"].as_str()).unwrap_or("?"),
+                        l["version"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect()
+        }),
+    ];
+    let values = |s: &Side, get: Get| -> BTreeSet<String> {
+        s.loaded
+            .runs
+            .iter()
+            .filter_map(|r| r.environment.as_ref())
+            .flat_map(get)
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (name, get) in fields {
+        let (b, n) = (values(base, get), values(new, get));
+        if b.is_empty() || n.is_empty() || b == n {
+            continue;
+        }
+        if name == "libraries" {
+            let only_b: Vec<&String> = b.difference(&n).collect();
+            let only_n: Vec<&String> = n.difference(&b).collect();
+            out.push(format!(
+                "libraries: base has {} | new has {}",
+                list(&only_b),
+                list(&only_n)
+            ));
+        } else {
+            out.push(format!(
+                "{name}: {} | {}",
+                list(&b.iter().collect::<Vec<_>>()),
+                list(&n.iter().collect::<Vec<_>>())
+            ));
+        }
+    }
+    out
+}
+
+fn list(xs: &[&String]) -> String {
+    if xs.is_empty() {
+        "nothing else".into()
+    } else {
+        xs.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+fn side_json(s: &Side) -> Value {
+    let runs: Vec<Value> = s
+        .loaded
+        .runs
+        .iter()
+        .map(|r| {
+            let e = r.environment.as_ref();
+            json!({
+                "run_id": r.run_id,
+                "hostname": e.map(|e| &e.hostname),
+                "cpu": e.map(|e| &e.cpu["model"]),
+                "arch": e.map(|e| &e.cpu["arch"]),
+                "kernel": e.map(|e| &e.kernel),
+                "cryptobench_version": e.map(|e| &e.cryptobench_version),
+                "libraries": e.map(|e| e.libraries.iter().map(|l| json!({
+                    "label": l["label"], "version": l["version"]})).collect::<Vec<_>>()),
+            })
+        })
+        .collect();
+    json!({
+        "file": s.file.to_string_lossy(),
+        "label": s.label,
+        "run_ids": s.loaded.runs.iter().map(|r| &r.run_id).collect::<Vec<_>>(),
+        "environment": runs,
+    })
+}
+
+fn json_document(base: &Side, new: &Side, c: &Comparison, differences: &[String]) -> Value {
+    json!({
+        "schema": crate::record::SCHEMA,
+        "base": side_json(base),
+        "new": side_json(new),
+        "environment_differences": differences,
+        "pairs": c.pairs,
+        "only_in_base": c.only_in_base,
+        "only_in_new": c.only_in_new,
+        "summary": c.summary,
+    })
+}
+
+fn pct(r: f64) -> String {
+    format!("{:+.1}%", (r - 1.0) * 100.0)
+}
+
+fn blocks(
+    base: &Side,
+    new: &Side,
+    c: &Comparison,
+    differences: &[String],
+    threshold: f64,
+) -> Vec<Block> {
+    let mut out = vec![Block::Heading(format!(
+        "Compare: {}",
+        base_title(base, new)
+    ))];
+    let mut head = vec![
+        format!("base: {} (runs {})", side_name(base), run_ids(base)),
+        format!("new:  {} (runs {})", side_name(new), run_ids(new)),
+        format!(
+            "ratio = new/base of the median throughput, with a 95% bootstrap interval over the trials; improved or regressed only when the interval excludes 1 and the change exceeds {threshold}%"
+        ),
+    ];
+    if differences.is_empty() {
+        head.push("environments: the same CPU, kernel, host and libraries".into());
+    } else {
+        head.push("environments differ (base | new):".into());
+        head.extend(differences.iter().map(|d| format!("  {d}")));
+    }
+    out.push(Block::Lines(head));
+    let mut t = Table::new(
+        "Per point (MB/s)",
+        vec![
+            Column::text("workload"),
+            Column::text("impl"),
+            Column::text("point"),
+            Column::num("base"),
+            Column::num("new"),
+            Column::num("ratio"),
+            Column::num("95% interval"),
+            Column::num("change"),
+            Column::text("verdict"),
+        ],
+    );
+    t.group_by = Some(1);
+    for p in &c.pairs {
+        let label = match &p.new_impl {
+            Some(n) => format!("{} -> {n}", p.identity.label),
+            None => p.identity.label.clone(),
+        };
+        t.push(vec![
+            p.identity.workload.clone(),
+            label,
+            p.identity.point(),
+            crate::render::mbps(p.base_bps),
+            crate::render::mbps(p.new_bps),
+            format!("{:.3}", p.ratio),
+            format!("{:.3}-{:.3}", p.ratio_ci[0], p.ratio_ci[1]),
+            pct(p.ratio),
+            p.verdict.as_str().into(),
+        ]);
+    }
+    if c.pairs
+        .iter()
+        .any(|p| p.base_trials < 2 && p.new_trials < 2)
+    {
+        t.notes.push(
+            "points with one trial on each side have no interval: the threshold alone decides"
+                .into(),
+        );
+    }
+    out.push(Block::Table(t));
+    let mut s = Table::new(
+        "Geometric mean of the ratios",
+        vec![
+            Column::text("workload"),
+            Column::text("impl"),
+            Column::num("points"),
+            Column::num("geomean"),
+            Column::num("change"),
+            Column::num("regressed"),
+            Column::num("improved"),
+        ],
+    );
+    for x in &c.summary {
+        s.push(vec![
+            x.workload.clone(),
+            x.label.clone(),
+            x.points.to_string(),
+            format!("{:.3}", x.geomean_ratio),
+            pct(x.geomean_ratio),
+            x.regressed.to_string(),
+            x.improved.to_string(),
+        ]);
+    }
+    out.push(Block::Table(s));
+    for (name, ids) in [("base", &c.only_in_base), ("new", &c.only_in_new)] {
+        if !ids.is_empty() {
+            let mut lines = vec![format!("Only in {name} ({} points):", ids.len())];
+            lines.extend(
+                ids.iter()
+                    .map(|i| format!("  {} {} {}", i.workload, i.label, i.point())),
+            );
+            out.push(Block::Lines(lines));
+        }
+    }
+    out
+}
+
+fn run_ids(s: &Side) -> String {
+    let ids: Vec<&str> = s.loaded.runs.iter().map(|r| r.run_id.as_str()).collect();
+    if ids.len() > 3 {
+        format!("{}, ... {} in all", ids[..3].join(", "), ids.len())
+    } else {
+        ids.join(", ")
+    }
+}

@@ -1,0 +1,409 @@
+//! The HTML report in a real browser (headless Chromium), the figures as files, compare's
+//! exit codes and JSON shape, shell completions and the man page.
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cryptobench");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Kept after the test: the screenshot is an artefact.
+fn artefacts() -> PathBuf {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-test");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A tiny real speed run with one and two threads and two paths.
+fn speed_file(dir: &Path) -> PathBuf {
+    let f = dir.join("speed.jsonl");
+    let o = run(&[
+        "speed",
+        "--impl",
+        "openssl,ring",
+        "--alg",
+        "aes-128-gcm",
+        "--sizes",
+        "16,1k,16k",
+        "--threads",
+        "1,2",
+        "--time",
+        "0.02",
+        "--output",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    f
+}
+
+/// Share of pixels that are not (near) white, and whether any pixel is coloured.
+fn ink(png: &Path) -> (f64, bool) {
+    let p = resvg::tiny_skia::Pixmap::load_png(png)
+        .unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+    let (mut ink, mut colour) = (0usize, false);
+    for px in p.pixels() {
+        let (r, g, b) = (px.red() as i32, px.green() as i32, px.blue() as i32);
+        if r.min(g).min(b) < 235 {
+            ink += 1;
+        }
+        if (r - g).abs().max((g - b).abs()) > 60 {
+            colour = true;
+        }
+    }
+    (ink as f64 / p.pixels().len() as f64, colour)
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|n| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|p| p.join(n))
+                    .find(|p| p.is_file())
+            })
+        })
+}
+
+fn headless(browser: &Path, profile: &Path, extra: &[String], page: &Path) -> Output {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(extra)
+    .arg(format!("file://{}", page.display()));
+    c.output().unwrap()
+}
+
+/// Measures every figure in the DOM: a copy of the page with a probe script (the report
+/// itself has none) that writes each figure's rendered size and any error into the DOM,
+/// read back with --dump-dom.
+const PROBE: &str = r#"<script>
+window.__errors = [];
+window.addEventListener('error', e => window.__errors.push(String(e.message)));
+const ce = console.error; console.error = (...a) => { window.__errors.push(a.join(' ')); ce(...a); };
+window.addEventListener('load', () => {
+  const sizes = [...document.querySelectorAll('figure.figure')].map(f => {
+    const s = f.querySelector('svg'); const r = s ? s.getBoundingClientRect() : {width: 0, height: 0};
+    return [f.id, Math.round(r.width), Math.round(r.height)];
+  });
+  const pre = document.createElement('pre'); pre.id = 'probe';
+  pre.textContent = 'PROBE' + JSON.stringify({sizes, errors: window.__errors}) + 'EBORP';
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+#[test]
+fn html_report_renders_in_a_real_browser_and_figures_are_files() {
+    let dir = artefacts();
+    let speed = speed_file(&dir);
+    let plots = dir.join("plots");
+    let files = [
+        speed.clone(),
+        fixture("schema1-mixed.jsonl"),
+        fixture("vpn-openvpn-short.jsonl"),
+    ];
+    let mut args = vec!["report".to_string()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    args.extend([
+        "--format".into(),
+        "html".into(),
+        "--plots".into(),
+        plots.to_string_lossy().into_owned(),
+    ]);
+    let o = Command::new(BIN).args(&args).output().unwrap();
+    let (html, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let report = dir.join("report.html");
+    std::fs::write(&report, &html).unwrap();
+
+    // Self-contained: no script, nothing fetched.
+    assert!(!html.contains("<script"), "the report runs no script");
+    for fetch in ["src=", "href=", "@import", "url("] {
+        assert!(
+            !html.contains(fetch),
+            "the report fetches nothing ({fetch})"
+        );
+    }
+    // Every workload's section, with computed findings and each run's environment.
+    let figures = html.matches("<figure class=\"figure\"").count();
+    assert!(figures >= 5, "{figures} figures");
+    assert_eq!(
+        html.matches("<svg").count(),
+        figures,
+        "one inline SVG per figure"
+    );
+    assert_eq!(html.matches("What this shows: ").count(), figures);
+    for needle in [
+        "speed figures",
+        "vpn figures",
+        "tls figures",
+        "thread scaling",
+        "CPU seconds per GB",
+        "openvpn AES-128-GCM",
+        "busiest tunnel thread",
+    ] {
+        assert!(html.contains(needle), "missing {needle:?}");
+    }
+    assert!(
+        html.matches("<aside class=\"env\">").count() >= 4,
+        "every run's environment is shown"
+    );
+    // A finding names a measured ratio, e.g. "openssl encrypts aes-128-gcm 1.3x faster than ring".
+    assert!(
+        html.contains("x faster than") || html.contains(" encrypts aes-128-gcm at "),
+        "no computed finding"
+    );
+
+    // Figures as files: an SVG and a non-blank PNG for each.
+    let pngs: Vec<PathBuf> = std::fs::read_dir(&plots)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "png"))
+        .collect();
+    assert_eq!(pngs.len(), figures, "{pngs:?}");
+    for p in &pngs {
+        assert!(p.with_extension("svg").is_file());
+        let (share, colour) = ink(p);
+        assert!(
+            share > 0.01 && colour,
+            "{} looks blank: {share:.4} ink",
+            p.display()
+        );
+    }
+
+    let Some(browser) = chromium() else {
+        common::skip("no chromium: run scripts/deps/report.sh");
+        return;
+    };
+    let profile = tempdir(&dir, "profile");
+    let shot = dir.join("screenshot.png");
+    let o = headless(
+        &browser,
+        &profile,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1400,2600".into(),
+            "--hide-scrollbars".into(),
+        ],
+        &report,
+    );
+    let (_, log) = text(&o);
+    assert!(shot.is_file(), "no screenshot: {log}");
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let (share, colour) = ink(&shot);
+    assert!(
+        share > 0.03 && colour,
+        "the screenshot looks blank: {share:.4}"
+    );
+
+    let probe_page = dir.join("report-probe.html");
+    std::fs::write(
+        &probe_page,
+        html.replacen("<head>", &format!("<head>{PROBE}"), 1),
+    )
+    .unwrap();
+    let profile = tempdir(&dir, "profile2");
+    let o = headless(
+        &browser,
+        &profile,
+        &["--dump-dom".into(), "--window-size=1400,2600".into()],
+        &probe_page,
+    );
+    let (dom, log) = text(&o);
+    let json = dom
+        .split("<pre id=\"probe\">PROBE")
+        .nth(1)
+        .and_then(|s| s.split("EBORP").next())
+        .unwrap_or_else(|| panic!("no probe output: {log}"));
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    let sizes = v["sizes"].as_array().unwrap();
+    assert_eq!(sizes.len(), figures);
+    for s in sizes {
+        assert!(
+            s[1].as_i64().unwrap() > 100 && s[2].as_i64().unwrap() > 50,
+            "a figure with no size: {s}"
+        );
+    }
+}
+
+fn tempdir(under: &Path, name: &str) -> PathBuf {
+    let d = under.join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn compare_pairs_points_gates_on_regressions_and_refuses_bad_input() {
+    let dir = tempdir(
+        &std::env::temp_dir(),
+        &format!("cbench-compare-{}", std::process::id()),
+    );
+    let speed = speed_file(&dir);
+    let s = speed.to_str().unwrap();
+    // A file against itself: every point unchanged, ratio exactly 1.
+    let o = run(&["compare", s, s, "--format", "json", "--fail-on-regression"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let pairs = v["pairs"].as_array().unwrap();
+    assert_eq!(
+        pairs.len(),
+        24,
+        "2 paths x 2 directions x 3 sizes x 2 thread counts"
+    );
+    for p in pairs {
+        assert_eq!(p["ratio"], 1.0);
+        assert_eq!(p["verdict"], "unchanged");
+        assert!(
+            p["ratio_ci"][0].as_f64().unwrap() <= 1.0 && p["ratio_ci"][1].as_f64().unwrap() >= 1.0
+        );
+        for k in [
+            "impl",
+            "alg",
+            "direction",
+            "size",
+            "threads",
+            "base_bps",
+            "new_bps",
+        ] {
+            assert!(!p[k].is_null(), "{k} missing in {p}");
+        }
+    }
+    assert!(v["summary"][0]["geomean_ratio"].as_f64().unwrap() == 1.0);
+    assert!(v["base"]["run_ids"].is_array() && v["only_in_base"].as_array().unwrap().is_empty());
+
+    // ring's trials scaled to 1% in a copy: regressed, exit 3 only with the flag.
+    let slow = dir.join("slow.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&speed)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v["label"] == "ring" {
+                v["throughput_bps"] = (v["throughput_bps"].as_f64().unwrap() * 0.01).into();
+                let s: Vec<f64> = v["samples_bps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap() * 0.01)
+                    .collect();
+                v["samples_bps"] = s.into();
+                v["throughput_bps_ci"] = serde_json::Value::Null;
+            }
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&slow, lines.join("\n") + "\n").unwrap();
+    let o = run(&["compare", s, slow.to_str().unwrap(), "--fail-on-regression"]);
+    assert_eq!(o.status.code(), Some(3), "{:?}", text(&o));
+    let o = run(&["compare", s, slow.to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    for p in v["pairs"].as_array().unwrap() {
+        let want = if p["impl"] == "ring" {
+            "regressed"
+        } else {
+            "unchanged"
+        };
+        assert_eq!(p["verdict"], want, "{p}");
+    }
+    let o = run(&["compare", s, slow.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    // Two labels of one file.
+    let o = run(&[
+        "compare", s, s, "--a", "openssl", "--b", "ring", "--format", "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 12);
+    assert_eq!(v["pairs"][0]["new_impl"], "ring");
+
+    // Bad input: one line, exit 2.
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let vpn = fixture("vpn-openvpn-short.jsonl");
+    for (args, want) in [
+        (vec!["compare", empty.to_str().unwrap(), s], "no records"),
+        (vec!["compare", s, vpn.to_str().unwrap()], "no common point"),
+        (
+            vec!["compare", s, s, "--a", "nosuch"],
+            "its labels are: openssl, ring",
+        ),
+        (
+            vec![
+                "compare",
+                s,
+                fixture("schema1-mixed.jsonl").to_str().unwrap(),
+            ],
+            "schema",
+        ),
+    ] {
+        let o = run(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let o = run(&["compare", s, s, "--format", "html"]);
+    let (html, _) = text(&o);
+    assert!(
+        html.contains("<svg") && html.contains("What this shows: 0 of 24 points regressed"),
+        "{}",
+        &html[..html.len().min(400)]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn completions_and_man_page() {
+    for (shell, needle) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef cryptobench"),
+        ("fish", "complete -c cryptobench"),
+    ] {
+        let o = run(&["completions", shell]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(
+            out.contains(needle) && out.contains("compare"),
+            "{shell}: {}",
+            &out[..out.len().min(200)]
+        );
+    }
+    let o = run(&["man"]);
+    let (out, _) = text(&o);
+    assert!(
+        o.status.success() && out.contains(".TH cryptobench") && out.contains("report"),
+        "{}",
+        &out[..out.len().min(300)]
+    );
+}
