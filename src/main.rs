@@ -15,6 +15,7 @@ mod plan;
 mod profile;
 mod record;
 mod render;
+mod store;
 mod sys;
 mod verify;
 mod workloads;
@@ -54,6 +55,8 @@ enum Command {
     /// Render records saved with --output (any workload, any number of files and runs)
     /// without re-running anything.
     Report(workloads::report::ReportArgs),
+    /// The runs kept in the store: list them, show, tag, export, import or remove one.
+    History(workloads::history::HistoryArgs),
 }
 
 fn main() {
@@ -112,6 +115,7 @@ fn main() {
         Command::Verify(args) => workloads::verify::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),
+        Command::History(args) => workloads::history::run(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

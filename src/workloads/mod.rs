@@ -1,5 +1,6 @@
 //! Subcommands that run measurements end to end.
 
+pub mod history;
 pub mod paths;
 pub mod probe;
 pub mod report;
