@@ -1,6 +1,8 @@
 //! The local store (SQLite): every run kept point by point, `history` to list, show, tag,
 //! export, import and remove, and `report` reading runs by id, tag or `last`.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -184,7 +186,7 @@ fn export_and_import_round_trip_exactly_without_doubling() {
     let exported = home.ok(&["history", "export", &id]);
     let exported_lines: Vec<String> = exported.lines().map(str::to_string).collect();
     // Exactly the lines --output wrote: environment, 4 records, end.
-    assert_eq!(exported_lines, lines_of(&file, &id));
+    common::same_lines(&exported, &lines_of(&file, &id).join("\n"));
     assert_eq!(exported_lines.len(), 6);
     let f = home.0.join("exported.jsonl");
     std::fs::write(&f, &exported).unwrap();

@@ -10,7 +10,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub action: Option<Action>,
