@@ -238,10 +238,7 @@ fn four_speed_processes_write_at_once_without_losing_or_doubling_a_point() {
                 .output()
                 .unwrap(),
         );
-        assert_eq!(
-            exported.lines().collect::<Vec<_>>(),
-            lines.iter().map(String::as_str).collect::<Vec<_>>()
-        );
+        common::same_lines(&exported, &lines.join("\n"));
         assert!(
             !exported.contains(PASSWORD),
             "the password is masked in the recorded command line"
@@ -330,10 +327,7 @@ fn a_server_stopped_mid_run_leaves_a_spool_that_import_pushes() {
             .output()
             .unwrap(),
     );
-    assert_eq!(
-        exported.lines().collect::<Vec<_>>(),
-        lines.iter().map(String::as_str).collect::<Vec<_>>()
-    );
+    common::same_lines(&exported, &lines.join("\n"));
     eprintln!("server stopped mid-run: exit 0, {stored_before} points in the store at the stop, {} pushed by import, 36 in all", 36 - stored_before);
 }
 
