@@ -66,8 +66,7 @@ impl Drop for Home {
 fn run_id(jsonl: &str) -> String {
     let last_env = jsonl
         .lines()
-        .filter(|l| l.contains("\"kind\":\"environment\""))
-        .last()
+        .rfind(|l| l.contains("\"kind\":\"environment\""))
         .unwrap();
     let v: Value = serde_json::from_str(last_env).unwrap();
     v["run_id"].as_str().unwrap().to_string()

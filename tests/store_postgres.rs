@@ -256,7 +256,7 @@ fn a_server_stopped_mid_run_leaves_a_spool_that_import_pushes() {
     let url = pg.url();
     let home = pg.dir.join("home");
     let out = pg.dir.join("run.jsonl");
-    let mut child = cryptobench(
+    let child = cryptobench(
         &home,
         &[
             "speed",

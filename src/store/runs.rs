@@ -293,7 +293,7 @@ pub fn lines(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
     let id = Val::Text(run_id.into());
     let head = s.query(
         "SELECT environment, run_end FROM runs WHERE run_id = $1",
-        &[id.clone()],
+        std::slice::from_ref(&id),
     )?;
     let Some(head) = head.first() else {
         return Ok(Vec::new());
