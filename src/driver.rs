@@ -99,8 +99,10 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
         Some(url) => Some(crate::store::open(&url).map_err(Failure::Input)?),
         None => None,
     };
-    let plan = w.plan()?;
+    // Before the plan: planning may start what a signal must not leave behind (tls builds
+    // its server, vpn its namespaces), and the workload's guards clean that up.
     crate::workloads::install_signal_handler();
+    let plan = w.plan()?;
     let env = crate::environment::capture(
         plan.libraries.clone(),
         plan.unavailable.clone(),
