@@ -16,6 +16,13 @@ pub struct CommonArgs {
     /// Seconds measured per point [speed: 0.15; tls and vpn: 5].
     #[arg(allow_negative_numbers = true, long, visible_alias = "duration", value_name = "SECONDS", value_parser = seconds)]
     pub time: Option<f64>,
+    /// Also keep the run in this store: sqlite:PATH or postgresql://USER@HOST/DB
+    /// [default: $CRYPTOBENCH_STORE, else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
+    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
+    pub store: Option<String>,
+    /// Keep the run in no store (only --output, if given).
+    #[arg(long)]
+    pub no_store: bool,
 }
 
 impl CommonArgs {
@@ -35,7 +42,12 @@ impl CommonArgs {
         if let Some(p) = &self.output {
             crate::record::JsonLinesWriter::check(p)?;
         }
-        Ok(())
+        self.store_url().map(|_| ())
+    }
+
+    /// The store this run writes to, if any (`--store`, `--no-store`, `CRYPTOBENCH_STORE`).
+    pub fn store_url(&self) -> Result<Option<crate::store::StoreUrl>, String> {
+        crate::store::StoreUrl::choose(self.store.as_deref(), self.no_store)
     }
 }
 

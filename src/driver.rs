@@ -76,9 +76,33 @@ pub trait Workload {
     fn finish(&mut self) {}
 }
 
+/// Where a run's lines go as they are made: the `--output` file and the store.
+pub trait Sink {
+    fn environment(&mut self, env: &Environment) -> Result<(), String>;
+    fn record(&mut self, record: &AnyRecord) -> Result<(), String>;
+    fn end(&mut self, end: &RunEnd) -> Result<(), String>;
+}
+
+impl Sink for JsonLinesWriter {
+    fn environment(&mut self, env: &Environment) -> Result<(), String> {
+        self.write(env)
+    }
+    fn record(&mut self, record: &AnyRecord) -> Result<(), String> {
+        self.write(record)
+    }
+    fn end(&mut self, end: &RunEnd) -> Result<(), String> {
+        self.write(end)
+    }
+}
+
 /// Runs a workload end to end and prints its report. Returns the exit code.
 pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     common.check(w.name()).map_err(Failure::Input)?;
+    // A store named but not usable is bad input, refused before anything is measured.
+    let store = match common.store_url().map_err(Failure::Input)? {
+        Some(url) => Some(crate::store::open(&url).map_err(Failure::Input)?),
+        None => None,
+    };
     // Before the plan: planning may start what a signal must not leave behind (tls builds
     // its server, vpn its namespaces), and the workload's guards clean that up.
     crate::workloads::install_signal_handler();
@@ -88,12 +112,17 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
         plan.unavailable.clone(),
         plan.settings.clone(),
     );
-    let mut writer = match &common.output {
-        Some(p) => Some(JsonLinesWriter::append(p).map_err(Failure::Input)?),
-        None => None,
-    };
-    if let Some(wr) = writer.as_mut() {
-        wr.write(&env).map_err(Failure::Runtime)?;
+    let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
+    if let Some(p) = &common.output {
+        sinks.push(Box::new(
+            JsonLinesWriter::append(p).map_err(Failure::Input)?,
+        ));
+    }
+    if let Some(s) = store {
+        sinks.push(Box::new(crate::store::sink::StoreSink::new(s, w.name())));
+    }
+    for s in sinks.iter_mut() {
+        s.environment(&env).map_err(Failure::Runtime)?;
     }
     let progress = progress_bar(plan.points, plan.seconds);
     let mut run = Run {
@@ -118,12 +147,13 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
                 for o in outcomes {
                     match o {
                         Outcome::Record(r) => {
-                            if let Some(wr) = writer.as_mut() {
-                                if let Err(e) = wr.write(&r) {
+                            let record = W::wrap(r);
+                            for s in sinks.iter_mut() {
+                                if let Err(e) = s.record(&record) {
                                     failure = Some(Failure::Runtime(e));
                                 }
                             }
-                            run.records.push(W::wrap(r));
+                            run.records.push(record);
                         }
                         Outcome::Excluded(e) => exclusions.push(e),
                     }
@@ -149,9 +179,9 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
         unavailable: plan.unavailable.clone(),
         analysis_inputs: w.analysis_inputs(),
     };
-    if let Some(wr) = writer.as_mut() {
+    for s in sinks.iter_mut() {
         // The results are kept even when this last line cannot be written.
-        let _ = wr.write(&end);
+        let _ = s.end(&end);
     }
     let nothing = run.records.is_empty();
     let why = w.nothing_measured(&end.exclusions);

@@ -173,21 +173,24 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
+    let cpu = cpu();
     Environment {
         kind: "environment".into(),
         schema: SCHEMA,
         run_id: format!("{}-{}", now.as_secs(), std::process::id()),
         cryptobench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix: now.as_secs(),
+        // A store URL's password never reaches a results file.
         command_line: std::env::args_os()
-            .map(|a| a.to_string_lossy().into_owned())
+            .map(|a| crate::store::url::masked(&a.to_string_lossy()))
             .collect(),
         hostname: fs::read_to_string("/proc/sys/kernel/hostname")
             .unwrap_or_default()
             .trim()
             .into(),
+        machine_id: crate::store::machine_id(cpu["model"].as_str().unwrap_or("")),
         kernel: kernel(),
-        cpu: cpu(),
+        cpu,
         frequency: frequency(),
         libraries,
         unavailable,

@@ -15,6 +15,7 @@ mod plan;
 mod profile;
 mod record;
 mod render;
+mod store;
 mod sys;
 mod verify;
 mod workloads;
@@ -64,6 +65,8 @@ enum Command {
     },
     /// Print the man page (roff) on stdout.
     Man,
+    /// The runs kept in the store: list them, show, tag, export, import or remove one.
+    History(workloads::history::HistoryArgs),
 }
 
 fn main() {
@@ -140,6 +143,7 @@ fn main() {
                 .map(|_| 0)
                 .map_err(|e| workloads::Failure::Runtime(format!("cannot write the man page: {e}")))
         }
+        Command::History(args) => workloads::history::run(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

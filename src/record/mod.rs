@@ -141,6 +141,9 @@ pub struct Environment {
     pub started_unix: u64,
     pub command_line: Vec<String>,
     pub hostname: String,
+    /// The machine, stable across runs: /etc/machine-id and the CPU model, hashed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub machine_id: String,
     pub kernel: String,
     pub cpu: serde_json::Value,
     pub frequency: serde_json::Value,

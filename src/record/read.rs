@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-/// A record of any workload.
-#[derive(Clone, Debug, PartialEq)]
+/// A record of any workload; serialized as the record itself (its JSON Lines line).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 pub enum AnyRecord {
     Speed(Record<SpeedData>),
     Tls(Record<TlsData>),

@@ -1,6 +1,7 @@
 //! Subcommands that run measurements end to end.
 
 pub mod compare;
+pub mod history;
 pub mod paths;
 pub mod probe;
 pub mod report;

@@ -2,16 +2,19 @@
 //! files and runs, in any format. It never re-runs anything. Runs stay apart.
 
 use super::Failure;
-use crate::record::read::read_files;
 use crate::render::document::{self, Options};
 use crate::render::Format;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    /// JSON Lines files written with --output (- for standard input).
-    #[arg(value_name = "FILE", required = true)]
+    /// JSON Lines files written with --output (- for standard input), or runs in the
+    /// store: a run id, a tag or `last`.
+    #[arg(value_name = "FILE|RUN", required = true)]
     pub files: Vec<PathBuf>,
+    /// The store runs are looked up in [default: $CRYPTOBENCH_STORE, else the local one].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -42,7 +45,8 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         Some(dir) => Some((dir.clone(), check_plots_dir(dir)?)),
         None => None,
     };
-    let loaded = read_files(&args.files).map_err(Failure::Input)?;
+    let loaded = crate::store::resolve::load_args(&args.files, args.store.as_deref())
+        .map_err(Failure::Input)?;
     if loaded.record_count() == 0 {
         let names: Vec<String> = args
             .files

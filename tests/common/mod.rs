@@ -26,3 +26,22 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Equal line by line; on a difference, says where (the lines are long).
+pub fn same_lines(a: &str, b: &str) {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    assert_eq!(a.len(), b.len(), "line counts differ");
+    if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+        let at = a[i]
+            .bytes()
+            .zip(b[i].bytes())
+            .take_while(|(x, y)| x == y)
+            .count();
+        panic!(
+            "line {} differs at byte {at}: {:?} / {:?}",
+            i + 1,
+            &a[i][at.saturating_sub(40)..(at + 40).min(a[i].len())],
+            &b[i][at.saturating_sub(40)..(at + 40).min(b[i].len())]
+        );
+    }
+}

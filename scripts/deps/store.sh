@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# System dependencies of the store's tests: a real PostgreSQL server (Debian's postgresql
+# package; the tests start their own with initdb/pg_ctl as an unprivileged user in a
+# temporary directory, never the packaged cluster) and setpriv (util-linux) to drop to it.
+# Idempotent: installs only what is missing.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+PKGS="postgresql util-linux"
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends $missing
+fi
+
+# The package may start its own cluster where systemd runs; the tests need none.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet postgresql 2>/dev/null; then
+  $SUDO systemctl stop postgresql || true
+  $SUDO systemctl disable postgresql >/dev/null 2>&1 || true
+fi

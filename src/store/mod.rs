@@ -1,0 +1,125 @@
+//! Results that last: every run is also written, point by point, to a store (SQLite by
+//! default, PostgreSQL for a fleet). The JSON Lines record stays the interchange format:
+//! the store keeps each line's exact text beside the columns it is searched by.
+
+pub mod postgres;
+pub mod resolve;
+pub mod runs;
+pub mod schema;
+pub mod sink;
+pub mod sqlite;
+pub mod url;
+
+pub use url::StoreUrl;
+
+/// A value passed to or read from SQL, the same for both back ends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl Val {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Val::Int(i) => Some(*i),
+            Val::Real(r) => Some(*r as i64),
+            _ => None,
+        }
+    }
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Val::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn opt_real(x: Option<f64>) -> Val {
+        x.filter(|v| v.is_finite()).map_or(Val::Null, Val::Real)
+    }
+    pub fn opt_text(x: Option<&str>) -> Val {
+        x.map_or(Val::Null, |s| Val::Text(s.into()))
+    }
+}
+
+/// One SQL database holding runs. The SQL is written once (`schema`, `runs`) with `$1`
+/// placeholders; a back end only executes it.
+pub trait Store {
+    /// What the store is, password masked, for every message.
+    fn name(&self) -> &str;
+    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<u64, String>;
+    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, String>;
+    /// Starts a transaction; `exclusive` also keeps every other writer out until it ends
+    /// (for migrations).
+    fn begin(&mut self, exclusive: bool) -> Result<(), String>;
+    fn commit(&mut self) -> Result<(), String>;
+    fn rollback(&mut self);
+}
+
+/// Runs `f` in one transaction: all of it or nothing.
+pub fn in_transaction<T>(
+    s: &mut dyn Store,
+    exclusive: bool,
+    f: impl FnOnce(&mut dyn Store) -> Result<T, String>,
+) -> Result<T, String> {
+    s.begin(exclusive)?;
+    match f(s) {
+        Ok(v) => {
+            s.commit()?;
+            Ok(v)
+        }
+        Err(e) => {
+            s.rollback();
+            Err(e)
+        }
+    }
+}
+
+/// Opens the store and brings its schema up to date. Errors are one line naming the
+/// store (password masked) and the fix.
+pub fn open(url: &StoreUrl) -> Result<Box<dyn Store>, String> {
+    let mut store: Box<dyn Store> = match url {
+        StoreUrl::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+        StoreUrl::Postgres(u) => Box::new(postgres::Postgres::open(u)?),
+    };
+    schema::migrate(store.as_mut())?;
+    Ok(store)
+}
+
+/// Where the default store and the spool live: $XDG_DATA_HOME/cryptobench, else
+/// ~/.local/share/cryptobench.
+pub fn data_dir() -> Option<std::path::PathBuf> {
+    let xdg = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty());
+    match xdg {
+        Some(d) => Some(std::path::PathBuf::from(d).join("cryptobench")),
+        None => std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(|h| std::path::PathBuf::from(h).join(".local/share/cryptobench")),
+    }
+}
+
+/// Creates `dir` (and parents) readable by the owner only, where it does not exist.
+pub fn private_dir(dir: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create {}: {e}", crate::cli::shown_path(dir)))
+}
+
+/// A machine's identity, stable across runs: /etc/machine-id and the CPU model, hashed
+/// (the machine id itself is meant to stay private).
+pub fn machine_id(cpu_model: &str) -> String {
+    let id = std::fs::read_to_string("/etc/machine-id")
+        .or_else(|_| std::fs::read_to_string("/var/lib/dbus/machine-id"))
+        .unwrap_or_default();
+    machine_hash(id.trim(), cpu_model)
+}
+
+pub fn machine_hash(id: &str, cpu_model: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(format!("{id}\n{cpu_model}").as_bytes());
+    hex::encode(&d[..6])
+}

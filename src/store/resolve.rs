@@ -1,0 +1,95 @@
+//! What `report`, `compare` and `history show` take: a results file, or a run in the
+//! store by id, tag or `last`. Both read through the same JSON Lines reader.
+
+use super::{runs, Store, StoreUrl};
+use crate::record::read::{read_files, Loaded};
+use std::path::PathBuf;
+
+/// Turns arguments into runs: a file (or `-`) is read as a file; anything else is looked
+/// up in the store, opened once and only when needed.
+pub struct Resolver {
+    url: Option<StoreUrl>,
+    store: Option<Box<dyn Store>>,
+}
+
+impl Resolver {
+    pub fn new(url: Option<StoreUrl>) -> Self {
+        Resolver { url, store: None }
+    }
+
+    /// The store, opened on first use.
+    pub fn store(&mut self) -> Result<&mut dyn Store, String> {
+        if self.store.is_none() {
+            let url = self.url.as_ref().ok_or(
+                "no store (--no-store or CRYPTOBENCH_STORE=none): give results files, or a --store",
+            )?;
+            self.store = Some(super::open(url)?);
+        }
+        Ok(self.store.as_deref_mut().expect("opened above"))
+    }
+
+    /// One argument as the runs it names.
+    pub fn load(&mut self, arg: &str) -> Result<Loaded, String> {
+        let path = PathBuf::from(arg);
+        if arg == "-" || path.exists() || arg.contains('/') || arg.ends_with(".jsonl") {
+            return read_files(&[path]);
+        }
+        let run_id = self.run_id(arg)?;
+        let store = self.store()?;
+        let run = runs::load(store, &run_id)?
+            .ok_or_else(|| format!("run {run_id} vanished from store {}", store.name()))?;
+        Ok(Loaded {
+            runs: vec![run],
+            ..Loaded::default()
+        })
+    }
+
+    /// The run id that `last`, a tag or an id means; an unknown name lists the nearest.
+    pub fn run_id(&mut self, arg: &str) -> Result<String, String> {
+        let store = self.store()?;
+        if let Some(id) = runs::resolve(store, arg)? {
+            return Ok(id);
+        }
+        let near = runs::nearest(store, arg)?;
+        let name = store.name().to_string();
+        Err(if near.is_empty() {
+            format!(
+                "no run '{}' in store {name}, which holds no runs yet: give a results file, or run a measurement first",
+                crate::cli::shown(arg)
+            )
+        } else {
+            format!(
+                "no run or tag '{}' in store {name}: the nearest are {} (see cryptobench history)",
+                crate::cli::shown(arg),
+                near.join(", ")
+            )
+        })
+    }
+
+    /// Every argument, their runs side by side in order.
+    pub fn load_all(&mut self, args: &[String]) -> Result<Loaded, String> {
+        let mut all = Loaded::default();
+        for a in args {
+            let l = self.load(a)?;
+            all.runs.extend(l.runs);
+            all.skipped.extend(l.skipped);
+        }
+        Ok(all)
+    }
+}
+
+/// What `report` and `compare` take: files are read together (a run split over files is
+/// one run), like before; anything that is not a file is a run in the store (`store`:
+/// their --store, else the default).
+pub fn load_args(args: &[PathBuf], store: Option<&str>) -> Result<Loaded, String> {
+    let is_file = |p: &PathBuf| p.as_os_str() == "-" || p.exists();
+    if args.iter().all(is_file) {
+        return read_files(args);
+    }
+    let url = StoreUrl::choose(store, false)?;
+    let names: Vec<String> = args
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    Resolver::new(url).load_all(&names)
+}

@@ -1,0 +1,406 @@
+//! Runs and points in a store: written point by point, listed, found by id, tag or
+//! `last`, exported and imported as the exact JSON Lines text they were written as.
+
+use super::{in_transaction, Store, Val};
+use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run};
+use crate::record::{Environment, RunEnd};
+use serde_json::Value;
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn to_text<T: serde::Serialize>(v: &T) -> Result<String, String> {
+    serde_json::to_string(v).map_err(|e| e.to_string())
+}
+
+/// The machine of a run: its recorded id, else one made from what the environment says.
+fn machine_of(env: &Environment) -> String {
+    let model = env.cpu["model"].as_str().unwrap_or("");
+    if env.machine_id.is_empty() {
+        super::machine_hash(&env.hostname, model)
+    } else {
+        env.machine_id.clone()
+    }
+}
+
+/// Registers a run (once: a second call for the same id changes nothing).
+pub fn begin_run(s: &mut dyn Store, env: &Environment, workload: &str) -> Result<(), String> {
+    let command_line: Vec<String> = env
+        .command_line
+        .iter()
+        .map(|a| super::url::masked(a))
+        .collect();
+    s.execute(
+        "INSERT INTO runs (run_id, machine_id, hostname, cpu_model, workload, started_unix, command_line, environment)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run_id) DO NOTHING",
+        &[
+            Val::Text(env.run_id.clone()),
+            Val::Text(machine_of(env)),
+            Val::Text(env.hostname.clone()),
+            Val::Text(env.cpu["model"].as_str().unwrap_or("").into()),
+            Val::Text(workload.into()),
+            Val::Int(env.started_unix as i64),
+            Val::Text(to_text(&command_line)?),
+            Val::Text(to_text(env)?),
+        ],
+    )
+    .map(|_| ())
+}
+
+/// Stores point `seq` of a run, in its own transaction; storing it again changes nothing.
+pub fn add_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> Result<(), String> {
+    in_transaction(s, false, |s| write_point(s, seq, rec))
+}
+
+/// The point's statements, in a transaction the caller holds.
+fn write_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> Result<(), String> {
+    let text = to_text(rec)?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let str_of = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v[*k].as_str())
+            .map(|s| s.to_string())
+    };
+    let int_of = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| v[*k].as_i64())
+            .map_or(Val::Null, Val::Int)
+    };
+    let real = |k: &str| Val::opt_real(v[k].as_f64());
+    let ci = v["throughput_bps_ci"].as_array();
+    let params = vec![
+        Val::Text(rec.run_id().into()),
+        Val::Int(seq as i64),
+        Val::Text(str_of(&["workload"]).unwrap_or_default()),
+        Val::Text(str_of(&["impl"]).unwrap_or_default()),
+        Val::Text(str_of(&["impl_version"]).unwrap_or_default()),
+        Val::opt_text(str_of(&["variant"]).as_deref()),
+        Val::Text(str_of(&["label"]).unwrap_or_default()),
+        Val::opt_text(str_of(&["alg", "suite", "tunnel"]).as_deref()),
+        int_of(&["size", "file_size"]),
+        Val::opt_text(str_of(&["direction"]).as_deref()),
+        int_of(&["threads", "concurrency", "streams"]),
+        real("throughput_bps"),
+        Val::opt_real(ci.and_then(|c| c.first()).and_then(Value::as_f64)),
+        Val::opt_real(ci.and_then(|c| c.get(1)).and_then(Value::as_f64)),
+        Val::Real(v["wall_s"].as_f64().unwrap_or(0.0)),
+        real("cpu_user_s"),
+        real("cpu_sys_s"),
+        real("cpu_s_per_gb"),
+        Val::Real(v["others_cpu_pct"].as_f64().unwrap_or(0.0)),
+        Val::Int(v["disturbed"].as_bool().unwrap_or(false) as i64),
+        Val::Text(v["samples_bps"].to_string()),
+        Val::Text(text),
+    ];
+    {
+        s.execute(
+            "INSERT INTO points (run_id, seq, workload, impl, impl_version, variant, label, subject, size, direction,
+               parallel, throughput_bps, ci_low, ci_high, wall_s, cpu_user_s, cpu_sys_s, cpu_s_per_gb, others_cpu_pct,
+               disturbed, samples_bps, record)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+             ON CONFLICT (run_id, seq) DO NOTHING",
+            &params,
+        )?;
+        s.execute(
+            "UPDATE runs SET points = (SELECT COUNT(*) FROM points WHERE run_id = $1) WHERE run_id = $1",
+            &params[..1],
+        )?;
+        Ok(())
+    }
+}
+
+/// Closes a run with its end line; `ended` is when, where known.
+pub fn end_run(s: &mut dyn Store, end: &RunEnd, ended: Option<i64>) -> Result<(), String> {
+    s.execute(
+        "UPDATE runs SET ended_unix = $2, interrupted = $3, run_end = $4 WHERE run_id = $1",
+        &[
+            Val::Text(end.run_id.clone()),
+            ended.map_or(Val::Null, Val::Int),
+            Val::Int(end.interrupted as i64),
+            Val::Text(to_text(end)?),
+        ],
+    )
+    .map(|_| ())
+}
+
+/// Closes a run that ends now.
+pub fn end_now(s: &mut dyn Store, end: &RunEnd) -> Result<(), String> {
+    end_run(s, end, Some(now()))
+}
+
+/// One line of `history`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunRow {
+    pub run_id: String,
+    pub machine_id: String,
+    pub hostname: String,
+    pub cpu_model: String,
+    pub workload: String,
+    pub started_unix: i64,
+    pub ended_unix: Option<i64>,
+    pub interrupted: Option<bool>,
+    pub points: i64,
+    pub tags: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// A machine id (or its start), or a hostname.
+    pub machine: Option<String>,
+    pub workload: Option<String>,
+    pub since_unix: Option<i64>,
+    pub tag: Option<String>,
+    /// 0: all.
+    pub limit: usize,
+}
+
+/// Runs, newest first. Only the rows asked for are read (an index on the start time).
+pub fn list(s: &mut dyn Store, f: &Filter) -> Result<Vec<RunRow>, String> {
+    let mut sql = String::from(
+        "SELECT run_id, machine_id, hostname, cpu_model, workload, started_unix, ended_unix, interrupted, points FROM runs WHERE 1 = 1",
+    );
+    let mut params = Vec::new();
+    let mut add = |cond: &str, vals: Vec<Val>| {
+        let mut cond = cond.to_string();
+        for v in vals {
+            params.push(v);
+            cond = cond.replacen('#', &format!("${}", params.len()), 1);
+        }
+        sql.push_str(&cond);
+    };
+    if let Some(m) = &f.machine {
+        add(
+            " AND (machine_id LIKE # OR hostname = #)",
+            vec![Val::Text(format!("{m}%")), Val::Text(m.clone())],
+        );
+    }
+    if let Some(w) = &f.workload {
+        add(" AND workload = #", vec![Val::Text(w.clone())]);
+    }
+    if let Some(t) = f.since_unix {
+        add(" AND started_unix >= #", vec![Val::Int(t)]);
+    }
+    if let Some(t) = &f.tag {
+        add(
+            " AND run_id IN (SELECT run_id FROM tags WHERE name = #)",
+            vec![Val::Text(t.clone())],
+        );
+    }
+    add(" ORDER BY started_unix DESC, run_id DESC", vec![]);
+    if f.limit > 0 {
+        add(" LIMIT #", vec![Val::Int(f.limit as i64)]);
+    }
+    let rows = s.query(&sql, &params)?;
+    let tags = all_tags(s)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let text = |i: usize| r[i].text().unwrap_or("").to_string();
+            let run_id = text(0);
+            RunRow {
+                tags: tags
+                    .iter()
+                    .filter(|(_, id)| *id == run_id)
+                    .map(|(n, _)| n.clone())
+                    .collect(),
+                run_id,
+                machine_id: text(1),
+                hostname: text(2),
+                cpu_model: text(3),
+                workload: text(4),
+                started_unix: r[5].int().unwrap_or(0),
+                ended_unix: r[6].int(),
+                interrupted: r[7].int().map(|i| i != 0),
+                points: r[8].int().unwrap_or(0),
+            }
+        })
+        .collect())
+}
+
+/// Every tag, as (name, run id).
+fn all_tags(s: &mut dyn Store) -> Result<Vec<(String, String)>, String> {
+    Ok(s.query("SELECT name, run_id FROM tags ORDER BY name", &[])?
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].text().unwrap_or("").into(),
+                r[1].text().unwrap_or("").into(),
+            )
+        })
+        .collect())
+}
+
+/// The run a name means: `last` (the newest run), a tag, or a run id.
+pub fn resolve(s: &mut dyn Store, name: &str) -> Result<Option<String>, String> {
+    let first = |rows: Vec<Vec<Val>>| rows.first().and_then(|r| r[0].text().map(str::to_string));
+    if name == "last" {
+        return s
+            .query(
+                "SELECT run_id FROM runs ORDER BY started_unix DESC, run_id DESC LIMIT 1",
+                &[],
+            )
+            .map(first);
+    }
+    let by_tag = s.query(
+        "SELECT run_id FROM tags WHERE name = $1",
+        &[Val::Text(name.into())],
+    )?;
+    if let Some(id) = first(by_tag) {
+        return Ok(Some(id));
+    }
+    s.query(
+        "SELECT run_id FROM runs WHERE run_id = $1",
+        &[Val::Text(name.into())],
+    )
+    .map(first)
+}
+
+/// The ids and tags closest to `name` (longest shared start, then nearest start time),
+/// for "unknown run" messages.
+pub fn nearest(s: &mut dyn Store, name: &str) -> Result<Vec<String>, String> {
+    let prefix: String = name.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let mut ids: Vec<String> = s
+        .query(
+            "SELECT run_id FROM runs ORDER BY started_unix DESC, run_id DESC LIMIT 1000",
+            &[],
+        )?
+        .into_iter()
+        .filter_map(|r| r[0].text().map(str::to_string))
+        .collect();
+    ids.extend(all_tags(s)?.into_iter().map(|(n, _)| n));
+    let shared = |id: &str| {
+        id.chars()
+            .zip(name.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let target: i64 = prefix.parse().unwrap_or(0);
+    let start = |id: &str| -> i64 {
+        let n: String = id.chars().take_while(|c| c.is_ascii_digit()).collect();
+        n.parse::<i64>().map_or(i64::MAX, |n| (n - target).abs())
+    };
+    ids.sort_by_key(|id| (std::cmp::Reverse(shared(id)), start(id)));
+    ids.truncate(5);
+    Ok(ids)
+}
+
+/// The stored lines of a run, in the order they were written: environment, records, end.
+pub fn lines(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
+    let id = Val::Text(run_id.into());
+    let head = s.query(
+        "SELECT environment, run_end FROM runs WHERE run_id = $1",
+        std::slice::from_ref(&id),
+    )?;
+    let Some(head) = head.first() else {
+        return Ok(Vec::new());
+    };
+    let mut out = vec![head[0].text().unwrap_or("").to_string()];
+    for r in s.query(
+        "SELECT record FROM points WHERE run_id = $1 ORDER BY seq",
+        &[id],
+    )? {
+        out.push(r[0].text().unwrap_or("").to_string());
+    }
+    if let Some(end) = head[1].text() {
+        out.push(end.to_string());
+    }
+    Ok(out)
+}
+
+/// A run read back through the JSON Lines reader (the same checks as a file).
+pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
+    let lines = lines(s, run_id)?;
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let mut run = Run {
+        run_id: run_id.into(),
+        ..Run::default()
+    };
+    for (i, text) in lines.iter().enumerate() {
+        match parse_line(text)
+            .map_err(|e| format!("store {}: run {run_id} line {}: {e}", s.name(), i + 1))?
+        {
+            Line::Environment(e) => run.environment = Some(*e),
+            Line::Record(r) => run.records.push(*r),
+            Line::End(e) => run.end = Some(*e),
+        }
+    }
+    Ok(Some(run))
+}
+
+/// Stores every run of `loaded` (read with the JSON Lines reader), each in one
+/// transaction; points already there are kept, not doubled. Returns (runs, new points).
+pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), String> {
+    let mut added = 0;
+    let mut runs = 0;
+    for run in &loaded.runs {
+        let Some(env) = &run.environment else {
+            return Err(format!(
+                "run {} has no environment line: import the file its run wrote with --output",
+                run.run_id
+            ));
+        };
+        let mut workloads: Vec<String> = Vec::new();
+        for r in &run.records {
+            let w = r.to_json()["workload"].as_str().unwrap_or("").to_string();
+            if !workloads.contains(&w) {
+                workloads.push(w);
+            }
+        }
+        in_transaction(s, false, |s| {
+            let before = count(s, &run.run_id)?;
+            begin_run(s, env, &workloads.join(","))?;
+            for (seq, rec) in run.records.iter().enumerate() {
+                write_point(s, seq, rec)?;
+            }
+            if let Some(end) = &run.end {
+                end_run(s, end, None)?;
+            }
+            added += count(s, &run.run_id)? - before;
+            Ok(())
+        })?;
+        runs += 1;
+    }
+    Ok((runs, added))
+}
+
+fn count(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
+    Ok(s.query(
+        "SELECT COUNT(*) FROM points WHERE run_id = $1",
+        &[Val::Text(run_id.into())],
+    )?
+    .first()
+    .and_then(|r| r[0].int())
+    .unwrap_or(0) as usize)
+}
+
+/// Names a run; a tag names one run, so an existing tag moves.
+pub fn tag(s: &mut dyn Store, run_id: &str, name: &str) -> Result<(), String> {
+    in_transaction(s, false, |s| {
+        s.execute(
+            "DELETE FROM tags WHERE name = $1",
+            &[Val::Text(name.into())],
+        )?;
+        s.execute(
+            "INSERT INTO tags (name, run_id) VALUES ($1, $2)",
+            &[Val::Text(name.into()), Val::Text(run_id.into())],
+        )
+        .map(|_| ())
+    })
+}
+
+/// Deletes a run, its points and its tags.
+pub fn remove(s: &mut dyn Store, run_id: &str) -> Result<(), String> {
+    let id = [Val::Text(run_id.into())];
+    in_transaction(s, false, |s| {
+        s.execute("DELETE FROM points WHERE run_id = $1", &id)?;
+        s.execute("DELETE FROM tags WHERE run_id = $1", &id)?;
+        s.execute("DELETE FROM runs WHERE run_id = $1", &id)
+            .map(|_| ())
+    })
+}

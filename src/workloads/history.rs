@@ -1,0 +1,297 @@
+//! `cryptobench history`: the runs kept in the store: list, show, tag, export, import, rm.
+
+use super::Failure;
+use crate::render::model::{self, Block, Column, Table};
+use crate::render::Format;
+use crate::store::resolve::Resolver;
+use crate::store::runs::{self, Filter};
+use crate::store::StoreUrl;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub action: Option<Action>,
+    /// The store: sqlite:PATH or postgresql://USER@HOST/DB [default: $CRYPTOBENCH_STORE,
+    /// else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
+    #[arg(long, value_name = "URL", global = true)]
+    pub store: Option<String>,
+    #[command(flatten)]
+    pub filter: ListArgs,
+}
+
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// Only this machine: its id (or the start of it) or its hostname.
+    #[arg(long, value_name = "ID|HOST")]
+    pub machine: Option<String>,
+    /// Only runs of this workload (speed, tls, vpn).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only runs started since: YYYY-MM-DD (UTC), a number of days or hours ago (7d, 12h),
+    /// or Unix seconds.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only the run with this tag.
+    #[arg(long, value_name = "NAME")]
+    pub tag: Option<String>,
+    /// The newest N runs (0: all).
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub limit: usize,
+    /// table or json.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(clap::Subcommand)]
+pub enum Action {
+    /// Render one run like `report` (RUN: an id, a tag or `last`).
+    Show {
+        run: String,
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Name a run (for example baseline); a tag names one run, so it moves.
+    Tag { run: String, name: String },
+    /// Write a run as JSON Lines on stdout, exactly as it was written.
+    Export { run: String },
+    /// Store the runs of JSON Lines files (points already there are not doubled); with no
+    /// file, every run waiting in the spool (then removed from it).
+    Import {
+        #[arg(value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Delete a run, its points and tags.
+    Rm { run: String },
+}
+
+pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
+    let url = StoreUrl::choose(args.store.as_deref(), false)
+        .map_err(Failure::Input)?
+        .ok_or_else(|| {
+            Failure::Input(
+                "no store: CRYPTOBENCH_STORE is none and no home directory is known: give --store URL"
+                    .into(),
+            )
+        })?;
+    let since = match args.filter.since.as_deref() {
+        Some(s) => Some(since_unix(s).map_err(Failure::Input)?),
+        None => None,
+    };
+    let mut resolver = Resolver::new(Some(url));
+    let input = |e: String| Failure::Input(e);
+    match args.action {
+        None => {
+            let f = &args.filter;
+            let filter = Filter {
+                machine: f.machine.clone(),
+                workload: f.workload.clone(),
+                since_unix: since,
+                tag: f.tag.clone(),
+                limit: f.limit,
+            };
+            let rows =
+                runs::list(resolver.store().map_err(input)?, &filter).map_err(Failure::Runtime)?;
+            print!("{}", listing(&rows, f.format));
+        }
+        Some(Action::Show { run, format }) => {
+            let loaded = resolver.load(&run).map_err(input)?;
+            print!(
+                "{}",
+                crate::render::document::render(&loaded, format, &Default::default())
+            );
+        }
+        Some(Action::Tag { run, name }) => {
+            let id = resolver.run_id(&run).map_err(input)?;
+            if name.is_empty() || name == "last" || name.contains('/') {
+                return Err(Failure::Input(format!(
+                    "invalid tag '{}': give a name other than last, without /, e.g. baseline",
+                    crate::cli::shown(&name)
+                )));
+            }
+            runs::tag(resolver.store().map_err(input)?, &id, &name).map_err(Failure::Runtime)?;
+            println!("{name} -> {id}");
+        }
+        Some(Action::Export { run }) => {
+            let id = resolver.run_id(&run).map_err(input)?;
+            let lines =
+                runs::lines(resolver.store().map_err(input)?, &id).map_err(Failure::Runtime)?;
+            let mut out = std::io::stdout().lock();
+            for l in lines {
+                writeln!(out, "{l}").map_err(|e| Failure::Runtime(format!("cannot write: {e}")))?;
+            }
+        }
+        Some(Action::Import { files }) => import(&mut resolver, files)?,
+        Some(Action::Rm { run }) => {
+            let id = resolver.run_id(&run).map_err(input)?;
+            runs::remove(resolver.store().map_err(input)?, &id).map_err(Failure::Runtime)?;
+            println!("removed {id}");
+        }
+    }
+    Ok(0)
+}
+
+/// Imports files, or the whole spool; spooled files are removed once stored.
+fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
+    let from_spool = files.is_empty();
+    let files = if from_spool {
+        let mut f: Vec<PathBuf> = crate::store::sink::spool_dir()
+            .and_then(|d| std::fs::read_dir(d).ok())
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        f.sort();
+        f
+    } else {
+        files
+    };
+    let store = resolver.store().map_err(Failure::Input)?;
+    for file in &files {
+        let loaded =
+            crate::record::read::read_files(std::slice::from_ref(file)).map_err(Failure::Input)?;
+        for s in &loaded.skipped {
+            eprintln!(
+                "cryptobench: {} line {}: skipped: {}",
+                crate::cli::shown_path(&s.file),
+                s.line,
+                crate::cli::shown(&s.reason)
+            );
+        }
+        let (n, added) = runs::import(store, &loaded).map_err(Failure::Runtime)?;
+        println!(
+            "{}: {n} run(s), {added} new point(s) of {} into {}",
+            crate::cli::shown_path(file),
+            loaded.record_count(),
+            store.name()
+        );
+        if from_spool && loaded.skipped.is_empty() {
+            let _ = std::fs::remove_file(file);
+        }
+    }
+    if files.is_empty() {
+        println!("nothing to import: the spool is empty");
+    }
+    Ok(())
+}
+
+fn listing(rows: &[runs::RunRow], format: Format) -> String {
+    if format == Format::Json {
+        let mut s = serde_json::to_string_pretty(rows).unwrap_or_default();
+        s.push('\n');
+        return s;
+    }
+    let mut t = Table::new(
+        format!("{} run(s), newest first", rows.len()),
+        vec![
+            Column::text("run"),
+            Column::text("tags"),
+            Column::text("started (UTC)"),
+            Column::text("workload"),
+            Column::num("points"),
+            Column::text("status"),
+            Column::text("host"),
+            Column::text("machine"),
+            Column::text("cpu"),
+        ],
+    );
+    for r in rows {
+        t.push(vec![
+            r.run_id.clone(),
+            r.tags.join(","),
+            utc(r.started_unix),
+            r.workload.clone(),
+            r.points.to_string(),
+            match r.interrupted {
+                Some(true) => "interrupted".into(),
+                Some(false) => "finished".into(),
+                None => "unfinished".into(),
+            },
+            r.hostname.clone(),
+            r.machine_id.clone(),
+            r.cpu_model.clone(),
+        ]);
+    }
+    let blocks = [Block::Table(t)];
+    if format == Format::Markdown {
+        model::markdown(&blocks)
+    } else {
+        model::terminal(&blocks)
+    }
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm), and back.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468
+}
+
+fn utc(t: i64) -> String {
+    let (days, secs) = (t.div_euclid(86400), t.rem_euclid(86400));
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// `--since`: YYYY-MM-DD, 7d, 12h, or Unix seconds.
+fn since_unix(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let bad = || {
+        format!(
+            "invalid --since '{}': give YYYY-MM-DD, a number of days or hours ago (7d, 12h), or Unix seconds",
+            crate::cli::shown(s)
+        )
+    };
+    if let Some(n) = t.strip_suffix('d').and_then(|n| n.parse::<i64>().ok()) {
+        return Ok(now - n * 86400);
+    }
+    if let Some(n) = t.strip_suffix('h').and_then(|n| n.parse::<i64>().ok()) {
+        return Ok(now - n * 3600);
+    }
+    if let Ok(n) = t.parse::<i64>() {
+        return Ok(n);
+    }
+    let parts: Vec<i64> = t
+        .split('-')
+        .map(|p| p.parse().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    match parts[..] {
+        [y, m, d] if (1..=12).contains(&m) && (1..=31).contains(&d) => {
+            Ok(days_from_civil(y, m, d) * 86400)
+        }
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates_round_trip() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00");
+        let t = super::since_unix("2026-11-23").unwrap();
+        assert_eq!(super::utc(t), "2026-11-23 00:00");
+        assert_eq!(super::utc(t + 3661), "2026-11-23 01:01");
+        assert!(super::since_unix("yesterday").is_err());
+        assert!(super::since_unix("2026-13-01").is_err());
+    }
+}

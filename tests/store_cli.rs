@@ -1,0 +1,270 @@
+//! The local store (SQLite): every run kept point by point, `history` to list, show, tag,
+//! export, import and remove, and `report` reading runs by id, tag or `last`.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A private data directory per test: the default store lives in it.
+struct Home(PathBuf);
+
+impl Home {
+    fn new(name: &str) -> Home {
+        let d =
+            std::env::temp_dir().join(format!("cryptobench-store-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Home(d)
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+            .args(args)
+            .env("XDG_DATA_HOME", &self.0)
+            .env_remove("CRYPTOBENCH_STORE")
+            .output()
+            .expect("binary runs")
+    }
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.run(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+    fn db(&self) -> PathBuf {
+        self.0.join("cryptobench/results.db")
+    }
+    /// One quick speed run into the store and `out`; its run id.
+    fn speed(&self, out: &Path) -> String {
+        self.ok(&[
+            "speed",
+            "--time",
+            "0.02",
+            "--impl",
+            "openssl",
+            "--alg",
+            "aes-128-gcm",
+            "--sizes",
+            "64,1k",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        run_id(&std::fs::read_to_string(out).unwrap())
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run_id(jsonl: &str) -> String {
+    let last_env = jsonl
+        .lines()
+        .rfind(|l| l.contains("\"kind\":\"environment\""))
+        .unwrap();
+    let v: Value = serde_json::from_str(last_env).unwrap();
+    v["run_id"].as_str().unwrap().to_string()
+}
+
+/// The lines of one run in a JSON Lines file, in order.
+fn lines_of(jsonl: &str, id: &str) -> Vec<String> {
+    jsonl
+        .lines()
+        .filter(|l| l.contains(&format!("\"run_id\":\"{id}\"")))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn history_lists_three_runs_with_their_points_and_the_file_is_private() {
+    let home = Home::new("three");
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let out = home.0.join(format!("run{i}.jsonl"));
+        ids.push(home.speed(&out));
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(home.db()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the store is readable by its owner only");
+    let list: Value = serde_json::from_str(&home.ok(&["history", "--format", "json"])).unwrap();
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    // Newest first, each with its 4 points (2 sizes x enc,dec), finished, one machine.
+    let listed: Vec<&str> = rows.iter().map(|r| r["run_id"].as_str().unwrap()).collect();
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    assert_eq!(listed, newest_first);
+    for r in rows {
+        assert_eq!(r["points"], 4, "{r}");
+        assert_eq!(r["interrupted"], false);
+        assert_eq!(r["workload"], "speed");
+        assert_eq!(r["machine_id"], rows[0]["machine_id"]);
+    }
+    let table = home.ok(&["history"]);
+    assert!(
+        table.contains("3 run(s)") && table.contains(&ids[0]),
+        "{table}"
+    );
+    // Filters.
+    let tagged = home.ok(&["history", "tag", &ids[1], "baseline"]);
+    assert!(tagged.contains(&ids[1]));
+    let by_tag: Value =
+        serde_json::from_str(&home.ok(&["history", "--tag", "baseline", "--format", "json"]))
+            .unwrap();
+    assert_eq!(by_tag.as_array().unwrap().len(), 1);
+    let none: Value =
+        serde_json::from_str(&home.ok(&["history", "--workload", "tls", "--format", "json"]))
+            .unwrap();
+    assert_eq!(none.as_array().unwrap().len(), 0);
+    let machine = rows[0]["machine_id"].as_str().unwrap();
+    let mine: Value = serde_json::from_str(&home.ok(&[
+        "history",
+        "--machine",
+        &machine[..4],
+        "--since",
+        "1d",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(mine.as_array().unwrap().len(), 3);
+    let future: Value =
+        serde_json::from_str(&home.ok(&["history", "--since", "2999-01-01", "--format", "json"]))
+            .unwrap();
+    assert_eq!(future.as_array().unwrap().len(), 0);
+    // report reads the store by tag and `last`, the same numbers as the file.
+    let by_store = home.ok(&["report", "baseline", "--format", "csv"]);
+    let by_file = home.ok(&[
+        "report",
+        home.0.join("run1.jsonl").to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(by_store, by_file);
+    let last = home.ok(&["history", "show", "last", "--format", "csv"]);
+    assert_eq!(
+        last,
+        home.ok(&[
+            "report",
+            home.0.join("run2.jsonl").to_str().unwrap(),
+            "--format",
+            "csv"
+        ])
+    );
+    // An unknown run lists the nearest ids.
+    let o = home.run(&["history", "show", &format!("{}9", ids[2])]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nearest") && err.contains(&ids[2]) && err.lines().count() == 1,
+        "{err}"
+    );
+    // rm removes the run and its tag.
+    home.ok(&["history", "rm", "baseline"]);
+    let after: Value = serde_json::from_str(&home.ok(&["history", "--format", "json"])).unwrap();
+    assert_eq!(after.as_array().unwrap().len(), 2);
+    assert_eq!(
+        home.run(&["history", "show", "baseline"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn export_and_import_round_trip_exactly_without_doubling() {
+    let home = Home::new("roundtrip");
+    let out = home.0.join("run.jsonl");
+    let id = home.speed(&out);
+    let file = std::fs::read_to_string(&out).unwrap();
+    let exported = home.ok(&["history", "export", &id]);
+    let exported_lines: Vec<String> = exported.lines().map(str::to_string).collect();
+    // Exactly the lines --output wrote: environment, 4 records, end.
+    common::same_lines(&exported, &lines_of(&file, &id).join("\n"));
+    assert_eq!(exported_lines.len(), 6);
+    let f = home.0.join("exported.jsonl");
+    std::fs::write(&f, &exported).unwrap();
+    let other = format!("sqlite:{}", home.0.join("other.db").display());
+    let msg = home.ok(&["history", "--store", &other, "import", f.to_str().unwrap()]);
+    assert!(msg.contains("1 run(s), 4 new point(s) of 4"), "{msg}");
+    common::same_lines(
+        &home.ok(&["history", "--store", &other, "export", &id]),
+        &exported,
+    );
+    // Importing again adds nothing.
+    let again = home.ok(&["history", "--store", &other, "import", f.to_str().unwrap()]);
+    assert!(again.contains("0 new point(s) of 4"), "{again}");
+    let rows: Value =
+        serde_json::from_str(&home.ok(&["history", "--store", &other, "--format", "json"]))
+            .unwrap();
+    assert_eq!(rows[0]["points"], 4);
+}
+
+#[test]
+fn bad_stores_are_refused_before_measuring() {
+    let home = Home::new("bad");
+    let out = home.0.join("never.jsonl");
+    for (store, want) in [
+        ("mysql://bench:hunter2@db/x", "sqlite:PATH"),
+        (
+            "postgresql://bench:hunter2@127.0.0.1:1/x",
+            "cannot reach store",
+        ),
+    ] {
+        let o = home.run(&[
+            "speed",
+            "--time",
+            "0.02",
+            "--alg",
+            "aes-128-gcm",
+            "--store",
+            store,
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(want) && err.contains("bench:***@") && !err.contains("hunter2"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            !out.exists(),
+            "nothing is written before the store is checked"
+        );
+    }
+    // A store written by a newer cryptobench is refused with its version.
+    let db = home.0.join("newer.db");
+    home.ok(&["history", "--store", &format!("sqlite:{}", db.display())]);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("INSERT INTO schema_version (version) VALUES (99)", [])
+        .unwrap();
+    drop(conn);
+    let o = home.run(&["history", "--store", &format!("sqlite:{}", db.display())]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("schema version 99") && err.contains("upgrade cryptobench"),
+        "{err}"
+    );
+    // --no-store keeps nothing.
+    home.ok(&[
+        "speed",
+        "--time",
+        "0.02",
+        "--impl",
+        "openssl",
+        "--alg",
+        "aes-128-gcm",
+        "--sizes",
+        "64",
+        "--no-store",
+    ]);
+    assert!(!home.db().exists());
+}
