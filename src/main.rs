@@ -15,6 +15,7 @@ mod plan;
 mod profile;
 mod record;
 mod render;
+mod study;
 mod sys;
 mod verify;
 mod workloads;
@@ -54,6 +55,9 @@ enum Command {
     /// Render records saved with --output (any workload, any number of files and runs)
     /// without re-running anything.
     Report(workloads::report::ReportArgs),
+    /// One of the five studies (offload, aesni, scaling, avx512, router-vpn) as one
+    /// command: its matrix, its table and its computed conclusion (--list describes them).
+    Study(Box<study::StudyArgs>),
 }
 
 fn main() {
@@ -112,6 +116,7 @@ fn main() {
         Command::Verify(args) => workloads::verify::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),
+        Command::Study(args) => study::run(*args),
     };
     match result {
         Ok(code) => std::process::exit(code),
