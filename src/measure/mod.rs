@@ -64,6 +64,8 @@ pub struct Measured {
     pub batch: u64,
     pub disturbed_trials: u32,
     pub others_cpu_s: f64,
+    /// The clock of each trial, where this machine has a source (`sys::clock`).
+    pub clocks: Vec<crate::sys::clock::ClockReading>,
 }
 
 impl Measured {
@@ -173,6 +175,7 @@ pub fn run_group(
             let Ok(m) = &mut results[i] else { continue };
             let busy0 = cpu::machine_busy_s();
             let self0 = cpu::process_cpu();
+            let clock = crate::sys::clock::Sampler::start();
             let t = match trial(ws, m.batch, trial_dur) {
                 Ok(t) => t,
                 Err(e) => {
@@ -180,6 +183,7 @@ pub fn run_group(
                     continue;
                 }
             };
+            m.clocks.extend(clock.and_then(|c| c.stop()));
             let own = cpu::process_cpu().since(self0).total();
             let start = t
                 .iter()

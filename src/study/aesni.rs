@@ -37,19 +37,44 @@ impl Study for AesNi {
         let df: f64 = d.parse().unwrap_or(5.0);
         let speed = |imp: &str, algs: &str, dirs: &str| {
             argv(&[
-                "speed", "--impl", imp, "--alg", algs, "--sizes", "16k", "--direction", dirs,
-                "--time", t,
+                "speed",
+                "--impl",
+                imp,
+                "--alg",
+                algs,
+                "--sizes",
+                "16k",
+                "--direction",
+                dirs,
+                "--time",
+                t,
             ])
         };
         let mut primitive = speed("openssl,aws-lc", &ALGS.join(","), "enc,dec");
         primitive.extend(argv(&["--variant", "isa=no-aesni"]));
         let tls = argv(&[
-            "tls", "--suites", "aes256gcm", "--files", "10m", "--concurrency", "1",
-            "--duration", d,
+            "tls",
+            "--suites",
+            "aes256gcm",
+            "--files",
+            "10m",
+            "--concurrency",
+            "1",
+            "--duration",
+            d,
         ]);
         let vpn = argv(&[
-            "vpn", "--tunnels", "openvpn", "--ciphers", "AES-256-GCM", "--streams", "1",
-            "--directions", "up", "--duration", d,
+            "vpn",
+            "--tunnels",
+            "openvpn",
+            "--ciphers",
+            "AES-256-GCM",
+            "--streams",
+            "1",
+            "--directions",
+            "up",
+            "--duration",
+            d,
         ]);
         let enc = |env| Action::OpensslEnc {
             cipher: "aes-256-cbc".into(),
@@ -63,7 +88,11 @@ impl Study for AesNi {
             action,
         };
         vec![
-            step("primitive", 18.0 * tf * 1.2 + 2.0, Action::Workload(primitive)),
+            step(
+                "primitive",
+                18.0 * tf * 1.2 + 2.0,
+                Action::Workload(primitive),
+            ),
             step(
                 "aws-lc no-aesni",
                 2.0 * tf + 2.0,
@@ -90,8 +119,16 @@ impl Study for AesNi {
                     argv: vpn,
                 },
             ),
-            step("enc", mb as f64 / 2e8 * rounds as f64 + 1.0, enc(Vec::new())),
-            step("enc no-aesni", mb as f64 / 5e7 * rounds as f64 + 1.0, enc(mask())),
+            step(
+                "enc",
+                mb as f64 / 2e8 * rounds as f64 + 1.0,
+                enc(Vec::new()),
+            ),
+            step(
+                "enc no-aesni",
+                mb as f64 / 5e7 * rounds as f64 + 1.0,
+                enc(mask()),
+            ),
         ]
     }
     fn analyse(&self, o: &Observed) -> Findings {
@@ -233,7 +270,13 @@ fn analyse(o: &Observed) -> Findings {
             conclusions.push(format!(
                 "The primitive gain {} is {} study 2's synthetic 3-6x{}",
                 times(p),
-                if in_range { "within" } else if p > 6.0 { "above" } else { "below" },
+                if in_range {
+                    "within"
+                } else if p > 6.0 {
+                    "above"
+                } else {
+                    "below"
+                },
                 if p > 6.0 {
                     " (today's OpenSSL has far faster AES-NI code than 2010's)."
                 } else {
@@ -266,7 +309,9 @@ fn aws_lc_honours(o: &Observed) -> String {
     let pick = |tag: &str| {
         o.speed(tag)
             .iter()
-            .find(|r| r.implementation == "aws-lc" && r.alg == "aes-128-gcm" && r.direction == "enc")
+            .find(|r| {
+                r.implementation == "aws-lc" && r.alg == "aes-128-gcm" && r.direction == "enc"
+            })
             .map(|r| r.throughput_bps)
     };
     match (pick("primitive"), pick(&format!("aws-lc{MASKED}"))) {
@@ -303,41 +348,103 @@ mod tests {
         for alg in ALGS {
             for dir in ["enc", "dec"] {
                 recs.push(speed_rec("openssl", None, alg, dir, 16384, 1, 4e9));
-                recs.push(speed_rec("openssl", Some("isa=no-aesni"), alg, dir, 16384, 1, 4e8));
+                recs.push(speed_rec(
+                    "openssl",
+                    Some("isa=no-aesni"),
+                    alg,
+                    dir,
+                    16384,
+                    1,
+                    4e8,
+                ));
             }
         }
-        recs.push(speed_rec("aws-lc", None, "aes-128-gcm", "enc", 16384, 1, 5e9));
+        recs.push(speed_rec(
+            "aws-lc",
+            None,
+            "aes-128-gcm",
+            "enc",
+            16384,
+            1,
+            5e9,
+        ));
         let mut o = observed(vec![
             ("primitive", recs),
-            ("aws-lc no-aesni", vec![speed_rec("aws-lc", None, "aes-128-gcm", "enc", 16384, 1, 4.9e9)]),
+            (
+                "aws-lc no-aesni",
+                vec![speed_rec(
+                    "aws-lc",
+                    None,
+                    "aes-128-gcm",
+                    "enc",
+                    16384,
+                    1,
+                    4.9e9,
+                )],
+            ),
             ("nginx", vec![tls_rec("aes256gcm", 10 << 20, 1, 1e9)]),
-            ("nginx no-aesni", vec![tls_rec("aes256gcm", 10 << 20, 1, 5e8)]),
+            (
+                "nginx no-aesni",
+                vec![tls_rec("aes256gcm", 10 << 20, 1, 5e8)],
+            ),
         ]);
         o.timings = vec![
-            Timing { tag: "enc".into(), what: "openssl enc -aes-256-cbc encrypt".into(), bytes: 330_000_000, seconds: vec![1.0, 1.1, 0.9] },
-            Timing { tag: "enc no-aesni".into(), what: "openssl enc -aes-256-cbc encrypt".into(), bytes: 330_000_000, seconds: vec![1.5] },
+            Timing {
+                tag: "enc".into(),
+                what: "openssl enc -aes-256-cbc encrypt".into(),
+                bytes: 330_000_000,
+                seconds: vec![1.0, 1.1, 0.9],
+            },
+            Timing {
+                tag: "enc no-aesni".into(),
+                what: "openssl enc -aes-256-cbc encrypt".into(),
+                bytes: 330_000_000,
+                seconds: vec![1.5],
+            },
         ];
         let f = analyse(&o);
         let c = f.conclusions.join("\n");
         assert!(c.contains("primitive 10.00x (median of 6 points)"), "{c}");
         assert!(c.contains("nginx 10 MiB file, AES-256-GCM 2.00x"), "{c}");
-        assert!(c.contains("openssl enc -aes-256-cbc encrypt of 330 MB in tmpfs 1.50x"), "{c}");
-        assert!(c.contains("the application gain is smaller, as study 2 found"), "{c}");
+        assert!(
+            c.contains("openssl enc -aes-256-cbc encrypt of 330 MB in tmpfs 1.50x"),
+            "{c}"
+        );
+        assert!(
+            c.contains("the application gain is smaller, as study 2 found"),
+            "{c}"
+        );
         assert!(c.contains("above study 2's synthetic 3-6x"), "{c}");
         assert!(c.contains("aws-lc ignores OPENSSL_ia32cap"), "{c}");
-        let Block::Table(t) = &f.blocks[0] else { panic!() };
+        let Block::Table(t) = &f.blocks[0] else {
+            panic!()
+        };
         assert_eq!(t.rows.len(), 8);
     }
 
     #[test]
     fn a_larger_application_gain_is_said_to_contradict() {
         let o = observed(vec![
-            ("primitive", vec![
-                speed_rec("openssl", None, "aes-128-gcm", "enc", 16384, 1, 2e9),
-                speed_rec("openssl", Some("isa=no-aesni"), "aes-128-gcm", "enc", 16384, 1, 1e9),
-            ]),
+            (
+                "primitive",
+                vec![
+                    speed_rec("openssl", None, "aes-128-gcm", "enc", 16384, 1, 2e9),
+                    speed_rec(
+                        "openssl",
+                        Some("isa=no-aesni"),
+                        "aes-128-gcm",
+                        "enc",
+                        16384,
+                        1,
+                        1e9,
+                    ),
+                ],
+            ),
             ("nginx", vec![tls_rec("aes256gcm", 10 << 20, 1, 3e9)]),
-            ("nginx no-aesni", vec![tls_rec("aes256gcm", 10 << 20, 1, 1e9)]),
+            (
+                "nginx no-aesni",
+                vec![tls_rec("aes256gcm", 10 << 20, 1, 1e9)],
+            ),
         ]);
         let c = analyse(&o).conclusions.join("\n");
         assert!(c.contains("0 of 1 application gains are smaller"), "{c}");

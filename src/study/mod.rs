@@ -134,7 +134,10 @@ impl Observed {
     /// Runs with this tag.
     pub fn tagged<'a>(&'a self, tag: &str) -> impl Iterator<Item = &'a Run> + 'a {
         let tag = tag.to_string();
-        self.runs.iter().filter(move |t| t.tag == tag).map(|t| &t.run)
+        self.runs
+            .iter()
+            .filter(move |t| t.tag == tag)
+            .map(|t| &t.run)
     }
     /// Why the step with this tag produced nothing, if it failed.
     pub fn failure(&self, tag: &str) -> Option<&str> {

@@ -23,10 +23,25 @@ impl Study for RouterVpn {
         let (t, d) = if o.quick { ("0.02", "1") } else { ("0.2", "5") };
         let tf: f64 = t.parse().unwrap_or(0.2);
         let df: f64 = d.parse().unwrap_or(5.0);
-        let isa = if o.arch == "aarch64" || o.arch == "arm" { "isa=no-neon" } else { "isa=no-aesni" };
+        let isa = if o.arch == "aarch64" || o.arch == "arm" {
+            "isa=no-neon"
+        } else {
+            "isa=no-aesni"
+        };
         let mut speed = argv(&[
-            "speed", "--impl", "openssl,af_alg,cryptodev", "--alg", &ALGS.join(","),
-            "--direction", "enc", "--sizes", "16,64,256,1k,8k", "--time", t, "--variant", isa,
+            "speed",
+            "--impl",
+            "openssl,af_alg,cryptodev",
+            "--alg",
+            &ALGS.join(","),
+            "--direction",
+            "enc",
+            "--sizes",
+            "16,64,256,1k,8k",
+            "--time",
+            t,
+            "--variant",
+            isa,
         ]);
         for l in &o.libcrypto {
             speed.extend(["--libcrypto".into(), l.display().to_string()]);
@@ -34,12 +49,29 @@ impl Study for RouterVpn {
         let builds = 2.0 + o.libcrypto.len() as f64;
         let streams = o.cores.max(2).to_string();
         let vpn = argv(&[
-            "vpn", "--tunnels", "openvpn,wireguard", "--ciphers", "AES-256-GCM,CHACHA20-POLY1305",
-            "--streams", &format!("1,{streams}"), "--directions", "up", "--duration", d,
+            "vpn",
+            "--tunnels",
+            "openvpn,wireguard",
+            "--ciphers",
+            "AES-256-GCM,CHACHA20-POLY1305",
+            "--streams",
+            &format!("1,{streams}"),
+            "--directions",
+            "up",
+            "--duration",
+            d,
         ]);
         vec![
-            Step { tag: "speed".into(), seconds: 25.0 * builds * tf * 1.2 + 2.0, action: Action::Workload(speed) },
-            Step { tag: "vpn".into(), seconds: 6.0 * (df + 2.0) + 5.0, action: Action::Workload(vpn) },
+            Step {
+                tag: "speed".into(),
+                seconds: 25.0 * builds * tf * 1.2 + 2.0,
+                action: Action::Workload(speed),
+            },
+            Step {
+                tag: "vpn".into(),
+                seconds: 6.0 * (df + 2.0) + 5.0,
+                action: Action::Workload(vpn),
+            },
         ]
     }
     fn analyse(&self, o: &Observed) -> Findings {
@@ -85,7 +117,11 @@ fn analyse(o: &Observed) -> Findings {
     table.notes.push("aes-192-cbc, des and des-ede3 are not measured: cryptobench's algorithm catalogue has none of them (OpenSSL 3 keeps des-ede3-cbc in its default provider, plain des only in the legacy one).".into());
     if !recs.is_empty() {
         blocks.push(Block::Table(table));
-        let at = |label: &str, alg: &str| recs.iter().find(|r| r.label == label && r.alg == alg && r.size == 8192).map(|r| r.throughput_bps);
+        let at = |label: &str, alg: &str| {
+            recs.iter()
+                .find(|r| r.label == label && r.alg == alg && r.size == 8192)
+                .map(|r| r.throughput_bps)
+        };
         for label in labels.iter().filter(|l| l.contains("isa=")) {
             for alg in ["aes-256-cbc", "sha512"] {
                 if let (Some(b), Some(v)) = (at("openssl", alg), at(label, alg)) {
@@ -97,22 +133,54 @@ fn analyse(o: &Observed) -> Findings {
                 }
             }
         }
-        if !recs.iter().any(|r| r.implementation == "af_alg" || r.implementation == "cryptodev") {
+        if !recs
+            .iter()
+            .any(|r| r.implementation == "af_alg" || r.implementation == "cryptodev")
+        {
             conclusions.push("No /dev/crypto or AF_ALG path here, so the accelerator crossover (study 5: between 256 B and 1 KiB) cannot be observed; the offload study with --guest measures AF_ALG in the qemu guest.".into());
         }
     } else {
-        conclusions.push(format!("The speed table was not observed: {}", o.why_missing("speed")));
+        conclusions.push(format!(
+            "The speed table was not observed: {}",
+            o.why_missing("speed")
+        ));
     }
     let vpn = o.vpn("vpn");
     if vpn.is_empty() {
-        conclusions.push(format!("OpenVPN against WireGuard not observed: {}", o.why_missing("vpn")));
+        conclusions.push(format!(
+            "OpenVPN against WireGuard not observed: {}",
+            o.why_missing("vpn")
+        ));
     } else {
-        let mut t = Table::new("Tunnels, up, TCP", vec![Column::text("tunnel"), Column::text("cipher"), Column::num("streams"), Column::num("Mbit/s"), Column::num("busiest thread %"), Column::num("threads")]);
+        let mut t = Table::new(
+            "Tunnels, up, TCP",
+            vec![
+                Column::text("tunnel"),
+                Column::text("cipher"),
+                Column::num("streams"),
+                Column::num("Mbit/s"),
+                Column::num("busiest thread %"),
+                Column::num("threads"),
+            ],
+        );
         for r in &vpn {
-            t.push(vec![r.tunnel.clone(), r.cipher.clone(), r.streams.to_string(), mbit(r.throughput_bps), r.busiest_thread_cpu_pct.map(|p| format!("{p:.0}")).unwrap_or("-".into()), r.threads_used.map(|n| n.to_string()).unwrap_or("-".into())]);
+            t.push(vec![
+                r.tunnel.clone(),
+                r.cipher.clone(),
+                r.streams.to_string(),
+                mbit(r.throughput_bps),
+                r.busiest_thread_cpu_pct
+                    .map(|p| format!("{p:.0}"))
+                    .unwrap_or("-".into()),
+                r.threads_used.map(|n| n.to_string()).unwrap_or("-".into()),
+            ]);
         }
         blocks.push(Block::Table(t));
-        let best = |tunnel: &str| vpn.iter().filter(|r| r.tunnel.starts_with(tunnel)).max_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps));
+        let best = |tunnel: &str| {
+            vpn.iter()
+                .filter(|r| r.tunnel.starts_with(tunnel))
+                .max_by(|a, b| a.throughput_bps.total_cmp(&b.throughput_bps))
+        };
         if let (Some(ov), Some(wg)) = (best("openvpn"), best("wireguard")) {
             let bound = ov.busiest_thread_cpu_pct.is_some_and(|p| p > 85.0);
             conclusions.push(format!(
@@ -130,7 +198,10 @@ fn analyse(o: &Observed) -> Findings {
             ));
         }
     }
-    Findings { blocks, conclusions }
+    Findings {
+        blocks,
+        conclusions,
+    }
 }
 
 #[cfg(test)]
@@ -143,18 +214,46 @@ mod tests {
         let mut recs = Vec::new();
         for s in SIZES {
             recs.push(speed_rec("openssl", None, "aes-256-cbc", "enc", s, 1, 1e9));
-            recs.push(speed_rec("openssl", Some("isa=no-aesni"), "aes-256-cbc", "enc", s, 1, 2.5e8));
+            recs.push(speed_rec(
+                "openssl",
+                Some("isa=no-aesni"),
+                "aes-256-cbc",
+                "enc",
+                s,
+                1,
+                2.5e8,
+            ));
         }
         let mut ov = vpn_rec("openvpn", "AES-256-GCM", 1, 1e8, 10.0);
         let mut wg = vpn_rec("wireguard", "CHACHA20-POLY1305", 2, 3e8, 5.0);
-        if let crate::record::read::AnyRecord::Vpn(r) = &mut wg { r.threads_used = Some(2); }
-        if let crate::record::read::AnyRecord::Vpn(r) = &mut ov { r.busiest_thread_cpu_pct = Some(99.0); }
+        if let crate::record::read::AnyRecord::Vpn(r) = &mut wg {
+            r.threads_used = Some(2);
+        }
+        if let crate::record::read::AnyRecord::Vpn(r) = &mut ov {
+            r.busiest_thread_cpu_pct = Some(99.0);
+        }
         let o = observed(vec![("speed", recs), ("vpn", vec![ov, wg])]);
         let f = analyse(&o);
         let c = f.conclusions.join("\n");
-        assert!(c.contains("openssl 1000 MB/s against openssl [isa=no-aesni] 250 MB/s (4.00x)"), "{c}");
+        assert!(
+            c.contains("openssl 1000 MB/s against openssl [isa=no-aesni] 250 MB/s (4.00x)"),
+            "{c}"
+        );
         assert!(c.contains("OpenVPN's best: 800 Mbit/s (1 streams), its busiest thread at 99% of a core; WireGuard's best: 2400 Mbit/s on 2 threads: single-threaded"), "{c}");
-        let Block::Table(t) = &f.blocks[0] else { panic!() };
-        assert_eq!(t.rows[0], ["aes-256-cbc", "openssl", "1000000.00k", "1000000.00k", "1000000.00k", "1000000.00k", "1000000.00k"]);
+        let Block::Table(t) = &f.blocks[0] else {
+            panic!()
+        };
+        assert_eq!(
+            t.rows[0],
+            [
+                "aes-256-cbc",
+                "openssl",
+                "1000000.00k",
+                "1000000.00k",
+                "1000000.00k",
+                "1000000.00k",
+                "1000000.00k"
+            ]
+        );
     }
 }

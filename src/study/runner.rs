@@ -301,7 +301,9 @@ fn openssl_enc(
     let dir = tmpfs_dir(guard)?;
     let plain = dir.join("plain");
     let mut f = std::fs::File::create(&plain).map_err(|e| e.to_string())?;
-    let block: Vec<u8> = (0..1 << 20).map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let block: Vec<u8> = (0..1 << 20)
+        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     let mut left = bytes;
     while left > 0 {
         let n = left.min(block.len() as u64) as usize;
@@ -353,10 +355,12 @@ fn openssl_enc(
 /// A private dir in tmpfs (/dev/shm), removed with the guard: the study's RAM disk.
 fn tmpfs_dir(guard: &Guard) -> Result<PathBuf, String> {
     use std::os::unix::fs::DirBuilderExt;
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let p = Path::new("/dev/shm").join(format!(
-        "{}-study-{}",
+        "{}-study-{}-{}",
         crate::guard::PREFIX,
-        std::process::id()
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     std::fs::DirBuilder::new()
         .mode(0o700)

@@ -25,10 +25,24 @@ impl Study for Scaling {
         let (t, d) = if o.quick { ("0.05", "1") } else { ("0.3", "3") };
         let tf: f64 = t.parse().unwrap_or(0.3);
         let df: f64 = d.parse().unwrap_or(3.0);
-        let threads: Vec<String> = thread_counts(o.cores).iter().map(|n| n.to_string()).collect();
+        let threads: Vec<String> = thread_counts(o.cores)
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
         let speed = argv(&[
-            "speed", "--impl", "openssl", "--alg", &ALGS.join(","), "--direction", "enc",
-            "--sizes", "16k", "--threads", &threads.join(","), "--time", t,
+            "speed",
+            "--impl",
+            "openssl",
+            "--alg",
+            &ALGS.join(","),
+            "--direction",
+            "enc",
+            "--sizes",
+            "16k",
+            "--threads",
+            &threads.join(","),
+            "--time",
+            t,
         ]);
         let speed_s = 3.0 * threads.len() as f64 * tf * 1.2 + 2.0;
         let mut steps = Vec::new();
@@ -41,23 +55,50 @@ impl Study for Scaling {
             Err(_) => Vec::new(),
         };
         if governors.is_empty() {
-            steps.push(Step { tag: "threads".into(), seconds: speed_s, action: Action::Workload(speed.clone()) });
+            steps.push(Step {
+                tag: "threads".into(),
+                seconds: speed_s,
+                action: Action::Workload(speed.clone()),
+            });
         }
         for g in governors {
-            steps.push(Step { tag: format!("governor {g}"), seconds: 0.1, action: Action::Governor(g.clone()) });
-            steps.push(Step { tag: format!("threads {g}"), seconds: speed_s, action: Action::Workload(speed.clone()) });
+            steps.push(Step {
+                tag: format!("governor {g}"),
+                seconds: 0.1,
+                action: Action::Governor(g.clone()),
+            });
+            steps.push(Step {
+                tag: format!("threads {g}"),
+                seconds: speed_s,
+                action: Action::Workload(speed.clone()),
+            });
         }
-        let (files, conc) = if o.quick { ("4k", "1,10") } else { ("4k,100k,100m", "1,2,4,10,100,1000") };
+        let (files, conc) = if o.quick {
+            ("4k", "1,10")
+        } else {
+            ("4k,100k,100m", "1,2,4,10,100,1000")
+        };
         let mut tls = argv(&[
-            "tls", "--suites", "http,aes256gcm", "--files", files, "--concurrency", conc,
-            "--duration", d,
+            "tls",
+            "--suites",
+            "http,aes256gcm",
+            "--files",
+            files,
+            "--concurrency",
+            conc,
+            "--duration",
+            d,
         ]);
         if !o.quick {
             tls.push("--gzip".into());
         }
         let points = files.split(',').count() as f64 + if o.quick { 0.0 } else { 2.0 };
         let n_conc = conc.split(',').count() as f64;
-        steps.push(Step { tag: "https".into(), seconds: 2.0 * points * n_conc * (df + 1.0), action: Action::Workload(tls) });
+        steps.push(Step {
+            tag: "https".into(),
+            seconds: 2.0 * points * n_conc * (df + 1.0),
+            action: Action::Workload(tls),
+        });
         steps
     }
     fn analyse(&self, o: &Observed) -> Findings {
@@ -69,24 +110,46 @@ fn analyse(o: &Observed) -> Findings {
     let mut blocks = Vec::new();
     let mut conclusions = Vec::new();
     let tags: Vec<String> = {
-        let mut t: Vec<String> = o.runs.iter().map(|r| r.tag.clone()).filter(|t| t.starts_with("threads")).collect();
+        let mut t: Vec<String> = o
+            .runs
+            .iter()
+            .map(|r| r.tag.clone())
+            .filter(|t| t.starts_with("threads"))
+            .collect();
         t.dedup();
         t
     };
     for tag in &tags {
         let recs = o.speed(tag);
         let mut table = Table::new(
-            format!("{tag}: openssl, 16 KiB, encrypt (efficiency = throughput / (threads x 1-thread))"),
-            vec![Column::text("alg"), Column::num("threads"), Column::num("MB/s"), Column::num("per core %")],
+            format!(
+                "{tag}: openssl, 16 KiB, encrypt (efficiency = throughput / (threads x 1-thread))"
+            ),
+            vec![
+                Column::text("alg"),
+                Column::num("threads"),
+                Column::num("MB/s"),
+                Column::num("per core %"),
+            ],
         );
         table.group_by = Some(0);
         for alg in ALGS {
-            let one = recs.iter().find(|r| r.alg == alg && r.threads == 1).map(|r| r.throughput_bps);
+            let one = recs
+                .iter()
+                .find(|r| r.alg == alg && r.threads == 1)
+                .map(|r| r.throughput_bps);
             let mut rows: Vec<_> = recs.iter().filter(|r| r.alg == alg).collect();
             rows.sort_by_key(|r| r.threads);
             for r in &rows {
-                let e = one.and_then(|s| crate::analyse::scaling::efficiency(r.throughput_bps, s, r.threads));
-                table.push(vec![alg.into(), r.threads.to_string(), crate::render::mbps(r.throughput_bps), e.map(|e| format!("{:.0}", e * 100.0)).unwrap_or("-".into())]);
+                let e = one.and_then(|s| {
+                    crate::analyse::scaling::efficiency(r.throughput_bps, s, r.threads)
+                });
+                table.push(vec![
+                    alg.into(),
+                    r.threads.to_string(),
+                    crate::render::mbps(r.throughput_bps),
+                    e.map(|e| format!("{:.0}", e * 100.0)).unwrap_or("-".into()),
+                ]);
             }
             if let (Some(s), Some(top)) = (one, rows.last().filter(|r| r.threads > 1)) {
                 let e = top.throughput_bps / (s * top.threads as f64);
@@ -102,24 +165,49 @@ fn analyse(o: &Observed) -> Findings {
         blocks.push(Block::Table(table));
     }
     if tags.is_empty() {
-        conclusions.push(format!("Thread scaling not observed: {}", o.why_missing("threads")));
+        conclusions.push(format!(
+            "Thread scaling not observed: {}",
+            o.why_missing("threads")
+        ));
     }
     let tls = o.tls("https");
     if tls.is_empty() {
-        conclusions.push(format!("HTTP against HTTPS not observed: {}", o.why_missing("https")));
+        conclusions.push(format!(
+            "HTTP against HTTPS not observed: {}",
+            o.why_missing("https")
+        ));
     } else {
         let mut table = Table::new(
             "Transfer rate (Mbit/s), HTTP against HTTPS (AES-256-GCM)",
-            vec![Column::text("content"), Column::num("file"), Column::num("concurrency"), Column::num("HTTP"), Column::num("HTTPS"), Column::num("HTTPS/HTTP")],
+            vec![
+                Column::text("content"),
+                Column::num("file"),
+                Column::num("concurrency"),
+                Column::num("HTTP"),
+                Column::num("HTTPS"),
+                Column::num("HTTPS/HTTP"),
+            ],
         );
         let mut ratios = Vec::new();
         for r in tls.iter().filter(|r| r.suite == "http") {
-            let s = tls.iter().find(|x| x.suite != "http" && x.file_size == r.file_size && x.concurrency == r.concurrency && x.content == r.content);
+            let s = tls.iter().find(|x| {
+                x.suite != "http"
+                    && x.file_size == r.file_size
+                    && x.concurrency == r.concurrency
+                    && x.content == r.content
+            });
             let ratio = s.map(|s| s.throughput_bps / r.throughput_bps);
             if let Some(x) = ratio {
                 ratios.push((x, r.file_size, r.concurrency));
             }
-            table.push(vec![r.content.clone(), crate::render::size_label(r.file_size), r.concurrency.to_string(), mbit(r.throughput_bps), s.map(|s| mbit(s.throughput_bps)).unwrap_or("-".into()), ratio.map(|x| format!("{x:.2}")).unwrap_or("-".into())]);
+            table.push(vec![
+                r.content.clone(),
+                crate::render::size_label(r.file_size),
+                r.concurrency.to_string(),
+                mbit(r.throughput_bps),
+                s.map(|s| mbit(s.throughput_bps)).unwrap_or("-".into()),
+                ratio.map(|x| format!("{x:.2}")).unwrap_or("-".into()),
+            ]);
         }
         blocks.push(Block::Table(table));
         if let Some(worst) = ratios.iter().cloned().min_by(|a, b| a.0.total_cmp(&b.0)) {
@@ -133,7 +221,10 @@ fn analyse(o: &Observed) -> Findings {
         }
     }
     conclusions.push("To compare two machines (study 3's ARM against Atom): run `cryptobench study scaling --output A.jsonl` on each, then `cryptobench compare A.jsonl B.jsonl`.".into());
-    Findings { blocks, conclusions }
+    Findings {
+        blocks,
+        conclusions,
+    }
 }
 
 #[cfg(test)]
@@ -145,11 +236,25 @@ mod tests {
     fn efficiency_and_https_share_with_known_answers() {
         let s = |alg, n, bps| speed_rec("openssl", None, alg, "enc", 16384, n, bps);
         let o = observed(vec![
-            ("threads", vec![s("aes-128-cbc", 1, 1e9), s("aes-128-cbc", 2, 1.5e9)]),
-            ("https", vec![tls_rec("http", 4096, 1, 1e9), tls_rec("aes256gcm", 4096, 1, 6e8)]),
+            (
+                "threads",
+                vec![s("aes-128-cbc", 1, 1e9), s("aes-128-cbc", 2, 1.5e9)],
+            ),
+            (
+                "https",
+                vec![
+                    tls_rec("http", 4096, 1, 1e9),
+                    tls_rec("aes256gcm", 4096, 1, 6e8),
+                ],
+            ),
         ]);
         let c = analyse(&o).conclusions.join("\n");
         assert!(c.contains("aes-128-cbc gives 1.50x at 2 threads over 1 thread (75% per core): threads do not scale perfectly"), "{c}");
-        assert!(c.contains("HTTPS delivers 60% of HTTP's transfer rate at worst (4k file, concurrency 1)"), "{c}");
+        assert!(
+            c.contains(
+                "HTTPS delivers 60% of HTTP's transfer rate at worst (4k file, concurrency 1)"
+            ),
+            "{c}"
+        );
     }
 }

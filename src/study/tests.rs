@@ -70,7 +70,8 @@ pub fn speed_rec_load(
 }
 
 pub fn tls_rec(suite: &str, file: u64, conc: u32, bps: f64) -> AnyRecord {
-    let mut r = crate::workloads::tls::analysis::tests::rec(suite, file, conc, 1.0, bps as u64, 100.0);
+    let mut r =
+        crate::workloads::tls::analysis::tests::rec(suite, file, conc, 1.0, bps as u64, 100.0);
     r.throughput_bps = bps;
     AnyRecord::Tls(r)
 }
@@ -101,7 +102,10 @@ fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
     };
     for s in all() {
         let full: f64 = s.steps(&o).iter().map(|s| s.seconds).sum();
-        let q = Opts { quick: true, ..o.clone() };
+        let q = Opts {
+            quick: true,
+            ..o.clone()
+        };
         let quick: f64 = s.steps(&q).iter().map(|s| s.seconds).sum();
         assert!(quick < full && quick > 0.0, "{}: {quick} {full}", s.name());
         // Nothing observed: the conclusion still says so instead of being empty.

@@ -39,6 +39,7 @@ pub fn blocks(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) ->
     b.push(Block::Heading("Conclusion".into()));
     let mut lines = f.conclusions.clone();
     lines.extend(observed.notes.iter().cloned());
+    lines.extend(disturbed(observed));
     lines.extend(
         observed
             .failed
@@ -96,4 +97,27 @@ pub fn render(
             )
         }
     }
+}
+
+/// Points that other load disturbed, or whose spread is too wide to trust small
+/// differences: said once, with the count, so that a conclusion is read with care.
+fn disturbed(o: &Observed) -> Option<String> {
+    let mut total = 0;
+    let mut bad = 0;
+    for t in &o.runs {
+        for r in &t.run.records {
+            total += 1;
+            let shaky = match r {
+                crate::record::read::AnyRecord::Speed(s) => s.disturbed || s.noisy,
+                crate::record::read::AnyRecord::Tls(s) => s.disturbed,
+                crate::record::read::AnyRecord::Vpn(s) => s.disturbed,
+            };
+            bad += shaky as usize;
+        }
+    }
+    (bad > 0).then(|| {
+        format!(
+            "{bad} of {total} points were disturbed by other load or noisy (wide spread): differences under about 15% are not findings here."
+        )
+    })
 }

@@ -551,6 +551,7 @@ fn to_record(
             spread_pct: spread,
             noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
             disturbed_trials: m.disturbed_trials,
+            clock: crate::sys::clock::merge(&m.clocks),
         },
     }
 }

@@ -46,4 +46,8 @@ pub struct SpeedData {
     pub noisy: bool,
     /// Trials during which other processes used at least half a core.
     pub disturbed_trials: u32,
+    /// The clock the cores that ran the point delivered (per-core mean over its trials);
+    /// null where the machine has no source (the environment's frequency.source says why).
+    #[serde(default)]
+    pub clock: Option<crate::sys::clock::ClockReading>,
 }
