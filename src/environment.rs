@@ -199,6 +199,16 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
     }
 }
 
+/// secs-pid, and a counter after the first run of a process (a study runs several
+/// workloads in one process within a second).
+fn run_id(secs: u64) -> String {
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    match RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => format!("{secs}-{}", std::process::id()),
+        n => format!("{secs}-{}-{n}", std::process::id()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -208,15 +218,5 @@ mod tests {
         assert_eq!(super::qemu_mapping(maps), Some("/usr/bin/qemu-aarch64"));
         let host = "5555-5556 r-xp 00000000 fd:01 123 /usr/bin/qemu-system-x86_64\n7f00-7f01 rw-p 00000000 00:00 0\n";
         assert_eq!(super::qemu_mapping(host), None);
-    }
-}
-
-/// secs-pid, and a counter after the first run of a process (a study runs several
-/// workloads in one process within a second).
-fn run_id(secs: u64) -> String {
-    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    match RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
-        0 => format!("{secs}-{}", std::process::id()),
-        n => format!("{secs}-{}-{n}", std::process::id()),
     }
 }

@@ -80,7 +80,7 @@ pub fn run(
         );
         let result = step(s, &file, &guard, &mut observed, &mut governors);
         match result {
-            Ok(c) if c == 0 => {}
+            Ok(0) => {}
             Ok(c) => {
                 if crate::measure::stopped() {
                     code = c;
