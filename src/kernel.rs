@@ -1,6 +1,7 @@
 //! What the kernel offers for crypto: /proc/crypto, its build config, and whether
 //! AF_ALG and /dev/crypto can be used, with the reason when they cannot.
 
+use crate::sys::errno;
 use serde::Serialize;
 use std::fs;
 use std::io::Read;
@@ -155,10 +156,6 @@ pub const AF_ALG_TYPES: &[(&str, &str, &str, &str)] = &[
 pub struct Usable {
     pub usable: bool,
     pub reason: String,
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 /// Opens an AF_ALG socket bound to (type, name). Returns the bound fd or the errno.

@@ -121,7 +121,18 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(f) => {
-            eprintln!("cryptobench: {}", f.message());
+            // One line, never a value pasted whole.
+            let m = f.message().replace('\n', " ");
+            let m = if m.len() > 600 {
+                format!(
+                    "{}... ({} bytes)",
+                    &m[..m.floor_char_boundary(600)],
+                    m.len()
+                )
+            } else {
+                m
+            };
+            eprintln!("cryptobench: {m}");
             std::process::exit(f.exit_code());
         }
     }

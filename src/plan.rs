@@ -10,16 +10,27 @@ use serde::Serialize;
 /// Largest thread count accepted: far beyond any core count we expect to meet.
 pub const MAX_THREADS: usize = 1024;
 
-/// One algorithm, direction, size and thread count, measured on several implementations
-/// whose trials are interleaved.
+/// One algorithm, direction and size, measured on several implementations at every
+/// thread count, with all their trials interleaved (so that drift hits the 1-thread and
+/// N-thread points of a scaling efficiency alike).
 #[derive(Clone, Debug)]
 pub struct Group {
     pub alg: Algorithm,
     pub direction: Direction,
     pub size: usize,
-    pub threads: usize,
+    pub threads: Vec<usize>,
     /// Indexes into the implementation list.
     pub impls: Vec<usize>,
+}
+
+impl Group {
+    /// The group's points, in the order their trials run: (implementation, threads).
+    pub fn points(&self) -> Vec<(usize, usize)> {
+        self.threads
+            .iter()
+            .flat_map(|&t| self.impls.iter().map(move |&i| (i, t)))
+            .collect()
+    }
 }
 
 /// Why a combination is not measured.
@@ -252,37 +263,35 @@ pub fn build(
     let mut algs: Vec<Algorithm> = verified.iter().map(|(_, a)| *a).collect();
     algs.sort();
     algs.dedup();
-    for &t in threads {
-        for &alg in &algs {
-            let impls: Vec<usize> = verified
-                .iter()
-                .filter(|(_, a)| *a == alg)
-                .map(|(i, _)| *i)
-                .collect();
-            for &dir in alg.directions().iter().filter(|d| directions.contains(d)) {
-                for &size in sizes {
-                    if let Some(reason) = alg.size_problem(size) {
-                        if t == threads[0] && dir == alg.directions()[0] {
-                            for &i in &impls {
-                                out.push(excluded(
-                                    &labels[i],
-                                    alg,
-                                    ExclusionKind::SizeUnsupported,
-                                    Some(size),
-                                    reason.clone(),
-                                ));
-                            }
+    for &alg in &algs {
+        let impls: Vec<usize> = verified
+            .iter()
+            .filter(|(_, a)| *a == alg)
+            .map(|(i, _)| *i)
+            .collect();
+        for &dir in alg.directions().iter().filter(|d| directions.contains(d)) {
+            for &size in sizes {
+                if let Some(reason) = alg.size_problem(size) {
+                    if dir == alg.directions()[0] {
+                        for &i in &impls {
+                            out.push(excluded(
+                                &labels[i],
+                                alg,
+                                ExclusionKind::SizeUnsupported,
+                                Some(size),
+                                reason.clone(),
+                            ));
                         }
-                        continue;
                     }
-                    groups.push(Group {
-                        alg,
-                        direction: dir,
-                        size,
-                        threads: t,
-                        impls: impls.clone(),
-                    });
+                    continue;
                 }
+                groups.push(Group {
+                    alg,
+                    direction: dir,
+                    size,
+                    threads: threads.to_vec(),
+                    impls: impls.clone(),
+                });
             }
         }
     }
@@ -324,5 +333,20 @@ mod tests {
         assert!(groups.iter().all(|g| g.size == 16));
         assert_eq!(excl.len(), 1);
         assert_eq!(excl[0].kind, ExclusionKind::SizeUnsupported.name());
+    }
+
+    #[test]
+    fn thread_counts_share_a_group() {
+        let labels = vec!["a".to_string(), "b".to_string()];
+        let (groups, _) = build(
+            &[(0, Algorithm::Sha256), (1, Algorithm::Sha256)],
+            &labels,
+            &Direction::ALL,
+            &[16],
+            &[1, 2],
+        );
+        assert_eq!(groups.len(), 1);
+        // Every implementation's 1-thread and 2-thread points, interleaved in one group.
+        assert_eq!(groups[0].points(), vec![(0, 1), (1, 1), (0, 2), (1, 2)]);
     }
 }

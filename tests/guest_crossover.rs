@@ -4,6 +4,8 @@
 //! run. Timings under emulation mean nothing; the shapes and fields are checked.
 //! CRYPTOBENCH_SKIP_GUEST=1 is the only way to skip.
 
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -13,8 +15,7 @@ const SIZES: [u64; 6] = [16, 256, 1024, 4096, 16384, 65536];
 
 #[test]
 fn openssl_against_af_alg_gives_curves_fits_crossover_and_cpu_table() {
-    if std::env::var("CRYPTOBENCH_SKIP_GUEST").as_deref() == Ok("1") {
-        eprintln!("skipped: CRYPTOBENCH_SKIP_GUEST=1");
+    if !common::guest_enabled() {
         return;
     }
     let speed = "cryptobench speed --impl openssl,af_alg --alg aes-128-cbc --sizes 16,256,1k,4k,16k,64k --time 0.05";
@@ -117,8 +118,7 @@ fn openssl_against_af_alg_gives_curves_fits_crossover_and_cpu_table() {
 /// openssl with variant engine=afalg beside plain openssl, with its driver named.
 #[test]
 fn openssl_afalg_engine_is_measured_with_its_driver() {
-    if std::env::var("CRYPTOBENCH_SKIP_GUEST").as_deref() == Ok("1") {
-        eprintln!("skipped: CRYPTOBENCH_SKIP_GUEST=1");
+    if !common::guest_enabled() {
         return;
     }
     let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run");

@@ -8,6 +8,8 @@
 //! outputs come back separated by marker lines. Set CRYPTOBENCH_SKIP_GUEST=1 to skip
 //! (the only way to skip: without it the test runs and asserts).
 
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -27,10 +29,6 @@ const ALGS: [&str; 11] = [
 ];
 
 const MARK: &str = "=====8<=====";
-
-fn skip() -> bool {
-    std::env::var("CRYPTOBENCH_SKIP_GUEST").as_deref() == Ok("1")
-}
 
 fn directions(alg: &str) -> &'static [&'static str] {
     if alg.starts_with("sha") || alg.starts_with("hmac") {
@@ -196,8 +194,7 @@ fn check(v: &Value, what: &str, expect: &[(Option<&str>, &str)], sizes: &[u64]) 
 
 #[test]
 fn af_alg_passes_the_gate_in_every_variant_and_names_its_driver() {
-    if skip() {
-        eprintln!("CRYPTOBENCH_SKIP_GUEST=1: skipping the guest kernel checks");
+    if !common::guest_enabled() {
         return;
     }
     let results = run_guest();

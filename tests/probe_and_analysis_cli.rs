@@ -1,5 +1,7 @@
 //! `probe` on this host, and the analysis that `speed` adds to its output.
 
+mod common;
+
 use serde_json::Value;
 use std::process::{Command, Output};
 
@@ -137,18 +139,22 @@ fn crossover_needs_two_measured_paths() {
 #[test]
 fn a_kernel_path_this_machine_lacks() {
     let probe = json(&["probe", "--format", "json"]);
-    let usable = ["skcipher", "aead", "hash"]
+    let kernel = &probe["kernel"];
+    let af_alg_usable = ["skcipher", "aead", "hash"]
         .iter()
-        .any(|k| probe["kernel"]["af_alg"][k]["usable"] == true);
-    if usable {
-        return; // this kernel has AF_ALG: the guest tests cover the path itself
-    }
-    let reason = probe["kernel"]["af_alg"]["skcipher"]["reason"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .any(|k| kernel["af_alg"][k]["usable"] == true);
+    // AF_ALG where this kernel lacks it, else /dev/crypto (out of tree, rarely loaded).
+    let (path, reason) = if !af_alg_usable {
+        ("af_alg", &kernel["af_alg"]["skcipher"]["reason"])
+    } else if kernel["cryptodev"]["usable"] == false {
+        ("cryptodev", &kernel["cryptodev"]["reason"])
+    } else {
+        common::skip("this machine has both AF_ALG and /dev/crypto: no kernel path is missing");
+        return;
+    };
+    let reason = reason.as_str().unwrap().to_string();
     // Alone: exit 2 with the probe's reason.
-    let o = run(&["speed", "--impl", "af_alg"]);
+    let o = run(&["speed", "--impl", path]);
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(e.trim_end().lines().count(), 1, "{e}");
@@ -157,7 +163,7 @@ fn a_kernel_path_this_machine_lacks() {
     let v = json(&[
         "speed",
         "--impl",
-        "af_alg,ring",
+        &format!("{path},ring"),
         "--alg",
         "sha256",
         "--sizes",
@@ -175,11 +181,16 @@ fn a_kernel_path_this_machine_lacks() {
     let u = v["unavailable"].as_array().unwrap();
     assert!(
         u.iter()
-            .any(|u| u["name"] == "af_alg" && u["reason"].as_str().unwrap().contains(&reason)),
+            .any(|u| u["name"] == path && u["reason"].as_str().unwrap().contains(&reason)),
         "{u:?}"
     );
     // Its variants, too, are unavailable rather than unknown.
-    let o = run(&["speed", "--impl", "af_alg", "--variant", "zerocopy"]);
+    let variant = if path == "af_alg" {
+        "zerocopy"
+    } else {
+        "engine=devcrypto"
+    };
+    let o = run(&["speed", "--impl", path, "--variant", variant]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("unknown --variant"));
 }

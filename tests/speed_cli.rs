@@ -1,6 +1,8 @@
 //! Runs the real `cryptobench` binary: correctness gate, formats, interruption, bad
 //! input and threads. Speeds are never asserted; shapes and consistency are.
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -144,11 +146,66 @@ fn record_contract_fields_are_present() {
             r["calls"].as_u64().unwrap() * r["size"].as_u64().unwrap()
         );
         assert!(r["cpu_user_s"].as_f64().unwrap() > 0.0);
+        // Why it stopped, and the CI it reached, agree with the samples.
+        let why = r["stop_reason"].as_str().unwrap();
+        assert!(["target_ci", "max_time", "budget"].contains(&why), "{why}");
+        let ci_pct = r["ci_pct"].as_f64().unwrap();
+        let half = (ci[1].as_f64().unwrap() - ci[0].as_f64().unwrap()) / 2.0 / t * 100.0;
+        assert!((ci_pct - half).abs() < 1e-6, "{ci_pct} vs {half}");
+        if why == "target_ci" {
+            assert!(ci_pct <= 1.0, "stopped on the target at {ci_pct}%");
+        }
+        // The per-CPU-second figure, with its CI, beside the wall-clock one.
+        let cpu = r["throughput_cpu_bps"].as_f64().unwrap();
+        let cpu_ci = r["throughput_cpu_bps_ci"].as_array().unwrap();
+        assert!(cpu_ci[0].as_f64().unwrap() <= cpu && cpu <= cpu_ci[1].as_f64().unwrap());
+        let others = r["others_cpu_pct"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&others), "others_cpu_pct {others}");
+    }
+}
+
+#[test]
+fn fixed_budget_and_cap_are_honoured() {
+    // --target-ci 0: no point stops early, each takes its whole budget.
+    let v = json(&[
+        "speed",
+        "--time",
+        "0.05",
+        "--target-ci",
+        "0",
+        "--impl",
+        "ring",
+        "--alg",
+        "sha256",
+        "--sizes",
+        "64,1k",
+    ]);
+    for r in v["records"].as_array().unwrap() {
+        assert_eq!(r["stop_reason"], "budget", "{r}");
+        let wall = r["wall_s"].as_f64().unwrap();
+        assert!(wall >= 0.05 * 0.9, "{wall}");
+    }
+    assert_eq!(v["environment"]["settings"]["max_time_per_point_s"], 0.2);
+    assert_eq!(v["environment"]["settings"]["target_ci_pct"], 0.0);
+}
+
+#[test]
+fn the_corrupt_switch_exists_only_in_builds_with_the_feature() {
+    let o = run(&["speed", "--list", "--test-corrupt", "rustcrypto"]);
+    if cfg!(feature = "test-corrupt") {
+        assert!(o.status.success(), "{}", stderr(&o));
+    } else {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--test-corrupt"), "{}", stderr(&o));
     }
 }
 
 #[test]
 fn corrupted_implementation_is_refused_before_timing() {
+    if !cfg!(feature = "test-corrupt") {
+        common::skip("the corrupt implementation is only in builds with `--features test-corrupt` (scripts/test turns it on)");
+        return;
+    }
     // Alone, it leaves nothing to measure: exit 1 with the failing vector named.
     let o = run(&quick(&[
         "--impl",
@@ -459,6 +516,9 @@ fn bad_input_gets_one_line_and_exit_2() {
         (&["--direction", "sideways"], "sideways"),
         (&["--time", "0"], "--time"),
         (&["--time", "-1"], "-1"),
+        (&["--time", "0.5", "--max-time", "0.2"], "--max-time 0.2"),
+        (&["--target-ci", "101"], "--target-ci 101"),
+        (&["--target-ci", "nan"], "--target-ci"),
         (&["--libcrypto", "/bin/ls"], "/bin/ls"),
         (
             &["--libcrypto", "/nonexistent/libcrypto.so.3"],
@@ -526,6 +586,17 @@ fn threads_report_aggregate_and_per_thread() {
         .as_f64()
         .expect("efficiency against 1 thread");
     assert!(eff > 0.2 && eff < 1.5, "{eff}");
+    // The efficiency's CI holds it, and one above 100% beyond its CI is flagged.
+    let ci: Vec<f64> = two["scaling_efficiency_ci"]
+        .as_array()
+        .expect("efficiency CI")
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(ci[0] <= eff && eff <= ci[1], "{eff} outside {ci:?}");
+    if ci[0] > 1.0 {
+        assert_eq!(two["noisy"], true);
+    }
     let one = recs.iter().find(|r| r["threads"] == 1).unwrap();
     assert_eq!(one["per_thread_bps"].as_array().unwrap().len(), 1);
 }

@@ -3,6 +3,8 @@
 //! the records, the crypto share, cleanup after signals and --cleanup are.
 //! The tunnel tests need root (CI runs as root); elsewhere they say so and pass.
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -21,10 +23,9 @@ fn stderr(o: &Output) -> String {
 }
 
 fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let yes = unsafe { libc::geteuid() } == 0;
+    let yes = common::is_root();
     if !yes {
-        eprintln!("skipped: cryptobench vpn needs root (CI runs the tests as root)");
+        common::skip("cryptobench vpn needs root (CI runs the tests as root)");
     }
     yes
 }

@@ -2,7 +2,7 @@
 # System dependencies of `cryptobench tls`: nginx (the server), wrk and h2load
 # (nghttp2-client, the load generators), openssl (the throwaway certificate and the
 # suite list) and iproute2 (ss, used by the tests to check that no port stays open).
-# Idempotent: installs only what is missing.
+# Idempotent: installs only what is missing. --check: exit 1, naming them, if any is.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -14,6 +14,10 @@ for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 # An nginx already on PATH (any flavour) will do.
 if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then
   missing="${missing/ nginx/}"
+fi
+if [ "${1:-}" = "--check" ]; then
+  [ -z "$missing" ] || { echo "tls:$missing"; exit 1; }
+  exit 0
 fi
 if [ -n "$missing" ]; then
   $SUDO apt-get update -q

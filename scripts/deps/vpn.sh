@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # System dependencies of `cryptobench vpn` and its tests: OpenVPN, iperf3, WireGuard tools,
 # iproute2, and wireguard-go when the kernel has no WireGuard module. Idempotent.
+# --check: exit 1, naming them, if any is missing (without root, a kernel WireGuard
+# module is recognised by modinfo or /sys/module).
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
@@ -10,6 +12,14 @@ SUDO=""
 PKGS="openvpn iperf3 wireguard-tools iproute2 openssl procps"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ "${1:-}" = "--check" ]; then
+  wg_go="/usr/local/bin/wireguard-go"
+  if ! { [ -d /sys/module/wireguard ] || modinfo wireguard >/dev/null 2>&1 || [ -x "$wg_go" ]; }; then
+    missing="$missing wireguard-go"
+  fi
+  [ -z "$missing" ] || { echo "vpn:$missing"; exit 1; }
+  exit 0
+fi
 if [ -n "$missing" ]; then
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
   $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing

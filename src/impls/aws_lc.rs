@@ -7,7 +7,7 @@
 //! the expanded key across calls but only work in place: a dec call copies the
 //! ciphertext into the output buffer first (said in `notes`).
 
-use super::{Implementation, Io, Operation, Support};
+use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
@@ -122,13 +122,9 @@ fn key_error(alg: Algorithm, key: &[u8]) -> String {
     )
 }
 
-fn too_small() -> String {
-    "output buffer too small".into()
-}
-
 /// `buf[..len]` and the 16 bytes after it, where a seal puts the tag.
 fn data_and_tag(buf: &mut [u8], len: usize) -> Result<(&mut [u8], &mut [u8]), String> {
-    let end = len.checked_add(TAG_LEN).ok_or_else(too_small)?;
+    let end = sealed_len(len)?;
     let all = buf.get_mut(..end).ok_or_else(too_small)?;
     Ok(all.split_at_mut(len))
 }
@@ -161,10 +157,7 @@ impl Operation for AeadOp {
                 Ok(n + TAG_LEN)
             }
             Direction::Dec => {
-                let n = io
-                    .input_len()
-                    .checked_sub(TAG_LEN)
-                    .ok_or("the input is shorter than the 16-byte tag")?;
+                let n = opened_len(io.input_len())?;
                 let res = match io {
                     Io::InPlace { buf, len } => {
                         let data = buf.get_mut(..len).ok_or_else(too_small)?;
@@ -234,13 +227,7 @@ struct HashOp {
 
 impl Operation for HashOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
-        let d = digest::digest(self.algorithm, msg);
-        let d = d.as_ref();
-        out.get_mut(..d.len())
-            .ok_or_else(too_small)?
-            .copy_from_slice(d);
-        Ok(d.len())
+        io.put_digest(|msg| digest::digest(self.algorithm, msg))
     }
 }
 

@@ -8,7 +8,7 @@
 //! only set a new IV per message (`EVP_CipherInit_ex` with a NULL cipher and key).
 //! HMAC rewinds a keyed `HMAC_CTX` per message (`HMAC_Init_ex` with a NULL key).
 
-use super::{Implementation, Io, Operation, Support};
+use super::{opened_len, Implementation, Io, Operation, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use boring_sys as bssl;
 use std::ffi::CStr;
@@ -162,38 +162,6 @@ impl Implementation for BoringSsl {
     }
 }
 
-fn too_small() -> String {
-    "output buffer too small".into()
-}
-
-/// Input pointer and length and the output pointer, after checking that `out_len(n)`
-/// bytes fit at the output. In place, input and output are the same pointer, which
-/// BoringSSL accepts (it refuses only partial overlap).
-fn raw(
-    io: Io<'_>,
-    out_len: impl Fn(usize) -> Option<usize>,
-) -> Result<(*const u8, usize, *mut u8), String> {
-    let (input, n, out, cap) = match io {
-        Io::InPlace { buf, len } => {
-            let p = buf.as_mut_ptr();
-            if len > buf.len() {
-                return Err(too_small());
-            }
-            (p.cast_const(), len, p, buf.len())
-        }
-        Io::Separate { input, output } => (
-            input.as_ptr(),
-            input.len(),
-            output.as_mut_ptr(),
-            output.len(),
-        ),
-    };
-    if out_len(n).ok_or_else(too_small)? > cap {
-        return Err(too_small());
-    }
-    Ok((input, n, out))
-}
-
 struct AeadOp {
     ctx: *mut bssl::EVP_AEAD_CTX,
     direction: Direction,
@@ -216,9 +184,14 @@ impl Operation for AeadOp {
         }
         match self.direction {
             Direction::Enc => {
-                let (input, n, out) = raw(io, |n| n.checked_add(TAG_LEN))?;
+                let RawIo {
+                    input,
+                    in_len: n,
+                    out,
+                    ..
+                } = io.raw_for(|n| n.checked_add(TAG_LEN))?;
                 let mut tag_len = 0usize;
-                // SAFETY: `raw` checked n readable bytes at input and n + 16 writable at
+                // SAFETY: `raw_for` checked n readable bytes at input and n + 16 writable at
                 // out; input == out or they are disjoint; the tag does not alias either.
                 let ok = unsafe {
                     bssl::EVP_AEAD_CTX_seal_scatter(
@@ -243,11 +216,8 @@ impl Operation for AeadOp {
                 Ok(n + TAG_LEN)
             }
             Direction::Dec => {
-                if io.input_len() < TAG_LEN {
-                    return Err("the input is shorter than the 16-byte tag".into());
-                }
-                let (input, len, out) = raw(io, |n| n.checked_sub(TAG_LEN))?;
-                let n = len - TAG_LEN;
+                let n = opened_len(io.input_len())?;
+                let RawIo { input, out, .. } = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
                 // SAFETY: as for enc; the tag is the 16 bytes after the ciphertext.
                 let ok = unsafe {
                     bssl::EVP_AEAD_CTX_open_gather(
@@ -300,7 +270,12 @@ impl Operation for CipherOp {
                 "CBC without padding needs whole 16-byte blocks; {n} is not a multiple of 16"
             ));
         }
-        let (input, n, out) = raw(io, Some)?;
+        let RawIo {
+            input,
+            in_len: n,
+            out,
+            ..
+        } = io.raw_for(Some)?;
         let (mut done, mut last) = (0usize, 0usize);
         // SAFETY: the context holds the key schedule from prepare; only the IV is set
         // here. n bytes are readable at input and writable at out (equal or disjoint).
@@ -339,10 +314,9 @@ unsafe impl Send for HashOp {}
 
 impl Operation for HashOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
         // SAFETY: md is a static method table.
         let len = unsafe { bssl::EVP_MD_size(self.md) };
-        let out = out.get_mut(..len).ok_or_else(too_small)?;
+        let (msg, out) = io.digest_room(len)?;
         let mut written = 0;
         // SAFETY: msg is readable; out has room for the digest.
         let ok = unsafe {
@@ -378,8 +352,7 @@ impl Drop for MacOp {
 
 impl Operation for MacOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
-        let out = out.get_mut(..32).ok_or_else(too_small)?;
+        let (msg, out) = io.digest_room(32)?;
         let mut written = 0;
         // SAFETY: a NULL key and md rewind the keyed context from prepare; msg is
         // readable; out has 32 bytes.

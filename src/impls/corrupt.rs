@@ -14,7 +14,8 @@ struct FlipBit {
 
 impl Operation for FlipBit {
     fn process(&mut self, nonce: &[u8], aad: &[u8], mut io: Io<'_>) -> Result<usize, String> {
-        let (_, in_len, out) = io.raw();
+        let raw = io.raw();
+        let (in_len, out) = (raw.in_len, raw.out);
         // An in-place digest sits after the message; everything else starts at 0.
         let offset = match (&io, self.digest) {
             (Io::InPlace { .. }, true) => in_len,

@@ -12,9 +12,10 @@
 //! `session_info_op`; `open` tells the two apart with CIOCGSESSINFO, whose number
 //! differs, and lays out cipher sessions accordingly.
 
-use super::{Access, Implementation, Io, Operation, Support};
+use super::{opened_len, sealed_len, Access, Implementation, Io, Operation, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use crate::kernel;
+use crate::sys::{errno, os_err};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 // enum cryptodev_crypto_op_t
@@ -146,14 +147,6 @@ const CIOCAUTHCRYPT: u32 = ioc(IOC_READWRITE, 109, std::mem::size_of::<CryptAuth
 enum Abi {
     Release,
     Compr,
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-fn os_err(e: i32) -> String {
-    std::io::Error::from_raw_os_error(e).to_string()
 }
 
 /// ioctl with EINTR retried; Err(errno).
@@ -497,10 +490,7 @@ impl Operation for DevOp {
         };
         match self.kind {
             Kind::Hash | Kind::Mac => {
-                let (input, out) = io.split();
-                if out.len() < self.digest_len {
-                    return Err("output buffer too small".into());
-                }
+                let (input, out) = io.digest_room(self.digest_len)?;
                 let mut c = CryptOp {
                     ses: self.ses,
                     op: COP_ENCRYPT,
@@ -517,10 +507,12 @@ impl Operation for DevOp {
             }
             Kind::Cipher => {
                 self.check_nonce(nonce)?;
-                let (input, len, out, cap) = parts(io)?;
-                if cap < len {
-                    return Err("output buffer too small".into());
-                }
+                let RawIo {
+                    input,
+                    in_len: len,
+                    out,
+                    ..
+                } = io.raw_for(Some)?;
                 let mut c = CryptOp {
                     ses: self.ses,
                     op,
@@ -537,17 +529,17 @@ impl Operation for DevOp {
             }
             Kind::Aead => {
                 self.check_nonce(nonce)?;
-                let (input, len, out, cap) = parts(io)?;
                 let out_len = match self.direction {
-                    Direction::Enc => len + TAG_LEN,
-                    Direction::Dec => len
-                        .checked_sub(TAG_LEN)
-                        .ok_or("the input is shorter than the 16-byte tag")?,
+                    Direction::Enc => sealed_len(io.input_len())?,
+                    Direction::Dec => opened_len(io.input_len())?,
                 };
                 // The module maps `len` bytes of dst on decrypt (ciphertext || tag).
-                if cap < out_len.max(len) {
-                    return Err("output buffer too small".into());
-                }
+                let RawIo {
+                    input,
+                    in_len: len,
+                    out,
+                    ..
+                } = io.raw_for(|len| Some(out_len.max(len)))?;
                 let mut c = CryptAuthOp {
                     ses: self.ses,
                     op,
@@ -571,24 +563,6 @@ impl Operation for DevOp {
                 Ok(out_len)
             }
         }
-    }
-}
-
-/// (input, input length, output, output room), valid for the duration of `process`.
-fn parts(io: Io<'_>) -> Result<(*const u8, usize, *mut u8, usize), String> {
-    match io {
-        Io::InPlace { buf, len } => {
-            if len > buf.len() {
-                return Err("output buffer too small".into());
-            }
-            Ok((buf.as_ptr(), len, buf.as_mut_ptr(), buf.len()))
-        }
-        Io::Separate { input, output } => Ok((
-            input.as_ptr(),
-            input.len(),
-            output.as_mut_ptr(),
-            output.len(),
-        )),
     }
 }
 

@@ -6,7 +6,7 @@
 //! key once (`crypto_aead_aes256gcm_beforenm`) and seals/opens with the `_afternm`
 //! functions; HMAC keeps the keyed state from `prepare` and copies it per message.
 
-use super::{Implementation, Io, Operation, Support};
+use super::{opened_len, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use libsodium_sys as sodium;
 use std::ffi::CStr;
@@ -120,47 +120,6 @@ impl Implementation for Libsodium {
     }
 }
 
-fn too_small() -> String {
-    "output buffer too small".into()
-}
-
-/// Checked raw pointers for one AEAD message, for the C calls.
-struct Raw {
-    input: *const u8,
-    in_len: usize,
-    out: *mut u8,
-}
-
-/// Input pointer and length, and the output pointer after checking that `out_len(n)`
-/// bytes fit. In place, input and output are the same pointer, which libsodium accepts.
-fn raw(io: Io<'_>, out_len: impl Fn(usize) -> Option<usize>) -> Result<Raw, String> {
-    match io {
-        Io::InPlace { buf, len } => {
-            let need = out_len(len).ok_or_else(too_small)?;
-            if len > buf.len() || need > buf.len() {
-                return Err(too_small());
-            }
-            let p = buf.as_mut_ptr();
-            Ok(Raw {
-                input: p.cast_const(),
-                in_len: len,
-                out: p,
-            })
-        }
-        Io::Separate { input, output } => {
-            let need = out_len(input.len()).ok_or_else(too_small)?;
-            if need > output.len() {
-                return Err(too_small());
-            }
-            Ok(Raw {
-                input: input.as_ptr(),
-                in_len: input.len(),
-                out: output.as_mut_ptr(),
-            })
-        }
-    }
-}
-
 fn check_nonce(nonce: &[u8]) -> Result<(), String> {
     if nonce.len() != 12 {
         return Err(format!("the nonce must be 12 bytes, got {}", nonce.len()));
@@ -178,8 +137,8 @@ impl Operation for AesGcmOp {
         check_nonce(nonce)?;
         match self.direction {
             Direction::Enc => {
-                let r = raw(io, |n| n.checked_add(TAG_LEN))?;
-                // SAFETY: `raw` checked that in_len bytes are readable at input and
+                let r = io.raw_for(|n| n.checked_add(TAG_LEN))?;
+                // SAFETY: `raw_for` checked that in_len bytes are readable at input and
                 // in_len + 16 writable at out; input == out or they do not overlap.
                 let rc = unsafe {
                     sodium::crypto_aead_aes256gcm_encrypt_detached_afternm(
@@ -201,11 +160,8 @@ impl Operation for AesGcmOp {
                 Ok(r.in_len + TAG_LEN)
             }
             Direction::Dec => {
-                if io.input_len() < TAG_LEN {
-                    return Err("the input is shorter than the 16-byte tag".into());
-                }
-                let r = raw(io, |n| n.checked_sub(TAG_LEN))?;
-                let n = r.in_len - TAG_LEN;
+                let n = opened_len(io.input_len())?;
+                let r = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
                 // SAFETY: as for enc; the tag is the 16 bytes after the ciphertext.
                 let rc = unsafe {
                     sodium::crypto_aead_aes256gcm_decrypt_detached_afternm(
@@ -239,7 +195,7 @@ impl Operation for ChachaOp {
         check_nonce(nonce)?;
         match self.direction {
             Direction::Enc => {
-                let r = raw(io, |n| n.checked_add(TAG_LEN))?;
+                let r = io.raw_for(|n| n.checked_add(TAG_LEN))?;
                 // SAFETY: see AesGcmOp.
                 let rc = unsafe {
                     sodium::crypto_aead_chacha20poly1305_ietf_encrypt_detached(
@@ -261,11 +217,8 @@ impl Operation for ChachaOp {
                 Ok(r.in_len + TAG_LEN)
             }
             Direction::Dec => {
-                if io.input_len() < TAG_LEN {
-                    return Err("the input is shorter than the 16-byte tag".into());
-                }
-                let r = raw(io, |n| n.checked_sub(TAG_LEN))?;
-                let n = r.in_len - TAG_LEN;
+                let n = opened_len(io.input_len())?;
+                let r = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
                 // SAFETY: see AesGcmOp.
                 let rc = unsafe {
                     sodium::crypto_aead_chacha20poly1305_ietf_decrypt_detached(
@@ -295,9 +248,8 @@ struct HashOp {
 
 impl Operation for HashOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
         let len = if self.sha512 { 64 } else { 32 };
-        let out = out.get_mut(..len).ok_or_else(too_small)?;
+        let (msg, out) = io.digest_room(len)?;
         // SAFETY: out has room for the digest; msg is readable.
         let rc = unsafe {
             if self.sha512 {
@@ -320,8 +272,7 @@ struct HmacOp {
 
 impl Operation for HmacOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
-        let out = out.get_mut(..32).ok_or_else(too_small)?;
+        let (msg, out) = io.digest_room(32)?;
         let mut st = self.state;
         // SAFETY: st is a keyed state; msg is readable; out has 32 bytes.
         let rc = unsafe {

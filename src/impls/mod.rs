@@ -8,12 +8,16 @@ use crate::algorithms::{Algorithm, Direction};
 use serde::Serialize;
 use std::path::PathBuf;
 
+pub use io::{opened_len, sealed_len, too_small, Io, RawIo};
+
 pub mod af_alg;
 pub mod aws_lc;
 #[cfg(feature = "boringssl")]
 pub mod boringssl;
+#[cfg(feature = "test-corrupt")]
 pub mod corrupt;
 pub mod cryptodev;
+mod io;
 pub mod libsodium;
 pub mod openssl;
 pub mod ring;
@@ -22,74 +26,39 @@ pub mod rustcrypto;
 /// How a request reaches the code that does the work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-#[allow(dead_code)] // the kernel and engine paths are reached by later implementations
 pub enum Access {
+    /// A library called in this process.
     InProcess,
-    Syscall,
+    /// System calls into the kernel's crypto drivers (AF_ALG, /dev/crypto).
     KernelDriver,
+    /// libcrypto, through an ENGINE that hands the work to the kernel.
     Engine,
 }
 
-/// The buffers of one message.
-///
-/// Layouts, for a message of n bytes:
-/// - AEAD enc: input n bytes of plaintext; output n bytes of ciphertext then the 16-byte tag.
-/// - AEAD dec: input ciphertext || tag (n + 16 bytes); output n bytes of plaintext.
-/// - Cipher enc/dec: n bytes in, n bytes out.
-/// - Hash/MAC: n bytes in, the digest out.
-///
-/// Timed runs use `InPlace` for enc (the content of the plaintext does not change the
-/// cost) and `Separate` for dec, so that every open verifies a genuinely sealed message.
-pub enum Io<'a> {
-    /// `buf[..len]` holds the input. The output replaces it, followed by the tag; a
-    /// digest is written at `buf[len..]`. `buf` has room for `len + 64`.
-    InPlace { buf: &'a mut [u8], len: usize },
-    /// Read `input`, write `output`. `output` has room for `input.len() + 64`.
-    Separate {
-        input: &'a [u8],
-        output: &'a mut [u8],
-    },
+/// What every message of a timed batch uses: one worker's buffers, nonce and AAD.
+pub struct Batch<'a> {
+    pub direction: Direction,
+    /// Bytes per message.
+    pub size: usize,
+    /// enc: the message, sealed in place (`size` + 64 bytes); dec: the plaintext's room.
+    pub buf: &'a mut [u8],
+    /// dec only: a genuinely sealed message (ciphertext || tag), opened by every call.
+    pub sealed: &'a [u8],
+    /// A seal's last 8 nonce bytes carry `counter`, bumped before every seal, so that no
+    /// nonce is used twice.
+    pub nonce: &'a mut [u8],
+    pub counter: &'a mut u64,
+    pub aad: &'a [u8],
 }
 
-impl<'a> Io<'a> {
-    /// Input length in bytes (for AEAD open this includes the tag).
-    pub fn input_len(&self) -> usize {
-        match self {
-            Io::InPlace { len, .. } => *len,
-            Io::Separate { input, .. } => input.len(),
-        }
-    }
-
-    /// The whole buffer with the input in `[..len]`, for libraries that only work in
-    /// place. A `Separate` call pays a copy here; implementations that take this path
-    /// for dec must say so in [`Implementation::notes`].
-    pub fn into_in_place(self) -> (&'a mut [u8], usize) {
-        match self {
-            Io::InPlace { buf, len } => (buf, len),
-            Io::Separate { input, output } => {
-                output[..input.len()].copy_from_slice(input);
-                (output, input.len())
-            }
-        }
-    }
-
-    /// Non-overlapping (input, output) for hashes and MACs: in place, the digest goes
-    /// after the message.
-    pub fn split(self) -> (&'a [u8], &'a mut [u8]) {
-        match self {
-            Io::InPlace { buf, len } => {
-                let (a, b) = buf.split_at_mut(len);
-                (&*a, b)
-            }
-            Io::Separate { input, output } => (input, output),
-        }
-    }
-
-    /// Raw pointers for C libraries that accept in == out: (input, input_len, output).
-    pub fn raw(&mut self) -> (*const u8, usize, *mut u8) {
-        match self {
-            Io::InPlace { buf, len } => (buf.as_ptr(), *len, buf.as_mut_ptr()),
-            Io::Separate { input, output } => (input.as_ptr(), input.len(), output.as_mut_ptr()),
+impl Batch<'_> {
+    /// The next seal's nonce: the counter, big-endian, in the nonce's last 8 bytes.
+    #[inline(always)]
+    pub fn next_nonce(&mut self) {
+        let n = self.nonce.len();
+        if n >= 8 {
+            *self.counter = self.counter.wrapping_add(1);
+            self.nonce[n - 8..].copy_from_slice(&self.counter.to_be_bytes());
         }
     }
 }
@@ -100,6 +69,47 @@ pub trait Operation: Send {
     /// empty otherwise). Returns the number of output bytes. An AEAD open whose tag does
     /// not verify returns an error.
     fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String>;
+
+    /// The timed loop: `calls` messages back to back, each sealed with a fresh nonce in
+    /// place or opening the sealed message. One dynamic call per batch; inside, this
+    /// default is compiled for each implementation, so `process` is a direct call (and
+    /// inlined where the compiler sees fit), with the direction decided once. An
+    /// implementation may override it with a leaner loop that hoists its checks.
+    #[inline]
+    fn process_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> Result<(), String> {
+        each_message(self, b, calls)
+    }
+}
+
+/// The default timed loop: `process` once per message.
+#[inline(always)]
+pub fn each_message<O: Operation + ?Sized>(
+    op: &mut O,
+    b: &mut Batch<'_>,
+    calls: u64,
+) -> Result<(), String> {
+    match b.direction {
+        Direction::Enc => {
+            for _ in 0..calls {
+                b.next_nonce();
+                let io = Io::InPlace {
+                    buf: b.buf,
+                    len: b.size,
+                };
+                op.process(b.nonce, b.aad, io)?;
+            }
+        }
+        Direction::Dec => {
+            for _ in 0..calls {
+                let io = Io::Separate {
+                    input: b.sealed,
+                    output: b.buf,
+                };
+                op.process(b.nonce, b.aad, io)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether an implementation offers an algorithm, and why not.

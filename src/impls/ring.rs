@@ -5,7 +5,7 @@
 //! out-of-place open: a dec call copies the ciphertext into the output buffer and opens
 //! it there.
 
-use super::{Implementation, Io, Operation, Support};
+use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use ring::aead::{self, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use ring::{digest, hmac};
@@ -100,10 +100,6 @@ impl Implementation for Ring {
     }
 }
 
-fn too_small() -> String {
-    "output buffer too small".into()
-}
-
 struct AeadOp {
     key: LessSafeKey,
     direction: Direction,
@@ -117,7 +113,7 @@ impl Operation for AeadOp {
         match self.direction {
             Direction::Enc => {
                 let n = io.input_len();
-                let end = n.checked_add(TAG_LEN).ok_or_else(too_small)?;
+                let end = sealed_len(n)?;
                 if let Io::Separate { output, .. } = &io {
                     if output.len() < end {
                         return Err(too_small());
@@ -134,10 +130,7 @@ impl Operation for AeadOp {
                 Ok(end)
             }
             Direction::Dec => {
-                let n = io
-                    .input_len()
-                    .checked_sub(TAG_LEN)
-                    .ok_or("the input is shorter than the 16-byte tag")?;
+                let n = opened_len(io.input_len())?;
                 if let Io::Separate { output, .. } = &io {
                     if output.len() < n + TAG_LEN {
                         return Err(too_small());
@@ -162,13 +155,7 @@ struct HashOp {
 
 impl Operation for HashOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
-        let d = digest::digest(self.algorithm, msg);
-        let d = d.as_ref();
-        out.get_mut(..d.len())
-            .ok_or_else(too_small)?
-            .copy_from_slice(d);
-        Ok(d.len())
+        io.put_digest(|msg| digest::digest(self.algorithm, msg))
     }
 }
 
@@ -178,13 +165,7 @@ struct MacOp {
 
 impl Operation for MacOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
-        let tag = hmac::sign(&self.key, msg);
-        let tag = tag.as_ref();
-        out.get_mut(..tag.len())
-            .ok_or_else(too_small)?
-            .copy_from_slice(tag);
-        Ok(tag.len())
+        io.put_digest(|msg| hmac::sign(&self.key, msg))
     }
 }
 

@@ -7,7 +7,7 @@
 //! `CtrCore<&Aes128Enc, _>`), so no key schedule runs per message. HMAC keeps the keyed
 //! state from `prepare` and clones it per message.
 
-use super::{Implementation, Io, Operation, Support};
+use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, TAG_LEN};
 use aes::cipher::array::Array;
 use aes::cipher::consts::U16;
@@ -96,10 +96,6 @@ impl Implementation for RustCrypto {
     }
 }
 
-fn too_small() -> String {
-    "output buffer too small".into()
-}
-
 fn aead_op<A: AeadInOut + Send + 'static>(cipher: A, dec: bool) -> Box<dyn Operation> {
     if dec {
         Box::new(AeadOpen(cipher))
@@ -120,7 +116,7 @@ impl<A: AeadInOut + Send> Operation for AeadSeal<A> {
     fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
         let nonce = nonce_of::<A>(nonce)?;
         let n = io.input_len();
-        let end = n.checked_add(TAG_LEN).ok_or_else(too_small)?;
+        let end = sealed_len(n)?;
         let (tag, tag_out) = match io {
             Io::InPlace { buf, len } => {
                 let (data, tag_out) = buf.get_mut(..end).ok_or_else(too_small)?.split_at_mut(len);
@@ -149,10 +145,7 @@ struct AeadOpen<A>(A);
 impl<A: AeadInOut + Send> Operation for AeadOpen<A> {
     fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
         let nonce = nonce_of::<A>(nonce)?;
-        let n = io
-            .input_len()
-            .checked_sub(TAG_LEN)
-            .ok_or("the input is shorter than the 16-byte tag")?;
+        let n = opened_len(io.input_len())?;
         let res = match io {
             Io::InPlace { buf, len } => {
                 let (ct, tag) = buf.get_mut(..len).ok_or_else(too_small)?.split_at_mut(n);
@@ -256,12 +249,7 @@ struct HashOp<D>(std::marker::PhantomData<fn() -> D>);
 
 impl<D: Digest> Operation for HashOp<D> {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
-        let d = D::digest(msg);
-        out.get_mut(..d.len())
-            .ok_or_else(too_small)?
-            .copy_from_slice(&d);
-        Ok(d.len())
+        io.put_digest(|msg| D::digest(msg))
     }
 }
 
@@ -269,15 +257,12 @@ struct HmacOp(Hmac<sha2::Sha256>);
 
 impl Operation for HmacOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (msg, out) = io.split();
-        // The keyed state (inner and outer pads already absorbed) is kept from prepare.
-        let mut mac = self.0.clone();
-        mac.update(msg);
-        let tag = mac.finalize().into_bytes();
-        out.get_mut(..tag.len())
-            .ok_or_else(too_small)?
-            .copy_from_slice(&tag);
-        Ok(tag.len())
+        io.put_digest(|msg| {
+            // The keyed state (inner and outer pads already absorbed) is kept from prepare.
+            let mut mac = self.0.clone();
+            mac.update(msg);
+            mac.finalize().into_bytes()
+        })
     }
 }
 

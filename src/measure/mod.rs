@@ -1,12 +1,14 @@
-//! Runs one group of measurement points: every implementation of one algorithm,
-//! direction, size and thread count, with trials interleaved across implementations so
-//! that slow drift of a shared machine hits them all alike.
+//! Runs one group of measurement points: every implementation and thread count of one
+//! algorithm, direction and size, with trials interleaved across the points so that slow
+//! drift of a shared machine hits them all alike. How many trials each point gets is
+//! decided in [`adaptive`].
 
+pub mod adaptive;
 pub use crate::sys::cpu;
 pub mod worker;
 
 use crate::analyse::stats;
-use crate::plan::Group;
+use adaptive::{Progress, Savings, StopReason};
 use cpu::CpuTime;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -22,12 +24,15 @@ pub fn stopped() -> bool {
 
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
-    /// Time budget per point, in seconds of trials (warm-up comes on top, about 10 %).
+    /// Budget per point, in seconds of trials (warm-up comes on top, about 10 %).
     pub time_per_point: f64,
+    /// The most a noisy point may take, drawing on what stable points saved.
+    pub max_time_per_point: f64,
     pub min_trials: u32,
-    /// Trials a point aims at; the budget is split into this many.
-    pub target_trials: u32,
-    /// Stop early once the median's CI half-width is under this many percent.
+    /// Trials the budget is split into: one trial lasts `time_per_point` / this.
+    pub trials_per_budget: u32,
+    /// A point stops once its median's CI half-width is within this many percent
+    /// (0: never early, every point takes its whole budget).
     pub target_ci_pct: f64,
 }
 
@@ -35,10 +40,17 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             time_per_point: 0.15,
+            max_time_per_point: 0.6,
             min_trials: 5,
-            target_trials: 10,
-            target_ci_pct: 0.5,
+            trials_per_budget: 10,
+            target_ci_pct: 1.0,
         }
+    }
+}
+
+impl Settings {
+    pub fn trial_s(&self) -> f64 {
+        self.time_per_point / self.trials_per_budget as f64
     }
 }
 
@@ -51,10 +63,14 @@ struct ThreadTrial {
     cpu: CpuTime,
 }
 
-/// Everything measured for one implementation in a group.
-#[derive(Clone, Debug, Default)]
+/// Everything measured for one point (an implementation at a thread count).
+#[derive(Clone, Debug)]
 pub struct Measured {
+    /// Aggregate bytes/s over wall-clock time, one per trial, in the order run.
     pub samples_bps: Vec<f64>,
+    /// Aggregate bytes/s per CPU-second: the sum over threads of each thread's bytes
+    /// over its own CPU time in the trial (time it was descheduled does not count).
+    pub cpu_samples_bps: Vec<f64>,
     /// per_thread_samples[t] = bytes/s of thread t in each trial.
     pub per_thread_samples: Vec<Vec<f64>>,
     pub cpu: CpuTime,
@@ -63,15 +79,105 @@ pub struct Measured {
     pub calls: u64,
     pub batch: u64,
     pub disturbed_trials: u32,
+    /// CPU seconds other processes used while the trials ran, and the seconds of
+    /// /proc/stat window they were counted over.
     pub others_cpu_s: f64,
+    pub others_window_s: f64,
+    /// CPUs /proc/stat counts (all online CPUs, whatever our affinity).
+    pub machine_cpus: usize,
+    pub progress: Progress,
+    /// Set once the point takes no more trials.
+    pub stop: Option<StopReason>,
     /// The clock of each trial, where this machine has a source (`sys::clock`).
     pub clocks: Vec<crate::sys::clock::ClockReading>,
 }
 
 impl Measured {
+    fn new(batch: u64, threads: usize, machine_cpus: usize) -> Measured {
+        Measured {
+            samples_bps: Vec::new(),
+            cpu_samples_bps: Vec::new(),
+            per_thread_samples: vec![Vec::new(); threads],
+            cpu: CpuTime::default(),
+            wall_s: 0.0,
+            bytes: 0,
+            calls: 0,
+            batch,
+            disturbed_trials: 0,
+            others_cpu_s: 0.0,
+            others_window_s: 0.0,
+            machine_cpus,
+            progress: Progress::default(),
+            stop: None,
+            clocks: Vec::new(),
+        }
+    }
+
     pub fn median_bps(&self) -> f64 {
         stats::median(&self.samples_bps)
     }
+
+    /// How far the wall-clock median falls below the per-CPU-second one, in percent: the
+    /// share of the trials the measuring threads spent waiting for a CPU.
+    pub fn off_cpu_pct(&self) -> f64 {
+        let cpu = stats::median(&self.cpu_samples_bps);
+        if cpu > 0.0 {
+            ((1.0 - self.median_bps() / cpu) * 100.0).max(0.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// CPU other processes used during the trials, in percent of all the machine's CPUs.
+    pub fn others_cpu_pct(&self) -> f64 {
+        others_share_pct(self.others_cpu_s, self.others_window_s, self.machine_cpus)
+    }
+
+    /// Adds one trial's threads.
+    fn add_trial(&mut self, t: &[ThreadTrial], size: u64) {
+        let start = t
+            .iter()
+            .map(|x| x.start)
+            .min()
+            .expect("at least one thread");
+        let end = t.iter().map(|x| x.end).max().expect("at least one thread");
+        let wall = (end - start).as_secs_f64();
+        let calls: u64 = t.iter().map(|x| x.calls).sum();
+        self.samples_bps.push(calls as f64 * size as f64 / wall);
+        let mut per_cpu_s = 0.0;
+        for (k, x) in t.iter().enumerate() {
+            // From the trial's start, not the thread's: a thread scheduled late (more
+            // threads than cores) must not look fast for having run briefly alone.
+            let secs = (x.end - start).as_secs_f64();
+            let bytes = x.calls as f64 * size as f64;
+            self.per_thread_samples[k].push(bytes / secs);
+            per_cpu_s += bytes / x.cpu.total().max(1e-9);
+            self.cpu.user += x.cpu.user;
+            self.cpu.sys += x.cpu.sys;
+        }
+        self.cpu_samples_bps.push(per_cpu_s);
+        self.wall_s += wall;
+        self.calls += calls;
+        self.bytes += calls * size;
+        self.progress.trials += 1;
+        self.progress.used_s = self.wall_s;
+    }
+}
+
+/// Other processes' CPU seconds over a window, as a share of all `cpus` CPUs, in percent.
+/// Never above 100: /proc/stat counts in 10 ms ticks, so over short windows the raw
+/// count can exceed what the CPUs could have done.
+pub fn others_share_pct(others_s: f64, window_s: f64, cpus: usize) -> f64 {
+    if window_s <= 0.0 || cpus == 0 {
+        return 0.0;
+    }
+    (others_s / (window_s * cpus as f64) * 100.0).clamp(0.0, 100.0)
+}
+
+/// Other processes' CPU seconds in one window: the machine's busy time less ours, at most
+/// what the other CPU time of the window allowed.
+pub fn others_in_window(busy_s: f64, own_s: f64, window_s: f64, cpus: usize) -> f64 {
+    (busy_s - own_s).clamp(0.0, (window_s * cpus as f64 - own_s).max(0.0))
 }
 
 /// Runs one trial: all threads start behind a barrier and run whole batches until a
@@ -139,40 +245,49 @@ fn calibrate(workers: &mut [Worker], warmup: Duration, batch_s: f64) -> Result<u
     Ok(batch)
 }
 
-/// Measures each implementation's workers for one group, interleaving trials.
-/// Returns one result per implementation (None for one that failed, with the reason).
+/// Measures one group's points (each a set of workers, one per thread), interleaving
+/// their trials until each has stopped by the rule in [`adaptive`]. Returns one result
+/// per point (Err for one that failed, with the reason). `on_trial(point, median bytes/s,
+/// stopped)` is called after every trial.
 pub fn run_group(
-    group: &Group,
-    workers: &mut [Vec<Worker>],
+    size: usize,
+    points: &mut [Vec<Worker>],
     settings: &Settings,
-    on_trial: &mut dyn FnMut(usize, f64),
+    savings: &mut Savings,
+    on_trial: &mut dyn FnMut(usize, &Measured),
 ) -> Vec<Result<Measured, String>> {
-    let trial_s = settings.time_per_point / settings.target_trials as f64;
+    let trial_s = settings.trial_s();
     let trial_dur = Duration::from_secs_f64(trial_s);
     let warmup = Duration::from_secs_f64((settings.time_per_point * 0.1).clamp(0.005, 0.5));
     // A batch is at most 1/20 of a trial (the overshoot past the deadline) and 2 ms.
     let batch_s = (trial_s / 20.0).min(0.002);
-    let size = group.size as u64;
+    let size = size as u64;
+    let cpus = cpu::machine_cpus();
 
-    let mut results: Vec<Result<Measured, String>> = workers
+    let mut results: Vec<Result<Measured, String>> = points
         .iter_mut()
         .map(|ws| {
-            let batch = calibrate(ws, warmup, batch_s)?;
-            Ok(Measured {
-                batch,
-                per_thread_samples: vec![Vec::new(); ws.len()],
-                ..Default::default()
-            })
+            Ok(Measured::new(
+                calibrate(ws, warmup, batch_s)?,
+                ws.len(),
+                cpus,
+            ))
         })
         .collect();
 
-    let max_rounds = (settings.target_trials * 3).max(settings.min_trials);
-    for round in 0..max_rounds {
-        if stopped() {
-            break;
-        }
-        for (i, ws) in workers.iter_mut().enumerate() {
+    loop {
+        let mut active = 0;
+        for (i, ws) in points.iter_mut().enumerate() {
             let Ok(m) = &mut results[i] else { continue };
+            if m.stop.is_some() {
+                continue;
+            }
+            if stopped() {
+                m.stop = Some(StopReason::Interrupted);
+                continue;
+            }
+            active += 1;
+            let window0 = Instant::now();
             let busy0 = cpu::machine_busy_s();
             let self0 = cpu::process_cpu();
             let clock = crate::sys::clock::Sampler::start();
@@ -185,52 +300,29 @@ pub fn run_group(
             };
             m.clocks.extend(clock.and_then(|c| c.stop()));
             let own = cpu::process_cpu().since(self0).total();
-            let start = t
-                .iter()
-                .map(|x| x.start)
-                .min()
-                .expect("at least one thread");
-            let end = t.iter().map(|x| x.end).max().expect("at least one thread");
-            let wall = (end - start).as_secs_f64();
-            let calls: u64 = t.iter().map(|x| x.calls).sum();
-            m.samples_bps.push(calls as f64 * size as f64 / wall);
-            for (k, x) in t.iter().enumerate() {
-                // From the trial's start, not the thread's: a thread scheduled late (more
-                // threads than cores) must not look fast for having run briefly alone.
-                let secs = (x.end - start).as_secs_f64();
-                m.per_thread_samples[k].push(x.calls as f64 * size as f64 / secs);
-                m.cpu.user += x.cpu.user;
-                m.cpu.sys += x.cpu.sys;
-            }
-            m.wall_s += wall;
-            m.calls += calls;
-            m.bytes += calls * size;
-            if let (Some(b0), Some(b1)) = (busy0, cpu::machine_busy_s()) {
-                let others = (b1 - b0 - own).max(0.0);
+            let busy1 = cpu::machine_busy_s();
+            let window = window0.elapsed().as_secs_f64();
+            m.add_trial(&t, size);
+            if let (Some(b0), Some(b1)) = (busy0, busy1) {
+                let others = others_in_window(b1 - b0, own, window, cpus);
                 m.others_cpu_s += others;
+                m.others_window_s += window;
                 // Jiffies are 10 ms: only a clear disturbance counts.
-                if others >= 0.5 * wall.max(0.02) {
+                if others >= 0.5 * window.max(0.02) {
                     m.disturbed_trials += 1;
                 }
             }
-            on_trial(i, m.median_bps());
+            m.stop = adaptive::decide(&m.samples_bps, &mut m.progress, trial_s, settings, savings);
+            on_trial(i, m);
         }
-        let done = round + 1 >= settings.min_trials;
-        let all_spent = results.iter().all(|r| match r {
-            Ok(m) => m.wall_s >= settings.time_per_point,
-            Err(_) => true,
-        });
-        let all_tight = results.iter().all(|r| match r {
-            Ok(m) => {
-                let (lo, hi, cov) = stats::median_ci(&m.samples_bps);
-                cov >= 0.9
-                    && stats::ci_half_width_pct(lo, hi, m.median_bps()) < settings.target_ci_pct
-            }
-            Err(_) => true,
-        });
-        if done && (all_spent || all_tight) {
+        if active == 0 {
             break;
         }
     }
     results
 }
+
+#[cfg(test)]
+mod known_cost_tests;
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,7 @@
 //! The per-thread state of one point: an Operation with its own buffers and nonce.
 
 use crate::algorithms::{Algorithm, Direction, Kind, TIMED_AAD_LEN};
-use crate::impls::{Implementation, Io, Operation};
+use crate::impls::{Batch, Implementation, Io, Operation};
 use crate::kat::{pattern, SLACK};
 
 pub struct Worker {
@@ -72,45 +72,19 @@ impl Worker {
         })
     }
 
-    /// One message: a fresh nonce per seal; every open verifies the sealed message.
-    #[inline]
-    pub fn call(&mut self) -> Result<(), String> {
-        match self.direction {
-            Direction::Enc => {
-                let n = self.nonce.len();
-                if n >= 8 {
-                    self.counter = self.counter.wrapping_add(1);
-                    self.nonce[n - 8..].copy_from_slice(&self.counter.to_be_bytes());
-                }
-                self.op.process(
-                    &self.nonce,
-                    &self.aad,
-                    Io::InPlace {
-                        buf: &mut self.buf,
-                        len: self.size,
-                    },
-                )?;
-            }
-            Direction::Dec => {
-                self.op.process(
-                    &self.nonce,
-                    &self.aad,
-                    Io::Separate {
-                        input: &self.sealed,
-                        output: &mut self.buf,
-                    },
-                )?;
-            }
-        }
-        Ok(())
-    }
-
+    /// `calls` messages: a fresh nonce per seal; every open verifies the sealed message.
     #[inline]
     pub fn run_batch(&mut self, calls: u64) -> Result<(), String> {
-        for _ in 0..calls {
-            self.call()?;
-        }
-        Ok(())
+        let mut batch = Batch {
+            direction: self.direction,
+            size: self.size,
+            buf: &mut self.buf,
+            sealed: &self.sealed,
+            nonce: &mut self.nonce,
+            counter: &mut self.counter,
+            aad: &self.aad,
+        };
+        self.op.process_batch(&mut batch, calls)
     }
 
     /// After timing: the last open must have produced the original message.

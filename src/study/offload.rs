@@ -258,6 +258,11 @@ fn analyse(o: &Observed) -> Findings {
             vec![Column::text("cipher"), Column::num("Mbit/s"), Column::num("crypto share"), Column::num("if crypto were free"), Column::num("with the measured accelerator")],
         );
         let k = host.or(guest);
+        let from = if host.is_some() {
+            ""
+        } else {
+            ", in the emulated guest"
+        };
         for s in &shares {
             let amdahl = k.map(|k| 1.0 / ((1.0 - s.crypto_share) + s.crypto_share / k));
             t.push(vec![
@@ -279,7 +284,7 @@ fn analyse(o: &Observed) -> Findings {
                 s.cipher,
                 s.crypto_share * 100.0,
                 times(s.max_speedup),
-                amdahl.map(|a| format!(", and the measured kernel path ({} software's bandwidth) {}", times(k.unwrap_or(1.0)), times(a))).unwrap_or_default(),
+                amdahl.map(|a| format!(", and the measured kernel path ({} software's bandwidth{from}) {}", times(k.unwrap_or(1.0)), times(a))).unwrap_or_default(),
                 if s.crypto_share < 0.5 { format!("offloading the cipher cannot make the tunnel much faster, {}.", super::agreement(true, 1)) }
                 else { "the cipher dominates here, so offload could pay, unlike study 1 (AES under 20%).".into() }
             ));

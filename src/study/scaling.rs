@@ -189,6 +189,7 @@ fn analyse(o: &Observed) -> Findings {
             ],
         );
         let mut ratios = Vec::new();
+        let mut failed = 0;
         for r in tls.iter().filter(|r| r.suite == "http") {
             let s = tls.iter().find(|x| {
                 x.suite != "http"
@@ -197,8 +198,12 @@ fn analyse(o: &Observed) -> Findings {
                     && x.content == r.content
             });
             let ratio = s.map(|s| s.throughput_bps / r.throughput_bps);
-            if let Some(x) = ratio {
-                ratios.push((x, r.file_size, r.concurrency));
+            // A point with failed requests measures the failures, not the cipher.
+            let clean = s.is_some_and(|s| s.errors == 0 && s.requests > 0) && r.errors == 0;
+            match ratio {
+                Some(x) if clean => ratios.push((x, r.file_size, r.concurrency)),
+                Some(_) => failed += 1,
+                None => {}
             }
             table.push(vec![
                 r.content.clone(),
@@ -208,6 +213,9 @@ fn analyse(o: &Observed) -> Findings {
                 s.map(|s| mbit(s.throughput_bps)).unwrap_or("-".into()),
                 ratio.map(|x| format!("{x:.2}")).unwrap_or("-".into()),
             ]);
+        }
+        if failed > 0 {
+            table.notes.push(format!("{failed} pairs had failed requests (errors in the records) and are left out of the conclusion"));
         }
         blocks.push(Block::Table(table));
         if let Some(worst) = ratios.iter().cloned().min_by(|a, b| a.0.total_cmp(&b.0)) {

@@ -192,6 +192,20 @@ pub fn cpus_busy_s(cpus: &[usize]) -> Option<f64> {
     Some(Usage::of(chosen).busy)
 }
 
+/// CPUs counted in /proc/stat's machine-wide line (every online CPU, whatever our
+/// affinity): the capacity that `machine_busy_s` is a share of.
+pub fn machine_cpus() -> usize {
+    let n = procfs::cpu_lines()
+        .iter()
+        .filter(|(n, _)| n.is_some())
+        .count();
+    if n > 0 {
+        n
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,3 +7,13 @@ pub mod cpu;
 pub mod procfs;
 pub mod program;
 pub mod spawn;
+
+/// The calling thread's errno after a failed system call.
+pub fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// An errno as the C library words it, e.g. "Address family not supported by protocol".
+pub fn os_err(e: i32) -> String {
+    std::io::Error::from_raw_os_error(e).to_string()
+}

@@ -4,7 +4,7 @@
 
 use super::Failure;
 use crate::algorithms::Algorithm;
-use crate::impls::{self, corrupt::Corrupt, Implementation, Unavailable};
+use crate::impls::{self, Implementation, Unavailable};
 use crate::plan;
 use std::path::PathBuf;
 
@@ -23,7 +23,9 @@ pub struct PathArgs {
     /// A switch on an implementation, used beside the base one (e.g. isa=no-avx512); repeatable.
     #[arg(long = "variant", value_name = "SPEC")]
     pub variants: Vec<String>,
-    /// Test only: wrap IMPL so that it flips a bit of every output.
+    /// Test only: wrap IMPL so that it flips a bit of every output. Only in builds with
+    /// the `test-corrupt` feature, which the test suite turns on.
+    #[cfg(feature = "test-corrupt")]
     #[arg(long, hide = true, value_name = "IMPL")]
     pub test_corrupt: Option<String>,
 }
@@ -47,8 +49,10 @@ pub struct Paths {
 /// Loads every implementation; `--test-corrupt` wraps the named one so that it flips a bit
 /// of every output (tests only).
 pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
+    #[allow(unused_mut)] // only the test-corrupt feature changes the list
     let impls::Registry { mut found, missing } =
         impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+    #[cfg(feature = "test-corrupt")]
     if let Some(name) = &args.test_corrupt {
         let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
             Failure::Input(format!(
@@ -56,7 +60,7 @@ pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
             ))
         })?;
         let inner = found.remove(i);
-        found.insert(i, Box::new(Corrupt(inner)));
+        found.insert(i, Box::new(impls::corrupt::Corrupt(inner)));
     }
     let labels = labels(&found);
     Ok(Paths {

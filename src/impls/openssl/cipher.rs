@@ -59,16 +59,6 @@ pub(super) fn non_dangling(b: &[u8]) -> *const u8 {
     }
 }
 
-/// Input pointer, input length, output pointer and output room of one message.
-pub(super) fn buffers(io: &mut Io<'_>) -> (*const u8, usize, *mut u8, usize) {
-    let room = match io {
-        Io::InPlace { buf, .. } => buf.len(),
-        Io::Separate { output, .. } => output.len(),
-    };
-    let (inp, len, out) = io.raw();
-    (inp, len, out, room)
-}
-
 pub(super) fn c_len(n: usize) -> Result<c_int, String> {
     c_int::try_from(n).map_err(|_| format!("a message of {n} bytes is too long for OpenSSL"))
 }
@@ -118,18 +108,7 @@ impl CipherOp {
             return Err(api.fail("EVP_CipherInit_ex with the key"));
         }
         if self.aead {
-            // SAFETY: a keyed AEAD context; SET_IVLEN takes its value in `arg`.
-            let ok = unsafe {
-                (api.cipher_ctx_ctrl)(
-                    self.ctx.0,
-                    EVP_CTRL_AEAD_SET_IVLEN,
-                    AEAD_NONCE_LEN as c_int,
-                    std::ptr::null_mut(),
-                )
-            };
-            if ok != 1 {
-                return Err(api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
-            }
+            self.set_nonce_len()?;
         } else if matches!(alg, Algorithm::Aes128Cbc | Algorithm::Aes256Cbc) {
             // Whole blocks only, no padding block. Only for CBC: OpenSSL 3.0 re-applies
             // a padding setting inside every later EVP_CipherInit_ex, a provider parameter
@@ -139,6 +118,23 @@ impl CipherOp {
             if ok != 1 {
                 return Err(api.fail("EVP_CIPHER_CTX_set_padding"));
             }
+        }
+        Ok(())
+    }
+
+    /// Sets the AEAD nonce length: 12 bytes.
+    pub(super) fn set_nonce_len(&self) -> Result<(), String> {
+        // SAFETY: a keyed AEAD context; SET_IVLEN takes its value in `arg`.
+        let ok = unsafe {
+            (self.api.cipher_ctx_ctrl)(
+                self.ctx.0,
+                EVP_CTRL_AEAD_SET_IVLEN,
+                AEAD_NONCE_LEN as c_int,
+                std::ptr::null_mut(),
+            )
+        };
+        if ok != 1 {
+            return Err(self.api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
         }
         Ok(())
     }
@@ -236,10 +232,15 @@ impl CipherOp {
 
 impl Operation for CipherOp {
     fn process(&mut self, nonce: &[u8], aad: &[u8], mut io: Io<'_>) -> Result<usize, String> {
-        let (inp, in_len, out, room) = buffers(&mut io);
+        let RawIo {
+            input: inp,
+            in_len,
+            out,
+            out_cap: room,
+        } = io.raw();
         if !self.aead {
             if room < in_len + CIPHER_IV_LEN {
-                return Err("output buffer too small".into());
+                return Err(too_small());
             }
             self.set_iv(nonce, CIPHER_IV_LEN)?;
             // SAFETY: `inp` has `in_len` bytes, `out` has `room` >= in_len + 16 bytes, and
@@ -272,13 +273,9 @@ impl Operation for CipherOp {
             }
             Ok(n + TAG_LEN)
         } else {
-            let Some(n) = in_len.checked_sub(TAG_LEN) else {
-                return Err(format!(
-                    "an AEAD input of {in_len} bytes is shorter than the {TAG_LEN}-byte tag"
-                ));
-            };
+            let n = opened_len(in_len)?;
             if room < n + TAG_LEN {
-                return Err("output buffer too small".into());
+                return Err(too_small());
             }
             let mut tag = [0u8; TAG_LEN];
             // SAFETY: the input is `in_len` = n + 16 readable bytes; the tag is its last

@@ -84,14 +84,7 @@ pub(super) struct DigestOp {
 
 impl Operation for DigestOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (input, output) = io.split();
-        if output.len() < self.len {
-            return Err(format!(
-                "digest room too small: {} bytes for {}",
-                output.len(),
-                self.len
-            ));
-        }
+        let (input, output) = io.digest_room(self.len)?;
         let api = &self.api;
         let mut outl: c_uint = 0;
         // SAFETY: a live EVP_MD_CTX and a digest object that `self` keeps alive; `input`
@@ -138,14 +131,7 @@ pub(super) struct HmacOp {
 
 impl Operation for HmacOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
-        let (input, output) = io.split();
-        if output.len() < self.len {
-            return Err(format!(
-                "MAC room too small: {} bytes for {}",
-                output.len(),
-                self.len
-            ));
-        }
+        let (input, output) = io.digest_room(self.len)?;
         let api = &self.api;
         let mut outl: c_uint = 0;
         // SAFETY: a keyed HMAC_CTX; key NULL and md NULL reuse the key and digest it has;

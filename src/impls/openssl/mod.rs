@@ -38,7 +38,7 @@ mod speed_loop;
 #[cfg(test)]
 mod tests;
 
-use super::{Access, Implementation, Io, Operation, Support};
+use super::{opened_len, too_small, Access, Implementation, Io, Operation, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use cipher::*;
 use engine::{engine_driver, engine_id, engine_note, engine_support, Engine};

@@ -7,7 +7,7 @@ use crate::analyse::{scaling, stats};
 use crate::cli::{CommonArgs, DirectionArg};
 use crate::driver::{self, Ctx, Outcome, Plan, Workload};
 use crate::impls::{self, Implementation, Support};
-use crate::measure::{self, worker::Worker, Measured, Settings};
+use crate::measure::{self, adaptive::Savings, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::read::AnyRecord;
 use crate::record::{Record, SCHEMA};
@@ -34,6 +34,17 @@ pub struct SpeedArgs {
     pub threads: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
+    /// The most a noisy point may take, drawing on what stable points saved [default: 4 x --time].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub max_time: Option<f64>,
+    /// Stop a point once its median's CI half-width is within this many percent (0: never early, the whole --time).
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub target_ci: f64,
     /// Report the crossover size between two paths (names or labels), e.g. openssl,af_alg.
     #[arg(long, value_name = "A,B")]
     pub crossover: Option<String>,
@@ -52,6 +63,31 @@ pub struct SpeedArgs {
 const MAX_TIME: f64 = 600.0;
 /// Seconds per point when --time is not given.
 const DEFAULT_TIME: f64 = 0.15;
+/// Widest --target-ci accepted, in percent.
+const MAX_TARGET_CI: f64 = 100.0;
+
+/// The trial settings from --time, --max-time and --target-ci, validated.
+fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
+    let time = args.common.time.unwrap_or(DEFAULT_TIME);
+    crate::cli::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
+    let max_time = match args.max_time {
+        Some(t) => crate::cli::check_seconds(t, "--max-time", time, MAX_TIME)
+            .map_err(|e| Failure::Input(format!("{e} (at least --time)")))?,
+        None => (4.0 * time).min(MAX_TIME),
+    };
+    let ci = args.target_ci;
+    if !(ci.is_finite() && (0.0..=MAX_TARGET_CI).contains(&ci)) {
+        return Err(Failure::Input(format!(
+            "invalid --target-ci {ci}: give a CI half-width in percent from 0 (never stop early) to {MAX_TARGET_CI}, e.g. --target-ci 1"
+        )));
+    }
+    Ok(Settings {
+        time_per_point: time,
+        max_time_per_point: max_time,
+        target_ci_pct: ci,
+        ..Settings::default()
+    })
+}
 
 pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let common = args.common.clone();
@@ -71,6 +107,8 @@ struct Speed {
     labels: Vec<String>,
     groups: Vec<Group>,
     settings: Settings,
+    /// What points stopping early left of their budget, for noisy ones to spend.
+    savings: Savings,
     records: Vec<SpeedRecord>,
     tsc_hz: Option<f64>,
     crossover: Option<(String, String)>,
@@ -81,8 +119,7 @@ struct Speed {
 impl Speed {
     /// Validates the arguments that need no library, then loads the implementations.
     fn load(args: SpeedArgs) -> Result<Self, Failure> {
-        let time = args.common.time.unwrap_or(DEFAULT_TIME);
-        crate::cli::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
+        let settings = settings(&args)?;
         args.common.check("speed").map_err(Failure::Input)?;
         // Everything that is only text is checked before any library is opened.
         plan::select_algs(args.paths.algs.as_deref()).map_err(Failure::Input)?;
@@ -95,10 +132,8 @@ impl Speed {
             labels,
         } = paths::load(&args.paths)?;
         Ok(Speed {
-            settings: Settings {
-                time_per_point: time,
-                ..Settings::default()
-            },
+            settings,
+            savings: Savings::default(),
             args,
             found,
             missing,
@@ -183,13 +218,15 @@ impl Workload for Speed {
             seconds: self
                 .groups
                 .iter()
-                .map(|g| g.impls.len() as f64 * s.time_per_point * 1.1)
+                .map(|g| (g.impls.len() * g.threads.len()) as f64 * s.time_per_point * 1.1)
                 .sum(),
             libraries,
             unavailable: self.missing.iter().map(|u| json!(u)).collect(),
             settings: json!({
-                "time_per_point_s": s.time_per_point, "min_trials": s.min_trials,
-                "target_trials": s.target_trials, "target_ci_pct": s.target_ci_pct,
+                "time_per_point_s": s.time_per_point,
+                "max_time_per_point_s": s.max_time_per_point,
+                "min_trials": s.min_trials, "trial_s": s.trial_s(),
+                "target_ci_pct": s.target_ci_pct,
                 "sizes": sizes, "threads": threads,
                 "crossover": self.crossover,
             }),
@@ -207,6 +244,7 @@ impl Workload for Speed {
             group,
             &self.found,
             &self.settings,
+            &mut self.savings,
             ctx.progress,
             &mut exclusions,
             &self.labels,
@@ -214,7 +252,7 @@ impl Workload for Speed {
         let profile = self.sampler.as_ref().and_then(|s| {
             let i = *group.impls.first()?;
             let label = format!(
-                "speed {} {} {} {}B x{}",
+                "speed {} {} {} {}B x{:?}",
                 self.labels[i], group.alg, group.direction, group.size, group.threads
             );
             let mut sink = Vec::new();
@@ -224,25 +262,35 @@ impl Workload for Speed {
                 target(found[i].as_ref()),
                 &label,
                 || {
-                    let again =
-                        measure_group(group, found, settings, ctx.progress, &mut sink, labels);
+                    // The sampled rerun neither lends to nor borrows from the run's savings.
+                    let mut own = Savings::default();
+                    let again = measure_group(
+                        group,
+                        found,
+                        settings,
+                        &mut own,
+                        ctx.progress,
+                        &mut sink,
+                        labels,
+                    );
                     again.first().map(|(_, m, _)| m.median_bps())
                 },
             ))
         });
         let mut out: Vec<Outcome<SpeedData>> =
             exclusions.into_iter().map(Outcome::Excluded).collect();
-        for (i, m, mut notes) in measured {
+        for ((i, threads), m, notes) in &measured {
+            let mut notes = notes.clone();
             if ctx.environment.emulated {
                 notes.push(crate::environment::EMULATED_NOTE.into());
             }
-            let imp = self.found[i].as_ref();
+            let imp = self.found[*i].as_ref();
             let mut rec = to_record(
                 &ctx.environment.run_id,
                 imp,
-                &self.labels[i],
-                group,
-                &m,
+                &self.labels[*i],
+                (group, *threads),
+                m,
                 self.tsc_hz,
                 notes,
             );
@@ -255,11 +303,12 @@ impl Workload for Speed {
                     )
                 });
             }
-            if group.threads > 1 {
-                let mut pair = self.records.clone();
-                pair.push(rec.clone());
-                scaling::fill_scaling_efficiency(&mut pair);
-                rec.data.scaling_efficiency = pair.last().and_then(|r| r.scaling_efficiency);
+            // Against the same implementation's 1-thread point, round by round.
+            let single = measured
+                .iter()
+                .find(|((j, t), _, _)| j == i && *t == 1 && *threads > 1);
+            if let Some((_, one, _)) = single {
+                fill_scaling(&mut rec, m, one, *threads);
             }
             self.records.push(rec.clone());
             out.push(Outcome::Record(rec));
@@ -308,16 +357,24 @@ fn crossover_pair(
     let known: Vec<String> = selected.iter().map(|&i| labels[i].clone()).collect();
     let [a, b] = parts[..] else {
         return Err(Failure::Input(format!(
-            "invalid --crossover '{spec}': give two paths, e.g. --crossover openssl,af_alg"
+            "invalid --crossover '{}': give two paths, e.g. --crossover openssl,af_alg",
+            crate::cli::shown(spec)
         )));
     };
+    if a == b {
+        return Err(Failure::Input(format!(
+            "invalid --crossover '{}': a path never crosses itself: give two different paths, e.g. --crossover openssl,af_alg",
+            crate::cli::shown(spec)
+        )));
+    }
     for p in [a, b] {
         if !selected
             .iter()
             .any(|&i| labels[i] == p || found[i].name() == p)
         {
             return Err(Failure::Input(format!(
-                "--crossover: '{p}' is not among the measured paths: choose from {}",
+                "--crossover: '{}' is not among the measured paths: choose from {}",
+                crate::cli::shown(p),
                 known.join(", ")
             )));
         }
@@ -361,25 +418,50 @@ fn list(
     out
 }
 
-/// Builds every thread's worker for each implementation of the group, measures them
-/// interleaved, and checks the output after timing. Failures become exclusions.
+/// The scaling efficiency of an N-thread point against its 1-thread twin of the same
+/// group, from their interleaved trials; above 100 % beyond its CI makes it noisy.
+fn fill_scaling(rec: &mut SpeedRecord, many: &Measured, one: &Measured, threads: usize) {
+    let Some(e) = scaling::paired_efficiency(&many.samples_bps, &one.samples_bps, threads as u32)
+    else {
+        return;
+    };
+    rec.data.scaling_efficiency = Some(e.value);
+    rec.data.scaling_efficiency_ci = Some(e.ci);
+    if e.beyond_perfect() {
+        rec.data.noisy = true;
+        rec.notes.push(format!(
+            "scaling efficiency {:.0}% is above 100% beyond its CI ({:.0}-{:.0}%): the 1-thread trials were slowed by something else",
+            e.value * 100.0,
+            e.ci[0] * 100.0,
+            e.ci[1] * 100.0
+        ));
+    }
+}
+
+/// A point: (implementation index, threads).
+type Point = (usize, usize);
+
+/// Builds every thread's worker for each point (implementation and thread count) of the
+/// group, measures them interleaved, and checks the output after timing. Failures become
+/// exclusions.
 fn measure_group(
     group: &Group,
     found: &[Box<dyn Implementation>],
     settings: &Settings,
+    savings: &mut Savings,
     progress: &ProgressBar,
     exclusions: &mut Vec<Exclusion>,
     labels: &[String],
-) -> Vec<(usize, Measured, Vec<String>)> {
+) -> Vec<(Point, Measured, Vec<String>)> {
     let mut ids = Vec::new();
     let mut workers = Vec::new();
-    for &i in &group.impls {
-        let ws: Result<Vec<Worker>, String> = (0..group.threads)
+    for (i, threads) in group.points() {
+        let ws: Result<Vec<Worker>, String> = (0..threads)
             .map(|t| Worker::new(found[i].as_ref(), group.alg, group.direction, group.size, t))
             .collect();
         match ws {
             Ok(ws) => {
-                ids.push(i);
+                ids.push((i, threads));
                 workers.push(ws);
             }
             Err(e) => exclusions.push(refusal(
@@ -390,22 +472,22 @@ fn measure_group(
         }
     }
     progress.set_message(format!(
-        "{} {} {} B x{}",
-        group.alg, group.direction, group.size, group.threads
+        "{} {} {} B",
+        group.alg, group.direction, group.size
     ));
-    let results = measure::run_group(group, &mut workers, settings, &mut |k, bps| {
+    let results = measure::run_group(group.size, &mut workers, settings, savings, &mut |k, m| {
         progress.set_message(format!(
             "{} {} {} B x{}: {} {} MB/s",
             group.alg,
             group.direction,
             group.size,
-            group.threads,
-            labels[ids[k]],
-            render::mbps(bps)
+            ids[k].1,
+            labels[ids[k].0],
+            render::mbps(m.median_bps())
         ));
     });
     let mut out = Vec::new();
-    for ((i, ws), res) in ids.into_iter().zip(&workers).zip(results) {
+    for (((i, threads), ws), res) in ids.into_iter().zip(&workers).zip(results) {
         let checked = res.and_then(|m| {
             ws.iter().try_for_each(Worker::check_output)?;
             Ok(m)
@@ -413,14 +495,14 @@ fn measure_group(
         match checked {
             Ok(m) if !m.samples_bps.is_empty() => {
                 let mut notes = found[i].notes(group.alg, group.direction);
-                if group.threads
+                if threads
                     > std::thread::available_parallelism()
                         .map(|n| n.get())
                         .unwrap_or(1)
                 {
                     notes.push("more threads than logical CPUs".into());
                 }
-                out.push((i, m, notes));
+                out.push(((i, threads), m, notes));
             }
             Ok(_) => {} // interrupted before its first trial
             Err(e) => exclusions.push(refusal(labels[i].clone(), group, e)),
@@ -468,7 +550,7 @@ fn to_record(
     run_id: &str,
     imp: &dyn Implementation,
     label: &str,
-    g: &Group,
+    (g, threads): (&Group, usize),
     m: &Measured,
     tsc_hz: Option<f64>,
     notes: Vec<String>,
@@ -480,7 +562,7 @@ fn to_record(
         .iter()
         .map(|s| stats::median(s))
         .collect();
-    let thread_s = m.wall_s * g.threads as f64;
+    let thread_s = m.wall_s * threads as f64;
     let pct = |x: f64| {
         if thread_s > 0.0 {
             x / thread_s * 100.0
@@ -491,9 +573,14 @@ fn to_record(
     let spread = stats::spread_pct(&m.samples_bps);
     let ci_pct = stats::ci_half_width_pct(lo, hi, median);
     let trials = m.samples_bps.len() as u32;
-    let ncpu = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1) as f64;
+    let cpu_median = stats::median(&m.cpu_samples_bps);
+    let (cpu_lo, cpu_hi, _) = stats::median_ci(&m.cpu_samples_bps);
+    // In-process work runs only on the measuring threads, so there the two estimates
+    // must agree; a kernel path's work may run elsewhere, so its CPU figure says less.
+    let in_process = imp.access() == crate::impls::Access::InProcess;
+    let cpu_noise = in_process
+        && (stats::ci_half_width_pct(cpu_lo, cpu_hi, cpu_median) > NOISY_CI_PCT
+            || m.off_cpu_pct() > NOISY_OFF_CPU_PCT);
     let per_thread_median = stats::median(&per_thread);
     Record {
         kind: "record".into(),
@@ -511,11 +598,7 @@ fn to_record(
         cpu_user_s: Some(m.cpu.user),
         cpu_sys_s: Some(m.cpu.sys),
         cpu_s_per_gb: (m.bytes > 0).then(|| m.cpu.total() / (m.bytes as f64 / 1e9)),
-        others_cpu_pct: if m.wall_s > 0.0 {
-            (m.others_cpu_s / (m.wall_s * ncpu) * 100.0).clamp(0.0, 100.0)
-        } else {
-            0.0
-        },
+        others_cpu_pct: m.others_cpu_pct(),
         disturbed: m.disturbed_trials > 0,
         notes,
         profile: None,
@@ -533,7 +616,7 @@ fn to_record(
             alg: g.alg.name().into(),
             direction: g.direction.name().into(),
             size: g.size as u64,
-            threads: g.threads as u32,
+            threads: threads as u32,
             ci_level: cov,
             per_thread_bps: per_thread,
             trials,
@@ -549,9 +632,23 @@ fn to_record(
                 .map(|hz| hz / per_thread_median),
             scaling_efficiency: None,
             spread_pct: spread,
-            noisy: ci_pct > 5.0 || spread > 50.0 || m.disturbed_trials * 3 > trials,
+            noisy: ci_pct > NOISY_CI_PCT
+                || spread > 50.0
+                || m.disturbed_trials * 3 > trials
+                || cpu_noise,
             disturbed_trials: m.disturbed_trials,
+            scaling_efficiency_ci: None,
+            ci_pct: Some(ci_pct),
+            stop_reason: m.stop,
+            throughput_cpu_bps: Some(cpu_median),
+            throughput_cpu_bps_ci: Some([cpu_lo, cpu_hi]),
             clock: crate::sys::clock::merge(&m.clocks),
         },
     }
 }
+
+/// A point is noisy when its median's CI half-width (wall-clock, or per CPU-second) is
+/// wider than this, in percent.
+const NOISY_CI_PCT: f64 = 5.0;
+/// ... or when its threads were off the CPU for more than this share of the trials.
+const NOISY_OFF_CPU_PCT: f64 = 5.0;

@@ -38,14 +38,31 @@ pub struct SpeedData {
     pub cpu_sys_pct: f64,
     /// Per thread, in TSC reference cycles (not core clock cycles); null without a TSC.
     pub tsc_cycles_per_byte: Option<f64>,
-    /// throughput / (threads x 1-thread throughput), when the 1-thread point was measured.
+    /// throughput / (threads x 1-thread throughput), when the 1-thread point was measured:
+    /// the median over rounds of that ratio, each round's trials run back to back.
     pub scaling_efficiency: Option<f64>,
+    /// CI of that median: [low, high]. Above 100 % beyond it is flagged noisy.
+    #[serde(default)]
+    pub scaling_efficiency_ci: Option<[f64; 2]>,
     /// (max - min) / median of the samples, in percent.
     pub spread_pct: f64,
     /// True when the spread or the CI is too wide to trust small differences.
     pub noisy: bool,
     /// Trials during which other processes used at least half a core.
     pub disturbed_trials: u32,
+    /// Half-width of the CI reached, in percent of the median.
+    #[serde(default)]
+    pub ci_pct: Option<f64>,
+    /// Why the point took no more trials: target_ci, budget, max_time or interrupted.
+    #[serde(default)]
+    pub stop_reason: Option<crate::measure::adaptive::StopReason>,
+    /// Median over trials of bytes per CPU-second of the measuring threads (summed over
+    /// threads): what the code does while it has a CPU, whatever else runs.
+    #[serde(default)]
+    pub throughput_cpu_bps: Option<f64>,
+    /// CI of that median: [low, high].
+    #[serde(default)]
+    pub throughput_cpu_bps_ci: Option<[f64; 2]>,
     /// The clock the cores that ran the point delivered (per-core mean over its trials);
     /// null where the machine has no source (the environment's frequency.source says why).
     #[serde(default)]

@@ -344,10 +344,21 @@ fn scaling(run: &RunView<SpeedData>) -> Option<Block> {
     out.push("Thread scaling (aggregate against threads x one thread):".to_string());
     for r in multi {
         let per: Vec<String> = r.per_thread_bps.iter().map(|b| mbps(*b)).collect();
-        let eff = r
-            .scaling_efficiency
-            .map(|e| format!("{:.0}% efficiency", e * 100.0))
-            .unwrap_or_else(|| "no 1-thread point to compare".into());
+        let eff = match (r.scaling_efficiency, r.scaling_efficiency_ci) {
+            (Some(e), Some([lo, hi])) => format!(
+                "{:.0}% efficiency (CI {:.0}-{:.0}%){}",
+                e * 100.0,
+                lo * 100.0,
+                hi * 100.0,
+                if lo > 1.0 {
+                    " ~ above 100%: disturbed"
+                } else {
+                    ""
+                }
+            ),
+            (Some(e), None) => format!("{:.0}% efficiency", e * 100.0),
+            (None, _) => "no 1-thread point to compare".into(),
+        };
         out.push(format!(
             "  {} {} {} {} B x{}: {} MB/s total, per thread [{}] MB/s, {eff}",
             r.label,
