@@ -75,8 +75,10 @@ pub trait Workload {
 /// Runs a workload end to end and prints its report. Returns the exit code.
 pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     common.check(w.name()).map_err(Failure::Input)?;
-    let plan = w.plan()?;
+    // Before the plan: planning may start what a signal must not leave behind (tls builds
+    // its server, vpn its namespaces), and the workload's guards clean that up.
     crate::workloads::install_signal_handler();
+    let plan = w.plan()?;
     let env = crate::environment::capture(
         plan.libraries.clone(),
         plan.unavailable.clone(),

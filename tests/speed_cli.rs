@@ -628,22 +628,46 @@ fn second_libcrypto_is_measured_beside_the_system_one() {
     .into_iter()
     .find(|p| std::path::Path::new(p).exists())
     .expect("system libcrypto");
-    let v = json(&[
-        "speed",
-        "--time",
-        "0.02",
-        "--impl",
-        "openssl",
-        "--alg",
-        "sha256",
-        "--sizes",
-        "64",
-        "--libcrypto",
-        path,
-    ]);
+    // A second build (a copy stands in for one): both measured, with unique labels.
+    let copy = temp_file("libcrypto-copy.so.3");
+    std::fs::copy(path, &copy).unwrap();
+    let copy_s = copy.to_str().unwrap();
+    let args = |lib: &str| {
+        vec![
+            "speed",
+            "--time",
+            "0.02",
+            "--impl",
+            "openssl",
+            "--alg",
+            "sha256",
+            "--sizes",
+            "64",
+            "--libcrypto",
+            lib,
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    let a = args(copy_s);
+    let v = json(&a.iter().map(String::as_str).collect::<Vec<_>>());
     let recs = v["records"].as_array().unwrap();
     assert_eq!(recs.len(), 2, "system and --libcrypto build");
-    assert!(recs.iter().any(|r| r["library"] == path));
+    assert!(recs.iter().any(|r| r["library"] == copy_s));
+    let labels: std::collections::BTreeSet<&str> =
+        recs.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels.len(), 2, "one label per path: {labels:?}");
+    // The system library named again is the same path: measured once, and said so.
+    let a = args(path);
+    let v = json(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(v["records"].as_array().unwrap().len(), 1);
+    assert!(
+        v["unavailable"].to_string().contains("measured once"),
+        "{}",
+        v["unavailable"]
+    );
+    let _ = std::fs::remove_file(copy);
 }
 
 #[test]

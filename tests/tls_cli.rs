@@ -60,7 +60,17 @@ fn u(v: &Value) -> u64 {
 /// Every field of the tls record contract is present with its type.
 fn check_record_shape(r: &Value) {
     assert_eq!(r["kind"], "record");
+    assert_eq!(r["schema"], 2);
     assert_eq!(r["workload"], "tls");
+    assert_eq!(r["impl"], "nginx");
+    assert!(
+        r["impl_version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("nginx/")),
+        "{r}"
+    );
+    // The label names the point's suite (or the mix) in tables.
+    assert_eq!(r["label"], r["suite"]);
     for k in [
         "run_id",
         "suite",
@@ -94,8 +104,8 @@ fn check_record_shape(r: &Value) {
         "requests_per_s",
         "throughput_bps",
         "server_cpu_s",
-        "server_cpu_user_s",
-        "server_cpu_sys_s",
+        "cpu_user_s",
+        "cpu_sys_s",
         "server_cpu_pct",
         "client_cpu_s",
         "client_cpu_user_s",
@@ -182,7 +192,7 @@ fn a_sweep_checks_every_request_and_computes_the_crypto_share() {
         ],
         &out,
     );
-    assert_eq!(v["schema"], 1);
+    assert_eq!(v["schema"], 2);
     assert_eq!(v["environment"]["kind"], "environment");
     let libs: Vec<&str> = v["environment"]["libraries"]
         .as_array()
@@ -197,10 +207,10 @@ fn a_sweep_checks_every_request_and_computes_the_crypto_share() {
         );
     }
     assert_eq!(
-        v["refused"].as_array().unwrap().len(),
+        v["exclusions"].as_array().unwrap().len(),
         0,
         "{}",
-        v["refused"]
+        v["exclusions"]
     );
     let recs = v["records"].as_array().unwrap();
     assert_eq!(recs.len(), 4 * 2 * 2);
@@ -219,14 +229,28 @@ fn a_sweep_checks_every_request_and_computes_the_crypto_share() {
         );
     }
 
-    // The JSON Lines file: the environment, then the same records.
+    // The JSON Lines file: the environment, the same records, then the end line with
+    // the cipher-alone timings the shares used.
     let jl = lines(&out);
     assert_eq!(jl[0]["kind"], "environment");
-    assert_eq!(jl.len(), 1 + recs.len());
-    for (a, b) in jl[1..].iter().zip(recs) {
+    assert_eq!(jl.len(), 2 + recs.len());
+    for (a, b) in jl[1..=recs.len()].iter().zip(recs) {
         check_record_shape(a);
         assert_eq!(a, b);
     }
+    let end = jl.last().unwrap();
+    assert_eq!(end["kind"], "end");
+    assert_eq!(
+        (end["interrupted"].as_bool(), u(&end["points"])),
+        (Some(false), recs.len() as u64)
+    );
+    let alone = end["analysis_inputs"]
+        .as_array()
+        .expect("cipher-alone timings");
+    assert!(
+        alone.iter().any(|a| a["suite"] == "TLS_AES_128_GCM_SHA256"),
+        "{end}"
+    );
 
     // A share per suite and file (and pooled), from the null suite of the same run.
     let shares = v["analysis"]["shares"].as_array().unwrap();
@@ -295,7 +319,7 @@ fn h2load_handshake_mode_with_ecdsa_opens_a_connection_per_request() {
         &out,
     );
     let recs = v["records"].as_array().unwrap();
-    assert_eq!(recs.len(), 2, "{}", v["refused"]);
+    assert_eq!(recs.len(), 2, "{}", v["exclusions"]);
     for r in recs {
         check_record_shape(r);
         check_every_request(r, "ECDSA");
@@ -336,7 +360,9 @@ fn a_mix_splits_connections_on_one_server_and_compares_with_each_suite() {
     assert!(o.status.success(), "{}", stderr(&o));
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(
-        table.contains("Mixed connections (--mix chacha=25%,aes128gcm=75%)"),
+        table.contains(
+            "Mixed connections (--mix TLS_CHACHA20_POLY1305_SHA256=25%,TLS_AES_128_GCM_SHA256=75%)"
+        ),
         "{table}"
     );
     assert!(table.contains("mix 25%/75%"), "{table}");
@@ -344,7 +370,33 @@ fn a_mix_splits_connections_on_one_server_and_compares_with_each_suite() {
         table.contains("a mix needs at least 2 connections"),
         "{table}"
     );
-    let recs: Vec<Value> = lines(&out).into_iter().skip(1).collect();
+    let all = lines(&out);
+    let recs: Vec<Value> = all
+        .iter()
+        .filter(|l| l["kind"] == "record")
+        .cloned()
+        .collect();
+    // The mix at c=1 is not measured, and the end line says why.
+    let end = all.last().unwrap();
+    assert_eq!(end["kind"], "end");
+    let excl = end["exclusions"].as_array().unwrap();
+    assert_eq!(excl.len(), 1, "{end}");
+    assert_eq!(
+        (
+            &excl[0]["workload"],
+            &excl[0]["impl"],
+            &excl[0]["suite"],
+            &excl[0]["concurrency"],
+            &excl[0]["kind"]
+        ),
+        (
+            &Value::from("tls"),
+            &Value::from("nginx"),
+            &Value::from("mix"),
+            &Value::from(1),
+            &Value::from("skipped")
+        )
+    );
     // http, chacha and aes128gcm at c=1 and c=4, and the mix at c=4.
     assert_eq!(recs.len(), 7);
     let m = recs
@@ -424,8 +476,10 @@ fn bad_input_exits_2_with_one_line() {
     let cases: &[(&[&str], &str)] = &[
         (&["tls", "--concurrency", "0"], "concurrency"),
         (&["tls", "--concurrency", "1,10001"], "concurrency"),
-        (&["tls", "--duration", "0.5"], "duration"),
-        (&["tls", "--files", "0"], "file size"),
+        (&["tls", "--duration", "0.5"], "--time 0.5"),
+        (&["tls", "--time", "1.5"], "whole seconds"),
+        (&["tls", "--files", "0"], "--files '0'"),
+        (&["tls", "--files", "4k,,1m"], "empty item"),
         (&["tls", "--files", "4k,2g"], "1g"),
         (&["tls", "--suites", "RC4-MD5"], "valid suites here"),
         (
@@ -434,7 +488,8 @@ fn bad_input_exits_2_with_one_line() {
         ),
         (&["tls", "--mix", "chacha=10%"], "--mix"),
         (&["tls", "--nginx", "/nonexistent/nginx"], "package nginx"),
-        (&["tls", "--format", "openssl"], "openssl"),
+        (&["tls", "--format", "openssl"], "offered by speed only"),
+        (&["tls", "--output", "/"], "is a directory"),
     ];
     for (args, needle) in cases {
         let o = run(args);

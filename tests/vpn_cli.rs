@@ -165,25 +165,29 @@ fn gone(pid: i32) -> bool {
 
 #[test]
 fn bad_input_exits_2_with_one_line() {
-    let cases: &[&[&str]] = &[
-        &["vpn", "--streams", "0"],
-        &["vpn", "--streams", "1,129"],
-        &["vpn", "--duration", "0.5"],
-        &["vpn", "--duration", "1.5"],
-        &["vpn", "--tunnels", "none,ipsec"],
-        &["vpn", "--directions", "sideways"],
-        &["vpn", "--format", "openssl"],
-        &["vpn", "--rounds", "0"],
+    // Each names the flag as the shared parser does (old spellings still accepted).
+    let cases: &[(&[&str], &str)] = &[
+        (&["vpn", "--streams", "0"], "--streams '0'"),
+        (&["vpn", "--streams", "1,129"], "--streams '129'"),
+        (&["vpn", "--streams", "1,,4"], "empty item"),
+        (&["vpn", "--duration", "0.5"], "--time 0.5"),
+        (&["vpn", "--time", "1.5"], "whole seconds"),
+        (&["vpn", "--tunnels", "none,ipsec"], "--tunnels 'ipsec'"),
+        (
+            &["vpn", "--directions", "sideways"],
+            "--direction 'sideways'",
+        ),
+        (&["vpn", "--direction", "up,"], "empty item"),
+        (&["vpn", "--format", "openssl"], "offered by speed only"),
+        (&["vpn", "--output", "/"], "is a directory"),
+        (&["vpn", "--rounds", "0"], "--rounds"),
     ];
-    for args in cases {
+    for (args, needle) in cases {
         let o = run(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert_eq!(
-            stderr(&o).trim().lines().count(),
-            1,
-            "{args:?}: {}",
-            stderr(&o)
-        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{args:?}: {e}");
+        assert!(e.contains(needle), "{args:?}: '{needle}' in {e}");
         assert!(o.stdout.is_empty(), "{args:?}");
     }
     // An unknown cipher: the one line lists what this OpenVPN supports.
@@ -256,7 +260,7 @@ fn every_tunnel_carries_traffic_through_its_interface() {
         "--output",
         &out_s,
     ]);
-    assert_eq!(v["schema"], 1);
+    assert_eq!(v["schema"], 2);
     assert_eq!(v["interrupted"], false);
     let recs = v["records"].as_array().unwrap();
     let excl = v["exclusions"].as_array().unwrap();
@@ -286,7 +290,19 @@ fn every_tunnel_carries_traffic_through_its_interface() {
     for r in recs {
         let what = format!("{} {}", r["tunnel"], r["cipher"]);
         assert_eq!(r["kind"], "record");
+        assert_eq!(r["schema"], 2);
         assert_eq!(r["workload"], "vpn");
+        // The envelope: impl is the tunnel, its version what ran it, the label both.
+        assert_eq!(r["impl"], r["tunnel"], "{what}");
+        let label = r["label"].as_str().unwrap();
+        match r["tunnel"].as_str().unwrap() {
+            "none" => assert_eq!(label, "veth"),
+            "openvpn" => assert!(
+                label.starts_with("openvpn ") && label.contains(r["cipher"].as_str().unwrap()),
+                "{label}"
+            ),
+            t => assert_eq!(label, t),
+        }
         assert_eq!(r["run_id"], v["environment"]["run_id"]);
         assert_eq!(
             (r["protocol"].as_str(), r["direction"].as_str()),
@@ -324,18 +340,20 @@ fn every_tunnel_carries_traffic_through_its_interface() {
         }
         if r["tunnel"] == "none" {
             assert!(
-                r["tunnel_cpu_s"].is_null(),
+                r["tunnel_cpu_s"].is_null() && r["cpu_user_s"].is_null(),
                 "bare veth has no tunnel process"
             );
             continue;
         }
+        let (user, sys) = (f(&r["cpu_user_s"]), f(&r["cpu_sys_s"]));
+        assert!((user + sys - f(&r["tunnel_cpu_s"])).abs() < 1e-6, "{what}");
         // Encapsulation costs bytes on the veth.
         assert!(
             u(&r["outer_tx_bytes"]) > tx,
             "{what}: no encapsulation overhead"
         );
         assert!(f(&r["tunnel_cpu_s"]) > 0.0, "{what}");
-        assert!(f(&r["tunnel_cpu_s_per_gb"]) > 0.0, "{what}");
+        assert!(f(&r["cpu_s_per_gb"]) > 0.0, "{what}");
         let busiest = f(&r["busiest_thread_cpu_pct"]);
         assert!(
             busiest > 0.0 && busiest <= f(&r["tunnel_cpu_pct"]) + 1e-9,
@@ -348,14 +366,14 @@ fn every_tunnel_carries_traffic_through_its_interface() {
         let procs = r["processes"].as_array().unwrap();
         if r["tunnel"] == "openvpn" {
             assert_eq!(
-                r["implementation"].as_str().unwrap().split(' ').next(),
+                r["impl_version"].as_str().unwrap().split(' ').next(),
                 Some("OpenVPN")
             );
             assert_eq!(procs.len(), 2, "{what}: one openvpn at each end");
             assert!(procs.iter().all(|p| p["name"] == "openvpn"));
             assert!(r["negotiated"].as_str().is_some(), "{what}");
         } else {
-            let imp = r["implementation"].as_str().unwrap();
+            let imp = r["impl_version"].as_str().unwrap();
             assert!(imp == "kernel" || imp.starts_with("wireguard-go "), "{imp}");
         }
     }
@@ -366,12 +384,12 @@ fn every_tunnel_carries_traffic_through_its_interface() {
     assert_eq!(recs[6]["auth"], "none");
 
     // Crypto share and Amdahl ceiling: one per OpenVPN cipher, against OpenVPN none.
-    let none_gb = f(&recs[6]["tunnel_cpu_s_per_gb"]);
+    let none_gb = f(&recs[6]["cpu_s_per_gb"]);
     let shares = v["analysis"]["shares"].as_array().unwrap();
     assert_eq!(shares.len(), 4);
     for (s, r) in shares.iter().zip(&recs[2..6]) {
         assert_eq!(s["cipher"], r["cipher"]);
-        let c = f(&r["tunnel_cpu_s_per_gb"]);
+        let c = f(&r["cpu_s_per_gb"]);
         let share = f(&s["crypto_share"]);
         assert!((share - (1.0 - none_gb / c)).abs() < 1e-9);
         let speedup = f(&s["max_speedup"]);
@@ -381,14 +399,16 @@ fn every_tunnel_carries_traffic_through_its_interface() {
         assert_eq!(s["none_throughput_bps"], recs[6]["throughput_bps"]);
     }
 
-    // The same records, appended as JSON Lines: the environment (with tool versions), then
-    // one line per point.
+    // The same records, appended as JSON Lines: the environment (with tool versions), one
+    // line per point, then the end line.
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 1 + recs.len());
+    assert_eq!(lines.len(), 2 + recs.len());
+    assert_eq!(lines.last().unwrap()["kind"], "end");
+    assert_eq!(lines.last().unwrap()["interrupted"], false);
     assert_eq!(lines[0]["kind"], "environment");
     let tools: Vec<&str> = lines[0]["libraries"]
         .as_array()
@@ -399,7 +419,7 @@ fn every_tunnel_carries_traffic_through_its_interface() {
     for t in ["iperf3", "openvpn", "wg"] {
         assert!(tools.contains(&t), "{t} missing from {tools:?}");
     }
-    assert_eq!(&lines[1..], &recs[..]);
+    assert_eq!(&lines[1..=recs.len()], &recs[..]);
     let _ = std::fs::remove_file(&out);
 }
 
@@ -510,7 +530,7 @@ fn rounds_interleave_tunnels_and_shares_use_medians() {
         let x: Vec<f64> = recs
             .iter()
             .filter(|r| r["cipher"] == c)
-            .map(|r| f(&r["tunnel_cpu_s_per_gb"]))
+            .map(|r| f(&r["cpu_s_per_gb"]))
             .collect();
         (x[0] + x[1]) / 2.0
     };
@@ -556,7 +576,8 @@ fn interrupted_run_leaves_nothing(tunnels: &str, daemon: &str, sig: nix::sys::si
     signal(&child, sig);
     let status = wait_exit(&mut child, 30);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    // 128 + the signal, as a shell reports it (130 for SIGINT, 143 for SIGTERM).
+    assert_eq!(status.code(), Some(128 + sig as i32), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).expect("finished points are printed");
     assert_eq!(v["interrupted"], true);
     for d in daemons {

@@ -30,9 +30,11 @@ pub fn mbps(bps: f64) -> String {
         format!("{m:.2}")
     }
 }
-/// Human size: 16, 1350, 1k, 16k, 1m.
+/// Human size: 16, 1350, 1k, 16k, 1m, 1g.
 pub fn size_label(n: u64) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
+        format!("{}g", n >> 30)
+    } else if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{}m", n >> 20)
     } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n >> 10)

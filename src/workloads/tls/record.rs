@@ -102,15 +102,3 @@ pub struct TlsData {
     /// Ports of the server blocks used.
     pub ports: Vec<u16>,
 }
-
-/// A point that was not kept, and why.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Refusal {
-    pub suite: String,
-    pub content: String,
-    pub file_size: u64,
-    pub concurrency: u32,
-    /// "refused" (measured but failed a check) or "skipped" (not applicable).
-    pub kind: String,
-    pub reason: String,
-}

@@ -1,6 +1,7 @@
-//! How tls records are shown, for `tls` and `report`.
+//! How tls records are shown, for `tls` and `report`: pure functions of one run's
+//! records and of the cipher-alone timings its end line keeps.
 
-use super::analysis;
+use super::analysis::{self, Analysis};
 use super::primitive::CipherAlone;
 use super::record::{TlsData, TlsRecord};
 use crate::record::read::AnyRecord;
@@ -10,7 +11,7 @@ use serde_json::Value;
 
 pub struct TlsView;
 
-fn report(run: &RunView<TlsData>) -> super::render::TlsReport {
+fn analysis_of(run: &RunView<TlsData>) -> Analysis {
     let records: Vec<TlsRecord> = run.records.iter().map(|r| (*r).clone()).collect();
     let alone: Vec<CipherAlone> = run
         .run
@@ -18,44 +19,7 @@ fn report(run: &RunView<TlsData>) -> super::render::TlsReport {
         .as_ref()
         .and_then(|e| serde_json::from_value(e.analysis_inputs.clone()).ok())
         .unwrap_or_default();
-    let analysis = analysis::analyse(&records, alone);
-    super::render::TlsReport {
-        schema: crate::record::SCHEMA,
-        environment: run.environment().cloned(),
-        records,
-        refused: run
-            .exclusions
-            .iter()
-            .map(|e| super::record::Refusal {
-                suite: e
-                    .point
-                    .get("suite")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .into(),
-                content: e
-                    .point
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .into(),
-                file_size: e
-                    .point
-                    .get("file_size")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0),
-                concurrency: e
-                    .point
-                    .get("concurrency")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0) as u32,
-                kind: e.kind.clone(),
-                reason: e.reason.clone(),
-            })
-            .collect(),
-        interrupted: run.interrupted(),
-        analysis,
-    }
+    analysis::analyse(&records, alone)
 }
 
 impl View for TlsView {
@@ -70,7 +34,7 @@ impl View for TlsView {
     }
 
     fn blocks(run: &RunView<TlsData>, _opts: &Options) -> Vec<Block> {
-        super::render::blocks(&report(run))
+        super::render::blocks(run, &analysis_of(run))
     }
 
     fn records_table(records: &[&TlsRecord]) -> Table {
@@ -78,6 +42,6 @@ impl View for TlsView {
     }
 
     fn analysis(run: &RunView<TlsData>, _opts: &Options) -> Value {
-        serde_json::to_value(report(run).analysis).unwrap_or(Value::Null)
+        serde_json::to_value(analysis_of(run)).unwrap_or(Value::Null)
     }
 }

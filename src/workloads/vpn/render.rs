@@ -1,34 +1,12 @@
-//! The vpn report as a terminal table, Markdown, CSV or one JSON document.
+//! What the vpn report shows, as tables and lines for the shared render layer: each
+//! point (medians over rounds), each tunnel's busiest threads, the crypto shares, notes.
+//! Layout (terminal, Markdown, CSV) is `render::model`'s.
 
-use super::record::{by_point, median_of, Share, VpnRecord};
-use super::VpnReport;
+use super::record::{by_point, median_of, Share, VpnData, VpnRecord};
+use crate::record::{Environment, Exclusion};
+use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};
-use crate::render::Format;
 use std::fmt::Write;
-
-pub fn render(format: Format, report: &VpnReport) -> String {
-    match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(report)
-                .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-            s.push('\n');
-            s
-        }
-        Format::Csv => {
-            let recs: Vec<&VpnRecord> = report.records.iter().collect();
-            crate::render::model::csv(&[records_table(&recs)])
-        }
-        Format::Markdown => text(report, true),
-        Format::Table | Format::Openssl => text(report, false),
-    }
-}
-
-/// The terminal table as blocks, for the shared render layer.
-pub fn blocks(report: &VpnReport) -> Vec<Block> {
-    vec![Block::Lines(
-        text(report, false).lines().map(str::to_string).collect(),
-    )]
-}
 
 fn mbit(bps: f64) -> String {
     let m = bps * 8.0 / 1e6;
@@ -49,45 +27,6 @@ pub fn cipher_label(cipher: &str, auth: Option<&str>) -> String {
     match auth {
         Some(a) if cipher != "none" && a != "none" => format!("{cipher}+{a}"),
         _ => cipher.to_string(),
-    }
-}
-
-/// Lays out rows as aligned columns (first `left` columns left-aligned), or as Markdown.
-fn grid(out: &mut String, head: &[&str], rows: &[Vec<String>], left: usize, md: bool) {
-    if md {
-        let _ = writeln!(out, "| {} |", head.join(" | "));
-        let seps: Vec<&str> = (0..head.len())
-            .map(|i| if i < left { "---" } else { "---:" })
-            .collect();
-        let _ = writeln!(out, "|{}|", seps.join("|"));
-        for r in rows {
-            let _ = writeln!(out, "| {} |", r.join(" | "));
-        }
-        return;
-    }
-    let mut w: Vec<usize> = head.iter().map(|h| h.len()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            if i > 0 {
-                s.push_str("  ");
-            }
-            if i < left {
-                let _ = write!(s, "{:<1$}", c, w[i]);
-            } else {
-                let _ = write!(s, "{:>1$}", c, w[i]);
-            }
-        }
-        s.trim_end().to_string()
-    };
-    let _ = writeln!(out, "{}", line(head.to_vec()));
-    for r in rows {
-        let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
     }
 }
 
@@ -124,7 +63,7 @@ fn record_row(r: &VpnRecord) -> Vec<String> {
     };
     vec![
         r.tunnel.clone(),
-        r.implementation.clone(),
+        r.impl_version.clone(),
         cipher_label(&r.cipher, r.auth.as_deref()),
         r.protocol.clone(),
         r.direction.clone(),
@@ -193,12 +132,50 @@ fn threads_line(r: &VpnRecord) -> String {
     s
 }
 
-fn text(report: &VpnReport, md: bool) -> String {
-    let mut out = String::new();
-    let recs = &report.records;
-    let (cpus, dur) = report
-        .environment
-        .as_ref()
+/// Every block of one run's vpn records.
+pub fn blocks(run: &RunView<VpnData>, shares: &[Share]) -> Vec<Block> {
+    let records: Vec<VpnRecord> = run.records.iter().map(|r| (*r).clone()).collect();
+    let points = by_point(&records);
+    let rounds = points.iter().map(Vec::len).max().unwrap_or(1);
+    let summaries: Vec<(VpnRecord, f64)> = points.iter().map(|g| summary(g)).collect();
+    let mut intro = vec![intro(run.environment())];
+    if rounds > 1 {
+        intro.push(format!("Medians over {rounds} rounds (every tunnel measured once per round, in turn); spread = (max - min) / median of the throughput."));
+    }
+    let mut out = vec![Block::Lines(intro)];
+    if summaries.is_empty() {
+        out.push(Block::Lines(vec!["No point was measured.".into()]));
+    } else {
+        out.push(Block::Table(points_table(&summaries, rounds)));
+    }
+    let reps: Vec<VpnRecord> = summaries.into_iter().map(|(r, _)| r).collect();
+    let threads = threads_table(&reps);
+    if !threads.rows.is_empty() {
+        out.push(Block::Table(threads));
+    }
+    if !shares.is_empty() {
+        out.push(Block::Table(shares_table(shares)));
+    } else if records.iter().any(|r| r.tunnel == "openvpn") {
+        out.push(Block::Lines(vec!["No crypto share: it needs OpenVPN with cipher none at the same load (add none to --ciphers).".into()]));
+    }
+    let notes = notes(&records, shares, &run.exclusions, run.interrupted());
+    if !notes.is_empty() {
+        out.push(Block::Lines(
+            notes.into_iter().map(|n| format!("Note: {n}")).collect(),
+        ));
+    }
+    let tools: Vec<String> = run
+        .environment()
+        .iter()
+        .flat_map(|env| &env.libraries)
+        .map(|l| l["version"].as_str().unwrap_or("?").to_string())
+        .collect();
+    out.push(Block::Lines(vec![format!("Tools: {}", tools.join("; "))]));
+    out
+}
+
+fn intro(env: Option<&Environment>) -> String {
+    let (cpus, dur) = env
         .map(|env| {
             (
                 env.cpu["logical_cpus"].as_u64().unwrap_or(0),
@@ -206,72 +183,75 @@ fn text(report: &VpnReport, md: bool) -> String {
             )
         })
         .unwrap_or((0, 0));
-    let para = |out: &mut String, s: String| {
-        let _ = writeln!(out, "{s}");
-        out.push('\n');
-    };
-    para(
-        &mut out,
-        format!(
-            "Tunnels between two network namespaces over a veth pair, iperf3 for {dur} s per point, on {cpus} logical CPUs. Mbit/s = payload received; CPU = the tunnel's own processes at both ends (100% = one core), in kernel = its system-call share; threads = threads over {:.0}% of a core; machine = busy share of all cores; others = the part of it used by other processes; drops = packets dropped by the tunnel and veth interfaces and by full UDP receive buffers.",
-            super::record::THREAD_USED_PCT
+    format!(
+        "Tunnels between two network namespaces over a veth pair, iperf3 for {dur} s per point, on {cpus} logical CPUs. Mbit/s = payload received; CPU = the tunnel's own processes at both ends (100% = one core), in kernel = its system-call share; threads = threads over {:.0}% of a core; machine = busy share of all cores; others = the part of it used by other processes; drops = packets dropped by the tunnel and veth interfaces and by full UDP receive buffers.",
+        super::record::THREAD_USED_PCT
+    )
+}
+
+const POINT_COLUMNS: &[&str] = &[
+    "tunnel",
+    "implementation",
+    "cipher",
+    "proto",
+    "dir",
+    "streams",
+    "Mbit/s",
+    "retr",
+    "drops",
+    "MTU",
+    "CPU s/GB",
+    "in kernel",
+    "busiest thread",
+    "total CPU",
+    "threads",
+    "machine",
+    "others",
+];
+
+/// The first `left` columns are text, the rest numbers.
+fn columns(names: &[&str], left: usize) -> Vec<Column> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if i < left {
+                Column::text(n)
+            } else {
+                Column::num(n)
+            }
+        })
+        .collect()
+}
+
+fn points_table(summaries: &[(VpnRecord, f64)], rounds: usize) -> Table {
+    let mut t = Table::new("", columns(POINT_COLUMNS, 5));
+    if rounds > 1 {
+        t.columns.push(Column::num("spread"));
+    }
+    for (r, spread) in summaries {
+        let mut row = record_row(r);
+        if rounds > 1 {
+            row.push(format!("{spread:.0}%"));
+        }
+        t.push(row);
+    }
+    t
+}
+
+/// Threads of each tunnel at its heaviest load: how many cores it really used.
+fn threads_table(reps: &[VpnRecord]) -> Table {
+    let mut t = Table::new(
+        "Busiest threads of each tunnel at its most streams (CPU % of one core):",
+        columns(
+            &["tunnel", "cipher", "proto", "dir", "streams", "threads"],
+            4,
         ),
     );
-    let head = [
-        "tunnel",
-        "implementation",
-        "cipher",
-        "proto",
-        "dir",
-        "streams",
-        "Mbit/s",
-        "retr",
-        "drops",
-        "MTU",
-        "CPU s/GB",
-        "in kernel",
-        "busiest thread",
-        "total CPU",
-        "threads",
-        "machine",
-        "others",
-    ];
-    let points = by_point(recs);
-    let rounds = points.iter().map(Vec::len).max().unwrap_or(1);
-    let summaries: Vec<(VpnRecord, f64)> = points.iter().map(|g| summary(g)).collect();
-    let mut head = head.to_vec();
-    if rounds > 1 {
-        head.push("spread");
-    }
-    let rows: Vec<Vec<String>> = summaries
-        .iter()
-        .map(|(r, spread)| {
-            let mut row = record_row(r);
-            if rounds > 1 {
-                row.push(format!("{spread:.0}%"));
-            }
-            row
-        })
-        .collect();
-    if rounds > 1 {
-        para(
-            &mut out,
-            format!("Medians over {rounds} rounds (every tunnel measured once per round, in turn); spread = (max - min) / median of the throughput."),
-        );
-    }
-    if rows.is_empty() {
-        para(&mut out, "No point was measured.".into());
-    } else {
-        grid(&mut out, &head, &rows, 5, md);
-        out.push('\n');
-    }
-
-    // Threads of each tunnel at its heaviest load: how many cores it really used.
-    let mut seen: Vec<(String, String, String)> = Vec::new();
-    let mut lines = Vec::new();
-    let reps: Vec<VpnRecord> = summaries.iter().map(|(r, _)| r.clone()).collect();
+    t.columns[5].left = true;
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
     for r in reps.iter().filter(|r| r.tunnel_cpu_s.is_some()) {
-        let key = (r.tunnel.clone(), r.cipher.clone(), r.protocol.clone());
+        let key = (r.tunnel.as_str(), r.cipher.as_str(), r.protocol.as_str());
         if seen.contains(&key) {
             continue;
         }
@@ -285,64 +265,54 @@ fn text(report: &VpnReport, md: bool) -> String {
                     .then(b.direction.cmp(&a.direction))
             })
             .unwrap_or(r);
-        lines.push(format!(
-            "{}{} {} {} {} x{}: {}",
-            if md { "- " } else { "  " },
-            r.tunnel,
+        t.push(vec![
+            r.tunnel.clone(),
             cipher_label(&r.cipher, r.auth.as_deref()),
-            heaviest.protocol,
-            heaviest.direction,
-            heaviest.streams,
-            threads_line(heaviest)
-        ));
+            heaviest.protocol.clone(),
+            heaviest.direction.clone(),
+            heaviest.streams.to_string(),
+            threads_line(heaviest),
+        ]);
     }
-    if !lines.is_empty() {
-        let _ = writeln!(
-            out,
-            "Busiest threads of each tunnel at its most streams (CPU % of one core):"
-        );
-        if md {
-            out.push('\n');
-        }
-        for l in lines {
-            let _ = writeln!(out, "{l}");
-        }
-        out.push('\n');
-    }
+    t
+}
 
-    let shares = &report.analysis.shares;
-    if !shares.is_empty() {
-        para(
-            &mut out,
-            "Crypto share of OpenVPN's CPU per byte (against cipher none at the same load) and the Amdahl ceiling if the crypto cost nothing:".into(),
-        );
-        let head = [
-            "cipher",
-            "proto",
-            "dir",
-            "streams",
-            "sampled crypto",
-            "CPU s/GB",
-            "none s/GB",
-            "crypto share",
-            "max speed-up",
-            "busiest thread",
-            "Mbit/s",
-            "ceiling Mbit/s",
-            "none Mbit/s",
-        ];
-        let rows: Vec<Vec<String>> = shares.iter().map(share_row).collect();
-        grid(&mut out, &head, &rows, 3, md);
-        out.push('\n');
-    } else if recs.iter().any(|r| r.tunnel == "openvpn") {
-        para(
-            &mut out,
-            "No crypto share: it needs OpenVPN with cipher none at the same load (add none to --ciphers).".into(),
-        );
-    }
+fn shares_table(shares: &[Share]) -> Table {
+    let mut t = Table::new(
+        "Crypto share of OpenVPN's CPU per byte (against cipher none at the same load) and the Amdahl ceiling if the crypto cost nothing:",
+        columns(
+            &[
+                "cipher",
+                "proto",
+                "dir",
+                "streams",
+                "sampled crypto",
+                "CPU s/GB",
+                "none s/GB",
+                "crypto share",
+                "max speed-up",
+                "busiest thread",
+                "Mbit/s",
+                "ceiling Mbit/s",
+                "none Mbit/s",
+            ],
+            3,
+        ),
+    );
+    t.rows = shares.iter().map(share_row).collect();
+    t
+}
 
+/// What a reader must know, once each: the records' notes (summarised where they repeat
+/// per point), the shares' caveats, what was not measured.
+fn notes(
+    records: &[VpnRecord],
+    shares: &[Share],
+    excl: &[&Exclusion],
+    interrupted: bool,
+) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
-    for r in recs {
+    for r in records {
         for n in &r.notes {
             let n = if n.starts_with("every core was busy") {
                 "every core was busy during some points (see the machine column): tunnel, iperf3 and the kernel shared them".to_string()
@@ -357,7 +327,7 @@ fn text(report: &VpnReport, md: bool) -> String {
         }
     }
     if shares.iter().any(|s| s.crypto_share < 0.0) {
-        notes.push("a negative crypto share means the no-crypto tunnel cost more CPU per byte at that load: the difference is noise (run longer with --duration)".into());
+        notes.push("a negative crypto share means the no-crypto tunnel cost more CPU per byte at that load: the difference is noise (run longer with --time)".into());
     }
     if shares
         .iter()
@@ -371,33 +341,21 @@ fn text(report: &VpnReport, md: bool) -> String {
     }) {
         notes.push(format!("a ceiling is an upper bound only where one tunnel thread held the tunnel back (busiest thread near 100%); below {:.0}% it overstates", super::record::BOUND_PCT));
     }
-    for e in &report.exclusions {
-        notes.push(match &e.load {
-            Some(l) => format!("not measured: {} {l}: {}", e.tunnel, e.reason),
-            None => format!("not measured: {}: {}", e.tunnel, e.reason),
+    for e in excl {
+        let tunnel = e
+            .point
+            .get("tunnel")
+            .and_then(|t| t.as_str())
+            .unwrap_or(&e.implementation);
+        notes.push(match e.point.get("load").and_then(|l| l.as_str()) {
+            Some(l) => format!("not measured: {tunnel} {l}: {}", e.reason),
+            None => format!("not measured: {tunnel}: {}", e.reason),
         });
     }
-    if report.interrupted {
+    if interrupted {
         notes.push("interrupted: the points above are those finished before the signal".into());
     }
-    if !notes.is_empty() {
-        let _ = writeln!(out, "Notes:");
-        if md {
-            out.push('\n');
-        }
-        for n in notes {
-            let _ = writeln!(out, "- {n}");
-        }
-        out.push('\n');
-    }
-    let tools: Vec<String> = report
-        .environment
-        .iter()
-        .flat_map(|env| &env.libraries)
-        .map(|l| l["version"].as_str().unwrap_or("?").to_string())
-        .collect();
-    let _ = writeln!(out, "Tools: {}", tools.join("; "));
-    out
+    notes
 }
 
 const CSV_COLUMNS: &[&str] = &[

@@ -1,4 +1,4 @@
-//! How vpn records are shown, for `vpn` and `report`.
+//! How vpn records are shown, for `vpn` and `report`: pure functions of one run's records.
 
 use super::record::{self, VpnData, VpnRecord};
 use crate::record::read::AnyRecord;
@@ -8,30 +8,9 @@ use serde_json::{json, Value};
 
 pub struct VpnView;
 
-fn report(run: &RunView<VpnData>) -> super::VpnReport {
+fn shares(run: &RunView<VpnData>) -> Vec<record::Share> {
     let records: Vec<VpnRecord> = run.records.iter().map(|r| (*r).clone()).collect();
-    super::VpnReport {
-        schema: crate::record::SCHEMA,
-        environment: run.environment().cloned(),
-        analysis: super::Analysis {
-            shares: record::shares(&records),
-        },
-        records,
-        exclusions: run
-            .exclusions
-            .iter()
-            .map(|e| super::Exclusion {
-                tunnel: e.implementation.clone(),
-                load: e
-                    .point
-                    .get("load")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                reason: e.reason.clone(),
-            })
-            .collect(),
-        interrupted: run.interrupted(),
-    }
+    record::shares(&records)
 }
 
 impl View for VpnView {
@@ -46,7 +25,7 @@ impl View for VpnView {
     }
 
     fn blocks(run: &RunView<VpnData>, _opts: &Options) -> Vec<Block> {
-        super::render::blocks(&report(run))
+        super::render::blocks(run, &shares(run))
     }
 
     fn records_table(records: &[&VpnRecord]) -> Table {
@@ -54,6 +33,6 @@ impl View for VpnView {
     }
 
     fn analysis(run: &RunView<VpnData>, _opts: &Options) -> Value {
-        json!({ "shares": report(run).analysis.shares })
+        json!({ "shares": shares(run) })
     }
 }

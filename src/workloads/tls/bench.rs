@@ -1,0 +1,414 @@
+//! The test bench of a tls run: the inputs checked, then everything fixed for the run
+//! (temp dir, certificate, files, nginx configuration, ports, CPUs), built once in
+//! `Bench::build` before the first point.
+
+use super::load::{self, Generator};
+use super::server::{self, Content};
+use super::suites::{self, Catalogue, CertKind, Mix, Suite};
+use super::{sys, TlsArgs};
+use crate::guard::Guard;
+use crate::workloads::Failure;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn input(m: String) -> Failure {
+    Failure::Input(m)
+}
+
+/// Everything about the input that can be checked before anything starts.
+pub struct Inputs {
+    pub duration: f64,
+    pub concurrency: Vec<u32>,
+    pub sizes: Vec<u64>,
+    pub nginx: PathBuf,
+    pub gen_program: PathBuf,
+    pub openssl: PathBuf,
+    /// --profile: perf, checked before anything starts.
+    pub sampler: Option<crate::profile::Sampler>,
+}
+
+impl Inputs {
+    pub fn check(args: &TlsArgs) -> Result<Inputs, Failure> {
+        let duration = super::check_duration(
+            args.common.time.unwrap_or(super::DEFAULT_DURATION),
+            args.generator,
+        )
+        .map_err(input)?;
+        let concurrency = super::parse_concurrency(&args.concurrency).map_err(input)?;
+        let sizes = super::parse_files(&args.files).map_err(input)?;
+        let nginx = sys::find_program("nginx", args.nginx.as_deref()).ok_or_else(|| {
+            input(match &args.nginx {
+                Some(p) => format!(
+                    "--nginx {}: not an executable file: install the Debian package nginx (apt-get install nginx) or give its path",
+                    crate::cli::shown_path(p)
+                ),
+                None => "nginx not found on PATH or in /usr/sbin: install the Debian package nginx (apt-get install nginx) or give --nginx PATH".into(),
+            })
+        })?;
+        let gen_program = sys::find_program(args.generator.name(), None).ok_or_else(|| {
+            input(format!(
+                "{} not found on PATH: install the Debian package {} (apt-get install {})",
+                args.generator.name(),
+                args.generator.package(),
+                args.generator.package()
+            ))
+        })?;
+        let openssl = sys::find_program("openssl", None).ok_or_else(|| {
+            input("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
+        })?;
+        let sampler = (args.profile || args.profile_dir.is_some())
+            .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
+            .transpose()
+            .map_err(input)?;
+        Ok(Inputs {
+            duration,
+            concurrency,
+            sizes,
+            nginx,
+            gen_program,
+            openssl,
+            sampler,
+        })
+    }
+}
+
+/// Runs a short command owned by `guard`; its stdout (or stderr, `err`).
+fn output(
+    guard: &Guard,
+    dir: &Path,
+    argv: &[&str],
+) -> Result<(Option<i32>, String, String), Failure> {
+    sys::run_bounded(guard, dir, argv, &[], Duration::from_secs(20)).map_err(Failure::Runtime)
+}
+
+fn catalogue(
+    guard: &Guard,
+    dir: &Path,
+    openssl: &Path,
+    cert: CertKind,
+) -> Result<Catalogue, Failure> {
+    let openssl = openssl.to_string_lossy();
+    let (_, ciphers, _) = output(
+        guard,
+        dir,
+        &[&openssl, "ciphers", "-v", "ALL:eNULL:@SECLEVEL=0"],
+    )?;
+    Ok(Catalogue::new(suites::parse_ciphers(&ciphers), cert))
+}
+
+/// `--list`: the suites this OpenSSL can serve with the certificate.
+pub fn list(inputs: &Inputs, cert: CertKind) -> Result<String, Failure> {
+    let guard = Guard::new();
+    let dir = guard.temp_dir("tls").map_err(Failure::Runtime)?;
+    let cat = catalogue(&guard, &dir, &inputs.openssl, cert)?;
+    Ok(format!(
+        "Suites this OpenSSL can serve with a{} certificate:\n  {}\n",
+        if cert == CertKind::Rsa {
+            "n RSA"
+        } else {
+            "n ECDSA"
+        },
+        cat.valid_names().join("\n  ")
+    ))
+}
+
+/// Everything fixed for the run. The guard owns every process and file of it.
+pub struct Bench {
+    pub guard: Guard,
+    pub dir: PathBuf,
+    pub nginx: PathBuf,
+    pub nginx_has_e: bool,
+    pub generator: Generator,
+    pub gen_program: PathBuf,
+    pub suites: Vec<Suite>,
+    pub mix: Option<(Mix, Vec<usize>)>,
+    pub ports: Vec<u16>,
+    pub server_cpus: Vec<usize>,
+    pub gen_cpus: Vec<usize>,
+    pub pinned: bool,
+    pub workers: usize,
+    pub worker_connections: u64,
+    pub duration: f64,
+    pub handshake: bool,
+    pub gzip: bool,
+    pub cert: CertKind,
+    pub contents: Vec<Content>,
+    /// "nginx/1.22.1 (built with OpenSSL 3.0.19 ...)": the impl_version of every record.
+    pub impl_version: String,
+    /// The versions of nginx, openssl and the generators (the environment's libraries).
+    pub libraries: Vec<Value>,
+    pub unavailable: Vec<Value>,
+    /// Facts about the whole run (defaults skipped, CPUs shared, limits).
+    pub notes: Vec<String>,
+    /// --profile: every point is run again with perf on the nginx workers.
+    pub sampler: Option<crate::profile::Sampler>,
+}
+
+/// nginx's version line and its "built with" line, from `nginx -V`.
+struct NginxBuild {
+    version: String,
+    ssl: String,
+    has_ssl_module: bool,
+}
+
+fn nginx_build(guard: &Guard, dir: &Path, nginx: &Path) -> Result<NginxBuild, Failure> {
+    let (_, _, v) = output(guard, dir, &[&nginx.to_string_lossy(), "-V"])?;
+    let line = |prefix: &str| {
+        v.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    Ok(NginxBuild {
+        version: v
+            .lines()
+            .find_map(|l| l.strip_prefix("nginx version: "))
+            .unwrap_or("unknown")
+            .trim()
+            .to_string(),
+        ssl: line("built with"),
+        has_ssl_module: v.contains("http_ssl_module"),
+    })
+}
+
+/// The suites, the mix (with its suites' indices) and notes on what was chosen.
+type Selection = (Vec<Suite>, Option<(Mix, Vec<usize>)>, Vec<String>);
+
+/// The suites asked for, and the mix's suites added to them where missing.
+fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> {
+    let (mut list, mut notes) = cat.select(args.suites.as_deref()).map_err(input)?;
+    let mix = match &args.mix {
+        Some(spec) => {
+            let m = suites::parse_mix(spec, cat).map_err(input)?;
+            let mut idx = Vec::new();
+            for (s, _) in &m.parts {
+                let i = match list.iter().position(|x| x.name == s.name) {
+                    Some(i) => i,
+                    None => {
+                        notes.push(format!(
+                            "{} added to the suites: --mix is compared with each of its suites alone",
+                            s.name
+                        ));
+                        list.push(s.clone());
+                        list.len() - 1
+                    }
+                };
+                idx.push(i);
+            }
+            Some((m, idx))
+        }
+        None => None,
+    };
+    if list.is_empty() {
+        return Err(input("no suite to measure".into()));
+    }
+    Ok((list, mix, notes))
+}
+
+impl Bench {
+    /// Checks what only the tools can tell, then builds the server's world: certificate,
+    /// files, ports, nginx configuration (checked with `nginx -t`), client configurations.
+    pub fn build(args: &TlsArgs, inputs: &mut Inputs) -> Result<Bench, Failure> {
+        let guard = Guard::new();
+        let dir = guard.temp_dir("tls").map_err(Failure::Runtime)?;
+        let cat = catalogue(&guard, &dir, &inputs.openssl, args.cert)?;
+        let (suite_list, mix, mut notes) = select_suites(args, &cat)?;
+        let nb = nginx_build(&guard, &dir, &inputs.nginx)?;
+        let numeric = super::version_tuple(&nb.version);
+        if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
+            return Err(input(format!(
+                "{} ({}) lacks the SSL module: install the Debian package nginx",
+                crate::cli::shown_path(&inputs.nginx),
+                nb.version
+            )));
+        }
+        if suite_list.iter().any(|s| s.proto == suites::Proto::Tls13) && numeric < (1, 19, 4) {
+            return Err(input(format!(
+                "{} cannot restrict TLS 1.3 suites (ssl_conf_command needs nginx 1.19.4): choose TLS 1.2 suites or a newer nginx",
+                nb.version
+            )));
+        }
+        let allowed = sys::allowed_cpus();
+        let (server_cpus, gen_cpus, pinned) = sys::split_cpus(&allowed);
+        if !pinned {
+            notes.push("one CPU: server and generator share it (no pinning)".into());
+        }
+        let cmax = *inputs.concurrency.iter().max().unwrap_or(&1) as u64;
+        let nofile = sys::raise_nofile(2 * cmax + 256);
+        if nofile < 2 * cmax + 64 {
+            notes.push(format!(
+                "open-file limit {nofile} is low for {cmax} connections: raise `ulimit -n` if connections fail"
+            ));
+        }
+        let (libraries, unavailable) = tool_versions(&guard, &dir, inputs, &nb)?;
+        let mut contents: Vec<Content> = inputs.sizes.iter().map(|&n| Content::Random(n)).collect();
+        if args.gzip {
+            contents.push(Content::Html);
+            contents.push(Content::HtmlGzip);
+        }
+        let ports = sys::free_ports(suite_list.len()).map_err(Failure::Runtime)?;
+        let bench = Bench {
+            dir,
+            nginx: inputs.nginx.clone(),
+            nginx_has_e: numeric >= (1, 19, 5),
+            generator: args.generator,
+            gen_program: inputs.gen_program.clone(),
+            suites: suite_list,
+            mix,
+            ports,
+            workers: server_cpus.len().max(1),
+            server_cpus,
+            gen_cpus,
+            pinned,
+            worker_connections: cmax + 64,
+            duration: inputs.duration,
+            handshake: args.handshake,
+            gzip: args.gzip,
+            cert: args.cert,
+            contents,
+            impl_version: format!("{} ({})", nb.version, nb.ssl),
+            libraries,
+            unavailable,
+            notes,
+            sampler: inputs.sampler.take(),
+            guard,
+        };
+        bench.write_files(&inputs.openssl)?;
+        bench.write_config().map_err(Failure::Runtime)?;
+        bench.check_config()?;
+        Ok(bench)
+    }
+
+    fn write_files(&self, openssl: &Path) -> Result<(), Failure> {
+        let dir = &self.dir;
+        server::make_cert(&self.guard, dir, openssl, self.cert).map_err(Failure::Runtime)?;
+        server::write_files(&dir.join("www"), &self.contents).map_err(Failure::Runtime)?;
+        let io = |e: std::io::Error| Failure::Runtime(e.to_string());
+        for d in ["tmp", "logs"] {
+            std::fs::create_dir_all(dir.join(d)).map_err(io)?;
+        }
+        std::fs::write(dir.join("report.lua"), load::WRK_SCRIPT).map_err(io)?;
+        for (i, s) in self.suites.iter().enumerate() {
+            if let Some(c) = server::client_openssl_conf(s) {
+                std::fs::write(dir.join(format!("client-{i}.cnf")), c).map_err(io)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn write_config(&self) -> Result<(), String> {
+        let conf = server::config(&server::Config {
+            dir: &self.dir,
+            suites: &self.suites,
+            ports: &self.ports,
+            workers: self.workers,
+            worker_cpus: self.pinned.then_some(&self.server_cpus[..]),
+            worker_connections: self.worker_connections,
+            handshake: self.handshake,
+            gzip: self.gzip,
+            as_root: sys::is_root(),
+        });
+        std::fs::write(self.dir.join("nginx.conf"), conf).map_err(|e| e.to_string())
+    }
+
+    fn check_config(&self) -> Result<(), Failure> {
+        let (code, _, err) = output(
+            &self.guard,
+            &self.dir,
+            &[
+                &self.nginx.to_string_lossy(),
+                "-t",
+                "-q",
+                "-p",
+                &self.dir.to_string_lossy(),
+                "-c",
+                &self.dir.join("nginx.conf").to_string_lossy(),
+            ],
+        )?;
+        if code != Some(0) {
+            return Err(Failure::Runtime(format!(
+                "nginx rejects the generated configuration: {}",
+                err.lines()
+                    .find(|l| l.contains("emerg"))
+                    .unwrap_or(err.trim())
+            )));
+        }
+        Ok(())
+    }
+
+    /// Starts nginx for one point; picks new ports when another program took ours.
+    pub fn start_server(&mut self) -> Result<server::Running, Failure> {
+        let mut last = String::new();
+        for _ in 0..3 {
+            let cpus = self.pinned.then(|| self.server_cpus.clone());
+            match server::start(
+                &self.guard,
+                &self.nginx,
+                &self.dir,
+                &self.ports,
+                self.workers,
+                cpus.as_deref(),
+                self.nginx_has_e,
+            ) {
+                Ok(r) => return Ok(r),
+                Err(e) if e.contains("Address already in use") => {
+                    eprintln!("cryptobench tls: a port was taken ({e}); choosing new ports");
+                    self.ports = sys::free_ports(self.suites.len()).map_err(Failure::Runtime)?;
+                    self.write_config().map_err(Failure::Runtime)?;
+                    last = e;
+                }
+                Err(e) => return Err(Failure::Runtime(e)),
+            }
+        }
+        Err(Failure::Runtime(last))
+    }
+
+    /// The run's settings, as recorded in the environment.
+    pub fn settings(&self, concurrency: &[u32], sizes: &[u64]) -> Value {
+        json!({
+            "suites": self.suites.iter().zip(&self.ports).map(|(s, p)| json!({
+                "suite": s.name, "cipher": s.cipher, "protocol": s.proto.name(), "null": s.null,
+                "record_protection": s.enc, "port": p,
+            })).collect::<Vec<_>>(),
+            "files": sizes, "gzip_page": self.gzip, "concurrency": concurrency,
+            "duration_s": self.duration, "generator": self.generator.name(), "handshake": self.handshake,
+            "mix": self.mix.as_ref().map(|(m, _)| m.spec.clone()), "cert": self.cert.label(),
+            "server_cpus": self.server_cpus, "generator_cpus": self.gen_cpus, "pinned": self.pinned,
+            "nginx_workers": self.workers, "worker_connections": self.worker_connections,
+            "keepalive_requests": if self.handshake { None } else { Some(1_000_000) },
+            "ssl_session_cache": "off", "ssl_session_tickets": "off", "ktls": false,
+            "sendfile": "on (used only by plain HTTP)", "http_version": "HTTP/1.1",
+            "nginx_restarted_per_point": true, "temp_dir": self.dir,
+            "cipher_alone_record_bytes": super::primitive::RECORD,
+            "notes": self.notes,
+        })
+    }
+}
+
+/// nginx's, the openssl command's and each generator's version; generators missing.
+fn tool_versions(
+    guard: &Guard,
+    dir: &Path,
+    inputs: &Inputs,
+    nb: &NginxBuild,
+) -> Result<(Vec<Value>, Vec<Value>), Failure> {
+    let mut libraries = vec![
+        json!({"impl": "nginx", "version": nb.version, "details": {"path": inputs.nginx, "openssl": nb.ssl}}),
+    ];
+    let (_, ov, _) = output(guard, dir, &[&inputs.openssl.to_string_lossy(), "version"])?;
+    libraries.push(json!({"impl": "openssl", "version": ov.trim(), "details": {"path": inputs.openssl, "note": "the openssl command; nginx's own build is in nginx.details.openssl"}}));
+    let mut unavailable = Vec::new();
+    for g in [Generator::Wrk, Generator::H2load] {
+        match sys::find_program(g.name(), None) {
+            Some(p) => libraries.push(json!({
+                "impl": g.name(), "version": load::version(g, &p), "details": {"path": p}
+            })),
+            None => unavailable.push(json!({
+                "name": g.name(), "reason": format!("not installed (Debian package {})", g.package())
+            })),
+        }
+    }
+    Ok((libraries, unavailable))
+}

@@ -1,0 +1,651 @@
+//! One tls point: nginx started afresh, the generator(s) run, nginx's log checked
+//! request by request, and the record built. A point that fails a check is refused
+//! (never timed into the results), with the reason.
+
+use super::bench::Bench;
+use super::load::{self, Generator, Job, Poll};
+use super::record::{MixPart, TlsData, TlsRecord};
+use super::server::{self, Content, LogSummary};
+use super::{suites, sys};
+use crate::guard::Guard;
+use crate::measure::{self, cpu::CpuTime};
+use crate::profile::ProfileField;
+use crate::workloads::Failure;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The generator is the bottleneck when it used this much of the CPU it had.
+const GENERATOR_BOUND_PCT: f64 = 90.0;
+/// A point is disturbed when other processes used this much of our CPUs.
+const DISTURBED_PCT: f64 = 10.0;
+
+/// What one point measures.
+#[derive(Clone, Copy, Debug)]
+pub enum What {
+    Suite(usize),
+    Mix,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Point {
+    pub content: Content,
+    pub concurrency: u32,
+    pub what: What,
+}
+
+pub enum Outcome {
+    Record(Box<TlsRecord>),
+    Refused(String),
+    Interrupted,
+}
+
+/// One part of a point: a suite and its connections.
+struct Part {
+    suite: usize,
+    percent: f64,
+    connections: u32,
+}
+
+/// What the generators and the server did during the measured window.
+struct Window {
+    outcomes: Vec<load::Outcome>,
+    seconds: f64,
+    threads: u32,
+    server_cpu: CpuTime,
+    workers_seen: usize,
+    /// Busy CPU seconds of the server and generator CPUs, and of the generator's alone.
+    busy: Option<f64>,
+    gen_busy: Option<f64>,
+    used_cpus: usize,
+    /// Where the workers' CPU went, when this is the sampled rerun (--profile).
+    profile: Option<ProfileField>,
+}
+
+impl Point {
+    /// "TLS_AES_128_GCM_SHA256 4k c=10", for progress lines.
+    pub fn label(&self, b: &Bench) -> String {
+        let what = match self.what {
+            What::Suite(i) => b.suites[i].name.clone(),
+            What::Mix => format!(
+                "mix {}",
+                b.mix.as_ref().map(|(m, _)| m.spec.as_str()).unwrap_or("")
+            ),
+        };
+        format!("{what} {} c={}", self.content.short(), self.concurrency)
+    }
+
+    pub fn suite(&self, b: &Bench) -> String {
+        match self.what {
+            What::Suite(i) => b.suites[i].name.clone(),
+            What::Mix => "mix".into(),
+        }
+    }
+}
+
+/// The plan: per content and concurrency, every suite back to back (drift hits them
+/// alike), then the mix. Mix points that cannot be split are returned apart.
+pub fn plan(b: &Bench, concurrency: &[u32]) -> (Vec<Point>, Vec<Point>) {
+    let (mut points, mut unsplittable) = (Vec::new(), Vec::new());
+    for &content in &b.contents {
+        for &c in concurrency {
+            for i in 0..b.suites.len() {
+                points.push(Point {
+                    content,
+                    concurrency: c,
+                    what: What::Suite(i),
+                });
+            }
+            if b.mix.is_some() {
+                let p = Point {
+                    content,
+                    concurrency: c,
+                    what: What::Mix,
+                };
+                if c < 2 {
+                    unsplittable.push(p);
+                } else {
+                    points.push(p);
+                }
+            }
+        }
+    }
+    (points, unsplittable)
+}
+
+pub const MIX_NEEDS_TWO: &str = "a mix needs at least 2 connections";
+
+fn parts(b: &Bench, p: &Point) -> Option<Vec<Part>> {
+    match p.what {
+        What::Suite(i) => Some(vec![Part {
+            suite: i,
+            percent: 100.0,
+            connections: p.concurrency,
+        }]),
+        What::Mix => {
+            let (m, idx) = b.mix.as_ref()?;
+            let pcts: Vec<f64> = m.parts.iter().map(|(_, pct)| *pct).collect();
+            let conns = suites::split_connections(p.concurrency, &pcts)?;
+            Some(
+                idx.iter()
+                    .zip(pcts)
+                    .zip(conns)
+                    .map(|((&suite, percent), connections)| Part {
+                        suite,
+                        percent,
+                        connections,
+                    })
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Measures one point end to end; `sampling`: under perf (the --profile rerun).
+pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result<Outcome, Failure> {
+    let Some(parts) = parts(bench, p) else {
+        return Ok(Outcome::Refused(MIX_NEEDS_TWO.into()));
+    };
+    let running = bench.start_server()?;
+    let b: &Bench = bench;
+    let counts = match h2load_counts(b, p, &parts, &running)? {
+        Ok(c) => c,
+        Err(outcome) => return Ok(outcome),
+    };
+    let w = match load_window(b, p, &parts, &counts, &running, sampling)? {
+        None => return Ok(Outcome::Interrupted),
+        Some(Err(reason)) => return Ok(Outcome::Refused(reason)),
+        Some(Ok(w)) => w,
+    };
+    let logs = match check_logs(b, p, &parts, &w.outcomes) {
+        Ok(l) => l,
+        Err(reason) => return Ok(Outcome::Refused(reason)),
+    };
+    Ok(Outcome::Record(Box::new(record(
+        b, p, &parts, &w, &logs, run_id,
+    ))))
+}
+
+/// h2load in handshake mode runs a request count: size it with a short run first.
+/// The outer error ends the run; the inner one is the point's outcome.
+#[allow(clippy::type_complexity)]
+fn h2load_counts(
+    b: &Bench,
+    p: &Point,
+    parts: &[Part],
+    running: &server::Running,
+) -> Result<Result<Vec<Option<u64>>, Outcome>, Failure> {
+    let mut counts: Vec<Option<u64>> = vec![None; parts.len()];
+    if !(b.generator == Generator::H2load && b.handshake) {
+        return Ok(Ok(counts));
+    }
+    let gen_cpus = b.pinned.then_some(&b.gen_cpus[..]);
+    for (k, part) in parts.iter().enumerate() {
+        let n = (2 * part.connections as u64).max(20);
+        let job = make_job(b, p, part, k, Some(n), gen_cpus);
+        let t = Instant::now();
+        match wait_for(&b.guard, running, vec![load::start(&b.guard, &job)])? {
+            Some(mut r) => match r.remove(0) {
+                Ok(o) => {
+                    let rate = o.requests as f64 / t.elapsed().as_secs_f64().max(1e-3);
+                    counts[k] = Some(((rate * b.duration) as u64).max(part.connections as u64));
+                }
+                Err(e) => {
+                    server::stop(&b.guard, running);
+                    return Ok(Err(Outcome::Refused(format!("sizing the h2load run: {e}"))));
+                }
+            },
+            None => return Ok(Err(Outcome::Interrupted)),
+        }
+        // The sizing run's requests are not part of the point.
+        let _ = std::fs::File::create(server::log_path(&b.dir, part.suite));
+    }
+    Ok(Ok(counts))
+}
+
+/// Runs the generators against the started server and stops it; None when interrupted,
+/// the reason when a generator failed.
+#[allow(clippy::type_complexity)]
+fn load_window(
+    b: &Bench,
+    p: &Point,
+    parts: &[Part],
+    counts: &[Option<u64>],
+    running: &server::Running,
+    sampling: bool,
+) -> Result<Option<Result<Window, String>>, Failure> {
+    let guard = &b.guard;
+    let sampler = b.sampler.as_ref().filter(|_| sampling);
+    let mut sampled = sampler.map(|s| {
+        let pids = running.workers.iter().map(|&(pid, _)| pid).collect();
+        s.start(guard, &crate::profile::Target::Pids(pids))
+            .and_then(|mut w| w.enable().map(|_| w))
+    });
+    let gen_cpus = b.pinned.then_some(&b.gen_cpus[..]);
+    let mut used_cpus = b.server_cpus.clone();
+    used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
+    let busy0 = sys::cpus_busy_s(&used_cpus);
+    let gen_busy0 = sys::cpus_busy_s(&b.gen_cpus);
+    let before = running.worker_cpu();
+    let t0 = Instant::now();
+    let mut started = Vec::new();
+    let mut threads = 0u32;
+    for (k, part) in parts.iter().enumerate() {
+        let job = make_job(b, p, part, k, counts[k], gen_cpus);
+        threads += job.threads;
+        started.push(load::start(guard, &job));
+    }
+    let Some(results) = wait_for(guard, running, started)? else {
+        return Ok(None);
+    };
+    let seconds = t0.elapsed().as_secs_f64();
+    // Requests cut off when the generator closed its connections are logged (with the
+    // bytes they did send) as nginx notices the close: wait for the logs to settle, so
+    // that bytes and CPU cover the same work.
+    let logs: Vec<PathBuf> = parts
+        .iter()
+        .map(|pt| server::log_path(&b.dir, pt.suite))
+        .collect();
+    settle(&logs);
+    let profile = sampler.zip(sampled.take()).map(|(s, w)| match w {
+        Ok(w) => s.finish(w, &p.label(b)),
+        Err(why) => ProfileField::Unavailable { unavailable: why },
+    });
+    let after = running.worker_cpu();
+    let busy1 = sys::cpus_busy_s(&used_cpus);
+    let gen_busy1 = sys::cpus_busy_s(&b.gen_cpus);
+    let workers_seen = running.workers.len();
+    server::stop(guard, running);
+    // A generator that failed refuses the point, with its reason.
+    let outcomes = match results.into_iter().collect::<Result<Vec<_>, String>>() {
+        Ok(o) => o,
+        Err(e) => return Ok(Some(Err(e))),
+    };
+    Ok(Some(Ok(Window {
+        outcomes,
+        seconds,
+        threads,
+        server_cpu: sum_cpu(&before, &after),
+        workers_seen,
+        busy: busy0.zip(busy1).map(|(a, b)| b - a),
+        gen_busy: gen_busy0.zip(gen_busy1).map(|(a, b)| b - a),
+        used_cpus: used_cpus.len(),
+        profile,
+    })))
+}
+
+/// Every request of the point, as nginx logged it per server block: the point is kept
+/// only when every request negotiated the suite asked for, and was logged and readable.
+fn check_logs(
+    b: &Bench,
+    p: &Point,
+    parts: &[Part],
+    outcomes: &[load::Outcome],
+) -> Result<Vec<LogSummary>, String> {
+    let mut logs = Vec::new();
+    for (part, o) in parts.iter().zip(outcomes) {
+        let suite = &b.suites[part.suite];
+        let text =
+            std::fs::read_to_string(server::log_path(&b.dir, part.suite)).unwrap_or_default();
+        let s = server::summarise_log(&text);
+        let expected = suite.expected_log();
+        if o.requests == 0 {
+            return Err(format!(
+                "{}: no request completed in {} s ({} errors)",
+                suite.name, b.duration, o.errors
+            ));
+        }
+        if let Some((bad, k)) = s.negotiated.iter().find(|(n, _)| *n != expected) {
+            return Err(format!(
+                "{}: {k} of {} requests negotiated '{bad}', not '{expected}'",
+                suite.name, s.requests
+            ));
+        }
+        if s.unparsed > 0 {
+            return Err(format!(
+                "{}: {} lines of nginx's log could not be read",
+                suite.name, s.unparsed
+            ));
+        }
+        if s.requests < o.requests {
+            return Err(format!(
+                "{}: nginx logged {} requests but {} completed {}: not every request can be checked",
+                suite.name,
+                s.requests,
+                b.generator.name(),
+                o.requests
+            ));
+        }
+        if p.content == Content::HtmlGzip && s.gzipped < o.requests {
+            return Err(format!(
+                "{}: only {} of {} responses were gzip'd",
+                suite.name, s.gzipped, s.requests
+            ));
+        }
+        logs.push(s);
+    }
+    Ok(logs)
+}
+
+/// The CPU picture of a window: who used what, and what that means for the point.
+struct Cpu {
+    client: CpuTime,
+    client_pct: f64,
+    generator_bound: bool,
+    others_pct: f64,
+    notes: Vec<String>,
+}
+
+fn cpu(b: &Bench, w: &Window) -> Cpu {
+    let client = w.outcomes.iter().fold(CpuTime::default(), |a, o| CpuTime {
+        user: a.user + o.cpu.user,
+        sys: a.sys + o.cpu.sys,
+    });
+    let server = w.server_cpu.total();
+    let window = w.seconds;
+    let server_cpus = b.server_cpus.len().max(1) as f64;
+    let usable_gen = w.threads.min(b.gen_cpus.len().max(1) as u32) as f64;
+    let client_pct = client.total() / (window * usable_gen) * 100.0;
+    let mut notes = Vec::new();
+    // Near 100% of its cores; and, on a busy machine, whether it used nearly all that
+    // other processes left on its CPUs.
+    let others_on_gen = w.gen_busy.map_or(0.0, |x| (x - client.total()).max(0.0));
+    let starved = b.pinned
+        && client_pct < GENERATOR_BOUND_PCT
+        && others_on_gen > 0.1 * window * usable_gen
+        && client.total() >= GENERATOR_BOUND_PCT / 100.0 * (window * usable_gen - others_on_gen);
+    let generator_bound = if b.pinned {
+        client_pct >= GENERATOR_BOUND_PCT
+    } else {
+        // Sharing the CPUs: bound when the generator took nearly all the server left.
+        client.total() >= 0.9 * (window * server_cpus - server)
+    };
+    if starved {
+        notes.push(format!(
+            "{} used nearly all the CPU that other processes left on its CPUs ({client_pct:.0}%)",
+            b.generator.name(),
+        ));
+    }
+    if generator_bound {
+        notes.push(format!(
+            "generator-bound: {} used {client_pct:.0}% of its CPU{}",
+            b.generator.name(),
+            if server / (window * server_cpus) * 100.0 >= GENERATOR_BOUND_PCT {
+                " (the server was saturated too)"
+            } else {
+                ", so the server was not the limit"
+            }
+        ));
+    }
+    if !b.pinned {
+        notes.push("server and generator shared one CPU".into());
+    }
+    let others_pct = w.busy.map_or(0.0, |busy| {
+        ((busy - server - client.total()).max(0.0) / (window * w.used_cpus.max(1) as f64) * 100.0)
+            .clamp(0.0, 100.0)
+    });
+    if others_pct >= DISTURBED_PCT {
+        notes.push(format!(
+            "disturbed: other processes used {others_pct:.0}% of the server and generator CPUs"
+        ));
+    }
+    Cpu {
+        client,
+        client_pct,
+        generator_bound,
+        others_pct,
+        notes,
+    }
+}
+
+fn first_negotiated(l: &LogSummary) -> String {
+    l.negotiated
+        .first()
+        .map(|(n, _)| n.clone())
+        .unwrap_or_default()
+}
+
+fn mix_parts(b: &Bench, parts: &[Part], w: &Window, logs: &[LogSummary]) -> Vec<MixPart> {
+    parts
+        .iter()
+        .zip(&w.outcomes)
+        .zip(logs)
+        .map(|((pt, o), l)| MixPart {
+            suite: b.suites[pt.suite].name.clone(),
+            negotiated: first_negotiated(l),
+            percent: pt.percent,
+            connections: pt.connections,
+            requests: o.requests,
+            requests_per_s: o.requests as f64 / o.duration_s.max(1e-9),
+            bytes: o.bytes,
+            errors: o.errors,
+            latency_ms: o.latency.clone(),
+            server_requests: l.requests,
+            port: b.ports[pt.suite],
+        })
+        .collect()
+}
+
+fn record(
+    b: &Bench,
+    p: &Point,
+    parts: &[Part],
+    w: &Window,
+    logs: &[LogSummary],
+    run_id: &str,
+) -> TlsRecord {
+    let outcomes = &w.outcomes;
+    let mut notes = Vec::new();
+    for (part, o) in parts.iter().zip(outcomes) {
+        if o.errors > 0 {
+            notes.push(format!(
+                "{}: {} counted {} errors",
+                b.suites[part.suite].name,
+                b.generator.name(),
+                o.errors
+            ));
+        }
+    }
+    if w.workers_seen != b.workers {
+        notes.push(format!(
+            "{} nginx workers seen, {} configured",
+            w.workers_seen, b.workers
+        ));
+    }
+    let cpu = cpu(b, w);
+    notes.extend(cpu.notes.iter().cloned());
+    let sum = |f: &dyn Fn(&load::Outcome) -> u64| outcomes.iter().map(f).sum::<u64>();
+    let per_s = |f: &dyn Fn(&load::Outcome) -> u64| {
+        outcomes
+            .iter()
+            .map(|o| f(o) as f64 / o.duration_s.max(1e-9))
+            .sum::<f64>()
+    };
+    let tput = per_s(&|o| o.bytes);
+    let server = w.server_cpu;
+    let server_requests: u64 = logs.iter().map(|l| l.requests).sum();
+    let server_bytes: u64 = logs.iter().map(|l| l.bytes_sent).sum();
+    let suite_of = |pt: &Part| &b.suites[pt.suite];
+    let mix = matches!(p.what, What::Mix).then(|| mix_parts(b, parts, w, logs));
+    let suite = if mix.is_some() {
+        "mix".to_string()
+    } else {
+        suite_of(&parts[0]).name.clone()
+    };
+    crate::record::Record {
+        kind: "record".into(),
+        schema: crate::record::SCHEMA,
+        run_id: run_id.into(),
+        workload: "tls".into(),
+        implementation: "nginx".into(),
+        impl_version: b.impl_version.clone(),
+        variant: None,
+        label: suite.clone(),
+        throughput_bps: tput,
+        throughput_bps_ci: None,
+        samples_bps: vec![tput],
+        wall_s: outcomes
+            .iter()
+            .map(|o| o.duration_s)
+            .fold(0.0f64, f64::max)
+            .max(1e-9),
+        cpu_user_s: Some(server.user),
+        cpu_sys_s: Some(server.sys),
+        cpu_s_per_gb: (server_bytes > 0).then(|| server.total() / (server_bytes as f64 / 1e9)),
+        others_cpu_pct: cpu.others_pct,
+        disturbed: cpu.others_pct >= DISTURBED_PCT,
+        profile: w.profile.clone().map(Box::new),
+        notes,
+        data: TlsData {
+            suite,
+            protocol: parts
+                .iter()
+                .map(|pt| suite_of(pt).proto.name())
+                .collect::<Vec<_>>()
+                .join("+"),
+            negotiated: logs
+                .iter()
+                .map(first_negotiated)
+                .collect::<Vec<_>>()
+                .join(" + "),
+            mix,
+            generator: b.generator.name().into(),
+            handshake: b.handshake,
+            cert: b.cert.label().into(),
+            content: p.content.label().into(),
+            file_size: p.content.size(),
+            concurrency: p.concurrency,
+            duration_s: b.duration,
+            requests: sum(&|o| o.requests),
+            errors: sum(&|o| o.errors),
+            bytes: sum(&|o| o.bytes),
+            requests_per_s: per_s(&|o| o.requests),
+            latency_ms: match &outcomes[..] {
+                [one] => one.latency.clone(),
+                _ => None,
+            },
+            server_requests,
+            server_bytes,
+            server_body_bytes: logs.iter().map(|l| l.body_bytes).sum(),
+            server_connections: logs.iter().map(|l| l.connections).sum(),
+            negotiated_requests: server_requests,
+            server_cpu_s: server.total(),
+            server_cpu_pct: server.total() / (w.seconds * b.server_cpus.len().max(1) as f64)
+                * 100.0,
+            server_workers: w.workers_seen as u32,
+            server_cpus: b.server_cpus.clone(),
+            client_cpu_s: cpu.client.total(),
+            client_cpu_user_s: cpu.client.user,
+            client_cpu_sys_s: cpu.client.sys,
+            client_cpu_pct: cpu.client_pct,
+            client_threads: w.threads,
+            client_cpus: b.gen_cpus.clone(),
+            generator_bound: cpu.generator_bound,
+            cpu_ms_per_request: if server_requests > 0 {
+                server.total() * 1e3 / server_requests as f64
+            } else {
+                0.0
+            },
+            ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
+        },
+    }
+}
+
+fn make_job<'a>(
+    b: &'a Bench,
+    p: &Point,
+    part: &Part,
+    k: usize,
+    count: Option<u64>,
+    cpus: Option<&'a [usize]>,
+) -> Job<'a> {
+    let conf = b.dir.join(format!("client-{}.cnf", part.suite));
+    Job {
+        generator: b.generator,
+        program: &b.gen_program,
+        dir: &b.dir,
+        tag: format!("gen-{k}"),
+        suite: &b.suites[part.suite],
+        client_conf: conf.exists().then_some(conf),
+        port: b.ports[part.suite],
+        path: p.content.path(),
+        connections: part.connections,
+        threads: part.connections.min(b.gen_cpus.len().max(1) as u32),
+        duration_s: b.duration,
+        count,
+        handshake: b.handshake,
+        gzip: p.content.gzip(),
+        cpus,
+    }
+}
+
+/// Waits for every generator (each bounded by its own time limit). On a start failure
+/// or SIGINT/SIGTERM, stops the generators and nginx; None when interrupted.
+#[allow(clippy::type_complexity)]
+fn wait_for(
+    guard: &Guard,
+    running: &server::Running,
+    started: Vec<Result<load::Started, String>>,
+) -> Result<Option<Vec<Result<load::Outcome, String>>>, Failure> {
+    let stop_all = |started: &[Result<load::Started, String>]| {
+        for s in started.iter().flatten() {
+            s.stop(guard);
+        }
+        server::stop(guard, running);
+    };
+    if let Some(Err(e)) = started.iter().find(|s| s.is_err()) {
+        let e = e.clone();
+        stop_all(&started);
+        return Err(Failure::Runtime(e));
+    }
+    let mut results: Vec<Option<Result<load::Outcome, String>>> = vec![None; started.len()];
+    while results.iter().any(Option::is_none) {
+        if measure::stopped() {
+            stop_all(&started);
+            return Ok(None);
+        }
+        for (k, s) in started.iter().enumerate() {
+            if let (None, Ok(s)) = (&results[k], s) {
+                if let Poll::Done(r) = s.poll(guard) {
+                    results[k] = Some(r);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(Some(results.into_iter().flatten().collect()))
+}
+
+/// Waits (up to 2 s) until the files stop growing for 150 ms.
+fn settle(files: &[PathBuf]) {
+    let size = || -> u64 {
+        files
+            .iter()
+            .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+            .sum()
+    };
+    let start = Instant::now();
+    let (mut last, mut since) = (size(), Instant::now());
+    while start.elapsed() < Duration::from_secs(2) && since.elapsed() < Duration::from_millis(150) {
+        std::thread::sleep(Duration::from_millis(25));
+        let now = size();
+        if now != last {
+            last = now;
+            since = Instant::now();
+        }
+    }
+}
+
+fn sum_cpu(before: &[(i32, CpuTime)], after: &[(i32, CpuTime)]) -> CpuTime {
+    let mut t = CpuTime::default();
+    for (pid, a) in after {
+        let b = before
+            .iter()
+            .find(|(p, _)| p == pid)
+            .map(|(_, c)| *c)
+            .unwrap_or_default();
+        let d = a.minus(b);
+        t.user += d.user;
+        t.sys += d.sys;
+    }
+    t
+}

@@ -1,0 +1,196 @@
+//! tls as a `driver::Workload`: plan (build the bench, time each suite's cipher alone),
+//! measure one point at a time, and stop everything at the end.
+
+use super::bench::{Bench, Inputs};
+use super::point::{self, Outcome, Point};
+use super::primitive::{self, CipherAlone};
+use super::record::TlsData;
+use super::{sys, TlsArgs};
+use crate::driver::{self, Ctx, Plan, Workload};
+use crate::profile::ProfileField;
+use crate::record::read::AnyRecord;
+use crate::record::{Exclusion, Record};
+use crate::workloads::Failure;
+use serde_json::json;
+use std::time::Duration;
+
+pub struct Tls {
+    args: TlsArgs,
+    inputs: Inputs,
+    bench: Option<Bench>,
+    points: Vec<Point>,
+    /// Each suite's record protection timed in-process before any load.
+    alone: Vec<CipherAlone>,
+}
+
+impl Tls {
+    pub fn new(args: TlsArgs, inputs: Inputs) -> Self {
+        Tls {
+            args,
+            inputs,
+            bench: None,
+            points: Vec::new(),
+            alone: Vec::new(),
+        }
+    }
+}
+
+fn exclusion(b: &Bench, p: &Point, kind: &str, reason: String) -> Exclusion {
+    let point = json!({
+        "suite": p.suite(b), "content": p.content.label(),
+        "file_size": p.content.size(), "concurrency": p.concurrency,
+    });
+    Exclusion {
+        workload: "tls".into(),
+        implementation: "nginx".into(),
+        kind: kind.into(),
+        reason,
+        point: point.as_object().cloned().unwrap_or_default(),
+    }
+}
+
+impl Workload for Tls {
+    type Data = TlsData;
+
+    fn name(&self) -> &'static str {
+        "tls"
+    }
+
+    fn plan(&mut self) -> Result<Plan, Failure> {
+        let mut b = Bench::build(&self.args, &mut self.inputs)?;
+        // The cipher alone, on the same libcrypto, before any load.
+        let tls_suites: Vec<_> = b.suites.iter().filter(|s| s.cipher.is_some()).collect();
+        let (alone, notes) = primitive::measure(&tls_suites, Duration::from_millis(150));
+        b.notes.extend(notes);
+        self.alone = alone;
+        let (points, unsplittable) = point::plan(&b, &self.inputs.concurrency);
+        let exclusions = unsplittable
+            .iter()
+            .map(|p| exclusion(&b, p, "skipped", point::MIX_NEEDS_TWO.into()))
+            .collect();
+        // The first line names the ports, so that a watcher can check them.
+        eprintln!(
+            "cryptobench tls: {} points of {} s on {}, generator {}; server CPUs {}, generator CPUs {}; ports {}",
+            points.len(),
+            b.duration,
+            b.impl_version,
+            b.generator.name(),
+            sys::cpu_list(&b.server_cpus),
+            sys::cpu_list(&b.gen_cpus),
+            b.ports.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
+        );
+        let plan = Plan {
+            points: points.len(),
+            seconds: points.len() as f64 * (b.duration + 1.0),
+            libraries: b.libraries.clone(),
+            unavailable: b.unavailable.clone(),
+            settings: b.settings(&self.inputs.concurrency, &self.inputs.sizes),
+            exclusions,
+        };
+        self.points = points;
+        self.bench = Some(b);
+        Ok(plan)
+    }
+
+    fn measure(
+        &mut self,
+        index: usize,
+        ctx: &Ctx,
+    ) -> Result<Vec<driver::Outcome<TlsData>>, Failure> {
+        let (Some(b), Some(p)) = (self.bench.as_mut(), self.points.get(index).copied()) else {
+            return Ok(Vec::new());
+        };
+        let label = p.label(b);
+        ctx.progress.set_message(label.clone());
+        let n = format!("[{}/{}] {label}", index + 1, self.points.len());
+        Ok(match point::run(b, &p, &ctx.environment.run_id, false)? {
+            Outcome::Record(mut r) => {
+                if b.sampler.is_some() {
+                    r.profile = sampled_rerun(b, &p, &ctx.environment.run_id)?;
+                }
+                eprintln!("{n}: {}", summary(&r));
+                if let Some(f) = &r.profile {
+                    ctx.progress.suspend(|| {
+                        eprint!(
+                            "{}",
+                            crate::profile::table::render(&label, f, Some(r.throughput_bps))
+                        )
+                    });
+                }
+                vec![driver::Outcome::Record(*r)]
+            }
+            Outcome::Refused(reason) => {
+                eprintln!("{n}: refused: {reason}");
+                vec![driver::Outcome::Excluded(exclusion(
+                    b, &p, "refused", reason,
+                ))]
+            }
+            Outcome::Interrupted => Vec::new(),
+        })
+    }
+
+    fn wrap(record: Record<TlsData>) -> AnyRecord {
+        AnyRecord::Tls(record)
+    }
+
+    fn nothing_measured(&self, _exclusions: &[Exclusion]) -> String {
+        "nothing measured: every point was refused (see above)".into()
+    }
+
+    fn analysis_inputs(&self) -> serde_json::Value {
+        serde_json::to_value(&self.alone).unwrap_or_default()
+    }
+
+    fn finish(&mut self) {
+        // Everything started is gone before the report is printed.
+        if let Some(b) = &self.bench {
+            b.guard.release();
+        }
+    }
+}
+
+/// The same point again under perf: its profile, with the throughput it reached while
+/// sampled (the record keeps the unsampled run's numbers).
+fn sampled_rerun(
+    b: &mut Bench,
+    p: &Point,
+    run_id: &str,
+) -> Result<Option<Box<ProfileField>>, Failure> {
+    Ok(match point::run(b, p, run_id, true)? {
+        Outcome::Record(r) => r.profile.map(|mut f| {
+            if let ProfileField::Measured(m) = &mut *f {
+                m.throughput_bps = Some(r.throughput_bps);
+            }
+            f
+        }),
+        Outcome::Refused(why) => Some(Box::new(ProfileField::Unavailable {
+            unavailable: format!("the sampled run was refused: {why}"),
+        })),
+        Outcome::Interrupted => None,
+    })
+}
+
+/// "812 req/s, 3.35 MB/s, server 45% CPU, wrk 60% CPU", for the progress line.
+fn summary(r: &Record<TlsData>) -> String {
+    format!(
+        "{:.0} req/s, {} MB/s, server {:.0}% CPU, {} {:.0}% CPU{}{}",
+        r.requests_per_s,
+        crate::render::mbps(r.throughput_bps),
+        r.server_cpu_pct,
+        r.generator,
+        r.client_cpu_pct,
+        if r.generator_bound {
+            " (generator-bound)"
+        } else {
+            ""
+        },
+        if r.disturbed {
+            format!(
+                " (disturbed: others used {:.0}% of our CPUs)",
+                r.others_cpu_pct
+            )
+        } else {
+            String::new()
+        }
+    )
+}

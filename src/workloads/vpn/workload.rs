@@ -1,0 +1,396 @@
+//! vpn as a `driver::Workload`: the inputs and tools checked in `new`, the test bed (two
+//! namespaces over a veth) built in `plan`, one tunnel per point (brought up, measured
+//! at every load, torn down), everything removed in `finish`.
+
+use super::iperf::{Load, LoadError};
+use super::lab::{self, Lab};
+use super::record::{VpnData, VpnRecord};
+use super::tools::{self, Tool};
+use super::tunnel::{self, Programs, Spec};
+use super::{VpnArgs, Wanted};
+use crate::driver::{self, Ctx, Plan, Workload};
+use crate::measure;
+use crate::profile::{ProfileField, Sampler};
+use crate::record::read::AnyRecord;
+use crate::record::Exclusion;
+use crate::workloads::Failure;
+use serde_json::json;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+pub struct Vpn {
+    wanted: Vec<Wanted>,
+    ciphers: Vec<String>,
+    duration: u32,
+    rounds: u32,
+    loads: Vec<Load>,
+    progs: Programs,
+    /// Programs found, for the environment.
+    found: Vec<(Tool, PathBuf)>,
+    lab: Option<Lab>,
+    /// (round, tunnel) per point, rounds outermost so drift hits every tunnel alike.
+    points: Vec<(u32, Spec)>,
+    /// --profile: every point is run again under perf.
+    sampler: Option<Sampler>,
+}
+
+fn progress(msg: &str) {
+    if std::io::stderr().is_terminal() {
+        eprintln!("{msg}");
+    }
+}
+
+fn load_label(l: &Load) -> String {
+    format!("{} {} x{}", l.protocol(), l.direction(), l.streams)
+}
+
+impl Vpn {
+    /// Checks every input and finds every program; nothing is started.
+    pub fn new(args: VpnArgs) -> Result<Vpn, Failure> {
+        let input = Failure::Input;
+        let duration = super::parse_duration(args.common.time.unwrap_or(super::DEFAULT_DURATION))
+            .map_err(input)?;
+        if !(1..=super::MAX_ROUNDS).contains(&args.rounds) {
+            return Err(Failure::Input(format!(
+                "invalid --rounds {}: give 1 to {}",
+                args.rounds,
+                super::MAX_ROUNDS
+            )));
+        }
+        let streams = super::parse_streams(&args.streams).map_err(input)?;
+        let directions =
+            super::parse_directions(args.direction.direction.as_deref().unwrap_or("up,down"))
+                .map_err(input)?;
+        let wanted = super::parse_tunnels(&args.tunnels).map_err(input)?;
+        let (progs, found) = programs(&wanted)?;
+        let mut ciphers = Vec::new();
+        if let Some(ovpn) = &progs.openvpn {
+            let supported = tools::openvpn_ciphers(ovpn).map_err(Failure::Runtime)?;
+            ciphers = super::parse_ciphers(&args.ciphers, &supported, &progs.openvpn_version)
+                .map_err(input)?;
+        }
+        if !super::privileged() {
+            return Err(Failure::Input(super::NEED_ROOT.into()));
+        }
+        let sampler = (args.profile || args.profile_dir.is_some())
+            .then(|| {
+                Sampler::new(
+                    args.profile_dir.clone(),
+                    wanted.iter().any(|w| w.wireguard()),
+                )
+            })
+            .transpose()
+            .map_err(input)?;
+        let mut loads = Vec::new();
+        for udp in std::iter::once(false).chain(args.udp.then_some(true)) {
+            for &s in &streams {
+                for &down in &directions {
+                    loads.push(Load {
+                        udp,
+                        streams: s,
+                        down,
+                    });
+                }
+            }
+        }
+        Ok(Vpn {
+            wanted,
+            ciphers,
+            duration,
+            rounds: args.rounds,
+            loads,
+            progs,
+            found,
+            lab: None,
+            points: Vec::new(),
+            sampler,
+        })
+    }
+
+    /// The tunnels to measure, in the order asked; WireGuard is the kernel's where it
+    /// works, else wireguard-go.
+    fn specs(&mut self, kernel_wg: bool) -> Result<Vec<Spec>, Failure> {
+        let mut specs = Vec::new();
+        for w in &self.wanted {
+            match w {
+                Wanted::Bare => specs.push(Spec::Bare),
+                Wanted::WireGuardKernel if !kernel_wg => {
+                    return Err(Failure::Input(
+                        "--tunnels wireguard-kernel: this kernel cannot create a wireguard link (no WireGuard module); use wireguard-go".into(),
+                    ))
+                }
+                Wanted::WireGuardKernel => specs.push(Spec::WireGuard { kernel: true }),
+                Wanted::WireGuardAuto if kernel_wg => specs.push(Spec::WireGuard { kernel: true }),
+                Wanted::WireGuardAuto | Wanted::WireGuardGo => {
+                    let go = self.progs.wireguard_go.clone().ok_or_else(|| {
+                        Failure::Input(tools::require(Tool::WireguardGo).unwrap_err())
+                    })?;
+                    self.progs.wireguard_go_version =
+                        tools::short_version(&tools::version(&go, Tool::WireguardGo));
+                    self.found.push((Tool::WireguardGo, go));
+                    let s = Spec::WireGuard { kernel: false };
+                    if !specs.contains(&s) {
+                        specs.push(s);
+                    }
+                }
+                Wanted::OpenVpn => {
+                    for c in &self.ciphers {
+                        specs.push(Spec::OpenVpn { cipher: c.clone() });
+                    }
+                }
+            }
+        }
+        Ok(specs)
+    }
+
+    fn exclusion(&self, round: u32, spec: &Spec, load: Option<&Load>, reason: String) -> Exclusion {
+        let round = if self.rounds > 1 {
+            format!(" (round {round})")
+        } else {
+            String::new()
+        };
+        let point = json!({
+            "tunnel": format!("{}{round}", spec.label()),
+            "load": load.map(load_label),
+        });
+        Exclusion {
+            workload: "vpn".into(),
+            implementation: spec.tunnel().into(),
+            kind: "failed".into(),
+            reason,
+            point: point.as_object().cloned().unwrap_or_default(),
+        }
+    }
+}
+
+/// Each program the tunnels need; a missing one is named with its package.
+fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failure> {
+    let mut needed = vec![Tool::Ip, Tool::Iperf3];
+    if wanted.iter().any(|w| w.wireguard()) {
+        needed.push(Tool::Wg);
+    }
+    if wanted.contains(&Wanted::WireGuardGo) {
+        needed.push(Tool::WireguardGo);
+    }
+    if wanted.contains(&Wanted::OpenVpn) {
+        needed.extend([Tool::Openvpn, Tool::Openssl]);
+    }
+    let mut found = Vec::new();
+    for t in needed {
+        found.push((t, tools::require(t).map_err(Failure::Input)?));
+    }
+    let path_of = |t: Tool| found.iter().find(|(x, _)| *x == t).map(|(_, p)| p.clone());
+    let mut progs = Programs {
+        iperf3: path_of(Tool::Iperf3)
+            .map(|p| p.to_string_lossy().to_string())
+            .unwrap_or_default(),
+        wg: path_of(Tool::Wg),
+        wireguard_go: path_of(Tool::WireguardGo).or_else(|| tools::find(Tool::WireguardGo)),
+        openvpn: path_of(Tool::Openvpn),
+        openssl: path_of(Tool::Openssl),
+        ..Programs::default()
+    };
+    if let Some(ovpn) = &progs.openvpn {
+        progs.openvpn_version = tools::short_version(&tools::version(ovpn, Tool::Openvpn));
+    }
+    Ok((progs, found))
+}
+
+/// The same point again under perf; the record keeps the unsampled run's numbers and
+/// the profile the throughput reached while sampled.
+fn sampled_rerun(
+    lab: &Lab,
+    tun: &mut super::tunnel::Tunnel,
+    progs: &Programs,
+    load: Load,
+    duration: u32,
+    run_id: &str,
+    sampling: (&Sampler, &str),
+) -> Option<Box<ProfileField>> {
+    match super::point::measure_point(lab, tun, progs, load, duration, run_id, Some(sampling)) {
+        Ok(again) => again.profile.map(|mut f| {
+            if let ProfileField::Measured(m) = &mut *f {
+                m.throughput_bps = Some(again.throughput_bps);
+            }
+            f
+        }),
+        Err(LoadError::Interrupted) => None,
+        Err(LoadError::Failed(e)) => Some(Box::new(ProfileField::Unavailable {
+            unavailable: format!("the sampled run failed: {e}"),
+        })),
+    }
+}
+
+impl Workload for Vpn {
+    type Data = VpnData;
+
+    fn name(&self) -> &'static str {
+        "vpn"
+    }
+
+    fn plan(&mut self) -> Result<Plan, Failure> {
+        let lab =
+            Lab::new().map_err(|e| Failure::Runtime(format!("cannot build the test bed: {e}")))?;
+        let wants_wg = self.wanted.iter().any(|w| w.wireguard());
+        let kernel_wg = wants_wg && lab.kernel_wireguard();
+        let mut unavailable = Vec::new();
+        if wants_wg && !kernel_wg {
+            unavailable.push(json!({
+                "name": "wireguard (kernel)",
+                "reason": "this kernel cannot create a wireguard link (no WireGuard module)",
+            }));
+        }
+        let specs = self.specs(kernel_wg)?;
+        let directions: Vec<&str> = self.loads.iter().map(Load::direction).collect();
+        let mut dirs: Vec<&str> = Vec::new();
+        for d in directions {
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+        let mut streams: Vec<u32> = self.loads.iter().map(|l| l.streams).collect();
+        streams.dedup();
+        let settings = json!({
+            "tunnels": specs.iter().map(Spec::label).collect::<Vec<_>>(),
+            "streams": streams, "directions": dirs,
+            "duration_s": self.duration, "rounds": self.rounds,
+            "udp": self.loads.iter().any(|l| l.udp), "kernel_wireguard": kernel_wg,
+            "netns": lab.ns, "veth": lab.veth, "outer_addresses": lab::VETH_ADDR,
+        });
+        self.points = (1..=self.rounds)
+            .flat_map(|r| specs.iter().map(move |s| (r, s.clone())))
+            .collect();
+        self.lab = Some(lab);
+        Ok(Plan {
+            points: self.points.len(),
+            seconds: (self.points.len() * self.loads.len()) as f64 * (self.duration as f64 + 1.0),
+            libraries: self
+                .found
+                .iter()
+                .map(|(t, p)| tools::describe(*t, p))
+                .collect(),
+            unavailable,
+            settings,
+            exclusions: Vec::new(),
+        })
+    }
+
+    fn measure(
+        &mut self,
+        index: usize,
+        ctx: &Ctx,
+    ) -> Result<Vec<driver::Outcome<VpnData>>, Failure> {
+        let (Some(lab), Some((round, spec))) = (self.lab.as_ref(), self.points.get(index)) else {
+            return Ok(Vec::new());
+        };
+        let round_label = if self.rounds > 1 {
+            format!(" (round {round})")
+        } else {
+            String::new()
+        };
+        progress(&format!("{}{round_label}: bringing it up", spec.label()));
+        ctx.progress
+            .set_message(format!("{}{round_label}", spec.label()));
+        let mut out = Vec::new();
+        let mut tun = match tunnel::up(lab, &self.progs, spec) {
+            Ok(t) => t,
+            Err(LoadError::Interrupted) => return Ok(out),
+            Err(LoadError::Failed(e)) => {
+                out.push(driver::Outcome::Excluded(
+                    self.exclusion(*round, spec, None, e),
+                ));
+                return Ok(out);
+            }
+        };
+        for (k, load) in self.loads.iter().enumerate() {
+            if measure::stopped() {
+                break;
+            }
+            if let Err(e) = tun.check_alive() {
+                out.push(driver::Outcome::Excluded(self.exclusion(
+                    *round,
+                    spec,
+                    Some(load),
+                    e,
+                )));
+                continue;
+            }
+            let point = super::point::measure_point(
+                lab,
+                &mut tun,
+                &self.progs,
+                *load,
+                self.duration,
+                &ctx.environment.run_id,
+                None,
+            );
+            match point {
+                Ok(mut rec) => {
+                    rec.round = *round;
+                    if let Some(s) = &self.sampler {
+                        let label =
+                            format!("vpn {}{round_label} {}", spec.label(), load_label(load));
+                        rec.profile = sampled_rerun(
+                            lab,
+                            &mut tun,
+                            &self.progs,
+                            *load,
+                            self.duration,
+                            &ctx.environment.run_id,
+                            (s, &label),
+                        );
+                        if let Some(f) = &rec.profile {
+                            ctx.progress.suspend(|| {
+                                eprint!(
+                                    "{}",
+                                    crate::profile::table::render(
+                                        &label,
+                                        f,
+                                        Some(rec.throughput_bps)
+                                    )
+                                )
+                            });
+                        }
+                    }
+                    progress(&format!(
+                        "[{}/{}] {}{round_label} {}: {:.0} Mbit/s",
+                        index * self.loads.len() + k + 1,
+                        self.points.len() * self.loads.len(),
+                        spec.label(),
+                        load_label(load),
+                        rec.throughput_bps * 8.0 / 1e6
+                    ));
+                    out.push(driver::Outcome::Record(rec));
+                }
+                Err(LoadError::Interrupted) => break,
+                Err(LoadError::Failed(e)) => out.push(driver::Outcome::Excluded(self.exclusion(
+                    *round,
+                    spec,
+                    Some(load),
+                    e,
+                ))),
+            }
+        }
+        Ok(out)
+    }
+
+    fn wrap(record: VpnRecord) -> AnyRecord {
+        AnyRecord::Vpn(record)
+    }
+
+    fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
+        let why: Vec<String> = exclusions
+            .iter()
+            .map(|e| {
+                let tunnel = e.point.get("tunnel").and_then(|t| t.as_str());
+                format!("{}: {}", tunnel.unwrap_or(&e.implementation), e.reason)
+            })
+            .collect();
+        format!("nothing measured: {}", why.join("; "))
+    }
+
+    fn finish(&mut self) {
+        // Namespaces, links and daemons go before the report is printed.
+        self.lab = None;
+    }
+}
