@@ -128,11 +128,13 @@ pub fn frequency() -> Value {
         .and_then(|s| s.trim().parse::<u64>().ok());
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let mhz = cpuinfo_field(&info, &["cpu MHz"]).and_then(|s| s.parse::<f64>().ok());
-    let source = if cur.is_some() {
-        "cpufreq scaling_cur_freq".to_string()
-    } else {
-        "none: no cpufreq in /sys (virtual machine?); /proc/cpuinfo MHz is the nominal clock"
-            .to_string()
+    // The live clock source of every speed point, or why there is none (said once here;
+    // each record then has "clock": null).
+    let source = match crate::sys::clock::detect() {
+        Ok(s) => serde_json::to_value(s).unwrap_or_default(),
+        Err(why) => json!(format!(
+            "none: {why}; /proc/cpuinfo MHz is the nominal clock"
+        )),
     };
     json!({ "governor": gov, "cpufreq_khz": cur, "cpuinfo_mhz": mhz, "source": source })
 }
@@ -177,7 +179,7 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
     Environment {
         kind: "environment".into(),
         schema: SCHEMA,
-        run_id: format!("{}-{}", now.as_secs(), std::process::id()),
+        run_id: run_id(now.as_secs()),
         cryptobench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix: now.as_secs(),
         // A store URL's password never reaches a results file.
@@ -197,6 +199,16 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         settings,
         emulated: emulation(&fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).is_some(),
         kernel_crypto: std::sync::Arc::new(crate::workloads::probe::kernel_facts()),
+    }
+}
+
+/// secs-pid, and a counter after the first run of a process (a study runs several
+/// workloads in one process within a second).
+fn run_id(secs: u64) -> String {
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    match RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => format!("{secs}-{}", std::process::id()),
+        n => format!("{secs}-{}-{n}", std::process::id()),
     }
 }
 

@@ -16,6 +16,7 @@ mod profile;
 mod record;
 mod render;
 mod store;
+mod study;
 mod sys;
 mod verify;
 mod workloads;
@@ -67,6 +68,9 @@ enum Command {
     Man,
     /// The runs kept in the store: list them, show, tag, export, import or remove one.
     History(workloads::history::HistoryArgs),
+    /// One of the five studies (offload, aesni, scaling, avx512, router-vpn) as one
+    /// command: its matrix, its table and its computed conclusion (--list describes them).
+    Study(Box<study::StudyArgs>),
 }
 
 fn main() {
@@ -144,6 +148,7 @@ fn main() {
                 .map_err(|e| workloads::Failure::Runtime(format!("cannot write the man page: {e}")))
         }
         Command::History(args) => workloads::history::run(args),
+        Command::Study(args) => study::run(*args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -91,6 +91,8 @@ pub struct Measured {
     pub progress: Progress,
     /// Set once the point takes no more trials.
     pub stop: Option<StopReason>,
+    /// The clock of each trial, where this machine has a source (`sys::clock`).
+    pub clocks: Vec<crate::sys::clock::ClockReading>,
 }
 
 impl Measured {
@@ -110,6 +112,7 @@ impl Measured {
             machine_cpus,
             progress: Progress::default(),
             stop: None,
+            clocks: Vec::new(),
         }
     }
 
@@ -297,6 +300,7 @@ pub fn run_group(
             let window0 = Instant::now();
             let busy0 = cpu::machine_busy_s();
             let self0 = cpu::process_cpu();
+            let clock = crate::sys::clock::Sampler::start();
             let t = match trial(ws, m.batch, trial_dur) {
                 Ok(t) => t,
                 Err(e) => {
@@ -304,6 +308,7 @@ pub fn run_group(
                     continue;
                 }
             };
+            m.clocks.extend(clock.and_then(|c| c.stop()));
             let own = cpu::process_cpu().since(self0).total();
             let busy1 = cpu::machine_busy_s();
             let window = window0.elapsed().as_secs_f64();

@@ -669,6 +669,7 @@ fn to_record(
             // Bytes per CPU-second: public-key operations have no bytes.
             throughput_cpu_bps: (!ops).then_some(cpu_median),
             throughput_cpu_bps_ci: (!ops).then_some([cpu_lo, cpu_hi]),
+            clock: crate::sys::clock::merge(&m.clocks),
         },
     }
 }

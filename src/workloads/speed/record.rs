@@ -72,4 +72,8 @@ pub struct SpeedData {
     /// CI of that median: [low, high].
     #[serde(default)]
     pub throughput_cpu_bps_ci: Option<[f64; 2]>,
+    /// The clock the cores that ran the point delivered (per-core mean over its trials);
+    /// null where the machine has no source (the environment's frequency.source says why).
+    #[serde(default)]
+    pub clock: Option<crate::sys::clock::ClockReading>,
 }

@@ -1,0 +1,453 @@
+//! Study 2: what AES-NI buys the primitive, and what it buys applications (nginx, an
+//! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file), side by side.
+
+use super::{argv, times, Action, Findings, Observed, Opts, Step, Study};
+use crate::analyse::stats::median;
+use crate::render::model::{Block, Column, Table};
+
+pub struct AesNi;
+
+const MASKED: &str = " no-aesni";
+const ALGS: [&str; 3] = ["aes-128-gcm", "aes-256-gcm", "aes-256-cbc"];
+
+/// The OPENSSL_ia32cap value of `isa=no-aesni`, for processes started with it.
+fn mask() -> Vec<(String, String)> {
+    crate::impls::openssl::isa::isa_request("no-aesni")
+        .map(|(m, _)| vec![("OPENSSL_ia32cap".to_string(), m)])
+        .unwrap_or_default()
+}
+
+impl Study for AesNi {
+    fn name(&self) -> &'static str {
+        "aesni"
+    }
+    fn question(&self) -> &'static str {
+        "what does AES-NI buy my application?"
+    }
+    fn original(&self) -> &'static str {
+        "study 2: AES-NI made synthetic AES 3-6x faster, but applications far less (330 MB RAM disk 7 s -> 4 s, 1.75x; file CBC-256 encrypt 1.2x, decrypt 1.09x)"
+    }
+    fn steps(&self, o: &Opts) -> Vec<Step> {
+        let (t, d, mb, rounds) = if o.quick {
+            ("0.05", "1", 33_000_000, 1)
+        } else {
+            ("0.3", "5", 330_000_000, 3)
+        };
+        let tf: f64 = t.parse().unwrap_or(0.3);
+        let df: f64 = d.parse().unwrap_or(5.0);
+        let speed = |imp: &str, algs: &str, dirs: &str| {
+            argv(&[
+                "speed",
+                "--impl",
+                imp,
+                "--alg",
+                algs,
+                "--sizes",
+                "16k",
+                "--direction",
+                dirs,
+                "--time",
+                t,
+            ])
+        };
+        let mut primitive = speed("openssl,aws-lc", &ALGS.join(","), "enc,dec");
+        primitive.extend(argv(&["--variant", "isa=no-aesni"]));
+        let tls = argv(&[
+            "tls",
+            "--suites",
+            "aes256gcm",
+            "--files",
+            "10m",
+            "--concurrency",
+            "1",
+            "--duration",
+            d,
+        ]);
+        let vpn = argv(&[
+            "vpn",
+            "--tunnels",
+            "openvpn",
+            "--ciphers",
+            "AES-256-GCM",
+            "--streams",
+            "1",
+            "--directions",
+            "up",
+            "--duration",
+            d,
+        ]);
+        let enc = |env| Action::OpensslEnc {
+            cipher: "aes-256-cbc".into(),
+            bytes: mb,
+            rounds,
+            env,
+        };
+        let step = |tag: &str, seconds: f64, action| Step {
+            tag: tag.into(),
+            seconds,
+            action,
+        };
+        vec![
+            step(
+                "primitive",
+                18.0 * tf * 1.2 + 2.0,
+                Action::Workload(primitive),
+            ),
+            step(
+                "aws-lc no-aesni",
+                2.0 * tf + 2.0,
+                Action::Child {
+                    env: mask(),
+                    argv: speed("aws-lc", "aes-128-gcm", "enc"),
+                },
+            ),
+            step("nginx", df + 3.0, Action::Workload(tls.clone())),
+            step(
+                "nginx no-aesni",
+                df + 3.0,
+                Action::Child {
+                    env: mask(),
+                    argv: tls,
+                },
+            ),
+            step("openvpn", df + 6.0, Action::Workload(vpn.clone())),
+            step(
+                "openvpn no-aesni",
+                df + 6.0,
+                Action::Child {
+                    env: mask(),
+                    argv: vpn,
+                },
+            ),
+            step(
+                "enc",
+                mb as f64 / 2e8 * rounds as f64 + 1.0,
+                enc(Vec::new()),
+            ),
+            step(
+                "enc no-aesni",
+                mb as f64 / 5e7 * rounds as f64 + 1.0,
+                enc(mask()),
+            ),
+        ]
+    }
+    fn analyse(&self, o: &Observed) -> Findings {
+        analyse(o)
+    }
+}
+
+/// One line of the side-by-side table.
+#[derive(Debug, PartialEq)]
+struct Gain {
+    what: String,
+    unit: &'static str,
+    with: f64,
+    without: f64,
+    /// with/without for speeds, without/with for times.
+    gain: f64,
+}
+
+fn analyse(o: &Observed) -> Findings {
+    let mut gains = Vec::new();
+    let prim = o.speed("primitive");
+    for alg in ALGS {
+        for dir in ["enc", "dec"] {
+            let pick = |variant: Option<&str>| {
+                prim.iter()
+                    .find(|r| {
+                        r.implementation == "openssl"
+                            && r.variant.as_deref() == variant
+                            && r.alg == alg
+                            && r.direction == dir
+                    })
+                    .map(|r| r.throughput_bps)
+            };
+            if let (Some(w), Some(wo)) = (pick(None), pick(Some("isa=no-aesni"))) {
+                gains.push(Gain {
+                    what: format!("primitive openssl {alg} {dir} 16 KiB"),
+                    unit: "MB/s",
+                    with: w / 1e6,
+                    without: wo / 1e6,
+                    gain: w / wo,
+                });
+            }
+        }
+    }
+    let n_prim = gains.len();
+    let mut apps = Vec::new();
+    let tls = |tag: &str| {
+        let v: Vec<f64> = o.tls(tag).iter().map(|r| r.throughput_bps).collect();
+        (!v.is_empty()).then(|| median(&v))
+    };
+    if let (Some(w), Some(wo)) = (tls("nginx"), tls(&format!("nginx{MASKED}"))) {
+        apps.push(Gain {
+            what: "nginx 10 MiB file, AES-256-GCM (server and client masked)".into(),
+            unit: "Mbit/s",
+            with: w * 8.0 / 1e6,
+            without: wo * 8.0 / 1e6,
+            gain: w / wo,
+        });
+    }
+    let vpn = |tag: &str| {
+        let v: Vec<f64> = o.vpn(tag).iter().map(|r| r.throughput_bps).collect();
+        (!v.is_empty()).then(|| median(&v))
+    };
+    if let (Some(w), Some(wo)) = (vpn("openvpn"), vpn(&format!("openvpn{MASKED}"))) {
+        apps.push(Gain {
+            what: "OpenVPN AES-256-GCM, 1 stream (both ends masked)".into(),
+            unit: "Mbit/s",
+            with: w * 8.0 / 1e6,
+            without: wo * 8.0 / 1e6,
+            gain: w / wo,
+        });
+    }
+    for t in o.timings.iter().filter(|t| t.tag == "enc") {
+        let masked = o
+            .timings
+            .iter()
+            .find(|m| m.tag == format!("enc{MASKED}") && m.what == t.what);
+        if let Some(m) = masked.filter(|m| !m.seconds.is_empty() && !t.seconds.is_empty()) {
+            let (w, wo) = (median(&t.seconds), median(&m.seconds));
+            apps.push(Gain {
+                what: format!("{} of {} MB in tmpfs", t.what, t.bytes / 1_000_000),
+                unit: "s",
+                with: w,
+                without: wo,
+                gain: wo / w,
+            });
+        }
+    }
+    let mut table = Table::new(
+        "AES-NI on against off (OPENSSL_ia32cap isa=no-aesni); gain = on/off for speeds, off/on for times",
+        vec![
+            Column::text("what"),
+            Column::text("unit"),
+            Column::num("AES-NI"),
+            Column::num("no AES-NI"),
+            Column::num("gain"),
+        ],
+    );
+    for g in gains.iter().chain(&apps) {
+        table.push(vec![
+            g.what.clone(),
+            g.unit.into(),
+            format!("{:.1}", g.with),
+            format!("{:.1}", g.without),
+            times(g.gain),
+        ]);
+    }
+    let mut conclusions = Vec::new();
+    let prim_gain = (n_prim > 0).then(|| median(&gains.iter().map(|g| g.gain).collect::<Vec<_>>()));
+    match prim_gain {
+        Some(p) => {
+            let app_text: Vec<String> = apps
+                .iter()
+                .map(|a| format!("{} {}", short(&a.what), times(a.gain)))
+                .collect();
+            if apps.is_empty() {
+                conclusions.push(format!(
+                    "AES-NI: primitive {} (median of {n_prim} points); no application was measured here",
+                    times(p)
+                ));
+            } else {
+                let smaller = apps.iter().filter(|a| a.gain < p).count();
+                let all = smaller == apps.len();
+                conclusions.push(format!(
+                    "AES-NI: primitive {} (median of {n_prim} points), {}: {}",
+                    times(p),
+                    app_text.join(", "),
+                    if all {
+                        format!("the application gain is smaller, {}.", super::agreement(true, 2))
+                    } else {
+                        format!(
+                            "{smaller} of {} application gains are smaller (study 2 found every application gain smaller).",
+                            apps.len()
+                        )
+                    }
+                ));
+            }
+            let in_range = (3.0..=6.0).contains(&p);
+            conclusions.push(format!(
+                "The primitive gain {} is {} study 2's synthetic 3-6x{}",
+                times(p),
+                if in_range {
+                    "within"
+                } else if p > 6.0 {
+                    "above"
+                } else {
+                    "below"
+                },
+                if p > 6.0 {
+                    " (today's OpenSSL has far faster AES-NI code than 2010's)."
+                } else {
+                    "."
+                }
+            ));
+        }
+        None => conclusions.push(format!(
+            "AES-NI primitive gain not observed: {}",
+            o.why_missing("primitive")
+        )),
+    }
+    conclusions.push(aws_lc_honours(o));
+    let mut blocks = vec![Block::Table(table)];
+    if gains.is_empty() && apps.is_empty() {
+        blocks.clear();
+    }
+    Findings {
+        blocks,
+        conclusions,
+    }
+}
+
+fn short(what: &str) -> String {
+    what.split(" (").next().unwrap_or(what).to_string()
+}
+
+/// Whether aws-lc reads OPENSSL_ia32cap: its AES-128-GCM speed with and without the mask.
+fn aws_lc_honours(o: &Observed) -> String {
+    let pick = |tag: &str| {
+        o.speed(tag)
+            .iter()
+            .find(|r| {
+                r.implementation == "aws-lc" && r.alg == "aes-128-gcm" && r.direction == "enc"
+            })
+            .map(|r| r.throughput_bps)
+    };
+    match (pick("primitive"), pick(&format!("aws-lc{MASKED}"))) {
+        (Some(w), Some(wo)) => {
+            let r = w / wo;
+            if r > 1.5 {
+                format!(
+                    "aws-lc honours OPENSSL_ia32cap: AES-128-GCM {} MB/s unmasked, {} MB/s with the no-aesni mask ({}).",
+                    crate::render::mbps(w), crate::render::mbps(wo), times(r)
+                )
+            } else {
+                format!(
+                    "aws-lc ignores OPENSSL_ia32cap: AES-128-GCM {} MB/s unmasked, {} MB/s with the no-aesni mask ({}), so its gain cannot be measured this way.",
+                    crate::render::mbps(w), crate::render::mbps(wo), times(r)
+                )
+            }
+        }
+        _ => format!(
+            "whether aws-lc honours OPENSSL_ia32cap: not observed ({})",
+            o.why_missing("aws-lc no-aesni")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::tests::{observed, speed_rec, tls_rec};
+    use crate::study::Timing;
+
+    #[test]
+    fn primitive_gain_beside_application_gain() {
+        let mut recs = Vec::new();
+        for alg in ALGS {
+            for dir in ["enc", "dec"] {
+                recs.push(speed_rec("openssl", None, alg, dir, 16384, 1, 4e9));
+                recs.push(speed_rec(
+                    "openssl",
+                    Some("isa=no-aesni"),
+                    alg,
+                    dir,
+                    16384,
+                    1,
+                    4e8,
+                ));
+            }
+        }
+        recs.push(speed_rec(
+            "aws-lc",
+            None,
+            "aes-128-gcm",
+            "enc",
+            16384,
+            1,
+            5e9,
+        ));
+        let mut o = observed(vec![
+            ("primitive", recs),
+            (
+                "aws-lc no-aesni",
+                vec![speed_rec(
+                    "aws-lc",
+                    None,
+                    "aes-128-gcm",
+                    "enc",
+                    16384,
+                    1,
+                    4.9e9,
+                )],
+            ),
+            ("nginx", vec![tls_rec("aes256gcm", 10 << 20, 1, 1e9)]),
+            (
+                "nginx no-aesni",
+                vec![tls_rec("aes256gcm", 10 << 20, 1, 5e8)],
+            ),
+        ]);
+        o.timings = vec![
+            Timing {
+                tag: "enc".into(),
+                what: "openssl enc -aes-256-cbc encrypt".into(),
+                bytes: 330_000_000,
+                seconds: vec![1.0, 1.1, 0.9],
+            },
+            Timing {
+                tag: "enc no-aesni".into(),
+                what: "openssl enc -aes-256-cbc encrypt".into(),
+                bytes: 330_000_000,
+                seconds: vec![1.5],
+            },
+        ];
+        let f = analyse(&o);
+        let c = f.conclusions.join("\n");
+        assert!(c.contains("primitive 10.00x (median of 6 points)"), "{c}");
+        assert!(c.contains("nginx 10 MiB file, AES-256-GCM 2.00x"), "{c}");
+        assert!(
+            c.contains("openssl enc -aes-256-cbc encrypt of 330 MB in tmpfs 1.50x"),
+            "{c}"
+        );
+        assert!(
+            c.contains("the application gain is smaller, as study 2 found"),
+            "{c}"
+        );
+        assert!(c.contains("above study 2's synthetic 3-6x"), "{c}");
+        assert!(c.contains("aws-lc ignores OPENSSL_ia32cap"), "{c}");
+        let Block::Table(t) = &f.blocks[0] else {
+            panic!()
+        };
+        assert_eq!(t.rows.len(), 8);
+    }
+
+    #[test]
+    fn a_larger_application_gain_is_said_to_contradict() {
+        let o = observed(vec![
+            (
+                "primitive",
+                vec![
+                    speed_rec("openssl", None, "aes-128-gcm", "enc", 16384, 1, 2e9),
+                    speed_rec(
+                        "openssl",
+                        Some("isa=no-aesni"),
+                        "aes-128-gcm",
+                        "enc",
+                        16384,
+                        1,
+                        1e9,
+                    ),
+                ],
+            ),
+            ("nginx", vec![tls_rec("aes256gcm", 10 << 20, 1, 3e9)]),
+            (
+                "nginx no-aesni",
+                vec![tls_rec("aes256gcm", 10 << 20, 1, 1e9)],
+            ),
+        ]);
+        let c = analyse(&o).conclusions.join("\n");
+        assert!(c.contains("0 of 1 application gains are smaller"), "{c}");
+        assert!(c.contains("below study 2's"), "{c}");
+    }
+}

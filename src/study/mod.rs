@@ -1,0 +1,331 @@
+//! `cryptobench study NAME`: one of the five studies of ../shared/STUDIES.md as one
+//! command. A study owns no measuring code: it composes the workloads (speed, tls, vpn)
+//! through their public entry points, all appending to one JSON Lines file, reads the
+//! records back and computes its tables and conclusion with pure functions (one file
+//! per study, unit-tested on synthetic records).
+
+pub mod aesni;
+pub mod avx512;
+mod governor;
+pub mod offload;
+pub mod router_vpn;
+mod runner;
+pub mod scaling;
+mod view;
+
+use crate::record::read::Run;
+use crate::render::model::Block;
+use crate::workloads::Failure;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StudyFormat {
+    Table,
+    Markdown,
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct StudyArgs {
+    /// The study: offload, aesni, scaling, avx512 or router-vpn (see --list).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// Describe the five studies and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// A reduced matrix in about a minute (first looks, tests).
+    #[arg(long)]
+    pub quick: bool,
+    /// offload: run the kernel part inside the qemu guest (guest/run) where the host has
+    /// no kernel crypto path.
+    #[arg(long)]
+    pub guest: bool,
+    /// router-vpn: also measure this libcrypto build (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub libcrypto: Vec<PathBuf>,
+    /// Keep the records (JSON Lines, appended) in FILE; default: a temp file removed after.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = StudyFormat::Table)]
+    pub format: StudyFormat,
+}
+
+/// What the steps of a study depend on.
+#[derive(Clone, Debug)]
+pub struct Opts {
+    pub quick: bool,
+    pub guest: bool,
+    pub libcrypto: Vec<PathBuf>,
+    /// Logical CPUs here.
+    pub cores: usize,
+    pub arch: &'static str,
+    /// The cpufreq governors offered, or why none can be set.
+    pub governors: Result<Vec<String>, String>,
+}
+
+/// One workload run of a study. `tag` names its runs for the analysis.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub tag: String,
+    /// Expected seconds, for the opening line.
+    pub seconds: f64,
+    pub action: Action,
+}
+
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// A workload in this process: its command line after the binary name.
+    Workload(Vec<String>),
+    /// A workload in a child cryptobench with extra environment (an ISA mask that a
+    /// library reads once, when it is loaded).
+    Child {
+        env: Vec<(String, String)>,
+        argv: Vec<String>,
+    },
+    /// A workload in this process while a child cryptobench runs `neighbour` beside it
+    /// (its records go to a file of their own and are kept under tag + "/neighbour").
+    Beside {
+        neighbour: Vec<String>,
+        neighbour_env: Vec<(String, String)>,
+        argv: Vec<String>,
+    },
+    /// A workload inside the qemu guest (guest/run); its records are copied back.
+    Guest(Vec<String>),
+    /// `openssl enc` over a file of `bytes` in a private tmpfs dir, each way, `rounds`
+    /// times, with the environment given (timed: wall seconds per round).
+    OpensslEnc {
+        cipher: String,
+        bytes: u64,
+        rounds: u32,
+        env: Vec<(String, String)>,
+    },
+    /// Set the cpufreq governor for the steps after it (restored at the end).
+    Governor(String),
+}
+
+/// A run read back, with the step it came from.
+#[derive(Clone, Debug)]
+pub struct Tagged {
+    pub tag: String,
+    pub run: Run,
+}
+
+/// A timed program (`openssl enc`): not a workload record, kept in the study's JSON.
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct Timing {
+    pub tag: String,
+    pub what: String,
+    pub bytes: u64,
+    pub seconds: Vec<f64>,
+}
+
+/// Everything a study's analysis reads: the tagged runs, timings, and facts the runner
+/// learnt (a step that failed, a governor that could not be set).
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    pub runs: Vec<Tagged>,
+    pub timings: Vec<Timing>,
+    /// (tag, why) of steps that produced nothing.
+    pub failed: Vec<(String, String)>,
+    pub notes: Vec<String>,
+}
+
+impl Observed {
+    /// Runs with this tag.
+    pub fn tagged<'a>(&'a self, tag: &str) -> impl Iterator<Item = &'a Run> + 'a {
+        let tag = tag.to_string();
+        self.runs
+            .iter()
+            .filter(move |t| t.tag == tag)
+            .map(|t| &t.run)
+    }
+    /// Why the step with this tag produced nothing, if it failed.
+    pub fn failure(&self, tag: &str) -> Option<&str> {
+        self.failed
+            .iter()
+            .find(|(t, _)| t == tag)
+            .map(|(_, w)| w.as_str())
+    }
+}
+
+/// A study's result: its tables and its closing sentences, with numbers.
+#[derive(Clone, Debug, Default)]
+pub struct Findings {
+    pub blocks: Vec<Block>,
+    pub conclusions: Vec<String>,
+}
+
+pub trait Study {
+    fn name(&self) -> &'static str;
+    /// The user's question.
+    fn question(&self) -> &'static str;
+    /// What the original study found (STUDIES.md), in one line.
+    fn original(&self) -> &'static str;
+    fn steps(&self, o: &Opts) -> Vec<Step>;
+    /// Facts known before running that the analysis must say (e.g. no governor here).
+    fn notes(&self, _o: &Opts) -> Vec<String> {
+        Vec::new()
+    }
+    /// Pure: tables and conclusions from what was observed.
+    fn analyse(&self, o: &Observed) -> Findings;
+}
+
+pub fn all() -> Vec<Box<dyn Study>> {
+    vec![
+        Box::new(offload::Offload),
+        Box::new(aesni::AesNi),
+        Box::new(scaling::Scaling),
+        Box::new(avx512::Avx512),
+        Box::new(router_vpn::RouterVpn),
+    ]
+}
+
+pub fn run(args: StudyArgs) -> Result<i32, Failure> {
+    let studies = all();
+    let names: Vec<&str> = studies.iter().map(|s| s.name()).collect();
+    if args.list {
+        print!("{}", view::list(&studies, &opts(&args)));
+        return Ok(0);
+    }
+    let Some(name) = args.name.as_deref() else {
+        return Err(Failure::Input(format!(
+            "study: name a study ({}) or give --list",
+            names.join(", ")
+        )));
+    };
+    let study = studies.iter().find(|s| s.name() == name).ok_or_else(|| {
+        Failure::Input(format!(
+            "unknown study '{}': choose from {} (cryptobench study --list)",
+            crate::cli::shown(name),
+            names.join(", ")
+        ))
+    })?;
+    if args.guest && study.name() != "offload" {
+        return Err(Failure::Input(
+            "--guest is offload's (its kernel part): drop it for this study".into(),
+        ));
+    }
+    if !args.libcrypto.is_empty() && study.name() != "router-vpn" {
+        return Err(Failure::Input(
+            "--libcrypto is router-vpn's (one table per build): drop it for this study".into(),
+        ));
+    }
+    if let Some(p) = &args.output {
+        crate::record::JsonLinesWriter::check(p).map_err(Failure::Input)?;
+    }
+    for l in &args.libcrypto {
+        if !l.is_file() {
+            return Err(Failure::Input(format!(
+                "--libcrypto {}: not a file: give the path of a libcrypto.so",
+                crate::cli::shown_path(l)
+            )));
+        }
+    }
+    let o = opts(&args);
+    let steps = study.steps(&o);
+    let (mut observed, code) = runner::run(study.as_ref(), &steps, args.output.as_deref())?;
+    observed.notes.extend(study.notes(&o));
+    let findings = study.analyse(&observed);
+    print!(
+        "{}",
+        view::render(study.as_ref(), &o, &observed, &findings, args.format)
+    );
+    Ok(code)
+}
+
+fn opts(args: &StudyArgs) -> Opts {
+    Opts {
+        quick: args.quick,
+        guest: args.guest,
+        libcrypto: args.libcrypto.clone(),
+        cores: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        arch: std::env::consts::ARCH,
+        governors: governor::offered(std::path::Path::new("/sys/devices/system/cpu")),
+    }
+}
+
+/// Thread counts 1, 2, 4 ... up to `cores`, and `cores` itself.
+pub fn thread_counts(cores: usize) -> Vec<usize> {
+    let mut t: Vec<usize> = std::iter::successors(Some(1usize), |n| Some(n * 2))
+        .take_while(|n| *n <= cores)
+        .collect();
+    if t.last() != Some(&cores) {
+        t.push(cores);
+    }
+    t
+}
+
+/// A command line from words.
+pub fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
+}
+
+/// "as study N found" or "unlike study N" from whether the direction agrees.
+pub fn agreement(agrees: bool, study: u32) -> String {
+    if agrees {
+        format!("as study {study} found")
+    } else {
+        format!("the opposite of study {study}'s finding")
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+use crate::workloads::speed::record::SpeedRecord;
+use crate::workloads::tls::record::TlsRecord;
+use crate::workloads::vpn::record::VpnRecord;
+
+impl Observed {
+    pub fn speed(&self, tag: &str) -> Vec<&SpeedRecord> {
+        self.tagged(tag)
+            .flat_map(|r| &r.records)
+            .filter_map(|r| match r {
+                AnyRecord::Speed(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+    pub fn tls(&self, tag: &str) -> Vec<&TlsRecord> {
+        self.tagged(tag)
+            .flat_map(|r| &r.records)
+            .filter_map(|r| match r {
+                AnyRecord::Tls(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+    pub fn vpn(&self, tag: &str) -> Vec<&VpnRecord> {
+        self.tagged(tag)
+            .flat_map(|r| &r.records)
+            .filter_map(|r| match r {
+                AnyRecord::Vpn(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+    /// Why a tag has no records: its failure, or "not run".
+    pub fn why_missing(&self, tag: &str) -> String {
+        self.failure(tag)
+            .map(str::to_string)
+            .unwrap_or_else(|| "nothing measured".into())
+    }
+}
+
+use crate::record::read::AnyRecord;
+
+/// Mbit/s, as the studies quote them.
+pub fn mbit(bps: f64) -> String {
+    format!("{:.0}", bps * 8.0 / 1e6)
+}
+
+/// A ratio as "3.2x".
+pub fn times(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}x")
+    } else {
+        "n/a".into()
+    }
+}

@@ -1,0 +1,363 @@
+//! Study 1: would a crypto accelerator help my tunnel? Software AES-128-CBC against
+//! every kernel path, the cost fits and crossover, the CPU-load table, then the crypto
+//! share of an OpenVPN tunnel and the best speed-up an accelerator could give it (Amdahl).
+
+use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
+use crate::analyse::paths::analyse as fit_paths;
+use crate::render::model::{Block, Column, Table};
+use crate::workloads::speed::record::SpeedRecord;
+
+pub struct Offload;
+
+const SIZES: &str = "16,256,1024,4096,8192,65536,450000";
+
+impl Study for Offload {
+    fn name(&self) -> &'static str {
+        "offload"
+    }
+    fn question(&self) -> &'static str {
+        "would a crypto accelerator help my tunnel?"
+    }
+    fn original(&self) -> &'static str {
+        "study 1: the kernel (FPGA) path lost at small buffers, overtook software (160 Mbit/s) past a crossover and levelled at 400/250 Mbit/s enc/dec, CPU load fell from ~92% to 29-43% with size, and AES was under 20% of OpenVPN's CPU, so offloading AES alone could not speed the tunnel much"
+    }
+    fn steps(&self, o: &Opts) -> Vec<Step> {
+        let (t, d, sizes) = if o.quick {
+            ("0.03", "1", "16,1024,65536")
+        } else {
+            ("0.3", "5", SIZES)
+        };
+        let tf: f64 = t.parse().unwrap_or(0.3);
+        let df: f64 = d.parse().unwrap_or(5.0);
+        let n = sizes.split(',').count() as f64;
+        let speed = argv(&[
+            "speed",
+            "--impl",
+            "openssl,af_alg,cryptodev",
+            "--alg",
+            "aes-128-cbc",
+            "--direction",
+            "enc,dec",
+            "--sizes",
+            sizes,
+            "--time",
+            t,
+        ]);
+        let mut steps = vec![Step {
+            tag: "host".into(),
+            seconds: 2.0 * n * tf * 1.2 + 2.0,
+            action: Action::Workload(speed),
+        }];
+        if o.guest {
+            let g = argv(&[
+                "speed",
+                "--impl",
+                "openssl,af_alg",
+                "--alg",
+                "aes-128-cbc",
+                "--direction",
+                "enc,dec",
+                "--sizes",
+                sizes,
+                "--time",
+                "0.03",
+            ]);
+            steps.push(Step {
+                tag: "guest".into(),
+                seconds: 90.0 + 4.0 * n * 0.04,
+                action: Action::Guest(g),
+            });
+        }
+        let vpn = argv(&[
+            "vpn",
+            "--tunnels",
+            "openvpn",
+            "--ciphers",
+            "AES-256-CBC,AES-128-GCM,none",
+            "--streams",
+            "1",
+            "--directions",
+            "up",
+            "--duration",
+            d,
+        ]);
+        steps.push(Step {
+            tag: "tunnel".into(),
+            seconds: 3.0 * (df + 2.0) + 4.0,
+            action: Action::Workload(vpn),
+        });
+        steps
+    }
+    fn analyse(&self, o: &Observed) -> Findings {
+        analyse(o)
+    }
+}
+
+fn kernel(r: &SpeedRecord) -> bool {
+    r.implementation != "openssl"
+        || r.variant
+            .as_deref()
+            .is_some_and(|v| v.starts_with("engine"))
+}
+
+/// Throughput, fits, crossover and CPU load of one source (host or guest).
+fn paths(
+    o: &Observed,
+    tag: &str,
+    what: &str,
+    blocks: &mut Vec<Block>,
+    conclusions: &mut Vec<String>,
+) -> Option<f64> {
+    let recs = o.speed(tag);
+    if recs.is_empty() {
+        return None;
+    }
+    let mut sizes: Vec<u64> = recs.iter().map(|r| r.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut t = Table::new(
+        format!("{what}: AES-128-CBC, Mbit/s by buffer size"),
+        [Column::text("path"), Column::text("dir")]
+            .into_iter()
+            .chain(sizes.iter().map(|s| Column::num(&s.to_string())))
+            .collect(),
+    );
+    let mut load = Table::new(
+        format!(
+            "{what}: CPU load of the kernel path (user+sys per thread, %), laid out as study 1's"
+        ),
+        std::iter::once(Column::text("path / direction"))
+            .chain(sizes.iter().map(|s| Column::num(&s.to_string())))
+            .collect(),
+    );
+    let mut labels: Vec<String> = recs.iter().map(|r| r.label.clone()).collect();
+    labels.sort();
+    labels.dedup();
+    for l in &labels {
+        for dir in ["enc", "dec"] {
+            let at = |s: u64| {
+                recs.iter()
+                    .find(|r| &r.label == l && r.direction == dir && r.size == s)
+            };
+            let mut row = vec![l.clone(), dir.into()];
+            row.extend(
+                sizes
+                    .iter()
+                    .map(|s| at(*s).map(|r| mbit(r.throughput_bps)).unwrap_or("-".into())),
+            );
+            t.push(row);
+            if at(sizes[0]).is_some_and(|r| kernel(r)) {
+                let mut row = vec![format!("{l} {dir}")];
+                row.extend(sizes.iter().map(|s| {
+                    at(*s)
+                        .map(|r| format!("{:.0}%", r.cpu_load_pct))
+                        .unwrap_or("-".into())
+                }));
+                load.push(row);
+                if let (Some(a), Some(b)) = (at(sizes[0]), at(*sizes.last().unwrap_or(&0))) {
+                    conclusions.push(format!(
+                        "{what}: {l} {dir} CPU load {:.0}% at {} B and {:.0}% at {} B: {}",
+                        a.cpu_load_pct, a.size, b.cpu_load_pct, b.size,
+                        if b.cpu_load_pct < a.cpu_load_pct - 5.0 { format!("it falls with size, {}.", super::agreement(true, 1)) }
+                        else { "it does not fall with size: unlike study 1's offload (92% -> 29%), this kernel path computes on the CPU itself.".into() }
+                    ));
+                }
+            }
+        }
+    }
+    if what.contains("guest") {
+        t.notes.push("emulated CPU: shapes only".into());
+        load.notes.push("emulated CPU: shapes only".into());
+    }
+    blocks.push(Block::Table(t));
+    if !load.rows.is_empty() {
+        blocks.push(Block::Table(load));
+    }
+    let a = fit_paths(&recs, None);
+    let mut fits = Table::new(
+        format!("{what}: cost per call, t(n) = a + n/B"),
+        vec![
+            Column::text("path"),
+            Column::text("dir"),
+            Column::num("a (us)"),
+            Column::num("B (Mbit/s)"),
+        ],
+    );
+    for f in &a.fits {
+        fits.push(vec![
+            f.path.clone(),
+            f.direction.clone(),
+            format!("{:.2}", f.fit.overhead_s * 1e6),
+            mbit(f.fit.bandwidth_bps),
+        ]);
+    }
+    if !fits.rows.is_empty() {
+        blocks.push(Block::Table(fits));
+    }
+    let sw = |dir: &str| {
+        a.fits
+            .iter()
+            .find(|f| f.implementation == "openssl" && f.variant.is_none() && f.direction == dir)
+    };
+    let mut best_ratio: Option<f64> = None;
+    for c in a
+        .crossovers
+        .iter()
+        .filter(|c| c.a == "openssl" || c.b == "openssl")
+    {
+        let other = if c.a == "openssl" { &c.b } else { &c.a };
+        let text = match c.crossover.size_bytes {
+            Some(n) => format!("{other} overtakes software at {n:.0} bytes ({}), as study 1 found a crossover", c.direction),
+            None => format!("{other} never overtakes software ({}): {} is faster at every size, unlike study 1's accelerator", c.direction, c.faster_below),
+        };
+        conclusions.push(format!("{what}: {text}."));
+    }
+    for f in a.fits.iter().filter(|f| f.implementation != "openssl") {
+        if let Some(s) = sw(&f.direction) {
+            let r = f.fit.bandwidth_bps / s.fit.bandwidth_bps;
+            best_ratio = Some(best_ratio.map_or(r, |b: f64| b.max(r)));
+            conclusions.push(format!(
+                "{what}: {} {} levels at {} Mbit/s against software's {} ({}; study 1: 400 against 160, 2.5x).",
+                f.path, f.direction, mbit(f.fit.bandwidth_bps), mbit(s.fit.bandwidth_bps), times(r)
+            ));
+        }
+    }
+    best_ratio
+}
+
+fn analyse(o: &Observed) -> Findings {
+    let mut blocks = Vec::new();
+    let mut conclusions = Vec::new();
+    let host = paths(o, "host", "host", &mut blocks, &mut conclusions);
+    if !o.speed("host").iter().any(|r| kernel(r)) {
+        conclusions.push("No kernel crypto path on this host (no AF_ALG, no /dev/crypto; the run's environment says why): give --guest to measure AF_ALG in the qemu guest.".into());
+    }
+    let guest = paths(
+        o,
+        "guest",
+        "guest (emulated CPU: shapes only)",
+        &mut blocks,
+        &mut conclusions,
+    );
+    if o.failure("guest").is_some() {
+        conclusions.push(format!(
+            "Kernel part in the guest not observed: {}",
+            o.why_missing("guest")
+        ));
+    }
+    let vpn: Vec<_> = o.vpn("tunnel").into_iter().cloned().collect();
+    let shares = crate::workloads::vpn::record::shares(&vpn);
+    if shares.is_empty() {
+        conclusions.push(format!(
+            "The tunnel's crypto share was not observed: {}",
+            o.why_missing("tunnel")
+        ));
+    } else {
+        let mut t = Table::new(
+            "OpenVPN, 1 stream up: crypto share of the tunnel's CPU per byte (against cipher none) and Amdahl's bound",
+            vec![Column::text("cipher"), Column::num("Mbit/s"), Column::num("crypto share"), Column::num("if crypto were free"), Column::num("with the measured accelerator")],
+        );
+        let k = host.or(guest);
+        let from = if host.is_some() {
+            ""
+        } else {
+            ", in the emulated guest"
+        };
+        for s in &shares {
+            let amdahl = k.map(|k| 1.0 / ((1.0 - s.crypto_share) + s.crypto_share / k));
+            t.push(vec![
+                format!(
+                    "{}{}",
+                    s.cipher,
+                    s.auth
+                        .as_deref()
+                        .map(|a| format!(" + {a}"))
+                        .unwrap_or_default()
+                ),
+                mbit(s.throughput_bps),
+                format!("{:.0}%", s.crypto_share * 100.0),
+                times(s.max_speedup),
+                amdahl.map(times).unwrap_or("no kernel path".into()),
+            ]);
+            conclusions.push(format!(
+                "OpenVPN {}: crypto is {:.0}% of the tunnel's CPU per byte, so even free crypto gives at most {}{}: {}",
+                s.cipher,
+                s.crypto_share * 100.0,
+                times(s.max_speedup),
+                amdahl.map(|a| format!(", and the measured kernel path ({} software's bandwidth{from}) {}", times(k.unwrap_or(1.0)), times(a))).unwrap_or_default(),
+                if s.crypto_share < 0.5 { format!("offloading the cipher cannot make the tunnel much faster, {}.", super::agreement(true, 1)) }
+                else { "the cipher dominates here, so offload could pay, unlike study 1 (AES under 20%).".into() }
+            ));
+        }
+        blocks.push(Block::Table(t));
+    }
+    Findings {
+        blocks,
+        conclusions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::tests::{observed, speed_rec_load, vpn_rec};
+
+    #[test]
+    fn crossover_load_and_amdahl_with_known_answers() {
+        // Software: 1 us + n / 100 MB/s; kernel: 20 us + n / 400 MB/s: cross at 25 333 B.
+        let t = |a: f64, bw: f64, n: f64| n / (a + n / bw);
+        let mut recs = Vec::new();
+        for (i, n) in [16u64, 256, 1024, 4096, 8192, 65536, 450000]
+            .into_iter()
+            .enumerate()
+        {
+            for dir in ["enc", "dec"] {
+                recs.push(speed_rec_load(
+                    "openssl",
+                    None,
+                    "aes-128-cbc",
+                    dir,
+                    n,
+                    1,
+                    t(1e-6, 1e8, n as f64),
+                    100.0,
+                ));
+                recs.push(speed_rec_load(
+                    "af_alg",
+                    None,
+                    "aes-128-cbc",
+                    dir,
+                    n,
+                    1,
+                    t(20e-6, 4e8, n as f64),
+                    95.0 - 10.0 * i as f64,
+                ));
+            }
+        }
+        let o = observed(vec![
+            ("host", recs),
+            (
+                "tunnel",
+                vec![
+                    vpn_rec("openvpn", "AES-256-CBC", 1, 1e8, 10.0),
+                    vpn_rec("openvpn", "none", 1, 1.2e8, 8.0),
+                ],
+            ),
+        ]);
+        let f = analyse(&o);
+        let c = f.conclusions.join("\n");
+        assert!(c.contains("af_alg overtakes software at 2533"), "{c}");
+        assert!(
+            c.contains("af_alg enc levels at 3200 Mbit/s against software's 800 (4.00x"),
+            "{c}"
+        );
+        assert!(
+            c.contains(
+                "CPU load 95% at 16 B and 35% at 450000 B: it falls with size, as study 1 found"
+            ),
+            "{c}"
+        );
+        // share 0.2; accelerator 4x: 1/(0.8 + 0.05) = 1.18x.
+        assert!(c.contains("crypto is 20% of the tunnel's CPU per byte, so even free crypto gives at most 1.25x, and the measured kernel path (4.00x software's bandwidth) 1.18x"), "{c}");
+    }
+}

@@ -1,0 +1,407 @@
+//! Runs a study's steps: each workload through its public entry point (or in a child
+//! cryptobench, or in the qemu guest), all appending to one JSON Lines file, then reads
+//! every run back and tags it with its step.
+
+use super::{governor, Action, Observed, Step, Study, Tagged, Timing};
+use crate::guard::{Guard, Resource};
+use crate::record::read::read_files;
+use crate::sys::spawn::{spawn, Options};
+use crate::workloads::{self, Failure, EXIT_INTERRUPTED};
+use clap::Parser;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A workload's command line, parsed by the workload's own clap definition.
+#[derive(Parser)]
+#[command(no_binary_name = true)]
+enum Invocation {
+    Speed(Box<workloads::speed::SpeedArgs>),
+    Tls(Box<workloads::tls::TlsArgs>),
+    Vpn(Box<workloads::vpn::VpnArgs>),
+}
+
+const MARK: &str = "=====cbench-study-records=====";
+
+pub fn run(
+    study: &dyn Study,
+    steps: &[Step],
+    output: Option<&Path>,
+) -> Result<(Observed, i32), Failure> {
+    // Every command line is checked before anything runs.
+    for s in steps {
+        let words = match &s.action {
+            Action::Workload(a) | Action::Child { argv: a, .. } => Some(a),
+            Action::Beside { argv, .. } => Some(argv),
+            _ => None,
+        };
+        if let Some(w) = words {
+            Invocation::try_parse_from(w).map_err(|e| {
+                Failure::Runtime(format!("study {}: step {}: {e}", study.name(), s.tag))
+            })?;
+        }
+    }
+    workloads::install_signal_handler();
+    let guard = Guard::new();
+    let file = match output {
+        Some(p) => p.to_path_buf(),
+        None => guard
+            .temp_dir("study")
+            .map_err(Failure::Runtime)?
+            .join("records.jsonl"),
+    };
+    let total: f64 = steps.iter().map(|s| s.seconds).sum();
+    eprintln!(
+        "study {}: {} steps, expected about {}; records in {}",
+        study.name(),
+        steps.len(),
+        duration(total),
+        file.display()
+    );
+    let mut observed = Observed::default();
+    let mut seen = BTreeSet::new();
+    let mut code = 0;
+    let mut governors = governor::Restore::default();
+    let started = Instant::now();
+    for (i, s) in steps.iter().enumerate() {
+        if crate::measure::stopped() {
+            code = EXIT_INTERRUPTED;
+            break;
+        }
+        eprintln!(
+            "[{}/{}] {} (~{}; {} elapsed)",
+            i + 1,
+            steps.len(),
+            s.tag,
+            duration(s.seconds),
+            duration(started.elapsed().as_secs_f64())
+        );
+        let result = step(s, &file, &guard, &mut observed, &mut governors);
+        match result {
+            Ok(0) => {}
+            Ok(c) => {
+                if crate::measure::stopped() {
+                    code = c;
+                    // Keep what the interrupted step wrote.
+                    collect(&file, &s.tag, &mut seen, &mut observed)?;
+                    break;
+                }
+                observed
+                    .failed
+                    .push((s.tag.clone(), format!("exited with status {c}")));
+            }
+            Err(why) => {
+                eprintln!("study {}: {}: {why}", study.name(), s.tag);
+                observed.failed.push((s.tag.clone(), why));
+            }
+        }
+        collect(&file, &s.tag, &mut seen, &mut observed)?;
+    }
+    governors.restore();
+    if let Some(n) = governors.note() {
+        observed.notes.push(n);
+    }
+    if crate::measure::stopped() && code == 0 {
+        code = EXIT_INTERRUPTED;
+    }
+    Ok((observed, code))
+}
+
+fn duration(s: f64) -> String {
+    if s >= 90.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
+/// Reads the file and tags the runs not seen before.
+fn collect(
+    file: &Path,
+    tag: &str,
+    seen: &mut BTreeSet<String>,
+    observed: &mut Observed,
+) -> Result<(), Failure> {
+    if !file.exists() {
+        return Ok(());
+    }
+    let loaded = read_files(&[file.to_path_buf()]).map_err(Failure::Runtime)?;
+    for run in loaded.runs {
+        if seen.insert(run.run_id.clone()) {
+            let neighbour = run
+                .environment
+                .as_ref()
+                .is_some_and(|e| e.settings.get("study_neighbour").is_some());
+            let tag = if neighbour {
+                format!("{tag}/neighbour")
+            } else {
+                tag.to_string()
+            };
+            observed.runs.push(Tagged { tag, run });
+        }
+    }
+    Ok(())
+}
+
+fn step(
+    s: &Step,
+    file: &Path,
+    guard: &Guard,
+    observed: &mut Observed,
+    governors: &mut governor::Restore,
+) -> Result<i32, String> {
+    match &s.action {
+        Action::Workload(argv) => in_process(argv, file),
+        Action::Child { env, argv } => child(guard, env, argv, file)?
+            .wait()
+            .map(|st| st.code().unwrap_or(1))
+            .map_err(|e| e.to_string()),
+        Action::Beside {
+            neighbour,
+            neighbour_env,
+            argv,
+        } => {
+            let dir = guard.temp_dir("neighbour")?;
+            let nfile = dir.join("neighbour.jsonl");
+            let mut n = child(guard, neighbour_env, neighbour, &nfile)?;
+            // Let the neighbour load its library and reach its measuring loop.
+            std::thread::sleep(Duration::from_millis(700));
+            let code = in_process(argv, file);
+            guard.stop_process(n.id() as i32);
+            let _ = n.wait();
+            mark_neighbour(&nfile, file)?;
+            code
+        }
+        Action::Guest(argv) => guest(argv, file),
+        Action::OpensslEnc {
+            cipher,
+            bytes,
+            rounds,
+            env,
+        } => {
+            let t = openssl_enc(guard, &s.tag, cipher, *bytes, *rounds, env)?;
+            observed.timings.extend(t);
+            Ok(0)
+        }
+        Action::Governor(g) => governors.set(g).map(|_| 0),
+    }
+}
+
+/// The workload in this process; its own report (stdout) is not the study's.
+fn in_process(argv: &[String], file: &Path) -> Result<i32, String> {
+    let mut argv = argv.to_vec();
+    argv.extend(["--output".into(), file.display().to_string()]);
+    let inv = Invocation::try_parse_from(&argv).map_err(|e| e.to_string())?;
+    let _quiet = QuietStdout::new();
+    let r = match inv {
+        Invocation::Speed(a) => workloads::speed::run(*a),
+        Invocation::Tls(a) => workloads::tls::run(*a),
+        Invocation::Vpn(a) => workloads::vpn::run(*a),
+    };
+    r.map_err(|f: Failure| f.message().to_string())
+}
+
+fn child(
+    guard: &Guard,
+    env: &[(String, String)],
+    argv: &[String],
+    file: &Path,
+) -> Result<std::process::Child, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find cryptobench: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(argv)
+        .arg("--output")
+        .arg(file)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    spawn(guard, &mut cmd, "cryptobench", Options::default())
+}
+
+/// Copies the neighbour's lines into the study's file, its environment marked.
+fn mark_neighbour(from: &Path, to: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(from).unwrap_or_default();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut v: serde_json::Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        if v["kind"] == "environment" {
+            v["settings"]["study_neighbour"] = true.into();
+        }
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    append(to, &out)
+}
+
+fn append(to: &Path, text: &str) -> Result<(), String> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(to)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| format!("cannot append to {}: {e}", to.display()))
+}
+
+/// guest/run: next to the binary's source tree, or CRYPTOBENCH_GUEST_RUN.
+fn guest_run() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("CRYPTOBENCH_GUEST_RUN").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_file())
+}
+
+fn guest(argv: &[String], file: &Path) -> Result<i32, String> {
+    let run = guest_run().ok_or(
+        "guest/run not found: run from a cryptobench checkout or set CRYPTOBENCH_GUEST_RUN",
+    )?;
+    let quoted: Vec<String> = argv.iter().map(|a| format!("'{a}'")).collect();
+    let script = format!(
+        "cryptobench {} --output /tmp/r.jsonl >/dev/null; c=$?; echo {MARK}; cat /tmp/r.jsonl; exit $c",
+        quoted.join(" ")
+    );
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let o = Command::new(run)
+        .args(["sh", "-c", &script])
+        .env("CRYPTOBENCH_BIN", exe)
+        .env_remove("GUEST_VERBOSE")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start guest/run: {e}"))?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    let Some((_, lines)) = out.split_once(MARK) else {
+        let err = String::from_utf8_lossy(&o.stderr);
+        return Err(format!(
+            "the guest did not run cryptobench (status {:?}): {}",
+            o.status.code(),
+            err.lines().last().unwrap_or("")
+        ));
+    };
+    append(file, lines.trim_start())?;
+    Ok(o.status.code().unwrap_or(1))
+}
+
+/// `openssl enc` over a file in a private tmpfs dir: encrypt, then decrypt, `rounds`
+/// times each; wall seconds of each. The program is spawned through the guard.
+fn openssl_enc(
+    guard: &Guard,
+    tag: &str,
+    cipher: &str,
+    bytes: u64,
+    rounds: u32,
+    env: &[(String, String)],
+) -> Result<Vec<Timing>, String> {
+    let openssl = crate::sys::program::find_program("openssl", None)
+        .ok_or("openssl (the command) not found: apt-get install openssl")?;
+    let dir = tmpfs_dir(guard)?;
+    let plain = dir.join("plain");
+    let mut f = std::fs::File::create(&plain).map_err(|e| e.to_string())?;
+    let block: Vec<u8> = (0..1 << 20)
+        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        f.write_all(&block[..n]).map_err(|e| e.to_string())?;
+        left -= n as u64;
+    }
+    drop(f);
+    let (key, iv) = ("00".repeat(32), "00".repeat(16));
+    let mut out = Vec::new();
+    for (what, input, output, extra) in [
+        ("encrypt", "plain", "sealed", None),
+        ("decrypt", "sealed", "opened", Some("-d")),
+    ] {
+        let mut seconds = Vec::new();
+        for _ in 0..rounds {
+            if crate::measure::stopped() {
+                break;
+            }
+            let mut cmd = Command::new(&openssl);
+            cmd.args(["enc", &format!("-{cipher}"), "-K", &key, "-iv", &iv, "-in"])
+                .arg(dir.join(input))
+                .arg("-out")
+                .arg(dir.join(output))
+                .args(extra)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            let t = Instant::now();
+            let mut c = spawn(guard, &mut cmd, "openssl enc", Options::default())?;
+            let st = c.wait().map_err(|e| e.to_string())?;
+            let s = t.elapsed().as_secs_f64();
+            guard.stop_process(c.id() as i32);
+            if !st.success() {
+                return Err(format!("openssl enc -{cipher} {what} failed ({st})"));
+            }
+            seconds.push(s);
+        }
+        out.push(Timing {
+            tag: tag.into(),
+            what: format!("openssl enc -{cipher} {what}"),
+            bytes,
+            seconds,
+        });
+    }
+    Ok(out)
+}
+
+/// A private dir in tmpfs (/dev/shm), removed with the guard: the study's RAM disk.
+fn tmpfs_dir(guard: &Guard) -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let p = Path::new("/dev/shm").join(format!(
+        "{}-study-{}-{}",
+        crate::guard::PREFIX,
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&p)
+        .map_err(|e| format!("cannot create {} (tmpfs): {e}", p.display()))?;
+    guard.track(Resource::TempDir(p.clone()));
+    Ok(p)
+}
+
+/// Sends stdout to /dev/null while it lives (a workload's own report), then restores it.
+struct QuietStdout {
+    saved: i32,
+}
+
+impl QuietStdout {
+    fn new() -> QuietStdout {
+        let _ = std::io::stdout().flush();
+        // SAFETY: duplicating and replacing our own descriptor 1; restored in drop.
+        unsafe {
+            let saved = libc::dup(1);
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+            if saved >= 0 && null >= 0 {
+                libc::dup2(null, 1);
+            }
+            if null >= 0 {
+                libc::close(null);
+            }
+            QuietStdout { saved }
+        }
+    }
+}
+
+impl Drop for QuietStdout {
+    fn drop(&mut self) {
+        let _ = std::io::stdout().flush();
+        if self.saved >= 0 {
+            // SAFETY: restoring the descriptor saved in new().
+            unsafe {
+                libc::dup2(self.saved, 1);
+                libc::close(self.saved);
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Synthetic records for the studies' unit tests, and tests of the shared parts.
+
+use super::*;
+use crate::record::read::{AnyRecord, Run};
+
+/// Observed runs, one per (tag, records).
+pub fn observed(parts: Vec<(&str, Vec<AnyRecord>)>) -> Observed {
+    Observed {
+        runs: parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (tag, records))| Tagged {
+                tag: tag.into(),
+                run: Run {
+                    run_id: format!("run{i}"),
+                    records,
+                    ..Run::default()
+                },
+            })
+            .collect(),
+        ..Observed::default()
+    }
+}
+
+/// A speed record with known throughput (every trial the same) and CPU load.
+pub fn speed_rec(
+    implementation: &str,
+    variant: Option<&str>,
+    alg: &str,
+    dir: &str,
+    size: u64,
+    threads: u32,
+    bps: f64,
+) -> AnyRecord {
+    speed_rec_load(implementation, variant, alg, dir, size, threads, bps, 100.0)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn speed_rec_load(
+    implementation: &str,
+    variant: Option<&str>,
+    alg: &str,
+    dir: &str,
+    size: u64,
+    threads: u32,
+    bps: f64,
+    load: f64,
+) -> AnyRecord {
+    let label = match variant {
+        Some(v) => format!("{implementation} [{v}]"),
+        None => implementation.to_string(),
+    };
+    AnyRecord::Speed(crate::record::read::from_v1(serde_json::json!({
+        "kind": "record", "run_id": "r", "workload": "speed",
+        "impl": implementation, "impl_version": "1", "variant": variant, "label": label,
+        "access": if implementation == "af_alg" { "syscall" } else { "in_process" },
+        "driver": null, "library": null,
+        "alg": alg, "direction": dir, "size": size, "threads": threads,
+        "throughput_bps": bps, "throughput_bps_ci": [bps * 0.99, bps * 1.01],
+        "samples_bps": [bps * 0.99, bps, bps * 1.01, bps, bps],
+        "ci_level": 0.95, "per_thread_bps": vec![bps / threads as f64; threads as usize],
+        "trials": 5, "bytes": 1000, "calls": 10, "batch": 1, "wall_s": 1.0,
+        "ops_per_s": bps / size as f64,
+        "cpu_user_s": 1.0, "cpu_sys_s": 0.0, "cpu_s_per_gb": 1.0,
+        "cpu_load_pct": load, "cpu_user_pct": load, "cpu_sys_pct": 0.0,
+        "others_cpu_pct": 0.0, "tsc_cycles_per_byte": null, "scaling_efficiency": null,
+        "spread_pct": 2.0, "noisy": false, "disturbed": false, "disturbed_trials": 0,
+        "notes": [],
+    })))
+}
+
+pub fn tls_rec(suite: &str, file: u64, conc: u32, bps: f64) -> AnyRecord {
+    let mut r =
+        crate::workloads::tls::analysis::tests::rec(suite, file, conc, 1.0, bps as u64, 100.0);
+    r.throughput_bps = bps;
+    AnyRecord::Tls(r)
+}
+
+pub fn vpn_rec(tunnel: &str, cipher: &str, streams: u32, bps: f64, cpu_per_gb: f64) -> AnyRecord {
+    AnyRecord::Vpn(crate::workloads::vpn::record::tests::rec(
+        tunnel, cipher, streams, bps, cpu_per_gb,
+    ))
+}
+
+#[test]
+fn thread_counts_double_up_to_the_cores() {
+    assert_eq!(thread_counts(1), [1]);
+    assert_eq!(thread_counts(2), [1, 2]);
+    assert_eq!(thread_counts(6), [1, 2, 4, 6]);
+    assert_eq!(thread_counts(8), [1, 2, 4, 8]);
+}
+
+#[test]
+fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
+    let o = Opts {
+        quick: false,
+        guest: true,
+        libcrypto: Vec::new(),
+        cores: 4,
+        arch: "x86_64",
+        governors: Err("governor not settable: test".into()),
+    };
+    for s in all() {
+        let full: f64 = s.steps(&o).iter().map(|s| s.seconds).sum();
+        let q = Opts {
+            quick: true,
+            ..o.clone()
+        };
+        let quick: f64 = s.steps(&q).iter().map(|s| s.seconds).sum();
+        assert!(quick < full && quick > 0.0, "{}: {quick} {full}", s.name());
+        // Nothing observed: the conclusion still says so instead of being empty.
+        let f = s.analyse(&Observed::default());
+        assert!(!f.conclusions.is_empty(), "{}", s.name());
+    }
+}

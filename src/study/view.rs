@@ -1,0 +1,123 @@
+//! A study's output: `--list`, and its findings as render blocks (terminal, Markdown) or
+//! one JSON document.
+
+use super::{Findings, Observed, Opts, Study, StudyFormat};
+use crate::render::model::{markdown, terminal, Block};
+use serde_json::json;
+
+pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> String {
+    let mut out = String::new();
+    for s in studies {
+        let secs = |quick| {
+            let o = Opts { quick, ..o.clone() };
+            s.steps(&o).iter().map(|s| s.seconds).sum::<f64>()
+        };
+        out.push_str(&format!(
+            "{}: {}\n  original: {}\n  about {:.0} s, --quick about {:.0} s\n",
+            s.name(),
+            s.question(),
+            s.original(),
+            secs(false),
+            secs(true)
+        ));
+    }
+    out
+}
+
+/// The blocks of a study's report: its tables, then the conclusion.
+pub fn blocks(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> Vec<Block> {
+    let mut b = vec![
+        Block::Heading(format!(
+            "study {}{}: {}",
+            study.name(),
+            if o.quick { " (--quick)" } else { "" },
+            study.question()
+        )),
+        Block::Lines(vec![format!("Original study: {}", study.original())]),
+    ];
+    b.extend(f.blocks.iter().cloned());
+    b.push(Block::Heading("Conclusion".into()));
+    let mut lines = f.conclusions.clone();
+    lines.extend(observed.notes.iter().cloned());
+    lines.extend(disturbed(observed));
+    lines.extend(
+        observed
+            .failed
+            .iter()
+            .map(|(tag, why)| format!("not observed: {tag}: {why}")),
+    );
+    b.push(Block::Lines(lines));
+    b
+}
+
+pub fn render(
+    study: &dyn Study,
+    o: &Opts,
+    observed: &Observed,
+    f: &Findings,
+    format: StudyFormat,
+) -> String {
+    let b = blocks(study, o, observed, f);
+    match format {
+        StudyFormat::Table => terminal(&b),
+        StudyFormat::Markdown => markdown(&b),
+        StudyFormat::Json => {
+            let tables: Vec<_> = f
+                .blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Table(t) => Some(json!({
+                        "title": t.title,
+                        "columns": t.columns.iter().map(|c| &c.name).collect::<Vec<_>>(),
+                        "rows": t.rows,
+                        "notes": t.notes,
+                    })),
+                    _ => None,
+                })
+                .collect();
+            let doc = json!({
+                "study": study.name(),
+                "question": study.question(),
+                "original": study.original(),
+                "quick": o.quick,
+                "tables": tables,
+                "conclusions": f.conclusions,
+                "notes": observed.notes,
+                "not_observed": observed.failed.iter()
+                    .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
+                "timings": observed.timings,
+                "runs": observed.runs.iter()
+                    .map(|t| json!({"step": t.tag, "run_id": t.run.run_id,
+                                    "records": t.run.records.len()}))
+                    .collect::<Vec<_>>(),
+            });
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&doc).unwrap_or_default()
+            )
+        }
+    }
+}
+
+/// Points that other load disturbed, or whose spread is too wide to trust small
+/// differences: said once, with the count, so that a conclusion is read with care.
+fn disturbed(o: &Observed) -> Option<String> {
+    let mut total = 0;
+    let mut bad = 0;
+    for t in &o.runs {
+        for r in &t.run.records {
+            total += 1;
+            let shaky = match r {
+                crate::record::read::AnyRecord::Speed(s) => s.disturbed || s.noisy,
+                crate::record::read::AnyRecord::Tls(s) => s.disturbed,
+                crate::record::read::AnyRecord::Vpn(s) => s.disturbed,
+            };
+            bad += shaky as usize;
+        }
+    }
+    (bad > 0).then(|| {
+        format!(
+            "{bad} of {total} points were disturbed by other load or noisy (wide spread): differences under about 15% are not findings here."
+        )
+    })
+}
