@@ -4,7 +4,7 @@
 
 use super::Failure;
 use crate::analyse::compare::{self, Comparison, Verdict};
-use crate::record::read::{read_files, Loaded};
+use crate::record::read::Loaded;
 use crate::render::model::{self, Block, Column, Table};
 use crate::render::Format;
 use serde_json::{json, Value};
@@ -13,7 +13,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// The baseline results file (JSON Lines written with --output).
+    /// The baseline: a results file (JSON Lines written with --output), or a run of the
+    /// store: its id, a tag (e.g. baseline) or `last`.
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
     /// The results file to judge against it (may be BASE again, with --a and --b).
@@ -34,6 +35,10 @@ pub struct CompareArgs {
     /// table, markdown, json or html (with a ratio plot).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// The store BASE and NEW are looked up in when they are run ids, tags or `last`
+    /// [default: $CRYPTOBENCH_STORE, else the local one].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 /// Exit code when `--fail-on-regression` finds a regressed point.
@@ -79,8 +84,15 @@ impl Side {
     }
 }
 
-fn read_side(file: PathBuf, label: Option<String>, which: &str) -> Result<Side, Failure> {
-    let loaded = read_files(std::slice::from_ref(&file)).map_err(Failure::Input)?;
+/// A file, or a run of the store (an id, a tag such as `baseline`, or `last`).
+fn read_side(
+    file: PathBuf,
+    label: Option<String>,
+    which: &str,
+    store: Option<&str>,
+) -> Result<Side, Failure> {
+    let loaded = crate::store::resolve::load_args(std::slice::from_ref(&file), store)
+        .map_err(Failure::Input)?;
     let side = Side {
         file,
         loaded,
@@ -119,8 +131,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         (None, Some(b)) => (Some(b.clone()), Some(b)),
         other => other,
     };
-    let base = read_side(args.base, a.clone(), "BASE")?;
-    let new = read_side(args.new, b.clone(), "NEW")?;
+    let base = read_side(args.base, a.clone(), "BASE", args.store.as_deref())?;
+    let new = read_side(args.new, b.clone(), "NEW", args.store.as_deref())?;
     let (sb, sn) = (base.schemas(), new.schemas());
     if !sb.is_empty() && !sn.is_empty() && sb != sn {
         return Err(Failure::Input(format!(
