@@ -100,7 +100,7 @@ pub struct AfAlg {
     driver: Option<Driver>,
     zerocopy: bool,
     /// Support per algorithm (index into `Algorithm::ALL`), found by binding on first use.
-    support: [OnceLock<Support>; 11],
+    support: [OnceLock<Support>; Algorithm::ALL.len()],
 }
 
 /// A driver chosen with `driver=NAME`, and the algorithm it implements.
