@@ -12,6 +12,25 @@ SUDO=""
 CACHE=${CRYPTOBENCH_ARM_CACHE:-$PWD/.cache/arm}
 
 PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user"
+
+# --check: exit 1, naming what is missing (packages, rustup targets, sysroots, the arm64
+# guest), without installing anything.
+if [ "${1:-}" = "--check" ]; then
+  missing=""
+  for p in $PKGS; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
+  done
+  installed=$(rustup target list --installed 2>/dev/null || true)
+  for t in aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do
+    grep -qx "$t" <<<"$installed" || missing="$missing rustup:$t"
+  done
+  for arch in arm64 armhf; do
+    [ -d "$CACHE/sysroot-$arch/usr" ] || missing="$missing sysroot-$arch"
+  done
+  [ -d guest/.cache/arm64 ] || missing="$missing arm64-guest"
+  [ -z "$missing" ] || { echo "arm:$missing"; exit 1; }
+  exit 0
+fi
 missing=""
 for p in $PKGS; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
