@@ -274,7 +274,10 @@ fn d11_messages_name_the_value_and_the_range() {
     assert!(stderr(&o).len() < 120, "{}", stderr(&o));
     bad_input(&run(&["speed", "--time", "nan"]), "'nan'");
     bad_input(&run(&["vpn", "--rounds=-1"]), "1..=20");
-    bad_input(&run(&["report"]), "required arguments were not provided <FILE");
+    bad_input(
+        &run(&["report"]),
+        "required arguments were not provided <FILE",
+    );
     bad_input(
         &run(&["probe", "--format", "csv"]),
         "[possible values: table, json]",
