@@ -3,6 +3,13 @@
 # PNGs (DejaVu Sans, rendered by resvg from the same SVG) and headless Chromium for the
 # browser test. Idempotent.
 set -euo pipefail
+# --check: exit 1, naming them, when packages are missing; installs nothing.
+if [ "${1:-}" = "--check" ]; then
+  missing=""
+  for p in fonts-dejavu-core chromium; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  [ -z "$missing" ] || { echo "report:$missing"; exit 1; }
+  exit 0
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""

@@ -4,6 +4,13 @@
 # temporary directory, never the packaged cluster) and setpriv (util-linux) to drop to it.
 # Idempotent: installs only what is missing.
 set -euo pipefail
+# --check: exit 1, naming them, when packages are missing; installs nothing.
+if [ "${1:-}" = "--check" ]; then
+  missing=""
+  for p in postgresql util-linux; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  [ -z "$missing" ] || { echo "store:$missing"; exit 1; }
+  exit 0
+fi
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
