@@ -268,3 +268,37 @@ fn bad_stores_are_refused_before_measuring() {
     ]);
     assert!(!home.db().exists());
 }
+
+#[test]
+fn report_machines_puts_each_machines_newest_run_side_by_side() {
+    let h = Home::new("machines");
+    let out = h.0.join("m.jsonl");
+    h.speed(&out);
+    let newest = h.speed(&out);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let text = h.ok(&["report", "--machines", &host]);
+    assert!(text.contains("Machines side by side"), "{text}");
+    let v: Value =
+        serde_json::from_str(&h.ok(&["report", "--machines", &host, "--format", "json"])).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        v["runs"][0]["run_id"],
+        newest.as_str(),
+        "the newest run is the one shown"
+    );
+    let side: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Machines side by side"))
+        .collect();
+    assert!(
+        side.iter()
+            .any(|l| l.contains("aes-128-gcm") && l.contains("1024")),
+        "{text}"
+    );
+    let o = h.run(&["report", "--machines", "no-such-machine"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no-such-machine"));
+}

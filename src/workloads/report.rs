@@ -10,8 +10,12 @@ use std::path::{Path, PathBuf};
 pub struct ReportArgs {
     /// JSON Lines files written with --output (- for standard input), or runs in the
     /// store: a run id, a tag or `last`.
-    #[arg(value_name = "FILE|RUN", required = true)]
+    #[arg(value_name = "FILE|RUN", required_unless_present = "machines")]
     pub files: Vec<PathBuf>,
+    /// The newest run of each of these machines in the store (hostnames or machine ids),
+    /// with their speed points side by side: e.g. --machines board,atom.
+    #[arg(long, value_name = "A,B")]
+    pub machines: Option<String>,
     /// The store runs are looked up in [default: $CRYPTOBENCH_STORE, else the local one].
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
@@ -24,6 +28,80 @@ pub struct ReportArgs {
     /// Also write each figure as SVG and PNG into DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub plots: Option<PathBuf>,
+}
+
+/// The newest run of each machine (hostname or machine id) in the store.
+fn newest_runs(names: &[&str], store: Option<&str>) -> Result<Vec<String>, String> {
+    use crate::store::runs::{list, Filter};
+    let url = crate::store::url::StoreUrl::choose(store, false)?;
+    let mut resolver = crate::store::resolve::Resolver::new(url);
+    let s = resolver.store()?;
+    names
+        .iter()
+        .map(|name| {
+            let f = Filter {
+                machine: Some(name.to_string()),
+                limit: 1,
+                ..Filter::default()
+            };
+            list(s, &f)?.into_iter().next().map(|r| r.run_id).ok_or_else(|| {
+                format!(
+                    "--machines: no run of machine '{}' in {}: `cryptobench history` lists the machines",
+                    crate::cli::shown(name),
+                    s.name()
+                )
+            })
+        })
+        .collect()
+}
+
+/// Speed points of several runs side by side: one column per run (machine), MB/s.
+fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> String {
+    use crate::record::read::AnyRecord;
+    use crate::render::model::{terminal, Block, Column, Table};
+    use std::collections::BTreeMap;
+    let mut cols = vec![
+        Column::text("impl"),
+        Column::text("alg"),
+        Column::text("dir"),
+        Column::num("size"),
+        Column::num("thr"),
+    ];
+    cols.extend(heads.iter().map(|h| Column::num(h)));
+    let mut rows: BTreeMap<(String, String, String, u64, u32), Vec<String>> = BTreeMap::new();
+    for (k, run) in loaded.runs.iter().enumerate() {
+        for r in &run.records {
+            if let AnyRecord::Speed(r) = r {
+                let key = (
+                    r.label.clone(),
+                    r.alg.clone(),
+                    r.direction.clone(),
+                    r.size,
+                    r.threads,
+                );
+                let row = rows
+                    .entry(key)
+                    .or_insert_with(|| vec!["-".into(); heads.len()]);
+                if k < row.len() {
+                    row[k] = format!(
+                        "{}{}",
+                        crate::render::mbps(r.throughput_bps),
+                        if r.noisy { "~" } else { "" }
+                    );
+                }
+            }
+        }
+    }
+    let mut t = Table::new(
+        "Machines side by side, MB/s (newest run of each; ~ noisy):",
+        cols,
+    );
+    for ((label, alg, dir, size, thr), cells) in rows {
+        let mut row = vec![label, alg, dir, size.to_string(), thr.to_string()];
+        row.extend(cells);
+        t.push(row);
+    }
+    terminal(&[Block::Table(t)])
 }
 
 pub fn run(args: ReportArgs) -> Result<i32, Failure> {
@@ -45,8 +123,19 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         Some(dir) => Some((dir.clone(), check_plots_dir(dir)?)),
         None => None,
     };
-    let loaded = crate::store::resolve::load_args(&args.files, args.store.as_deref())
-        .map_err(Failure::Input)?;
+    let mut files = args.files.clone();
+    let machines = match args.machines.as_deref() {
+        Some(list) => {
+            let names =
+                crate::cli::items(list, "--machines", "board,atom").map_err(Failure::Input)?;
+            let ids = newest_runs(&names, args.store.as_deref()).map_err(Failure::Input)?;
+            files.extend(ids.iter().map(PathBuf::from));
+            names.iter().map(|n| n.to_string()).collect()
+        }
+        None => Vec::new(),
+    };
+    let loaded =
+        crate::store::resolve::load_args(&files, args.store.as_deref()).map_err(Failure::Input)?;
     if loaded.record_count() == 0 {
         let names: Vec<String> = args
             .files
@@ -82,6 +171,9 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         write_plots(&loaded, &opts, &dir, &font)?;
     }
     print!("{}", document::render(&loaded, args.format, &opts));
+    if !machines.is_empty() && matches!(args.format, Format::Table) {
+        print!("\n{}", side_by_side(&loaded, &machines));
+    }
     Ok(0)
 }
 
