@@ -4,7 +4,7 @@
 //! decided in [`adaptive`].
 
 pub mod adaptive;
-pub use crate::sys::cpu;
+use crate::sys::cpu;
 pub mod pkey;
 pub mod worker;
 

@@ -5,7 +5,7 @@ use super::record::Latency;
 use super::suites::{Proto, Suite};
 use super::sys;
 use crate::guard::Guard;
-use crate::measure::cpu::CpuTime;
+use crate::sys::cpu::CpuTime;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 use super::suites::{CertKind, Proto, Suite};
 use super::sys;
 use crate::guard::Guard;
-use crate::measure::cpu::CpuTime;
+use crate::sys::cpu::CpuTime;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! CPU sets, pinned spawning through the guard, bounded waits and free loopback ports.
 
 use crate::guard::Guard;
-use crate::measure::cpu::CpuTime;
+use crate::sys::cpu::CpuTime;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
