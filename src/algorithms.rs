@@ -560,38 +560,24 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
 pub const DEFAULT_SIZES: [usize; 7] = [16, 64, 256, 1024, 1350, 8192, 16384];
 pub const MAX_SIZE: usize = 64 << 20;
 
-/// Parses "16,1k,1350,64k,1m" with binary units (k = 1024, m = 1048576).
+/// One `--sizes` item, binary units (k = 1024, m = 1048576), through the shared unit
+/// parser, with the range and messages of the size axis.
 pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let (digits, mult) = match t.strip_suffix(['k', 'm', 'g']) {
-        Some(d) => (
-            d,
-            match t.as_bytes()[t.len() - 1] {
-                b'k' => 1usize << 10,
-                b'm' => 1 << 20,
-                _ => 1 << 30,
-            },
-        ),
-        None => (t.as_str(), 1),
-    };
-    let digits = digits.strip_suffix('i').unwrap_or(digits);
-    let n: usize = digits.parse().map_err(|_| {
-        format!("invalid size '{s}': use a number of bytes with an optional k or m suffix, e.g. 16,1k,1350,64k,1m")
+    let shown = crate::cli::shown(s);
+    let n = crate::cli::bytes(s).ok_or_else(|| {
+        format!("invalid size '{shown}': use a number of bytes with an optional k or m suffix, e.g. 16,1k,1350,64k,1m")
     })?;
-    let n = n
-        .checked_mul(mult)
-        .ok_or_else(|| format!("size '{s}' is too large: the largest is 64m"))?;
     if n == 0 {
         return Err(format!(
-            "invalid size '{s}': a size must be at least 1 byte"
+            "invalid size '{shown}': a size must be at least 1 byte"
         ));
     }
-    if n > MAX_SIZE {
+    if n > MAX_SIZE as u64 {
         return Err(format!(
-            "size '{s}' is too large: the largest is 64m (67108864 bytes)"
+            "size '{shown}' is too large: the largest is 64m (67108864 bytes)"
         ));
     }
-    Ok(n)
+    Ok(n as usize)
 }
 
 #[cfg(test)]
