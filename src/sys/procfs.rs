@@ -106,6 +106,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn stat_line_fields_after_an_nginx_comm() {
+        let line = "1234 (nginx: a) b) S 1200 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0 98765 1000 10 0";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.comm, "nginx: a) b");
+        assert_eq!(s.state, 'S');
+        assert_eq!(s.ppid, 1200);
+        assert_eq!((s.utime, s.stime), (250, 75));
+        assert_eq!(s.starttime, 98765);
+    }
+
+    #[test]
     fn stat_line_with_a_strange_comm() {
         let s =
             parse_stat("123 (a) b (c)) S 1 1 1 0 -1 4194560 10 0 0 0 250 75 0 0 20 0 3 0 777 0")

@@ -239,18 +239,6 @@ pub fn is_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::procfs::parse_stat;
-
-    #[test]
-    fn stat_lines_with_odd_names_parse() {
-        let line = "1234 (nginx: a) b) S 1200 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 1 0 98765 1000 10 0";
-        let s = parse_stat(line).unwrap();
-        assert_eq!(s.comm, "nginx: a) b");
-        assert_eq!(s.state, 'S');
-        assert_eq!(s.ppid, 1200);
-        assert_eq!((s.utime, s.stime), (250, 75));
-        assert_eq!(s.starttime, 98765);
-    }
 
     #[test]
     fn our_own_stat_reads() {
