@@ -1,8 +1,8 @@
 //! Two sets of records, point by point: the ratio NEW/BASE of the median throughput with a
-//! 95 % bootstrap interval over the trials, a verdict, and the geometric mean per
-//! implementation and workload. Pure: records in, numbers out.
+//! 95 % interval from order statistics, a verdict, and the geometric mean per
+//! implementation and workload. The unit is the run (its median) when a side has several
+//! runs of a point, else the one run's trials. Pure: records in, numbers out.
 
-use super::model::Rng;
 use super::stats::median;
 use crate::record::read::AnyRecord;
 use serde::Serialize;
@@ -115,46 +115,70 @@ pub fn label_of(rec: &AnyRecord) -> &str {
     }
 }
 
-/// Every trial of one point on one side (several runs' trials pooled).
-#[derive(Clone, Debug, Default)]
+/// One point on one side: the values compared (each run's median when several runs
+/// measured it, else the one run's trials) and how many trials they came from.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trials {
-    pub samples: Vec<f64>,
+    pub values: Vec<f64>,
+    pub runs: usize,
+    pub trials: usize,
 }
 
-impl Trials {
-    fn add(&mut self, rec: &AnyRecord) {
-        let (samples, median) = match rec {
-            AnyRecord::Speed(r) => (&r.samples_bps, r.throughput_bps),
-            AnyRecord::Tls(r) => (&r.samples_bps, r.throughput_bps),
-            AnyRecord::Vpn(r) => (&r.samples_bps, r.throughput_bps),
-        };
-        if samples.is_empty() {
-            if median.is_finite() {
-                self.samples.push(median);
-            }
-        } else {
-            self.samples
-                .extend(samples.iter().copied().filter(|x| x.is_finite()));
-        }
-    }
+/// A record's trials (its median when it kept none), finite ones only.
+fn samples(rec: &AnyRecord) -> impl Iterator<Item = f64> + '_ {
+    let (samples, median) = match rec {
+        AnyRecord::Speed(r) => (&r.samples_bps, &r.throughput_bps),
+        AnyRecord::Tls(r) => (&r.samples_bps, &r.throughput_bps),
+        AnyRecord::Vpn(r) => (&r.samples_bps, &r.throughput_bps),
+    };
+    let own = if samples.is_empty() {
+        std::slice::from_ref(median)
+    } else {
+        &samples[..]
+    };
+    own.iter().copied().filter(|x| x.is_finite())
 }
 
 /// One side's points: records picked by `label` (all when None), keyed by identity. With a
-/// label, the identity carries `as_label` instead, so that two labels can meet.
+/// label, the identity carries `as_label` instead, so that two labels can meet. Records of
+/// one run at one point pool their trials.
 pub fn points<'a>(
     records: impl Iterator<Item = &'a AnyRecord>,
     label: Option<&str>,
     as_label: Option<&str>,
 ) -> BTreeMap<Identity, Trials> {
-    let mut out: BTreeMap<Identity, Trials> = BTreeMap::new();
+    let mut by_run: BTreeMap<Identity, BTreeMap<&'a str, Vec<f64>>> = BTreeMap::new();
     for rec in records {
         if label.is_some_and(|l| l != label_of(rec)) {
             continue;
         }
-        out.entry(identity(rec, as_label)).or_default().add(rec);
+        by_run
+            .entry(identity(rec, as_label))
+            .or_default()
+            .entry(rec.run_id())
+            .or_default()
+            .extend(samples(rec));
     }
-    out.retain(|_, t| !t.samples.is_empty());
-    out
+    by_run
+        .into_iter()
+        .filter_map(|(id, runs)| {
+            let runs: Vec<Vec<f64>> = runs.into_values().filter(|t| !t.is_empty()).collect();
+            let trials = runs.iter().map(Vec::len).sum();
+            let values = match &runs[..] {
+                [] => return None,
+                [one] => one.clone(),
+                several => several.iter().map(|t| median(t)).collect(),
+            };
+            Some((
+                id,
+                Trials {
+                    values,
+                    runs: runs.len(),
+                    trials,
+                },
+            ))
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -188,6 +212,9 @@ pub struct Pair {
     pub ratio_ci: [f64; 2],
     pub base_trials: usize,
     pub new_trials: usize,
+    /// Runs on each side: with several, each run's median is one value of the interval.
+    pub base_runs: usize,
+    pub new_runs: usize,
     pub verdict: Verdict,
 }
 
@@ -210,29 +237,42 @@ pub struct Comparison {
     pub summary: Vec<Summary>,
 }
 
-pub const BOOTSTRAP_ROUNDS: usize = 2000;
-
-/// NEW/BASE of the medians, and the 2.5 and 97.5 percentiles of the same ratio over
-/// bootstrap replicates (each side's trials resampled with replacement). One trial on
-/// both sides gives a zero-width interval: the threshold alone decides then.
-pub fn ratio_ci(base: &[f64], new: &[f64], seed: u64) -> (f64, [f64; 2]) {
+/// NEW/BASE of the medians with a 95 % interval for it (Bonett and Price, 2020): each
+/// side's standard error of the log median from the order statistics around its median,
+/// the ratio's interval exp(ln ratio +- 1.96 sqrt(se_base^2 + se_new^2)). Linear in the
+/// values (a sort each), unlike a bootstrap. A side of one value adds no error; one value
+/// on both sides gives a zero-width interval: the threshold alone decides then.
+pub fn ratio_ci(base: &[f64], new: &[f64]) -> (f64, [f64; 2]) {
     let ratio = median(new) / median(base);
-    if base.len() < 2 && new.len() < 2 {
+    let se = log_median_se(base).hypot(log_median_se(new));
+    if se == 0.0 || se.is_nan() {
         return (ratio, [ratio, ratio]);
     }
-    let mut rng = Rng::new(seed);
-    let mut draw = |xs: &[f64], buf: &mut Vec<f64>| {
-        buf.clear();
-        buf.extend((0..xs.len()).map(|_| xs[rng.below(xs.len())]));
-        median(buf)
-    };
-    let (mut b, mut n) = (Vec::new(), Vec::new());
-    let mut ratios: Vec<f64> = (0..BOOTSTRAP_ROUNDS)
-        .map(|_| draw(new, &mut n) / draw(base, &mut b))
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let at = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
-    (ratio, [at(0.025), at(0.975)])
+    let z = normal_quantile(0.975);
+    let ln = ratio.ln();
+    (ratio, [(ln - z * se).exp(), (ln + z * se).exp()])
+}
+
+/// Standard error of ln(median) from the values (Price and Bonett, 2001): the spread of
+/// the order statistics a and n-a+1 (a = round(n/2 - sqrt n), at least 1) on the log
+/// scale, divided by twice the normal quantile of their binomial coverage. 0 for one value.
+pub fn log_median_se(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let a = ((n as f64 / 2.0 - (n as f64).sqrt()).round() as usize).max(1);
+    let below = statrs::distribution::Binomial::new(0.5, n as u64)
+        .map(|b| statrs::distribution::DiscreteCDF::cdf(&b, a as u64 - 1))
+        .unwrap_or(f64::NAN);
+    (v[n - a].ln() - v[a - 1].ln()) / (2.0 * normal_quantile(1.0 - below))
+}
+
+fn normal_quantile(p: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::standard().inverse_cdf(p)
 }
 
 /// Improved or regressed only when the interval excludes 1 and the ratio is beyond the
@@ -269,21 +309,23 @@ pub fn compare(
     new_impl: Option<&str>,
 ) -> Comparison {
     let mut out = Comparison::default();
-    for (i, (id, b)) in base.iter().enumerate() {
+    for (id, b) in base {
         let Some(n) = new.get(id) else {
             out.only_in_base.push(id.clone());
             continue;
         };
-        let (ratio, ci) = ratio_ci(&b.samples, &n.samples, i as u64 + 1);
+        let (ratio, ci) = ratio_ci(&b.values, &n.values);
         out.pairs.push(Pair {
             identity: id.clone(),
             new_impl: new_impl.map(str::to_string),
-            base_bps: median(&b.samples),
-            new_bps: median(&n.samples),
+            base_bps: median(&b.values),
+            new_bps: median(&n.values),
             ratio,
             ratio_ci: ci,
-            base_trials: b.samples.len(),
-            new_trials: n.samples.len(),
+            base_trials: b.trials,
+            new_trials: n.trials,
+            base_runs: b.runs,
+            new_runs: n.runs,
             verdict: verdict(ratio, ci, threshold),
         });
     }

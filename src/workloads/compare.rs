@@ -336,7 +336,7 @@ fn blocks(
         format!("base: {} (runs {})", side_name(base), run_ids(base)),
         format!("new:  {} (runs {})", side_name(new), run_ids(new)),
         format!(
-            "ratio = new/base of the median throughput, with a 95% bootstrap interval over the trials; improved or regressed only when the interval excludes 1 and the change exceeds {threshold}%"
+            "ratio = new/base of the median throughput, with a 95% interval from order statistics (Bonett-Price) over each side's runs (one median per run), or over the trials of a side with one run; improved or regressed only when the interval excludes 1 and the change exceeds {threshold}%"
         ),
     ];
     if differences.is_empty() {

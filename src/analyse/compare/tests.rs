@@ -84,7 +84,7 @@ fn a_tenfold_drop_is_regressed_and_equal_trials_are_unchanged() {
 #[test]
 fn a_change_under_the_threshold_or_inside_the_interval_is_unchanged() {
     // 3 % faster with tight trials: significant but under a 5 % threshold.
-    let (r, ci) = ratio_ci(&trials(1e9), &trials(1.03e9), 1);
+    let (r, ci) = ratio_ci(&trials(1e9), &trials(1.03e9));
     assert!(ci[0] > 1.0, "{ci:?}");
     assert_eq!(verdict(r, ci, 0.05), Verdict::Unchanged);
     assert_eq!(verdict(r, ci, 0.01), Verdict::Improved);
@@ -94,7 +94,7 @@ fn a_change_under_the_threshold_or_inside_the_interval_is_unchanged() {
         .map(|f| f * 1e9)
         .collect();
     let narrow_new: Vec<f64> = wide.iter().map(|x| x * 0.8).collect();
-    let (r, ci) = ratio_ci(&wide, &narrow_new, 2);
+    let (r, ci) = ratio_ci(&wide, &narrow_new);
     assert!((r - 0.8).abs() < 1e-9 && ci[1] > 1.0, "{r} {ci:?}");
     assert_eq!(verdict(r, ci, 0.05), Verdict::Unchanged);
 }
@@ -125,14 +125,89 @@ fn points_on_one_side_are_listed_and_labels_can_meet() {
     assert_eq!(v["verdict"], "regressed");
 }
 
+/// `speed` with another run id.
+fn in_run(run: &str, mut rec: AnyRecord) -> AnyRecord {
+    if let AnyRecord::Speed(r) = &mut rec {
+        r.run_id = run.into();
+    }
+    rec
+}
+
 #[test]
-fn runs_of_one_point_pool_their_trials() {
+fn records_of_one_run_pool_their_trials_and_several_runs_give_one_median_each() {
     let recs = [
         speed("ring", "sha256", 16, &[1.0, 2.0]),
         speed("ring", "sha256", 16, &[3.0]),
     ];
     let p = points(recs.iter(), None, None);
     assert_eq!(p.len(), 1);
-    assert_eq!(p.values().next().unwrap().samples, [1.0, 2.0, 3.0]);
+    let one_run = p.values().next().unwrap();
+    assert_eq!(
+        (one_run.values.as_slice(), one_run.runs, one_run.trials),
+        (&[1.0, 2.0, 3.0][..], 1, 3)
+    );
+    let runs = [
+        in_run("r1", speed("ring", "sha256", 16, &[1.0, 2.0, 9.0])),
+        in_run("r2", speed("ring", "sha256", 16, &[4.0, 5.0, 6.0])),
+        in_run("r1", speed("ring", "sha256", 16, &[3.0])),
+    ];
+    let p = points(runs.iter(), None, None);
+    let t = p.values().next().unwrap();
+    // r1 pools 1, 2, 9, 3 (median 2.5); r2's median is 5.
+    assert_eq!(
+        (t.values.as_slice(), t.runs, t.trials),
+        (&[2.5, 5.0][..], 2, 7)
+    );
     assert!((geomean([2.0, 8.0].into_iter()) - 4.0).abs() < 1e-12);
+}
+
+#[test]
+fn the_interval_matches_bonett_and_price() {
+    // The example of statpsych's ci.ratio.median2 (Bonett's R package): median1/median2
+    // = 1.162162 with the 95% interval [0.927667, 1.455933].
+    let y1 = [36.0, 44.0, 47.0, 42.0, 49.0, 39.0, 46.0, 31.0, 33.0, 48.0];
+    let y2 = [
+        32.0, 39.0, 26.0, 35.0, 43.0, 27.0, 40.0, 37.0, 34.0, 29.0, 49.0, 42.0, 40.0,
+    ];
+    let (r, ci) = ratio_ci(&y2, &y1);
+    assert!((r - 1.162162).abs() < 1e-6, "{r}");
+    assert!((ci[0] - 0.927667).abs() < 1e-6, "{ci:?}");
+    assert!((ci[1] - 1.455933).abs() < 1e-6, "{ci:?}");
+    // One value on each side: no interval; one on one side: only the other's error.
+    assert_eq!(ratio_ci(&[2.0], &[3.0]), (1.5, [1.5, 1.5]));
+    let (_, ci) = ratio_ci(&[2.0], &y1);
+    assert!(ci[0] < 1.0 / 2.0 * 43.0 && ci[1] > 43.0 / 2.0);
+}
+
+#[test]
+fn many_runs_cost_one_interval_per_point() {
+    // 2,000 runs of 5 trials: the interval comes from 2,000 per-run medians, and a 2 %
+    // drop across every run is found even though each run's trials spread by 4 %.
+    let base: Vec<AnyRecord> = (0..2000)
+        .map(|k| in_run(&format!("b{k}"), speed("ring", "sha256", 16, &trials(1e9))))
+        .collect();
+    let new: Vec<AnyRecord> = (0..2000)
+        .map(|k| {
+            in_run(
+                &format!("n{k}"),
+                speed("ring", "sha256", 16, &trials(0.98e9)),
+            )
+        })
+        .collect();
+    let (b, n) = (
+        points(base.iter(), None, None),
+        points(new.iter(), None, None),
+    );
+    let t = b.values().next().unwrap();
+    assert_eq!((t.values.len(), t.runs, t.trials), (2000, 2000, 14000));
+    let c = compare(&b, &n, 0.01, None);
+    let p = &c.pairs[0];
+    assert!(
+        (p.ratio - 0.98).abs() < 1e-9 && p.ratio_ci[1] < 1.0,
+        "{p:?}"
+    );
+    assert_eq!(
+        (p.base_runs, p.new_runs, p.verdict),
+        (2000, 2000, Verdict::Regressed)
+    );
 }
