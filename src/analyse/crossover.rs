@@ -1,6 +1,6 @@
 //! Where one path overtakes another: the size n at which a1 + n/B1 = a2 + n/B2.
 
-use super::model::{fit_line, resample, Curve, Rng, BOOTSTRAP_ROUNDS};
+use super::model::{fit_line, Curve, Line};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -22,9 +22,10 @@ pub fn cross(a1: f64, b1: f64, a2: f64, b2: f64) -> Option<f64> {
     (n.is_finite() && n > 0.0).then_some(n)
 }
 
-/// Crossover between path `a` and path `b` with bootstrap bounds. Both curves must share
-/// their sizes' meaning (same algorithm and direction); they need not share sizes.
-pub fn crossover(a: &Curve, b: &Curve, seed: u64) -> Option<Crossover> {
+/// Crossover between path `a` and path `b`, with bounds from their bootstrap lines
+/// (`model::replicates`, paired round by round). Both curves must share their sizes'
+/// meaning (same algorithm and direction); they need not share sizes.
+pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Option<Crossover> {
     let med = |c: &Curve| -> Vec<f64> {
         c.sizes
             .iter()
@@ -42,17 +43,13 @@ pub fn crossover(a: &Curve, b: &Curve, seed: u64) -> Option<Crossover> {
     } else {
         "b"
     };
-    let mut rng = Rng::new(seed);
     let mut ns = Vec::new();
     let mut never = 0usize;
-    for _ in 0..BOOTSTRAP_ROUNDS {
-        let (Some((ra1, rb1)), Some((ra2, rb2))) = (
-            fit_line(&a.sizes, &resample(a, &mut rng)),
-            fit_line(&b.sizes, &resample(b, &mut rng)),
-        ) else {
+    for (ra, rb) in a_lines.iter().zip(b_lines) {
+        let (Some((ra1, rb1)), Some((ra2, rb2))) = (ra, rb) else {
             continue;
         };
-        match cross(ra1, rb1, ra2, rb2) {
+        match cross(*ra1, *rb1, *ra2, *rb2) {
             Some(x) => ns.push(x),
             None => never += 1,
         }
@@ -74,7 +71,12 @@ pub fn crossover(a: &Curve, b: &Curve, seed: u64) -> Option<Crossover> {
 #[cfg(test)]
 mod tests {
     use super::super::model::tests::synthetic;
+    use super::super::model::replicates;
     use super::*;
+
+    fn crossover_of(a: &Curve, b: &Curve, seed: u64) -> Option<Crossover> {
+        crossover(a, &replicates(a, seed), b, &replicates(b, seed + 1))
+    }
 
     const SIZES: [f64; 7] = [16.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0];
 
@@ -92,7 +94,7 @@ mod tests {
         let sw = synthetic(0.2e-6, 160e6, &SIZES, 11);
         let hw = synthetic(25e-6, 400e6, &SIZES, 12);
         let expected = cross(0.2e-6, 1.0 / 160e6, 25e-6, 1.0 / 400e6).unwrap();
-        let c = crossover(&sw, &hw, 5).unwrap();
+        let c = crossover_of(&sw, &hw, 5).unwrap();
         let got = c.size_bytes.unwrap();
         assert!(
             (got - expected).abs() / expected < 0.02,
@@ -107,7 +109,7 @@ mod tests {
     fn dominated_path_never_crosses() {
         let fast = synthetic(0.1e-6, 5e9, &SIZES, 1);
         let slow = synthetic(10e-6, 400e6, &SIZES, 2);
-        let c = crossover(&slow, &fast, 3).unwrap();
+        let c = crossover_of(&slow, &fast, 3).unwrap();
         assert_eq!(c.size_bytes, None);
         assert_eq!(c.faster_below, "b");
     }

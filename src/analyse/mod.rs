@@ -1,5 +1,6 @@
 //! Pure functions over numbers and records: no I/O, no clocks.
 
+pub mod bootstrap;
 pub mod compare;
 pub mod crossover;
 pub mod model;

@@ -2,6 +2,7 @@
 //! call (seconds) and B the streaming bandwidth (bytes/s). Fitted by weighted least
 //! squares on the median time per call at each size, with bootstrap bounds over trials.
 
+use super::bootstrap::MedianDraw;
 use serde::Serialize;
 
 /// One size of one path: its trials, as bytes/s.
@@ -64,33 +65,45 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed.max(1))
     }
-    pub fn below(&mut self, n: usize) -> usize {
+    fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545F4914F6CDD1D) >> 33) as usize % n.max(1)
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() >> 33) as usize % n.max(1)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
-/// Times per call (seconds) at each size from the median throughput.
-fn times(c: &Curve, mut pick: impl FnMut(usize) -> f64) -> Vec<f64> {
-    c.sizes
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| n / pick(i))
-        .collect()
-}
-
-/// One bootstrap replicate: each size's median over its trials resampled with replacement.
-pub fn resample(c: &Curve, rng: &mut Rng) -> Vec<f64> {
-    times(c, |i| {
-        let s = &c.samples[i];
-        let r: Vec<f64> = (0..s.len()).map(|_| s[rng.below(s.len())]).collect();
-        median(&r)
-    })
-}
+/// A line t = a + b n fitted to one bootstrap replicate; None when it could not be.
+pub type Line = Option<(f64, f64)>;
 
 pub const BOOTSTRAP_ROUNDS: usize = 400;
+
+/// A curve's bootstrap: BOOTSTRAP_ROUNDS lines, each fitted to every size's median of its
+/// trials resampled with replacement. Computed once per curve, shared by its fit and by
+/// every crossover it is part of. Empty for a curve of fewer than two sizes.
+pub fn replicates(c: &Curve, seed: u64) -> Vec<Line> {
+    if c.sizes.len() < 2 {
+        return Vec::new();
+    }
+    let draws: Vec<MedianDraw> = c.samples.iter().map(|s| MedianDraw::new(s)).collect();
+    let mut rng = Rng::new(seed);
+    let mut t = vec![0.0; c.sizes.len()];
+    (0..BOOTSTRAP_ROUNDS)
+        .map(|_| {
+            for ((ti, d), n) in t.iter_mut().zip(&draws).zip(&c.sizes) {
+                *ti = n / d.draw(&mut rng);
+            }
+            fit_line(&c.sizes, &t)
+        })
+        .collect()
+}
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -108,9 +121,20 @@ fn bandwidth(b: f64) -> f64 {
     }
 }
 
-/// Fits the model to a curve with 95 % bootstrap bounds.
+/// Fits the model to a curve with 95 % bootstrap bounds from a fresh bootstrap.
+#[cfg(test)]
 pub fn fit(c: &Curve, seed: u64) -> Option<Fit> {
-    let t = times(c, |i| median(&c.samples[i]));
+    fit_from(c, &replicates(c, seed))
+}
+
+/// Fits the model to a curve, with 95 % bounds from its bootstrap `lines`.
+pub fn fit_from(c: &Curve, lines: &[Line]) -> Option<Fit> {
+    let t: Vec<f64> = c
+        .sizes
+        .iter()
+        .zip(&c.samples)
+        .map(|(n, s)| n / median(s))
+        .collect();
     let (a, b) = fit_line(&c.sizes, &t)?;
     let max_rel_error = c
         .sizes
@@ -118,14 +142,8 @@ pub fn fit(c: &Curve, seed: u64) -> Option<Fit> {
         .zip(&t)
         .map(|(&n, &y)| ((a + b * n) - y).abs() / y)
         .fold(0.0, f64::max);
-    let mut rng = Rng::new(seed);
-    let (mut overheads, mut bandwidths) = (Vec::new(), Vec::new());
-    for _ in 0..BOOTSTRAP_ROUNDS {
-        if let Some((ra, rb)) = fit_line(&c.sizes, &resample(c, &mut rng)) {
-            overheads.push(ra);
-            bandwidths.push(bandwidth(rb));
-        }
-    }
+    let (mut overheads, mut bandwidths): (Vec<f64>, Vec<f64>) =
+        lines.iter().flatten().map(|&(ra, rb)| (ra, bandwidth(rb))).unzip();
     overheads.sort_by(f64::total_cmp);
     bandwidths.sort_by(f64::total_cmp);
     Some(Fit {

@@ -2,7 +2,7 @@
 //! with its variant (and library build), for one algorithm and direction, on one thread.
 
 use super::crossover::{crossover, Crossover};
-use super::model::{fit, Curve, Fit};
+use super::model::{fit_from, replicates, Curve, Fit};
 use crate::workloads::speed::record::SpeedRecord as Record;
 use serde::Serialize;
 
@@ -92,9 +92,17 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
             )),
         }
     }
+    #[cfg(test)]
+    tests::ANALYSES.with(|n| n.set(n.get() + 1));
+    // One bootstrap per curve, shared by its fit and its crossovers.
+    let lines: Vec<_> = curves
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, c))| replicates(c, 1000 + i as u64))
+        .collect();
     let mut out = Analysis::default();
     for (i, (label, r, c)) in curves.iter().enumerate() {
-        if let Some(f) = fit(c, 1000 + i as u64) {
+        if let Some(f) = fit_from(c, &lines[i]) {
             out.fits.push(PathFit {
                 path: label.clone(),
                 implementation: r.implementation.clone(),
@@ -126,7 +134,12 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
                     }
                 }
             };
-            if let Some(c) = crossover(first.2, second.2, (i * 7919 + j) as u64 + 1) {
+            let (first_lines, second_lines) = if std::ptr::eq(first.2, ca) {
+                (&lines[i], &lines[j])
+            } else {
+                (&lines[j], &lines[i])
+            };
+            if let Some(c) = crossover(first.2, first_lines, second.2, second_lines) {
                 out.crossovers.push(PathCrossover {
                     alg: ra.alg.clone(),
                     direction: ra.direction.clone(),
@@ -143,4 +156,13 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
         }
     }
     out
+}
+
+#[cfg(test)]
+pub mod tests {
+    use std::cell::Cell;
+    thread_local! {
+        /// `analyse` calls on this thread: what the report's tests count.
+        pub static ANALYSES: Cell<usize> = const { Cell::new(0) };
+    }
 }
