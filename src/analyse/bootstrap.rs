@@ -164,7 +164,12 @@ mod tests {
                 "{x:?}"
             );
             for (k, p) in &want {
-                assert!((got[k] - p).abs() < 1e-9, "{x:?}: {} {p} {}", f64::from_bits(*k), got[k]);
+                assert!(
+                    (got[k] - p).abs() < 1e-9,
+                    "{x:?}: {} {p} {}",
+                    f64::from_bits(*k),
+                    got[k]
+                );
             }
         }
     }

@@ -54,12 +54,11 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
             None => never += 1,
         }
     }
-    ns.sort_by(f64::total_cmp);
     let total = ns.len() + never;
     // Replicates without a crossing count as "beyond any size" on the high side.
-    let at = |p: f64| -> Option<f64> {
+    let mut at = |p: f64| -> Option<f64> {
         let k = ((total.saturating_sub(1)) as f64 * p).round() as usize;
-        ns.get(k).copied()
+        (k < ns.len()).then(|| *ns.select_nth_unstable_by(k, f64::total_cmp).1)
     };
     Some(Crossover {
         size_bytes: n,
@@ -70,8 +69,8 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::tests::synthetic;
     use super::super::model::replicates;
+    use super::super::model::tests::synthetic;
     use super::*;
 
     fn crossover_of(a: &Curve, b: &Curve, seed: u64) -> Option<Crossover> {

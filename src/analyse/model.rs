@@ -105,12 +105,14 @@ pub fn replicates(c: &Curve, seed: u64) -> Vec<Line> {
         .collect()
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
+/// The value at rank round((len - 1) p) of `xs` (reordered): what sorting and indexing
+/// gives, in linear time.
+fn percentile(xs: &mut [f64], p: f64) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
     }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i]
+    let i = ((xs.len() - 1) as f64 * p).round() as usize;
+    Some(*xs.select_nth_unstable_by(i, f64::total_cmp).1)
 }
 
 fn bandwidth(b: f64) -> f64 {
@@ -142,18 +144,17 @@ pub fn fit_from(c: &Curve, lines: &[Line]) -> Option<Fit> {
         .zip(&t)
         .map(|(&n, &y)| ((a + b * n) - y).abs() / y)
         .fold(0.0, f64::max);
-    let (mut overheads, mut bandwidths): (Vec<f64>, Vec<f64>) =
-        lines.iter().flatten().map(|&(ra, rb)| (ra, bandwidth(rb))).unzip();
-    overheads.sort_by(f64::total_cmp);
-    bandwidths.sort_by(f64::total_cmp);
+    let (mut overheads, mut bandwidths): (Vec<f64>, Vec<f64>) = lines
+        .iter()
+        .flatten()
+        .map(|&(ra, rb)| (ra, bandwidth(rb)))
+        .unzip();
+    let at = |xs: &mut [f64], p: f64| percentile(xs, p).unwrap_or(f64::NAN);
     Some(Fit {
         overhead_s: a,
-        overhead_s_bounds: [percentile(&overheads, 0.025), percentile(&overheads, 0.975)],
+        overhead_s_bounds: [at(&mut overheads, 0.025), at(&mut overheads, 0.975)],
         bandwidth_bps: bandwidth(b),
-        bandwidth_bps_bounds: [
-            percentile(&bandwidths, 0.025),
-            percentile(&bandwidths, 0.975),
-        ],
+        bandwidth_bps_bounds: [at(&mut bandwidths, 0.025), at(&mut bandwidths, 0.975)],
         max_rel_error,
         points: c.sizes.len(),
     })

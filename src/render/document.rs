@@ -4,8 +4,8 @@
 use super::model::{self, Block, Table};
 use super::Format;
 use crate::record::read::{AnyRecord, Loaded, Run};
-use crate::record::{Environment, Exclusion, Record, SCHEMA};
-use serde_json::{json, Value};
+use crate::record::{Environment, Exclusion, Record};
+use serde_json::Value;
 
 /// Choices that change what is shown, not what was measured.
 #[derive(Clone, Debug, Default)]
@@ -127,12 +127,35 @@ fn run_heading(run: &Run) -> String {
 
 /// Renders every run. Several runs get a heading each and are never merged.
 pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
-    let several = doc.runs.len() > 1;
+    let mut out = Vec::new();
+    // Writing into memory cannot fail.
+    let _ = write(doc, format, opts, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Renders every run into `out`; JSON is written as it is serialized.
+pub fn write(
+    doc: &Loaded,
+    format: Format,
+    opts: &Options,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let all: Vec<(&Run, Parts)> = doc
         .runs
         .iter()
         .map(|r| (r, parts(r, opts, format)))
         .collect();
+    if format == Format::Json {
+        let runs: Vec<(&Run, serde_json::Map<String, Value>)> =
+            all.into_iter().map(|(r, p)| (r, p.analysis)).collect();
+        return super::json::write(doc, &runs, out);
+    }
+    out.write_all(text(doc, format, opts, all).as_bytes())
+}
+
+/// Every format but JSON, as one string.
+fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -> String {
+    let several = doc.runs.len() > 1;
     let mut skipped_lines = Vec::new();
     if !doc.skipped.is_empty() {
         skipped_lines.push(format!(
@@ -149,7 +172,6 @@ pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
         }
     }
     match format {
-        Format::Json => json_document(doc, &all),
         Format::Csv => {
             // One table per workload; several runs' rows go together (run_id tells them apart).
             let mut merged: Vec<(String, Table)> = Vec::new();
@@ -176,7 +198,7 @@ pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
             }
             super::html::page("cryptobench report", &body)
         }
-        Format::Table | Format::Markdown => {
+        Format::Json | Format::Table | Format::Markdown => {
             let mut blocks = Vec::new();
             for (run, p) in all {
                 if several {
@@ -194,65 +216,4 @@ pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
             }
         }
     }
-}
-
-/// One JSON document. With one run, its environment and analysis are also at the top level
-/// (the shape `--format json` has always had); `runs` lists every run with its own.
-fn json_document(doc: &Loaded, all: &[(&Run, Parts)]) -> String {
-    let runs: Vec<Value> = all
-        .iter()
-        .map(|(run, p)| {
-            json!({
-                "run_id": run.run_id,
-                "environment": run.environment,
-                "interrupted": run.end.as_ref().map(|e| e.interrupted),
-                "finished": run.end.is_some(),
-                "records": run.records.len(),
-                "exclusions": run.end.as_ref().map(|e| e.exclusions.clone()).unwrap_or_default(),
-                "unavailable": run.end.as_ref().map(|e| e.unavailable.clone()).unwrap_or_default(),
-                "analysis": p.analysis,
-            })
-        })
-        .collect();
-    let records: Vec<Value> = doc
-        .runs
-        .iter()
-        .flat_map(|r| r.records.iter().map(AnyRecord::to_json))
-        .collect();
-    let exclusions: Vec<&Exclusion> = doc
-        .runs
-        .iter()
-        .flat_map(|r| r.end.iter().flat_map(|e| &e.exclusions))
-        .collect();
-    let one = (all.len() == 1).then(|| &all[0]);
-    let analysis = match one {
-        Some((_, p)) if p.analysis.len() == 1 => p.analysis.values().next().cloned(),
-        Some((_, p)) => Some(Value::Object(p.analysis.clone())),
-        None => None,
-    };
-    let unavailable: Vec<&Value> = doc
-        .runs
-        .iter()
-        .flat_map(|r| r.end.iter().flat_map(|e| &e.unavailable))
-        .collect();
-    let mut v = json!({
-        "schema": SCHEMA,
-        "environment": one.and_then(|(r, _)| r.environment.as_ref()),
-        "records": records,
-        "exclusions": exclusions,
-        "unavailable": unavailable,
-        "interrupted": doc.runs.iter().any(|r| r.end.as_ref().is_some_and(|e| e.interrupted)),
-        "analysis": analysis,
-        "runs": runs,
-        "skipped_lines": doc.skipped.iter().map(|s| json!({
-            "file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason,
-        })).collect::<Vec<_>>(),
-    });
-    if let Some(o) = v.as_object_mut() {
-        o.retain(|_, x| !x.is_null());
-    }
-    let mut s =
-        serde_json::to_string_pretty(&v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
 }

@@ -4,6 +4,7 @@
 
 pub mod document;
 pub mod html;
+pub mod json;
 pub mod model;
 pub mod openssl;
 pub mod plots;

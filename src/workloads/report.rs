@@ -4,6 +4,7 @@
 use super::Failure;
 use crate::render::document::{self, Options};
 use crate::render::Format;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -170,11 +171,20 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     if let Some((dir, font)) = plots {
         write_plots(&loaded, &opts, &dir, &font)?;
     }
-    print!("{}", document::render(&loaded, args.format, &opts));
-    if !machines.is_empty() && matches!(args.format, Format::Table) {
-        print!("\n{}", side_by_side(&loaded, &machines));
+    let mut out = std::io::stdout().lock();
+    let written = document::write(&loaded, args.format, &opts, &mut out).and_then(|_| {
+        if !machines.is_empty() && matches!(args.format, Format::Table) {
+            write!(out, "\n{}", side_by_side(&loaded, &machines))?;
+        }
+        out.flush()
+    });
+    match written {
+        // A reader that stopped early (`| head`) is not a failure.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Runtime(format!("cannot write the report: {e}")))
+        }
+        _ => Ok(0),
     }
-    Ok(0)
 }
 
 /// Checks `--plots DIR` and loads the PNG font before anything is read or written.
