@@ -125,6 +125,16 @@ fn run_heading(run: &Run) -> String {
     }
 }
 
+/// The HTML report draws the figures of at most this many runs (the last in the files).
+pub const MAX_RUNS_DRAWN: usize = 20;
+
+fn undrawn(undrawn: usize, runs: usize) -> String {
+    format!(
+        "figures are drawn for the last {} of these {runs} runs; the first {undrawn} show their environment and tables (report a run alone, e.g. `cryptobench report RUN_ID`, for its figures)",
+        runs - undrawn
+    )
+}
+
 /// Renders every run. Several runs get a heading each and are never merged.
 pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
     let mut out = Vec::new();
@@ -189,9 +199,26 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
         Format::Openssl => super::openssl::render_runs(doc),
         Format::Html => {
             let mut body = String::new();
-            for (run, p) in &all {
-                let figures = super::plots::of_run(run, opts);
-                super::html::run_section(run, &run_heading(run), &figures, &p.blocks, &mut body);
+            // A year of nightly runs would be thousands of figures (hundreds of MB): the
+            // last runs are drawn, every run keeps its environment and tables.
+            let drawn_from = all.len().saturating_sub(MAX_RUNS_DRAWN);
+            if drawn_from > 0 {
+                super::html::blocks(
+                    &[Block::Lines(vec![undrawn(drawn_from, all.len())])],
+                    &mut body,
+                );
+            }
+            for (k, (run, p)) in all.into_iter().enumerate() {
+                let (figures, blocks) = if k >= drawn_from {
+                    (super::plots::of_run(run, opts), p.blocks)
+                } else {
+                    let note = Block::Lines(vec![format!(
+                        "Figures not drawn for this run: {}",
+                        undrawn(drawn_from, doc.runs.len())
+                    )]);
+                    (Vec::new(), std::iter::once(note).chain(p.blocks).collect())
+                };
+                super::html::run_section(run, &run_heading(run), &figures, &blocks, &mut body);
             }
             if !skipped_lines.is_empty() {
                 super::html::blocks(&[Block::Lines(skipped_lines)], &mut body);
@@ -217,3 +244,6 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

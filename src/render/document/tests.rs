@@ -1,0 +1,100 @@
+use super::*;
+use crate::analyse::paths::tests::ANALYSES;
+use crate::record::read::{parse_line, Line};
+
+const FIXTURE: &str = include_str!("../../../tests/fixtures/schema1-mixed.jsonl");
+
+/// `runs` runs, each with the fixture's speed records (one path at two sizes) under its
+/// own run id.
+fn runs(runs: usize) -> Loaded {
+    let speed: Vec<AnyRecord> = FIXTURE
+        .lines()
+        .filter_map(|l| match parse_line(l) {
+            Ok(Line::Record(r)) if matches!(*r, AnyRecord::Speed(_)) => Some(*r),
+            _ => None,
+        })
+        .collect();
+    assert!(!speed.is_empty());
+    Loaded {
+        runs: (0..runs)
+            .map(|k| {
+                let run_id = format!("run-{k}");
+                let records = speed
+                    .iter()
+                    .cloned()
+                    .map(|mut r| {
+                        if let AnyRecord::Speed(s) = &mut r {
+                            s.run_id = run_id.clone();
+                        }
+                        r
+                    })
+                    .collect();
+                Run {
+                    run_id,
+                    records,
+                    ..Run::default()
+                }
+            })
+            .collect(),
+        ..Loaded::default()
+    }
+}
+
+/// How many times the speed analysis (the bootstrap fits) ran while rendering.
+fn analyses(doc: &Loaded, format: Format) -> usize {
+    let before = ANALYSES.with(|n| n.get());
+    render(doc, format, &Options::default());
+    ANALYSES.with(|n| n.get()) - before
+}
+
+#[test]
+fn each_run_is_analysed_once_and_only_when_shown() {
+    // Work per run must not grow with the number of runs: the bootstrap analysis runs once
+    // per run for JSON, never for CSV or the table (which do not show it here), and for
+    // HTML only for the runs whose figures are drawn.
+    for n in [1, 3, 40] {
+        let doc = runs(n);
+        assert_eq!(analyses(&doc, Format::Json), n, "json, {n} runs");
+        assert_eq!(analyses(&doc, Format::Csv), 0, "csv, {n} runs");
+        assert_eq!(analyses(&doc, Format::Table), 0, "table, {n} runs");
+        assert_eq!(
+            analyses(&doc, Format::Html),
+            n.min(MAX_RUNS_DRAWN),
+            "html, {n} runs"
+        );
+    }
+}
+
+#[test]
+fn html_draws_the_last_runs_and_says_so() {
+    let one = render(&runs(1), Format::Html, &Options::default());
+    let per_run = one.matches("<svg").count();
+    assert!(per_run > 0);
+    assert!(!one.contains("Figures not drawn"));
+    let many = render(&runs(MAX_RUNS_DRAWN + 5), Format::Html, &Options::default());
+    assert_eq!(many.matches("<svg").count(), per_run * MAX_RUNS_DRAWN);
+    assert_eq!(many.matches("Figures not drawn for this run").count(), 5);
+    assert!(many.contains("figures are drawn for the last 20 of these 25 runs"));
+    // Every run still has its section, the undrawn ones first.
+    assert_eq!(many.matches("<h2>").count(), MAX_RUNS_DRAWN + 5);
+    let (first, last) = (many.find("run-0").unwrap(), many.find("run-24").unwrap());
+    assert!(first < last);
+}
+
+#[test]
+fn json_streams_the_same_document() {
+    let doc = runs(2);
+    let v: Value = serde_json::from_str(&render(&doc, Format::Json, &Options::default())).unwrap();
+    let n = doc.record_count();
+    assert_eq!(v["records"].as_array().unwrap().len(), n);
+    assert_eq!(v["records"][0], doc.runs[0].records[0].to_json());
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["runs"][1]["run_id"], "run-1");
+    assert_eq!(v["runs"][1]["records"], n / 2);
+    assert!(v["runs"][1]["analysis"]["speed"]["fits"].is_array());
+    // Several runs: no top-level environment or analysis.
+    assert!(v.get("environment").is_none() && v.get("analysis").is_none());
+    let one: Value =
+        serde_json::from_str(&render(&runs(1), Format::Json, &Options::default())).unwrap();
+    assert_eq!(one["analysis"], one["runs"][0]["analysis"]["speed"]);
+}
