@@ -9,7 +9,8 @@ use crate::render::model::{self, Block, Column, Table};
 use crate::render::Format;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
@@ -58,10 +59,11 @@ fn threshold(s: &str) -> Result<f64, String> {
         })
 }
 
-/// One side: what was read and which label (if any) was picked.
+/// One side: what was read and which label (if any) was picked. Both sides share one
+/// `Loaded` when they name the same file (two labels of one run).
 pub struct Side {
     pub file: PathBuf,
-    pub loaded: Loaded,
+    pub loaded: Rc<Loaded>,
     pub label: Option<String>,
 }
 
@@ -84,15 +86,22 @@ impl Side {
     }
 }
 
-/// A file, or a run of the store (an id, a tag such as `baseline`, or `last`).
+/// A file, or a run of the store (an id, a tag such as `baseline`, or `last`). `other` is
+/// the side read already: the same file is not read twice.
 fn read_side(
     file: PathBuf,
     label: Option<String>,
     which: &str,
     store: Option<&str>,
+    other: Option<&Side>,
 ) -> Result<Side, Failure> {
-    let loaded = crate::store::resolve::load_args(std::slice::from_ref(&file), store)
-        .map_err(Failure::Input)?;
+    let loaded = match other.filter(|o| same_file(&o.file, &file)) {
+        Some(o) => o.loaded.clone(),
+        None => Rc::new(
+            crate::store::resolve::load_args(std::slice::from_ref(&file), store)
+                .map_err(Failure::Input)?,
+        ),
+    };
     let side = Side {
         file,
         loaded,
@@ -119,6 +128,15 @@ fn read_side(
     Ok(side)
 }
 
+/// The same argument, or two paths to one file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if matches!(args.format, Format::Csv | Format::Openssl) {
         return Err(Failure::Input(
@@ -131,8 +149,14 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         (None, Some(b)) => (Some(b.clone()), Some(b)),
         other => other,
     };
-    let base = read_side(args.base, a.clone(), "BASE", args.store.as_deref())?;
-    let new = read_side(args.new, b.clone(), "NEW", args.store.as_deref())?;
+    let base = read_side(args.base, a.clone(), "BASE", args.store.as_deref(), None)?;
+    let new = read_side(
+        args.new,
+        b.clone(),
+        "NEW",
+        args.store.as_deref(),
+        Some(&base),
+    )?;
     let (sb, sn) = (base.schemas(), new.schemas());
     if !sb.is_empty() && !sn.is_empty() && sb != sn {
         return Err(Failure::Input(format!(
