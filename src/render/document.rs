@@ -71,21 +71,16 @@ fn view<'a, V: View>(run: &'a Run) -> Option<RunView<'a, V::Data>> {
 /// Everything each workload contributes for one run.
 struct Parts {
     blocks: Vec<Block>,
-    tables: Vec<(String, Table)>,
     analysis: serde_json::Map<String, Value>,
 }
 
 /// Only what `format` shows is computed: the analysis (bootstrap fits) is most of the
-/// work of a run, and CSV or the terminal need none of it unless their blocks show it.
+/// work of a run, and the terminal needs none of it unless its blocks show it (CSV is
+/// written by `write_csv`).
 fn parts_of<V: View>(run: &Run, opts: &Options, format: Format, parts: &mut Parts) {
     if let Some(v) = view::<V>(run) {
         if matches!(format, Format::Table | Format::Markdown | Format::Html) {
             parts.blocks.extend(V::blocks(&v, opts));
-        }
-        if format == Format::Csv {
-            parts
-                .tables
-                .push((V::WORKLOAD.into(), V::records_table(&v.records)));
         }
         if format == Format::Json {
             parts
@@ -98,7 +93,6 @@ fn parts_of<V: View>(run: &Run, opts: &Options, format: Format, parts: &mut Part
 fn parts(run: &Run, opts: &Options, format: Format) -> Parts {
     let mut p = Parts {
         blocks: Vec::new(),
-        tables: Vec::new(),
         analysis: serde_json::Map::new(),
     };
     parts_of::<crate::workloads::speed::view::SpeedView>(run, opts, format, &mut p);
@@ -150,6 +144,9 @@ pub fn write(
     opts: &Options,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
+    if format == Format::Csv {
+        return write_csv(doc, out);
+    }
     let all: Vec<(&Run, Parts)> = doc
         .runs
         .iter()
@@ -163,7 +160,34 @@ pub fn write(
     out.write_all(text(doc, format, opts, all).as_bytes())
 }
 
-/// Every format but JSON, as one string.
+/// CSV: one table per workload, several runs' rows together (run_id tells them apart),
+/// written run by run so that only one run's rows are ever held.
+fn write_csv(doc: &Loaded, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    fn workload<V: View>(
+        doc: &Loaded,
+        first: &mut bool,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let mut header = true;
+        for run in &doc.runs {
+            let Some(v) = view::<V>(run) else { continue };
+            if header && !*first {
+                out.write_all(b"\n")?;
+            }
+            model::csv_rows(&V::records_table(&v.records), header, out)?;
+            (header, *first) = (false, false);
+        }
+        Ok(())
+    }
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+    let first = &mut true;
+    workload::<crate::workloads::speed::view::SpeedView>(doc, first, &mut w)?;
+    workload::<crate::workloads::tls::view::TlsView>(doc, first, &mut w)?;
+    workload::<crate::workloads::vpn::view::VpnView>(doc, first, &mut w)?;
+    std::io::Write::flush(&mut w)
+}
+
+/// Every format but JSON and CSV, as one string.
 fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -> String {
     let several = doc.runs.len() > 1;
     let mut skipped_lines = Vec::new();
@@ -182,20 +206,6 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
         }
     }
     match format {
-        Format::Csv => {
-            // One table per workload; several runs' rows go together (run_id tells them apart).
-            let mut merged: Vec<(String, Table)> = Vec::new();
-            for (_, p) in all {
-                for (w, t) in p.tables {
-                    match merged.iter_mut().find(|(mw, _)| *mw == w) {
-                        Some((_, m)) => m.rows.extend(t.rows),
-                        None => merged.push((w, t)),
-                    }
-                }
-            }
-            let tables: Vec<Table> = merged.into_iter().map(|(_, t)| t).collect();
-            model::csv(&tables)
-        }
         Format::Openssl => super::openssl::render_runs(doc),
         Format::Html => {
             let mut body = String::new();
@@ -225,7 +235,7 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
             }
             super::html::page("cryptobench report", &body)
         }
-        Format::Json | Format::Table | Format::Markdown => {
+        Format::Json | Format::Csv | Format::Table | Format::Markdown => {
             let mut blocks = Vec::new();
             for (run, p) in all {
                 if several {

@@ -199,19 +199,30 @@ pub fn csv_quote(s: &str) -> String {
 /// CSV: each table as a header line and rows; tables of different workloads are separated
 /// by a blank line. Headings and prose are not data and are left out.
 pub fn csv(tables: &[Table]) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
-            out.push('\n');
+            out.push(b'\n');
         }
-        let head: Vec<String> = t.columns.iter().map(|c| csv_quote(&c.name)).collect();
-        let _ = writeln!(out, "{}", head.join(","));
-        for r in &t.rows {
-            let cells: Vec<String> = r.iter().map(|c| csv_quote(c)).collect();
-            let _ = writeln!(out, "{}", cells.join(","));
-        }
+        // Writing into memory cannot fail.
+        let _ = csv_rows(t, true, &mut out);
     }
-    out
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One table's CSV lines (after its header line when `header`), written as they are made.
+pub fn csv_rows(t: &Table, header: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let line = |cells: &mut dyn Iterator<Item = &str>, out: &mut dyn std::io::Write| {
+        let cells: Vec<String> = cells.map(csv_quote).collect();
+        writeln!(out, "{}", cells.join(","))
+    };
+    if header {
+        line(&mut t.columns.iter().map(|c| c.name.as_str()), out)?;
+    }
+    for r in &t.rows {
+        line(&mut r.iter().map(String::as_str), out)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
