@@ -175,13 +175,18 @@ fn run_mut<'a>(
     run_id: &str,
     path: &Path,
 ) -> &'a mut Run {
-    let i = *index.entry(run_id.to_string()).or_insert_with(|| {
-        loaded.runs.push(Run {
-            run_id: run_id.to_string(),
-            ..Run::default()
-        });
-        loaded.runs.len() - 1
-    });
+    // Nearly every line belongs to a run seen already: look it up without a new String.
+    let i = match index.get(run_id) {
+        Some(&i) => i,
+        None => {
+            loaded.runs.push(Run {
+                run_id: run_id.to_string(),
+                ..Run::default()
+            });
+            index.insert(run_id.to_string(), loaded.runs.len() - 1);
+            loaded.runs.len() - 1
+        }
+    };
     let run = &mut loaded.runs[i];
     if !run.sources.iter().any(|s| s == path) {
         run.sources.push(path.to_path_buf());
