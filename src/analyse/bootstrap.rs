@@ -5,7 +5,6 @@
 //! cost that no longer grows with the trials.
 
 use super::model::Rng;
-use statrs::distribution::{Binomial, DiscreteCDF};
 
 /// Beyond this many trials the table (n^2 pairs) costs more than resampling.
 const MAX_TABLE: usize = 64;
@@ -47,7 +46,7 @@ impl MedianDraw {
 }
 
 /// P(a Binomial(n, k/n) count >= m): that at least m of n draws fall on the first k
-/// sorted trials.
+/// sorted trials. Summed term by term (n is at most MAX_TABLE).
 fn at_least(n: usize, k: usize, m: usize) -> f64 {
     if m == 0 || k == n {
         return 1.0;
@@ -55,9 +54,16 @@ fn at_least(n: usize, k: usize, m: usize) -> f64 {
     if k == 0 {
         return 0.0;
     }
-    Binomial::new(k as f64 / n as f64, n as u64)
-        .map(|b| b.sf(m as u64 - 1))
-        .unwrap_or(f64::NAN)
+    let p = k as f64 / n as f64;
+    let (mut term, mut sum) = ((1.0 - p).powi(n as i32), 0.0);
+    for j in 0..=n {
+        if j >= m {
+            sum += term;
+        }
+        // C(n, j+1) p^(j+1) q^(n-j-1) from C(n, j) p^j q^(n-j).
+        term *= (n - j) as f64 / (j + 1) as f64 * p / (1.0 - p);
+    }
+    sum.min(1.0)
 }
 
 /// Every (median, cumulative probability) of a resample of `x` (sorted). Positions are
@@ -84,9 +90,7 @@ fn cumulative(x: &[f64]) -> Vec<(f64, f64)> {
     // G(i, j) = P(I <= i, J >= j) for i < j = C(n, m) (i/n)^m ((n-j+1)/n)^m: exactly m
     // draws on positions <= i and m on positions >= j.
     let m = n / 2;
-    let choose = Binomial::new(0.5, n as u64)
-        .map(|b| statrs::distribution::Discrete::pmf(&b, m as u64) * 2f64.powi(n as i32))
-        .unwrap_or(f64::NAN);
+    let choose = (1..=m).fold(1.0, |c, i| c * (m + i) as f64 / i as f64);
     let low: Vec<f64> = (0..=n + 1)
         .map(|i| (i.min(n) as f64 / n as f64).powi(m as i32))
         .collect();
