@@ -38,18 +38,8 @@ fn profile_at(report: &Value, size: u64) -> Value {
         .find(|r| r["size"].as_u64() == Some(size))
         .unwrap_or_else(|| panic!("no record at {size} B: {report}"));
     let p = rec["profile"].clone();
-    assert!(
-        p.get("unavailable").is_none(),
-        "no profile at {size} B: {p}"
-    );
-    assert_eq!(p["event"], "cpu-clock");
-    let n = p["samples"].as_u64().expect("samples");
+    let n = common::check_profile(&p);
     assert!(n >= 200, "only {n} busy samples at {size} B: {p}");
-    let cats = p["categories"].as_object().expect("categories");
-    let total: f64 = cats.values().map(|c| c["share"].as_f64().unwrap()).sum();
-    assert!((total - 1.0).abs() < 1e-9, "shares sum to {total}");
-    let counted: u64 = cats.values().map(|c| c["samples"].as_u64().unwrap()).sum();
-    assert_eq!(counted, n);
     p
 }
 
