@@ -297,6 +297,7 @@ fn analyse(o: &Observed) -> Findings {
     Findings {
         blocks,
         conclusions,
+        ..Findings::default()
     }
 }
 

@@ -23,6 +23,8 @@ pub enum StudyFormat {
     Table,
     Markdown,
     Json,
+    /// One self-contained page: tables, figures (inline SVG) and the conclusion.
+    Html,
 }
 
 #[derive(clap::Args)]
@@ -153,6 +155,8 @@ impl Observed {
 pub struct Findings {
     pub blocks: Vec<Block>,
     pub conclusions: Vec<String>,
+    /// What this machine could not show, and why (the "Not observable here" section).
+    pub unobservable: Vec<String>,
 }
 
 pub trait Study {
