@@ -132,7 +132,6 @@ pub fn render(
                 "not_observable": f.unobservable,
                 "not_observed": observed.failed.iter()
                     .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
-                "timings": observed.timings,
                 "runs": observed.runs.iter()
                     .map(|t| json!({"step": t.tag, "run_id": t.run.run_id,
                                     "records": t.run.records.len()}))
