@@ -139,10 +139,13 @@ fn avx512_quick() {
             c.contains("requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share"),
             "{c}"
         );
-        assert!(
-            out.contains("base (AVX-512)") && out.contains("isa=no-avx512           20%"),
-            "{out}"
-        );
+        for path in ["base (AVX-512)", "isa=no-avx512"] {
+            assert!(
+                out.lines()
+                    .any(|l| l.starts_with(path) && l.contains(" 20% ")),
+                "a 20% mix row for {path}: {out}"
+            );
+        }
     }
     reported(&file, "chacha20-poly1305");
 }
