@@ -413,6 +413,15 @@ fn path_name(masked: bool) -> &'static str {
     }
 }
 
+/// Said after a verdict drawn from points that other load disturbed.
+fn caveat(disturbed: bool) -> &'static str {
+    if disturbed {
+        " Other processes disturbed these points, so this is not a finding here."
+    } else {
+        ""
+    }
+}
+
 /// Study 4's nginx test: ChaCha20-Poly1305 on 10, 20 and 100% of the connections against
 /// AES-GCM alone, on each ISA path, and what happens to the AES-GCM connections.
 fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
@@ -480,13 +489,14 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
                 .chain(all_chacha)
                 .all(|c| c < 0.0);
             lines.push(format!(
-                "nginx ({MIX_FILE}, {MIX_CONNECTIONS} connections), requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share of the connections: {}: {}",
+                "nginx ({MIX_FILE}, {MIX_CONNECTIONS} connections), requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share of the connections: {}: {}{}",
                 changes.join(", "),
                 if drops {
                     format!("every mix is slower, {} (-5.5%, -7%, -10% at 10, 20, 100%).", super::agreement(true, 4))
                 } else {
                     "not every mix is slower, unlike study 4 (-5.5%, -7%, -10% at 10, 20, 100%).".into()
-                }
+                },
+                caveat(rows.iter().any(|r| !r.masked && r.mix.disturbed))
             ));
         }
     }
@@ -501,7 +511,7 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
         if let (Some(w), Some(wo)) = (kept(false), kept(true)) {
             let diff = (w - wo) * 100.0;
             lines.push(format!(
-                "nginx, {share}% ChaCha: the AES-GCM connections keep {:.0}% of their speed alone beside AVX-512 ChaCha and {:.0}% beside non-AVX-512 ChaCha ({diff:+.0} points): {}",
+                "nginx, {share}% ChaCha: the AES-GCM connections keep {:.0}% of their speed alone beside AVX-512 ChaCha and {:.0}% beside non-AVX-512 ChaCha ({diff:+.0} points): {}{}",
                 w * 100.0,
                 wo * 100.0,
                 if diff < -NOISE_PCT {
@@ -510,7 +520,8 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
                     "they are faster beside AVX-512 ChaCha, the opposite of study 4's finding.".into()
                 } else {
                     format!("no difference beyond this machine's noise (±{NOISE_PCT:.0} points), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to pass on.")
-                }
+                },
+                caveat(rows.iter().any(|r| r.share == share && r.mix.disturbed))
             ));
         }
     }
@@ -615,7 +626,7 @@ mod tests {
 
     #[test]
     fn nginx_mix_against_aes_alone_on_both_paths() {
-        let o = observed(vec![
+        let mut o = observed(vec![
             (
                 &nginx_tag(10, false),
                 nginx_run(10, 1000.0, 800.0, 950.0, 80e6),
@@ -633,6 +644,10 @@ mod tests {
                 nginx_run(20, 1000.0, 500.0, 890.0, 100e6),
             ),
         ]);
+        // Other load during the masked 20% mix: that share's verdict says so.
+        if let AnyRecord::Tls(m) = &mut o.runs[3].run.records[2] {
+            m.disturbed = true;
+        }
         let f = analyse(&o);
         let c = f.conclusions.join("\n");
         assert!(
@@ -644,6 +659,13 @@ mod tests {
         // 80 MB/s of 100 beside AVX-512 ChaCha, 100 of 100 beside the masked path.
         assert!(
             c.contains("10% ChaCha: the AES-GCM connections keep 80% of their speed alone beside AVX-512 ChaCha and 100% beside non-AVX-512 ChaCha (-20 points): AVX-512 ChaCha slows its AES-GCM neighbours, as study 4 found"),
+            "{c}"
+        );
+        assert!(
+            c.contains("as study 4 found.\nnginx, 20% ChaCha")
+                && c.ends_with(
+                    "Other processes disturbed these points, so this is not a finding here."
+                ),
             "{c}"
         );
         let t = f
