@@ -111,6 +111,17 @@ fn kernel_paths_missing(o: &Observed, tag: &str, what: &str) -> Vec<String> {
                 out.push(line);
             }
         }
+        // Points of a present path that it refused (e.g. a message an engine cannot take).
+        for x in run.end.iter().flat_map(|e| &e.exclusions) {
+            let name = x.implementation.as_str();
+            let kernel_path = name.starts_with("af_alg")
+                || name.starts_with("cryptodev")
+                || ENGINES.iter().any(|e| name.contains(e));
+            let line = format!("{what}: {name}: {}", x.reason);
+            if kernel_path && !out.contains(&line) {
+                out.push(line);
+            }
+        }
     }
     out
 }
@@ -428,7 +439,14 @@ mod tests {
             run_id: "run0".into(),
             interrupted: false,
             points: 6,
-            exclusions: Vec::new(),
+            exclusions: vec![crate::record::Exclusion {
+                workload: "speed".into(),
+                implementation: "openssl [engine=afalg]".into(),
+                kind: "refused".into(),
+                reason: "enc at 450000 bytes: engine afalg cannot take a 450000-byte message"
+                    .into(),
+                point: Default::default(),
+            }],
             unavailable: vec![
                 serde_json::json!({"name": "openssl [engine=devcrypto]", "reason": "engine devcrypto needs /dev/crypto: no /dev/crypto"}),
                 serde_json::json!({"name": "boringssl", "reason": "not in this build"}),
@@ -446,7 +464,10 @@ mod tests {
         assert!(c.contains("CPU load 90% at 16 B"), "{c}");
         assert_eq!(
             f.unobservable,
-            ["guest: openssl [engine=devcrypto]: engine devcrypto needs /dev/crypto: no /dev/crypto"],
+            [
+                "guest: openssl [engine=devcrypto]: engine devcrypto needs /dev/crypto: no /dev/crypto",
+                "guest: openssl [engine=afalg]: enc at 450000 bytes: engine afalg cannot take a 450000-byte message",
+            ],
         );
         // Without --guest, the section says how to get the kernel part.
         let f = analyse(&Observed::default());
