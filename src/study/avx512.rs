@@ -509,7 +509,8 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
                 .and_then(MixRow::aes_kept)
         };
         if let (Some(w), Some(wo)) = (kept(false), kept(true)) {
-            let diff = (w - wo) * 100.0;
+            // Rounded first, so a difference under half a point prints as +0, not -0.
+            let diff = ((w - wo) * 100.0).round() + 0.0;
             lines.push(format!(
                 "nginx, {share}% ChaCha: the AES-GCM connections keep {:.0}% of their speed alone beside AVX-512 ChaCha and {:.0}% beside non-AVX-512 ChaCha ({diff:+.0} points): {}{}",
                 w * 100.0,
