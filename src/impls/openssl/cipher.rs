@@ -245,6 +245,9 @@ impl Operation for CipherOp {
             if room < in_len + CIPHER_IV_LEN {
                 return Err(too_small());
             }
+            if let Some(e) = &self.engine {
+                e.check_message(in_len)?;
+            }
             self.set_iv(nonce, CIPHER_IV_LEN)?;
             // SAFETY: `inp` has `in_len` bytes, `out` has `room` >= in_len + 16 bytes, and
             // Io gives either the same buffer or two distinct ones.
