@@ -160,6 +160,11 @@ impl AfAlg {
     }
 
     fn compute_support(&self, alg: Algorithm) -> Support {
+        if alg.is_legacy() {
+            return Support::No(
+                "cryptobench does not bind the kernel's legacy ciphers (cbc(des), cbc(des3_ede), ecb(arc4)) through AF_ALG".into(),
+            );
+        }
         let (kind, name) = kernel_name(alg);
         if kind == PUBLIC_KEY {
             return Support::No(

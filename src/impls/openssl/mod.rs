@@ -33,6 +33,7 @@ mod digest;
 mod engine;
 mod ffi;
 pub(crate) mod isa;
+mod legacy;
 mod load;
 mod pkey;
 mod speed_loop;
@@ -97,6 +98,7 @@ impl OpenSsl {
             ));
         }
         if let Some(fetch) = fetch {
+            self.api.provider_for(alg)?;
             let Ok(cname) = CString::new(fetch_name) else {
                 return Err(format!("bad algorithm name {fetch_name}"));
             };
@@ -323,6 +325,9 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
     match alg.kind() {
         Kind::Aead => vec![
             "each call seals or opens one whole message: key set once, then per message EVP_CipherInit_ex with the nonce, AAD, data, Final and the tag ctrl (`openssl speed -evp` counts differently: see bench/vs-openssl-speed)".into(),
+        ],
+        Kind::Cipher if alg.nonce_len() == 0 => vec![
+            "each call is one independent message: RC4 has no IV, so EVP_CipherInit_ex re-keys it (its 256-step key schedule) before Update and Final (`openssl speed -evp rc4` keys once and streams one endless keystream)".into(),
         ],
         Kind::Cipher => vec![
             "each call is one independent message: EVP_CipherInit_ex with a fresh IV, Update, Final (`openssl speed -evp` streams one endless message and never re-sets the IV)".into(),
