@@ -547,6 +547,7 @@ fn record(
                 0.0
             },
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
+            handshake_cost: None,
         },
     }
 }
