@@ -287,8 +287,12 @@ pub fn variant_owners(spec: &str) -> Vec<&'static str> {
 }
 
 /// Variants every implementation may understand, for the error message.
+#[cfg(not(any(target_arch = "aarch64", target_arch = "arm")))]
 pub const VARIANT_HELP: &str =
     "isa=no-aesni|no-avx512|no-avx2|<OPENSSL_ia32cap mask> (openssl), speed-loop (openssl), engine=afalg|devcrypto (openssl), driver=<kernel driver> (af_alg), zerocopy (af_alg)";
+#[cfg(any(target_arch = "aarch64", target_arch = "arm"))]
+pub const VARIANT_HELP: &str =
+    "isa=no-neon|no-aes|no-sha|<OPENSSL_armcap value> (openssl), speed-loop (openssl), engine=afalg|devcrypto (openssl), driver=<kernel driver> (af_alg), zerocopy (af_alg)";
 
 /// Whether an implementation understands a `--variant` spec.
 type Understands = fn(&str) -> bool;
@@ -304,7 +308,7 @@ fn add_variants(
     for spec in variants {
         // A malformed switch is bad input whoever would take it.
         if let Some(value) = spec.strip_prefix("isa=") {
-            openssl::isa::isa_request(value)
+            openssl::isa::check_request(value)
                 .map_err(|e| format!("invalid --variant '{spec}': {e}"))?;
         }
         let mut understood = false;

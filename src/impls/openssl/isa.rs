@@ -103,6 +103,17 @@ pub(super) fn armcap_request(value: &str, base: Option<u64>) -> Result<(String, 
     }
 }
 
+/// Checks an `isa=` value's form for this build's architecture before anything is loaded:
+/// OPENSSL_ia32cap masks on x86, OPENSSL_armcap names and numbers on ARM.
+pub(crate) fn check_request(value: &str) -> Result<(), String> {
+    if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
+        // Any base will do: only the form is checked here.
+        armcap_request(value, Some(0)).map(|_| ())
+    } else {
+        isa_request(value).map(|_| ())
+    }
+}
+
 /// One word of an OPENSSL_ia32cap value: `~` (clear these bits) or not (use this value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct CapWord {
