@@ -61,6 +61,10 @@ pub fn kernel_name(alg: Algorithm) -> (&'static str, &'static str) {
         Algorithm::Sha256 => ("hash", "sha256"),
         Algorithm::Sha512 => ("hash", "sha512"),
         Algorithm::HmacSha256 => ("hash", "hmac(sha256)"),
+        // The kernel's names; `support` does not bind them (not wired, see there).
+        Algorithm::DesCbc => ("skcipher", "cbc(des)"),
+        Algorithm::DesEde3Cbc => ("skcipher", "cbc(des3_ede)"),
+        Algorithm::Rc4 => ("skcipher", "ecb(arc4)"),
         // Never bound: `support` refuses public-key algorithms first.
         a => (PUBLIC_KEY, a.name()),
     }
