@@ -71,11 +71,11 @@ fn cpu_per_call(
     Ok(cpu / calls as f64)
 }
 
-/// The public-key operations a full handshake makes on the server: the certificate's
+/// The public-key operations a full handshake can make on the server: the certificate's
 /// signature (RSA-PSS for an RSA key: TLS 1.3 requires it and OpenSSL 3 peers choose it in
-/// TLS 1.2 too) and the key exchange (X25519, the first of OpenSSL 3's default groups,
-/// which nginx's default `ssl_ecdh_curve auto` offers and wrk and h2load pick).
-pub fn handshake_ops(cert: CertKind) -> [(Algorithm, Direction); 2] {
+/// TLS 1.2 too), then the key exchanges of the catalogue (X25519, P-256); each point
+/// shows the one nginx logged for it (`$ssl_curve`).
+pub fn handshake_ops(cert: CertKind) -> [(Algorithm, Direction); 3] {
     let sign = match cert {
         CertKind::Rsa => Algorithm::Rsa2048Pss,
         CertKind::Ecdsa => Algorithm::EcdsaP256,
@@ -83,7 +83,17 @@ pub fn handshake_ops(cert: CertKind) -> [(Algorithm, Direction); 2] {
     [
         (sign, Direction::Sign),
         (Algorithm::X25519, Direction::Derive),
+        (Algorithm::EcdhP256, Direction::Derive),
     ]
+}
+
+/// The catalogue's key exchange for a group as OpenSSL names it in `$ssl_curve`.
+fn group_alg(group: &str) -> Option<Algorithm> {
+    match group {
+        "X25519" => Some(Algorithm::X25519),
+        "prime256v1" | "P-256" | "secp256r1" => Some(Algorithm::EcdhP256),
+        _ => None,
+    }
 }
 
 /// The handshake's operations timed alone: (algorithm, direction, ops per CPU-second).
@@ -148,12 +158,15 @@ pub fn handshake_cost(p: &HandshakePrimitives, d: &TlsData) -> Option<HandshakeC
         return None;
     }
     let per_cpu_s = d.server_requests as f64 / d.server_cpu_s;
+    // The signature, and the key exchange nginx logged (none when it logged no one group).
+    let kx = d.key_exchange.as_deref().and_then(group_alg);
     Some(HandshakeCost {
         handshakes_per_s: d.requests_per_s,
         handshakes_per_server_cpu_s: per_cpu_s,
         primitives: p
             .rates
             .iter()
+            .filter(|(alg, dir, _)| *dir == Direction::Sign || Some(*alg) == kx)
             .map(|&(alg, dir, ops)| PrimitiveRate {
                 alg: alg.name().into(),
                 direction: dir.name().into(),

@@ -132,4 +132,9 @@ pub struct TlsData {
     /// operations behind it; null otherwise (and in records from before it existed).
     #[serde(default)]
     pub handshake_cost: Option<HandshakeCost>,
+    /// The key-exchange group nginx logged (`$ssl_curve`) when every request of the point
+    /// used the same one, e.g. "X25519"; null otherwise (plain HTTP, or records from
+    /// before it existed).
+    #[serde(default)]
+    pub key_exchange: Option<String>,
 }

@@ -200,17 +200,19 @@ fn handshakes(recs: &[&TlsRecord]) -> Option<Table> {
         .filter_map(|r| r.handshake_cost.as_ref().map(|h| (r, h)))
         .collect();
     let (_, first) = with.first()?;
-    let mut cols = vec![
+    let cols = vec![
         Column::text("suite"),
         Column::num("file"),
         Column::num("conn"),
         Column::num("handshakes/s"),
         Column::num("per server CPU-s"),
+        Column::text("signature"),
+        Column::num("sign/CPU-s"),
+        Column::num("handshake rate"),
+        Column::text("key exchange"),
+        Column::num("derive/CPU-s"),
+        Column::num("handshake rate"),
     ];
-    for p in &first.primitives {
-        cols.push(Column::num(&format!("{} {}/CPU-s", p.alg, p.direction)));
-        cols.push(Column::num("handshake rate"));
-    }
     let mut t = Table::new(
         "Handshakes against the server's public-key operations timed alone",
         cols,
@@ -224,9 +226,15 @@ fn handshakes(recs: &[&TlsRecord]) -> Option<Table> {
             format!("{:.1}", h.handshakes_per_s),
             format!("{:.1}", h.handshakes_per_server_cpu_s),
         ];
-        for p in &h.primitives {
-            row.push(format!("{:.1}", p.ops_per_cpu_s));
-            row.push(format!("{:.0}%", p.handshake_pct));
+        for dir in ["sign", "derive"] {
+            match h.primitives.iter().find(|p| p.direction == dir) {
+                Some(p) => row.extend([
+                    p.alg.clone(),
+                    format!("{:.1}", p.ops_per_cpu_s),
+                    format!("{:.0}%", p.handshake_pct),
+                ]),
+                None => row.extend(["-".to_string(), "-".into(), "-".into()]),
+            }
         }
         t.push(row);
         if let Some(sign) = h.primitives.iter().find(|p| p.direction == "sign") {
@@ -243,7 +251,7 @@ fn handshakes(recs: &[&TlsRecord]) -> Option<Table> {
         }
     }
     t.notes.push(format!(
-        "handshakes/s = requests/s with a new connection and full handshake per request; per server CPU-s = handshakes per CPU-second of all nginx workers; <op>/CPU-s = that operation alone on the same libcrypto ({}), one thread, per CPU-second; handshake rate = handshakes per server CPU-second in % of it: the share of the server's CPU per handshake that operation would take alone. The key exchange is taken to be X25519, OpenSSL 3's first default group.",
+        "handshakes/s = requests/s with a new connection and full handshake per request; per server CPU-s = handshakes per CPU-second of all nginx workers; sign/CPU-s and derive/CPU-s = that operation alone on the same libcrypto ({}), one thread, per CPU-second; handshake rate = handshakes per server CPU-second in % of it: the share of the server's CPU per handshake that operation would take alone. The key exchange is the group nginx logged for every request of the point ($ssl_curve); a point without one group shows the signature only.",
         first.implementation
     ));
     Some(t)
