@@ -121,7 +121,7 @@ pub(super) struct Api {
     /// `OSSL_PROVIDER_load` (3.x): the legacy provider holds DES and RC4.
     pub(super) provider_load: Option<ProviderLoadFn>,
     /// Whether the legacy provider loaded, tried once, on the first legacy cipher asked for.
-    pub(super) legacy_provider: std::sync::OnceLock<Result<(), String>>,
+    pub(super) legacy_loaded: std::sync::OnceLock<Result<(), String>>,
     /// `EVP_*` getters, indexed like `Algorithm::ALL`.
     pub(super) getters: [Option<GetterFn>; Algorithm::ALL.len()],
     // Declared last, so dropped last.
@@ -302,7 +302,7 @@ impl Api {
                 } else {
                     None
                 },
-                legacy_provider: std::sync::OnceLock::new(),
+                legacy_loaded: std::sync::OnceLock::new(),
                 getters,
                 _lib: lib,
             })

@@ -1,24 +1,20 @@
-//! OpenSSL 3's legacy provider, which alone holds DES and RC4 there.
+//! OpenSSL 3's legacy provider, which alone holds single DES and RC4 there (Triple DES
+//! stays in the default provider).
 //!
 //! Loading any provider explicitly stops OpenSSL from loading the default one by itself,
 //! so `default` is loaded first, then `legacy` (`openssl speed` needs `-provider legacy
 //! -provider default` for the same reason). Both stay loaded for the life of the process;
-//! the legacy provider is tried only when a legacy cipher is first asked for, so that no
-//! other measurement runs with it loaded.
+//! the legacy provider is tried only when a legacy cipher the default provider lacks is
+//! first asked for, so that no other measurement runs with it loaded.
 
 use super::ffi::*;
-use crate::algorithms::Algorithm;
 use std::ffi::CString;
 
 impl Api {
-    /// Ok when `alg` can be fetched as far as providers go: always before 3.0 (1.1 has
-    /// DES and RC4 built in) and for non-legacy algorithms; else the legacy provider must
-    /// load. Err is the reason, with how to fix it.
-    pub(super) fn provider_for(&self, alg: Algorithm) -> Result<(), String> {
-        if !alg.is_legacy() || self.version_num < V3_0_0 {
-            return Ok(());
-        }
-        self.legacy_provider
+    /// Loads the legacy provider once (OpenSSL 3 only: 1.1 fetches nothing). Err is the
+    /// reason, with how to fix it.
+    pub(super) fn legacy_provider(&self) -> Result<(), String> {
+        self.legacy_loaded
             .get_or_init(|| self.load_legacy_provider())
             .clone()
     }
@@ -41,7 +37,7 @@ impl Api {
                     .or_else(|| self.version_info(OPENSSL_MODULES_DIR))
                     .unwrap_or_else(|| "its MODULESDIR".into());
                 return Err(format!(
-                    "OpenSSL's {name} provider is not loadable ({why}; looked in {dir}): OpenSSL 3 has DES and RC4 only in legacy.so; install it (Debian: package libssl3) or set OPENSSL_MODULES to its directory"
+                    "OpenSSL's {name} provider is not loadable ({why}; looked in {dir}): OpenSSL 3 has single DES and RC4 only in legacy.so; install it (Debian: package libssl3) or set OPENSSL_MODULES to its directory"
                 ));
             }
         }

@@ -98,13 +98,20 @@ impl OpenSsl {
             ));
         }
         if let Some(fetch) = fetch {
-            self.api.provider_for(alg)?;
             let Ok(cname) = CString::new(fetch_name) else {
                 return Err(format!("bad algorithm name {fetch_name}"));
             };
             // SAFETY: EVP_*_fetch(libctx NULL = default, NUL-terminated name, properties
             // NULL) returns a new reference or NULL; the caller frees it.
-            let p = unsafe { fetch(std::ptr::null_mut(), cname.as_ptr(), std::ptr::null()) };
+            let get = || unsafe { fetch(std::ptr::null_mut(), cname.as_ptr(), std::ptr::null()) };
+            let mut p = get();
+            if p.is_null() && alg.is_legacy() {
+                // Not in the default provider (single DES, RC4): load the legacy one.
+                // SAFETY: ERR_clear_error only empties this thread's error queue.
+                unsafe { (self.api.err_clear_error)() };
+                self.api.legacy_provider()?;
+                p = get();
+            }
             if p.is_null() {
                 let why = self.api.fail(&format!("fetching {fetch_name}"));
                 return Err(format!(
