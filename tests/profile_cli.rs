@@ -11,28 +11,6 @@ fn run(args: &[&str]) -> Output {
         .expect("cryptobench runs")
 }
 
-fn perf_usable() -> bool {
-    let ok = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock",
-            "-o",
-            "/dev/null",
-            "--",
-            "true",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        common::skip(
-            "perf cannot sample here (install linux-perf: scripts/deps/profile.sh; run as root)",
-        );
-    }
-    ok
-}
-
 /// The profile of one speed point, checked for internal consistency.
 fn profile_of(alg: &str) -> Value {
     let o = run(&[
@@ -54,22 +32,8 @@ fn profile_of(alg: &str) -> Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let report: Value = serde_json::from_slice(&o.stdout).expect("json report");
     let p = report["records"][0]["profile"].clone();
-    assert_eq!(p["event"], "cpu-clock");
-    let n = p["samples"].as_u64().expect("samples");
+    let n = common::check_profile(&p);
     assert!(n >= 100, "only {n} samples in 0.5 s");
-    let cats = p["categories"].as_object().expect("categories");
-    let total: f64 = cats.values().map(|c| c["share"].as_f64().unwrap()).sum();
-    assert!((total - 1.0).abs() < 1e-9, "shares sum to {total}");
-    let counted: u64 = cats.values().map(|c| c["samples"].as_u64().unwrap()).sum();
-    assert_eq!(counted, n);
-    for (name, c) in cats {
-        let (s, lo, hi) = (
-            c["share"].as_f64().unwrap(),
-            c["ci"][0].as_f64().unwrap(),
-            c["ci"][1].as_f64().unwrap(),
-        );
-        assert!(lo <= s && s <= hi, "{name}: {s} outside [{lo}, {hi}]");
-    }
     p
 }
 
@@ -79,7 +43,7 @@ fn share(p: &Value, cat: &str) -> f64 {
 
 #[test]
 fn aes_gcm_profile_is_mostly_aes_and_ghash() {
-    if !perf_usable() {
+    if !common::perf_usable() {
         return;
     }
     let p = profile_of("aes-128-gcm");
@@ -95,7 +59,7 @@ fn aes_gcm_profile_is_mostly_aes_and_ghash() {
 
 #[test]
 fn sha256_profile_is_mostly_sha2() {
-    if !perf_usable() {
+    if !common::perf_usable() {
         return;
     }
     let p = profile_of("sha256");
@@ -105,7 +69,7 @@ fn sha256_profile_is_mostly_sha2() {
 
 #[test]
 fn chacha20_poly1305_profile_splits_cipher_and_mac() {
-    if !perf_usable() {
+    if !common::perf_usable() {
         return;
     }
     let p = profile_of("chacha20-poly1305");
@@ -119,7 +83,7 @@ fn chacha20_poly1305_profile_splits_cipher_and_mac() {
 
 #[test]
 fn profile_dir_keeps_folded_stacks_and_a_flame_graph() {
-    if !perf_usable() {
+    if !common::perf_usable() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("cbench-profile-test-{}", std::process::id()));

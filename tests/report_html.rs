@@ -407,3 +407,122 @@ fn completions_and_man_page() {
         &out[..out.len().min(300)]
     );
 }
+
+/// A real `speed --profile-dir` run's flame graph, inlined in the HTML report sanitised
+/// (inferno's script and handlers gone, nothing fetched) after its category table; a
+/// record whose SVG has gone keeps its table and says so. Rendered in Chromium.
+#[test]
+fn html_report_inlines_flame_graphs_without_their_script() {
+    if !common::perf_usable() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-test-flame");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let graphs = dir.join("graphs");
+    let results = dir.join("profiled.jsonl");
+    let o = run(&[
+        "speed",
+        "--impl",
+        "openssl",
+        "--alg",
+        "aes-128-gcm",
+        "--direction",
+        "enc",
+        "--sizes",
+        "16k",
+        "--time",
+        "0.3",
+        "--profile-dir",
+        graphs.to_str().unwrap(),
+        "--output",
+        results.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let svg_file = std::fs::read_dir(&graphs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "svg"))
+        .expect("the run wrote a flame graph");
+    let raw = std::fs::read_to_string(&svg_file).unwrap();
+    assert!(
+        raw.contains("<script"),
+        "inferno's SVG has a script to remove"
+    );
+
+    let o = run(&["report", results.to_str().unwrap(), "--format", "html"]);
+    let (html, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let page = dir.join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    // Still self-contained: no script, no handler, nothing fetched.
+    assert!(!html.contains("<script") && !html.contains("onload"));
+    for fetch in ["src=", "href=", "@import", "url(", "xlink"] {
+        assert!(
+            !html.contains(fetch),
+            "the report fetches nothing ({fetch})"
+        );
+    }
+    // The graph, once, with its frames and the category table before it.
+    assert_eq!(html.matches("<figure class=\"figure flame\"").count(), 1);
+    let at = html.find("<figure class=\"figure flame\"").unwrap();
+    let table = html.find("<th>category</th>").expect("the category table");
+    assert!(table < at, "the table comes first");
+    assert!(html[table..at].contains("<td>aes</td>"), "an aes row");
+    assert!(html[table..at].contains("Amdahl ceiling"));
+    let frames = raw.matches("<title>").count();
+    assert!(frames > 3);
+    assert_eq!(
+        html.matches("<title>").count(),
+        frames + 1,
+        "every frame kept"
+    );
+    assert!(
+        html[at..].contains("[aes]"),
+        "crypto frames keep their label"
+    );
+
+    // The same record with its SVG gone: the table stays, the line says why.
+    let moved = dir.join("moved.jsonl");
+    let gone = dir.join("gone.svg");
+    let text_in = std::fs::read_to_string(&results).unwrap();
+    let shown = svg_file.to_str().unwrap();
+    assert!(text_in.contains(shown));
+    std::fs::write(&moved, text_in.replace(shown, gone.to_str().unwrap())).unwrap();
+    let o = run(&["report", moved.to_str().unwrap(), "--format", "html"]);
+    let (html2, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(html2.contains("<th>category</th>") && !html2.contains("figure flame"));
+    assert!(
+        html2.contains("gone.svg: cannot read it"),
+        "no reason given"
+    );
+
+    let Some(browser) = chromium() else {
+        common::skip("no chromium: run scripts/deps/report.sh");
+        return;
+    };
+    let shot = dir.join("flame.png");
+    let o = headless(
+        &browser,
+        &tempdir(&dir, "profile"),
+        &[
+            format!("--screenshot={}", shot.display()),
+            // Tall enough for the graph below the run's own figures.
+            "--window-size=1400,4400".into(),
+        ],
+        &page,
+    );
+    let (_, log) = text(&o);
+    assert!(shot.is_file(), "no screenshot: {log}");
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    // The [aes] frames are drawn, in their category's colour (src/profile/flame.rs).
+    let p = resvg::tiny_skia::Pixmap::load_png(&shot).unwrap();
+    let aes = p
+        .pixels()
+        .iter()
+        .filter(|px| (px.red(), px.green(), px.blue()) == (214, 39, 40))
+        .count();
+    assert!(aes > 1000, "{aes} pixels of AES red in {}", shot.display());
+}

@@ -9,7 +9,8 @@
 //!    instructions of the sample decides through the `Near` rules (so a stitched loop
 //!    splits into AES and GHASH by where the samples land); without one, the function's
 //!    instruction mix decides through the `Shape` rules.
-//! 3. `Stack` rules on every frame, leaf first: the nearest matching caller decides
+//! 3. `Under` rules on the whole stack (the kernel call a sample is part of), then
+//!    `Stack` rules on every frame, leaf first: the nearest matching caller decides
 //!    (a spin lock under tcp_sendmsg is network stack, under schedule it is scheduler).
 //! 4. Kernel leaves left over are "kernel-other", named user leaves "other-user";
 //!    unnamed code with no telling instructions, or no leaf at all, stays "unknown".
@@ -35,6 +36,7 @@ pub enum Category {
     Memcpy,
     KernelNet,
     Syscall,
+    CryptoApi,
     SchedIdle,
     KernelOther,
     OtherUser,
@@ -42,7 +44,7 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 15] = [
+    pub const ALL: [Category; 16] = [
         Category::Aes,
         Category::Ghash,
         Category::Chacha20,
@@ -54,6 +56,7 @@ impl Category {
         Category::Memcpy,
         Category::KernelNet,
         Category::Syscall,
+        Category::CryptoApi,
         Category::SchedIdle,
         Category::KernelOther,
         Category::OtherUser,
@@ -73,6 +76,7 @@ impl Category {
             Category::Memcpy => "memcpy",
             Category::KernelNet => "kernel-net",
             Category::Syscall => "syscall",
+            Category::CryptoApi => "crypto-api",
             Category::SchedIdle => "sched-idle",
             Category::KernelOther => "kernel-other",
             Category::OtherUser => "other-user",
@@ -133,6 +137,10 @@ pub enum When {
     },
     /// Any frame's object path contains one of these.
     Object(&'static [&'static str]),
+    /// Any kernel frame's name matches, however far from the leaf: the call this sample
+    /// is part of decides over what its inner frames look like (AF_ALG's sock_kmalloc
+    /// is the crypto interface's cost, not the network stack's).
+    Under(&'static [&'static str]),
 }
 
 pub struct Rule {
@@ -339,7 +347,26 @@ pub const RULES: &[Rule] = &[
         when: Shape(Shape::Sha2Mix),
         then: C::Sha2,
     },
-    // 3. Callers.
+    // 3. Callers. The kernel crypto interface's per-call work (AF_ALG socket buffers,
+    // scatterlists, pages, request setup) wherever it sits under an AF_ALG call.
+    Rule {
+        when: Under(&[
+            "^af_alg_",
+            "^alg_sendmsg",
+            "^alg_recvmsg",
+            "^alg_accept",
+            "^skcipher_recvmsg",
+            "^_skcipher_recvmsg",
+            "^aead_recvmsg",
+            "^_aead_recvmsg",
+            "^hash_sendmsg",
+            "^hash_recvmsg",
+            "^hash_sendpage",
+            "^skcipher_sendmsg",
+            "^aead_sendmsg",
+        ]),
+        then: C::CryptoApi,
+    },
     Rule {
         when: Stack {
             kernel: true,
@@ -631,6 +658,15 @@ impl Classifier {
             if let Some(c) = decode_fallback {
                 return c;
             }
+        }
+        let under = RULES.iter().find(|r| match r.when {
+            Under(names) => frames
+                .iter()
+                .any(|f| f.kernel && f.name.as_deref().is_some_and(|n| matches(n, names))),
+            _ => false,
+        });
+        if let Some(r) = under {
+            return r.then;
         }
         for f in frames {
             let name = f.name.as_deref().unwrap_or("");

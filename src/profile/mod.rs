@@ -33,6 +33,11 @@ pub enum ProfileField {
 pub struct Profile {
     pub samples: u64,
     pub event: String,
+    /// Samples of idle CPUs (the idle task in its idle loop), left out of `samples` and
+    /// the shares: system-wide sampling sees every CPU, and an idle one is not the
+    /// point's cost.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_samples: u64,
     /// Only the categories that got samples, by name.
     pub categories: BTreeMap<String, Share>,
     pub unknown_share: f64,
@@ -54,8 +59,13 @@ impl Profile {
         let mut classifier = Classifier::default();
         let mut counts: BTreeMap<Category, u64> = BTreeMap::new();
         let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+        let mut idle_samples = 0;
         for s in samples {
             let c = classifier.classify(s);
+            if s.tid == 0 && c.category == Category::SchedIdle {
+                idle_samples += 1;
+                continue;
+            }
             *counts.entry(c.category).or_default() += 1;
             *folded.entry(c.stack.join(";")).or_default() += 1;
         }
@@ -64,6 +74,7 @@ impl Profile {
         let profile = Profile {
             samples: n,
             event: perf::EVENT.into(),
+            idle_samples,
             unknown_share: categories.get("unknown").map_or(0.0, |s| s.share),
             amdahl_ceiling: shares::amdahl_ceiling(crypto.share),
             crypto,
@@ -73,6 +84,10 @@ impl Profile {
         };
         (profile, folded)
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The crypto share over several points' profiles: their samples pooled.
@@ -206,4 +221,25 @@ pub fn sample_point(
         p.throughput_bps = bps;
     }
     field
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_cpus_are_left_out_but_softirq_on_them_is_not() {
+        let text = "swapper 0 \n\tffffffff98817a0b native_safe_halt ([kernel.kallsyms])\n\tffffffff97eeddc6 do_idle ([kernel.kallsyms])\n\n\
+swapper 0 \n\tffffffff98817a0c tcp_v4_rcv ([kernel.kallsyms])\n\tffffffff97eeddc6 do_idle ([kernel.kallsyms])\n\n\
+cryptobench 7 \n\tffffffff98817a0d entry_SYSCALL_64 ([kernel.kallsyms])\n\n\
+cryptobench 7 \n\tffffffff98817a0e __schedule ([kernel.kallsyms])\n";
+        let (p, folded) = Profile::from_samples(&perf::parse_script(text));
+        assert_eq!((p.samples, p.idle_samples), (3, 1));
+        assert_eq!(p.categories["kernel-net"].samples, 1);
+        // A thread's own wait for the CPU is still its cost.
+        assert_eq!(p.categories["sched-idle"].samples, 1);
+        assert!(folded.keys().all(|k| !k.contains("native_safe_halt")));
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["idle_samples"], 1);
+    }
 }

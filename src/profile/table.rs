@@ -10,7 +10,11 @@ pub fn render(label: &str, field: &ProfileField, measured_bps: Option<f64>) -> S
             return format!("\nprofile {label}: none ({unavailable})\n")
         }
     };
-    let mut out = format!("\nprofile {label}: {} {} samples\n", p.samples, p.event);
+    let mut out = format!("\nprofile {label}: {} {} samples", p.samples, p.event);
+    if p.idle_samples > 0 {
+        out += &format!(" (and {} of idle CPUs, left out)", p.idle_samples);
+    }
+    out += "\n";
     out += &format!(
         "  {:<13} {:>7} {:>17} {:>8}\n",
         "category", "share", "95% CI", "samples"

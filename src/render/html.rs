@@ -16,7 +16,7 @@ h3{font-size:1.1em;margin:1.2em 0 .4em}
 .env dt{font-weight:bold;margin-top:.4em} .env dd{margin:0 0 0 .6em}
 .main{flex:1 1 780px;min-width:0}
 figure.figure{margin:1em 0;padding:.4em;border:1px solid #ddd;break-inside:avoid}
-figure.figure svg{max-width:100%;height:auto;display:block}
+figure.figure>svg{max-width:100%;height:auto;display:block}
 p.shows{font-weight:bold;margin:.2em 0 .4em} figcaption{font-size:.8em;color:#444}
 table{border-collapse:collapse;font-size:.8em;margin:.4em 0} caption{text-align:left;font-weight:bold;padding:.3em 0}
 th,td{border:1px solid #ccc;padding:.15em .45em} td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -197,6 +197,7 @@ pub fn run_section(
         }
     }
     blocks(run_blocks, out);
+    super::flame::section(run, out);
     out.push_str("</div></div>\n");
 }
 

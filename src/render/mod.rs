@@ -3,6 +3,7 @@
 //! layout (speed only) in `openssl`. Records are never re-run here.
 
 pub mod document;
+pub mod flame;
 pub mod html;
 pub mod model;
 pub mod openssl;

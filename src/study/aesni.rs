@@ -76,11 +76,12 @@ impl Study for AesNi {
             "--duration",
             d,
         ]);
-        let enc = |env| Action::OpensslEnc {
+        let enc = |env, variant: Option<&str>| Action::OpensslEnc {
             cipher: "aes-256-cbc".into(),
             bytes: mb,
             rounds,
             env,
+            variant: variant.map(str::to_string),
         };
         let step = |tag: &str, seconds: f64, action| Step {
             tag: tag.into(),
@@ -122,12 +123,12 @@ impl Study for AesNi {
             step(
                 "enc",
                 mb as f64 / 2e8 * rounds as f64 + 1.0,
-                enc(Vec::new()),
+                enc(Vec::new(), None),
             ),
             step(
                 "enc no-aesni",
                 mb as f64 / 5e7 * rounds as f64 + 1.0,
-                enc(mask()),
+                enc(mask(), Some("isa=no-aesni")),
             ),
         ]
     }
@@ -201,19 +202,28 @@ fn analyse(o: &Observed) -> Findings {
             gain: w / wo,
         });
     }
-    for t in o.timings.iter().filter(|t| t.tag == "enc") {
-        let masked = o
-            .timings
+    // `openssl enc` speed records: seconds per file = bytes / median speed.
+    for w in o.speed("enc") {
+        let masked = o.speed(&format!("enc{MASKED}"));
+        let wo = masked
             .iter()
-            .find(|m| m.tag == format!("enc{MASKED}") && m.what == t.what);
-        if let Some(m) = masked.filter(|m| !m.seconds.is_empty() && !t.seconds.is_empty()) {
-            let (w, wo) = (median(&t.seconds), median(&m.seconds));
+            .find(|m| m.alg == w.alg && m.direction == w.direction && m.size == w.size);
+        if let Some(wo) = wo.filter(|m| m.throughput_bps > 0.0 && w.throughput_bps > 0.0) {
+            let what = if w.direction == "dec" {
+                "decrypt"
+            } else {
+                "encrypt"
+            };
             apps.push(Gain {
-                what: format!("{} of {} MB in tmpfs", t.what, t.bytes / 1_000_000),
+                what: format!(
+                    "openssl enc -{} {what} of {} MB in tmpfs",
+                    w.alg,
+                    w.size / 1_000_000
+                ),
                 unit: "s",
-                with: w,
-                without: wo,
-                gain: wo / w,
+                with: w.size as f64 / w.throughput_bps,
+                without: wo.size as f64 / wo.throughput_bps,
+                gain: w.throughput_bps / wo.throughput_bps,
             });
         }
     }
@@ -231,8 +241,8 @@ fn analyse(o: &Observed) -> Findings {
         table.push(vec![
             g.what.clone(),
             g.unit.into(),
-            format!("{:.1}", g.with),
-            format!("{:.1}", g.without),
+            crate::render::plots::axis_number(g.with),
+            crate::render::plots::axis_number(g.without),
             times(g.gain),
         ]);
     }
@@ -297,6 +307,7 @@ fn analyse(o: &Observed) -> Findings {
     Findings {
         blocks,
         conclusions,
+        ..Findings::default()
     }
 }
 
@@ -340,7 +351,6 @@ fn aws_lc_honours(o: &Observed) -> String {
 mod tests {
     use super::*;
     use crate::study::tests::{observed, speed_rec, tls_rec};
-    use crate::study::Timing;
 
     #[test]
     fn primitive_gain_beside_application_gain() {
@@ -388,20 +398,25 @@ mod tests {
                 vec![tls_rec("aes256gcm", 10 << 20, 1, 5e8)],
             ),
         ]);
-        o.timings = vec![
-            Timing {
-                tag: "enc".into(),
-                what: "openssl enc -aes-256-cbc encrypt".into(),
-                bytes: 330_000_000,
-                seconds: vec![1.0, 1.1, 0.9],
-            },
-            Timing {
-                tag: "enc no-aesni".into(),
-                what: "openssl enc -aes-256-cbc encrypt".into(),
-                bytes: 330_000_000,
-                seconds: vec![1.5],
-            },
-        ];
+        // openssl enc of 330 MB: 1 s with AES-NI (median of 3), 1.5 s without.
+        let file = |v, bps| {
+            speed_rec(
+                crate::study::enc::IMPL,
+                v,
+                "aes-256-cbc",
+                "enc",
+                330_000_000,
+                1,
+                bps,
+            )
+        };
+        o.runs.extend(
+            observed(vec![
+                ("enc", vec![file(None, 3.3e8)]),
+                ("enc no-aesni", vec![file(Some("isa=no-aesni"), 2.2e8)]),
+            ])
+            .runs,
+        );
         let f = analyse(&o);
         let c = f.conclusions.join("\n");
         assert!(c.contains("primitive 10.00x (median of 6 points)"), "{c}");

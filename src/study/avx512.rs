@@ -3,13 +3,46 @@
 //! one AES-GCM thread beside N-1 threads of AVX-512 ChaCha, against non-AVX-512 ChaCha.
 
 use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study};
+use crate::analyse::stats::median;
 use crate::render::model::{Block, Column, Table};
+use crate::workloads::tls::analysis::{mixes, MixResult};
+use crate::workloads::tls::record::TlsRecord;
 
 pub struct Avx512;
 
 const VARIANT: &str = "isa=no-avx512";
 /// Differences within this many percent are this shared machine's noise.
 const NOISE_PCT: f64 = 15.0;
+/// ChaCha20-Poly1305's shares of nginx's connections in the mixes (study 4's; its 100%
+/// is ChaCha alone, measured in every run).
+const MIX_SHARES: [u32; 2] = [10, 20];
+const MIX_FILE: &str = "100k";
+const MIX_CONNECTIONS: u32 = 10;
+
+/// The step's tag for the mix with `share` % ChaCha, on the AVX-512 path or masked.
+fn nginx_tag(share: u32, masked: bool) -> String {
+    format!(
+        "nginx chacha {share}%{}",
+        if masked { " no-avx512" } else { "" }
+    )
+}
+
+/// `tls` serving AES-128-GCM alone, ChaCha20-Poly1305 alone and the mix of the two.
+fn nginx_mix(share: u32, seconds: &str) -> Vec<String> {
+    argv(&[
+        "tls",
+        "--suites",
+        "aes128gcm",
+        "--mix",
+        &format!("chacha={share}%,aes128gcm={}%", 100 - share),
+        "--files",
+        MIX_FILE,
+        "--concurrency",
+        &MIX_CONNECTIONS.to_string(),
+        "--time",
+        seconds,
+    ])
+}
 
 impl Study for Avx512 {
     fn name(&self) -> &'static str {
@@ -87,7 +120,7 @@ impl Study for Avx512 {
             seconds,
             action,
         };
-        vec![
+        let mut steps = vec![
             step(
                 "scaling",
                 4.0 * threads.len() as f64 * tf * 1.2 + 2.0,
@@ -95,8 +128,30 @@ impl Study for Avx512 {
             ),
             step("alone", tf * 1.2 + 1.0, Action::Workload(aes.clone())),
             step("beside avx512", tf * 1.2 + 2.0, beside(Vec::new())),
-            step("beside no-avx512", tf * 1.2 + 2.0, beside(mask)),
-        ]
+            step("beside no-avx512", tf * 1.2 + 2.0, beside(mask.clone())),
+        ];
+        // nginx: AES-GCM alone, ChaCha alone (100%) and the mix, per share and ISA path;
+        // the mask reaches nginx (and wrk) through the environment of a child cryptobench.
+        let d = if o.quick { "1" } else { "5" };
+        let shares: &[u32] = if o.quick { &[20] } else { &MIX_SHARES };
+        for &p in shares {
+            let tls = nginx_mix(p, d);
+            let seconds = 3.0 * (d.parse::<f64>().unwrap_or(5.0) + 1.5) + 2.0;
+            steps.push(step(
+                &nginx_tag(p, false),
+                seconds,
+                Action::Workload(tls.clone()),
+            ));
+            steps.push(step(
+                &nginx_tag(p, true),
+                seconds,
+                Action::Child {
+                    env: mask.clone(),
+                    argv: tls,
+                },
+            ));
+        }
+        steps
     }
     fn analyse(&self, o: &Observed) -> Findings {
         analyse(o)
@@ -262,15 +317,232 @@ fn analyse(o: &Observed) -> Findings {
     if recs.is_empty() {
         blocks.remove(0);
     }
+    let (table, lines) = nginx(o);
+    blocks.extend(table.map(Block::Table));
+    conclusions.extend(lines);
     Findings {
         blocks,
         conclusions,
+        ..Findings::default()
     }
+}
+
+fn is_aes(suite: &str) -> bool {
+    suite.contains("AES_128_GCM") || suite.contains("AES128-GCM")
+}
+
+fn is_chacha(suite: &str) -> bool {
+    suite.contains("CHACHA20")
+}
+
+/// One mix of one ISA path, against the same run's single-suite points.
+struct MixRow {
+    share: u32,
+    masked: bool,
+    mix: MixResult,
+    /// Bytes/s per connection of the AES-GCM connections in the mix, and alone.
+    aes_in_mix: Option<f64>,
+    aes_alone: Option<f64>,
+}
+
+impl MixRow {
+    /// The AES-GCM connections' speed in the mix as a fraction of their speed alone.
+    fn aes_kept(&self) -> Option<f64> {
+        Some(self.aes_in_mix? / self.aes_alone?).filter(|x| x.is_finite())
+    }
+}
+
+fn mix_rows(o: &Observed) -> Vec<MixRow> {
+    let mut rows = Vec::new();
+    for masked in [false, true] {
+        for share in MIX_SHARES {
+            let recs: Vec<TlsRecord> = o
+                .tls(&nginx_tag(share, masked))
+                .into_iter()
+                .cloned()
+                .collect();
+            let Some(m) = recs.iter().find(|r| r.mix.is_some()) else {
+                continue;
+            };
+            let spec = format!("chacha={share}%,aes128gcm={}%", 100 - share);
+            let Some(mix) = mixes(&recs, &spec).into_iter().next() else {
+                continue;
+            };
+            let aes_in_mix = m
+                .mix
+                .iter()
+                .flatten()
+                .find(|p| is_aes(&p.suite))
+                .and_then(|p| {
+                    (p.requests > 0 && p.connections > 0).then(|| {
+                        p.requests_per_s * p.bytes as f64 / p.requests as f64 / p.connections as f64
+                    })
+                });
+            let aes_alone = recs
+                .iter()
+                .find(|r| r.mix.is_none() && is_aes(&r.suite))
+                .map(|r| r.throughput_bps / r.concurrency.max(1) as f64);
+            rows.push(MixRow {
+                share,
+                masked,
+                mix,
+                aes_in_mix,
+                aes_alone,
+            });
+        }
+    }
+    rows
+}
+
+/// Median requests/s of one suite alone over the runs of one ISA path.
+fn alone_rps(o: &Observed, masked: bool, pick: fn(&str) -> bool) -> Option<f64> {
+    let v: Vec<f64> = MIX_SHARES
+        .iter()
+        .flat_map(|&s| o.tls(&nginx_tag(s, masked)))
+        .filter(|r| r.mix.is_none() && pick(&r.suite))
+        .map(|r| r.requests_per_s)
+        .collect();
+    (!v.is_empty()).then(|| median(&v))
+}
+
+fn path_name(masked: bool) -> &'static str {
+    if masked {
+        VARIANT
+    } else {
+        "base (AVX-512)"
+    }
+}
+
+/// Said after a verdict drawn from points that other load disturbed.
+fn caveat(disturbed: bool) -> &'static str {
+    if disturbed {
+        " Other processes disturbed these points, so this is not a finding here."
+    } else {
+        ""
+    }
+}
+
+/// Study 4's nginx test: ChaCha20-Poly1305 on 10, 20 and 100% of the connections against
+/// AES-GCM alone, on each ISA path, and what happens to the AES-GCM connections.
+fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
+    let rows = mix_rows(o);
+    let pct = |x: Option<f64>| x.map(|x| format!("{x:+.1}%")).unwrap_or("-".into());
+    let mut t = Table::new(
+        format!("nginx, {MIX_FILE} file, {MIX_CONNECTIONS} connections, TLS 1.3: ChaCha20-Poly1305 on a share of the connections, the rest AES-128-GCM (nginx and wrk both masked on the {VARIANT} path)"),
+        vec![
+            Column::text("path"),
+            Column::num("ChaCha share"),
+            Column::num("req/s"),
+            Column::num("vs AES-GCM alone"),
+            Column::num("vs cost-mix expected"),
+            Column::num("AES-GCM MB/s per conn"),
+            Column::num("kept vs alone"),
+        ],
+    );
+    let mut lines = Vec::new();
+    for masked in [false, true] {
+        let aes = alone_rps(o, masked, is_aes);
+        for r in rows.iter().filter(|r| r.masked == masked) {
+            t.push(vec![
+                path_name(masked).into(),
+                format!("{}%", r.share),
+                format!("{:.0}", r.mix.requests_per_s),
+                pct(r.mix.change_pct),
+                pct(r.mix.vs_expected_pct),
+                r.aes_in_mix.map(crate::render::mbps).unwrap_or("-".into()),
+                r.aes_kept()
+                    .map(|k| format!("{:.0}%", k * 100.0))
+                    .unwrap_or("-".into()),
+            ]);
+        }
+        let chacha = alone_rps(o, masked, is_chacha);
+        let all_chacha = aes.zip(chacha).map(|(a, c)| (c - a) / a * 100.0);
+        if let Some(c) = chacha {
+            t.push(vec![
+                path_name(masked).into(),
+                "100%".into(),
+                format!("{c:.0}"),
+                pct(all_chacha),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+        if masked {
+            continue;
+        }
+        let mut changes: Vec<String> = rows
+            .iter()
+            .filter(|r| !r.masked)
+            .filter_map(|r| {
+                r.mix
+                    .change_pct
+                    .map(|c| format!("{}% ChaCha {c:+.1}%", r.share))
+            })
+            .collect();
+        changes.extend(all_chacha.map(|c| format!("100% ChaCha {c:+.1}%")));
+        if !changes.is_empty() {
+            let drops = rows
+                .iter()
+                .filter(|r| !r.masked)
+                .filter_map(|r| r.mix.change_pct)
+                .chain(all_chacha)
+                .all(|c| c < 0.0);
+            lines.push(format!(
+                "nginx ({MIX_FILE}, {MIX_CONNECTIONS} connections), requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share of the connections: {}: {}{}",
+                changes.join(", "),
+                if drops {
+                    format!("every mix is slower, {} (-5.5%, -7%, -10% at 10, 20, 100%).", super::agreement(true, 4))
+                } else {
+                    "not every mix is slower, unlike study 4 (-5.5%, -7%, -10% at 10, 20, 100%).".into()
+                },
+                caveat(rows.iter().any(|r| !r.masked && r.mix.disturbed))
+            ));
+        }
+    }
+    // The effect: what ChaCha neighbours cost the AES-GCM connections, with and without
+    // AVX-512 at the same share.
+    for share in MIX_SHARES {
+        let kept = |masked| {
+            rows.iter()
+                .find(|r| r.share == share && r.masked == masked)
+                .and_then(MixRow::aes_kept)
+        };
+        if let (Some(w), Some(wo)) = (kept(false), kept(true)) {
+            // Rounded first, so a difference under half a point prints as +0, not -0.
+            let diff = ((w - wo) * 100.0).round() + 0.0;
+            lines.push(format!(
+                "nginx, {share}% ChaCha: the AES-GCM connections keep {:.0}% of their speed alone beside AVX-512 ChaCha and {:.0}% beside non-AVX-512 ChaCha ({diff:+.0} points): {}{}",
+                w * 100.0,
+                wo * 100.0,
+                if diff < -NOISE_PCT {
+                    format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::agreement(true, 4))
+                } else if diff > NOISE_PCT {
+                    "they are faster beside AVX-512 ChaCha, the opposite of study 4's finding.".into()
+                } else {
+                    format!("no difference beyond this machine's noise (±{NOISE_PCT:.0} points), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to pass on.")
+                },
+                caveat(rows.iter().any(|r| r.share == share && r.mix.disturbed))
+            ));
+        }
+    }
+    if t.rows.is_empty() {
+        let why = MIX_SHARES
+            .iter()
+            .flat_map(|&s| [nginx_tag(s, false), nginx_tag(s, true)])
+            .find_map(|t| o.failure(&t).map(|w| format!("{t}: {w}")))
+            .unwrap_or("nothing measured".into());
+        lines.push(format!("nginx mix not observed: {why}"));
+        return (None, lines);
+    }
+    t.notes.push("vs cost-mix expected: against 1/sum(f_i/r_i) from each suite's own run, i.e. interference beyond what ChaCha's own cost explains; kept vs alone: per-connection speed of the AES-GCM connections in the mix over AES-GCM alone in the same run".into());
+    (Some(t), lines)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::read::AnyRecord;
     use crate::study::tests::{observed, speed_rec};
 
     #[test]
@@ -309,5 +581,112 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("Clock not observable on this machine"), "{c}");
+    }
+
+    /// A tls run of one share: AES alone, ChaCha alone and the mix, with known rates.
+    fn nginx_run(
+        share: u32,
+        aes_rps: f64,
+        chacha_rps: f64,
+        mix_rps: f64,
+        aes_conn_bps: f64,
+    ) -> Vec<AnyRecord> {
+        use crate::workloads::tls::analysis::tests::rec;
+        use crate::workloads::tls::record::MixPart;
+        let (aes, chacha) = ("TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256");
+        let mut m = rec("mix", 102400, 10, 1.0, 1, mix_rps);
+        let part = |suite: &str, pct: f64, conns: u32, rps: f64, bytes_per_req: f64| MixPart {
+            suite: suite.into(),
+            negotiated: String::new(),
+            percent: pct,
+            connections: conns,
+            requests: rps as u64,
+            requests_per_s: rps,
+            bytes: (rps * bytes_per_req) as u64,
+            errors: 0,
+            latency_ms: None,
+            server_requests: rps as u64,
+            port: 1,
+        };
+        let c = share as f64 / 10.0;
+        // Each AES-GCM connection moves aes_conn_bps at 100 000 bytes per request.
+        let aes_req = aes_conn_bps * (10.0 - c) / 100_000.0;
+        m.mix = Some(vec![
+            part(chacha, share as f64, c as u32, mix_rps - aes_req, 100_000.0),
+            part(aes, 100.0 - share as f64, 10 - c as u32, aes_req, 100_000.0),
+        ]);
+        let mut a = rec(aes, 102400, 10, 1.0, 1, aes_rps);
+        // 10 connections at 100 MB/s each alone.
+        a.throughput_bps = 1e9;
+        vec![
+            AnyRecord::Tls(a),
+            AnyRecord::Tls(rec(chacha, 102400, 10, 1.0, 1, chacha_rps)),
+            AnyRecord::Tls(m),
+        ]
+    }
+
+    #[test]
+    fn nginx_mix_against_aes_alone_on_both_paths() {
+        let mut o = observed(vec![
+            (
+                &nginx_tag(10, false),
+                nginx_run(10, 1000.0, 800.0, 950.0, 80e6),
+            ),
+            (
+                &nginx_tag(20, false),
+                nginx_run(20, 1000.0, 800.0, 900.0, 80e6),
+            ),
+            (
+                &nginx_tag(10, true),
+                nginx_run(10, 1000.0, 500.0, 940.0, 100e6),
+            ),
+            (
+                &nginx_tag(20, true),
+                nginx_run(20, 1000.0, 500.0, 890.0, 100e6),
+            ),
+        ]);
+        // Other load during the masked 20% mix: that share's verdict says so.
+        if let AnyRecord::Tls(m) = &mut o.runs[3].run.records[2] {
+            m.disturbed = true;
+        }
+        let f = analyse(&o);
+        let c = f.conclusions.join("\n");
+        assert!(
+            c.contains(
+                "connections: 10% ChaCha -5.0%, 20% ChaCha -10.0%, 100% ChaCha -20.0%: every mix"
+            ) && c.contains("every mix is slower, as study 4 found"),
+            "{c}"
+        );
+        // 80 MB/s of 100 beside AVX-512 ChaCha, 100 of 100 beside the masked path.
+        assert!(
+            c.contains("10% ChaCha: the AES-GCM connections keep 80% of their speed alone beside AVX-512 ChaCha and 100% beside non-AVX-512 ChaCha (-20 points): AVX-512 ChaCha slows its AES-GCM neighbours, as study 4 found"),
+            "{c}"
+        );
+        assert!(
+            c.contains("as study 4 found.\nnginx, 20% ChaCha")
+                && c.ends_with(
+                    "Other processes disturbed these points, so this is not a finding here."
+                ),
+            "{c}"
+        );
+        let t = f
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.title.starts_with("nginx") => Some(t),
+                _ => None,
+            })
+            .expect("the nginx table");
+        // 2 mixes and the 100% row per path.
+        assert_eq!(t.rows.len(), 6, "{t:?}");
+        assert_eq!(t.rows[2][1], "100%");
+        assert_eq!(t.rows[2][3], "-20.0%");
+        assert_eq!(t.rows[5][3], "-50.0%");
+        // Nothing measured: said, with the step.
+        let c = analyse(&Observed::default()).conclusions.join("\n");
+        assert!(
+            c.contains("nginx mix not observed: nothing measured"),
+            "{c}"
+        );
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod aesni;
 pub mod avx512;
+pub mod enc;
 mod governor;
 pub mod offload;
 pub mod router_vpn;
@@ -23,6 +24,8 @@ pub enum StudyFormat {
     Table,
     Markdown,
     Json,
+    /// One self-contained page: tables, figures (inline SVG) and the conclusion.
+    Html,
 }
 
 #[derive(clap::Args)]
@@ -92,12 +95,13 @@ pub enum Action {
     /// A workload inside the qemu guest (guest/run); its records are copied back.
     Guest(Vec<String>),
     /// `openssl enc` over a file of `bytes` in a private tmpfs dir, each way, `rounds`
-    /// times, with the environment given (timed: wall seconds per round).
+    /// times, with the environment given: speed records (impl `openssl-enc`, `variant`).
     OpensslEnc {
         cipher: String,
         bytes: u64,
         rounds: u32,
         env: Vec<(String, String)>,
+        variant: Option<String>,
     },
     /// Set the cpufreq governor for the steps after it (restored at the end).
     Governor(String),
@@ -110,21 +114,11 @@ pub struct Tagged {
     pub run: Run,
 }
 
-/// A timed program (`openssl enc`): not a workload record, kept in the study's JSON.
-#[derive(Clone, Debug, serde::Serialize, PartialEq)]
-pub struct Timing {
-    pub tag: String,
-    pub what: String,
-    pub bytes: u64,
-    pub seconds: Vec<f64>,
-}
-
-/// Everything a study's analysis reads: the tagged runs, timings, and facts the runner
+/// Everything a study's analysis reads: the tagged runs, and facts the runner
 /// learnt (a step that failed, a governor that could not be set).
 #[derive(Clone, Debug, Default)]
 pub struct Observed {
     pub runs: Vec<Tagged>,
-    pub timings: Vec<Timing>,
     /// (tag, why) of steps that produced nothing.
     pub failed: Vec<(String, String)>,
     pub notes: Vec<String>,
@@ -153,6 +147,8 @@ impl Observed {
 pub struct Findings {
     pub blocks: Vec<Block>,
     pub conclusions: Vec<String>,
+    /// What this machine could not show, and why (the "Not observable here" section).
+    pub unobservable: Vec<String>,
 }
 
 pub trait Study {

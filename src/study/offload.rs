@@ -30,41 +30,17 @@ impl Study for Offload {
         let tf: f64 = t.parse().unwrap_or(0.3);
         let df: f64 = d.parse().unwrap_or(5.0);
         let n = sizes.split(',').count() as f64;
-        let speed = argv(&[
-            "speed",
-            "--impl",
-            "openssl,af_alg,cryptodev",
-            "--alg",
-            "aes-128-cbc",
-            "--direction",
-            "enc,dec",
-            "--sizes",
-            sizes,
-            "--time",
-            t,
-        ]);
+        let speed = kernel_paths(sizes, t);
         let mut steps = vec![Step {
             tag: "host".into(),
             seconds: 2.0 * n * tf * 1.2 + 2.0,
             action: Action::Workload(speed),
         }];
         if o.guest {
-            let g = argv(&[
-                "speed",
-                "--impl",
-                "openssl,af_alg",
-                "--alg",
-                "aes-128-cbc",
-                "--direction",
-                "enc,dec",
-                "--sizes",
-                sizes,
-                "--time",
-                "0.03",
-            ]);
+            let g = kernel_paths(sizes, "0.03");
             steps.push(Step {
                 tag: "guest".into(),
-                seconds: 90.0 + 4.0 * n * 0.04,
+                seconds: 90.0 + 2.0 * ENGINES.len() as f64 * 4.0 * n * 0.04,
                 action: Action::Guest(g),
             });
         }
@@ -91,6 +67,63 @@ impl Study for Offload {
     fn analyse(&self, o: &Observed) -> Findings {
         analyse(o)
     }
+}
+
+/// OpenSSL's engines for the kernel paths (study 1's stack: libcrypto, engine, kernel).
+const ENGINES: [&str; 2] = ["engine=afalg", "engine=devcrypto"];
+
+/// Software AES-128-CBC against every kernel path: AF_ALG (each driver), /dev/crypto and
+/// libcrypto through each engine. Paths this machine lacks are listed with the reason.
+fn kernel_paths(sizes: &str, seconds: &str) -> Vec<String> {
+    let mut a = argv(&[
+        "speed",
+        "--impl",
+        "openssl,af_alg,cryptodev",
+        "--alg",
+        "aes-128-cbc",
+        "--direction",
+        "enc,dec",
+        "--sizes",
+        sizes,
+        "--time",
+        seconds,
+    ]);
+    for e in ENGINES {
+        a.extend(argv(&["--variant", e]));
+    }
+    a
+}
+
+/// Why each kernel path (AF_ALG, /dev/crypto, an engine) is missing from a step's runs,
+/// as the speed run recorded it.
+fn kernel_paths_missing(o: &Observed, tag: &str, what: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for run in o.tagged(tag) {
+        for u in run.end.iter().flat_map(|e| &e.unavailable) {
+            let name = u["name"].as_str().unwrap_or_default();
+            let kernel_path =
+                ["af_alg", "cryptodev"].contains(&name) || ENGINES.iter().any(|e| name.contains(e));
+            let line = format!(
+                "{what}: {name}: {}",
+                u["reason"].as_str().unwrap_or("no reason given")
+            );
+            if kernel_path && !out.contains(&line) {
+                out.push(line);
+            }
+        }
+        // Points of a present path that it refused (e.g. a message an engine cannot take).
+        for x in run.end.iter().flat_map(|e| &e.exclusions) {
+            let name = x.implementation.as_str();
+            let kernel_path = name.starts_with("af_alg")
+                || name.starts_with("cryptodev")
+                || ENGINES.iter().any(|e| name.contains(e));
+            let line = format!("{what}: {name}: {}", x.reason);
+            if kernel_path && !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out
 }
 
 fn kernel(r: &SpeedRecord) -> bool {
@@ -212,7 +245,13 @@ fn paths(
         };
         conclusions.push(format!("{what}: {text}."));
     }
-    for f in a.fits.iter().filter(|f| f.implementation != "openssl") {
+    let kernel_fit = |f: &&crate::analyse::paths::PathFit| {
+        f.implementation != "openssl"
+            || f.variant
+                .as_deref()
+                .is_some_and(|v| v.starts_with("engine"))
+    };
+    for f in a.fits.iter().filter(kernel_fit) {
         if let Some(s) = sw(&f.direction) {
             let r = f.fit.bandwidth_bps / s.fit.bandwidth_bps;
             best_ratio = Some(best_ratio.map_or(r, |b: f64| b.max(r)));
@@ -244,6 +283,12 @@ fn analyse(o: &Observed) -> Findings {
             "Kernel part in the guest not observed: {}",
             o.why_missing("guest")
         ));
+    }
+    let mut unobservable = kernel_paths_missing(o, "host", "host");
+    if o.tagged("guest").next().is_some() {
+        unobservable.extend(kernel_paths_missing(o, "guest", "guest"));
+    } else if o.failure("guest").is_none() {
+        unobservable.push("guest: not run: give --guest to measure AF_ALG and the engines under a real kernel in qemu".into());
     }
     let vpn: Vec<_> = o.vpn("tunnel").into_iter().cloned().collect();
     let shares = crate::workloads::vpn::record::shares(&vpn);
@@ -294,6 +339,7 @@ fn analyse(o: &Observed) -> Findings {
     Findings {
         blocks,
         conclusions,
+        unobservable,
     }
 }
 
@@ -359,5 +405,76 @@ mod tests {
         );
         // share 0.2; accelerator 4x: 1/(0.8 + 0.05) = 1.18x.
         assert!(c.contains("crypto is 20% of the tunnel's CPU per byte, so even free crypto gives at most 1.25x, and the measured kernel path (4.00x software's bandwidth) 1.18x"), "{c}");
+    }
+
+    #[test]
+    fn engines_count_as_kernel_paths_and_missing_ones_say_why() {
+        let t = |a: f64, bw: f64, n: f64| n / (a + n / bw);
+        let mut recs = Vec::new();
+        for n in [16u64, 1024, 65536] {
+            recs.push(speed_rec_load(
+                "openssl",
+                None,
+                "aes-128-cbc",
+                "enc",
+                n,
+                1,
+                t(1e-6, 1e8, n as f64),
+                100.0,
+            ));
+            recs.push(speed_rec_load(
+                "openssl",
+                Some("engine=afalg"),
+                "aes-128-cbc",
+                "enc",
+                n,
+                1,
+                t(30e-6, 2e8, n as f64),
+                90.0,
+            ));
+        }
+        let mut o = observed(vec![("guest", recs)]);
+        o.runs[0].run.end = Some(crate::record::RunEnd {
+            kind: "end".into(),
+            run_id: "run0".into(),
+            interrupted: false,
+            points: 6,
+            exclusions: vec![crate::record::Exclusion {
+                workload: "speed".into(),
+                implementation: "openssl [engine=afalg]".into(),
+                kind: "refused".into(),
+                reason: "enc at 450000 bytes: engine afalg cannot take a 450000-byte message"
+                    .into(),
+                point: Default::default(),
+            }],
+            unavailable: vec![
+                serde_json::json!({"name": "openssl [engine=devcrypto]", "reason": "engine devcrypto needs /dev/crypto: no /dev/crypto"}),
+                serde_json::json!({"name": "boringssl", "reason": "not in this build"}),
+            ],
+            analysis_inputs: serde_json::Value::Null,
+        });
+        let f = analyse(&o);
+        let c = f.conclusions.join("\n");
+        assert!(
+            c.contains(
+                "openssl [engine=afalg] enc levels at 1600 Mbit/s against software's 800 (2.00x"
+            ),
+            "{c}"
+        );
+        assert!(c.contains("CPU load 90% at 16 B"), "{c}");
+        assert_eq!(
+            f.unobservable,
+            [
+                "guest: openssl [engine=devcrypto]: engine devcrypto needs /dev/crypto: no /dev/crypto",
+                "guest: openssl [engine=afalg]: enc at 450000 bytes: engine afalg cannot take a 450000-byte message",
+            ],
+        );
+        // Without --guest, the section says how to get the kernel part.
+        let f = analyse(&Observed::default());
+        assert!(
+            f.unobservable.iter().any(|l| l.contains("give --guest")),
+            "{:?}",
+            f.unobservable
+        );
     }
 }

@@ -210,6 +210,7 @@ fn analyse(o: &Observed) -> Findings {
     Findings {
         blocks,
         conclusions,
+        ..Findings::default()
     }
 }
 

@@ -2,8 +2,8 @@
 //! cryptobench, or in the qemu guest), all appending to one JSON Lines file, then reads
 //! every run back and tags it with its step.
 
-use super::{governor, Action, Observed, Step, Study, Tagged, Timing};
-use crate::guard::{Guard, Resource};
+use super::{governor, Action, Observed, Step, Study, Tagged};
+use crate::guard::Guard;
 use crate::record::read::read_files;
 use crate::sys::spawn::{spawn, Options};
 use crate::workloads::{self, Failure, EXIT_INTERRUPTED};
@@ -78,7 +78,7 @@ pub fn run(
             duration(s.seconds),
             duration(started.elapsed().as_secs_f64())
         );
-        let result = step(s, &file, &guard, &mut observed, &mut governors);
+        let result = step(s, &file, &guard, &mut governors);
         match result {
             Ok(0) => {}
             Ok(c) => {
@@ -149,7 +149,6 @@ fn step(
     s: &Step,
     file: &Path,
     guard: &Guard,
-    observed: &mut Observed,
     governors: &mut governor::Restore,
 ) -> Result<i32, String> {
     match &s.action {
@@ -180,10 +179,19 @@ fn step(
             bytes,
             rounds,
             env,
+            variant,
         } => {
-            let t = openssl_enc(guard, &s.tag, cipher, *bytes, *rounds, env)?;
-            observed.timings.extend(t);
-            Ok(0)
+            let w =
+                super::enc::OpensslEnc::new(cipher, *bytes, *rounds, env.clone(), variant.clone());
+            let common = crate::cli::CommonArgs {
+                format: crate::render::Format::Table,
+                output: Some(file.to_path_buf()),
+                time: None,
+                store: None,
+                no_store: false,
+            };
+            let _quiet = QuietStdout::new();
+            crate::driver::run(w, &common).map_err(|f| f.message().to_string())
         }
         Action::Governor(g) => governors.set(g).map(|_| 0),
     }
@@ -284,90 +292,6 @@ fn guest(argv: &[String], file: &Path) -> Result<i32, String> {
     };
     append(file, lines.trim_start())?;
     Ok(o.status.code().unwrap_or(1))
-}
-
-/// `openssl enc` over a file in a private tmpfs dir: encrypt, then decrypt, `rounds`
-/// times each; wall seconds of each. The program is spawned through the guard.
-fn openssl_enc(
-    guard: &Guard,
-    tag: &str,
-    cipher: &str,
-    bytes: u64,
-    rounds: u32,
-    env: &[(String, String)],
-) -> Result<Vec<Timing>, String> {
-    let openssl = crate::sys::program::find_program("openssl", None)
-        .ok_or("openssl (the command) not found: apt-get install openssl")?;
-    let dir = tmpfs_dir(guard)?;
-    let plain = dir.join("plain");
-    let mut f = std::fs::File::create(&plain).map_err(|e| e.to_string())?;
-    let block: Vec<u8> = (0..1 << 20)
-        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
-        .collect();
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(block.len() as u64) as usize;
-        f.write_all(&block[..n]).map_err(|e| e.to_string())?;
-        left -= n as u64;
-    }
-    drop(f);
-    let (key, iv) = ("00".repeat(32), "00".repeat(16));
-    let mut out = Vec::new();
-    for (what, input, output, extra) in [
-        ("encrypt", "plain", "sealed", None),
-        ("decrypt", "sealed", "opened", Some("-d")),
-    ] {
-        let mut seconds = Vec::new();
-        for _ in 0..rounds {
-            if crate::measure::stopped() {
-                break;
-            }
-            let mut cmd = Command::new(&openssl);
-            cmd.args(["enc", &format!("-{cipher}"), "-K", &key, "-iv", &iv, "-in"])
-                .arg(dir.join(input))
-                .arg("-out")
-                .arg(dir.join(output))
-                .args(extra)
-                .envs(env.iter().map(|(k, v)| (k, v)))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped());
-            let t = Instant::now();
-            let mut c = spawn(guard, &mut cmd, "openssl enc", Options::default())?;
-            let st = c.wait().map_err(|e| e.to_string())?;
-            let s = t.elapsed().as_secs_f64();
-            guard.stop_process(c.id() as i32);
-            if !st.success() {
-                return Err(format!("openssl enc -{cipher} {what} failed ({st})"));
-            }
-            seconds.push(s);
-        }
-        out.push(Timing {
-            tag: tag.into(),
-            what: format!("openssl enc -{cipher} {what}"),
-            bytes,
-            seconds,
-        });
-    }
-    Ok(out)
-}
-
-/// A private dir in tmpfs (/dev/shm), removed with the guard: the study's RAM disk.
-fn tmpfs_dir(guard: &Guard) -> Result<PathBuf, String> {
-    use std::os::unix::fs::DirBuilderExt;
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let p = Path::new("/dev/shm").join(format!(
-        "{}-study-{}-{}",
-        crate::guard::PREFIX,
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&p)
-        .map_err(|e| format!("cannot create {} (tmpfs): {e}", p.display()))?;
-    guard.track(Resource::TempDir(p.clone()));
-    Ok(p)
 }
 
 /// Sends stdout to /dev/null while it lives (a workload's own report), then restores it.

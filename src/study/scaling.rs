@@ -232,6 +232,7 @@ fn analyse(o: &Observed) -> Findings {
     Findings {
         blocks,
         conclusions,
+        ..Findings::default()
     }
 }
 

@@ -24,8 +24,16 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> String {
     out
 }
 
-/// The blocks of a study's report: its tables, then the conclusion.
+/// The blocks of a study's report: its tables, then the conclusion and what could not be
+/// observed here.
 pub fn blocks(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> Vec<Block> {
+    let mut b = head(study, o, f);
+    b.extend(conclusion(observed, f));
+    b
+}
+
+/// The heading, the original study's finding and the study's tables.
+fn head(study: &dyn Study, o: &Opts, f: &Findings) -> Vec<Block> {
     let mut b = vec![
         Block::Heading(format!(
             "study {}{}: {}",
@@ -36,18 +44,55 @@ pub fn blocks(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) ->
         Block::Lines(vec![format!("Original study: {}", study.original())]),
     ];
     b.extend(f.blocks.iter().cloned());
-    b.push(Block::Heading("Conclusion".into()));
+    b
+}
+
+/// The conclusion, then the "Not observable here" section (the study's own reasons and
+/// the steps that failed), when there is anything to say there.
+fn conclusion(observed: &Observed, f: &Findings) -> Vec<Block> {
     let mut lines = f.conclusions.clone();
     lines.extend(observed.notes.iter().cloned());
     lines.extend(disturbed(observed));
-    lines.extend(
+    let mut b = vec![Block::Heading("Conclusion".into()), Block::Lines(lines)];
+    let mut missing = f.unobservable.clone();
+    missing.extend(
         observed
             .failed
             .iter()
             .map(|(tag, why)| format!("not observed: {tag}: {why}")),
     );
-    b.push(Block::Lines(lines));
+    if !missing.is_empty() {
+        b.push(Block::Heading("Not observable here".into()));
+        b.push(Block::Lines(missing));
+    }
     b
+}
+
+/// One self-contained page (the report's HTML layer): the tables, each step's figures
+/// drawn from its records, then the conclusion.
+fn html(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> String {
+    use crate::render::html;
+    let mut body = String::new();
+    html::blocks(&head(study, o, f), &mut body);
+    for t in &observed.runs {
+        for (workload, figures) in crate::render::plots::of_run(&t.run, &Default::default()) {
+            if figures.is_empty() {
+                continue;
+            }
+            html::blocks(
+                &[Block::Heading(format!(
+                    "step {}: {workload} figures",
+                    t.tag
+                ))],
+                &mut body,
+            );
+            for fig in &figures {
+                html::figure(fig, &mut body);
+            }
+        }
+    }
+    html::blocks(&conclusion(observed, f), &mut body);
+    html::page(&format!("cryptobench study {}", study.name()), &body)
 }
 
 pub fn render(
@@ -60,6 +105,7 @@ pub fn render(
     let b = blocks(study, o, observed, f);
     match format {
         StudyFormat::Table => terminal(&b),
+        StudyFormat::Html => html(study, o, observed, f),
         StudyFormat::Markdown => markdown(&b),
         StudyFormat::Json => {
             let tables: Vec<_> = f
@@ -83,9 +129,9 @@ pub fn render(
                 "tables": tables,
                 "conclusions": f.conclusions,
                 "notes": observed.notes,
+                "not_observable": f.unobservable,
                 "not_observed": observed.failed.iter()
                     .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
-                "timings": observed.timings,
                 "runs": observed.runs.iter()
                     .map(|t| json!({"step": t.tag, "run_id": t.run.run_id,
                                     "records": t.run.records.len()}))

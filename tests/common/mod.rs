@@ -45,3 +45,52 @@ pub fn same_lines(a: &str, b: &str) {
         );
     }
 }
+
+/// True when perf can sample here (linux-perf installed, and permitted); otherwise reports
+/// the skip. The `--profile` tests start with it.
+pub fn perf_usable() -> bool {
+    let ok = std::process::Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "/dev/null",
+            "--",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        skip("perf cannot sample here (install linux-perf: scripts/deps/profile.sh; run as root)");
+    }
+    ok
+}
+
+/// A record's measured `profile` field is internally consistent: the cpu-clock event,
+/// every sample in exactly one category, shares summing to 1, each inside its interval.
+/// Returns the number of samples.
+pub fn check_profile(p: &serde_json::Value) -> u64 {
+    assert!(p.get("unavailable").is_none(), "no profile: {p}");
+    assert_eq!(p["event"], "cpu-clock", "{p}");
+    let n = p["samples"].as_u64().expect("samples");
+    let cats = p["categories"].as_object().expect("categories");
+    let total: f64 = cats.values().map(|c| c["share"].as_f64().unwrap()).sum();
+    assert!((total - 1.0).abs() < 1e-9, "shares sum to {total}: {p}");
+    let counted: u64 = cats.values().map(|c| c["samples"].as_u64().unwrap()).sum();
+    assert_eq!(counted, n, "{p}");
+    for (name, c) in cats
+        .iter()
+        .map(|(k, c)| (k.as_str(), c))
+        .chain([("crypto", &p["crypto"])])
+    {
+        let (s, lo, hi) = (
+            c["share"].as_f64().unwrap(),
+            c["ci"][0].as_f64().unwrap(),
+            c["ci"][1].as_f64().unwrap(),
+        );
+        assert!(lo <= s && s <= hi, "{name}: {s} outside [{lo}, {hi}]");
+    }
+    n
+}

@@ -278,6 +278,9 @@ impl Operation for CipherOp {
             if room < in_len + CIPHER_IV_LEN {
                 return Err(too_small());
             }
+            if let Some(e) = &self.engine {
+                e.check_message(in_len)?;
+            }
             match &self.rekey {
                 Some(key) => self.set_key(key)?,
                 None => self.set_iv(nonce, self.iv_len)?,

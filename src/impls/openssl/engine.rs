@@ -20,6 +20,9 @@ pub(super) struct Engine {
     api: Arc<Api>,
     ptr: *mut c_void,
     pub(super) id: String,
+    /// The longest message the engine takes without blocking forever, where it has a
+    /// limit (afalg: see `afalg_max_message`).
+    max_message: Option<usize>,
 }
 
 // SAFETY: an ENGINE is reference-counted and thread-safe in libcrypto; we only pass the
@@ -31,6 +34,25 @@ impl Engine {
     pub(super) fn ptr(&self) -> *mut c_void {
         self.ptr
     }
+    /// Refuses a message the engine would block on forever.
+    pub(super) fn check_message(&self, n: usize) -> Result<(), String> {
+        match self.max_message {
+            Some(max) if n > max => Err(format!(
+                "engine {} cannot take a {n}-byte message: it writes the whole message to its AF_ALG socket before reading any of it back, and the socket holds at most {max} bytes (net.core.wmem_default in whole pages), so the call would never return",
+                self.id
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// OpenSSL's afalg engine sends a whole message (sendmsg) before it reads the result
+/// (AIO), and the kernel's AF_ALG socket blocks a sender once it holds its send buffer:
+/// `sk_sndbuf` (net.core.wmem_default) rounded down to pages. A longer message would
+/// hang; None where the sysctl cannot be read.
+fn afalg_max_message(wmem_default: &str) -> Option<usize> {
+    let b: usize = wmem_default.trim().parse().ok()?;
+    Some(b / 4096 * 4096)
 }
 
 impl Drop for Engine {
@@ -100,6 +122,13 @@ impl OpenSsl {
                 api: Arc::clone(api),
                 ptr,
                 id: id.into(),
+                max_message: if id == "afalg" {
+                    std::fs::read_to_string("/proc/sys/net/core/wmem_default")
+                        .ok()
+                        .and_then(|s| afalg_max_message(&s))
+                } else {
+                    None
+                },
             })),
         })
     }
@@ -129,4 +158,14 @@ pub(super) fn engine_note(engine: &Engine) -> String {
          each call re-sets the IV (EVP_CipherInit_ex with no key), then Update and Final",
         engine.id
     )
+}
+
+#[cfg(test)]
+mod limit_tests {
+    #[test]
+    fn the_afalg_limit_is_the_send_buffer_in_whole_pages() {
+        assert_eq!(super::afalg_max_message("212992\n"), Some(212992));
+        assert_eq!(super::afalg_max_message("5000"), Some(4096));
+        assert_eq!(super::afalg_max_message("x"), None);
+    }
 }

@@ -164,5 +164,47 @@ fn names_and_callers_follow_the_table() {
         Category::Aes
     );
     assert_eq!(cat(vec![frame("some_driver_fn", k)]), Category::KernelOther);
+    // AF_ALG's per-call work (stacks as perf records them in the guest): the socket
+    // allocation under af_alg_sendmsg is the crypto interface, not the network stack,
+    // while the cipher itself and the user copy keep their own categories.
+    let af_alg = |leaf: Vec<Frame>| {
+        let mut v = leaf;
+        v.extend(
+            [
+                "af_alg_sendmsg",
+                "__sock_sendmsg",
+                "____sys_sendmsg",
+                "__sys_sendmsg",
+                "do_syscall_64",
+            ]
+            .map(|n| frame(n, k)),
+        );
+        v
+    };
+    assert_eq!(
+        cat(af_alg(vec![
+            frame("memset_erms", k),
+            frame("__kmalloc", k),
+            frame("sock_kmalloc", k)
+        ])),
+        Category::CryptoApi
+    );
+    assert_eq!(
+        cat(af_alg(vec![frame("aesni_cbc_enc", "[aesni_intel]")])),
+        Category::Aes
+    );
+    assert_eq!(
+        cat(af_alg(vec![frame("copy_user_enhanced_fast_string", k)])),
+        Category::Memcpy
+    );
+    // The same allocation under TCP stays network stack.
+    assert_eq!(
+        cat(vec![
+            frame("memset_erms", k),
+            frame("sock_kmalloc", k),
+            frame("tcp_sendmsg", k)
+        ]),
+        Category::KernelNet
+    );
     assert_eq!(cat(vec![]), Category::Unknown);
 }

@@ -501,6 +501,7 @@ pub mod tests {
             ProfileField::Measured(Profile {
                 samples: n,
                 event: "cpu-clock".into(),
+                idle_samples: 0,
                 categories: Default::default(),
                 unknown_share: 0.0,
                 crypto: S::of(k, n),
