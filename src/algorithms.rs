@@ -9,7 +9,8 @@ use std::fmt;
 pub enum Kind {
     /// Authenticated encryption: nonce, AAD, 16-byte tag.
     Aead,
-    /// Unauthenticated block-cipher mode with a 16-byte IV.
+    /// Unauthenticated cipher: a block-cipher mode with an IV of one block, or a stream
+    /// cipher without one (RC4).
     Cipher,
     /// Unkeyed digest.
     Hash,
@@ -84,7 +85,16 @@ pub enum Algorithm {
     EcdhP256,
     #[serde(rename = "ml-kem-768")]
     MlKem768,
+    #[serde(rename = "des-cbc")]
+    DesCbc,
+    #[serde(rename = "des-ede3-cbc")]
+    DesEde3Cbc,
+    #[serde(rename = "rc4")]
+    Rc4,
 }
+
+/// What every output says beside a legacy cipher's figures.
+pub const LEGACY_NOTE: &str = "legacy cipher (DES, Triple DES or RC4): broken or obsolete, measured only beside old figures (studies 3 and 5), never advice";
 
 /// AEAD tag length for every AEAD we measure.
 pub const TAG_LEN: usize = 16;
@@ -147,7 +157,7 @@ impl fmt::Display for Direction {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 26] = [
+    pub const ALL: [Algorithm; 29] = [
         Algorithm::Aes128Gcm,
         Algorithm::Aes192Gcm,
         Algorithm::Aes256Gcm,
@@ -162,6 +172,9 @@ impl Algorithm {
         Algorithm::Sha256,
         Algorithm::Sha512,
         Algorithm::HmacSha256,
+        Algorithm::DesCbc,
+        Algorithm::DesEde3Cbc,
+        Algorithm::Rc4,
         Algorithm::Rsa2048Pkcs1,
         Algorithm::Rsa2048Pss,
         Algorithm::Rsa3072Pkcs1,
@@ -204,6 +217,26 @@ impl Algorithm {
             Algorithm::X25519 => "x25519",
             Algorithm::EcdhP256 => "ecdh-p256",
             Algorithm::MlKem768 => "ml-kem-768",
+            Algorithm::DesCbc => "des-cbc",
+            Algorithm::DesEde3Cbc => "des-ede3-cbc",
+            Algorithm::Rc4 => "rc4",
+        }
+    }
+
+    /// Broken or obsolete ciphers, labelled as such in every output.
+    pub fn is_legacy(self) -> bool {
+        matches!(
+            self,
+            Algorithm::DesCbc | Algorithm::DesEde3Cbc | Algorithm::Rc4
+        )
+    }
+
+    /// The name with a "(legacy)" mark for the legacy ciphers, for lists and tables.
+    pub fn labelled(self) -> String {
+        if self.is_legacy() {
+            format!("{} (legacy)", self.name())
+        } else {
+            self.name().to_string()
         }
     }
 
@@ -234,6 +267,9 @@ impl Algorithm {
             Algorithm::X25519 => "253 bits ecdh (X25519)",
             Algorithm::EcdhP256 => "256 bits ecdh (nistp256)",
             Algorithm::MlKem768 => "ML-KEM-768",
+            Algorithm::DesCbc => "DES-CBC",
+            Algorithm::DesEde3Cbc => "DES-EDE3-CBC",
+            Algorithm::Rc4 => "RC4",
         }
     }
 
@@ -253,7 +289,10 @@ impl Algorithm {
             | Algorithm::Aes256Cbc
             | Algorithm::Aes128Ctr
             | Algorithm::Aes192Ctr
-            | Algorithm::Aes256Ctr => Kind::Cipher,
+            | Algorithm::Aes256Ctr
+            | Algorithm::DesCbc
+            | Algorithm::DesEde3Cbc
+            | Algorithm::Rc4 => Kind::Cipher,
             Algorithm::Sha1 | Algorithm::Sha256 | Algorithm::Sha512 => Kind::Hash,
             Algorithm::HmacSha256 => Kind::Mac,
             Algorithm::Rsa2048Pkcs1
@@ -271,11 +310,17 @@ impl Algorithm {
     }
 
     /// Key length in bytes (0 for hashes and public-key algorithms, whose keys are
-    /// made by the library). HMAC takes a 32-byte key in timed runs.
+    /// made by the library). HMAC takes a 32-byte key in timed runs; RC4 a 16-byte one,
+    /// as `openssl speed rc4` does.
     pub fn key_len(self) -> usize {
         match self {
+            Algorithm::DesCbc => 8,
+            Algorithm::Rc4 => 16,
             Algorithm::Aes128Gcm | Algorithm::Aes128Cbc | Algorithm::Aes128Ctr => 16,
-            Algorithm::Aes192Gcm | Algorithm::Aes192Cbc | Algorithm::Aes192Ctr => 24,
+            Algorithm::Aes192Gcm
+            | Algorithm::Aes192Cbc
+            | Algorithm::Aes192Ctr
+            | Algorithm::DesEde3Cbc => 24,
             Algorithm::Aes256Gcm
             | Algorithm::Aes256Cbc
             | Algorithm::Aes256Ctr
@@ -285,12 +330,22 @@ impl Algorithm {
         }
     }
 
-    /// Nonce (AEAD) or IV (cipher) length in bytes; 0 for hashes and MACs.
+    /// Nonce (AEAD) or IV (cipher: one block) length in bytes; 0 for hashes, MACs and
+    /// RC4, which has no IV.
     pub fn nonce_len(self) -> usize {
         match self.kind() {
             Kind::Aead => 12,
-            Kind::Cipher => 16,
+            Kind::Cipher => self.block_len(),
             _ => 0,
+        }
+    }
+
+    /// The cipher's block: 16 bytes for AES, 8 for DES, 0 for the stream cipher RC4.
+    pub fn block_len(self) -> usize {
+        match self {
+            Algorithm::DesCbc | Algorithm::DesEde3Cbc => 8,
+            Algorithm::Rc4 => 0,
+            _ => 16,
         }
     }
 
@@ -327,12 +382,17 @@ impl Algorithm {
     /// Why a message of `size` bytes cannot be processed, if it cannot.
     pub fn size_problem(self, size: usize) -> Option<String> {
         match self {
-            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
-                if !size.is_multiple_of(16) =>
+            Algorithm::Aes128Cbc
+            | Algorithm::Aes192Cbc
+            | Algorithm::Aes256Cbc
+            | Algorithm::DesCbc
+            | Algorithm::DesEde3Cbc
+                if !size.is_multiple_of(self.block_len()) =>
             {
+                let b = self.block_len();
                 Some(format!(
-                "CBC without padding needs whole 16-byte blocks; {size} is not a multiple of 16"
-            ))
+                    "CBC without padding needs whole {b}-byte blocks; {size} is not a multiple of {b}"
+                ))
             }
             _ => None,
         }
@@ -540,6 +600,9 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
                 output: "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
             },
         ],
+        Algorithm::DesCbc => crate::kat::vectors_legacy::DES_CBC,
+        Algorithm::DesEde3Cbc => crate::kat::vectors_legacy::DES_EDE3_CBC,
+        Algorithm::Rc4 => crate::kat::vectors_legacy::RC4,
         // Public-key vectors live in kat/pkey.rs: they have another shape.
         Algorithm::Rsa2048Pkcs1
         | Algorithm::Rsa2048Pss

@@ -6,6 +6,7 @@ use crate::impls::{Implementation, Io};
 use crate::verify::Tally;
 
 pub mod pkey;
+pub mod vectors_legacy;
 mod vectors_pkey;
 
 /// Extra output room every buffer gets (a tag or the largest digest).

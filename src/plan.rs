@@ -321,9 +321,9 @@ mod tests {
                 Algorithm::Aes256Gcm
             ]
         );
-        assert!(select_algs(Some("rc4"))
+        assert!(select_algs(Some("rc5"))
             .unwrap_err()
-            .contains("unknown algorithm 'rc4'"));
+            .contains("unknown algorithm 'rc5'"));
     }
 
     #[test]

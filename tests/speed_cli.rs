@@ -505,7 +505,7 @@ fn interrupted_run_keeps_its_finished_points() {
 #[test]
 fn bad_input_gets_one_line_and_exit_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--alg", "rc4"], "rc4"),
+        (&["--alg", "rc5"], "rc5"),
         (&["--impl", "nosuchlib"], "nosuchlib"),
         (&["--sizes", "0"], "'0'"),
         (&["--sizes", "65m"], "65m"),

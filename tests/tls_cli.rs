@@ -297,6 +297,47 @@ fn a_sweep_checks_every_request_and_computes_the_crypto_share() {
     let _ = std::fs::remove_file(&out);
 }
 
+/// `--handshake`: the rate of handshakes beside the certificate's signature and X25519
+/// timed alone, with the arithmetic of the record's own counters.
+fn check_handshake_cost(r: &Value, sign_alg: &str) {
+    let h = &r["handshake_cost"];
+    assert!(h.is_object(), "handshake_cost: {r}");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1.0);
+    assert!(
+        close(f(&h["handshakes_per_s"]), f(&r["requests_per_s"])),
+        "{h}"
+    );
+    let per_cpu = u(&r["server_requests"]) as f64 / f(&r["server_cpu_s"]);
+    assert!(close(f(&h["handshakes_per_server_cpu_s"]), per_cpu), "{h}");
+    let prims = h["primitives"].as_array().unwrap();
+    let shape: Vec<(&str, &str)> = prims
+        .iter()
+        .map(|p| (p["alg"].as_str().unwrap(), p["direction"].as_str().unwrap()))
+        .collect();
+    // OpenSSL 3's first default group, as nginx logged it for every request.
+    assert_eq!(r["key_exchange"], "X25519", "{r}");
+    assert_eq!(shape, [(sign_alg, "sign"), ("x25519", "derive")], "{h}");
+    for p in prims {
+        let ops = f(&p["ops_per_cpu_s"]);
+        assert!(ops.is_finite() && ops > 0.0, "{p}");
+        assert!(close(f(&p["handshake_pct"]), per_cpu / ops * 100.0), "{p}");
+    }
+    // Every full handshake signs once: the server cannot finish handshakes faster per
+    // CPU-second than it signs alone (15% for machine noise).
+    let sign = f(&prims[0]["handshake_pct"]);
+    assert!(
+        sign > 0.0 && sign < 115.0,
+        "handshake rate {sign}% of the signing rate: {h}"
+    );
+    assert!(
+        h["implementation"]
+            .as_str()
+            .unwrap()
+            .starts_with("openssl "),
+        "{h}"
+    );
+}
+
 #[test]
 fn h2load_handshake_mode_with_ecdsa_opens_a_connection_per_request() {
     let out = temp_file("h2load.jsonl");
@@ -330,12 +371,24 @@ fn h2load_handshake_mode_with_ecdsa_opens_a_connection_per_request() {
         // Every request on its own connection (full handshake; no resumption).
         let (conns, reqs) = (u(&r["server_connections"]), u(&r["server_requests"]));
         assert_eq!(conns, reqs, "{r}");
+        check_handshake_cost(r, "ecdsa-p256");
     }
     assert!(v["analysis"]["shares"]
         .as_array()
         .unwrap()
         .iter()
         .any(|s| s["suite"] == "TLS_AES_256_GCM_SHA384"));
+    // The report puts the handshake rate beside the signing rate, one line per point.
+    let o = run(&["report", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| {
+            l.contains("TLS_AES_256_GCM_SHA384") && l.contains("the server's handshake rate is")
+        })
+        .unwrap_or_else(|| panic!("no handshake line: {text}"));
+    assert!(line.contains("of its ecdsa-p256 signing rate"), "{line}");
     let _ = std::fs::remove_file(&out);
 }
 

@@ -232,7 +232,7 @@ fn a_corrupt_path_is_caught_with_the_failing_vector_named() {
 fn bad_input_exits_2_with_one_line() {
     for args in [
         &["verify", "--impl", "nope"][..],
-        &["verify", "--alg", "rc4"],
+        &["verify", "--alg", "rc5"],
         &["verify", "--format", "openssl"],
         &["verify", "--variant", "bogus"],
         &["verify", "--libcrypto", "/nonexistent/libcrypto.so"],

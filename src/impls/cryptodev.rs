@@ -193,6 +193,11 @@ fn codes(alg: Algorithm) -> Result<(u32, u32), &'static str> {
         Algorithm::Chacha20Poly1305 => {
             return Err("cryptodev-linux has no ChaCha20-Poly1305 (no such algorithm code)")
         }
+        Algorithm::DesCbc | Algorithm::DesEde3Cbc | Algorithm::Rc4 => {
+            return Err(
+                "cryptobench does not reach cryptodev-linux's legacy ciphers (DES, 3DES, no RC4)",
+            )
+        }
         _ => return Err("cryptodev-linux offers no public-key operations"),
     })
 }

@@ -36,6 +36,9 @@ impl Implementation for Ring {
                 Support::No("ring offers no unauthenticated AES-CTR".into())
             }
             Algorithm::Aes192Gcm => Support::No("ring offers no AES-192".into()),
+            Algorithm::DesCbc | Algorithm::DesEde3Cbc | Algorithm::Rc4 => {
+                Support::No("ring offers no legacy ciphers (DES, RC4)".into())
+            }
             _ => match pkey::support(alg) {
                 Some(why) => Support::No(why),
                 None => Support::Yes,

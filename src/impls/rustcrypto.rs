@@ -9,7 +9,7 @@
 
 use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, TAG_LEN};
-use aes::cipher::array::Array;
+use aes::cipher::array::{Array, ArraySize};
 use aes::cipher::consts::U16;
 use aes::cipher::{
     BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser,
@@ -22,11 +22,12 @@ use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Digest;
 
+mod legacy;
 mod pkey;
 
 /// The RustCrypto crates are versioned one by one and report no version at run time;
 /// these are the versions Cargo.toml asks for.
-const VERSION: &str = "RustCrypto: aes 0.9, aes-gcm 0.11, chacha20poly1305 0.11, cbc 0.2, ctr 0.10, sha1 0.11, sha2 0.11, hmac 0.13; rsa 0.9, p256 0.13, p384 0.13, ed25519-dalek 2, x25519-dalek 2, ml-kem 0.2";
+const VERSION: &str = "RustCrypto: aes 0.9, aes-gcm 0.11, chacha20poly1305 0.11, cbc 0.2, ctr 0.10, sha1 0.11, sha2 0.11, hmac 0.13; rsa 0.9, p256 0.13, p384 0.13, ed25519-dalek 2, x25519-dalek 2, ml-kem 0.2; des 0.9, rc4 0.2";
 
 pub struct RustCrypto;
 
@@ -114,6 +115,9 @@ impl Implementation for RustCrypto {
                 <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key)
                     .map_err(|_| "HMAC-SHA-256 rejected the key".to_string())?,
             )),
+            Algorithm::DesCbc | Algorithm::DesEde3Cbc | Algorithm::Rc4 => {
+                return legacy::prepare(alg, dec, key)
+            }
             a => return Err(format!("{a} is a public-key algorithm: use key_pair")),
         })
     }
@@ -210,29 +214,34 @@ fn inout<'a>(io: Io<'a>) -> Result<InOutBuf<'a, 'a, u8>, String> {
     }
 }
 
-fn iv_of(nonce: &[u8]) -> Result<&Array<u8, U16>, String> {
+/// The IV of one block of `N` bytes (16 for AES, 8 for DES).
+fn iv_of<N: ArraySize>(nonce: &[u8]) -> Result<&Array<u8, N>, String> {
     nonce
         .try_into()
-        .map_err(|_| format!("the IV must be 16 bytes, got {}", nonce.len()))
+        .map_err(|_| format!("the IV must be {} bytes, got {}", N::USIZE, nonce.len()))
 }
 
-/// Whole 16-byte blocks, or an error for a partial last block.
-fn blocks<'a>(buf: InOutBuf<'a, 'a, u8>) -> Result<InOutBuf<'a, 'a, Array<u8, U16>>, String> {
+/// Whole blocks of `N` bytes, or an error for a partial last block.
+fn blocks<'a, N: ArraySize>(
+    buf: InOutBuf<'a, 'a, u8>,
+) -> Result<InOutBuf<'a, 'a, Array<u8, N>>, String> {
     let n = buf.len();
-    let (blocks, tail) = buf.into_chunks::<U16>();
+    let (blocks, tail) = buf.into_chunks::<N>();
     if !tail.is_empty() {
+        let b = N::USIZE;
         return Err(format!(
-            "CBC without padding needs whole 16-byte blocks; {n} is not a multiple of 16"
+            "CBC without padding needs whole {b}-byte blocks; {n} is not a multiple of {b}"
         ));
     }
     Ok(blocks)
 }
 
+/// CBC encryption with any block cipher (AES, DES, Triple DES), keyed once.
 struct CbcEnc<C>(C);
 
 impl<C> Operation for CbcEnc<C>
 where
-    C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + Send,
+    C: BlockCipherEncrypt + Send,
 {
     fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
         let iv = iv_of(nonce)?;
@@ -247,7 +256,7 @@ struct CbcDec<C>(C);
 
 impl<C> Operation for CbcDec<C>
 where
-    C: BlockCipherDecrypt + BlockSizeUser<BlockSize = U16> + Send,
+    C: BlockCipherDecrypt + Send,
 {
     fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
         let iv = iv_of(nonce)?;

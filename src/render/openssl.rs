@@ -89,6 +89,9 @@ fn render_records(all: &[&Rec], out: &mut String) {
             if row.threads > 1 {
                 name = format!("{name} x{}", row.threads);
             }
+            if Algorithm::parse(&row.alg).is_some_and(|a| a.is_legacy()) {
+                name.push_str(" (legacy)");
+            }
             names.push((name, row));
         }
         // Wide enough for the longest label, so the columns stay aligned.

@@ -165,7 +165,7 @@ fn table(report: &VerifyReport, algs: &[Algorithm]) -> Table {
             };
             vec![
                 p.path.to_string(),
-                c.alg.to_string(),
+                c.alg.labelled(),
                 cell(Some(&c.known_answers)),
                 cell(c.wycheproof.as_ref()),
                 round_trip,

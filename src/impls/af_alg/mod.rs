@@ -61,6 +61,10 @@ pub fn kernel_name(alg: Algorithm) -> (&'static str, &'static str) {
         Algorithm::Sha256 => ("hash", "sha256"),
         Algorithm::Sha512 => ("hash", "sha512"),
         Algorithm::HmacSha256 => ("hash", "hmac(sha256)"),
+        // The kernel's names; `support` does not bind them (not wired, see there).
+        Algorithm::DesCbc => ("skcipher", "cbc(des)"),
+        Algorithm::DesEde3Cbc => ("skcipher", "cbc(des3_ede)"),
+        Algorithm::Rc4 => ("skcipher", "ecb(arc4)"),
         // Never bound: `support` refuses public-key algorithms first.
         a => (PUBLIC_KEY, a.name()),
     }
@@ -160,6 +164,11 @@ impl AfAlg {
     }
 
     fn compute_support(&self, alg: Algorithm) -> Support {
+        if alg.is_legacy() {
+            return Support::No(
+                "cryptobench does not bind the kernel's legacy ciphers (cbc(des), cbc(des3_ede), ecb(arc4)) through AF_ALG".into(),
+            );
+        }
         let (kind, name) = kernel_name(alg);
         if kind == PUBLIC_KEY {
             return Support::No(

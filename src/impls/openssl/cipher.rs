@@ -40,6 +40,9 @@ impl OpenSsl {
             ctx: Raw(ctx),
             aead: alg.kind() == Kind::Aead,
             enc: dir == Direction::Enc,
+            iv_len: alg.nonce_len(),
+            // RC4 has no IV: an independent message needs the key set again.
+            rekey: (alg.kind() == Kind::Cipher && alg.nonce_len() == 0).then(|| key.to_vec()),
             engine: engine.cloned(),
         };
         let keyed = op.key(cipher.0, key, alg);
@@ -63,12 +66,17 @@ pub(super) fn c_len(n: usize) -> Result<c_int, String> {
     c_int::try_from(n).map_err(|_| format!("a message of {n} bytes is too long for OpenSSL"))
 }
 
-/// AES-GCM, ChaCha20-Poly1305, AES-CBC and AES-CTR: one keyed EVP_CIPHER_CTX.
+/// AES-GCM, ChaCha20-Poly1305, AES-CBC, AES-CTR, DES-CBC, 3DES-CBC and RC4: one keyed
+/// EVP_CIPHER_CTX.
 pub(super) struct CipherOp {
     pub(super) api: Arc<Api>,
     pub(super) ctx: Raw,
     pub(super) aead: bool,
     pub(super) enc: bool,
+    /// The IV set before every message of a non-AEAD cipher (0: none).
+    pub(super) iv_len: usize,
+    /// The key, set again before every message of a cipher without an IV (RC4).
+    pub(super) rekey: Option<Vec<u8>>,
     /// The engine the context was keyed through, kept alive as long as the context.
     pub(super) engine: Option<Arc<Engine>>,
 }
@@ -111,7 +119,11 @@ impl CipherOp {
             self.set_nonce_len()?;
         } else if matches!(
             alg,
-            Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
+            Algorithm::Aes128Cbc
+                | Algorithm::Aes192Cbc
+                | Algorithm::Aes256Cbc
+                | Algorithm::DesCbc
+                | Algorithm::DesEde3Cbc
         ) {
             // Whole blocks only, no padding block. Only for CBC: OpenSSL 3.0 re-applies
             // a padding setting inside every later EVP_CipherInit_ex, a provider parameter
@@ -164,6 +176,27 @@ impl CipherOp {
         };
         if ok != 1 {
             return Err(self.api.fail("EVP_CipherInit_ex with the IV"));
+        }
+        Ok(())
+    }
+
+    /// Sets the key again, keeping cipher and direction: RC4's fresh keystream.
+    pub(super) fn set_key(&self, key: &[u8]) -> Result<(), String> {
+        // SAFETY: a keyed context; cipher and engine NULL keep what it has, the key has
+        // the length it was first keyed with (checked in `key`), no IV, enc -1 keeps the
+        // direction.
+        let ok = unsafe {
+            (self.api.cipher_init_ex)(
+                self.ctx.0,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+                key.as_ptr(),
+                std::ptr::null(),
+                -1,
+            )
+        };
+        if ok != 1 {
+            return Err(self.api.fail("EVP_CipherInit_ex with the key"));
         }
         Ok(())
     }
@@ -248,7 +281,10 @@ impl Operation for CipherOp {
             if let Some(e) = &self.engine {
                 e.check_message(in_len)?;
             }
-            self.set_iv(nonce, CIPHER_IV_LEN)?;
+            match &self.rekey {
+                Some(key) => self.set_key(key)?,
+                None => self.set_iv(nonce, self.iv_len)?,
+            }
             // SAFETY: `inp` has `in_len` bytes, `out` has `room` >= in_len + 16 bytes, and
             // Io gives either the same buffer or two distinct ones.
             return unsafe { self.run(inp, in_len, out) };

@@ -26,7 +26,7 @@ pub(super) const EVP_CTRL_AEAD_SET_TAG: c_int = 0x11;
 
 /// AEAD nonce length: 96 bits for GCM and ChaCha20-Poly1305.
 pub(super) const AEAD_NONCE_LEN: usize = 12;
-/// Block-cipher IV length.
+/// AES's IV length (the speed-loop variant's CBC correction works on one AES block).
 pub(super) const CIPHER_IV_LEN: usize = 16;
 
 pub(super) const HOW_TO_FIX: &str = "give the path of a libcrypto.so from OpenSSL 1.1 or 3.x";
@@ -68,6 +68,7 @@ pub(super) type ErrStringFn = unsafe extern "C" fn(c_ulong, *mut c_char, usize);
 pub(super) type StrFn = unsafe extern "C" fn() -> *const c_char;
 pub(super) type EngineByIdFn = unsafe extern "C" fn(*const c_char) -> *mut c_void;
 pub(super) type EngineFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+pub(super) type ProviderLoadFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
 
 /// The ENGINE calls of the `engine=` variants; a build with `no-engine` has none.
 pub(super) struct EngineApi {
@@ -117,6 +118,10 @@ pub(super) struct Api {
     pub(super) md_fetch: Option<FetchFn>,
     pub(super) md_free: Option<FreeFn>,
     pub(super) engine: Option<EngineApi>,
+    /// `OSSL_PROVIDER_load` (3.x): the legacy provider holds DES and RC4.
+    pub(super) provider_load: Option<ProviderLoadFn>,
+    /// Whether the legacy provider loaded, tried once, on the first legacy cipher asked for.
+    pub(super) legacy_loaded: std::sync::OnceLock<Result<(), String>>,
     /// `EVP_*` getters, indexed like `Algorithm::ALL`.
     pub(super) getters: [Option<GetterFn>; Algorithm::ALL.len()],
     // Declared last, so dropped last.
@@ -139,6 +144,9 @@ pub(super) fn evp_names(alg: Algorithm) -> (&'static str, &'static str) {
         Algorithm::Aes192Gcm => ("EVP_aes_192_gcm", "AES-192-GCM"),
         Algorithm::Aes192Cbc => ("EVP_aes_192_cbc", "AES-192-CBC"),
         Algorithm::Aes192Ctr => ("EVP_aes_192_ctr", "AES-192-CTR"),
+        Algorithm::DesCbc => ("EVP_des_cbc", "DES-CBC"),
+        Algorithm::DesEde3Cbc => ("EVP_des_ede3_cbc", "DES-EDE3-CBC"),
+        Algorithm::Rc4 => ("EVP_rc4", "RC4"),
         // Public-key algorithms go through EVP_PKEY (pkey.rs), not an EVP getter.
         _ => ("", ""),
     }
@@ -289,6 +297,12 @@ impl Api {
                 md_fetch,
                 md_free,
                 engine,
+                provider_load: if version_num >= V3_0_0 {
+                    sym(&lib, "OSSL_PROVIDER_load")
+                } else {
+                    None
+                },
+                legacy_loaded: std::sync::OnceLock::new(),
                 getters,
                 _lib: lib,
             })

@@ -33,6 +33,7 @@ mod digest;
 mod engine;
 mod ffi;
 pub(crate) mod isa;
+mod legacy;
 mod load;
 mod pkey;
 mod speed_loop;
@@ -102,7 +103,15 @@ impl OpenSsl {
             };
             // SAFETY: EVP_*_fetch(libctx NULL = default, NUL-terminated name, properties
             // NULL) returns a new reference or NULL; the caller frees it.
-            let p = unsafe { fetch(std::ptr::null_mut(), cname.as_ptr(), std::ptr::null()) };
+            let get = || unsafe { fetch(std::ptr::null_mut(), cname.as_ptr(), std::ptr::null()) };
+            let mut p = get();
+            if p.is_null() && alg.is_legacy() {
+                // Not in the default provider (single DES, RC4): load the legacy one.
+                // SAFETY: ERR_clear_error only empties this thread's error queue.
+                unsafe { (self.api.err_clear_error)() };
+                self.api.legacy_provider()?;
+                p = get();
+            }
             if p.is_null() {
                 let why = self.api.fail(&format!("fetching {fetch_name}"));
                 return Err(format!(
@@ -323,6 +332,9 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
     match alg.kind() {
         Kind::Aead => vec![
             "each call seals or opens one whole message: key set once, then per message EVP_CipherInit_ex with the nonce, AAD, data, Final and the tag ctrl (`openssl speed -evp` counts differently: see bench/vs-openssl-speed)".into(),
+        ],
+        Kind::Cipher if alg.nonce_len() == 0 => vec![
+            "each call is one independent message: RC4 has no IV, so EVP_CipherInit_ex re-keys it (its 256-step key schedule) before Update and Final (`openssl speed -evp rc4` keys once and streams one endless keystream)".into(),
         ],
         Kind::Cipher => vec![
             "each call is one independent message: EVP_CipherInit_ex with a fresh IV, Update, Final (`openssl speed -evp` streams one endless message and never re-sets the IV)".into(),

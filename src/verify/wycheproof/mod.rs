@@ -59,6 +59,7 @@ pub fn none_because(alg: Algorithm) -> Option<&'static str> {
     Some(match alg.kind() {
         Kind::Hash => "Wycheproof has no plain-hash files",
         Kind::Cipher if alg.name().ends_with("-ctr") => "Wycheproof has no AES-CTR file",
+        _ if alg.is_legacy() => "Wycheproof has no DES, Triple DES or RC4 file",
         _ => "no Wycheproof file is wired to it yet",
     })
 }

@@ -406,11 +406,11 @@ fn list(
         let (yes, no): (Vec<Algorithm>, Vec<Algorithm>) = Algorithm::ALL
             .iter()
             .partition(|a| imp.support(**a) == Support::Yes);
-        let yes: Vec<&str> = yes.iter().map(|a| a.name()).collect();
+        let yes: Vec<String> = yes.iter().map(|a| a.labelled()).collect();
         out.push_str(&format!("  offers: {}\n", yes.join(", ")));
         for a in no {
             if let Support::No(reason) = imp.support(a) {
-                out.push_str(&format!("  missing {a}: {reason}\n"));
+                out.push_str(&format!("  missing {}: {reason}\n", a.labelled()));
             }
         }
     }
@@ -507,6 +507,9 @@ fn measure_group(
         match checked {
             Ok(m) if !m.samples_bps.is_empty() => {
                 let mut notes = found[i].notes(group.alg, group.direction);
+                if group.alg.is_legacy() {
+                    notes.insert(0, crate::algorithms::LEGACY_NOTE.into());
+                }
                 if threads
                     > std::thread::available_parallelism()
                         .map(|n| n.get())

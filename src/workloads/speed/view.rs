@@ -108,6 +108,11 @@ pub fn rows<'a>(records: &[&'a Record], sizes: &[u64]) -> Vec<Row<'a>> {
     rows
 }
 
+/// The algorithm's name, marked "(legacy)" for the legacy ciphers.
+fn labelled(alg: &str) -> String {
+    crate::algorithms::Algorithm::parse(alg).map_or_else(|| alg.to_string(), |a| a.labelled())
+}
+
 /// A grid with one column per size, `cell` filling each measured point.
 fn size_grid(title: &str, recs: &[&Record], cell: impl Fn(&Record) -> String) -> Table {
     let sizes = sizes(recs);
@@ -123,7 +128,7 @@ fn size_grid(title: &str, recs: &[&Record], cell: impl Fn(&Record) -> String) ->
     for row in rows(recs, &sizes) {
         let mut cells = vec![
             row.label.clone(),
-            row.alg.clone(),
+            labelled(&row.alg),
             row.direction.clone(),
             row.threads.to_string(),
         ];

@@ -398,6 +398,13 @@ fn cpu(b: &Bench, w: &Window) -> Cpu {
     }
 }
 
+/// The group every logged request used, if there is exactly one.
+fn one_group(logs: &[LogSummary], requests: u64) -> Option<String> {
+    let mut groups = logs.iter().flat_map(|l| l.groups.iter());
+    let (g, n) = groups.next()?;
+    (groups.next().is_none() && *n == requests).then(|| g.clone())
+}
+
 fn first_negotiated(l: &LogSummary) -> String {
     l.negotiated
         .first()
@@ -547,6 +554,8 @@ fn record(
                 0.0
             },
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
+            handshake_cost: None,
+            key_exchange: one_group(logs, server_requests),
         },
     }
 }

@@ -1,8 +1,11 @@
 //! The cost of each suite's record protection measured alone: the same system
 //! libcrypto that nginx uses, one full 16 KiB TLS record per call, one thread, CPU time.
-//! A bottom-up estimate beside the end-to-end share against the null suite.
+//! A bottom-up estimate beside the end-to-end share against the null suite. With
+//! `--handshake`, also the public-key operations of a full handshake, for the rate of
+//! handshakes beside the rate of signatures.
 
-use super::suites::Suite;
+use super::record::{HandshakeCost, PrimitiveRate, TlsData};
+use super::suites::{CertKind, Suite};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{openssl::OpenSsl, Implementation, Support};
 use crate::measure::worker::Worker;
@@ -35,11 +38,24 @@ fn thread_cpu_s() -> f64 {
 
 /// CPU seconds per GB of one algorithm at RECORD bytes per call, over about `budget`.
 fn cost(imp: &dyn Implementation, alg: Algorithm, budget: Duration) -> Result<f64, String> {
+    let per_call = cpu_per_call(imp, alg, Direction::Enc, RECORD, budget)?;
+    Ok(per_call / (RECORD as f64 / 1e9))
+}
+
+/// CPU seconds per call of one operation (`size` bytes per call for the symmetric
+/// ones), over about `budget`, after the known-answer gate.
+fn cpu_per_call(
+    imp: &dyn Implementation,
+    alg: Algorithm,
+    direction: Direction,
+    size: usize,
+    budget: Duration,
+) -> Result<f64, String> {
     if let Support::No(why) = imp.support(alg) {
         return Err(why);
     }
     crate::kat::known_answers(imp, alg)?;
-    let mut w = Worker::new(imp, alg, Direction::Enc, RECORD, 0)?;
+    let mut w = Worker::new(imp, alg, direction, size, 0)?;
     // Warm-up, then whole batches until the budget is spent.
     let t0 = Instant::now();
     while t0.elapsed() < budget / 5 {
@@ -52,7 +68,114 @@ fn cost(imp: &dyn Implementation, alg: Algorithm, budget: Duration) -> Result<f6
         calls += 16;
     }
     let cpu = thread_cpu_s() - c0;
-    Ok(cpu / (calls as f64 * RECORD as f64 / 1e9))
+    Ok(cpu / calls as f64)
+}
+
+/// The public-key operations a full handshake can make on the server: the certificate's
+/// signature (RSA-PSS for an RSA key: TLS 1.3 requires it and OpenSSL 3 peers choose it in
+/// TLS 1.2 too), then the key exchanges of the catalogue (X25519, P-256); each point
+/// shows the one nginx logged for it (`$ssl_curve`).
+pub fn handshake_ops(cert: CertKind) -> [(Algorithm, Direction); 3] {
+    let sign = match cert {
+        CertKind::Rsa => Algorithm::Rsa2048Pss,
+        CertKind::Ecdsa => Algorithm::EcdsaP256,
+    };
+    [
+        (sign, Direction::Sign),
+        (Algorithm::X25519, Direction::Derive),
+        (Algorithm::EcdhP256, Direction::Derive),
+    ]
+}
+
+/// The catalogue's key exchange for a group as OpenSSL names it in `$ssl_curve`.
+fn group_alg(group: &str) -> Option<Algorithm> {
+    match group {
+        "X25519" => Some(Algorithm::X25519),
+        "prime256v1" | "P-256" | "secp256r1" => Some(Algorithm::EcdhP256),
+        _ => None,
+    }
+}
+
+/// The handshake's operations timed alone: (algorithm, direction, ops per CPU-second).
+pub struct HandshakePrimitives {
+    pub rates: Vec<(Algorithm, Direction, f64)>,
+    pub implementation: String,
+}
+
+/// Times [`handshake_ops`] on the system libcrypto (the one nginx uses), one thread.
+pub fn measure_handshake(
+    cert: CertKind,
+    budget: Duration,
+) -> (Option<HandshakePrimitives>, Vec<String>) {
+    let imp = match OpenSsl::load_system() {
+        Ok(o) => o,
+        Err(e) => {
+            return (
+                None,
+                vec![format!("handshake primitives not measured: {e}")],
+            )
+        }
+    };
+    let mut rates = Vec::new();
+    for (alg, dir) in handshake_ops(cert) {
+        if crate::measure::stopped() {
+            return (None, Vec::new());
+        }
+        match cpu_per_call(&imp, alg, dir, 0, budget) {
+            Ok(c) if c > 0.0 => rates.push((alg, dir, 1.0 / c)),
+            Ok(_) => {
+                return (
+                    None,
+                    vec![format!(
+                    "handshake primitives not measured: {alg} {dir} took no measurable CPU time"
+                )],
+                )
+            }
+            Err(e) => {
+                return (
+                    None,
+                    vec![format!(
+                        "handshake primitives not measured: {alg} {dir}: {e}"
+                    )],
+                )
+            }
+        }
+    }
+    let implementation = format!("openssl {}", imp.version());
+    (
+        Some(HandshakePrimitives {
+            rates,
+            implementation,
+        }),
+        Vec::new(),
+    )
+}
+
+/// A handshake point's rate against the primitives; None for plain HTTP (no handshake)
+/// or a point whose server used no measurable CPU.
+pub fn handshake_cost(p: &HandshakePrimitives, d: &TlsData) -> Option<HandshakeCost> {
+    if d.suite == "http" || d.server_cpu_s <= 0.0 || d.server_requests == 0 {
+        return None;
+    }
+    let per_cpu_s = d.server_requests as f64 / d.server_cpu_s;
+    // The signature, and the key exchange nginx logged (none when it logged no one group).
+    let kx = d.key_exchange.as_deref().and_then(group_alg);
+    Some(HandshakeCost {
+        handshakes_per_s: d.requests_per_s,
+        handshakes_per_server_cpu_s: per_cpu_s,
+        primitives: p
+            .rates
+            .iter()
+            .filter(|(alg, dir, _)| *dir == Direction::Sign || Some(*alg) == kx)
+            .map(|&(alg, dir, ops)| PrimitiveRate {
+                alg: alg.name().into(),
+                direction: dir.name().into(),
+                ops_per_cpu_s: ops,
+                handshake_pct: per_cpu_s / ops * 100.0,
+            })
+            .collect(),
+        implementation: p.implementation.clone(),
+    })
 }
 
 /// For each TLS suite whose primitives the catalogue has, their summed cost alone.

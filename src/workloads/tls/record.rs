@@ -32,6 +32,33 @@ pub struct MixPart {
     pub port: u16,
 }
 
+/// One public-key operation a full handshake makes on the server, timed alone on the
+/// libcrypto nginx uses: one thread, operations per CPU-second.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PrimitiveRate {
+    /// A catalogue name: "rsa2048-pss", "ecdsa-p256", "x25519".
+    pub alg: String,
+    /// "sign" or "derive".
+    pub direction: String,
+    pub ops_per_cpu_s: f64,
+    /// `handshakes_per_server_cpu_s` in percent of `ops_per_cpu_s`: the share of the
+    /// server's CPU per handshake that this operation alone would take.
+    pub handshake_pct: f64,
+}
+
+/// `--handshake`: the handshake rate beside the server's signing and key-exchange rates.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct HandshakeCost {
+    /// Handshakes per second: one per request, the generator's requests_per_s.
+    pub handshakes_per_s: f64,
+    /// Handshakes per CPU-second of all nginx workers (server_requests / server_cpu_s).
+    pub handshakes_per_server_cpu_s: f64,
+    /// The certificate's signature, then the key exchange.
+    pub primitives: Vec<PrimitiveRate>,
+    /// Where the primitives were timed, e.g. "openssl OpenSSL 3.0.19 ...".
+    pub implementation: String,
+}
+
 /// A tls point: the shared envelope (impl "nginx", label = the suite) and these fields.
 pub type TlsRecord = crate::record::Record<TlsData>;
 
@@ -101,4 +128,13 @@ pub struct TlsData {
     pub cpu_ms_per_request: f64,
     /// Ports of the server blocks used.
     pub ports: Vec<u16>,
+    /// `--handshake` points of a TLS suite: the handshake rate against the public-key
+    /// operations behind it; null otherwise (and in records from before it existed).
+    #[serde(default)]
+    pub handshake_cost: Option<HandshakeCost>,
+    /// The key-exchange group nginx logged (`$ssl_curve`) when every request of the point
+    /// used the same one, e.g. "X25519"; null otherwise (plain HTTP, or records from
+    /// before it existed).
+    #[serde(default)]
+    pub key_exchange: Option<String>,
 }

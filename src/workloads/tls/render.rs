@@ -17,6 +17,9 @@ pub fn blocks(run: &RunView<TlsData>, a: &Analysis) -> Vec<Block> {
     if !recs.is_empty() {
         out.push(Block::Table(points(recs)));
         out.push(Block::Table(negotiated(recs)));
+        if let Some(t) = handshakes(recs) {
+            out.push(Block::Table(t));
+        }
     }
     if !a.shares.is_empty() {
         out.push(Block::Table(shares(a)));
@@ -188,6 +191,70 @@ fn points(recs: &[&TlsRecord]) -> Table {
         ));
     }
     t
+}
+
+/// `--handshake` points beside the public-key operations a handshake makes, timed alone.
+fn handshakes(recs: &[&TlsRecord]) -> Option<Table> {
+    let with: Vec<_> = recs
+        .iter()
+        .filter_map(|r| r.handshake_cost.as_ref().map(|h| (r, h)))
+        .collect();
+    let (_, first) = with.first()?;
+    let cols = vec![
+        Column::text("suite"),
+        Column::num("file"),
+        Column::num("conn"),
+        Column::num("handshakes/s"),
+        Column::num("per server CPU-s"),
+        Column::text("signature"),
+        Column::num("sign/CPU-s"),
+        Column::num("handshake rate"),
+        Column::text("key exchange"),
+        Column::num("derive/CPU-s"),
+        Column::num("handshake rate"),
+    ];
+    let mut t = Table::new(
+        "Handshakes against the server's public-key operations timed alone",
+        cols,
+    );
+    t.group_by = Some(1);
+    for (r, h) in &with {
+        let mut row = vec![
+            suite_label(r),
+            file_label(&r.content, Some(r.file_size)),
+            r.concurrency.to_string(),
+            format!("{:.1}", h.handshakes_per_s),
+            format!("{:.1}", h.handshakes_per_server_cpu_s),
+        ];
+        for dir in ["sign", "derive"] {
+            match h.primitives.iter().find(|p| p.direction == dir) {
+                Some(p) => row.extend([
+                    p.alg.clone(),
+                    format!("{:.1}", p.ops_per_cpu_s),
+                    format!("{:.0}%", p.handshake_pct),
+                ]),
+                None => row.extend(["-".to_string(), "-".into(), "-".into()]),
+            }
+        }
+        t.push(row);
+        if let Some(sign) = h.primitives.iter().find(|p| p.direction == "sign") {
+            t.notes.push(format!(
+                "{} {} x{}: the server's handshake rate is {:.0}% of its {} signing rate ({:.1} handshakes per server CPU-second, {:.1} signatures per CPU-second alone).",
+                suite_label(r),
+                file_label(&r.content, Some(r.file_size)),
+                r.concurrency,
+                sign.handshake_pct,
+                sign.alg,
+                h.handshakes_per_server_cpu_s,
+                sign.ops_per_cpu_s
+            ));
+        }
+    }
+    t.notes.push(format!(
+        "handshakes/s = requests/s with a new connection and full handshake per request; per server CPU-s = handshakes per CPU-second of all nginx workers; sign/CPU-s and derive/CPU-s = that operation alone on the same libcrypto ({}), one thread, per CPU-second; handshake rate = handshakes per server CPU-second in % of it: the share of the server's CPU per handshake that operation would take alone. The key exchange is the group nginx logged for every request of the point ($ssl_curve); a point without one group shows the signature only.",
+        first.implementation
+    ));
+    Some(t)
 }
 
 /// What nginx logged as negotiated, once per suite.

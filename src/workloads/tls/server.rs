@@ -219,7 +219,7 @@ pub fn log_path(dir: &Path, suite: usize) -> PathBuf {
 
 /// The log line: checked for every request of a point.
 pub const LOG_FORMAT: &str =
-    "$ssl_protocol $ssl_cipher $status $bytes_sent $body_bytes_sent $connection $gzip_ratio";
+    "$ssl_protocol $ssl_cipher $status $bytes_sent $body_bytes_sent $connection $gzip_ratio $ssl_curve";
 
 /// nginx.conf with one server block per suite on its own port of 127.0.0.1.
 pub fn config(c: &Config) -> String {
@@ -447,6 +447,8 @@ pub struct LogLine {
     pub body_bytes: u64,
     pub connection: u64,
     pub gzip: bool,
+    /// `$ssl_curve`: the key-exchange group ("X25519", "prime256v1"); None for "-".
+    pub group: Option<String>,
 }
 
 pub fn parse_log_line(l: &str) -> Option<LogLine> {
@@ -461,6 +463,7 @@ pub fn parse_log_line(l: &str) -> Option<LogLine> {
         body_bytes: f[4].parse().ok()?,
         connection: f[5].parse().ok()?,
         gzip: f[6] != "-",
+        group: f.get(7).filter(|g| **g != "-").map(|g| g.to_string()),
     })
 }
 
@@ -473,6 +476,8 @@ pub struct LogSummary {
     pub connections: u64,
     /// Requests per `$ssl_protocol $ssl_cipher`, in order of first appearance.
     pub negotiated: Vec<(String, u64)>,
+    /// Requests per `$ssl_curve` group, in order of first appearance (none for "-").
+    pub groups: Vec<(String, u64)>,
     pub non_2xx: u64,
     pub gzipped: u64,
     pub unparsed: u64,
@@ -499,6 +504,12 @@ pub fn summarise_log(text: &str) -> LogSummary {
         match s.negotiated.iter_mut().find(|(n, _)| *n == x.negotiated) {
             Some((_, k)) => *k += 1,
             None => s.negotiated.push((x.negotiated, 1)),
+        }
+        if let Some(g) = x.group {
+            match s.groups.iter_mut().find(|(n, _)| *n == g) {
+                Some((_, k)) => *k += 1,
+                None => s.groups.push((g, 1)),
+            }
         }
     }
     s.connections = conns.len() as u64;
@@ -562,10 +573,10 @@ mod tests {
 
     #[test]
     fn logs_summarise() {
-        let log = "TLSv1.3 TLS_AES_128_GCM_SHA256 200 4340 4096 1 -\n\
-                   TLSv1.3 TLS_AES_128_GCM_SHA256 200 4340 4096 1 -\n\
-                   TLSv1.2 ECDHE-RSA-NULL-SHA 404 300 150 2 -\n\
-                   - - 200 1000 800 3 4.10\n";
+        let log = "TLSv1.3 TLS_AES_128_GCM_SHA256 200 4340 4096 1 - X25519\n\
+                   TLSv1.3 TLS_AES_128_GCM_SHA256 200 4340 4096 1 - X25519\n\
+                   TLSv1.2 ECDHE-RSA-NULL-SHA 404 300 150 2 - prime256v1\n\
+                   - - 200 1000 800 3 4.10 -\n";
         let s = summarise_log(log);
         assert_eq!(s.requests, 4);
         assert_eq!(s.connections, 3);
@@ -576,5 +587,10 @@ mod tests {
         );
         assert_eq!(s.negotiated[2].0, "- -");
         assert_eq!((s.non_2xx, s.gzipped), (1, 1));
+        // $ssl_curve per request; plain HTTP logs "-", which is no group.
+        assert_eq!(
+            s.groups,
+            [("X25519".to_string(), 2), ("prime256v1".to_string(), 1)]
+        );
     }
 }

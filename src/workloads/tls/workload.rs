@@ -21,6 +21,8 @@ pub struct Tls {
     points: Vec<Point>,
     /// Each suite's record protection timed in-process before any load.
     alone: Vec<CipherAlone>,
+    /// `--handshake`: the handshake's public-key operations timed alone.
+    handshake: Option<primitive::HandshakePrimitives>,
 }
 
 impl Tls {
@@ -31,6 +33,7 @@ impl Tls {
             bench: None,
             points: Vec::new(),
             alone: Vec::new(),
+            handshake: None,
         }
     }
 }
@@ -63,6 +66,12 @@ impl Workload for Tls {
         let (alone, notes) = primitive::measure(&tls_suites, Duration::from_millis(150));
         b.notes.extend(notes);
         self.alone = alone;
+        if self.args.handshake {
+            let (h, notes) =
+                primitive::measure_handshake(self.args.cert, Duration::from_millis(300));
+            b.notes.extend(notes);
+            self.handshake = h;
+        }
         let (points, unsplittable) = point::plan(&b, &self.inputs.concurrency);
         let exclusions = unsplittable
             .iter()
@@ -105,6 +114,9 @@ impl Workload for Tls {
         let n = format!("[{}/{}] {label}", index + 1, self.points.len());
         Ok(match point::run(b, &p, &ctx.environment.run_id, false)? {
             Outcome::Record(mut r) => {
+                if let Some(h) = &self.handshake {
+                    r.data.handshake_cost = primitive::handshake_cost(h, &r.data);
+                }
                 if b.sampler.is_some() {
                     r.profile = sampled_rerun(b, &p, &ctx.environment.run_id)?;
                 }

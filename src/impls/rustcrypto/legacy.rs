@@ -1,0 +1,48 @@
+//! The legacy ciphers from the RustCrypto crates `des` (DES, Triple DES) and `rc4`.
+//!
+//! DES and Triple DES go through the same CBC operations as AES, with an 8-byte block.
+//! RC4 has no IV, so each call is an independent message keyed afresh (its 256-step key
+//! schedule per message), as the openssl implementation does.
+
+use super::{inout, CbcDec, CbcEnc};
+use crate::algorithms::Algorithm;
+use crate::impls::{Io, Operation};
+use aes::cipher::{KeyInit, StreamCipher};
+
+pub(super) fn prepare(alg: Algorithm, dec: bool, key: &[u8]) -> Result<Box<dyn Operation>, String> {
+    if key.len() != alg.key_len() {
+        return Err(format!(
+            "{alg} needs a {}-byte key, got {} bytes",
+            alg.key_len(),
+            key.len()
+        ));
+    }
+    let bad_key = |_| format!("{alg} rejected the key");
+    Ok(match alg {
+        Algorithm::DesCbc if dec => {
+            Box::new(CbcDec(des::Des::new_from_slice(key).map_err(bad_key)?))
+        }
+        Algorithm::DesCbc => Box::new(CbcEnc(des::Des::new_from_slice(key).map_err(bad_key)?)),
+        Algorithm::DesEde3Cbc if dec => {
+            Box::new(CbcDec(des::TdesEde3::new_from_slice(key).map_err(bad_key)?))
+        }
+        Algorithm::DesEde3Cbc => {
+            Box::new(CbcEnc(des::TdesEde3::new_from_slice(key).map_err(bad_key)?))
+        }
+        Algorithm::Rc4 => Box::new(Rc4Op(key.to_vec())),
+        other => return Err(format!("{other} is not a legacy cipher")),
+    })
+}
+
+/// RC4 keyed from scratch for every message (encryption and decryption are the same).
+struct Rc4Op(Vec<u8>);
+
+impl Operation for Rc4Op {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+        let buf = inout(io)?;
+        let n = buf.len();
+        let mut rc4 = rc4::Rc4::new_from_slice(&self.0).map_err(|_| "RC4 rejected the key")?;
+        rc4.apply_keystream_inout(buf);
+        Ok(n)
+    }
+}
