@@ -85,6 +85,11 @@ pub enum Algorithm {
     EcdhP256,
     #[serde(rename = "ml-kem-768")]
     MlKem768,
+    #[serde(rename = "ml-dsa-65")]
+    MlDsa65,
+    /// The TLS hybrid key exchange (draft-ietf-tls-ecdhe-mlkem): ML-KEM-768 and X25519.
+    #[serde(rename = "x25519-mlkem768")]
+    X25519MlKem768,
     #[serde(rename = "des-cbc")]
     DesCbc,
     #[serde(rename = "des-ede3-cbc")]
@@ -157,7 +162,7 @@ impl fmt::Display for Direction {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 29] = [
+    pub const ALL: [Algorithm; 31] = [
         Algorithm::Aes128Gcm,
         Algorithm::Aes192Gcm,
         Algorithm::Aes256Gcm,
@@ -187,6 +192,8 @@ impl Algorithm {
         Algorithm::X25519,
         Algorithm::EcdhP256,
         Algorithm::MlKem768,
+        Algorithm::MlDsa65,
+        Algorithm::X25519MlKem768,
     ];
 
     pub fn name(self) -> &'static str {
@@ -217,6 +224,8 @@ impl Algorithm {
             Algorithm::X25519 => "x25519",
             Algorithm::EcdhP256 => "ecdh-p256",
             Algorithm::MlKem768 => "ml-kem-768",
+            Algorithm::MlDsa65 => "ml-dsa-65",
+            Algorithm::X25519MlKem768 => "x25519-mlkem768",
             Algorithm::DesCbc => "des-cbc",
             Algorithm::DesEde3Cbc => "des-ede3-cbc",
             Algorithm::Rc4 => "rc4",
@@ -267,6 +276,8 @@ impl Algorithm {
             Algorithm::X25519 => "253 bits ecdh (X25519)",
             Algorithm::EcdhP256 => "256 bits ecdh (nistp256)",
             Algorithm::MlKem768 => "ML-KEM-768",
+            Algorithm::MlDsa65 => "ML-DSA-65",
+            Algorithm::X25519MlKem768 => "X25519MLKEM768",
             Algorithm::DesCbc => "DES-CBC",
             Algorithm::DesEde3Cbc => "DES-EDE3-CBC",
             Algorithm::Rc4 => "RC4",
@@ -303,9 +314,10 @@ impl Algorithm {
             | Algorithm::Rsa4096Pss
             | Algorithm::EcdsaP256
             | Algorithm::EcdsaP384
-            | Algorithm::Ed25519 => Kind::Signature,
+            | Algorithm::Ed25519
+            | Algorithm::MlDsa65 => Kind::Signature,
             Algorithm::X25519 | Algorithm::EcdhP256 => Kind::Agreement,
-            Algorithm::MlKem768 => Kind::Kem,
+            Algorithm::MlKem768 | Algorithm::X25519MlKem768 => Kind::Kem,
         }
     }
 
@@ -615,7 +627,9 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
         | Algorithm::Ed25519
         | Algorithm::X25519
         | Algorithm::EcdhP256
-        | Algorithm::MlKem768 => &[],
+        | Algorithm::MlKem768
+        | Algorithm::MlDsa65
+        | Algorithm::X25519MlKem768 => &[],
     }
 }
 

@@ -219,3 +219,140 @@ fn a_wrong_kem_fails_the_fips_203_known_answer() {
         );
     }
 }
+
+/// ML-DSA-65 and the TLS hybrid X25519MLKEM768: measured in aws-lc and RustCrypto with
+/// every operation, and listed unavailable, with the reason, where a library lacks them.
+#[test]
+fn post_quantum_signatures_and_the_tls_hybrid_are_measured_where_offered() {
+    let v = json(&run(&[
+        "speed",
+        "--time",
+        "0.02",
+        "--impl",
+        "aws-lc,rustcrypto,ring,libsodium,openssl",
+        "--alg",
+        "ml-dsa-65,x25519-mlkem768",
+        "--format",
+        "json",
+    ]));
+    let recs = v["records"].as_array().unwrap();
+    for lib in ["aws-lc", "rustcrypto"] {
+        for (alg, dirs) in [
+            ("ml-dsa-65", &["sign", "verify"][..]),
+            ("x25519-mlkem768", &["keygen", "encaps", "decaps"][..]),
+        ] {
+            let got: Vec<&str> = recs
+                .iter()
+                .filter(|r| r["impl"] == lib && r["alg"] == alg)
+                .map(|r| r["direction"].as_str().unwrap())
+                .collect();
+            assert_eq!(got, dirs, "{lib} {alg}: {recs:?}");
+        }
+    }
+    for r in recs {
+        assert!(r["ops_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["throughput_bps"].is_null(), "{r}");
+    }
+    let excl = v["exclusions"].as_array().unwrap();
+    for (lib, alg, why) in [
+        ("ring", "ml-dsa-65", "ML-DSA"),
+        ("ring", "x25519-mlkem768", "ML-KEM"),
+        ("libsodium", "ml-dsa-65", "ml-dsa-65"),
+        ("libsodium", "x25519-mlkem768", "x25519-mlkem768"),
+        ("openssl", "ml-dsa-65", "ML-DSA"),
+        ("openssl", "x25519-mlkem768", "X25519MLKEM768"),
+    ] {
+        let e = excl
+            .iter()
+            .find(|e| e["impl"] == lib && e["alg"] == alg)
+            .unwrap_or_else(|| panic!("{lib} {alg} not listed: {excl:?}"));
+        assert_eq!(e["kind"], "not_offered", "{e}");
+        assert!(e["reason"].as_str().unwrap().contains(why), "{e}");
+    }
+}
+
+/// A library whose signatures are wrong and which accepts any signature fails ML-DSA's
+/// known answers; one whose hybrid secret is wrong fails the hybrid's (FIPS 203 and
+/// RFC 7748 joined). The library that passes is measured.
+#[test]
+fn wrong_post_quantum_backends_are_refused_before_timing() {
+    for (alg, source, why) in [
+        ("ml-dsa-65", "mldsa_65", "forged signature"),
+        ("x25519-mlkem768", "X25519MLKEM768", "wrong shared secret"),
+    ] {
+        let v = json(&run(&[
+            "speed",
+            "--time",
+            "0.02",
+            "--impl",
+            "rustcrypto,aws-lc",
+            "--alg",
+            alg,
+            "--test-corrupt",
+            "rustcrypto",
+            "--format",
+            "json",
+        ]));
+        let ex = v["exclusions"].as_array().unwrap();
+        let refusal = ex
+            .iter()
+            .find(|e| {
+                e["kind"] == "refused" && e["impl"].as_str().unwrap().starts_with("rustcrypto")
+            })
+            .unwrap_or_else(|| panic!("{alg}: rustcrypto refused: {ex:?}"));
+        let reason = refusal["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(source) && reason.contains(why),
+            "{alg}: {reason}"
+        );
+        let recs = v["records"].as_array().unwrap();
+        assert!(
+            recs.iter().all(|r| r["impl"] != "rustcrypto"),
+            "{alg}: timed"
+        );
+        assert!(
+            recs.iter().any(|r| r["impl"] == "aws-lc"),
+            "{alg}: {recs:?}"
+        );
+    }
+}
+
+/// `--list` names the post-quantum operations each library offers, and says why the
+/// others lack them.
+#[test]
+fn list_says_where_post_quantum_is_offered_and_why_not() {
+    let o = run(&["speed", "--list"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let section = |lib: &str| -> String {
+        let start = out
+            .lines()
+            .position(|l| l.starts_with(&format!("{lib}:")))
+            .unwrap_or_else(|| panic!("{lib} not listed:\n{out}"));
+        out.lines()
+            .skip(start + 1)
+            .take_while(|l| l.starts_with("  "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for lib in ["aws-lc", "rustcrypto"] {
+        let s = section(lib);
+        let offers = s.lines().find(|l| l.contains("offers:")).unwrap_or("");
+        for alg in ["ml-kem-768", "ml-dsa-65", "x25519-mlkem768"] {
+            assert!(offers.contains(alg), "{lib} {alg}:\n{s}");
+        }
+    }
+    let ring = section("ring");
+    assert!(
+        ring.contains("missing ml-dsa-65: ring offers no ML-DSA"),
+        "{ring}"
+    );
+    assert!(
+        ring.contains("missing x25519-mlkem768: ring offers no ML-KEM"),
+        "{ring}"
+    );
+    assert!(
+        section("openssl").contains("missing ml-dsa-65: OpenSSL"),
+        "{out}"
+    );
+}

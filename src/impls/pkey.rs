@@ -11,9 +11,13 @@
 //! | x25519           | 32-byte scalar (RFC 7748)| 32 bytes                    | 32-byte secret |
 //! | ecdh-p256        | 32-byte big-endian scalar| SEC1 uncompressed point     | x coordinate, 32 bytes |
 //! | ml-kem-768       | 2400-byte decapsulation key (FIPS 203) | 1184 bytes    | 1088-byte ciphertext, 32-byte secret |
+//! | ml-dsa-65        | 32-byte seed ξ (FIPS 204 KeyGen) | 1952 bytes          | 3309 bytes, empty context |
+//! | x25519-mlkem768  | ML-KEM dk ‖ X25519 scalar (2432) | ek ‖ X25519 key (1216) | ct ‖ X25519 key (1120), ML-KEM ‖ X25519 secret (64) |
 
 use crate::algorithms::Algorithm;
 use std::sync::OnceLock;
+
+pub mod hybrid;
 
 /// One key pair of one library for one public-key algorithm, made outside any timed loop.
 /// Each method is one timed operation; the defaults say the kind has no such operation.

@@ -27,7 +27,7 @@ mod pkey;
 
 /// The RustCrypto crates are versioned one by one and report no version at run time;
 /// these are the versions Cargo.toml asks for.
-const VERSION: &str = "RustCrypto: aes 0.9, aes-gcm 0.11, chacha20poly1305 0.11, cbc 0.2, ctr 0.10, sha1 0.11, sha2 0.11, hmac 0.13; rsa 0.9, p256 0.13, p384 0.13, ed25519-dalek 2, x25519-dalek 2, ml-kem 0.2; des 0.9, rc4 0.2";
+const VERSION: &str = "RustCrypto: aes 0.9, aes-gcm 0.11, chacha20poly1305 0.11, cbc 0.2, ctr 0.10, sha1 0.11, sha2 0.11, hmac 0.13; rsa 0.9, p256 0.13, p384 0.13, ed25519-dalek 2, x25519-dalek 2, ml-kem 0.2, ml-dsa 0.1; des 0.9, rc4 0.2";
 
 pub struct RustCrypto;
 

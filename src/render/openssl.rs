@@ -223,8 +223,9 @@ impl PkeyBlock {
             PkeyBlock::Rsa => alg.name().starts_with("rsa"),
             PkeyBlock::Ecdsa => alg.name().starts_with("ecdsa"),
             PkeyBlock::Ecdh => matches!(alg, Algorithm::X25519 | Algorithm::EcdhP256),
-            PkeyBlock::Eddsa => alg == Algorithm::Ed25519,
-            PkeyBlock::Kem => alg == Algorithm::MlKem768,
+            // ML-DSA has no block in `openssl speed` 3.0: laid out like EdDSA's.
+            PkeyBlock::Eddsa => matches!(alg, Algorithm::Ed25519 | Algorithm::MlDsa65),
+            PkeyBlock::Kem => matches!(alg, Algorithm::MlKem768 | Algorithm::X25519MlKem768),
         }
     }
     fn header(self) -> String {

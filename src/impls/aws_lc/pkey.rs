@@ -1,7 +1,8 @@
-//! aws-lc's public-key operations: RSA, ECDSA, Ed25519, X25519, ECDH and ML-KEM-768.
+//! aws-lc's public-key operations: RSA, ECDSA, Ed25519, X25519, ECDH, ML-KEM-768, ML-DSA-65
+//! and the TLS hybrid X25519MLKEM768 (built from its own ML-KEM and X25519).
 
 use crate::algorithms::Algorithm;
-use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use crate::impls::pkey::{self, hybrid, is_pss, rsa_bits, KeyPair, PublicKey};
 use aws_lc_rs::agreement::{self, UnparsedPublicKey as PeerKey};
 use aws_lc_rs::kem::{Ciphertext, DecapsulationKey, EncapsulationKey, ML_KEM_768};
 use aws_lc_rs::rand::SystemRandom;
@@ -19,6 +20,7 @@ fn verification(alg: Algorithm) -> &'static dyn signature::VerificationAlgorithm
         Algorithm::EcdsaP256 => &signature::ECDSA_P256_SHA256_ASN1,
         Algorithm::EcdsaP384 => &signature::ECDSA_P384_SHA384_ASN1,
         Algorithm::Ed25519 => &signature::ED25519,
+        Algorithm::MlDsa65 => &signature::ML_DSA_65,
         a if is_pss(a) => &signature::RSA_PSS_2048_8192_SHA256,
         _ => &signature::RSA_PKCS1_2048_8192_SHA256,
     }
@@ -36,6 +38,7 @@ enum Signer {
     Rsa(rsa::KeyPair, &'static dyn signature::RsaEncoding),
     Ecdsa(signature::EcdsaKeyPair),
     Ed25519(signature::Ed25519KeyPair),
+    MlDsa(signature::PqdsaKeyPair),
 }
 
 struct SignKeyPair {
@@ -49,6 +52,7 @@ impl KeyPair for SignKeyPair {
             Signer::Rsa(k, _) => k.public_key().as_ref().to_vec(),
             Signer::Ecdsa(k) => k.public_key().as_ref().to_vec(),
             Signer::Ed25519(k) => k.public_key().as_ref().to_vec(),
+            Signer::MlDsa(k) => k.public_key().as_ref().to_vec(),
         }
     }
     fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
@@ -61,6 +65,13 @@ impl KeyPair for SignKeyPair {
             }
             Signer::Ecdsa(k) => Ok(k.sign(&self.rng, msg).map_err(failed)?.as_ref().to_vec()),
             Signer::Ed25519(k) => Ok(k.sign(msg).as_ref().to_vec()),
+            // Hedged signing (FIPS 204's default): aws-lc offers no deterministic variant.
+            Signer::MlDsa(k) => {
+                let mut sig = vec![0u8; k.algorithm().signature_len()];
+                let n = k.sign(msg, &mut sig).map_err(failed)?;
+                sig.truncate(n);
+                Ok(sig)
+            }
         }
     }
 }
@@ -145,6 +156,14 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
                 signature::Ed25519KeyPair::from_seed_unchecked(&seed).map_err(rejected)?,
             )
         }
+        Algorithm::MlDsa65 => {
+            let sa = &signature::ML_DSA_65_SIGNING;
+            Signer::MlDsa(match private {
+                Some(seed) => signature::PqdsaKeyPair::from_seed(sa, seed).map_err(rejected)?,
+                None => signature::PqdsaKeyPair::generate(sa).map_err(failed)?,
+            })
+        }
+        Algorithm::X25519MlKem768 => return hybrid::key_pair(PARTS, private),
         Algorithm::EcdsaP256 | Algorithm::EcdsaP384 => {
             let sa = if alg == Algorithm::EcdsaP256 {
                 &signature::ECDSA_P256_SHA256_ASN1_SIGNING
@@ -198,7 +217,16 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
     }))
 }
 
+/// aws-lc's own ML-KEM-768 and X25519, for the hybrid.
+const PARTS: hybrid::Parts = hybrid::Parts {
+    key_pair,
+    public_key,
+};
+
 pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+    if alg == Algorithm::X25519MlKem768 {
+        return hybrid::public_key(PARTS, public);
+    }
     if alg == Algorithm::MlKem768 {
         let k = EncapsulationKey::new(&ML_KEM_768, public)
             .map_err(|e| format!("aws-lc rejected the ML-KEM public key: {e}"))?;

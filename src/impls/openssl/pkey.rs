@@ -165,12 +165,16 @@ impl Pkey {
     }
 
     pub fn support(alg: Algorithm, version_num: u64) -> Option<String> {
-        (alg == Algorithm::MlKem768).then(|| {
-            if version_num < 0x3050_0000 {
-                "OpenSSL before 3.5 has no ML-KEM (measure a 3.5 build with --libcrypto)".into()
-            } else {
-                "cryptobench does not reach OpenSSL's ML-KEM yet".into()
-            }
+        let what = match alg {
+            Algorithm::MlKem768 => "ML-KEM",
+            Algorithm::MlDsa65 => "ML-DSA",
+            Algorithm::X25519MlKem768 => "X25519MLKEM768",
+            _ => return None,
+        };
+        Some(if version_num < 0x3050_0000 {
+            format!("OpenSSL before 3.5 has no {what} (measure a 3.5 build with --libcrypto)")
+        } else {
+            format!("cryptobench does not reach OpenSSL's {what} yet")
         })
     }
 

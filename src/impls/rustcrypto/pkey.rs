@@ -1,11 +1,13 @@
 //! RustCrypto's public-key operations: rsa, p256 (ECDSA and ECDH), p384, ed25519-dalek,
-//! x25519-dalek and ml-kem.
+//! x25519-dalek, ml-kem, ml-dsa, and the TLS hybrid X25519MLKEM768 from x25519-dalek and
+//! ml-kem.
 //!
 //! RSA keys come from the run's shared key (pkey.rs): the rsa crate generates them
-//! too, but a 4096-bit one takes seconds. ECDSA signs deterministically (RFC 6979).
+//! too, but a 4096-bit one takes seconds. ECDSA signs deterministically (RFC 6979), and so
+//! does ML-DSA (FIPS 204's deterministic variant, the only one ml-dsa's `Signer` offers).
 
 use crate::algorithms::Algorithm;
-use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use crate::impls::pkey::{self, hybrid, is_pss, rsa_bits, KeyPair, PublicKey};
 use ml_kem::kem::{Decapsulate, Encapsulate};
 use ml_kem::{EncodedSizeUser, KemCore, MlKem768};
 use p256::elliptic_curve::sec1::ToEncodedPoint;
@@ -17,6 +19,8 @@ use sha2_10::Sha256;
 
 type MlKemDk = <MlKem768 as KemCore>::DecapsulationKey;
 type MlKemEk = <MlKem768 as KemCore>::EncapsulationKey;
+type MlDsaSk = ml_dsa::SigningKey<ml_dsa::MlDsa65>;
+type MlDsaVk = ml_dsa::VerifyingKey<ml_dsa::MlDsa65>;
 
 fn bad<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
     move |e| format!("rustcrypto: {what}: {e}")
@@ -33,6 +37,7 @@ enum Signing {
     P256(p256::ecdsa::SigningKey),
     P384(p384::ecdsa::SigningKey),
     Ed25519(ed25519_dalek::SigningKey),
+    MlDsa(Box<MlDsaSk>),
 }
 
 impl KeyPair for Signing {
@@ -50,6 +55,7 @@ impl KeyPair for Signing {
                 .as_bytes()
                 .to_vec(),
             Signing::Ed25519(k) => k.verifying_key().to_bytes().to_vec(),
+            Signing::MlDsa(k) => ml_dsa::Keypair::verifying_key(&**k).encode().to_vec(),
         }
     }
     fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
@@ -65,6 +71,10 @@ impl KeyPair for Signing {
                 s.to_der().as_bytes().to_vec()
             }
             Signing::Ed25519(k) => k.sign(msg).to_bytes().to_vec(),
+            Signing::MlDsa(k) => ml_dsa::Signer::try_sign(&**k, msg)
+                .map_err(bad("ML-DSA signing"))?
+                .encode()
+                .to_vec(),
         })
     }
 }
@@ -75,6 +85,7 @@ enum Verifying {
     P256(p256::ecdsa::VerifyingKey),
     P384(p384::ecdsa::VerifyingKey),
     Ed25519(ed25519_dalek::VerifyingKey),
+    MlDsa(Box<MlDsaVk>),
     MlKem(Box<MlKemEk>),
 }
 
@@ -94,6 +105,13 @@ impl PublicKey for Verifying {
             Verifying::Ed25519(k) => {
                 let s = ed25519_dalek::Signature::from_bytes(&array(sig, "an Ed25519 signature")?);
                 k.verify(msg, &s).map_err(no)
+            }
+            Verifying::MlDsa(k) => {
+                let s = ml_dsa::Signature::<ml_dsa::MlDsa65>::try_from(sig)
+                    .map_err(bad("the ML-DSA signature does not decode"))?;
+                k.verify_with_context(msg, &[], &s)
+                    .then_some(())
+                    .ok_or_else(|| "rustcrypto: the signature does not verify".into())
             }
             Verifying::MlKem(_) => Err("an ML-KEM key does not verify".into()),
         }
@@ -174,6 +192,14 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
                 &seed,
             )))
         }
+        Algorithm::MlDsa65 => {
+            let seed = match private {
+                Some(s) => array(s, "an ML-DSA seed")?,
+                None => array(&random32()?, "a seed")?,
+            };
+            Box::new(Signing::MlDsa(Box::new(MlDsaSk::from_seed(&seed.into()))))
+        }
+        Algorithm::X25519MlKem768 => return hybrid::key_pair(PARTS, private),
         Algorithm::EcdsaP256 => Box::new(Signing::P256(match private {
             Some(der) => {
                 p256::ecdsa::SigningKey::from_pkcs8_der(der).map_err(bad("P-256 PKCS#8"))?
@@ -228,8 +254,25 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
     })
 }
 
+/// RustCrypto's own ML-KEM-768 and X25519, for the hybrid.
+const PARTS: hybrid::Parts = hybrid::Parts {
+    key_pair,
+    public_key,
+};
+
 pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
     Ok(Box::new(match alg {
+        Algorithm::X25519MlKem768 => return hybrid::public_key(PARTS, public),
+        Algorithm::MlDsa65 => {
+            let enc =
+                ml_dsa::EncodedVerifyingKey::<ml_dsa::MlDsa65>::try_from(public).map_err(|_| {
+                    format!(
+                        "an ML-DSA-65 public key has 1952 bytes, not {}",
+                        public.len()
+                    )
+                })?;
+            Verifying::MlDsa(Box::new(MlDsaVk::decode(&enc)))
+        }
         Algorithm::Ed25519 => Verifying::Ed25519(
             ed25519_dalek::VerifyingKey::from_bytes(&array(public, "an Ed25519 public key")?)
                 .map_err(bad("Ed25519 public key"))?,
