@@ -19,11 +19,16 @@ const DK_LEN: usize = 2400;
 const CT_LEN: usize = 1088;
 const X25519_LEN: usize = 32;
 
+/// A library's `key_pair`: private key in the interchange encoding, or None to generate.
+pub type MakeKeyPair = fn(Algorithm, Option<&[u8]>) -> Result<Box<dyn KeyPair>, String>;
+/// A library's `public_key`: a peer's public key in the interchange encoding.
+pub type MakePublicKey = fn(Algorithm, &[u8]) -> Result<Box<dyn PublicKey>, String>;
+
 /// One library's constructors for its ML-KEM-768 and X25519 keys.
 #[derive(Clone, Copy)]
 pub struct Parts {
-    pub key_pair: fn(Algorithm, Option<&[u8]>) -> Result<Box<dyn KeyPair>, String>,
-    pub public_key: fn(Algorithm, &[u8]) -> Result<Box<dyn PublicKey>, String>,
+    pub key_pair: MakeKeyPair,
+    pub public_key: MakePublicKey,
 }
 
 fn wrong_len(what: &str, parts: &str, want: usize, got: usize) -> String {
