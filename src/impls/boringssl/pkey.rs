@@ -88,6 +88,21 @@ impl Pkey {
         )
     }
 
+    /// A DER private key, checked to be of the algorithm's type (RSA or EC).
+    fn private_der_of(alg: Algorithm, der: &[u8]) -> Result<Pkey, String> {
+        let key = Pkey::private_der(der)?;
+        let want = if rsa_bits(alg).is_some() {
+            bssl::NID_rsaEncryption
+        } else {
+            bssl::NID_X9_62_id_ecPublicKey
+        };
+        // SAFETY: our key.
+        if unsafe { bssl::EVP_PKEY_id(key.0) } != want {
+            return Err(format!("boringssl: that private key is not for {alg}"));
+        }
+        Ok(key)
+    }
+
     /// An EVP_PKEY that owns `ec`.
     fn from_ec(ec: EcKey) -> Result<Pkey, String> {
         // SAFETY: a fresh EVP_PKEY; on success assign takes over `ec`, so it is not freed.
@@ -101,17 +116,19 @@ impl Pkey {
         }
     }
 
-    /// The public key in the interchange encoding (RSAPublicKey DER or SEC1 point).
-    fn encoded_public(&self) -> Vec<u8> {
+    /// The public key in the interchange encoding: RSAPublicKey DER for an RSA
+    /// algorithm, else the SEC1 point. (Asking for the wrong type would leave an error
+    /// in the queue.)
+    fn encoded_public(&self, alg: Algorithm) -> Vec<u8> {
         // SAFETY: get0 borrows from our key; RSA_public_key_to_bytes allocates a buffer
         // we copy and free.
         unsafe {
-            let rsa = bssl::EVP_PKEY_get0_RSA(self.0);
-            if rsa.is_null() {
+            if rsa_bits(alg).is_none() {
                 return ec_public(bssl::EVP_PKEY_get0_EC_KEY(self.0));
             }
+            let rsa = bssl::EVP_PKEY_get0_RSA(self.0);
             let (mut out, mut len) = (ptr::null_mut(), 0usize);
-            if bssl::RSA_public_key_to_bytes(&mut out, &mut len, rsa) != 1 {
+            if rsa.is_null() || bssl::RSA_public_key_to_bytes(&mut out, &mut len, rsa) != 1 {
                 let _ = fail("RSA_public_key_to_bytes");
                 return Vec::new();
             }
@@ -607,10 +624,13 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             let scalar_len = if alg == Algorithm::EcdsaP384 { 48 } else { 32 };
             let key = match private {
                 Some(s) if s.len() == scalar_len => Pkey::from_ec(EcKey::from_scalar(alg, s)?)?,
-                Some(der) => Pkey::private_der(der)?,
+                Some(der) => Pkey::private_der_of(alg, der)?,
                 None => Pkey::from_ec(EcKey::generate(alg)?)?,
             };
-            let public = key.encoded_public();
+            let public = key.encoded_public(alg);
+            if public.len() != 1 + 2 * scalar_len {
+                return Err(format!("boringssl: the private key is not on {alg}'s curve"));
+            }
             Ok(Box::new(SignKeyPair {
                 sig: Sig::digest(key, alg, true)?,
                 public,
@@ -622,13 +642,13 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
                 Some(d) => d.to_vec(),
                 None => pkey::shared_rsa_pkcs8(bits)?,
             };
-            let key = Pkey::private_der(&der)?;
+            let key = Pkey::private_der_of(a, &der)?;
             // SAFETY: our key.
             let got = unsafe { bssl::EVP_PKEY_bits(key.0) } as usize;
             if got != bits {
                 return Err(format!("the key has {got} bits, not {bits}"));
             }
-            let public = key.encoded_public();
+            let public = key.encoded_public(a);
             Ok(Box::new(SignKeyPair {
                 sig: Sig::digest(key, a, true)?,
                 public,

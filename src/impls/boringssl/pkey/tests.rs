@@ -119,6 +119,15 @@ fn bad_peers_keys_and_ciphertexts_are_errors() {
     assert!(public_key(Algorithm::EcdsaP384, &ec.public_key()).is_err());
     assert!(public_key(Algorithm::Rsa2048Pss, &[0x30, 0x03, 0x02, 0x01, 0x01]).is_err());
     assert!(key_pair(Algorithm::Rsa2048Pss, Some(&[0x30, 0x00])).is_err());
+    let rsa = pkey::shared_rsa_pkcs8(2048).unwrap();
+    let e = key_pair(Algorithm::EcdsaP256, Some(&rsa))
+        .err()
+        .expect("an RSA key");
+    assert!(e.contains("not for ecdsa-p256"), "{e}");
+    assert!(
+        key_pair(Algorithm::Rsa3072Pss, Some(&rsa)).is_err(),
+        "2048 bits"
+    );
     // ML-KEM: the expanded private key is refused with the reason; short inputs fail.
     let e = key_pair(Algorithm::MlKem768, Some(&[0u8; 2400]))
         .err()
