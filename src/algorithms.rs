@@ -223,6 +223,13 @@ impl Algorithm {
         }
     }
 
+    /// Whether `speed` without `--alg` measures it: the symmetric algorithms deployed
+    /// today. Public-key operations, AES-192 and the legacy ciphers run when named
+    /// (`--alg '*'` for every one), so that the default run stays a quick first look.
+    pub fn in_default_run(self) -> bool {
+        !self.is_legacy() && !self.kind().is_public_key() && !self.name().starts_with("aes-192")
+    }
+
     /// Broken or obsolete ciphers, labelled as such in every output.
     pub fn is_legacy(self) -> bool {
         matches!(

@@ -135,7 +135,7 @@ fn list_and_gate(t: &Target, cpu: &str) {
         &env,
         cpu,
         &[
-            "speed", "--time", "0.01", "--sizes", "1k", "--format", "json",
+            "speed", "--alg", "*", "--time", "0.01", "--sizes", "1k", "--format", "json",
         ],
     );
     assert_eq!(v["environment"]["emulated"], true);

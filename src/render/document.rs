@@ -219,7 +219,8 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
                 );
             }
             for (k, (run, p)) in all.into_iter().enumerate() {
-                let (figures, blocks) = if k >= drawn_from {
+                let drawn = k >= drawn_from;
+                let (figures, blocks) = if drawn {
                     (super::plots::of_run(run, opts), p.blocks)
                 } else {
                     let note = Block::Lines(vec![format!(
@@ -228,7 +229,14 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
                     )]);
                     (Vec::new(), std::iter::once(note).chain(p.blocks).collect())
                 };
-                super::html::run_section(run, &run_heading(run), &figures, &blocks, &mut body);
+                super::html::run_section(
+                    run,
+                    &run_heading(run),
+                    &figures,
+                    &blocks,
+                    drawn,
+                    &mut body,
+                );
             }
             if !skipped_lines.is_empty() {
                 super::html::blocks(&[Block::Lines(skipped_lines)], &mut body);

@@ -179,12 +179,14 @@ fn environment(run: &Run, out: &mut String) {
     out.push_str("</dl></aside>\n");
 }
 
-/// One run's section: its environment beside its figures and tables.
+/// One run's section: its environment beside its figures and tables, and its flame
+/// graphs when `drawn` (they count among the figures a long history leaves out).
 pub fn run_section(
     run: &Run,
     heading: &str,
     figures: &[(String, Vec<Figure>)],
     run_blocks: &[Block],
+    drawn: bool,
     out: &mut String,
 ) {
     let _ = writeln!(out, "<h2>{}</h2>\n<div class=\"run\">", esc(heading));
@@ -197,7 +199,9 @@ pub fn run_section(
         }
     }
     blocks(run_blocks, out);
-    super::flame::section(run, out);
+    if drawn {
+        super::flame::section(run, out);
+    }
     out.push_str("</div></div>\n");
 }
 

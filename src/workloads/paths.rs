@@ -14,7 +14,8 @@ pub struct PathArgs {
     /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
     #[arg(long = "impl", value_name = "LIST")]
     pub impls: Option<String>,
-    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256).
+    /// Algorithms, comma-separated, globs allowed (e.g. aes-*-gcm,sha256). speed's default
+    /// is the symmetric set deployed today (no public-key, AES-192 or legacy); '*' is all.
     #[arg(long = "alg", value_name = "LIST")]
     pub algs: Option<String>,
     /// Also use this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.

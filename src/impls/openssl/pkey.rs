@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub const SIGN_NOTE: &str = "each call hashes the 64-byte message (EVP_Digest, SHA-256; SHA-384 for P-384) and signs or verifies the digest with EVP_PKEY_sign/EVP_PKEY_verify on a context set up once; Ed25519 uses EVP_DigestSign/EVP_DigestVerify on a context initialised once";
-pub const DERIVE_NOTE: &str = "each call parses a fresh peer's public key, then EVP_PKEY_derive_set_peer (which checks the peer key) and EVP_PKEY_derive on a context initialised once (`openssl speed` derives with one fixed peer, set once)";
+pub const DERIVE_NOTE: &str = "each call parses a fresh peer's public key (ECDH P-256 as libssl takes a key share: EVP_PKEY_copy_parameters from our key, EVP_PKEY_set1_encoded_public_key; X25519 with EVP_PKEY_new_raw_public_key), then EVP_PKEY_derive_set_peer (which checks the peer key) and EVP_PKEY_derive on a context initialised once (`openssl speed` derives with one fixed peer, set once)";
 
 type P = *mut c_void;
 const EVP_PKEY_RSA: c_int = 6;
@@ -31,6 +31,9 @@ const SPKI_P256: &str = "3059301306072a8648ce3d020106082a8648ce3d030107034200";
 const SPKI_P384: &str = "3076301006072a8648ce3d020106052b81040022036200";
 
 struct Fns {
+    pkey_new: unsafe extern "C" fn() -> P,
+    copy_parameters: unsafe extern "C" fn(P, P) -> c_int,
+    set1_encoded_public_key: unsafe extern "C" fn(P, *const u8, usize) -> c_int,
     d2i_auto_private_key: unsafe extern "C" fn(*mut P, *mut *const u8, c_long) -> P,
     d2i_public_key: unsafe extern "C" fn(c_int, *mut P, *mut *const u8, c_long) -> P,
     d2i_pubkey: unsafe extern "C" fn(*mut P, *mut *const u8, c_long) -> P,
@@ -132,6 +135,11 @@ impl Pkey {
             derive_init: f!("EVP_PKEY_derive_init"),
             derive_set_peer: f!("EVP_PKEY_derive_set_peer"),
             derive: f!("EVP_PKEY_derive"),
+            pkey_new: f!("EVP_PKEY_new"),
+            copy_parameters: f!("EVP_PKEY_copy_parameters"),
+            set1_encoded_public_key: f!(
+                "EVP_PKEY_set1_encoded_public_key" | "EVP_PKEY_set1_tls_encodedpoint"
+            ),
             err_get_error: f!("ERR_get_error"),
             err_error_string_n: f!("ERR_error_string_n"),
             _lib: lib,
@@ -540,7 +548,23 @@ impl KeyPair for OsslKeyPair {
             .deriver
             .as_ref()
             .ok_or_else(|| format!("{} does not agree keys", self.alg))?;
-        let peer = Key::public(f, self.alg, peer)?;
+        let peer = if self.alg == Algorithm::EcdhP256 {
+            // As libssl takes a TLS key share: our key's group, then the peer's point. The
+            // SPKI decoder (d2i_PUBKEY) goes through 3.0's decoder framework, which costs
+            // several times the ECDH itself and is not what a handshake pays.
+            // SAFETY: a fresh EVP_PKEY owned by Key; our key outlives the calls; `peer` is
+            // readable for its length.
+            let k = Key::new(f, unsafe { (f.pkey_new)() }, "EVP_PKEY_new")?;
+            if unsafe { (f.copy_parameters)(k.0, self.key.0) } != 1 {
+                return Err(fail(f, "EVP_PKEY_copy_parameters"));
+            }
+            if unsafe { (f.set1_encoded_public_key)(k.0, peer.as_ptr(), peer.len()) } != 1 {
+                return Err(fail(f, "EVP_PKEY_set1_encoded_public_key"));
+            }
+            k
+        } else {
+            Key::public(f, self.alg, peer)?
+        };
         // SAFETY: the context is ours and initialised; the peer key outlives the derive.
         unsafe {
             if (f.derive_set_peer)(ctx.0, peer.0) != 1 {

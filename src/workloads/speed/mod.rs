@@ -158,9 +158,12 @@ impl Workload for Speed {
         let args = &self.args;
         let Selection {
             impls: selected,
-            algs,
+            mut algs,
             ..
         } = paths::select(&args.paths, &self.found, &self.missing, "measure")?;
+        if args.paths.algs.is_none() {
+            algs.retain(|a| a.in_default_run());
+        }
         let directions =
             plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
         let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
