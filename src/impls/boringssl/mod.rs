@@ -7,12 +7,15 @@
 //! direction copies. CBC and CTR keep one `EVP_CIPHER_CTX` with the expanded key and
 //! only set a new IV per message (`EVP_CipherInit_ex` with a NULL cipher and key).
 //! HMAC rewinds a keyed `HMAC_CTX` per message (`HMAC_Init_ex` with a NULL key).
+//! Public-key operations are in pkey.rs.
 
 use super::{opened_len, Implementation, Io, Operation, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use boring_sys as bssl;
 use std::ffi::CStr;
 use std::ptr;
+
+mod pkey;
 
 /// boring-sys does not report its own crate version at run time; this is the major
 /// version Cargo.toml asks for.
@@ -43,12 +46,35 @@ impl Implementation for BoringSsl {
                 "cryptobench does not reach BoringSSL's DES and RC4 (kept there for old callers only)".into(),
             );
         }
-        if alg.kind().is_public_key() {
-            return Support::No(
-                "cryptobench does not reach BoringSSL's public-key operations yet".into(),
-            );
+        if alg.kind().is_public_key() && !pkey::offers(alg) {
+            return Support::No(format!("cryptobench does not reach BoringSSL's {alg} yet"));
         }
         Support::Yes
+    }
+
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> Result<Box<dyn crate::impls::pkey::KeyPair>, String> {
+        pkey::key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> Result<Box<dyn crate::impls::pkey::PublicKey>, String> {
+        pkey::public_key(alg, public)
+    }
+
+    fn notes(&self, alg: Algorithm, _direction: Direction) -> Vec<String> {
+        match alg.kind() {
+            Kind::Signature => vec![pkey::SIGN_NOTE.into()],
+            Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
+            Kind::Kem => vec![pkey::KEM_NOTE.into()],
+            _ => Vec::new(),
+        }
     }
 
     fn prepare(
