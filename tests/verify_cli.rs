@@ -143,9 +143,11 @@ fn every_in_process_path_passes_known_answers_wycheproof_and_round_trip() {
         assert!(p["reference"].is_string(), "{p:#}");
         // Symmetric: several message sizes; public-key: one cross-library check.
         let alg = p["alg"].as_str().unwrap();
-        let public_key = ["rsa", "ecdsa", "ed25519", "x25519", "ecdh", "ml-kem"]
-            .iter()
-            .any(|x| alg.starts_with(x));
+        let public_key = [
+            "rsa", "ecdsa", "ed25519", "x25519", "ecdh", "ml-kem", "ml-dsa",
+        ]
+        .iter()
+        .any(|x| alg.starts_with(x));
         let least = if public_key { 1 } else { 3 };
         assert!(count(&p["round_trip"]).0 >= least, "{p:#}");
     }
