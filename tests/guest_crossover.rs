@@ -1,4 +1,4 @@
-//! Issue 3's experiment in a real kernel with AF_ALG (the qemu guest): OpenSSL in process
+//! The crossover experiment in a real kernel with AF_ALG (the qemu guest): OpenSSL in process
 //! against the kernel's AES-CBC through AF_ALG, across sizes. Both curves, a cost model
 //! for each path, the crossover or "never", and the CPU load table must come out of one
 //! run. Timings under emulation mean nothing; the shapes and fields are checked.

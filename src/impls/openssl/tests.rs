@@ -697,7 +697,7 @@ fn operations_are_send() {
 #[test]
 fn isa_values_are_checked_with_this_architectures_parser() {
     // The early --variant check must take what this build's libcrypto will be given:
-    // ia32cap masks on x86, armcap names and numbers on ARM (issue: isa=no-aes refused on ARM).
+    // ia32cap masks on x86, armcap names and numbers on ARM (isa=no-aes was once refused on ARM).
     let (ok, other) = if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
         (["no-aes", "no-neon", "0x1"], "no-aesni")
     } else {

@@ -6,7 +6,7 @@ use crate::impls::rustcrypto::RustCrypto;
 use crate::impls::{Implementation, Io, Support};
 use crate::kat::pkey::{cross_check, known_answers};
 
-/// The operations issue 16 asks of BoringSSL: RSA 2048/3072/4096 as PKCS#1 v1.5 and PSS,
+/// The public-key operations BoringSSL offers here: RSA 2048/3072/4096 as PKCS#1 v1.5 and PSS,
 /// ECDSA P-256/P-384, Ed25519, X25519, ECDH P-256 and ML-KEM-768.
 fn wanted() -> Vec<Algorithm> {
     let algs: Vec<Algorithm> = Algorithm::ALL.into_iter().filter(|a| offers(*a)).collect();
