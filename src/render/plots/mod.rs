@@ -51,6 +51,11 @@ pub fn svg(draw: impl FnOnce(DrawingArea<SVGBackend, plotters::coord::Shift>) ->
 }
 
 /// Colour-blind-safe series colours (Okabe-Ito), then repeats.
+/// A legend entry for a line series: a short stroke in the series' style.
+pub fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style)
+}
+
 pub fn colour(i: usize) -> RGBColor {
     const P: [RGBColor; 8] = [
         RGBColor(0, 114, 178),
@@ -200,7 +205,7 @@ impl Bars<'_> {
                     style,
                 ))?
                 .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style));
+                .legend(legend_line(style));
         }
         chart
             .configure_series_labels()

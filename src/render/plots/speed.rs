@@ -2,7 +2,7 @@
 //! fitted a + n/B curves with the crossover marked (one panel per algorithm and
 //! direction), CPU seconds per GB against size, and thread scaling against the ideal.
 
-use super::{colour, slug, svg, top, Drawn, Figure};
+use super::{colour, legend_line, slug, svg, top, Drawn, Figure};
 use crate::analyse::paths::Analysis;
 use crate::render::{mbps, size_label};
 use crate::workloads::speed::record::SpeedRecord as Record;
@@ -177,9 +177,7 @@ fn throughput(
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
                 .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
-                });
+                .legend(legend_line(c.stroke_width(2)));
             chart.draw_series(v.iter().map(|r| {
                 let [l, h] = r.ci();
                 ErrorBar::new_vertical(
@@ -242,7 +240,7 @@ fn throughput(
                     bound(c.crossover.bounds[0]),
                     bound(c.crossover.bounds[1])
                 ))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], BLACK));
+                .legend(legend_line(BLACK.into()));
         }
         chart
             .configure_series_labels()
@@ -336,9 +334,7 @@ fn cpu_per_gb(alg: &str, dir: &str, ps: &[(String, Vec<&Record>)], run: &str) ->
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
                 .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
-                });
+                .legend(legend_line(c.stroke_width(2)));
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))?;
         }
         chart
@@ -439,9 +435,7 @@ fn scaling(alg: &str, dir: &str, group: &[&Record], run: &str) -> Figure {
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
                 .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
-                });
+                .legend(legend_line(c.stroke_width(2)));
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))?;
             if let Some(one) = single(v) {
                 chart.draw_series(DashedLineSeries::new(
