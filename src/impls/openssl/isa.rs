@@ -103,15 +103,28 @@ pub(super) fn armcap_request(value: &str, base: Option<u64>) -> Result<(String, 
     }
 }
 
-/// Checks an `isa=` value's form for this build's architecture before anything is loaded:
-/// OPENSSL_ia32cap masks on x86, OPENSSL_armcap names and numbers on ARM.
-pub(crate) fn check_request(value: &str) -> Result<(), String> {
-    if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
-        // Any base will do: only the form is checked here.
-        armcap_request(value, Some(0)).map(|_| ())
+/// What `isa=VALUE` sets on this build's architecture: the variable (OPENSSL_ia32cap on
+/// x86, OPENSSL_armcap on ARM), its value and what that turns off. `base` is the
+/// capabilities libcrypto reported, which ARM's names clear bits from.
+pub(super) fn cap_request(
+    value: &str,
+    base: Option<u64>,
+) -> Result<(&'static str, (String, String)), String> {
+    if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+        Ok((IA32CAP_ENV, isa_request(value)?))
+    } else if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
+        Ok((ARMCAP_ENV, armcap_request(value, base)?))
     } else {
-        isa_request(value).map(|_| ())
+        Err(format!(
+            "isa= needs OPENSSL_ia32cap (x86) or OPENSSL_armcap (ARM); this machine is {}",
+            std::env::consts::ARCH
+        ))
     }
+}
+
+/// Checks an `isa=` value's form before anything is loaded (any base will do for that).
+pub(crate) fn check_request(value: &str) -> Result<(), String> {
+    cap_request(value, Some(0)).map(|_| ())
 }
 
 /// One word of an OPENSSL_ia32cap value: `~` (clear these bits) or not (use this value).
@@ -290,18 +303,8 @@ impl OpenSsl {
     /// so variants are made while the registry is built, before any worker exists.
     pub(super) fn isa_variant(&self, spec: &str, value: &str) -> Result<OpenSsl, String> {
         let base_cpu_info = self.version_info(OPENSSL_CPU_INFO);
-        let (variable, (mask, turns_off)) =
-            if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
-                (IA32CAP_ENV, isa_request(value)?)
-            } else if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
-                let base = base_cpu_info.as_deref().and_then(caps_of).map(|c| c.0);
-                (ARMCAP_ENV, armcap_request(value, base)?)
-            } else {
-                return Err(format!(
-                    "isa= needs OPENSSL_ia32cap (x86) or OPENSSL_armcap (ARM); this machine is {}",
-                    std::env::consts::ARCH
-                ));
-            };
+        let base = base_cpu_info.as_deref().and_then(caps_of).map(|c| c.0);
+        let (variable, (mask, turns_off)) = cap_request(value, base)?;
         let src = self.path();
         if !src.is_absolute() {
             return Err(format!(
