@@ -128,6 +128,9 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
     Ok(1)
 }
 
+/// A count per path label.
+type PerPath<'a> = Vec<(&'a str, usize)>;
+
 /// "N on every path" when every path of `alg` counted N, else "N on path, ...".
 fn on_paths(report: &VerifyReport, alg: Algorithm, per_path: &[(&str, usize)]) -> String {
     let on_all = report.paths.iter().filter(|p| p.check.alg == alg).count() == per_path.len();
@@ -198,10 +201,9 @@ fn table(report: &VerifyReport, algs: &[Algorithm]) -> Table {
         }
     }
     // Not applicable, per algorithm and reason: the same count on every path is one line.
-    let mut na: BTreeMap<(Algorithm, &str), Vec<(&str, usize)>> = BTreeMap::new();
+    let mut na: BTreeMap<(Algorithm, &str), PerPath> = BTreeMap::new();
     // Acceptable vectors, per algorithm and outcome, with the flags of those vectors.
-    let mut acceptable: BTreeMap<(Algorithm, &str), (Vec<(&str, usize)>, BTreeSet<&str>)> =
-        BTreeMap::new();
+    let mut acceptable: BTreeMap<(Algorithm, &str), (PerPath, BTreeSet<&str>)> = BTreeMap::new();
     for p in &report.paths {
         for t in p.check.tallies() {
             for (reason, n) in &t.not_applicable {
