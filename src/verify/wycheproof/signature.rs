@@ -143,7 +143,7 @@ pub fn check(imp: &dyn Implementation, alg: Algorithm, t: &mut Tally) {
     for g in groups {
         if let Some(why) = &g.unfit {
             for _ in &g.tests {
-                t.not_applicable(format!("{why}: the path's {alg} takes only its own"));
+                t.not_applicable(format!("{why}: not the parameters of {alg}"));
             }
             continue;
         }
