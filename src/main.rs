@@ -103,8 +103,18 @@ fn main() {
                 if l.starts_with("[possible values") || l.starts_with('<') {
                     line = format!("{} {l}", line.trim_end_matches(':'));
                 } else if l.starts_with("tip: to pass") {
-                    // Negative numbers are values here: say so instead of clap's tip.
-                    line.push_str(": a negative number is not a valid value here");
+                    // Instead of clap's tip: a negative number is refused as a value, any
+                    // other dash word is an option this subcommand lacks.
+                    let arg = match e.get(clap::error::ContextKind::InvalidArg) {
+                        Some(clap::error::ContextValue::String(a)) => a.as_str(),
+                        _ => "",
+                    };
+                    let number = arg.len() > 1 && arg[1..].parse::<f64>().is_ok();
+                    line.push_str(if number {
+                        ": a negative number is not a valid value here"
+                    } else {
+                        ": this command has no such option"
+                    });
                 }
             }
             eprintln!(

@@ -283,6 +283,11 @@ fn d11_messages_name_the_value_and_the_range() {
         "[possible values: table, json]",
     );
     bad_input(&run(&["speed", "--format", "bogus"]), "possible values");
+    // An option another command has is not called a negative number.
+    bad_input(
+        &run(&["report", "x.jsonl", "--output", "y"]),
+        "'--output' found: this command has no such option",
+    );
     bad_input(&run(&["speed", "--impl", ""]), "--impl is empty");
     bad_input(
         &run(&["speed", "--direction", "dec", "--alg", "sha256"]),

@@ -158,6 +158,27 @@ fn history_lists_three_runs_with_their_points_and_the_file_is_private() {
             "csv"
         ])
     );
+    // Several runs per side: `last:N` and comma lists, each run kept apart.
+    let cmp: Value = serde_json::from_str(&home.ok(&[
+        "compare",
+        &format!("{},{}", ids[0], ids[1]),
+        "last:2",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let text = cmp.to_string();
+    for id in &ids {
+        assert!(text.contains(id.as_str()), "{id} not in {text}");
+    }
+    let two = home.ok(&["report", "last:2", "--format", "csv"]);
+    assert!(two.contains(&ids[1]) && two.contains(&ids[2]) && !two.contains(&ids[0]));
+    for bad in ["last:0", "last:x", "last:4"] {
+        let o = home.run(&["compare", bad, "last"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains(bad) && err.lines().count() == 1, "{err}");
+    }
     // An unknown run lists the nearest ids.
     let o = home.run(&["history", "show", &format!("{}9", ids[2])]);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -27,7 +27,11 @@ pub use crate::analyse::paths::short_version;
 
 /// MB/s with a precision that suits the magnitude.
 pub fn mbps(bps: f64) -> String {
-    let m = bps / 1e6;
+    magnitude(bps / 1e6)
+}
+
+/// A figure with as many decimals as its magnitude deserves: 0 from 100, 1 from 10, else 2.
+pub fn magnitude(m: f64) -> String {
     if m >= 100.0 {
         format!("{m:.0}")
     } else if m >= 10.0 {

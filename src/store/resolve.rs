@@ -1,5 +1,5 @@
-//! What `report`, `compare` and `history show` take: a results file, or a run in the
-//! store by id, tag or `last`. Both read through the same JSON Lines reader.
+//! What `report`, `compare` and `history show` take: a results file, or runs in the
+//! store by id, tag, `last` or `last:N` (the newest N), several joined by commas. Both read through the same JSON Lines reader.
 
 use super::{runs, Store, StoreUrl};
 use crate::record::read::{read_files, Loaded};
@@ -34,14 +34,48 @@ impl Resolver {
         if arg == "-" || path.exists() || arg.contains('/') || arg.ends_with(".jsonl") {
             return read_files(&[path]);
         }
-        let run_id = self.run_id(arg)?;
+        let mut ids: Vec<String> = Vec::new();
+        for name in arg.split(',') {
+            for id in self.run_ids(name)? {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
         let store = self.store()?;
-        let run = runs::load(store, &run_id)?
-            .ok_or_else(|| format!("run {run_id} vanished from store {}", store.name()))?;
-        Ok(Loaded {
-            runs: vec![run],
-            ..Loaded::default()
-        })
+        let mut loaded = Loaded::default();
+        for run_id in ids {
+            let run = runs::load(store, &run_id)?
+                .ok_or_else(|| format!("run {run_id} vanished from store {}", store.name()))?;
+            loaded.runs.push(run);
+        }
+        Ok(loaded)
+    }
+
+    /// The runs one name means: `last:N` the newest N, else one run (id, tag or `last`).
+    fn run_ids(&mut self, name: &str) -> Result<Vec<String>, String> {
+        let Some(n) = name.strip_prefix("last:") else {
+            return Ok(vec![self.run_id(name)?]);
+        };
+        let n = match n.parse::<usize>() {
+            Ok(n) if (1..=1000).contains(&n) => n,
+            _ => {
+                return Err(format!(
+                    "'{}' is not a number of runs: give last:N with N from 1 to 1000, e.g. last:3",
+                    crate::cli::shown(name)
+                ))
+            }
+        };
+        let store = self.store()?;
+        let ids = runs::newest(store, n)?;
+        if ids.len() < n {
+            return Err(format!(
+                "{name} asks for {n} runs, but store {} holds {}: give a smaller N",
+                store.name(),
+                ids.len()
+            ));
+        }
+        Ok(ids)
     }
 
     /// The run id that `last`, a tag or an id means; an unknown name lists the nearest.

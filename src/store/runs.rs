@@ -238,12 +238,7 @@ fn all_tags(s: &mut dyn Store) -> Result<Vec<(String, String)>, String> {
 pub fn resolve(s: &mut dyn Store, name: &str) -> Result<Option<String>, String> {
     let first = |rows: Vec<Vec<Val>>| rows.first().and_then(|r| r[0].text().map(str::to_string));
     if name == "last" {
-        return s
-            .query(
-                "SELECT run_id FROM runs ORDER BY started_unix DESC, run_id DESC LIMIT 1",
-                &[],
-            )
-            .map(first);
+        return newest(s, 1).map(|ids| ids.into_iter().next());
     }
     let by_tag = s.query(
         "SELECT run_id FROM tags WHERE name = $1",
@@ -257,6 +252,18 @@ pub fn resolve(s: &mut dyn Store, name: &str) -> Result<Option<String>, String> 
         &[Val::Text(name.into())],
     )
     .map(first)
+}
+
+/// The ids of the newest `n` runs, newest first.
+pub fn newest(s: &mut dyn Store, n: usize) -> Result<Vec<String>, String> {
+    let rows = s.query(
+        "SELECT run_id FROM runs ORDER BY started_unix DESC, run_id DESC LIMIT $1",
+        &[Val::Int(n as i64)],
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| r[0].text().map(str::to_string))
+        .collect())
 }
 
 /// The ids and tags closest to `name` (longest shared start, then nearest start time),

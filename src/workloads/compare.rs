@@ -14,11 +14,13 @@ use std::rc::Rc;
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// The baseline: a results file (JSON Lines written with --output), or a run of the
-    /// store: its id, a tag (e.g. baseline) or `last`.
+    /// The baseline: a results file (JSON Lines written with --output), or runs of the
+    /// store: an id, a tag (e.g. baseline), `last`, `last:N` (the newest N), or several
+    /// joined by commas. A side of several runs takes one median per run, which on a shared
+    /// machine is the honest interval.
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
-    /// The results file to judge against it (may be BASE again, with --a and --b).
+    /// The results file or runs to judge against it (may be BASE again, with --a and --b).
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
     /// Compare only BASE's records with this label (e.g. openssl).

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 pub struct ReportArgs {
     /// JSON Lines files written with --output (- for standard input), or runs in the
-    /// store: a run id, a tag or `last`.
+    /// store: a run id, a tag, `last` or `last:N` (the newest N), several joined by commas.
     #[arg(value_name = "FILE|RUN", required_unless_present = "machines")]
     pub files: Vec<PathBuf>,
     /// The newest run of each of these machines in the store (hostnames or machine ids),

@@ -56,6 +56,17 @@ pub fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathElement<(i32
     move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], style)
 }
 
+/// The distinct values of `keys`, in first-seen order (the loads or series of a figure).
+pub fn distinct<T: PartialEq>(keys: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for k in keys {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    out
+}
+
 pub fn colour(i: usize) -> RGBColor {
     const P: [RGBColor; 8] = [
         RGBColor(0, 114, 178),

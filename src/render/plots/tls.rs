@@ -17,13 +17,11 @@ fn reference(suite: &str) -> bool {
 type Load = (u64, String, u32, bool);
 
 pub fn figures(recs: &[&Record], end: Option<&RunEnd>, run: &str) -> Vec<Figure> {
-    let mut loads: Vec<Load> = Vec::new();
-    for r in recs.iter().filter(|r| r.mix.is_none()) {
-        let k = (r.file_size, r.content.clone(), r.concurrency, r.handshake);
-        if !loads.contains(&k) {
-            loads.push(k);
-        }
-    }
+    let loads: Vec<Load> = super::distinct(
+        recs.iter()
+            .filter(|r| r.mix.is_none())
+            .map(|r| (r.file_size, r.content.clone(), r.concurrency, r.handshake)),
+    );
     let mut out = Vec::new();
     for load in &loads {
         let at: Vec<&Record> = recs

@@ -22,13 +22,10 @@ fn median(rs: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<f64> {
 }
 
 pub fn figures(recs: &[&Record], run: &str) -> Vec<Figure> {
-    let mut loads: Vec<Load> = Vec::new();
-    for r in recs {
-        let k = (r.protocol.clone(), r.direction.clone(), r.streams);
-        if !loads.contains(&k) {
-            loads.push(k);
-        }
-    }
+    let loads: Vec<Load> = super::distinct(
+        recs.iter()
+            .map(|r| (r.protocol.clone(), r.direction.clone(), r.streams)),
+    );
     let mut out = Vec::new();
     for load in &loads {
         let at: Vec<&Record> = recs
@@ -36,12 +33,7 @@ pub fn figures(recs: &[&Record], run: &str) -> Vec<Figure> {
             .copied()
             .filter(|r| (r.protocol.clone(), r.direction.clone(), r.streams) == *load)
             .collect();
-        let mut labels: Vec<String> = Vec::new();
-        for r in &at {
-            if !labels.contains(&label(r)) {
-                labels.push(label(r));
-            }
-        }
+        let labels: Vec<String> = super::distinct(at.iter().map(|r| label(r)));
         out.push(throughput(&labels, &at, load, run));
         if at.iter().any(|r| r.busiest_thread_cpu_pct.is_some()) {
             out.push(busiest(&labels, &at, load, run));

@@ -9,14 +9,7 @@ use crate::render::model::{Block, Column, Table};
 use std::fmt::Write;
 
 fn mbit(bps: f64) -> String {
-    let m = bps * 8.0 / 1e6;
-    if m >= 100.0 {
-        format!("{m:.0}")
-    } else if m >= 10.0 {
-        format!("{m:.1}")
-    } else {
-        format!("{m:.2}")
-    }
+    crate::render::magnitude(bps * 8.0 / 1e6)
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
