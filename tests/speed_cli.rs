@@ -187,6 +187,14 @@ fn fixed_budget_and_cap_are_honoured() {
     }
     assert_eq!(v["environment"]["settings"]["max_time_per_point_s"], 0.2);
     assert_eq!(v["environment"]["settings"]["target_ci_pct"], 0.0);
+    // Trials of 3 ms unless asked, each point's trials all kept.
+    let trial = v["environment"]["settings"]["trial_s"].as_f64().unwrap();
+    assert!((trial - 0.003).abs() < 0.0005, "{trial}");
+    for r in v["records"].as_array().unwrap() {
+        let n = r["samples_bps"].as_array().unwrap().len() as u64;
+        assert_eq!(n, r["trials"].as_u64().unwrap());
+        assert!(n >= 15, "0.05 s of 3 ms trials: {n}");
+    }
 }
 
 #[test]
@@ -518,6 +526,8 @@ fn bad_input_gets_one_line_and_exit_2() {
         (&["--time", "-1"], "-1"),
         (&["--time", "0.5", "--max-time", "0.2"], "--max-time 0.2"),
         (&["--target-ci", "101"], "--target-ci 101"),
+        (&["--trial-time", "0.0001"], "--trial-time 0.0001"),
+        (&["--time", "0.1", "--trial-time", "0.2"], "at most --time"),
         (&["--target-ci", "nan"], "--target-ci"),
         (&["--libcrypto", "/bin/ls"], "/bin/ls"),
         (

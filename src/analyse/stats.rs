@@ -70,6 +70,23 @@ pub fn spread_pct(xs: &[f64]) -> f64 {
 }
 
 /// Half-width of the CI relative to the median, in percent.
+/// (90th - 10th percentile) / median of the samples, in percent: the spread of the bulk
+/// of the trials, which a few spoiled ones among many do not widen.
+pub fn central_spread_pct(xs: &[f64]) -> f64 {
+    let m = median(xs);
+    if xs.is_empty() || m <= 0.0 {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let k = (v.len() - 1) as f64 * q;
+        let (lo, hi) = (k.floor() as usize, k.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (k - lo as f64)
+    };
+    (at(0.9) - at(0.1)) / m * 100.0
+}
+
 pub fn ci_half_width_pct(lo: f64, hi: f64, median: f64) -> f64 {
     if median > 0.0 {
         (hi - lo) / 2.0 / median * 100.0
@@ -107,5 +124,19 @@ mod tests {
     #[test]
     fn spread_is_relative_range() {
         assert!((spread_pct(&[90.0, 100.0, 110.0]) - 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn central_spread_ignores_a_few_spoiled_trials_among_many() {
+        // 40 trials at 100 and one at 40: the range is 60%, the bulk agrees exactly.
+        let mut xs = vec![100.0; 40];
+        xs.push(40.0);
+        assert!((spread_pct(&xs) - 60.0).abs() < 1e-9);
+        assert_eq!(central_spread_pct(&xs), 0.0);
+        // Half the trials at half speed is not a few: the bulk spread shows it.
+        let halves: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 50.0 } else { 100.0 })
+            .collect();
+        assert!(central_spread_pct(&halves) > 50.0);
     }
 }

@@ -37,19 +37,43 @@ pub struct Settings {
     pub target_ci_pct: f64,
 }
 
+/// Length of one trial unless asked otherwise. Short trials are what make the median
+/// robust on a shared machine: a burst of interference (another tenant, the hypervisor)
+/// spoils a few of many samples instead of most of a few, and the median steps over them
+/// (bench/noise: `--trial-time` 3, 5, 7.5 and 15 ms side by side).
+pub const DEFAULT_TRIAL_S: f64 = 0.003;
+/// A point's budget is split into at least this many trials.
+const MIN_TRIALS_PER_BUDGET: u32 = 10;
+/// The least time a point's trials span before it may stop at its target: short trials
+/// in a short window could all fall inside one slow spell and agree on the wrong figure.
+const MIN_WINDOW_S: f64 = 0.045;
+/// The least number of trials before a point may stop at its target.
+const MIN_TRIALS: u32 = 5;
+
 impl Default for Settings {
     fn default() -> Self {
-        Settings {
-            time_per_point: 0.15,
-            max_time_per_point: 0.6,
-            min_trials: 5,
-            trials_per_budget: 10,
-            target_ci_pct: 1.0,
-        }
+        Settings::with_trial(0.15, 0.6, DEFAULT_TRIAL_S, 1.0)
     }
 }
 
 impl Settings {
+    /// Settings whose budget is split into trials of about `trial_s` (at least
+    /// [`MIN_TRIALS_PER_BUDGET`] of them), a point stopping early only after
+    /// [`MIN_TRIALS`] trials spanning [`MIN_WINDOW_S`] (or its whole budget, if shorter).
+    pub fn with_trial(time_per_point: f64, max_time: f64, trial_s: f64, target_ci: f64) -> Self {
+        let trials_per_budget =
+            ((time_per_point / trial_s).round() as u32).max(MIN_TRIALS_PER_BUDGET);
+        let per_trial = time_per_point / trials_per_budget as f64;
+        let window = (MIN_WINDOW_S / per_trial).ceil() as u32;
+        Settings {
+            time_per_point,
+            max_time_per_point: max_time,
+            min_trials: window.max(MIN_TRIALS).min(trials_per_budget),
+            trials_per_budget,
+            target_ci_pct: target_ci,
+        }
+    }
+
     pub fn trial_s(&self) -> f64 {
         self.time_per_point / self.trials_per_budget as f64
     }

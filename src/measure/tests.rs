@@ -358,3 +358,19 @@ fn every_batch_loop_computes_what_process_does_message_by_message() {
     }
     assert!(checked > 20, "only {checked} combinations checked");
 }
+
+#[test]
+fn short_trials_stop_early_only_after_a_window_and_the_budget_holds_at_least_ten() {
+    let s = Settings::with_trial(0.15, 0.6, 0.003, 1.0);
+    assert_eq!(s.trials_per_budget, 50);
+    // 15 trials of 3 ms span the 45 ms a point must be watched before it may stop.
+    assert_eq!(s.min_trials, 15);
+    let (n, why, _) = feed(&STABLE, s.trial_s(), &s, &mut Savings::default());
+    assert_eq!((n, why), (15, StopReason::TargetCi));
+    // Long trials: the minimum of 5 trials; a tiny budget: at least 10 trials, and the
+    // minimum never above what the budget holds.
+    assert_eq!(Settings::with_trial(0.15, 0.6, 0.015, 1.0).min_trials, 5);
+    let tiny = Settings::with_trial(0.01, 0.04, 0.003, 1.0);
+    assert_eq!(tiny.trials_per_budget, 10);
+    assert!(tiny.min_trials <= tiny.trials_per_budget);
+}

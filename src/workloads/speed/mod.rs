@@ -37,6 +37,9 @@ pub struct SpeedArgs {
     /// The most a noisy point may take, drawing on what stable points saved [default: 4 x --time].
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub max_time: Option<f64>,
+    /// Length of one trial [default: 0.003, and at least 10 trials per --time]. Short trials give the median many samples, so a burst of interference spoils few of them.
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub trial_time: Option<f64>,
     /// Stop a point once its median's CI half-width is within this many percent (0: never early, the whole --time).
     #[arg(
         long,
@@ -63,6 +66,9 @@ pub struct SpeedArgs {
 const MAX_TIME: f64 = 600.0;
 /// Seconds per point when --time is not given.
 const DEFAULT_TIME: f64 = 0.15;
+/// Shortest --trial-time accepted: below a millisecond the per-trial bookkeeping
+/// (threads, /proc reads) outweighs the trial.
+const MIN_TRIAL_TIME: f64 = 0.001;
 /// Widest --target-ci accepted, in percent.
 const MAX_TARGET_CI: f64 = 100.0;
 
@@ -81,12 +87,12 @@ fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
             "invalid --target-ci {ci}: give a CI half-width in percent from 0 (never stop early) to {MAX_TARGET_CI}, e.g. --target-ci 1"
         )));
     }
-    Ok(Settings {
-        time_per_point: time,
-        max_time_per_point: max_time,
-        target_ci_pct: ci,
-        ..Settings::default()
-    })
+    let trial = match args.trial_time {
+        None => crate::measure::DEFAULT_TRIAL_S,
+        Some(t) => crate::cli::check_seconds(t, "--trial-time", MIN_TRIAL_TIME, time)
+            .map_err(|e| Failure::Input(format!("{e} (at most --time)")))?,
+    };
+    Ok(Settings::with_trial(time, max_time, trial, ci))
 }
 
 pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
@@ -665,7 +671,7 @@ fn to_record(
             scaling_efficiency: None,
             spread_pct: spread,
             noisy: ci_pct > NOISY_CI_PCT
-                || spread > 50.0
+                || stats::central_spread_pct(&m.samples_bps) > NOISY_SPREAD_PCT
                 || m.disturbed_trials * 3 > trials
                 || cpu_noise,
             disturbed_trials: m.disturbed_trials,
@@ -683,5 +689,7 @@ fn to_record(
 /// A point is noisy when its median's CI half-width (wall-clock, or per CPU-second) is
 /// wider than this, in percent.
 const NOISY_CI_PCT: f64 = 5.0;
+/// ... or when the bulk of its trials (10th to 90th percentile) spreads wider than this.
+const NOISY_SPREAD_PCT: f64 = 50.0;
 /// ... or when its threads were off the CPU for more than this share of the trials.
 const NOISY_OFF_CPU_PCT: f64 = 5.0;

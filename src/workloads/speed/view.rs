@@ -533,7 +533,7 @@ fn noise(recs: &[&Record]) -> Vec<String> {
     let disturbed: u32 = recs.iter().map(|r| r.disturbed_trials).sum();
     let trials: u32 = recs.iter().map(|r| r.trials).sum();
     if noisy > 0 {
-        out.push(format!("Warning: {noisy} of {} points are noisy (CI of the median over ±5%, spread over 50%, or a third of trials disturbed); compare them with care, or raise --time.",
+        out.push(format!("Warning: {noisy} of {} points are noisy (CI of the median over ±5%, the middle 80% of trials spread over 50%, or a third of trials disturbed); compare them with care, or raise --time.",
             recs.len()
         ));
     }
