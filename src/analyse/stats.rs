@@ -87,6 +87,16 @@ pub fn central_spread_pct(xs: &[f64]) -> f64 {
     (at(0.9) - at(0.1)) / m * 100.0
 }
 
+/// The widest bulk spread (see [`central_spread_pct`]) a point may have before it is
+/// noisy, in percent of its median.
+pub const NOISY_SPREAD_PCT: f64 = 50.0;
+
+/// Whether the bulk of a point's trials spreads too wide to trust its median: one rule
+/// for every record that carries `noisy`.
+pub fn bulk_too_spread(xs: &[f64]) -> bool {
+    xs.len() > 1 && central_spread_pct(xs) > NOISY_SPREAD_PCT
+}
+
 pub fn ci_half_width_pct(lo: f64, hi: f64, median: f64) -> f64 {
     if median > 0.0 {
         (hi - lo) / 2.0 / median * 100.0

@@ -258,7 +258,7 @@ impl Workload for OpensslEnc {
                 scaling_efficiency: None,
                 scaling_efficiency_ci: None,
                 spread_pct: stats::spread_pct(&samples),
-                noisy: samples.len() > 1 && stats::spread_pct(&samples) > 50.0,
+                noisy: stats::bulk_too_spread(&samples),
                 disturbed_trials: 0,
                 ci_pct: Some(stats::ci_half_width_pct(lo, hi, median)),
                 stop_reason: None,

@@ -671,7 +671,7 @@ fn to_record(
             scaling_efficiency: None,
             spread_pct: spread,
             noisy: ci_pct > NOISY_CI_PCT
-                || stats::central_spread_pct(&m.samples_bps) > NOISY_SPREAD_PCT
+                || stats::bulk_too_spread(&m.samples_bps)
                 || m.disturbed_trials * 3 > trials
                 || cpu_noise,
             disturbed_trials: m.disturbed_trials,
@@ -689,7 +689,5 @@ fn to_record(
 /// A point is noisy when its median's CI half-width (wall-clock, or per CPU-second) is
 /// wider than this, in percent.
 const NOISY_CI_PCT: f64 = 5.0;
-/// ... or when the bulk of its trials (10th to 90th percentile) spreads wider than this.
-const NOISY_SPREAD_PCT: f64 = 50.0;
 /// ... or when its threads were off the CPU for more than this share of the trials.
 const NOISY_OFF_CPU_PCT: f64 = 5.0;
