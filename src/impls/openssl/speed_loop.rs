@@ -61,7 +61,7 @@ pub(super) fn speed_loop_gap(alg: Algorithm) -> Option<&'static str> {
 pub(super) fn speed_loop_note(alg: Algorithm, direction: Direction) -> &'static str {
     match (alg, direction) {
         (Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm, Direction::Enc) => {
-            "speed-loop: per call the calls `openssl speed -evp -aead` 3.0 makes per message, on a context set up like its own (padding off, which 3.0 re-applies in every EVP_CipherInit_ex): EVP_CTRL_AEAD_SET_IVLEN, EVP_CipherInit_ex with key AND nonce (key schedule and GHASH key every message), EVP_EncryptUpdate with the AAD, EVP_EncryptUpdate in place, EVP_EncryptFinal_ex (which computes the tag). openssl speed never fetches the tag; the timed loop fetches it (EVP_CTRL_AEAD_GET_TAG, 40-70 ns on 3.0: bench/get-tag-cost) once per batch, for the batch's last message, which the known-answer gate and the batch test check whole"
+            "speed-loop: per call the calls `openssl speed -evp -aead` 3.0 makes per message, on a context set up like its own (padding off, which 3.0 re-applies in every EVP_CipherInit_ex): EVP_CTRL_AEAD_SET_IVLEN, EVP_CipherInit_ex with key AND nonce (key schedule and GHASH key every message), EVP_EncryptUpdate with the AAD, EVP_EncryptUpdate in place, EVP_EncryptFinal_ex (which computes the tag). openssl speed never fetches the tag; the timed loop fetches it (EVP_CTRL_AEAD_GET_TAG, about 60 ns on 3.0: bench/extra-work-cost) once per batch, for the batch's last message, which the known-answer gate and the batch test check whole"
         }
         (Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm, Direction::Dec) => {
             "speed-loop: per call the calls `openssl speed -evp -aead -decrypt` 3.0 makes per message, on a context set up like its own (padding off, which 3.0 re-applies in every EVP_CipherInit_ex): EVP_CTRL_AEAD_SET_IVLEN, EVP_CipherInit_ex with key AND nonce, EVP_DecryptInit_ex with the nonce, EVP_CTRL_AEAD_SET_TAG, EVP_DecryptUpdate with the AAD, EVP_DecryptUpdate out of place, EVP_DecryptFinal_ex (the tag is verified)"
@@ -593,7 +593,7 @@ impl SpeedLoopOp {
     /// computed by every EVP_EncryptFinal_ex, as in openssl speed, and fetched
     /// (EVP_CTRL_AEAD_GET_TAG) once, after the batch's last message: the buffer then holds
     /// that message whole, as [`SpeedLoopOp::gcm`] leaves it. On 3.0 that ctrl is a
-    /// provider parameter lookup of 40-70 ns, 11-15% of a small seal (bench/get-tag-cost),
+    /// provider parameter lookup of about 60 ns, 11-15% of a seal up to 1 KiB (bench/extra-work-cost),
     /// which openssl speed never pays.
     fn gcm_batch(&mut self, b: &mut Batch<'_>, n_c: c_int, calls: u64) -> Result<(), String> {
         let SpeedKind::Gcm { key } = &self.kind else {
