@@ -226,8 +226,10 @@ fn offload_quick_with_the_kernel_part_in_the_guest_as_html() {
     if guest {
         assert!(out.contains("guest (emulated CPU: shapes only)"), "{out}");
         assert!(out.contains("af_alg"), "{out}");
+        // Which line appears depends on the measurement (whether the guest's kernel path
+        // overtakes software or not): either is a computed crossover line.
         assert!(
-            c.contains("software ("),
+            c.contains("overtakes software at ") || c.contains("never overtakes software ("),
             "a computed crossover or level line: {c}"
         );
         assert!(
