@@ -613,6 +613,35 @@ impl SpeedLoopOp {
         let mut outl: c_int = 0;
         let mut fin: c_int = 0;
         let mut failed: Option<&'static str> = None;
+        // What every message starts with, either way: SET_IVLEN, then EVP_CipherInit_ex
+        // with key and nonce. Says which call failed, if one did.
+        let rekey = || -> Option<&'static str> {
+            // SAFETY: a keyed AEAD context; the key and the nonce at `nonce_p` have the
+            // lengths it expects (checked in prepare and by the caller).
+            unsafe {
+                if (api.cipher_ctx_ctrl)(
+                    ctx,
+                    EVP_CTRL_AEAD_SET_IVLEN,
+                    AEAD_NONCE_LEN as c_int,
+                    std::ptr::null_mut(),
+                ) != 1
+                {
+                    Some("EVP_CTRL_AEAD_SET_IVLEN")
+                } else if (api.cipher_init_ex)(
+                    ctx,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                    key.as_ptr(),
+                    nonce_p,
+                    -1,
+                ) != 1
+                {
+                    Some("EVP_CipherInit_ex with key and nonce")
+                } else {
+                    None
+                }
+            }
+        };
         if c.enc {
             let p = b.buf.as_mut_ptr();
             let mut head = [0u8; 4];
@@ -630,24 +659,8 @@ impl SpeedLoopOp {
                 // worked on in place; the AAD is `aad_c` readable bytes.
                 unsafe {
                     block::store(nonce_p, block::from_halves(lo, hi));
-                    let step = if (api.cipher_ctx_ctrl)(
-                        ctx,
-                        EVP_CTRL_AEAD_SET_IVLEN,
-                        AEAD_NONCE_LEN as c_int,
-                        std::ptr::null_mut(),
-                    ) != 1
-                    {
-                        Some("EVP_CTRL_AEAD_SET_IVLEN")
-                    } else if (api.cipher_init_ex)(
-                        ctx,
-                        std::ptr::null(),
-                        std::ptr::null_mut(),
-                        key.as_ptr(),
-                        nonce_p,
-                        -1,
-                    ) != 1
-                    {
-                        Some("EVP_CipherInit_ex with key and nonce")
+                    let step = if let Some(what) = rekey() {
+                        Some(what)
                     } else if with_aad
                         && (api.encrypt_update)(ctx, std::ptr::null_mut(), &mut outl, aad, aad_c)
                             != 1
@@ -690,24 +703,8 @@ impl SpeedLoopOp {
                 // SAFETY: as for the seal; `sealed` is n + 16 readable bytes, `buf` has
                 // room for n + 16, distinct buffers; SET_TAG reads 16 bytes from `tag`.
                 unsafe {
-                    let step = if (api.cipher_ctx_ctrl)(
-                        ctx,
-                        EVP_CTRL_AEAD_SET_IVLEN,
-                        AEAD_NONCE_LEN as c_int,
-                        std::ptr::null_mut(),
-                    ) != 1
-                    {
-                        Some("EVP_CTRL_AEAD_SET_IVLEN")
-                    } else if (api.cipher_init_ex)(
-                        ctx,
-                        std::ptr::null(),
-                        std::ptr::null_mut(),
-                        key.as_ptr(),
-                        nonce_p,
-                        -1,
-                    ) != 1
-                    {
-                        Some("EVP_CipherInit_ex with key and nonce")
+                    let step = if let Some(what) = rekey() {
+                        Some(what)
                     } else if (api.decrypt_init_ex)(
                         ctx,
                         std::ptr::null(),
