@@ -138,6 +138,7 @@ impl CipherOp {
     }
 
     /// Sets the AEAD nonce length: 12 bytes.
+    #[inline]
     pub(super) fn set_nonce_len(&self) -> Result<(), String> {
         // SAFETY: a keyed AEAD context; SET_IVLEN takes its value in `arg`.
         let ok = unsafe {
@@ -226,9 +227,7 @@ impl CipherOp {
             unsafe { (self.api.cipher_final_ex)(self.ctx.0, out.add(outl as usize), &mut fin) };
         if ok != 1 {
             if self.aead && !self.enc {
-                // SAFETY: ERR_clear_error only empties this thread's error queue.
-                unsafe { (self.api.err_clear_error)() };
-                return Err("tag verification failed".into());
+                return Err(self.tag_mismatch());
             }
             return Err(self.api.fail("EVP_CipherFinal_ex"));
         }
@@ -300,19 +299,8 @@ impl Operation for CipherOp {
             self.aad(aad)?;
             // SAFETY: as above; the tag room is checked.
             unsafe { self.run(inp, n, out)? };
-            // SAFETY: `out + n` has TAG_LEN writable bytes (checked above); GET_TAG
-            // copies `arg` bytes of the tag computed by the final call.
-            let ok = unsafe {
-                (self.api.cipher_ctx_ctrl)(
-                    self.ctx.0,
-                    EVP_CTRL_AEAD_GET_TAG,
-                    TAG_LEN as c_int,
-                    out.add(n) as *mut c_void,
-                )
-            };
-            if ok != 1 {
-                return Err(self.api.fail("EVP_CTRL_AEAD_GET_TAG"));
-            }
+            // SAFETY: `out + n` has TAG_LEN writable bytes (checked above).
+            unsafe { self.get_tag(out.add(n))? };
             Ok(n + TAG_LEN)
         } else {
             let n = opened_len(in_len)?;
@@ -324,18 +312,7 @@ impl Operation for CipherOp {
             // 16, copied before anything is written (in place, output starts at `inp`).
             unsafe { std::ptr::copy_nonoverlapping(inp.add(n), tag.as_mut_ptr(), TAG_LEN) };
             self.set_iv(nonce, AEAD_NONCE_LEN)?;
-            // SAFETY: SET_TAG reads `arg` = 16 bytes from our local `tag`.
-            let ok = unsafe {
-                (self.api.cipher_ctx_ctrl)(
-                    self.ctx.0,
-                    EVP_CTRL_AEAD_SET_TAG,
-                    TAG_LEN as c_int,
-                    tag.as_mut_ptr() as *mut c_void,
-                )
-            };
-            if ok != 1 {
-                return Err(self.api.fail("EVP_CTRL_AEAD_SET_TAG"));
-            }
+            self.set_tag(&mut tag)?;
             self.aad(aad)?;
             // SAFETY: `inp` has n readable bytes, `out` has room >= n + 16; same buffer
             // or distinct buffers.
@@ -353,12 +330,83 @@ impl Drop for CipherOp {
 }
 
 impl CipherOp {
+    /// The error of an open whose tag did not verify; the library's error queue is
+    /// emptied, since that failure is the message's, not the library's.
+    pub(super) fn tag_mismatch(&self) -> String {
+        // SAFETY: ERR_clear_error only empties this thread's error queue.
+        unsafe { (self.api.err_clear_error)() };
+        "tag verification failed".into()
+    }
+
+    /// Copies the tag the last Final computed (EVP_CTRL_AEAD_GET_TAG) to `out`.
+    ///
+    /// # Safety
+    /// `out` is writable for TAG_LEN bytes.
+    #[inline]
+    pub(super) unsafe fn get_tag(&self, out: *mut u8) -> Result<(), String> {
+        // SAFETY: GET_TAG writes `arg` = TAG_LEN bytes to `out` (this function's contract).
+        let ok = unsafe {
+            (self.api.cipher_ctx_ctrl)(
+                self.ctx.0,
+                EVP_CTRL_AEAD_GET_TAG,
+                TAG_LEN as c_int,
+                out as *mut c_void,
+            )
+        };
+        if ok != 1 {
+            return Err(self.api.fail("EVP_CTRL_AEAD_GET_TAG"));
+        }
+        Ok(())
+    }
+
+    /// Sets the tag an open's Final must verify (EVP_CTRL_AEAD_SET_TAG).
+    #[inline]
+    pub(super) fn set_tag(&self, tag: &mut [u8; TAG_LEN]) -> Result<(), String> {
+        // SAFETY: SET_TAG reads `arg` = TAG_LEN bytes from `tag`.
+        let ok = unsafe {
+            (self.api.cipher_ctx_ctrl)(
+                self.ctx.0,
+                EVP_CTRL_AEAD_SET_TAG,
+                TAG_LEN as c_int,
+                tag.as_mut_ptr() as *mut c_void,
+            )
+        };
+        if ok != 1 {
+            return Err(self.api.fail("EVP_CTRL_AEAD_SET_TAG"));
+        }
+        Ok(())
+    }
+
+    /// EVP_EncryptFinal_ex or EVP_DecryptFinal_ex, as `openssl speed` calls them; returns
+    /// the bytes written. An AEAD open whose tag does not verify is [`Self::tag_mismatch`].
+    ///
+    /// # Safety
+    /// `out` is writable for one block.
+    #[inline]
+    pub(super) unsafe fn final_ex(&self, out: *mut u8) -> Result<usize, String> {
+        let (f, what) = if self.enc {
+            (self.api.encrypt_final_ex, "EVP_EncryptFinal_ex")
+        } else {
+            (self.api.decrypt_final_ex, "EVP_DecryptFinal_ex")
+        };
+        let mut fin: c_int = 0;
+        // SAFETY: per this function's contract.
+        if unsafe { f(self.ctx.0, out, &mut fin) } != 1 {
+            if self.aead && !self.enc {
+                return Err(self.tag_mismatch());
+            }
+            return Err(self.api.fail(what));
+        }
+        Ok(fin.max(0) as usize)
+    }
+
     /// EVP_EncryptUpdate or EVP_DecryptUpdate, as `openssl speed` calls them (not
     /// EVP_CipherUpdate); returns the bytes written.
     ///
     /// # Safety
     /// `inp` is readable for `n` bytes; `out` is NULL (then `inp` is AAD) or writable for
     /// `n` bytes plus one block, equal to `inp` or not overlapping it.
+    #[inline]
     pub(super) unsafe fn update(
         &self,
         out: *mut u8,

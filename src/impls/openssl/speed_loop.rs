@@ -145,11 +145,7 @@ impl SpeedLoopOp {
         aad: &[u8],
         mut io: Io<'_>,
     ) -> Result<usize, String> {
-        let SpeedKind::Gcm { key } = &self.kind else {
-            return Err("not a GCM operation".into());
-        };
         let c = &self.cipher;
-        let api = &c.api;
         if nonce.len() != AEAD_NONCE_LEN {
             return Err(format!(
                 "the nonce must be {AEAD_NONCE_LEN} bytes, got {}",
@@ -180,16 +176,52 @@ impl SpeedLoopOp {
             // before anything is written (in place, the output starts at `inp`).
             unsafe { std::ptr::copy_nonoverlapping(inp.add(n), tag.as_mut_ptr(), TAG_LEN) };
         }
+        // SAFETY: the nonce is 12 bytes (checked); `inp` has n readable bytes, `out` has
+        // room >= n + 16 (checked); Io gives the same buffer or two distinct ones.
+        unsafe { self.gcm_message(nonce.as_ptr(), aad, inp, out, n, &mut tag)? };
+        if !c.enc {
+            return Ok(n);
+        }
+        // SAFETY: `out + n` has TAG_LEN writable bytes (checked above).
+        unsafe { c.get_tag(out.add(n))? };
+        Ok(n + TAG_LEN)
+    }
+
+    /// One GCM message, making the calls `openssl speed -evp -aead` 3.0 makes per message:
+    /// SET_IVLEN, EVP_CipherInit_ex with key and nonce (key schedule and GHASH key every
+    /// message), to open also EVP_DecryptInit_ex with the nonce and SET_TAG (`tag`, unused
+    /// by a seal), the AAD, the data, then Final, which computes a seal's tag or verifies
+    /// an open's. The tag of a seal is left in the context.
+    ///
+    /// # Safety
+    /// `nonce` is readable for 12 bytes, `inp` for `n`; `out` is writable for n + 16
+    /// bytes, equal to `inp` or not overlapping it.
+    #[inline(always)]
+    unsafe fn gcm_message(
+        &self,
+        nonce: *const u8,
+        aad: &[u8],
+        inp: *const u8,
+        out: *mut u8,
+        n: usize,
+        tag: &mut [u8; TAG_LEN],
+    ) -> Result<(), String> {
+        let SpeedKind::Gcm { key } = &self.kind else {
+            return Err("not a GCM operation".into());
+        };
+        let c = &self.cipher;
+        let api = &c.api;
         c.set_nonce_len()?;
-        // SAFETY: cipher and engine NULL keep the context's; key and nonce have the
-        // lengths it expects (checked in prepare and above); -1 keeps the direction.
+        // SAFETY: cipher and engine NULL keep the context's; the key has the length it
+        // expects (checked in prepare), the nonce is 12 bytes (this function's contract);
+        // -1 keeps the direction.
         let ok = unsafe {
             (api.cipher_init_ex)(
                 c.ctx.0,
                 std::ptr::null(),
                 std::ptr::null_mut(),
                 key.as_ptr(),
-                nonce.as_ptr(),
+                nonce,
                 -1,
             )
         };
@@ -204,72 +236,32 @@ impl SpeedLoopOp {
                     std::ptr::null(),
                     std::ptr::null_mut(),
                     std::ptr::null(),
-                    nonce.as_ptr(),
+                    nonce,
                 )
             };
             if ok != 1 {
                 return Err(api.fail("EVP_DecryptInit_ex with the nonce"));
             }
-            // SAFETY: SET_TAG reads `arg` = 16 bytes from our local `tag`.
-            let ok = unsafe {
-                (api.cipher_ctx_ctrl)(
-                    c.ctx.0,
-                    EVP_CTRL_AEAD_SET_TAG,
-                    TAG_LEN as c_int,
-                    tag.as_mut_ptr() as *mut c_void,
-                )
-            };
-            if ok != 1 {
-                return Err(api.fail("EVP_CTRL_AEAD_SET_TAG"));
-            }
+            c.set_tag(tag)?;
         }
         if !aad.is_empty() {
             // SAFETY: out NULL: `aad` is AAD, readable for its length.
             unsafe { c.update(std::ptr::null_mut(), aad.as_ptr(), aad.len())? };
         }
-        // SAFETY: `inp` has n readable bytes, `out` has room >= n + 16 (checked); Io
-        // gives the same buffer or two distinct ones.
+        // SAFETY: per this function's contract.
         let outl = unsafe { c.update(out, inp, n)? };
         if outl > n {
             return Err(format!("OpenSSL wrote {outl} bytes for a {n}-byte message"));
         }
-        let mut fin: c_int = 0;
-        let final_ex = if c.enc {
-            api.encrypt_final_ex
-        } else {
-            api.decrypt_final_ex
-        };
         // SAFETY: `out + outl` is within the output room; GCM's Final writes nothing.
-        if unsafe { final_ex(c.ctx.0, out.add(outl), &mut fin) } != 1 {
-            if !c.enc {
-                // SAFETY: ERR_clear_error only empties this thread's error queue.
-                unsafe { (api.err_clear_error)() };
-                return Err("tag verification failed".into());
-            }
-            return Err(api.fail("EVP_EncryptFinal_ex"));
-        }
-        if outl + fin.max(0) as usize != n {
+        let fin = unsafe { c.final_ex(out.add(outl))? };
+        if outl + fin != n {
             return Err(format!(
                 "OpenSSL wrote {} bytes for a {n}-byte message",
-                outl + fin.max(0) as usize
+                outl + fin
             ));
         }
-        if !c.enc {
-            return Ok(n);
-        }
-        // SAFETY: `out + n` has TAG_LEN writable bytes (checked above).
-        let ok = unsafe {
-            (api.cipher_ctx_ctrl)(
-                c.ctx.0,
-                EVP_CTRL_AEAD_GET_TAG,
-                TAG_LEN as c_int,
-                out.add(n) as *mut c_void,
-            )
-        };
-        if ok != 1 {
-            return Err(api.fail("EVP_CTRL_AEAD_GET_TAG"));
-        }
-        Ok(n + TAG_LEN)
+        Ok(())
     }
 
     pub(super) fn cbc(&mut self, nonce: &[u8], io: Io<'_>) -> Result<usize, String> {
@@ -397,11 +389,10 @@ impl Operation for SpeedLoopOp {
             && (b.direction == Direction::Enc || b.sealed.len() == n);
         let gcm_fits = b.nonce.len() == AEAD_NONCE_LEN
             && b.buf.len() >= n + TAG_LEN
-            && c_int::try_from(b.aad.len()).is_ok()
             && (b.direction == Direction::Enc || b.sealed.len() == n + TAG_LEN);
         match (&self.kind, c_int::try_from(n)) {
             (SpeedKind::Cbc { .. }, Ok(n_c)) if fits => self.cbc_batch(b, n_c, calls),
-            (SpeedKind::Gcm { .. }, Ok(n_c)) if gcm_fits => self.gcm_batch(b, n_c, calls),
+            (SpeedKind::Gcm { .. }, _) if gcm_fits => self.gcm_batch(b, calls),
             // Anything unusual takes the checked path, which says what is wrong.
             _ => each_message(self, b, calls),
         }
@@ -588,169 +579,69 @@ impl SpeedLoopOp {
 }
 
 impl SpeedLoopOp {
-    /// The GCM timed loop: per message exactly the EVP calls of `openssl speed -evp -aead`
-    /// (see [`speed_loop_note`]), each checked only for its return value. A seal's tag is
-    /// computed by every EVP_EncryptFinal_ex, as in openssl speed, and fetched
+    /// The GCM timed loop: per message [`SpeedLoopOp::gcm_message`], the calls of
+    /// `openssl speed -evp -aead`, with every length checked once by the caller. A seal's
+    /// tag is computed by every EVP_EncryptFinal_ex, as in openssl speed, and fetched
     /// (EVP_CTRL_AEAD_GET_TAG) once, after the batch's last message: the buffer then holds
     /// that message whole, as [`SpeedLoopOp::gcm`] leaves it. On 3.0 that ctrl is a
-    /// provider parameter lookup of about 60 ns, 11-15% of a seal up to 1 KiB (bench/extra-work-cost),
-    /// which openssl speed never pays.
-    fn gcm_batch(&mut self, b: &mut Batch<'_>, n_c: c_int, calls: u64) -> Result<(), String> {
-        let SpeedKind::Gcm { key } = &self.kind else {
-            return Err("not a GCM operation".into());
-        };
-        let c = &self.cipher;
-        let api = &c.api;
-        let ctx = c.ctx.0;
-        let n = n_c as usize;
-        let (aad, aad_c) = (b.aad.as_ptr(), b.aad.len() as c_int);
-        let with_aad = !b.aad.is_empty();
+    /// provider parameter lookup of about 60 ns, 11-15% of a seal up to 1 KiB
+    /// (bench/extra-work-cost), which openssl speed never pays.
+    fn gcm_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> Result<(), String> {
+        let n = b.size;
         // The nonce lives in a 16-byte block written whole: OpenSSL copies 12 bytes with
         // loads that an 8-byte store of the counter alone could not forward.
         let mut nonce = [0u8; 16];
         nonce[..AEAD_NONCE_LEN].copy_from_slice(b.nonce);
         let nonce_p = nonce.as_mut_ptr();
-        let mut outl: c_int = 0;
-        let mut fin: c_int = 0;
-        let mut failed: Option<&'static str> = None;
-        // What every message starts with, either way: SET_IVLEN, then EVP_CipherInit_ex
-        // with key and nonce. Says which call failed, if one did.
-        let rekey = || -> Option<&'static str> {
-            // SAFETY: a keyed AEAD context; the key and the nonce at `nonce_p` have the
-            // lengths it expects (checked in prepare and by the caller).
-            unsafe {
-                if (api.cipher_ctx_ctrl)(
-                    ctx,
-                    EVP_CTRL_AEAD_SET_IVLEN,
-                    AEAD_NONCE_LEN as c_int,
-                    std::ptr::null_mut(),
-                ) != 1
-                {
-                    Some("EVP_CTRL_AEAD_SET_IVLEN")
-                } else if (api.cipher_init_ex)(
-                    ctx,
-                    std::ptr::null(),
-                    std::ptr::null_mut(),
-                    key.as_ptr(),
-                    nonce_p,
-                    -1,
-                ) != 1
-                {
-                    Some("EVP_CipherInit_ex with key and nonce")
-                } else {
-                    None
-                }
-            }
-        };
-        if c.enc {
-            let p = b.buf.as_mut_ptr();
-            let mut head = [0u8; 4];
-            head.copy_from_slice(&b.nonce[..4]);
-            let mut counter = *b.counter;
-            for _ in 0..calls {
-                counter = counter.wrapping_add(1);
-                let be = counter.to_be_bytes();
-                let lo = [
-                    head[0], head[1], head[2], head[3], be[0], be[1], be[2], be[3],
-                ];
-                let hi = [be[4], be[5], be[6], be[7], 0, 0, 0, 0];
-                // SAFETY: `nonce` is 16 bytes; key and nonce have the lengths the context
-                // expects (checked in prepare and by the caller); `buf` has n + 16 bytes,
-                // worked on in place; the AAD is `aad_c` readable bytes.
-                unsafe {
-                    block::store(nonce_p, block::from_halves(lo, hi));
-                    let step = if let Some(what) = rekey() {
-                        Some(what)
-                    } else if with_aad
-                        && (api.encrypt_update)(ctx, std::ptr::null_mut(), &mut outl, aad, aad_c)
-                            != 1
-                    {
-                        Some("EVP_EncryptUpdate with the AAD")
-                    } else if (api.encrypt_update)(ctx, p, &mut outl, p, n_c) != 1 || outl != n_c {
-                        Some("EVP_EncryptUpdate")
-                    } else if (api.encrypt_final_ex)(ctx, p.add(n), &mut fin) != 1 || fin != 0 {
-                        Some("EVP_EncryptFinal_ex")
-                    } else {
-                        None
-                    };
-                    if step.is_some() {
-                        failed = step;
-                        break;
-                    }
-                }
-            }
-            // SAFETY: `buf` has 16 writable bytes after the message (checked by the caller).
-            if failed.is_none()
-                && calls > 0
-                && unsafe {
-                    (api.cipher_ctx_ctrl)(
-                        ctx,
-                        EVP_CTRL_AEAD_GET_TAG,
-                        TAG_LEN as c_int,
-                        p.add(n) as *mut c_void,
-                    )
-                } != 1
-            {
-                failed = Some("EVP_CTRL_AEAD_GET_TAG");
-            }
-            *b.counter = counter;
-            b.nonce.copy_from_slice(&nonce[..AEAD_NONCE_LEN]);
-        } else {
-            let (inp, out) = (b.sealed.as_ptr(), b.buf.as_mut_ptr());
-            let mut tag = [0u8; TAG_LEN];
+        let mut tag = [0u8; TAG_LEN];
+        if !self.cipher.enc {
             tag.copy_from_slice(&b.sealed[n..]);
             for _ in 0..calls {
-                // SAFETY: as for the seal; `sealed` is n + 16 readable bytes, `buf` has
-                // room for n + 16, distinct buffers; SET_TAG reads 16 bytes from `tag`.
+                // SAFETY: `sealed` is n + 16 readable bytes, `buf` has room for n + 16
+                // (checked by the caller); distinct buffers.
                 unsafe {
-                    let step = if let Some(what) = rekey() {
-                        Some(what)
-                    } else if (api.decrypt_init_ex)(
-                        ctx,
-                        std::ptr::null(),
-                        std::ptr::null_mut(),
-                        std::ptr::null(),
+                    self.gcm_message(
                         nonce_p,
-                    ) != 1
-                    {
-                        Some("EVP_DecryptInit_ex with the nonce")
-                    } else if (api.cipher_ctx_ctrl)(
-                        ctx,
-                        EVP_CTRL_AEAD_SET_TAG,
-                        TAG_LEN as c_int,
-                        tag.as_mut_ptr() as *mut c_void,
-                    ) != 1
-                    {
-                        Some("EVP_CTRL_AEAD_SET_TAG")
-                    } else if with_aad
-                        && (api.decrypt_update)(ctx, std::ptr::null_mut(), &mut outl, aad, aad_c)
-                            != 1
-                    {
-                        Some("EVP_DecryptUpdate with the AAD")
-                    } else if (api.decrypt_update)(ctx, out, &mut outl, inp, n_c) != 1
-                        || outl != n_c
-                    {
-                        Some("EVP_DecryptUpdate")
-                    } else if (api.decrypt_final_ex)(ctx, out.add(n), &mut fin) != 1 {
-                        // SAFETY: ERR_clear_error only empties this thread's error queue.
-                        (api.err_clear_error)();
-                        return Err("tag verification failed".into());
-                    } else if fin != 0 {
-                        Some("EVP_DecryptFinal_ex")
-                    } else {
-                        None
-                    };
-                    if step.is_some() {
-                        failed = step;
-                        break;
-                    }
-                }
+                        b.aad,
+                        b.sealed.as_ptr(),
+                        b.buf.as_mut_ptr(),
+                        n,
+                        &mut tag,
+                    )?
+                };
+            }
+            return Ok(());
+        }
+        let p = b.buf.as_mut_ptr();
+        let mut head = [0u8; 4];
+        head.copy_from_slice(&b.nonce[..4]);
+        let mut counter = *b.counter;
+        let mut sealed = Ok(());
+        for _ in 0..calls {
+            counter = counter.wrapping_add(1);
+            let be = counter.to_be_bytes();
+            let lo = [
+                head[0], head[1], head[2], head[3], be[0], be[1], be[2], be[3],
+            ];
+            let hi = [be[4], be[5], be[6], be[7], 0, 0, 0, 0];
+            // SAFETY: `nonce` is 16 bytes; `buf` has n + 16 bytes (checked by the
+            // caller), sealed in place.
+            sealed = unsafe {
+                block::store(nonce_p, block::from_halves(lo, hi));
+                self.gcm_message(nonce_p, b.aad, p, p, n, &mut tag)
+            };
+            if sealed.is_err() {
+                break;
             }
         }
-        match failed {
-            Some(what) => Err(api.fail(what)),
-            None => Ok(()),
+        *b.counter = counter;
+        b.nonce.copy_from_slice(&nonce[..AEAD_NONCE_LEN]);
+        sealed?;
+        if calls > 0 {
+            // SAFETY: `buf` has 16 writable bytes after the message (checked by the caller).
+            unsafe { self.cipher.get_tag(p.add(n))? };
         }
+        Ok(())
     }
 }
 
