@@ -93,8 +93,17 @@ fn af_alg_per_call_overhead_is_kernel_side_at_16_bytes_and_aes_grows_with_size()
         kernel > 5.0 * crypto,
         "kernel side {kernel} vs crypto {crypto}"
     );
-    // Most of it is AF_ALG's own per-call work, which the rules name as such.
-    assert!(share(&small, "crypto-api") > share(&small, "syscall"));
+    // AF_ALG's own per-call work is named as such, and with the syscall it is a large part
+    // of the call. No order between the two is asserted: on a Zen 3 they measured 21.7%
+    // [20.6-22.8] and 22.7% [21.6-23.8], intervals that overlap.
+    let (api_lo, _) = ci(&small, "crypto-api");
+    assert!(
+        api_lo > 0.1,
+        "crypto-api {:?} at 16 B: {small}",
+        ci(&small, "crypto-api")
+    );
+    let per_call = share(&small, "crypto-api") + share(&small, "syscall");
+    assert!(per_call > 0.3, "crypto-api + syscall {per_call} at 16 B");
 
     // 64 KiB: AES's share is larger, beyond both intervals.
     let (_, small_hi) = ci(&small, "aes");

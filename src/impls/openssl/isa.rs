@@ -225,6 +225,19 @@ pub(super) struct IsaVariant {
     pub(super) cleared: Option<(u64, u64)>,
     /// The copy that was opened (deleted right after).
     pub(super) loaded_from: PathBuf,
+    /// Said when the CPU has no AVX-512, so the mask clears only VAES/VPCLMULQDQ.
+    pub(super) wide_aes_note: Option<String>,
+}
+
+/// OPENSSL_ia32cap's second word: AVX512F, and VAES with VPCLMULQDQ (CPUID leaf 7, ECX
+/// bits 9 and 10, in the word's upper half).
+const AVX512F: u64 = 1 << 16;
+const VAES_VPCLMULQDQ: u64 = (1 << 41) | (1 << 42);
+
+/// True when libcrypto reports no AVX-512F and the mask cleared VAES/VPCLMULQDQ alone: a
+/// Zen 3 under no-avx512, whose AVX-512 bits were never there.
+fn only_wide_aes_cleared(base: (u64, u64), cleared: (u64, u64)) -> bool {
+    base.1 & AVX512F == 0 && cleared.0 == 0 && cleared.1 != 0 && cleared.1 & !VAES_VPCLMULQDQ == 0
 }
 
 /// Serialises the loads that set OPENSSL_ia32cap: the environment is process-wide.
@@ -348,6 +361,7 @@ impl OpenSsl {
         };
         let base_caps = base_cpu_info.as_deref().and_then(caps_of);
         let caps = cpu_info.as_deref().and_then(caps_of);
+        let mut wide_aes_note = None;
         let cleared = match (base_caps, caps) {
             (Some(b), Some(c)) => {
                 let (on0, on1) = (c.0 & !b.0, c.1 & !b.1);
@@ -362,7 +376,20 @@ impl OpenSsl {
                         b.0, b.1
                     ));
                 }
-                Some((b.0 & !c.0, b.1 & !c.1))
+                let cleared = (b.0 & !c.0, b.1 & !c.1);
+                if variable == IA32CAP_ENV && only_wide_aes_cleared(b, cleared) {
+                    let version = self.api.version_num;
+                    if (0x3000_0000..0x3050_0000).contains(&version) {
+                        return Err(format!(
+                            "changes nothing on this CPU: it has no AVX-512 (libcrypto reports {:#x}:{:#x}), and the mask removes only VAES/VPCLMULQDQ here, which OpenSSL before 3.5 uses only together with AVX-512 (aes-gcm-avx512): the variant would run the base's code",
+                            b.0, b.1
+                        ));
+                    }
+                    wide_aes_note = Some(format!(
+                        "{spec}: this CPU has no AVX-512; the mask removes only VAES/VPCLMULQDQ here"
+                    ));
+                }
+                Some(cleared)
             }
             _ => None,
         };
@@ -376,6 +403,7 @@ impl OpenSsl {
                 base_cpu_info,
                 cleared,
                 loaded_from,
+                wide_aes_note,
             })),
         })
     }

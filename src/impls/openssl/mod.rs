@@ -271,6 +271,7 @@ impl Implementation for OpenSsl {
                 "{}: libcrypto loaded a second time with {}={} ({}); it reports {reports}",
                 v.spec, v.variable, v.mask, v.turns_off
             ));
+            notes.extend(v.wide_aes_note.clone());
         }
         notes
     }
