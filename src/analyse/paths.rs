@@ -3,7 +3,7 @@
 
 use super::crossover::{crossover, Crossover};
 use super::model::{fit_from, replicates, Curve, Fit};
-use crate::workloads::speed::record::SpeedRecord as Record;
+use crate::record::speed::SpeedRecord as Record;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]

@@ -3,9 +3,9 @@
 //! reported by number and skipped; every good line is kept.
 
 use super::{Environment, Record, RunEnd, SCHEMA};
-use crate::workloads::speed::record::SpeedData;
-use crate::workloads::tls::record::TlsData;
-use crate::workloads::vpn::record::VpnData;
+use crate::record::speed::SpeedData;
+use crate::record::tls::TlsData;
+use crate::record::vpn::VpnData;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -346,7 +346,7 @@ fn upgrade_v1(v: &mut Value) -> Result<(), String> {
             let tunnel = str_of(o, "tunnel");
             o.insert("impl".into(), json!(tunnel));
             o.entry("variant").or_insert(Value::Null);
-            let label = crate::workloads::vpn::record::label(
+            let label = crate::record::vpn::label(
                 &tunnel,
                 &str_of(o, "cipher"),
                 o.get("auth").and_then(Value::as_str),
@@ -362,7 +362,7 @@ fn upgrade_v1(v: &mut Value) -> Result<(), String> {
             );
             o.insert("throughput_bps_ci".into(), Value::Null);
             let disturbed = num(o, "others_cpu_pct").unwrap_or(0.0)
-                >= crate::workloads::vpn::record::DISTURBED_PCT;
+                >= crate::record::vpn::DISTURBED_PCT;
             o.entry("disturbed").or_insert(json!(disturbed));
             let wall = num(o, "transfer_s").unwrap_or(0.0);
             o.entry("wall_s").or_insert(json!(wall));

@@ -61,7 +61,7 @@ pub fn render_runs(doc: &Loaded) -> String {
     out
 }
 
-type Rec = crate::workloads::speed::record::SpeedRecord;
+type Rec = crate::record::speed::SpeedRecord;
 
 fn render_records(all: &[&Rec], out: &mut String) {
     let (recs, ops): (Vec<&Rec>, Vec<&Rec>) = all.iter().partition(|r| !is_ops(r));

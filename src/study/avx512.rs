@@ -6,7 +6,7 @@ use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, 
 use crate::analyse::stats::median;
 use crate::render::model::{Block, Column, Table};
 use crate::workloads::tls::analysis::{mixes, MixResult};
-use crate::workloads::tls::record::TlsRecord;
+use crate::record::tls::TlsRecord;
 
 pub struct Avx512;
 
@@ -592,7 +592,7 @@ mod tests {
         aes_conn_bps: f64,
     ) -> Vec<AnyRecord> {
         use crate::workloads::tls::analysis::tests::rec;
-        use crate::workloads::tls::record::MixPart;
+        use crate::record::tls::MixPart;
         let (aes, chacha) = ("TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256");
         let mut m = rec("mix", 102400, 10, 1.0, 1, mix_rps);
         let part = |suite: &str, pct: f64, conns: u32, rps: f64, bytes_per_req: f64| MixPart {

@@ -10,7 +10,7 @@ use crate::guard::{Guard, Resource};
 use crate::record::read::AnyRecord;
 use crate::record::{Record, SCHEMA};
 use crate::sys::spawn::{spawn, Options};
-use crate::workloads::speed::record::SpeedData;
+use crate::record::speed::SpeedData;
 use crate::workloads::Failure;
 use serde_json::json;
 use std::io::Write;

@@ -270,9 +270,9 @@ pub fn agreement(agrees: bool, study: u32) -> String {
 #[cfg(test)]
 mod tests;
 
-use crate::workloads::speed::record::SpeedRecord;
-use crate::workloads::tls::record::TlsRecord;
-use crate::workloads::vpn::record::VpnRecord;
+use crate::record::speed::SpeedRecord;
+use crate::record::tls::TlsRecord;
+use crate::record::vpn::VpnRecord;
 
 impl Observed {
     pub fn speed(&self, tag: &str) -> Vec<&SpeedRecord> {

@@ -5,7 +5,7 @@
 use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::analyse::paths::analyse as fit_paths;
 use crate::render::model::{Block, Column, Table};
-use crate::workloads::speed::record::SpeedRecord;
+use crate::record::speed::SpeedRecord;
 
 pub struct Offload;
 
@@ -291,7 +291,7 @@ fn analyse(o: &Observed) -> Findings {
         unobservable.push("guest: not run: give --guest to measure AF_ALG and the engines under a real kernel in qemu".into());
     }
     let vpn: Vec<_> = o.vpn("tunnel").into_iter().cloned().collect();
-    let shares = crate::workloads::vpn::record::shares(&vpn);
+    let shares = crate::workloads::vpn::shares::shares(&vpn);
     if shares.is_empty() {
         conclusions.push(format!(
             "The tunnel's crypto share was not observed: {}",

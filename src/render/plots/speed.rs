@@ -5,7 +5,7 @@
 use super::{colour, legend_line, slug, svg, top, Drawn, Figure};
 use crate::analyse::paths::Analysis;
 use crate::render::{mbps, size_label};
-use crate::workloads::speed::record::SpeedRecord as Record;
+use crate::record::speed::SpeedRecord as Record;
 use plotters::prelude::*;
 
 /// Records grouped by (algorithm, direction), in first-seen order.

@@ -7,7 +7,7 @@ use crate::record::RunEnd;
 use crate::render::size_label;
 use crate::workloads::tls::analysis;
 use crate::workloads::tls::primitive::CipherAlone;
-use crate::workloads::tls::record::TlsRecord as Record;
+use crate::record::tls::TlsRecord as Record;
 
 /// Suites that are references, not ciphers.
 fn reference(suite: &str) -> bool {

@@ -2,7 +2,7 @@
 //! ceiling, the busiest thread's CPU against 100% of one core, and OpenVPN's crypto share.
 
 use super::{slug, svg, Bars, Figure};
-use crate::workloads::vpn::record::{self, VpnRecord as Record};
+use crate::record::vpn::{self as record, VpnRecord as Record};
 
 type Load = (String, String, u32);
 
@@ -146,7 +146,7 @@ fn busiest(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figure 
 
 fn share(recs: &[&Record], run: &str) -> Option<Figure> {
     let owned: Vec<Record> = recs.iter().map(|r| (*r).clone()).collect();
-    let shares = record::shares(&owned);
+    let shares = crate::workloads::vpn::shares::shares(&owned);
     if shares.is_empty() {
         return None;
     }

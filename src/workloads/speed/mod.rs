@@ -13,11 +13,10 @@ use crate::record::read::AnyRecord;
 use crate::record::{Record, SCHEMA};
 use crate::render;
 use indicatif::ProgressBar;
-use record::{SpeedData, SpeedRecord};
+use crate::record::speed::{SpeedData, SpeedRecord};
 use serde_json::json;
 use std::path::PathBuf;
 
-pub mod record;
 pub mod view;
 
 #[derive(clap::Args)]

@@ -2,7 +2,7 @@
 //! beneath it (glance, CPU load, cost model and crossovers, scaling, what was not
 //! measured, noise, notes). Pure functions of the records, used by `speed` and `report`.
 
-use super::record::{SpeedData, SpeedRecord as Record};
+use crate::record::speed::{SpeedData, SpeedRecord as Record};
 use crate::analyse::paths::analyse;
 use crate::record::read::AnyRecord;
 use crate::render::document::{Options, RunView, View};

@@ -2,7 +2,7 @@
 //! ceiling of the same run, and mixed points against their single-suite runs.
 
 use super::primitive::CipherAlone;
-use super::record::TlsRecord;
+use crate::record::tls::TlsRecord;
 use serde::Serialize;
 
 /// The share of one suite's server CPU per GB that is crypto, against the null suite.
@@ -407,7 +407,7 @@ pub fn mixes(records: &[TlsRecord], spec: &str) -> Vec<MixResult> {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::workloads::tls::record::MixPart;
+    use crate::record::tls::MixPart;
 
     pub fn rec(suite: &str, size: u64, conc: u32, cpu: f64, bytes: u64, rps: f64) -> TlsRecord {
         crate::record::read::from_v1(serde_json::json!({

@@ -1,7 +1,7 @@
 //! The load generators: wrk (default) and h2load, both speaking HTTP/1.1 with
 //! keep-alive (or a new connection per request), pinned to the generator CPUs.
 
-use super::record::Latency;
+use crate::record::tls::Latency;
 use super::suites::{Proto, Suite};
 use super::sys;
 use crate::guard::Guard;

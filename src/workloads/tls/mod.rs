@@ -12,7 +12,6 @@ mod bench;
 pub mod load;
 mod point;
 pub mod primitive;
-pub mod record;
 pub mod render;
 pub mod server;
 pub mod suites;

@@ -4,7 +4,7 @@
 
 use super::bench::Bench;
 use super::load::{self, Generator, Job, Poll};
-use super::record::{MixPart, TlsData, TlsRecord};
+use crate::record::tls::{MixPart, TlsData, TlsRecord};
 use super::server::{self, Content, LogSummary};
 use super::{suites, sys};
 use crate::guard::Guard;

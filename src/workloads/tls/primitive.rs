@@ -4,7 +4,7 @@
 //! `--handshake`, also the public-key operations of a full handshake, for the rate of
 //! handshakes beside the rate of signatures.
 
-use super::record::{HandshakeCost, PrimitiveRate, TlsData};
+use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
 use super::suites::{CertKind, Suite};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{openssl::OpenSsl, Implementation, Support};

@@ -3,7 +3,7 @@
 //! what was not measured. Layout (terminal, Markdown, CSV) is `render::model`'s.
 
 use super::analysis::{Analysis, Share};
-use super::record::{Latency, TlsData, TlsRecord};
+use crate::record::tls::{Latency, TlsData, TlsRecord};
 use crate::record::{Environment, Exclusion};
 use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};

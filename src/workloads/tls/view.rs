@@ -3,7 +3,7 @@
 
 use super::analysis::{self, Analysis};
 use super::primitive::CipherAlone;
-use super::record::{TlsData, TlsRecord};
+use crate::record::tls::{TlsData, TlsRecord};
 use crate::record::read::AnyRecord;
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};

@@ -4,7 +4,7 @@
 use super::bench::{Bench, Inputs};
 use super::point::{self, Outcome, Point};
 use super::primitive::{self, CipherAlone};
-use super::record::TlsData;
+use crate::record::tls::TlsData;
 use super::{sys, TlsArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::profile::ProfileField;

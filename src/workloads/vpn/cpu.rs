@@ -1,7 +1,7 @@
 //! CPU time of the tunnel's processes and threads (/proc/<pid>/stat and task/*/stat), of
 //! kernel WireGuard's crypto kworkers, and of the whole machine (/proc/stat).
 
-use serde::{Deserialize, Serialize};
+use crate::record::vpn::{ProcessCpu, ThreadCpu};
 use std::collections::BTreeMap;
 use std::fs;
 
@@ -50,30 +50,6 @@ pub fn snap_process(pid: i32) -> Option<ProcSnap> {
         }
     }
     Some(ProcSnap { total, threads })
-}
-
-/// One thread's share of a point.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct ThreadCpu {
-    /// "server" or "client" end of the tunnel (or "kernel" for kworkers).
-    pub end: String,
-    pub pid: i32,
-    pub tid: i32,
-    pub name: String,
-    pub cpu_s: f64,
-    /// CPU seconds / transfer seconds x 100: 100 = one core all the time.
-    pub cpu_pct: f64,
-}
-
-/// One tunnel process over a point.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct ProcessCpu {
-    pub end: String,
-    pub pid: i32,
-    pub name: String,
-    pub user_s: f64,
-    pub sys_s: f64,
-    pub cpu_pct: f64,
 }
 
 /// Differences between two snapshots of the same processes, as per-process and

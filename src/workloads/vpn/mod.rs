@@ -9,7 +9,7 @@ mod cpu;
 mod iperf;
 mod lab;
 mod point;
-pub mod record;
+pub mod shares;
 pub mod render;
 mod tools;
 mod tunnel;

@@ -4,7 +4,7 @@
 use super::cpu;
 use super::iperf::{self, Load, LoadError};
 use super::lab::{self, Lab, CLIENT, SERVER};
-use super::record::{self, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
+use crate::record::vpn::{self, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
 use super::tunnel::{Programs, Spec, Tunnel};
 
 /// The tunnel's processes (or kernel WireGuard's kworkers) at one moment.
@@ -179,7 +179,7 @@ fn measure_with_server(
         implementation: tunnel.clone(),
         impl_version: tun.implementation.clone(),
         variant: None,
-        label: record::label(&tunnel, &cipher, auth.as_deref()),
+        label: vpn::label(&tunnel, &cipher, auth.as_deref()),
         throughput_bps: outcome.throughput_bps,
         throughput_bps_ci: None,
         samples_bps: vec![outcome.throughput_bps],

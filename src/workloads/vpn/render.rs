@@ -2,7 +2,8 @@
 //! point (medians over rounds), each tunnel's busiest threads, the crypto shares, notes.
 //! Layout (terminal, Markdown, CSV) is `render::model`'s.
 
-use super::record::{by_point, median_of, Share, VpnData, VpnRecord};
+use super::shares::{by_point, median_of, Share};
+use crate::record::vpn::{cipher_label, VpnData, VpnRecord, BOUND_PCT, THREAD_USED_PCT};
 use crate::record::{Environment, Exclusion};
 use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};
@@ -14,13 +15,6 @@ fn mbit(bps: f64) -> String {
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
-}
-
-pub fn cipher_label(cipher: &str, auth: Option<&str>) -> String {
-    match auth {
-        Some(a) if cipher != "none" && a != "none" => format!("{cipher}+{a}"),
-        _ => cipher.to_string(),
-    }
 }
 
 /// One point over its rounds: the round with the median throughput, with the medians of
@@ -178,7 +172,7 @@ fn intro(env: Option<&Environment>) -> String {
         .unwrap_or((0, 0));
     format!(
         "Tunnels between two network namespaces over a veth pair, iperf3 for {dur} s per point, on {cpus} logical CPUs. Mbit/s = payload received; CPU = the tunnel's own processes at both ends (100% = one core), in kernel = its system-call share; threads = threads over {:.0}% of a core; machine = busy share of all cores; others = the part of it used by other processes; drops = packets dropped by the tunnel and veth interfaces and by full UDP receive buffers.",
-        super::record::THREAD_USED_PCT
+        THREAD_USED_PCT
     )
 }
 
@@ -330,9 +324,9 @@ fn notes(
     }
     if shares.iter().any(|s| {
         s.busiest_thread_cpu_pct
-            .is_some_and(|p| p < super::record::BOUND_PCT)
+            .is_some_and(|p| p < BOUND_PCT)
     }) {
-        notes.push(format!("a ceiling is an upper bound only where one tunnel thread held the tunnel back (busiest thread near 100%); below {:.0}% it overstates", super::record::BOUND_PCT));
+        notes.push(format!("a ceiling is an upper bound only where one tunnel thread held the tunnel back (busiest thread near 100%); below {:.0}% it overstates", BOUND_PCT));
     }
     for e in excl {
         let tunnel = e
@@ -449,7 +443,7 @@ pub fn records_table(records: &[&VpnRecord]) -> Table {
 
 #[cfg(test)]
 mod tests {
-    use super::super::record::tests::rec;
+    use super::super::shares::tests::rec;
     use super::*;
 
     #[test]

@@ -1,6 +1,7 @@
 //! How vpn records are shown, for `vpn` and `report`: pure functions of one run's records.
 
-use super::record::{self, VpnData, VpnRecord};
+use super::shares::{self, Share};
+use crate::record::vpn::{VpnData, VpnRecord};
 use crate::record::read::AnyRecord;
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};
@@ -8,9 +9,9 @@ use serde_json::{json, Value};
 
 pub struct VpnView;
 
-fn shares(run: &RunView<VpnData>) -> Vec<record::Share> {
+fn shares(run: &RunView<VpnData>) -> Vec<Share> {
     let records: Vec<VpnRecord> = run.records.iter().map(|r| (*r).clone()).collect();
-    record::shares(&records)
+    shares::shares(&records)
 }
 
 impl View for VpnView {

@@ -4,7 +4,7 @@
 
 use super::iperf::{Load, LoadError};
 use super::lab::{self, Lab};
-use super::record::{VpnData, VpnRecord};
+use crate::record::vpn::{VpnData, VpnRecord};
 use super::tools::{self, Tool};
 use super::tunnel::{self, Programs, Spec};
 use super::{VpnArgs, Wanted};

@@ -1,0 +1,143 @@
+//! The vpn record: one measured point of a tunnel. See docs/records.md, "vpn record".
+
+use serde::{Deserialize, Serialize};
+
+/// One measured point: a tunnel (and cipher), a protocol, a direction and a number of
+/// streams. Field names are a public contract (docs/records.md): add, never rename.
+/// A vpn point: the shared envelope (impl = the tunnel, impl_version "veth", "kernel",
+/// "wireguard-go 0.0.20250522" or "OpenVPN 2.6.14", label = tunnel and cipher) and these.
+pub type VpnRecord = crate::record::Record<VpnData>;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VpnData {
+    /// "none" (bare veth), "wireguard" or "openvpn".
+    pub tunnel: String,
+    /// The data cipher: OpenVPN's name (AES-128-GCM, ..., or "none"); WireGuard's is
+    /// always CHACHA20-POLY1305; "none" for the bare veth.
+    pub cipher: String,
+    /// HMAC beside a non-AEAD cipher ("HMAC-SHA1"), "none" for OpenVPN without crypto,
+    /// null for AEADs and the bare veth.
+    pub auth: Option<String>,
+    /// What the tunnel said it negotiated (OpenVPN's "Data Channel" log line).
+    pub negotiated: Option<String>,
+    /// "tcp" or "udp" (iperf3 -u at unlimited rate).
+    pub protocol: String,
+    /// "up": the client namespace sends; "down": the server namespace sends (iperf3 -R).
+    pub direction: String,
+    /// Parallel iperf3 streams (-P).
+    pub streams: u32,
+    /// Which pass over all tunnels this point belongs to (1-based; --rounds).
+    pub round: u32,
+    /// Requested seconds of load (iperf3 -t).
+    pub duration_s: u32,
+    /// The receiver's transfer time, as iperf3 reports it.
+    pub transfer_s: f64,
+    /// Payload bytes received.
+    pub bytes: u64,
+    /// Payload bytes sent.
+    pub sent_bytes: u64,
+    /// TCP retransmits of the sender (null for UDP).
+    pub retransmits: Option<u64>,
+    /// UDP datagrams lost, in percent (null for TCP).
+    pub lost_pct: Option<f64>,
+    /// MTU of the tunnel interface (the veth's for the bare veth).
+    pub mtu: u32,
+    /// MTU of the veth pair that carries the tunnel's packets.
+    pub outer_mtu: u32,
+    /// TCP maximum segment size iperf3 saw.
+    pub tcp_mss: Option<u32>,
+    /// The interface whose counters follow (the sender's and the receiver's tunnel device).
+    pub tunnel_if: [String; 2],
+    /// Bytes the sender's tunnel interface transmitted during the point (IP packets).
+    pub tunnel_tx_bytes: u64,
+    /// Bytes the receiver's tunnel interface received during the point.
+    pub tunnel_rx_bytes: u64,
+    /// Bytes the sender's veth transmitted (the tunnel's packets, encapsulated).
+    pub outer_tx_bytes: u64,
+    /// Packets dropped during the point by the tunnel interfaces at both ends (full
+    /// queues: the tunnel process did not keep up), by the veths, and by full UDP receive
+    /// buffers in either namespace (RcvbufErrors): where the retransmits come from.
+    pub tunnel_dropped: u64,
+    pub outer_dropped: u64,
+    pub udp_rcvbuf_errors: u64,
+    /// CPU seconds (user + sys) of the tunnel's processes at both ends during the point;
+    /// null where the work cannot be attributed (the bare veth).
+    pub tunnel_cpu_s: Option<f64>,
+    /// tunnel_cpu_s / transfer_s x 100: cores in use x 100, summed over all threads.
+    pub tunnel_cpu_pct: Option<f64>,
+    /// The busiest single thread's CPU, in percent of one core.
+    pub busiest_thread_cpu_pct: Option<f64>,
+    /// Threads that used at least THREAD_USED_PCT of a core.
+    pub threads_used: Option<u32>,
+    /// Per tunnel process: end, pid, name, user and sys seconds, CPU %.
+    pub processes: Vec<ProcessCpu>,
+    /// Per thread, busiest first (threads under 1% of a core left out).
+    pub thread_cpu: Vec<ThreadCpu>,
+    /// Softirq seconds on all CPUs during the point (the kernel's packet work, shared).
+    pub softirq_s: f64,
+    /// Busy share of all CPUs during the point, in percent (100 = every core busy).
+    pub system_busy_pct: f64,
+    /// iperf3's own CPU use, percent of one core.
+    pub iperf3_client_cpu_pct: Option<f64>,
+    pub iperf3_server_cpu_pct: Option<f64>,
+}
+
+/// A thread counts as used from this share of a core.
+pub const THREAD_USED_PCT: f64 = 5.0;
+
+/// A tunnel counts as held back by one thread when its busiest thread is this busy.
+pub const BOUND_PCT: f64 = 90.0;
+
+/// Other processes' CPU, in percent of all cores, from which a point counts as disturbed.
+pub const DISTURBED_PCT: f64 = 10.0;
+
+/// The label of a tunnel and cipher: "wireguard", "openvpn AES-256-CBC+HMAC-SHA1".
+pub fn label(tunnel: &str, cipher: &str, auth: Option<&str>) -> String {
+    match tunnel {
+        "openvpn" => format!(
+            "openvpn {}",
+            cipher_label(cipher, auth)
+        ),
+        "none" => "veth".into(),
+        t => t.into(),
+    }
+}
+
+impl VpnData {
+    /// Identity of a point apart from tunnel and cipher.
+    pub fn load_key(&self) -> (&str, &str, u32) {
+        (&self.protocol, &self.direction, self.streams)
+    }
+}
+
+/// A cipher and its HMAC as shown: "AES-256-CBC+HMAC-SHA1", or the AEAD alone.
+pub fn cipher_label(cipher: &str, auth: Option<&str>) -> String {
+    match auth {
+        Some(a) if cipher != "none" && a != "none" => format!("{cipher}+{a}"),
+        _ => cipher.to_string(),
+    }
+}
+
+/// One thread's share of a point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ThreadCpu {
+    /// "server" or "client" end of the tunnel (or "kernel" for kworkers).
+    pub end: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub name: String,
+    pub cpu_s: f64,
+    /// CPU seconds / transfer seconds x 100: 100 = one core all the time.
+    pub cpu_pct: f64,
+}
+
+/// One tunnel process over a point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProcessCpu {
+    pub end: String,
+    pub pid: i32,
+    pub name: String,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub cpu_pct: f64,
+}
