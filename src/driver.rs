@@ -171,7 +171,7 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     let signal = crate::workloads::stop_signal();
     let interrupted = crate::measure::stopped();
     let end = RunEnd {
-        kind: "end".into(),
+        kind: crate::record::LineKind::End,
         run_id: env.run_id.clone(),
         interrupted,
         points: run.records.len(),

@@ -177,7 +177,7 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         .unwrap_or_default();
     let cpu = cpu();
     Environment {
-        kind: "environment".into(),
+        kind: crate::record::LineKind::Environment,
         schema: SCHEMA,
         run_id: run_id(now.as_secs()),
         cryptobench_version: env!("CARGO_PKG_VERSION").into(),

@@ -5,7 +5,6 @@ use crate::algorithms::{parse_size, Algorithm, Direction, DEFAULT_SIZES};
 use crate::impls::{Implementation, Unavailable};
 use crate::verify;
 use globset::Glob;
-use serde::Serialize;
 
 /// Largest thread count accepted: far beyond any core count we expect to meet.
 pub const MAX_THREADS: usize = 1024;
@@ -33,29 +32,7 @@ impl Group {
     }
 }
 
-/// Why a combination is not measured.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum ExclusionKind {
-    /// The library does not offer the algorithm.
-    NotOffered,
-    /// It offers it, but gave a wrong answer: never timed.
-    Refused,
-    /// The size does not fit the algorithm (CBC needs whole blocks).
-    SizeUnsupported,
-}
-
-pub use crate::record::Exclusion;
-
-impl ExclusionKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ExclusionKind::NotOffered => "not_offered",
-            ExclusionKind::Refused => "refused",
-            ExclusionKind::SizeUnsupported => "size_unsupported",
-        }
-    }
-}
+pub use crate::record::{Exclusion, ExclusionKind, Workload};
 
 /// A speed point not measured: the path's label, the algorithm and, where it matters, the size.
 pub fn excluded(
@@ -69,9 +46,9 @@ pub fn excluded(
     point.insert("alg".into(), alg.name().into());
     point.insert("size".into(), size.map(|s| s as u64).into());
     Exclusion {
-        workload: "speed".into(),
+        workload: Workload::Speed,
         implementation: label.into(),
-        kind: kind.name().into(),
+        kind,
         reason,
         point,
     }

@@ -19,12 +19,11 @@ pub const SCHEMA: u32 = 2;
 /// add, never rename (docs/records.md).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Record<D> {
-    /// Always "record" in a JSON Lines file, to tell it from the environment line.
-    pub kind: String,
+    /// Always `record` in a JSON Lines file, to tell it from the environment line.
+    pub kind: LineKind,
     pub schema: u32,
     pub run_id: String,
-    /// "speed", "tls" or "vpn".
-    pub workload: String,
+    pub workload: Workload,
     /// What did the work: a library ("openssl"), a server ("nginx"), a tunnel ("openvpn").
     #[serde(rename = "impl")]
     pub implementation: String,
@@ -84,6 +83,75 @@ impl<D> Record<D> {
     }
 }
 
+/// What a line of a results file is: its `kind` field.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LineKind {
+    Environment,
+    Record,
+    /// The run's last line (`RunEnd`).
+    End,
+}
+
+/// The workload that wrote a record or exclusion: its `workload` field.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    Speed,
+    Tls,
+    Vpn,
+}
+
+impl Workload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Speed => "speed",
+            Workload::Tls => "tls",
+            Workload::Vpn => "vpn",
+        }
+    }
+}
+
+impl std::fmt::Display for Workload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for Workload {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+/// Why a point was not measured: an exclusion's `kind`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExclusionKind {
+    /// The library does not offer the algorithm.
+    NotOffered,
+    /// It offers it, but gave a wrong answer: never timed.
+    Refused,
+    /// The size does not fit the algorithm (CBC needs whole blocks).
+    SizeUnsupported,
+    /// Not applicable (a tls mix of one suite).
+    Skipped,
+    /// Went wrong while measuring.
+    Failed,
+}
+
+impl ExclusionKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExclusionKind::NotOffered => "not_offered",
+            ExclusionKind::Refused => "refused",
+            ExclusionKind::SizeUnsupported => "size_unsupported",
+            ExclusionKind::Skipped => "skipped",
+            ExclusionKind::Failed => "failed",
+        }
+    }
+}
+
 /// A number that is null in JSON where it does not apply (NaN in memory).
 mod nullable_f64 {
     use serde::{Deserialize, Deserializer, Serializer};
@@ -104,13 +172,11 @@ mod nullable_f64 {
 /// `load`) is flattened in.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Exclusion {
-    pub workload: String,
+    pub workload: Workload,
     /// The implementation (speed), server (tls) or tunnel (vpn) concerned.
     #[serde(rename = "impl")]
     pub implementation: String,
-    /// `not_offered`, `refused` (failed a check, never timed), `size_unsupported`,
-    /// `skipped` (not applicable) or `failed` (went wrong while measuring).
-    pub kind: String,
+    pub kind: ExclusionKind,
     pub reason: String,
     #[serde(flatten)]
     pub point: serde_json::Map<String, serde_json::Value>,
@@ -120,8 +186,8 @@ pub struct Exclusion {
 /// measured. A run without one was killed (or is still running).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunEnd {
-    /// Always "end".
-    pub kind: String,
+    /// Always `end`.
+    pub kind: LineKind,
     pub run_id: String,
     pub interrupted: bool,
     /// Records the run wrote.
@@ -138,7 +204,7 @@ pub struct RunEnd {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Environment {
     #[serde(default = "environment_kind")]
-    pub kind: String,
+    pub kind: LineKind,
     pub schema: u32,
     pub run_id: String,
     pub cryptobench_version: String,
@@ -164,8 +230,8 @@ pub struct Environment {
     pub emulated: bool,
 }
 
-fn environment_kind() -> String {
-    "environment".into()
+fn environment_kind() -> LineKind {
+    LineKind::Environment
 }
 
 /// Appends JSON Lines to a file and flushes each line, so that an interrupted run keeps

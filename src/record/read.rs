@@ -260,7 +260,7 @@ fn typed_record(text: &str) -> Option<AnyRecord> {
         AnyRecord::Tls(r) => (&r.kind, (&r.workload, "tls")),
         AnyRecord::Vpn(r) => (&r.kind, (&r.workload, "vpn")),
     };
-    (kind == "record" && workload.0 == workload.1).then_some(rec)
+    (*kind == super::LineKind::Record && *workload.0 == workload.1).then_some(rec)
 }
 
 fn from<D: serde::de::DeserializeOwned>(v: Value) -> Result<Record<D>, String> {

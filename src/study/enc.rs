@@ -209,10 +209,10 @@ impl Workload for OpensslEnc {
             0.0
         };
         Ok(vec![Outcome::Record(Record {
-            kind: "record".into(),
+            kind: crate::record::LineKind::Record,
             schema: SCHEMA,
             run_id: ctx.environment.run_id.clone(),
-            workload: "speed".into(),
+            workload: crate::record::Workload::Speed,
             implementation: IMPL.into(),
             impl_version: self.version.clone(),
             variant: self.variant.clone(),

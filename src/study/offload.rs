@@ -435,14 +435,14 @@ mod tests {
         }
         let mut o = observed(vec![("guest", recs)]);
         o.runs[0].run.end = Some(crate::record::RunEnd {
-            kind: "end".into(),
+            kind: crate::record::LineKind::End,
             run_id: "run0".into(),
             interrupted: false,
             points: 6,
             exclusions: vec![crate::record::Exclusion {
-                workload: "speed".into(),
+                workload: crate::record::Workload::Speed,
                 implementation: "openssl [engine=afalg]".into(),
-                kind: "refused".into(),
+                kind: crate::record::ExclusionKind::Refused,
                 reason: "enc at 450000 bytes: engine afalg cannot take a 450000-byte message"
                     .into(),
                 point: Default::default(),

@@ -340,7 +340,7 @@ impl Workload for Speed {
     fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
         let refused: Vec<String> = exclusions
             .iter()
-            .filter(|e| e.kind == ExclusionKind::Refused.name())
+            .filter(|e| e.kind == ExclusionKind::Refused)
             .map(|e| {
                 format!(
                     "{} {}: {}",
@@ -613,10 +613,10 @@ fn to_record(
     let ops = g.alg.kind().is_public_key();
     let ops_only = |x: Vec<f64>| if ops { Some(x) } else { None };
     Record {
-        kind: "record".into(),
+        kind: crate::record::LineKind::Record,
         schema: SCHEMA,
         run_id: run_id.into(),
-        workload: "speed".into(),
+        workload: crate::record::Workload::Speed,
         implementation: imp.name().into(),
         impl_version: imp.version(),
         variant: imp.variant(),

@@ -5,6 +5,7 @@
 use crate::record::speed::{SpeedData, SpeedRecord as Record};
 use crate::analyse::paths::analyse;
 use crate::record::read::AnyRecord;
+use crate::record::ExclusionKind;
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Column, Table};
 use crate::render::{mbps, size_label};
@@ -490,7 +491,7 @@ fn absent(run: &RunView<SpeedData>) -> Vec<String> {
         ));
     }
     let mut not_offered: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for e in run.exclusions.iter().filter(|e| e.kind == "not_offered") {
+    for e in run.exclusions.iter().filter(|e| e.kind == ExclusionKind::NotOffered) {
         not_offered
             .entry(&e.implementation)
             .or_default()
@@ -499,7 +500,7 @@ fn absent(run: &RunView<SpeedData>) -> Vec<String> {
     for (imp, algs) in not_offered {
         out.push(format!("Not offered by {imp}: {}", algs.join("; ")));
     }
-    for e in run.exclusions.iter().filter(|e| e.kind == "refused") {
+    for e in run.exclusions.iter().filter(|e| e.kind == ExclusionKind::Refused) {
         out.push(format!(
             "REFUSED, not timed: {} {}: {}",
             e.implementation,
@@ -511,7 +512,7 @@ fn absent(run: &RunView<SpeedData>) -> Vec<String> {
     for e in run
         .exclusions
         .iter()
-        .filter(|e| e.kind == "size_unsupported")
+        .filter(|e| e.kind == ExclusionKind::SizeUnsupported)
     {
         sizes
             .entry((
@@ -624,7 +625,7 @@ fn row(r: &Record) -> Vec<String> {
             .join(";")
     };
     vec![
-        r.workload.clone(),
+        r.workload.to_string(),
         r.implementation.clone(),
         r.impl_version.clone(),
         opt(&r.variant),

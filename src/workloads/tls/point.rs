@@ -480,10 +480,10 @@ fn record(
         suite_of(&parts[0]).name.clone()
     };
     crate::record::Record {
-        kind: "record".into(),
+        kind: crate::record::LineKind::Record,
         schema: crate::record::SCHEMA,
         run_id: run_id.into(),
-        workload: "tls".into(),
+        workload: crate::record::Workload::Tls,
         implementation: "nginx".into(),
         impl_version: b.impl_version.clone(),
         variant: None,

@@ -420,7 +420,7 @@ fn not_measured(excl: &[&Exclusion]) -> Table {
     for e in excl {
         let get = |k: &str| e.point.get(k).cloned().unwrap_or(Value::Null);
         t.push(vec![
-            e.kind.clone(),
+            e.kind.name().to_string(),
             get("suite").as_str().unwrap_or("").to_string(),
             file_label(
                 get("content").as_str().unwrap_or(""),
@@ -499,7 +499,7 @@ pub fn records_table(records: &[&TlsRecord]) -> Table {
                 .join(";")
         });
         t.push(vec![
-            r.workload.clone(),
+            r.workload.to_string(),
             r.suite.clone(),
             r.protocol.clone(),
             r.negotiated.clone(),

@@ -9,7 +9,7 @@ use super::{sys, TlsArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::profile::ProfileField;
 use crate::record::read::AnyRecord;
-use crate::record::{Exclusion, Record};
+use crate::record::{Exclusion, ExclusionKind, Record};
 use crate::workloads::Failure;
 use serde_json::json;
 use std::time::Duration;
@@ -38,15 +38,15 @@ impl Tls {
     }
 }
 
-fn exclusion(b: &Bench, p: &Point, kind: &str, reason: String) -> Exclusion {
+fn exclusion(b: &Bench, p: &Point, kind: ExclusionKind, reason: String) -> Exclusion {
     let point = json!({
         "suite": p.suite(b), "content": p.content.label(),
         "file_size": p.content.size(), "concurrency": p.concurrency,
     });
     Exclusion {
-        workload: "tls".into(),
+        workload: crate::record::Workload::Tls,
         implementation: "nginx".into(),
-        kind: kind.into(),
+        kind,
         reason,
         point: point.as_object().cloned().unwrap_or_default(),
     }
@@ -75,7 +75,7 @@ impl Workload for Tls {
         let (points, unsplittable) = point::plan(&b, &self.inputs.concurrency);
         let exclusions = unsplittable
             .iter()
-            .map(|p| exclusion(&b, p, "skipped", point::MIX_NEEDS_TWO.into()))
+            .map(|p| exclusion(&b, p, ExclusionKind::Skipped, point::MIX_NEEDS_TWO.into()))
             .collect();
         // The first line names the ports, so that a watcher can check them.
         eprintln!(
@@ -134,7 +134,7 @@ impl Workload for Tls {
             Outcome::Refused(reason) => {
                 eprintln!("{n}: refused: {reason}");
                 vec![driver::Outcome::Excluded(exclusion(
-                    b, &p, "refused", reason,
+                    b, &p, ExclusionKind::Refused, reason,
                 ))]
             }
             Outcome::Interrupted => Vec::new(),

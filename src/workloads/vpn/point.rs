@@ -172,10 +172,10 @@ fn measure_with_server(
         tun.spec.auth(),
     );
     Ok(VpnRecord {
-        kind: "record".into(),
+        kind: crate::record::LineKind::Record,
         schema: crate::record::SCHEMA,
         run_id: run_id.into(),
-        workload: "vpn".into(),
+        workload: crate::record::Workload::Vpn,
         implementation: tunnel.clone(),
         impl_version: tun.implementation.clone(),
         variant: None,

@@ -397,7 +397,7 @@ pub fn records_table(records: &[&VpnRecord]) -> Table {
             .map(|t| format!("{}:{}:{}:{:.1}", t.end, t.name, t.tid, t.cpu_pct))
             .collect();
         let row = [
-            r.workload.clone(),
+            r.workload.to_string(),
             r.tunnel.clone(),
             r.impl_version.clone(),
             r.cipher.clone(),

@@ -154,9 +154,9 @@ impl Vpn {
             "load": load.map(load_label),
         });
         Exclusion {
-            workload: "vpn".into(),
+            workload: crate::record::Workload::Vpn,
             implementation: spec.tunnel().into(),
-            kind: "failed".into(),
+            kind: crate::record::ExclusionKind::Failed,
             reason,
             point: point.as_object().cloned().unwrap_or_default(),
         }
