@@ -1,6 +1,6 @@
 //! The algorithm catalogue: names, shapes and known-answer vectors.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What an algorithm does to a message, which decides the shape of an Operation.
@@ -31,7 +31,7 @@ impl Kind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Algorithm {
     #[serde(rename = "aes-128-gcm")]
     Aes128Gcm,
@@ -106,7 +106,7 @@ pub const TAG_LEN: usize = 16;
 /// AAD length used in timed runs: a TLS 1.2 record header.
 pub const TIMED_AAD_LEN: usize = 13;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Encrypt, seal, or compute a digest.

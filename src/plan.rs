@@ -324,7 +324,7 @@ mod tests {
         assert_eq!(groups.len(), 2);
         assert!(groups.iter().all(|g| g.size == 16));
         assert_eq!(excl.len(), 1);
-        assert_eq!(excl[0].kind, ExclusionKind::SizeUnsupported.name());
+        assert_eq!(excl[0].kind, ExclusionKind::SizeUnsupported);
     }
 
     #[test]

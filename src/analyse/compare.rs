@@ -70,8 +70,8 @@ pub fn identity(rec: &AnyRecord, label: Option<&str>) -> Identity {
             "speed",
             &r.label,
             vec![
-                ("alg", text(&r.alg)),
-                ("direction", text(&r.direction)),
+                ("alg", text(r.alg.name())),
+                ("direction", text(r.direction.name())),
                 ("size", KeyValue::Num(r.size)),
                 ("threads", KeyValue::Num(r.threads as u64)),
             ],

@@ -3,6 +3,7 @@
 
 use super::crossover::{crossover, Crossover};
 use super::model::{fit_from, replicates, Curve, Fit};
+use crate::algorithms::{Algorithm, Direction};
 use crate::record::speed::SpeedRecord as Record;
 use serde::Serialize;
 
@@ -12,16 +13,16 @@ pub struct PathFit {
     #[serde(rename = "impl")]
     pub implementation: String,
     pub variant: Option<String>,
-    pub alg: String,
-    pub direction: String,
+    pub alg: Algorithm,
+    pub direction: Direction,
     #[serde(flatten)]
     pub fit: Fit,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PathCrossover {
-    pub alg: String,
-    pub direction: String,
+    pub alg: Algorithm,
+    pub direction: Direction,
     pub a: String,
     pub b: String,
     /// Path that is faster below the crossover, or at every size when there is none.
@@ -107,8 +108,8 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
                 path: label.clone(),
                 implementation: r.implementation.clone(),
                 variant: r.variant.clone(),
-                alg: r.alg.clone(),
-                direction: r.direction.clone(),
+                alg: r.alg,
+                direction: r.direction,
                 fit: f,
             });
         }
@@ -141,8 +142,8 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
             };
             if let Some(c) = crossover(first.2, first_lines, second.2, second_lines) {
                 out.crossovers.push(PathCrossover {
-                    alg: ra.alg.clone(),
-                    direction: ra.direction.clone(),
+                    alg: ra.alg,
+                    direction: ra.direction,
                     a: first.0.clone(),
                     b: second.0.clone(),
                     faster_below: if c.faster_below == "a" {

@@ -25,15 +25,30 @@ pub mod ring;
 pub mod rustcrypto;
 
 /// How a request reaches the code that does the work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Access {
     /// A library called in this process.
     InProcess,
-    /// System calls into the kernel's crypto drivers (AF_ALG, /dev/crypto).
+    /// System calls into the kernel's crypto drivers (AF_ALG, /dev/crypto); early files
+    /// called it `syscall`.
+    #[serde(alias = "syscall")]
     KernelDriver,
     /// libcrypto, through an ENGINE that hands the work to the kernel.
     Engine,
+    /// A program timed end to end, start-up and file I/O included (`openssl enc`).
+    Process,
+}
+
+impl Access {
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::InProcess => "in_process",
+            Access::KernelDriver => "kernel_driver",
+            Access::Engine => "engine",
+            Access::Process => "process",
+        }
+    }
 }
 
 /// What every message of a timed batch uses: one worker's buffers, nonce and AAD.

@@ -22,11 +22,11 @@ pub enum AnyRecord {
 
 impl AnyRecord {
     #[cfg(test)]
-    pub fn workload(&self) -> &str {
+    pub fn workload(&self) -> super::Workload {
         match self {
-            AnyRecord::Speed(r) => &r.workload,
-            AnyRecord::Tls(r) => &r.workload,
-            AnyRecord::Vpn(r) => &r.workload,
+            AnyRecord::Speed(r) => r.workload,
+            AnyRecord::Tls(r) => r.workload,
+            AnyRecord::Vpn(r) => r.workload,
         }
     }
     pub fn run_id(&self) -> &str {
@@ -361,8 +361,8 @@ fn upgrade_v1(v: &mut Value) -> Result<(), String> {
                 json!(bps.into_iter().collect::<Vec<_>>()),
             );
             o.insert("throughput_bps_ci".into(), Value::Null);
-            let disturbed = num(o, "others_cpu_pct").unwrap_or(0.0)
-                >= crate::record::vpn::DISTURBED_PCT;
+            let disturbed =
+                num(o, "others_cpu_pct").unwrap_or(0.0) >= crate::record::vpn::DISTURBED_PCT;
             o.entry("disturbed").or_insert(json!(disturbed));
             let wall = num(o, "transfer_s").unwrap_or(0.0);
             o.entry("wall_s").or_insert(json!(wall));

@@ -1,6 +1,8 @@
 //! The speed record's own fields (flattened into the shared envelope, `crate::record::Record`).
 //! Field names are a public contract: add, never rename (docs/records.md, "speed").
 
+use crate::algorithms::{Algorithm, Direction};
+pub use crate::impls::Access;
 use crate::record::Record;
 use serde::{Deserialize, Serialize};
 
@@ -8,15 +10,14 @@ pub type SpeedRecord = Record<SpeedData>;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SpeedData {
-    /// `in_process`, `syscall`, `kernel_driver` or `engine`.
-    pub access: String,
+    pub access: Access,
     /// The kernel driver that did the work (from /proc/crypto), for kernel paths.
     #[serde(default)]
     pub driver: Option<String>,
     /// The shared object the code came from, where that is a choice (--libcrypto).
     pub library: Option<String>,
-    pub alg: String,
-    pub direction: String,
+    pub alg: Algorithm,
+    pub direction: Direction,
     /// Bytes per call.
     pub size: u64,
     pub threads: u32,

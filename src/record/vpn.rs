@@ -94,10 +94,7 @@ pub const DISTURBED_PCT: f64 = 10.0;
 /// The label of a tunnel and cipher: "wireguard", "openvpn AES-256-CBC+HMAC-SHA1".
 pub fn label(tunnel: &str, cipher: &str, auth: Option<&str>) -> String {
     match tunnel {
-        "openvpn" => format!(
-            "openvpn {}",
-            cipher_label(cipher, auth)
-        ),
+        "openvpn" => format!("openvpn {}", cipher_label(cipher, auth)),
         "none" => "veth".into(),
         t => t.into(),
     }

@@ -74,22 +74,20 @@ fn render_records(all: &[&Rec], out: &mut String) {
         );
         let mut names = Vec::new();
         for row in rows(recs, &sizes) {
-            let alg = Algorithm::parse(&row.alg)
-                .map(|a| a.openssl_speed_name())
-                .unwrap_or("?");
+            let alg = row.alg.openssl_speed_name();
             let first = row.cells.iter().flatten().next().copied();
             let label = match first {
                 Some(r) => r.label.clone(),
                 None => row.label.clone(),
             };
             let mut name = format!("{label} {alg}");
-            if Algorithm::parse(&row.alg).is_some_and(|a| a.directions().len() > 1) {
+            if row.alg.directions().len() > 1 {
                 name = format!("{name} {}", row.direction);
             }
             if row.threads > 1 {
                 name = format!("{name} x{}", row.threads);
             }
-            if Algorithm::parse(&row.alg).is_some_and(|a| a.is_legacy()) {
+            if row.alg.is_legacy() {
                 name.push_str(" (legacy)");
             }
             names.push((name, row));
@@ -136,16 +134,19 @@ fn render_records(all: &[&Rec], out: &mut String) {
 /// each under its own header, with its printf formats. With more than one path (or
 /// thread count) each line starts with the path's label.
 fn pkey_blocks(ops: &[&Rec], out: &mut String) {
-    let find = |alg: &str, dir: &str, label: &str, threads: u32| {
+    let find = |alg: Algorithm, dir: &str, label: &str, threads: u32| {
         ops.iter()
             .find(|r| {
-                r.alg == alg && r.direction == dir && r.label == label && r.threads == threads
+                r.alg == alg
+                    && r.direction.name() == dir
+                    && r.label == label
+                    && r.threads == threads
             })
             .map(|r| r.ops_per_s)
     };
-    let mut lines: Vec<(String, String, u32)> = Vec::new(); // (label, alg, threads)
+    let mut lines: Vec<(String, Algorithm, u32)> = Vec::new(); // (label, alg, threads)
     for r in ops {
-        let key = (r.label.clone(), r.alg.clone(), r.threads);
+        let key = (r.label.clone(), r.alg, r.threads);
         if !lines.contains(&key) {
             lines.push(key);
         }
@@ -167,19 +168,19 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
     ] {
         let mut header = false;
         for alg in Algorithm::ALL.into_iter().filter(|a| block.holds(*a)) {
-            for (label, _, threads) in lines.iter().filter(|(_, a, _)| a == alg.name()) {
+            for (label, _, threads) in lines.iter().filter(|(_, a, _)| *a == alg) {
                 if !header {
                     let _ = writeln!(out, "{}", block.header());
                     header = true;
                 }
                 let p = prefix(label, *threads);
                 let (a, b) = block.directions();
-                let x = find(alg.name(), a, label, *threads).unwrap_or(0.0);
+                let x = find(alg, a, label, *threads).unwrap_or(0.0);
                 let name = alg.openssl_speed_name();
                 let _ = match b {
                     None => writeln!(out, "{p} {name} {:8.4}s {x:8.1}", per_op(x)),
                     Some(b) => {
-                        let y = find(alg.name(), b, label, *threads).unwrap_or(0.0);
+                        let y = find(alg, b, label, *threads).unwrap_or(0.0);
                         if block == PkeyBlock::Rsa {
                             let pss = if alg.name().ends_with("-pss") {
                                 " pss"

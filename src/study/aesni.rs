@@ -2,6 +2,7 @@
 //! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file), side by side.
 
 use super::{argv, times, Action, Findings, Observed, Opts, Step, Study};
+use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats::median;
 use crate::render::model::{Block, Column, Table};
 
@@ -77,7 +78,7 @@ impl Study for AesNi {
             d,
         ]);
         let enc = |env, variant: Option<&str>| Action::OpensslEnc {
-            cipher: "aes-256-cbc".into(),
+            cipher: Algorithm::Aes256Cbc,
             bytes: mb,
             rounds,
             env,
@@ -158,8 +159,8 @@ fn analyse(o: &Observed) -> Findings {
                     .find(|r| {
                         r.implementation == "openssl"
                             && r.variant.as_deref() == variant
-                            && r.alg == alg
-                            && r.direction == dir
+                            && r.alg.name() == alg
+                            && r.direction.name() == dir
                     })
                     .map(|r| r.throughput_bps)
             };
@@ -209,7 +210,7 @@ fn analyse(o: &Observed) -> Findings {
             .iter()
             .find(|m| m.alg == w.alg && m.direction == w.direction && m.size == w.size);
         if let Some(wo) = wo.filter(|m| m.throughput_bps > 0.0 && w.throughput_bps > 0.0) {
-            let what = if w.direction == "dec" {
+            let what = if w.direction == Direction::Dec {
                 "decrypt"
             } else {
                 "encrypt"
@@ -321,7 +322,9 @@ fn aws_lc_honours(o: &Observed) -> String {
         o.speed(tag)
             .iter()
             .find(|r| {
-                r.implementation == "aws-lc" && r.alg == "aes-128-gcm" && r.direction == "enc"
+                r.implementation == "aws-lc"
+                    && r.alg == Algorithm::Aes128Gcm
+                    && r.direction == Direction::Enc
             })
             .map(|r| r.throughput_bps)
     };

@@ -3,10 +3,11 @@
 //! one AES-GCM thread beside N-1 threads of AVX-512 ChaCha, against non-AVX-512 ChaCha.
 
 use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study};
+use crate::algorithms::Algorithm;
 use crate::analyse::stats::median;
+use crate::record::tls::TlsRecord;
 use crate::render::model::{Block, Column, Table};
 use crate::workloads::tls::analysis::{mixes, MixResult};
-use crate::record::tls::TlsRecord;
 
 pub struct Avx512;
 
@@ -178,11 +179,11 @@ fn analyse(o: &Observed) -> Findings {
         for variant in [None, Some(VARIANT)] {
             let one = recs
                 .iter()
-                .find(|r| r.alg == alg && r.variant.as_deref() == variant && r.threads == 1)
+                .find(|r| r.alg.name() == alg && r.variant.as_deref() == variant && r.threads == 1)
                 .map(|r| r.throughput_bps);
             let mut rows: Vec<_> = recs
                 .iter()
-                .filter(|r| r.alg == alg && r.variant.as_deref() == variant)
+                .filter(|r| r.alg.name() == alg && r.variant.as_deref() == variant)
                 .collect();
             rows.sort_by_key(|r| r.threads);
             for r in rows {
@@ -247,7 +248,7 @@ fn analyse(o: &Observed) -> Findings {
     }
     let clock_at = |alg: &str| {
         recs.iter()
-            .filter(|r| r.alg == alg && r.variant.is_none() && r.threads == max_threads)
+            .filter(|r| r.alg.name() == alg && r.variant.is_none() && r.threads == max_threads)
             .find_map(|r| r.clock.as_ref().map(|c| c.mhz))
     };
     match (clock_at("chacha20-poly1305"), clock_at("aes-128-gcm")) {
@@ -267,7 +268,7 @@ fn analyse(o: &Observed) -> Findings {
     let aes = |tag: &str| {
         o.speed(tag)
             .iter()
-            .find(|r| r.alg == "aes-128-gcm" && r.threads == 1)
+            .find(|r| r.alg == Algorithm::Aes128Gcm && r.threads == 1)
             .map(|r| r.throughput_bps)
     };
     let mut mixed = Table::new(
@@ -591,8 +592,8 @@ mod tests {
         mix_rps: f64,
         aes_conn_bps: f64,
     ) -> Vec<AnyRecord> {
-        use crate::workloads::tls::analysis::tests::rec;
         use crate::record::tls::MixPart;
+        use crate::workloads::tls::analysis::tests::rec;
         let (aes, chacha) = ("TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256");
         let mut m = rec("mix", 102400, 10, 1.0, 1, mix_rps);
         let part = |suite: &str, pct: f64, conns: u32, rps: f64, bytes_per_req: f64| MixPart {

@@ -4,13 +4,14 @@
 //! `compare` read them like any other point. The file lives in a private tmpfs dir that
 //! the guard removes.
 
+use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats;
 use crate::driver::{Ctx, Outcome, Plan, Workload};
 use crate::guard::{Guard, Resource};
 use crate::record::read::AnyRecord;
+use crate::record::speed::{Access, SpeedData};
 use crate::record::{Record, SCHEMA};
 use crate::sys::spawn::{spawn, Options};
-use crate::record::speed::SpeedData;
 use crate::workloads::Failure;
 use serde_json::json;
 use std::io::Write;
@@ -19,10 +20,10 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 pub const IMPL: &str = "openssl-enc";
-const DIRECTIONS: [&str; 2] = ["enc", "dec"];
+const DIRECTIONS: [Direction; 2] = [Direction::Enc, Direction::Dec];
 
 pub struct OpensslEnc {
-    pub cipher: String,
+    pub cipher: Algorithm,
     pub bytes: u64,
     pub rounds: u32,
     /// Environment of every `openssl enc` (an ISA mask), and the variant it makes.
@@ -36,14 +37,14 @@ pub struct OpensslEnc {
 
 impl OpensslEnc {
     pub fn new(
-        cipher: &str,
+        cipher: Algorithm,
         bytes: u64,
         rounds: u32,
         env: Vec<(String, String)>,
         variant: Option<String>,
     ) -> OpensslEnc {
         OpensslEnc {
-            cipher: cipher.into(),
+            cipher,
             bytes,
             rounds,
             env,
@@ -234,11 +235,11 @@ impl Workload for OpensslEnc {
             )],
             profile: None,
             data: SpeedData {
-                access: "process".into(),
+                access: Access::Process,
                 driver: None,
                 library: Some(self.program.display().to_string()),
-                alg: self.cipher.clone(),
-                direction: DIRECTIONS[index].into(),
+                alg: self.cipher,
+                direction: DIRECTIONS[index],
                 size: self.bytes,
                 threads: 1,
                 ci_level: cov,

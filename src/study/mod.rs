@@ -97,7 +97,7 @@ pub enum Action {
     /// `openssl enc` over a file of `bytes` in a private tmpfs dir, each way, `rounds`
     /// times, with the environment given: speed records (impl `openssl-enc`, `variant`).
     OpensslEnc {
-        cipher: String,
+        cipher: crate::algorithms::Algorithm,
         bytes: u64,
         rounds: u32,
         env: Vec<(String, String)>,

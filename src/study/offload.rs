@@ -3,9 +3,10 @@
 //! share of an OpenVPN tunnel and the best speed-up an accelerator could give it (Amdahl).
 
 use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
+use crate::algorithms::Direction;
 use crate::analyse::paths::analyse as fit_paths;
-use crate::render::model::{Block, Column, Table};
 use crate::record::speed::SpeedRecord;
+use crate::render::model::{Block, Column, Table};
 
 pub struct Offload;
 
@@ -170,7 +171,7 @@ fn paths(
         for dir in ["enc", "dec"] {
             let at = |s: u64| {
                 recs.iter()
-                    .find(|r| &r.label == l && r.direction == dir && r.size == s)
+                    .find(|r| &r.label == l && r.direction.name() == dir && r.size == s)
             };
             let mut row = vec![l.clone(), dir.into()];
             row.extend(
@@ -219,7 +220,7 @@ fn paths(
     for f in &a.fits {
         fits.push(vec![
             f.path.clone(),
-            f.direction.clone(),
+            f.direction.to_string(),
             format!("{:.2}", f.fit.overhead_s * 1e6),
             mbit(f.fit.bandwidth_bps),
         ]);
@@ -227,7 +228,7 @@ fn paths(
     if !fits.rows.is_empty() {
         blocks.push(Block::Table(fits));
     }
-    let sw = |dir: &str| {
+    let sw = |dir: Direction| {
         a.fits
             .iter()
             .find(|f| f.implementation == "openssl" && f.variant.is_none() && f.direction == dir)
@@ -252,7 +253,7 @@ fn paths(
                 .is_some_and(|v| v.starts_with("engine"))
     };
     for f in a.fits.iter().filter(kernel_fit) {
-        if let Some(s) = sw(&f.direction) {
+        if let Some(s) = sw(f.direction) {
             let r = f.fit.bandwidth_bps / s.fit.bandwidth_bps;
             best_ratio = Some(best_ratio.map_or(r, |b: f64| b.max(r)));
             conclusions.push(format!(

@@ -101,7 +101,7 @@ fn analyse(o: &Observed) -> Findings {
                 .iter()
                 .map(|s| {
                     recs.iter()
-                        .find(|r| &r.label == label && r.alg == alg && r.size == *s)
+                        .find(|r| &r.label == label && r.alg.name() == alg && r.size == *s)
                         .map(|r| format!("{:.2}k", r.throughput_bps / 1e3))
                         .unwrap_or("-".into())
                 })
@@ -119,7 +119,7 @@ fn analyse(o: &Observed) -> Findings {
         blocks.push(Block::Table(table));
         let at = |label: &str, alg: &str| {
             recs.iter()
-                .find(|r| r.label == label && r.alg == alg && r.size == 8192)
+                .find(|r| r.label == label && r.alg.name() == alg && r.size == 8192)
                 .map(|r| r.throughput_bps)
         };
         for label in labels.iter().filter(|l| l.contains("isa=")) {

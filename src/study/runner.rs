@@ -182,7 +182,7 @@ fn step(
             variant,
         } => {
             let w =
-                super::enc::OpensslEnc::new(cipher, *bytes, *rounds, env.clone(), variant.clone());
+                super::enc::OpensslEnc::new(*cipher, *bytes, *rounds, env.clone(), variant.clone());
             let common = crate::cli::CommonArgs {
                 format: crate::render::Format::Table,
                 output: Some(file.to_path_buf()),

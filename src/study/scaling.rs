@@ -136,9 +136,9 @@ fn analyse(o: &Observed) -> Findings {
         for alg in ALGS {
             let one = recs
                 .iter()
-                .find(|r| r.alg == alg && r.threads == 1)
+                .find(|r| r.alg.name() == alg && r.threads == 1)
                 .map(|r| r.throughput_bps);
-            let mut rows: Vec<_> = recs.iter().filter(|r| r.alg == alg).collect();
+            let mut rows: Vec<_> = recs.iter().filter(|r| r.alg.name() == alg).collect();
             rows.sort_by_key(|r| r.threads);
             for r in &rows {
                 let e = one.and_then(|s| {

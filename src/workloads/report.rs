@@ -69,14 +69,15 @@ fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> Strin
         Column::num("thr"),
     ];
     cols.extend(heads.iter().map(|h| Column::num(h)));
-    let mut rows: BTreeMap<(String, String, String, u64, u32), Vec<String>> = BTreeMap::new();
+    // Keyed by names, so rows sort by name.
+    let mut rows: BTreeMap<(String, &str, &str, u64, u32), Vec<String>> = BTreeMap::new();
     for (k, run) in loaded.runs.iter().enumerate() {
         for r in &run.records {
             if let AnyRecord::Speed(r) = r {
                 let key = (
                     r.label.clone(),
-                    r.alg.clone(),
-                    r.direction.clone(),
+                    r.alg.name(),
+                    r.direction.name(),
                     r.size,
                     r.threads,
                 );
@@ -98,7 +99,13 @@ fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> Strin
         cols,
     );
     for ((label, alg, dir, size, thr), cells) in rows {
-        let mut row = vec![label, alg, dir, size.to_string(), thr.to_string()];
+        let mut row = vec![
+            label,
+            alg.to_string(),
+            dir.to_string(),
+            size.to_string(),
+            thr.to_string(),
+        ];
         row.extend(cells);
         t.push(row);
     }

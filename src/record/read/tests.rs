@@ -13,7 +13,7 @@ fn schema1_files_of_every_workload_upgrade() {
     let kinds: Vec<&str> = loaded
         .runs
         .iter()
-        .flat_map(|r| r.records.iter().map(AnyRecord::workload))
+        .flat_map(|r| r.records.iter().map(|r| r.workload().name()))
         .collect();
     assert!(kinds.contains(&"speed") && kinds.contains(&"tls") && kinds.contains(&"vpn"));
     for run in &loaded.runs {

@@ -3,16 +3,17 @@
 //! direction), CPU seconds per GB against size, and thread scaling against the ideal.
 
 use super::{colour, legend_line, slug, svg, top, Drawn, Figure};
+use crate::algorithms::{Algorithm, Direction, Kind};
 use crate::analyse::paths::Analysis;
-use crate::render::{mbps, size_label};
 use crate::record::speed::SpeedRecord as Record;
+use crate::render::{mbps, size_label};
 use plotters::prelude::*;
 
 /// Records grouped by (algorithm, direction), in first-seen order.
-fn panels<'a>(recs: &[&'a Record]) -> Vec<((String, String), Vec<&'a Record>)> {
-    let mut out: Vec<((String, String), Vec<&Record>)> = Vec::new();
+fn panels<'a>(recs: &[&'a Record]) -> Vec<((Algorithm, Direction), Vec<&'a Record>)> {
+    let mut out: Vec<((Algorithm, Direction), Vec<&Record>)> = Vec::new();
     for r in recs {
-        let key = (r.alg.clone(), r.direction.clone());
+        let key = (r.alg, r.direction);
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(r),
             None => out.push((key, vec![r])),
@@ -36,11 +37,15 @@ fn paths<'a>(recs: &[&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
     out
 }
 
-fn verb(direction: &str) -> &'static str {
-    match direction {
-        "enc" => "encrypts",
-        "dec" => "decrypts",
-        _ => "hashes",
+/// What a path does to a message: a digest hashes, an AEAD seals and opens.
+fn verb(alg: Algorithm, direction: Direction) -> &'static str {
+    match (alg.kind(), direction) {
+        (Kind::Hash, _) => "hashes",
+        (Kind::Mac, _) => "authenticates",
+        (Kind::Aead, Direction::Enc) => "seals",
+        (Kind::Aead, _) => "opens",
+        (_, Direction::Dec) => "decrypts",
+        _ => "encrypts",
     }
 }
 
@@ -59,13 +64,13 @@ pub fn figures(recs: &[&Record], analysis: &Analysis, run: &str) -> Vec<Figure> 
     for ((alg, dir), group) in panels(recs) {
         let ps = paths(&group);
         if !ps.is_empty() {
-            out.push(throughput(&alg, &dir, &ps, analysis, run));
+            out.push(throughput(alg, dir, &ps, analysis, run));
             if group.iter().any(|r| r.cpu_s_per_gb.is_some()) {
-                out.push(cpu_per_gb(&alg, &dir, &ps, run));
+                out.push(cpu_per_gb(alg, dir, &ps, run));
             }
         }
         if group.iter().any(|r| r.threads > 1) {
-            out.push(scaling(&alg, &dir, &group, run));
+            out.push(scaling(alg, dir, &group, run));
         }
     }
     out
@@ -74,8 +79,8 @@ pub fn figures(recs: &[&Record], analysis: &Analysis, run: &str) -> Vec<Figure> 
 /// What the throughput panel shows: fastest against slowest at the largest common size,
 /// and the crossover when there is one.
 fn throughput_finding(
-    alg: &str,
-    dir: &str,
+    alg: Algorithm,
+    dir: Direction,
     ps: &[(String, Vec<&Record>)],
     analysis: &Analysis,
 ) -> String {
@@ -99,7 +104,7 @@ fn throughput_finding(
         (Some(f), Some(w)) if at.len() > 1 && w.1 > 0.0 => format!(
             "{} {} {alg} {:.1}x faster than {} at {} ({} against {} MB/s)",
             f.0,
-            verb(dir),
+            verb(alg, dir),
             f.1 / w.1,
             w.0,
             size_label(largest),
@@ -109,7 +114,7 @@ fn throughput_finding(
         (Some(f), _) => format!(
             "{} {} {alg} at {} MB/s at {}",
             f.0,
-            verb(dir),
+            verb(alg, dir),
             mbps(f.1),
             size_label(largest)
         ),
@@ -144,8 +149,8 @@ fn bound(b: Option<f64>) -> String {
 }
 
 fn throughput(
-    alg: &str,
-    dir: &str,
+    alg: Algorithm,
+    dir: Direction,
     ps: &[(String, Vec<&Record>)],
     analysis: &Analysis,
     run: &str,
@@ -251,7 +256,7 @@ fn throughput(
         Ok(())
     };
     Figure {
-        id: slug(&[run, "speed", alg, dir, "throughput"]),
+        id: slug(&[run, "speed", alg.name(), dir.name(), "throughput"]),
         title: format!(
             "{caption}; dashed: the fitted a + n/B model; a ring marks a noisy or disturbed point"
         ),
@@ -260,7 +265,7 @@ fn throughput(
     }
 }
 
-fn cpu_per_gb(alg: &str, dir: &str, ps: &[(String, Vec<&Record>)], run: &str) -> Figure {
+fn cpu_per_gb(alg: Algorithm, dir: Direction, ps: &[(String, Vec<&Record>)], run: &str) -> Figure {
     let all: Vec<&Record> = ps.iter().flat_map(|(_, v)| v.iter().copied()).collect();
     let (lo, hi) = size_range(&all);
     let vals = || {
@@ -346,14 +351,14 @@ fn cpu_per_gb(alg: &str, dir: &str, ps: &[(String, Vec<&Record>)], run: &str) ->
         Ok(())
     };
     Figure {
-        id: slug(&[run, "speed", alg, dir, "cpu"]),
+        id: slug(&[run, "speed", alg.name(), dir.name(), "cpu"]),
         title: caption.clone(),
         shows,
         svg: svg(draw),
     }
 }
 
-fn scaling(alg: &str, dir: &str, group: &[&Record], run: &str) -> Figure {
+fn scaling(alg: Algorithm, dir: Direction, group: &[&Record], run: &str) -> Figure {
     // The largest size measured with more than one thread.
     let size = group
         .iter()
@@ -455,7 +460,7 @@ fn scaling(alg: &str, dir: &str, group: &[&Record], run: &str) -> Figure {
         Ok(())
     };
     Figure {
-        id: slug(&[run, "speed", alg, dir, "threads"]),
+        id: slug(&[run, "speed", alg.name(), dir.name(), "threads"]),
         title: format!("{caption} (dashed: ideal, threads x one thread)"),
         shows: if shows.is_empty() {
             "no multi-thread points".into()

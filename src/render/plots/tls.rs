@@ -3,11 +3,11 @@
 //! as lines; and the crypto share per suite against its ceiling.
 
 use super::{slug, svg, Bars, Figure};
+use crate::record::tls::TlsRecord as Record;
 use crate::record::RunEnd;
 use crate::render::size_label;
 use crate::workloads::tls::analysis;
 use crate::workloads::tls::primitive::CipherAlone;
-use crate::record::tls::TlsRecord as Record;
 
 /// Suites that are references, not ciphers.
 fn reference(suite: &str) -> bool {

@@ -10,10 +10,10 @@ use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, adaptive::Savings, worker::Worker, Measured, Settings};
 use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::read::AnyRecord;
+use crate::record::speed::{SpeedData, SpeedRecord};
 use crate::record::{Record, SCHEMA};
 use crate::render;
 use indicatif::ProgressBar;
-use crate::record::speed::{SpeedData, SpeedRecord};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -637,18 +637,15 @@ fn to_record(
         notes,
         profile: None,
         data: SpeedData {
-            access: serde_json::to_value(imp.access())
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            access: imp.access(),
             library: imp
                 .details()
                 .get("path")
                 .and_then(|p| p.as_str())
                 .map(str::to_string),
             driver: imp.driver(g.alg),
-            alg: g.alg.name().into(),
-            direction: g.direction.name().into(),
+            alg: g.alg,
+            direction: g.direction,
             size: g.size as u64,
             threads: threads as u32,
             ci_level: cov,

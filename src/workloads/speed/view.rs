@@ -2,9 +2,10 @@
 //! beneath it (glance, CPU load, cost model and crossovers, scaling, what was not
 //! measured, noise, notes). Pure functions of the records, used by `speed` and `report`.
 
-use crate::record::speed::{SpeedData, SpeedRecord as Record};
+use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::paths::analyse;
 use crate::record::read::AnyRecord;
+use crate::record::speed::{SpeedData, SpeedRecord as Record};
 use crate::record::ExclusionKind;
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Column, Table};
@@ -55,17 +56,18 @@ fn analysis_of(run: &RunView<SpeedData>, opts: &Options) -> crate::analyse::path
 /// A row of the size-by-column tables: one path, algorithm, direction and thread count.
 pub struct Row<'a> {
     pub label: String,
-    pub alg: String,
-    pub direction: String,
+    pub alg: Algorithm,
+    pub direction: Direction,
     pub threads: u32,
     /// Record per column size, if measured.
     pub cells: Vec<Option<&'a Record>>,
 }
 
-fn alg_order(name: &str) -> usize {
-    crate::algorithms::Algorithm::ALL
+/// Catalogue order.
+fn alg_order(alg: Algorithm) -> usize {
+    Algorithm::ALL
         .iter()
-        .position(|a| a.name() == name)
+        .position(|&a| a == alg)
         .unwrap_or(usize::MAX)
 }
 
@@ -96,8 +98,8 @@ pub fn rows<'a>(records: &[&'a Record], sizes: &[u64]) -> Vec<Row<'a>> {
                 cells[col] = Some(r);
                 rows.push(Row {
                     label: r.label.clone(),
-                    alg: r.alg.clone(),
-                    direction: r.direction.clone(),
+                    alg: r.alg,
+                    direction: r.direction,
                     threads: r.threads,
                     cells,
                 });
@@ -105,13 +107,8 @@ pub fn rows<'a>(records: &[&'a Record], sizes: &[u64]) -> Vec<Row<'a>> {
         }
     }
     // Stable sort keeps the measured order of implementations within an algorithm.
-    rows.sort_by_key(|r| (alg_order(&r.alg), r.direction != "enc", r.threads));
+    rows.sort_by_key(|r| (alg_order(r.alg), r.direction != Direction::Enc, r.threads));
     rows
-}
-
-/// The algorithm's name, marked "(legacy)" for the legacy ciphers.
-fn labelled(alg: &str) -> String {
-    crate::algorithms::Algorithm::parse(alg).map_or_else(|| alg.to_string(), |a| a.labelled())
 }
 
 /// A grid with one column per size, `cell` filling each measured point.
@@ -129,8 +126,8 @@ fn size_grid(title: &str, recs: &[&Record], cell: impl Fn(&Record) -> String) ->
     for row in rows(recs, &sizes) {
         let mut cells = vec![
             row.label.clone(),
-            labelled(&row.alg),
-            row.direction.clone(),
+            row.alg.labelled(),
+            row.direction.to_string(),
             row.threads.to_string(),
         ];
         cells.extend(row.cells.iter().map(|c| match c {
@@ -144,7 +141,7 @@ fn size_grid(title: &str, recs: &[&Record], cell: impl Fn(&Record) -> String) ->
 
 /// Whether a record counts operations (a public-key algorithm) rather than bytes.
 pub fn is_ops(r: &Record) -> bool {
-    crate::algorithms::Algorithm::parse(&r.alg).is_some_and(|a| a.kind().is_public_key())
+    r.alg.kind().is_public_key()
 }
 
 /// Operations/s with a precision that suits the magnitude.
@@ -163,7 +160,7 @@ fn ops_table(recs: &[&Record]) -> Option<Block> {
         return None;
     }
     let mut recs = recs.to_vec();
-    recs.sort_by_key(|r| (alg_order(&r.alg), r.direction.clone(), r.threads));
+    recs.sort_by_key(|r| (alg_order(r.alg), r.direction.name(), r.threads));
     let mut t = Table::new(
         "Public-key operations per second (median of trials, all threads together; * = fastest for the operation; ~ = noisy):",
         vec![
@@ -188,8 +185,8 @@ fn ops_table(recs: &[&Record]) -> Option<Block> {
         let [lo, hi] = r.ops_per_s_ci.unwrap_or([f64::NAN; 2]);
         t.push(vec![
             r.label.clone(),
-            r.alg.clone(),
-            r.direction.clone(),
+            r.alg.to_string(),
+            r.direction.to_string(),
             r.threads.to_string(),
             format!(
                 "{}{}{}",
@@ -262,7 +259,7 @@ fn blocks(run: &RunView<SpeedData>, opts: &Options) -> Vec<Block> {
             },
         )));
         let kinds: std::collections::BTreeSet<&str> =
-            recs.iter().map(|r| r.access.as_str()).collect();
+            recs.iter().map(|r| r.access.name()).collect();
         let show_analysis =
             opts.crossover.is_some() || kinds.len() > 1 || recs.iter().any(|r| r.variant.is_some());
         if show_analysis {
@@ -295,11 +292,7 @@ fn glance(recs: &[&Record]) -> Option<Block> {
     let mut by: BTreeMap<(usize, bool, u32), Vec<&Record>> = BTreeMap::new();
     let max_size = recs.iter().map(|r| r.size).max().unwrap_or(0);
     for r in recs.iter().copied().filter(|r| r.size == max_size) {
-        let order = crate::algorithms::Algorithm::ALL
-            .iter()
-            .position(|a| a.name() == r.alg)
-            .unwrap_or(99);
-        by.entry((order, r.direction != "enc", r.threads))
+        by.entry((alg_order(r.alg), r.direction != Direction::Enc, r.threads))
             .or_default()
             .push(r);
     }
@@ -491,7 +484,11 @@ fn absent(run: &RunView<SpeedData>) -> Vec<String> {
         ));
     }
     let mut not_offered: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for e in run.exclusions.iter().filter(|e| e.kind == ExclusionKind::NotOffered) {
+    for e in run
+        .exclusions
+        .iter()
+        .filter(|e| e.kind == ExclusionKind::NotOffered)
+    {
         not_offered
             .entry(&e.implementation)
             .or_default()
@@ -500,7 +497,11 @@ fn absent(run: &RunView<SpeedData>) -> Vec<String> {
     for (imp, algs) in not_offered {
         out.push(format!("Not offered by {imp}: {}", algs.join("; ")));
     }
-    for e in run.exclusions.iter().filter(|e| e.kind == ExclusionKind::Refused) {
+    for e in run
+        .exclusions
+        .iter()
+        .filter(|e| e.kind == ExclusionKind::Refused)
+    {
         out.push(format!(
             "REFUSED, not timed: {} {}: {}",
             e.implementation,
@@ -630,9 +631,9 @@ fn row(r: &Record) -> Vec<String> {
         r.impl_version.clone(),
         opt(&r.variant),
         opt(&r.library),
-        r.access.clone(),
-        r.alg.clone(),
-        r.direction.clone(),
+        r.access.name().to_string(),
+        r.alg.to_string(),
+        r.direction.to_string(),
         r.size.to_string(),
         r.threads.to_string(),
         bytes_cell(r.throughput_bps),

@@ -1,10 +1,10 @@
 //! The load generators: wrk (default) and h2load, both speaking HTTP/1.1 with
 //! keep-alive (or a new connection per request), pinned to the generator CPUs.
 
-use crate::record::tls::Latency;
 use super::suites::{Proto, Suite};
 use super::sys;
 use crate::guard::Guard;
+use crate::record::tls::Latency;
 use crate::sys::cpu::CpuTime;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -4,12 +4,12 @@
 
 use super::bench::Bench;
 use super::load::{self, Generator, Job, Poll};
-use crate::record::tls::{MixPart, TlsData, TlsRecord};
 use super::server::{self, Content, LogSummary};
 use super::{suites, sys};
 use crate::guard::Guard;
 use crate::measure;
 use crate::profile::ProfileField;
+use crate::record::tls::{MixPart, TlsData, TlsRecord};
 use crate::sys::cpu::CpuTime;
 use crate::workloads::Failure;
 use std::path::PathBuf;

@@ -4,11 +4,11 @@
 //! `--handshake`, also the public-key operations of a full handshake, for the rate of
 //! handshakes beside the rate of signatures.
 
-use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
 use super::suites::{CertKind, Suite};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{openssl::OpenSsl, Implementation, Support};
 use crate::measure::worker::Worker;
+use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,8 @@
 
 use super::analysis::{self, Analysis};
 use super::primitive::CipherAlone;
-use crate::record::tls::{TlsData, TlsRecord};
 use crate::record::read::AnyRecord;
+use crate::record::tls::{TlsData, TlsRecord};
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};
 use serde_json::Value;

@@ -4,11 +4,11 @@
 use super::bench::{Bench, Inputs};
 use super::point::{self, Outcome, Point};
 use super::primitive::{self, CipherAlone};
-use crate::record::tls::TlsData;
 use super::{sys, TlsArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::profile::ProfileField;
 use crate::record::read::AnyRecord;
+use crate::record::tls::TlsData;
 use crate::record::{Exclusion, ExclusionKind, Record};
 use crate::workloads::Failure;
 use serde_json::json;
@@ -134,7 +134,10 @@ impl Workload for Tls {
             Outcome::Refused(reason) => {
                 eprintln!("{n}: refused: {reason}");
                 vec![driver::Outcome::Excluded(exclusion(
-                    b, &p, ExclusionKind::Refused, reason,
+                    b,
+                    &p,
+                    ExclusionKind::Refused,
+                    reason,
                 ))]
             }
             Outcome::Interrupted => Vec::new(),

@@ -4,8 +4,8 @@
 use super::cpu;
 use super::iperf::{self, Load, LoadError};
 use super::lab::{self, Lab, CLIENT, SERVER};
-use crate::record::vpn::{self, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
 use super::tunnel::{Programs, Spec, Tunnel};
+use crate::record::vpn::{self, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
 
 /// The tunnel's processes (or kernel WireGuard's kworkers) at one moment.
 fn cpu_snapshot(tun: &Tunnel, all_kworkers: bool) -> Vec<(String, i32, cpu::ProcSnap)> {

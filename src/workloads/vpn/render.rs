@@ -322,10 +322,10 @@ fn notes(
     {
         notes.push("some crypto shares compare points that other processes disturbed: CPU per byte rises under contention, so those shares are unreliable".into());
     }
-    if shares.iter().any(|s| {
-        s.busiest_thread_cpu_pct
-            .is_some_and(|p| p < BOUND_PCT)
-    }) {
+    if shares
+        .iter()
+        .any(|s| s.busiest_thread_cpu_pct.is_some_and(|p| p < BOUND_PCT))
+    {
         notes.push(format!("a ceiling is an upper bound only where one tunnel thread held the tunnel back (busiest thread near 100%); below {:.0}% it overstates", BOUND_PCT));
     }
     for e in excl {

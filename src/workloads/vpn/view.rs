@@ -1,8 +1,8 @@
 //! How vpn records are shown, for `vpn` and `report`: pure functions of one run's records.
 
 use super::shares::{self, Share};
-use crate::record::vpn::{VpnData, VpnRecord};
 use crate::record::read::AnyRecord;
+use crate::record::vpn::{VpnData, VpnRecord};
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};
 use serde_json::{json, Value};

@@ -4,7 +4,6 @@
 
 use super::iperf::{Load, LoadError};
 use super::lab::{self, Lab};
-use crate::record::vpn::{VpnData, VpnRecord};
 use super::tools::{self, Tool};
 use super::tunnel::{self, Programs, Spec};
 use super::{VpnArgs, Wanted};
@@ -12,6 +11,7 @@ use crate::driver::{self, Ctx, Plan, Workload};
 use crate::measure;
 use crate::profile::{ProfileField, Sampler};
 use crate::record::read::AnyRecord;
+use crate::record::vpn::{VpnData, VpnRecord};
 use crate::record::Exclusion;
 use crate::workloads::Failure;
 use serde_json::json;
