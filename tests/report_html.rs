@@ -339,6 +339,31 @@ fn compare_pairs_points_gates_on_regressions_and_refuses_bad_input() {
     }
     let o = run(&["compare", s, slow.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
+
+    // Every ring point gone from the new side: the gate fails (exit 4) with one line,
+    // unless the user allows it; without the gate it is only listed.
+    let gone = dir.join("gone.jsonl");
+    let kept: Vec<&str> = std::fs::read_to_string(&speed)
+        .unwrap()
+        .leak()
+        .lines()
+        .filter(|l| !l.contains("\"label\":\"ring\""))
+        .collect();
+    std::fs::write(&gone, kept.join("\n") + "\n").unwrap();
+    let g = gone.to_str().unwrap();
+    let o = run(&["compare", s, g, "--fail-on-regression"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(out.contains("Only in base"), "{out}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("missing from the new side") && err.contains("--allow-missing"),
+        "{err}"
+    );
+    let o = run(&["compare", s, g, "--fail-on-regression", "--allow-missing"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let o = run(&["compare", s, g]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     // Two labels of one file.
     let o = run(&[
         "compare", s, s, "--a", "openssl", "--b", "ring", "--format", "json",

@@ -723,3 +723,45 @@ fn report_renders_a_saved_file_without_rerunning() {
     let _ = std::fs::remove_file(other);
     let _ = std::fs::remove_file(f);
 }
+
+/// `--format openssl` never prints a rate for a point that was not measured: a size an
+/// algorithm cannot take (CBC at 15 bytes) is "-", as in the table, not "0.00".
+#[test]
+fn openssl_format_shows_unmeasured_points_as_a_dash() {
+    let o = run(&[
+        "speed",
+        "--impl",
+        "ring,rustcrypto",
+        "--alg",
+        "aes-128-cbc,sha256",
+        "--sizes",
+        "15,16",
+        "--time",
+        "0.02",
+        "--format",
+        "openssl",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let cbc: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("AES-128-CBC") && !l.starts_with("~"))
+        .collect();
+    assert!(!cbc.is_empty(), "no CBC line in:\n{out}");
+    for l in &cbc {
+        let cells: Vec<&str> = l.split_whitespace().collect();
+        let n = cells.len();
+        assert_eq!(cells[n - 2], "-", "15 bytes was never measured: {l}");
+        assert!(
+            cells[n - 1].ends_with('k') || cells[n - 1].parse::<f64>().is_ok(),
+            "{l}"
+        );
+        assert!(!l.contains(" 0.00"), "{l}");
+    }
+    // sha256 takes any size: both measured.
+    let sha = out
+        .lines()
+        .find(|l| l.contains("sha256"))
+        .expect("sha256 line");
+    assert!(!sha.contains(" - "), "{sha}");
+}

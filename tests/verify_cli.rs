@@ -430,3 +430,42 @@ fn af_alg_passes_verify_in_the_guest() {
         "zero-copy af_alg verified"
     );
 }
+
+/// A verify that checked nothing proves nothing: exit 1, not ok, never "-0.00 s"; and a
+/// format verify cannot write is refused (exit 2, one line), not silently replaced.
+#[test]
+fn verify_that_checks_nothing_fails_and_unwritable_formats_are_refused() {
+    let o = run(&[
+        "verify",
+        "--impl",
+        "libsodium",
+        "--alg",
+        "aes-128-cbc",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("a JSON report");
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["paths"].as_array().map(Vec::len), Some(0), "{v}");
+    assert!(v["seconds"].as_f64().unwrap().is_sign_positive(), "{v}");
+    assert!(
+        text(&o.stderr).contains("nothing was checked"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&["verify", "--impl", "libsodium", "--alg", "aes-128-cbc"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        !out.contains("-0.00") && out.contains("NOTHING CHECKED"),
+        "{out}"
+    );
+    for f in ["html", "openssl"] {
+        let o = run(&["verify", "--impl", "ring", "--alg", "sha256", "--format", f]);
+        assert_eq!(o.status.code(), Some(2), "{f}");
+        let err = text(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("--format {f}")), "{err}");
+    }
+}

@@ -209,13 +209,21 @@ pub struct Pair {
     pub base_bps: f64,
     pub new_bps: f64,
     pub ratio: f64,
-    pub ratio_ci: [f64; 2],
+    /// null when neither side has an interval (one trial each): no interval is claimed.
+    pub ratio_ci: Option<[f64; 2]>,
     pub base_trials: usize,
     pub new_trials: usize,
     /// Runs on each side: with several, each run's median is one value of the interval.
     pub base_runs: usize,
     pub new_runs: usize,
     pub verdict: Verdict,
+}
+
+impl Pair {
+    /// The interval, or the ratio itself where there is none (for drawing).
+    pub fn bounds(&self) -> [f64; 2] {
+        self.ratio_ci.unwrap_or([self.ratio, self.ratio])
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -321,7 +329,7 @@ pub fn compare(
             base_bps: median(&b.values),
             new_bps: median(&n.values),
             ratio,
-            ratio_ci: ci,
+            ratio_ci: (b.values.len() > 1 || n.values.len() > 1).then_some(ci),
             base_trials: b.trials,
             new_trials: n.trials,
             base_runs: b.runs,

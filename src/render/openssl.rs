@@ -109,8 +109,12 @@ fn render_records(all: &[&Rec], out: &mut String) {
         for (name, row) in names {
             let _ = write!(out, "{:<w$}", crate::render::model::clean(&name));
             for c in &row.cells {
-                // openssl speed prints 0.00 for a size it did not run; ~ marks a noisy point.
-                let v = c.map(|r| r.throughput_bps).unwrap_or(0.0);
+                // openssl speed prints 0.00 for a size it did not run, which reads as a
+                // measured zero: a point never measured is "-", as in the table format.
+                let Some(v) = c.map(|r| r.throughput_bps) else {
+                    let _ = write!(out, " {:>11}  ", "-");
+                    continue;
+                };
                 if v > 10000.0 {
                     let _ = write!(out, " {:11.2}k", v / 1e3);
                 } else {
@@ -175,12 +179,22 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
                 }
                 let p = prefix(label, *threads);
                 let (a, b) = block.directions();
-                let x = find(alg, a, label, *threads).unwrap_or(0.0);
+                // An operation never measured is "-", never a rate of 0.
+                let x = find(alg, a, label, *threads);
+                let time = |r: Option<f64>, prec: usize| {
+                    r.map_or_else(
+                        || format!("{:>9}", "-"),
+                        |r| format!("{:8.prec$}s", per_op(r)),
+                    )
+                };
+                let rate = |r: Option<f64>| {
+                    r.map_or_else(|| format!("{:>8}", "-"), |r| format!("{r:8.1}"))
+                };
                 let name = alg.openssl_speed_name();
                 let _ = match b {
-                    None => writeln!(out, "{p} {name} {:8.4}s {x:8.1}", per_op(x)),
+                    None => writeln!(out, "{p} {name} {} {}", time(x, 4), rate(x)),
                     Some(b) => {
-                        let y = find(alg, b, label, *threads).unwrap_or(0.0);
+                        let y = find(alg, b, label, *threads);
                         if block == PkeyBlock::Rsa {
                             let pss = if alg.name().ends_with("-pss") {
                                 " pss"
@@ -189,16 +203,20 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
                             };
                             writeln!(
                                 out,
-                                "{p}{name}{pss} {:8.6}s {:8.6}s {x:8.1} {y:8.1}",
-                                per_op(x),
-                                per_op(y)
+                                "{p}{name}{pss} {} {} {} {}",
+                                time(x, 6),
+                                time(y, 6),
+                                rate(x),
+                                rate(y)
                             )
                         } else {
                             writeln!(
                                 out,
-                                "{p} {name} {:8.4}s {:8.4}s {x:8.1} {y:8.1}",
-                                per_op(x),
-                                per_op(y)
+                                "{p} {name} {} {} {} {}",
+                                time(x, 4),
+                                time(y, 4),
+                                rate(x),
+                                rate(y)
                             )
                         }
                     }

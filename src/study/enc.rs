@@ -203,6 +203,8 @@ impl Workload for OpensslEnc {
         }
         let median = stats::median(&samples);
         let (lo, hi, cov) = stats::median_ci(&samples);
+        // One trial has no interval (docs/records.md): null, not [x, x].
+        let ci = (samples.len() > 1).then_some([lo, hi]);
         let total = self.bytes * samples.len() as u64;
         let load = if wall > 0.0 {
             (user + sys) / wall * 100.0
@@ -219,7 +221,7 @@ impl Workload for OpensslEnc {
             variant: self.variant.clone(),
             label: self.label(),
             throughput_bps: median,
-            throughput_bps_ci: Some([lo, hi]),
+            throughput_bps_ci: ci,
             samples_bps: samples.clone(),
             wall_s: wall,
             cpu_user_s: Some(user),
@@ -261,7 +263,7 @@ impl Workload for OpensslEnc {
                 spread_pct: stats::spread_pct(&samples),
                 noisy: stats::bulk_too_spread(&samples),
                 disturbed_trials: 0,
-                ci_pct: Some(stats::ci_half_width_pct(lo, hi, median)),
+                ci_pct: ci.map(|[lo, hi]| stats::ci_half_width_pct(lo, hi, median)),
                 stop_reason: None,
                 throughput_cpu_bps: (user + sys > 0.0).then(|| total as f64 / (user + sys)),
                 throughput_cpu_bps_ci: None,

@@ -32,9 +32,13 @@ pub struct CompareArgs {
     /// A change under this many percent is "unchanged" even when significant.
     #[arg(long, value_name = "PCT", default_value_t = 5.0, value_parser = threshold)]
     pub threshold: f64,
-    /// Exit 3 when any point regressed beyond the threshold (for CI).
+    /// Exit 3 when any point regressed beyond the threshold, and 4 when points of BASE are
+    /// missing from NEW (for CI).
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// With --fail-on-regression: points of BASE that NEW lacks do not fail the gate.
+    #[arg(long, requires = "fail_on_regression")]
+    pub allow_missing: bool,
     /// table, markdown, json or html (with a ratio plot).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -46,6 +50,10 @@ pub struct CompareArgs {
 
 /// Exit code when `--fail-on-regression` finds a regressed point.
 pub const EXIT_REGRESSED: i32 = 3;
+
+/// Exit code when `--fail-on-regression` finds points of BASE missing from NEW: a gate
+/// that passed because half the points vanished would prove nothing.
+pub const EXIT_MISSING: i32 = 4;
 
 fn threshold(s: &str) -> Result<f64, String> {
     s.trim()
@@ -217,11 +225,17 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     };
     print!("{out}");
     let regressed = result.pairs.iter().any(|p| p.verdict == Verdict::Regressed);
-    Ok(if args.fail_on_regression && regressed {
-        EXIT_REGRESSED
-    } else {
-        0
-    })
+    if args.fail_on_regression && regressed {
+        return Ok(EXIT_REGRESSED);
+    }
+    let missing = result.only_in_base.len();
+    if args.fail_on_regression && !args.allow_missing && missing > 0 {
+        eprintln!(
+            "cryptobench: compare: {missing} point(s) of the base are missing from the new side (listed under \"Only in base\"): measure them, or pass --allow-missing"
+        );
+        return Ok(EXIT_MISSING);
+    }
+    Ok(0)
 }
 
 fn base_title(base: &Side, new: &Side) -> String {
@@ -399,7 +413,8 @@ fn blocks(
             crate::render::mbps(p.base_bps),
             crate::render::mbps(p.new_bps),
             format!("{:.3}", p.ratio),
-            format!("{:.3}-{:.3}", p.ratio_ci[0], p.ratio_ci[1]),
+            p.ratio_ci
+                .map_or_else(|| "-".into(), |[lo, hi]| format!("{lo:.3}-{hi:.3}")),
             pct(p.ratio),
             p.verdict.as_str().into(),
         ]);

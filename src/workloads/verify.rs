@@ -55,10 +55,15 @@ struct VerifyReport<'a> {
 }
 
 pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
-    if matches!(args.format, Format::Openssl) {
-        return Err(Failure::Input(
-            "--format openssl is speed's table: use table, json, markdown or csv".into(),
-        ));
+    if matches!(args.format, Format::Openssl | Format::Html) {
+        return Err(Failure::Input(format!(
+            "--format {}: verify writes table, json, markdown or csv: use one of those",
+            if matches!(args.format, Format::Html) {
+                "html"
+            } else {
+                "openssl"
+            }
+        )));
     }
     let Paths {
         found,
@@ -73,7 +78,8 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
 
     let (checks, not_offered) = verify::check_paths(&found, &selected, &algs, Suite::ALL);
     let report = VerifyReport {
-        ok: checks.iter().all(|c| c.failures().next().is_none()),
+        // A run that checked nothing proves nothing: not ok.
+        ok: !checks.is_empty() && checks.iter().all(|c| c.failures().next().is_none()),
         paths: checks
             .iter()
             .map(|c| {
@@ -100,7 +106,8 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
             .collect(),
         unavailable: absent,
         uncovered: wycheproof::uncovered(&algs),
-        seconds: checks.iter().map(|c| c.seconds).sum(),
+        // A fold from +0.0: an empty f64 sum is -0.0.
+        seconds: checks.iter().fold(0.0, |t, c| t + c.seconds),
     };
     let out = match args.format {
         Format::Json => serde_json::to_string_pretty(&report)
@@ -113,6 +120,12 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
     print!("{out}");
     if report.ok {
         return Ok(0);
+    }
+    if checks.is_empty() {
+        eprintln!(
+            "cryptobench: verify: nothing was checked: no selected path offers the selected algorithms (see the notes above): choose others with --impl and --alg"
+        );
+        return Ok(1);
     }
     let failures: usize = report.paths.iter().map(|p| p.failed).sum();
     let broken: Vec<String> = report
@@ -265,6 +278,8 @@ fn table(report: &VerifyReport, algs: &[Algorithm]) -> Table {
         report.seconds,
         if report.ok {
             "nothing failed"
+        } else if report.paths.is_empty() {
+            "NOTHING CHECKED"
         } else {
             "FAILURES above"
         }

@@ -63,10 +63,12 @@ fn a_tenfold_drop_is_regressed_and_equal_trials_are_unchanged() {
     };
     let drop = by_size("aes-128-gcm", 16);
     assert!((drop.ratio - 0.1).abs() < 1e-9, "{drop:?}");
-    assert!(drop.ratio_ci[0] <= 0.1 && 0.1 <= drop.ratio_ci[1] && drop.ratio_ci[1] < 0.11);
+    let ci = drop.ratio_ci.unwrap();
+    assert!(ci[0] <= 0.1 && 0.1 <= ci[1] && ci[1] < 0.11);
     assert_eq!(drop.verdict, Verdict::Regressed);
     let same = by_size("aes-128-gcm", 16384);
-    assert!((same.ratio - 1.0).abs() < 1e-9 && same.ratio_ci[0] < 1.0 && same.ratio_ci[1] > 1.0);
+    let ci = same.ratio_ci.unwrap();
+    assert!((same.ratio - 1.0).abs() < 1e-9 && ci[0] < 1.0 && ci[1] > 1.0);
     assert_eq!(same.verdict, Verdict::Unchanged);
     assert_eq!(by_size("sha256", 16).verdict, Verdict::Improved);
     // Geomean of 0.1, 1.0 and 1.2.
@@ -203,11 +205,38 @@ fn many_runs_cost_one_interval_per_point() {
     let c = compare(&b, &n, 0.01, None);
     let p = &c.pairs[0];
     assert!(
-        (p.ratio - 0.98).abs() < 1e-9 && p.ratio_ci[1] < 1.0,
+        (p.ratio - 0.98).abs() < 1e-9 && p.ratio_ci.unwrap()[1] < 1.0,
         "{p:?}"
     );
     assert_eq!(
         (p.base_runs, p.new_runs, p.verdict),
         (2000, 2000, Verdict::Regressed)
     );
+}
+
+/// One trial a side has no interval: the pair claims none (null), rather than [x, x].
+#[test]
+fn one_trial_a_side_claims_no_interval() {
+    let base = [speed("openssl", "aes-128-gcm", 16, &[1e9])];
+    let new = [speed("openssl", "aes-128-gcm", 16, &[1e9])];
+    let c = compare(
+        &points(base.iter(), None, None),
+        &points(new.iter(), None, None),
+        0.05,
+        None,
+    );
+    let p = &c.pairs[0];
+    assert_eq!(p.ratio, 1.0);
+    assert_eq!(p.ratio_ci, None, "{p:?}");
+    assert_eq!(p.bounds(), [1.0, 1.0]);
+    assert_eq!(p.verdict, Verdict::Unchanged);
+    // Several trials on one side: an interval again.
+    let new = [speed("openssl", "aes-128-gcm", 16, &trials(1e9))];
+    let c = compare(
+        &points(base.iter(), None, None),
+        &points(new.iter(), None, None),
+        0.05,
+        None,
+    );
+    assert!(c.pairs[0].ratio_ci.is_some());
 }

@@ -9,14 +9,14 @@ pub fn ratio_plot(c: &Comparison) -> Figure {
     let lo = c
         .pairs
         .iter()
-        .map(|p| p.ratio_ci[0].min(p.ratio))
+        .map(|p| p.bounds()[0].min(p.ratio))
         .filter(|x| x.is_finite() && *x > 0.0)
         .fold(0.8f64, f64::min)
         / 1.2;
     let hi = c
         .pairs
         .iter()
-        .map(|p| p.ratio_ci[1].max(p.ratio))
+        .map(|p| p.bounds()[1].max(p.ratio))
         .filter(|x| x.is_finite())
         .fold(1.25f64, f64::max)
         * 1.2;
@@ -72,9 +72,9 @@ pub fn ratio_plot(c: &Comparison) -> Figure {
                 .draw_series(pts.iter().map(|(i, p)| {
                     ErrorBar::new_vertical(
                         *i as f64,
-                        p.ratio_ci[0],
+                        p.bounds()[0],
                         p.ratio,
-                        p.ratio_ci[1],
+                        p.bounds()[1],
                         colour.filled(),
                         6,
                     )
