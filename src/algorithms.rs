@@ -647,8 +647,8 @@ pub const MAX_SIZE: usize = 64 << 20;
 /// One `--sizes` item, binary units (k = 1024, m = 1048576), through the shared unit
 /// parser, with the range and messages of the size axis.
 pub fn parse_size(s: &str) -> Result<usize, String> {
-    let shown = crate::cli::shown(s);
-    let n = crate::cli::bytes(s).ok_or_else(|| {
+    let shown = crate::units::shown(s);
+    let n = crate::units::bytes(s).ok_or_else(|| {
         format!("invalid size '{shown}': use a number of bytes with an optional k or m suffix, e.g. 16,1k,1350,64k,1m")
     })?;
     if n == 0 {

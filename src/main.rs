@@ -4,6 +4,7 @@
 mod algorithms;
 mod analyse;
 mod cli;
+mod units;
 mod driver;
 mod environment;
 mod guard;

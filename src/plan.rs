@@ -184,7 +184,7 @@ pub fn parse_threads(list: Option<&str>) -> Result<Vec<usize>, String> {
     let Some(list) = list else {
         return Ok(vec![1]);
     };
-    let n = crate::cli::counts(list, "--threads", 1..=MAX_THREADS as u64, "1,2,4")?;
+    let n = crate::units::counts(list, "--threads", 1..=MAX_THREADS as u64, "1,2,4")?;
     Ok(n.into_iter().map(|n| n as usize).collect())
 }
 

@@ -44,7 +44,7 @@ impl Identity {
         let mut parts = Vec::new();
         for (k, v) in &self.keys {
             parts.push(match (*k, v) {
-                ("size" | "file_size", KeyValue::Num(n)) => crate::render::size_label(*n),
+                ("size" | "file_size", KeyValue::Num(n)) => crate::units::size_label(*n),
                 ("threads" | "streams", KeyValue::Num(n)) => format!("x{n}"),
                 ("concurrency", KeyValue::Num(n)) => format!("c{n}"),
                 ("handshake", KeyValue::Text(t)) => {

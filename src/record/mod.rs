@@ -247,7 +247,7 @@ impl JsonLinesWriter {
     /// Refuses what can never be a results file, without creating or touching anything:
     /// call before any other work, then `append` when the run starts.
     pub fn check(path: &Path) -> Result<(), String> {
-        let shown = crate::cli::shown_path(path);
+        let shown = crate::units::shown_path(path);
         if path.as_os_str() == "-" {
             return Err(
                 "--output -: give a file path (for results on stdout use --format json)".into(),
@@ -263,7 +263,7 @@ impl JsonLinesWriter {
                 match parent.map(std::fs::metadata) {
                     Some(Ok(m)) if !m.is_dir() => Err(format!(
                         "--output {shown}: {} is not a directory: give a writable file path",
-                        crate::cli::shown_path(parent.unwrap_or(path))
+                        crate::units::shown_path(parent.unwrap_or(path))
                     )),
                     Some(Err(e)) => Err(format!(
                         "--output {shown}: {e}: give a file path in an existing directory"
@@ -276,7 +276,7 @@ impl JsonLinesWriter {
 
     pub fn append(path: &Path) -> Result<Self, String> {
         Self::check(path)?;
-        let shown = crate::cli::shown_path(path);
+        let shown = crate::units::shown_path(path);
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)

@@ -101,7 +101,7 @@ fn open_regular(path: &Path) -> Result<Box<dyn Read>, String> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdin()));
     }
-    let shown = crate::cli::shown_path(path);
+    let shown = crate::units::shown_path(path);
     let meta = std::fs::metadata(path).map_err(|e| {
         format!("cannot read {shown}: {e}: give a results file written with --output")
     })?;
@@ -121,7 +121,7 @@ fn read_into(
     loaded: &mut Loaded,
     index: &mut BTreeMap<String, usize>,
 ) -> Result<(), String> {
-    let shown = crate::cli::shown_path(path);
+    let shown = crate::units::shown_path(path);
     for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
         let line = line.map_err(|e| format!("cannot read {shown}: {e}"))?;
         let skip = |reason: String| SkippedLine {

@@ -199,9 +199,9 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
         for s in doc.skipped.iter().take(20) {
             skipped_lines.push(format!(
                 "  {} line {}: {}",
-                crate::cli::shown_path(&s.file),
+                crate::units::shown_path(&s.file),
                 s.line,
-                crate::cli::shown(&s.reason)
+                crate::units::shown(&s.reason)
             ));
         }
     }

@@ -227,7 +227,7 @@ pub fn section(run: &Run, out: &mut String) {
             out.push_str("<h3>Where the CPU time went (--profile)</h3>\n");
         }
         n += 1;
-        let file = crate::cli::shown_path(path);
+        let file = crate::units::shown_path(path);
         let graph = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read it ({e})"))
             .and_then(|s| sanitise(&s, &format!("fg{n}-")));

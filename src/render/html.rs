@@ -130,7 +130,7 @@ fn environment(run: &Run, out: &mut String) {
     let sources: Vec<String> = run
         .sources
         .iter()
-        .map(|p| crate::cli::shown_path(p))
+        .map(|p| crate::units::shown_path(p))
         .collect();
     item("file", &sources.join(", "));
     let Some(e) = &run.environment else {

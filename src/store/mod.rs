@@ -106,7 +106,7 @@ pub fn private_dir(dir: &std::path::Path) -> Result<(), String> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| format!("cannot create {}: {e}", crate::cli::shown_path(dir)))
+        .map_err(|e| format!("cannot create {}: {e}", crate::units::shown_path(dir)))
 }
 
 /// A machine's identity, stable across runs: /etc/machine-id and the CPU model, hashed

@@ -58,7 +58,7 @@ impl<'a> FromSql<'a> for Val {
 
 impl Postgres {
     pub fn open(url: &str) -> Result<Postgres, String> {
-        let name = crate::cli::shown(&masked(url));
+        let name = crate::units::shown(&masked(url));
         let mut config: Config = url.parse().map_err(|e| {
             format!("invalid store {name}: {e}: give --store postgresql://USER@HOST[:PORT]/DB")
         })?;

@@ -62,7 +62,7 @@ impl Resolver {
             _ => {
                 return Err(format!(
                     "'{}' is not a number of runs: give last:N with N from 1 to 1000, e.g. last:3",
-                    crate::cli::shown(name)
+                    crate::units::shown(name)
                 ))
             }
         };
@@ -89,12 +89,12 @@ impl Resolver {
         Err(if near.is_empty() {
             format!(
                 "no run '{}' in store {name}, which holds no runs yet: give a results file, or run a measurement first",
-                crate::cli::shown(arg)
+                crate::units::shown(arg)
             )
         } else {
             format!(
                 "no run or tag '{}' in store {name}: the nearest are {} (see cryptobench history)",
-                crate::cli::shown(arg),
+                crate::units::shown(arg),
                 near.join(", ")
             )
         })

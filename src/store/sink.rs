@@ -63,7 +63,7 @@ impl StoreSink {
                 for r in &self.records {
                     ok &= w.write(r).is_ok();
                 }
-                let shown = crate::cli::shown_path(path.as_deref().unwrap_or_else(|| std::path::Path::new("")));
+                let shown = crate::units::shown_path(path.as_deref().unwrap_or_else(|| std::path::Path::new("")));
                 eprintln!(
                     "cryptobench: store {} is unreachable ({why}): the run goes on; its points are kept in {shown}{}: push them later with `cryptobench history import {shown}`",
                     self.name,

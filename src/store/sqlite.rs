@@ -38,7 +38,7 @@ fn placeholders(sql: &str) -> String {
 
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Sqlite, String> {
-        let name = format!("sqlite:{}", crate::cli::shown_path(path));
+        let name = format!("sqlite:{}", crate::units::shown_path(path));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.exists() {
                 super::private_dir(dir).map_err(|e| format!("store {name}: {e}"))?;

@@ -28,13 +28,13 @@ impl StoreUrl {
                 Ok(_) => Ok(StoreUrl::Postgres(t.to_string())),
                 Err(e) => Err(format!(
                     "invalid store '{}': {e}: {FIX}",
-                    crate::cli::shown(&masked(t))
+                    crate::units::shown(&masked(t))
                 )),
             };
         }
         Err(format!(
             "invalid store '{}': {FIX}",
-            crate::cli::shown(&masked(t))
+            crate::units::shown(&masked(t))
         ))
     }
 

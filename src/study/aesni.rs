@@ -334,12 +334,12 @@ fn aws_lc_honours(o: &Observed) -> String {
             if r > 1.5 {
                 format!(
                     "aws-lc honours OPENSSL_ia32cap: AES-128-GCM {} MB/s unmasked, {} MB/s with the no-aesni mask ({}).",
-                    crate::render::mbps(w), crate::render::mbps(wo), times(r)
+                    crate::units::mbps(w), crate::units::mbps(wo), times(r)
                 )
             } else {
                 format!(
                     "aws-lc ignores OPENSSL_ia32cap: AES-128-GCM {} MB/s unmasked, {} MB/s with the no-aesni mask ({}), so its gain cannot be measured this way.",
-                    crate::render::mbps(w), crate::render::mbps(wo), times(r)
+                    crate::units::mbps(w), crate::units::mbps(wo), times(r)
                 )
             }
         }

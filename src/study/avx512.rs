@@ -199,7 +199,7 @@ fn analyse(o: &Observed) -> Findings {
                     alg.into(),
                     variant.unwrap_or("base").into(),
                     r.threads.to_string(),
-                    crate::render::mbps(r.throughput_bps),
+                    crate::units::mbps(r.throughput_bps),
                     eff.map(|e| format!("{:.0}", e * 100.0))
                         .unwrap_or("-".into()),
                     r.clock
@@ -288,7 +288,7 @@ fn analyse(o: &Observed) -> Findings {
         if let Some(v) = aes(tag) {
             mixed.push(vec![
                 what.into(),
-                crate::render::mbps(v),
+                crate::units::mbps(v),
                 alone.map(|a| times(v / a)).unwrap_or("-".into()),
             ]);
         }
@@ -298,8 +298,8 @@ fn analyse(o: &Observed) -> Findings {
             let change = (w / wo - 1.0) * 100.0;
             conclusions.push(format!(
                 "Mixed test: the AES-GCM thread runs at {} MB/s beside AVX-512 ChaCha and {} MB/s beside non-AVX-512 ChaCha ({change:+.1}% with AVX-512 neighbours): {}",
-                crate::render::mbps(w),
-                crate::render::mbps(wo),
+                crate::units::mbps(w),
+                crate::units::mbps(wo),
                 if change < -NOISE_PCT {
                     format!("AVX-512 neighbours slow it, {}.", super::agreement(true, 4))
                 } else if change > NOISE_PCT {
@@ -450,7 +450,7 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
                 format!("{:.0}", r.mix.requests_per_s),
                 pct(r.mix.change_pct),
                 pct(r.mix.vs_expected_pct),
-                r.aes_in_mix.map(crate::render::mbps).unwrap_or("-".into()),
+                r.aes_in_mix.map(crate::units::mbps).unwrap_or("-".into()),
                 r.aes_kept()
                     .map(|k| format!("{:.0}%", k * 100.0))
                     .unwrap_or("-".into()),

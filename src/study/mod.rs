@@ -192,7 +192,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     let study = studies.iter().find(|s| s.name() == name).ok_or_else(|| {
         Failure::Input(format!(
             "unknown study '{}': choose from {} (cryptobench study --list)",
-            crate::cli::shown(name),
+            crate::units::shown(name),
             names.join(", ")
         ))
     })?;
@@ -213,7 +213,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
         if !l.is_file() {
             return Err(Failure::Input(format!(
                 "--libcrypto {}: not a file: give the path of a libcrypto.so",
-                crate::cli::shown_path(l)
+                crate::units::shown_path(l)
             )));
         }
     }

@@ -147,7 +147,7 @@ fn analyse(o: &Observed) -> Findings {
                 table.push(vec![
                     alg.into(),
                     r.threads.to_string(),
-                    crate::render::mbps(r.throughput_bps),
+                    crate::units::mbps(r.throughput_bps),
                     e.map(|e| format!("{:.0}", e * 100.0)).unwrap_or("-".into()),
                 ]);
             }
@@ -207,7 +207,7 @@ fn analyse(o: &Observed) -> Findings {
             }
             table.push(vec![
                 r.content.clone(),
-                crate::render::size_label(r.file_size),
+                crate::units::size_label(r.file_size),
                 r.concurrency.to_string(),
                 mbit(r.throughput_bps),
                 s.map(|s| mbit(s.throughput_bps)).unwrap_or("-".into()),
@@ -222,7 +222,7 @@ fn analyse(o: &Observed) -> Findings {
             conclusions.push(format!(
                 "HTTPS delivers {:.0}% of HTTP's transfer rate at worst ({} file, concurrency {}), and {:.0}% at best: the application-level cost of the cipher differs by load, as study 3 found.",
                 worst.0 * 100.0,
-                crate::render::size_label(worst.1),
+                crate::units::size_label(worst.1),
                 worst.2,
                 ratios.iter().map(|r| r.0).fold(f64::MIN, f64::max) * 100.0
             ));

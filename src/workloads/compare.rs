@@ -64,7 +64,7 @@ fn threshold(s: &str) -> Result<f64, String> {
         .ok_or_else(|| {
             format!(
                 "'{}' is not a percentage from 0 to 100",
-                crate::cli::shown(s)
+                crate::units::shown(s)
             )
         })
 }
@@ -79,7 +79,7 @@ pub struct Side {
 
 impl Side {
     fn name(&self) -> String {
-        crate::cli::shown_path(&self.file)
+        crate::units::shown_path(&self.file)
     }
     fn records(&self) -> impl Iterator<Item = &crate::record::read::AnyRecord> {
         self.loaded.runs.iter().flat_map(|r| &r.records)
@@ -129,7 +129,7 @@ fn read_side(
             let flag = if which == "BASE" { "--a" } else { "--b" };
             return Err(Failure::Input(format!(
                 "{flag} {:?}: no such label in {}; its labels are: {}",
-                crate::cli::shown(l),
+                crate::units::shown(l),
                 side.name(),
                 labels.into_iter().collect::<Vec<_>>().join(", ")
             )));
@@ -410,8 +410,8 @@ fn blocks(
             p.identity.workload.clone(),
             label,
             p.identity.point(),
-            crate::render::mbps(p.base_bps),
-            crate::render::mbps(p.new_bps),
+            crate::units::mbps(p.base_bps),
+            crate::units::mbps(p.new_bps),
             format!("{:.3}", p.ratio),
             p.ratio_ci
                 .map_or_else(|| "-".into(), |[lo, hi]| format!("{lo:.3}-{hi:.3}")),

@@ -107,7 +107,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             if name.is_empty() || name == "last" || name.contains('/') {
                 return Err(Failure::Input(format!(
                     "invalid tag '{}': give a name other than last, without /, e.g. baseline",
-                    crate::cli::shown(&name)
+                    crate::units::shown(&name)
                 )));
             }
             runs::tag(resolver.store().map_err(input)?, &id, &name).map_err(Failure::Runtime)?;
@@ -155,15 +155,15 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
         for s in &loaded.skipped {
             eprintln!(
                 "cryptobench: {} line {}: skipped: {}",
-                crate::cli::shown_path(&s.file),
+                crate::units::shown_path(&s.file),
                 s.line,
-                crate::cli::shown(&s.reason)
+                crate::units::shown(&s.reason)
             );
         }
         let (n, added) = runs::import(store, &loaded).map_err(Failure::Runtime)?;
         println!(
             "{}: {n} run(s), {added} new point(s) of {} into {}",
-            crate::cli::shown_path(file),
+            crate::units::shown_path(file),
             loaded.record_count(),
             store.name()
         );
@@ -259,7 +259,7 @@ fn since_unix(s: &str) -> Result<i64, String> {
     let bad = || {
         format!(
             "invalid --since '{}': give YYYY-MM-DD, a number of days or hours ago (7d, 12h), or Unix seconds",
-            crate::cli::shown(s)
+            crate::units::shown(s)
         )
     };
     if let Some(n) = t.strip_suffix('d').and_then(|n| n.parse::<i64>().ok()) {

@@ -92,7 +92,7 @@ pub fn select(
         if !owners.iter().any(chosen) {
             return Err(Failure::Input(format!(
                 "--variant {}: taken only by {}, which --impl does not select: add it to --impl",
-                crate::cli::shown(spec),
+                crate::units::shown(spec),
                 owners.join(" and ")
             )));
         }

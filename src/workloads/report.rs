@@ -48,7 +48,7 @@ fn newest_runs(names: &[&str], store: Option<&str>) -> Result<Vec<String>, Strin
             list(s, &f)?.into_iter().next().map(|r| r.run_id).ok_or_else(|| {
                 format!(
                     "--machines: no run of machine '{}' in {}: `cryptobench history` lists the machines",
-                    crate::cli::shown(name),
+                    crate::units::shown(name),
                     s.name()
                 )
             })
@@ -87,7 +87,7 @@ fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> Strin
                 if k < row.len() {
                     row[k] = format!(
                         "{}{}",
-                        crate::render::mbps(r.throughput_bps),
+                        crate::units::mbps(r.throughput_bps),
                         if r.noisy { "~" } else { "" }
                     );
                 }
@@ -115,14 +115,14 @@ fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> Strin
 pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     let crossover = match args.crossover.as_deref() {
         None => None,
-        Some(spec) => match crate::cli::items(spec, "--crossover", "openssl,af_alg")
+        Some(spec) => match crate::units::items(spec, "--crossover", "openssl,af_alg")
             .map_err(Failure::Input)?[..]
         {
             [a, b] => Some((a.to_string(), b.to_string())),
             _ => {
                 return Err(Failure::Input(format!(
                     "invalid --crossover '{}': give two paths, e.g. --crossover openssl,af_alg",
-                    crate::cli::shown(spec)
+                    crate::units::shown(spec)
                 )))
             }
         },
@@ -135,7 +135,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     let machines = match args.machines.as_deref() {
         Some(list) => {
             let names =
-                crate::cli::items(list, "--machines", "board,atom").map_err(Failure::Input)?;
+                crate::units::items(list, "--machines", "board,atom").map_err(Failure::Input)?;
             let ids = newest_runs(&names, args.store.as_deref()).map_err(Failure::Input)?;
             files.extend(ids.iter().map(PathBuf::from));
             names.iter().map(|n| n.to_string()).collect()
@@ -148,7 +148,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         let names: Vec<String> = args
             .files
             .iter()
-            .map(|f| crate::cli::shown_path(f))
+            .map(|f| crate::units::shown_path(f))
             .collect();
         let skipped = if loaded.skipped.is_empty() {
             String::new()
@@ -158,7 +158,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
                 " ({} unreadable line(s), the first: line {}: {})",
                 loaded.skipped.len(),
                 s.line,
-                crate::cli::shown(&s.reason)
+                crate::units::shown(&s.reason)
             )
         };
         return Err(Failure::Input(format!(
@@ -169,9 +169,9 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     for s in &loaded.skipped {
         eprintln!(
             "cryptobench: {} line {}: skipped: {}",
-            crate::cli::shown_path(&s.file),
+            crate::units::shown_path(&s.file),
             s.line,
-            crate::cli::shown(&s.reason)
+            crate::units::shown(&s.reason)
         );
     }
     let opts = Options { crossover };
@@ -196,7 +196,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
 
 /// Checks `--plots DIR` and loads the PNG font before anything is read or written.
 fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure> {
-    let shown = crate::cli::shown_path(dir);
+    let shown = crate::units::shown_path(dir);
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => {
             return Err(Failure::Input(format!(
@@ -225,7 +225,7 @@ fn write_plots(
     std::fs::create_dir_all(dir).map_err(|e| {
         Failure::Input(format!(
             "cannot create --plots {}: {e}",
-            crate::cli::shown_path(dir)
+            crate::units::shown_path(dir)
         ))
     })?;
     let mut written = 0;
@@ -240,7 +240,7 @@ fn write_plots(
     }
     eprintln!(
         "cryptobench: wrote {written} figure(s) as SVG and PNG into {}",
-        crate::cli::shown_path(dir)
+        crate::units::shown_path(dir)
     );
     Ok(())
 }

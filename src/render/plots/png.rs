@@ -38,7 +38,7 @@ pub fn png(svg: &str, opt: &resvg::usvg::Options) -> Result<Vec<u8>, String> {
 
 /// Writes `stem.svg` and `stem.png` into `dir`.
 pub fn write(dir: &Path, stem: &str, svg: &str, opt: &resvg::usvg::Options) -> Result<(), String> {
-    let shown = crate::cli::shown_path(dir);
+    let shown = crate::units::shown_path(dir);
     std::fs::write(dir.join(format!("{stem}.svg")), svg)
         .map_err(|e| format!("cannot write into --plots {shown}: {e}"))?;
     let bytes = png(svg, opt)?;

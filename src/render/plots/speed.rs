@@ -6,7 +6,7 @@ use super::{colour, legend_line, slug, svg, top, Drawn, Figure};
 use crate::algorithms::{Algorithm, Direction, Kind};
 use crate::analyse::paths::Analysis;
 use crate::record::speed::SpeedRecord as Record;
-use crate::render::{mbps, size_label};
+use crate::units::{mbps, size_label};
 use plotters::prelude::*;
 
 /// Records grouped by (algorithm, direction), in first-seen order.

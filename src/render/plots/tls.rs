@@ -5,7 +5,7 @@
 use super::{slug, svg, Bars, Figure};
 use crate::record::tls::TlsRecord as Record;
 use crate::record::RunEnd;
-use crate::render::size_label;
+use crate::units::size_label;
 use crate::workloads::tls::analysis;
 use crate::workloads::tls::primitive::CipherAlone;
 

@@ -12,7 +12,6 @@ use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::read::AnyRecord;
 use crate::record::speed::{SpeedData, SpeedRecord};
 use crate::record::{Record, SCHEMA};
-use crate::render;
 use indicatif::ProgressBar;
 use serde_json::json;
 use std::path::PathBuf;
@@ -74,9 +73,9 @@ const MAX_TARGET_CI: f64 = 100.0;
 /// The trial settings from --time, --max-time and --target-ci, validated.
 fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
     let time = args.common.time.unwrap_or(DEFAULT_TIME);
-    crate::cli::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
+    crate::units::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
     let max_time = match args.max_time {
-        Some(t) => crate::cli::check_seconds(t, "--max-time", time, MAX_TIME)
+        Some(t) => crate::units::check_seconds(t, "--max-time", time, MAX_TIME)
             .map_err(|e| Failure::Input(format!("{e} (at least --time)")))?,
         None => (4.0 * time).min(MAX_TIME),
     };
@@ -88,7 +87,7 @@ fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
     }
     let trial = match args.trial_time {
         None => crate::measure::DEFAULT_TRIAL_S,
-        Some(t) => crate::cli::check_seconds(t, "--trial-time", MIN_TRIAL_TIME, time)
+        Some(t) => crate::units::check_seconds(t, "--trial-time", MIN_TRIAL_TIME, time)
             .map_err(|e| Failure::Input(format!("{e} (at most --time)")))?,
     };
     Ok(Settings::with_trial(time, max_time, trial, ci))
@@ -375,13 +374,13 @@ fn crossover_pair(
     let [a, b] = parts[..] else {
         return Err(Failure::Input(format!(
             "invalid --crossover '{}': give two paths, e.g. --crossover openssl,af_alg",
-            crate::cli::shown(spec)
+            crate::units::shown(spec)
         )));
     };
     if a == b {
         return Err(Failure::Input(format!(
             "invalid --crossover '{}': a path never crosses itself: give two different paths, e.g. --crossover openssl,af_alg",
-            crate::cli::shown(spec)
+            crate::units::shown(spec)
         )));
     }
     for p in [a, b] {
@@ -391,7 +390,7 @@ fn crossover_pair(
         {
             return Err(Failure::Input(format!(
                 "--crossover: '{}' is not among the measured paths: choose from {}",
-                crate::cli::shown(p),
+                crate::units::shown(p),
                 known.join(", ")
             )));
         }
@@ -499,7 +498,7 @@ fn measure_group(
         let rate = if ops {
             format!("{:.0} ops/s", m.median_bps())
         } else {
-            format!("{} MB/s", render::mbps(m.median_bps()))
+            format!("{} MB/s", crate::units::mbps(m.median_bps()))
         };
         progress.set_message(format!(
             "{point} x{}: {} {rate}",

@@ -9,7 +9,7 @@ use crate::record::speed::{SpeedData, SpeedRecord as Record};
 use crate::record::ExclusionKind;
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Column, Table};
-use crate::render::{mbps, size_label};
+use crate::units::{mbps, size_label};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

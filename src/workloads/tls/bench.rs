@@ -41,7 +41,7 @@ impl Inputs {
             input(match &args.nginx {
                 Some(p) => format!(
                     "--nginx {}: not an executable file: install the Debian package nginx (apt-get install nginx) or give its path",
-                    crate::cli::shown_path(p)
+                    crate::units::shown_path(p)
                 ),
                 None => "nginx not found on PATH or in /usr/sbin: install the Debian package nginx (apt-get install nginx) or give --nginx PATH".into(),
             })
@@ -220,7 +220,7 @@ impl Bench {
         if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
             return Err(input(format!(
                 "{} ({}) lacks the SSL module: install the Debian package nginx",
-                crate::cli::shown_path(&inputs.nginx),
+                crate::units::shown_path(&inputs.nginx),
                 nb.version
             )));
         }

@@ -102,16 +102,16 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
 }
 
 pub fn parse_concurrency(s: &str) -> Result<Vec<u32>, String> {
-    let n = crate::cli::counts(s, "--concurrency", 1..=MAX_CONCURRENCY as u64, "1,10,100")?;
+    let n = crate::units::counts(s, "--concurrency", 1..=MAX_CONCURRENCY as u64, "1,10,100")?;
     Ok(n.into_iter().map(|n| n as u32).collect())
 }
 
 pub fn parse_files(s: &str) -> Result<Vec<u64>, String> {
-    crate::cli::byte_list(s, "--files", 1..=MAX_FILE, "4k,100k,10m")
+    crate::units::byte_list(s, "--files", 1..=MAX_FILE, "4k,100k,10m")
 }
 
 fn check_duration(d: f64, g: Generator) -> Result<f64, String> {
-    let d = crate::cli::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
+    let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
     if g == Generator::Wrk && d.fract() != 0.0 {
         return Err(format!(
             "invalid --time {d}: wrk takes whole seconds, e.g. --time {}",

@@ -7,7 +7,7 @@ use crate::record::tls::{Latency, TlsData, TlsRecord};
 use crate::record::{Environment, Exclusion};
 use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};
-use crate::render::{mbps, size_label};
+use crate::units::{mbps, size_label};
 use serde_json::Value;
 
 /// Every block of one run's tls records.

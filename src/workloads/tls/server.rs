@@ -40,7 +40,7 @@ impl Content {
     }
     pub fn path(self) -> String {
         match self {
-            Content::Random(n) => format!("/{}.bin", crate::render::size_label(n)),
+            Content::Random(n) => format!("/{}.bin", crate::units::size_label(n)),
             _ => "/page.html".into(),
         }
     }
@@ -50,7 +50,7 @@ impl Content {
     /// For display: "4k", "html", "html+gzip".
     pub fn short(self) -> String {
         match self {
-            Content::Random(n) => crate::render::size_label(n),
+            Content::Random(n) => crate::units::size_label(n),
             c => c.label().into(),
         }
     }

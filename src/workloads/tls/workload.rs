@@ -190,7 +190,7 @@ fn summary(r: &Record<TlsData>) -> String {
     format!(
         "{:.0} req/s, {} MB/s, server {:.0}% CPU, {} {:.0}% CPU{}{}",
         r.requests_per_s,
-        crate::render::mbps(r.throughput_bps),
+        crate::units::mbps(r.throughput_bps),
         r.server_cpu_pct,
         r.generator,
         r.client_cpu_pct,

@@ -110,7 +110,7 @@ impl Wanted {
 
 fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
     let mut out = Vec::new();
-    for t in crate::cli::items(s, "--tunnels", "none,wireguard,openvpn")? {
+    for t in crate::units::items(s, "--tunnels", "none,wireguard,openvpn")? {
         let w = match t.to_ascii_lowercase().as_str() {
             "none" | "veth" => Wanted::Bare,
             "wireguard" | "wg" => Wanted::WireGuardAuto,
@@ -120,7 +120,7 @@ fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
             _ => {
                 return Err(format!(
                 "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn",
-                crate::cli::shown(t)
+                crate::units::shown(t)
             ))
             }
         };
@@ -132,21 +132,21 @@ fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
 }
 
 fn parse_streams(s: &str) -> Result<Vec<u32>, String> {
-    let n = crate::cli::counts(s, "--streams", 1..=MAX_STREAMS as u64, "1,4")?;
+    let n = crate::units::counts(s, "--streams", 1..=MAX_STREAMS as u64, "1,4")?;
     Ok(n.into_iter().map(|n| n as u32).collect())
 }
 
 /// `--direction`: true for down. Order as given, without repeats.
 fn parse_directions(s: &str) -> Result<Vec<bool>, String> {
     let mut out = Vec::new();
-    for p in crate::cli::items(s, "--direction", "up,down")? {
+    for p in crate::units::items(s, "--direction", "up,down")? {
         let down = match p {
             "up" => false,
             "down" => true,
             _ => {
                 return Err(format!(
                     "invalid --direction '{}': give up, down or up,down",
-                    crate::cli::shown(p)
+                    crate::units::shown(p)
                 ))
             }
         };
@@ -158,7 +158,7 @@ fn parse_directions(s: &str) -> Result<Vec<bool>, String> {
 }
 
 fn parse_duration(d: f64) -> Result<u32, String> {
-    let d = crate::cli::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
+    let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
     if d.fract() != 0.0 {
         return Err(format!(
             "invalid --time {d}: iperf3 takes whole seconds, e.g. --time {}",
@@ -181,7 +181,7 @@ const USUAL_CIPHERS: &[&str] = &[
 /// OpenVPN cipher names as the user gave them, checked against this OpenVPN's list.
 fn parse_ciphers(s: &str, supported: &[String], version: &str) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
-    for c in crate::cli::items(s, "--ciphers", "AES-128-GCM,none")? {
+    for c in crate::units::items(s, "--ciphers", "AES-128-GCM,none")? {
         let name = if c.eq_ignore_ascii_case("none") {
             "none".to_string()
         } else {
@@ -197,7 +197,7 @@ fn parse_ciphers(s: &str, supported: &[String], version: &str) -> Result<Vec<Str
             let more = supported.len().saturating_sub(usual.len());
             return Err(format!(
                 "invalid --ciphers '{}': this OpenVPN ({version}) supports {}{}",
-                crate::cli::shown(c),
+                crate::units::shown(c),
                 usual.join(", "),
                 if more > 0 {
                     format!(" and {more} more (openvpn --show-ciphers)")

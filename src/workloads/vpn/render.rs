@@ -10,7 +10,7 @@ use crate::render::model::{Block, Column, Table};
 use std::fmt::Write;
 
 fn mbit(bps: f64) -> String {
-    crate::render::magnitude(bps * 8.0 / 1e6)
+    crate::units::magnitude(bps * 8.0 / 1e6)
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {

@@ -1,0 +1,208 @@
+//! Units and values as people type and read them: byte sizes with k/m/g, comma lists,
+//! seconds, MB/s, and any value echoed back in a message. A leaf: imports nothing of the
+//! crate, so every layer may use it.
+
+use std::path::Path;
+
+/// Longest value echoed back in an error message.
+const SHOWN_MAX: usize = 60;
+
+/// A value as typed, shortened for an error message (a 100 KB value is not echoed whole).
+pub fn shown(value: &str) -> String {
+    let clean: String = value
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if clean.chars().count() <= SHOWN_MAX {
+        return clean;
+    }
+    let head: String = clean.chars().take(SHOWN_MAX).collect();
+    format!("{head}... ({} bytes)", value.len())
+}
+
+/// A path for a message: lossy where it is not UTF-8, shortened where it is long.
+pub fn shown_path(path: &Path) -> String {
+    shown(&path.to_string_lossy())
+}
+
+/// The items of a comma list, trimmed. Empty items are an error that names the flag.
+pub fn items<'a>(list: &'a str, flag: &str, example: &str) -> Result<Vec<&'a str>, String> {
+    let out: Vec<&str> = list.split(',').map(str::trim).collect();
+    if out.iter().any(|s| s.is_empty()) {
+        return Err(if list.trim().is_empty() {
+            format!("{flag} is empty: give a comma list, e.g. {flag} {example}")
+        } else {
+            format!(
+                "invalid {flag} '{}': an empty item; give a comma list, e.g. {flag} {example}",
+                shown(list)
+            )
+        });
+    }
+    Ok(out)
+}
+
+/// A comma list of whole numbers in `range`, deduplicated and sorted.
+pub fn counts(
+    list: &str,
+    flag: &str,
+    range: std::ops::RangeInclusive<u64>,
+    example: &str,
+) -> Result<Vec<u64>, String> {
+    let mut out = Vec::new();
+    for item in items(list, flag, example)? {
+        let n = item
+            .parse::<i128>()
+            .ok()
+            .filter(|n| *n >= *range.start() as i128 && *n <= *range.end() as i128)
+            .ok_or_else(|| {
+                format!(
+                    "invalid {flag} '{}': give whole numbers from {} to {}, e.g. {flag} {example}",
+                    shown(item),
+                    range.start(),
+                    range.end()
+                )
+            })?;
+        out.push(n as u64);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// One byte count with an optional binary unit: 16, 1k, 1350, 64k, 1m, 1g (also kb, kib).
+pub fn bytes(item: &str) -> Option<u64> {
+    let t = item.trim().to_ascii_lowercase();
+    let t = t
+        .strip_suffix("ib")
+        .or_else(|| t.strip_suffix('b'))
+        .unwrap_or(&t);
+    let (num, shift) = match t.chars().last()? {
+        'k' => (&t[..t.len() - 1], 10),
+        'm' => (&t[..t.len() - 1], 20),
+        'g' => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    num.parse::<u64>().ok()?.checked_mul(1 << shift)
+}
+
+/// A comma list of byte counts with units, in `range`, deduplicated and sorted.
+pub fn byte_list(
+    list: &str,
+    flag: &str,
+    range: std::ops::RangeInclusive<u64>,
+    example: &str,
+) -> Result<Vec<u64>, String> {
+    let mut out = Vec::new();
+    for item in items(list, flag, example)? {
+        let n = bytes(item).filter(|n| range.contains(n)).ok_or_else(|| {
+            format!(
+                "invalid {flag} '{}': give bytes from {} to {} with an optional k, m or g suffix (binary), e.g. {flag} {example}",
+                shown(item),
+                size_label(*range.start()),
+                size_label(*range.end()),
+            )
+        })?;
+        out.push(n);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Seconds, as typed: a finite positive number. Each workload checks its own range.
+pub fn seconds(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("'{}' is not a positive number of seconds", shown(s)))
+}
+
+/// A range check on seconds with the value named as typed (never 310 digits).
+pub fn check_seconds(v: f64, flag: &str, min: f64, max: f64) -> Result<f64, String> {
+    if v.is_finite() && v >= min && v <= max {
+        Ok(v)
+    } else {
+        let typed = if v.abs() >= 1e6 {
+            format!("{v:e}")
+        } else {
+            format!("{v}")
+        };
+        Err(format!(
+            "invalid {flag} {typed}: give seconds from {min} to {max}"
+        ))
+    }
+}
+
+/// MB/s with a precision that suits the magnitude.
+pub fn mbps(bps: f64) -> String {
+    magnitude(bps / 1e6)
+}
+
+/// A figure with as many decimals as its magnitude deserves: 0 from 100, 1 from 10, else 2.
+pub fn magnitude(m: f64) -> String {
+    if m >= 100.0 {
+        format!("{m:.0}")
+    } else if m >= 10.0 {
+        format!("{m:.1}")
+    } else {
+        format!("{m:.2}")
+    }
+}
+/// Human size: 16, 1350, 1k, 16k, 1m, 1g.
+pub fn size_label(n: u64) -> String {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
+        format!("{}g", n >> 30)
+    } else if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{}m", n >> 20)
+    } else if n >= 1024 && n.is_multiple_of(1024) {
+        format!("{}k", n >> 10)
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_name_the_flag_and_the_item() {
+        assert_eq!(
+            counts("4, 1,2,2", "--threads", 1..=64, "1,2").unwrap(),
+            [1, 2, 4]
+        );
+        let e = counts("1,-1", "--threads", 1..=64, "1,2").unwrap_err();
+        assert!(e.contains("--threads '-1'") && e.contains("1 to 64"), "{e}");
+        let e = counts("", "--streams", 1..=128, "1,4").unwrap_err();
+        assert!(e.contains("--streams is empty"), "{e}");
+        let e = counts("1,,2", "--streams", 1..=128, "1,4").unwrap_err();
+        assert!(e.contains("empty item"), "{e}");
+    }
+
+    #[test]
+    fn byte_units() {
+        assert_eq!(bytes("16"), Some(16));
+        assert_eq!(bytes("1k"), Some(1024));
+        assert_eq!(bytes("64KiB"), Some(65536));
+        assert_eq!(bytes("1m"), Some(1 << 20));
+        assert_eq!(bytes("-16"), None);
+        assert_eq!(bytes("k"), None);
+        assert_eq!(
+            byte_list("1k,16,1k", "--sizes", 1..=1 << 26, "16,1k").unwrap(),
+            [16, 1024]
+        );
+        let e = byte_list("99g", "--sizes", 1..=1 << 26, "16,1k").unwrap_err();
+        assert!(e.contains("'99g'"), "{e}");
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        let long = "x".repeat(100_000);
+        let s = shown(&long);
+        assert!(s.len() < 100 && s.contains("100000 bytes"), "{s}");
+        assert_eq!(shown("a\u{1b}[31mb"), "a?[31mb");
+        let e = check_seconds(1e308, "--time", 0.01, 600.0).unwrap_err();
+        assert!(e.len() < 80, "{e}");
+    }
+}
