@@ -35,12 +35,6 @@ pub fn crypto_flag_names() -> Vec<&'static str> {
     }
 }
 
-fn cpuinfo_field(cpuinfo: &str, keys: &[&str]) -> Option<String> {
-    cpuinfo.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        keys.contains(&k.trim()).then(|| v.trim().to_string())
-    })
-}
 
 pub fn cpu() -> Value {
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
@@ -55,7 +49,7 @@ pub fn cpu() -> Value {
             .filter(|(_, on)| on.as_bool() == Some(true))
             .map(|(f, _)| f.clone())
             .collect(),
-        None => cpuinfo_field(&info, &["flags"])
+        None => crate::sys::cpu::cpuinfo_field(&info, &["flags"])
             .unwrap_or_default()
             .split_whitespace()
             .filter(|f| crypto_flag_names().contains(f))
@@ -64,14 +58,14 @@ pub fn cpu() -> Value {
     };
     let model = match &arm {
         Some(a) => a["model"].as_str().map(str::to_string),
-        None => cpuinfo_field(&info, &["model name", "Model", "Hardware"]),
+        None => crate::sys::cpu::cpuinfo_field(&info, &["model name", "Model", "Hardware"]),
     };
     let mut v = json!({
         "arch": std::env::consts::ARCH,
         "model": model,
         "logical_cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "crypto_flags": flags,
-        "tsc_hz": tsc_hz(),
+        "tsc_hz": crate::sys::clock::tsc_hz(),
     });
     if let Some(a) = arm {
         v["arm"] = a;
@@ -127,7 +121,7 @@ pub fn frequency() -> Value {
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let mhz = cpuinfo_field(&info, &["cpu MHz"]).and_then(|s| s.parse::<f64>().ok());
+    let mhz = crate::sys::cpu::cpuinfo_field(&info, &["cpu MHz"]).and_then(|s| s.parse::<f64>().ok());
     // The live clock source of every speed point, or why there is none (said once here;
     // each record then has "clock": null).
     let source = match crate::sys::clock::detect() {
@@ -137,32 +131,6 @@ pub fn frequency() -> Value {
         )),
     };
     json!({ "governor": gov, "cpufreq_khz": cur, "cpuinfo_mhz": mhz, "source": source })
-}
-
-/// The TSC rate, measured against the monotonic clock over 20 ms. None without a TSC.
-pub fn tsc_hz() -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let flags = cpuinfo_field(&info, &["flags"]).unwrap_or_default();
-        if !flags.split_whitespace().any(|f| f == "constant_tsc") {
-            return None;
-        }
-        let (t0, c0) = (std::time::Instant::now(), read_tsc());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let (t1, c1) = (std::time::Instant::now(), read_tsc());
-        Some((c1 - c0) as f64 / (t1 - t0).as_secs_f64())
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        None
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-fn read_tsc() -> u64 {
-    // SAFETY: rdtsc has no preconditions on x86_64.
-    unsafe { core::arch::x86_64::_rdtsc() }
 }
 
 fn kernel() -> String {

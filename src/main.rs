@@ -7,7 +7,6 @@ mod cli;
 mod units;
 mod driver;
 mod environment;
-mod guard;
 mod impls;
 mod kat;
 mod kernel;

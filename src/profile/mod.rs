@@ -10,7 +10,7 @@ pub mod perf;
 pub mod shares;
 pub mod table;
 
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use classify::{Category, Classifier};
 pub use perf::Target;
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //! control FIFO that acknowledges each command, so the samples cover exactly the window
 //! between `enable` and `disable`, not perf's own start-up or the workload's warm-up.
 
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -7,7 +7,7 @@
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats;
 use crate::driver::{Ctx, Outcome, Plan, Workload};
-use crate::guard::{Guard, Resource};
+use crate::sys::guard::{Guard, Resource};
 use crate::record::read::AnyRecord;
 use crate::record::speed::{Access, SpeedData};
 use crate::record::{Record, SCHEMA};
@@ -123,7 +123,7 @@ fn tmpfs_dir(guard: &Guard) -> Result<PathBuf, String> {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let p = Path::new("/dev/shm").join(format!(
         "{}-study-{}-{}",
-        crate::guard::PREFIX,
+        crate::sys::guard::PREFIX,
         std::process::id(),
         N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));

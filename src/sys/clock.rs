@@ -207,7 +207,7 @@ impl Sampler {
         let mut per_core = BTreeMap::new();
         match self.source {
             Source::AperfMperf => {
-                let tsc = crate::environment::tsc_hz()?;
+                let tsc = tsc_hz()?;
                 for (&c, &(a0, m0)) in &self.counters0 {
                     let (Ok(a1), Ok(m1)) = (
                         read_at(&msr_path(c), MSR_APERF),
@@ -279,6 +279,32 @@ pub fn merge(readings: &[ClockReading]) -> Option<ClockReading> {
             .map(|(c, (s, n))| (c, s / n as f64))
             .collect(),
     )
+}
+
+/// The TSC rate, measured against the monotonic clock over 20 ms. None without a TSC.
+pub fn tsc_hz() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let flags = super::cpu::cpuinfo_field(&info, &["flags"]).unwrap_or_default();
+        if !flags.split_whitespace().any(|f| f == "constant_tsc") {
+            return None;
+        }
+        let (t0, c0) = (std::time::Instant::now(), read_tsc());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (t1, c1) = (std::time::Instant::now(), read_tsc());
+        Some((c1 - c0) as f64 / (t1 - t0).as_secs_f64())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn read_tsc() -> u64 {
+    // SAFETY: rdtsc has no preconditions on x86_64.
+    unsafe { core::arch::x86_64::_rdtsc() }
 }
 
 #[cfg(test)]

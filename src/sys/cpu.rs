@@ -206,6 +206,14 @@ pub fn machine_cpus() -> usize {
     }
 }
 
+/// The value of the first /proc/cpuinfo line whose key is one of `keys`.
+pub fn cpuinfo_field(cpuinfo: &str, keys: &[&str]) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        keys.contains(&k.trim()).then(|| v.trim().to_string())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

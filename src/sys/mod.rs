@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod guard;
 pub mod procfs;
 pub mod program;
 pub mod spawn;

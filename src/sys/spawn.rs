@@ -1,6 +1,6 @@
 //! Starting the processes a workload owns.
 
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 

@@ -51,7 +51,7 @@ pub fn install_signal_handler() {
                 if crate::measure::STOP.swap(true, Ordering::SeqCst) {
                     // A second signal: the user really wants out now, but nothing may
                     // stay behind.
-                    crate::guard::release_all();
+                    crate::sys::guard::release_all();
                     std::process::exit(128 + sig);
                 }
             }

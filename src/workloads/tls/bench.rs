@@ -6,7 +6,7 @@ use super::load::{self, Generator};
 use super::server::{self, Content};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::{sys, TlsArgs};
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 
 use super::suites::{Proto, Suite};
 use super::sys;
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use crate::record::tls::Latency;
 use crate::sys::cpu::CpuTime;
 use std::path::{Path, PathBuf};

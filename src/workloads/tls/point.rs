@@ -6,7 +6,7 @@ use super::bench::Bench;
 use super::load::{self, Generator, Job, Poll};
 use super::server::{self, Content, LogSummary};
 use super::{suites, sys};
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use crate::measure;
 use crate::profile::ProfileField;
 use crate::record::tls::{MixPart, TlsData, TlsRecord};

@@ -3,7 +3,7 @@
 
 use super::suites::{CertKind, Proto, Suite};
 use super::sys;
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use crate::sys::cpu::CpuTime;
 use std::fmt::Write as _;
 use std::io::Write as _;

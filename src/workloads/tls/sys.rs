@@ -1,7 +1,7 @@
 //! What `tls` needs from the operating system: /proc readings of processes it started,
 //! CPU sets, pinned spawning through the guard, bounded waits and free loopback ports.
 
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use crate::sys::cpu::CpuTime;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! live cryptobench) is left alone.
 
 use super::lab::run;
-use crate::guard::PREFIX;
+use crate::sys::guard::PREFIX;
 use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

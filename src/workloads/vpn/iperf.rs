@@ -1,7 +1,7 @@
 //! iperf3: the server in one namespace, the client in the other, and what its JSON says.
 
 use super::lab::{self, Lab, CLIENT, SERVER};
-use crate::guard::Guard;
+use crate::sys::guard::Guard;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Child;

@@ -1,7 +1,7 @@
 //! The test bed: two network namespaces joined by a veth pair, every name unique to the
 //! run and starting with the guard's PREFIX, all of it owned by one Guard.
 
-use crate::guard::{Guard, Resource, PREFIX};
+use crate::sys::guard::{Guard, Resource, PREFIX};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 
 use super::iperf::{wait_for, LoadError};
 use super::lab::{self, run, Lab, CLIENT, ENDS, SERVER, VETH_ADDR};
-use crate::guard::{Guard, Resource};
+use crate::sys::guard::{Guard, Resource};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
