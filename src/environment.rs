@@ -35,7 +35,6 @@ pub fn crypto_flag_names() -> Vec<&'static str> {
     }
 }
 
-
 pub fn cpu() -> Value {
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     // On ARM the kernel's HWCAP words say what user space may use; /proc/cpuinfo may be
@@ -121,7 +120,8 @@ pub fn frequency() -> Value {
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let mhz = crate::sys::cpu::cpuinfo_field(&info, &["cpu MHz"]).and_then(|s| s.parse::<f64>().ok());
+    let mhz =
+        crate::sys::cpu::cpuinfo_field(&info, &["cpu MHz"]).and_then(|s| s.parse::<f64>().ok());
     // The live clock source of every speed point, or why there is none (said once here;
     // each record then has "clock": null).
     let source = match crate::sys::clock::detect() {

@@ -1,11 +1,14 @@
 //! Correctness before timing: known-answer vectors, a forged-tag check, and a round
 //! trip against a second implementation. An Operation that fails here is never timed.
 
-use crate::algorithms::{vectors, Algorithm, Direction, Kind, TIMED_AAD_LEN};
+use crate::algorithms::{Algorithm, Direction, Kind, TIMED_AAD_LEN};
 use crate::impls::{Implementation, Io};
-use crate::verify::Tally;
+pub use tally::Tally;
+use vectors::vectors;
 
 pub mod pkey;
+pub mod tally;
+pub mod vectors;
 pub mod vectors_legacy;
 mod vectors_pkey;
 
@@ -138,7 +141,7 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), Str
 fn known_answer(
     imp: &dyn Implementation,
     alg: Algorithm,
-    v: &crate::algorithms::Vector,
+    v: &crate::kat::vectors::Vector,
 ) -> Result<(), String> {
     let (key, nonce, aad, input, output) = (
         unhex(v.key),

@@ -4,7 +4,6 @@
 mod algorithms;
 mod analyse;
 mod cli;
-mod units;
 mod driver;
 mod environment;
 mod impls;
@@ -18,6 +17,7 @@ mod render;
 mod store;
 mod study;
 mod sys;
+mod units;
 mod verify;
 mod workloads;
 

@@ -24,4 +24,3 @@ pub enum Format {
 }
 
 pub use crate::analyse::paths::short_version;
-

@@ -7,10 +7,10 @@
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats;
 use crate::driver::{Ctx, Outcome, Plan, Workload};
-use crate::sys::guard::{Guard, Resource};
 use crate::record::read::AnyRecord;
 use crate::record::speed::{Access, SpeedData};
 use crate::record::{Record, SCHEMA};
+use crate::sys::guard::{Guard, Resource};
 use crate::sys::spawn::{spawn, Options};
 use crate::workloads::Failure;
 use serde_json::json;

@@ -3,8 +3,8 @@
 //! every run back and tags it with its step.
 
 use super::{governor, Action, Observed, Step, Study, Tagged};
-use crate::sys::guard::Guard;
 use crate::record::read::read_files;
+use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
 use crate::workloads::{self, Failure, EXIT_INTERRUPTED};
 use clap::Parser;

@@ -3,9 +3,9 @@
 
 use super::suites::{Proto, Suite};
 use super::sys;
-use crate::sys::guard::Guard;
 use crate::record::tls::Latency;
 use crate::sys::cpu::CpuTime;
+use crate::sys::guard::Guard;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -3,8 +3,8 @@
 
 use super::suites::{CertKind, Proto, Suite};
 use super::sys;
-use crate::sys::guard::Guard;
 use crate::sys::cpu::CpuTime;
+use crate::sys::guard::Guard;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

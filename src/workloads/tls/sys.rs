@@ -1,8 +1,8 @@
 //! What `tls` needs from the operating system: /proc readings of processes it started,
 //! CPU sets, pinned spawning through the guard, bounded waits and free loopback ports.
 
-use crate::sys::guard::Guard;
 use crate::sys::cpu::CpuTime;
+use crate::sys::guard::Guard;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
