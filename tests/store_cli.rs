@@ -187,8 +187,12 @@ fn history_lists_three_runs_with_their_points_and_the_file_is_private() {
         err.contains("nearest") && err.contains(&ids[2]) && err.lines().count() == 1,
         "{err}"
     );
-    // rm removes the run and its tag.
-    home.ok(&["history", "rm", "baseline"]);
+    // rm of a tagged run asks for --force, then removes the run and its tag.
+    let o = home.run(&["history", "rm", "baseline"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("baseline") && err.contains("--force"), "{err}");
+    home.ok(&["history", "rm", "baseline", "--force"]);
     let after: Value = serde_json::from_str(&home.ok(&["history", "--format", "json"])).unwrap();
     assert_eq!(after.as_array().unwrap().len(), 2);
     assert_eq!(
@@ -322,4 +326,73 @@ fn report_machines_puts_each_machines_newest_run_side_by_side() {
     let o = h.run(&["report", "--machines", "no-such-machine"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no-such-machine"));
+}
+
+/// The run ids a `history --format json` listing holds.
+fn listed(json: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(json).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_run_id_wins_over_a_tag_and_rm_of_a_tagged_run_asks_for_force() {
+    let home = Home::new("tags");
+    let a = home.speed(&home.0.join("a.jsonl"));
+    let z = home.speed(&home.0.join("z.jsonl"));
+    // Naming run A after run Z would make `rm Z` delete A.
+    let o = home.run(&["history", "tag", &a, &z]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("run id") && err.lines().count() == 1, "{err}");
+    let long = "t".repeat(65);
+    for bad in [
+        "last", "last:2", "a,b", "a b", "a\tb", "a\u{7}b", "17-4", &long, "",
+    ] {
+        let o = home.run(&["history", "tag", &a, bad]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(
+            err.contains("invalid tag") && err.lines().count() == 1,
+            "{bad:?}: {err}"
+        );
+    }
+    // A run imported under a name already used as a tag: the id wins everywhere.
+    home.ok(&["history", "tag", &a, "nightly"]);
+    let z_file = std::fs::read_to_string(home.0.join("z.jsonl")).unwrap();
+    let renamed = z_file.replace(&format!("\"run_id\":\"{z}\""), "\"run_id\":\"nightly\"");
+    let f = home.0.join("nightly.jsonl");
+    std::fs::write(&f, &renamed).unwrap();
+    home.ok(&["history", "import", f.to_str().unwrap()]);
+    let shown = home.ok(&["history", "show", "nightly", "--format", "json"]);
+    assert!(
+        shown.contains("\"nightly\"") && !shown.contains(&a),
+        "{shown}"
+    );
+    let csv = home.ok(&["report", "nightly", "--format", "csv"]);
+    assert!(csv.contains("nightly") && !csv.contains(&a), "{csv}");
+    home.ok(&["history", "rm", "nightly"]);
+    let left = listed(&home.ok(&["history", "--format", "json"]));
+    assert!(
+        left.contains(&a) && left.contains(&z) && left.len() == 2,
+        "{left:?}"
+    );
+    // rm of a tagged run names the tag and asks for --force; nothing is removed before.
+    let o = home.run(&["history", "rm", &a]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nightly") && err.contains("--force") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(listed(&home.ok(&["history", "--format", "json"])).len(), 2);
+    let removed = home.ok(&["history", "rm", "nightly", "--force"]);
+    assert!(removed.contains(&a), "{removed}");
+    assert_eq!(
+        listed(&home.ok(&["history", "--format", "json"])),
+        vec![z.clone()]
+    );
 }

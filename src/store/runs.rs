@@ -234,21 +234,22 @@ fn all_tags(s: &mut dyn Store) -> Result<Vec<(String, String)>, String> {
         .collect())
 }
 
-/// The run a name means: `last` (the newest run), a tag, or a run id.
+/// The run a name means: `last` (the newest run), a run id, or a tag. A run id comes
+/// before a tag of the same name, so that a name never reaches another run than its own.
 pub fn resolve(s: &mut dyn Store, name: &str) -> Result<Option<String>, String> {
     let first = |rows: Vec<Vec<Val>>| rows.first().and_then(|r| r[0].text().map(str::to_string));
     if name == "last" {
         return newest(s, 1).map(|ids| ids.into_iter().next());
     }
-    let by_tag = s.query(
-        "SELECT run_id FROM tags WHERE name = $1",
+    let by_id = s.query(
+        "SELECT run_id FROM runs WHERE run_id = $1",
         &[Val::Text(name.into())],
     )?;
-    if let Some(id) = first(by_tag) {
+    if let Some(id) = first(by_id) {
         return Ok(Some(id));
     }
     s.query(
-        "SELECT run_id FROM runs WHERE run_id = $1",
+        "SELECT run_id FROM tags WHERE name = $1",
         &[Val::Text(name.into())],
     )
     .map(first)
@@ -386,8 +387,52 @@ fn count(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
     .unwrap_or(0) as usize)
 }
 
+/// The longest tag accepted.
+pub const TAG_MAX_CHARS: usize = 64;
+
+/// Refuses a tag that could be taken for something else where runs are named (a run id,
+/// `last`, `last:N`, a list, a file) or that cannot be shown on one line.
+pub fn check_tag_name(s: &mut dyn Store, name: &str) -> Result<(), String> {
+    let looks_like_run_id = name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_digit() || c == '-');
+    let why = if name.is_empty() {
+        Some("it is empty".to_string())
+    } else if name.chars().count() > TAG_MAX_CHARS {
+        Some(format!("it is longer than {TAG_MAX_CHARS} characters"))
+    } else if name == "last" || name.starts_with("last:") {
+        Some("last and last:N name the newest runs".into())
+    } else if name.contains(|c: char| c == ',' || c.is_whitespace() || c.is_control()) {
+        Some("it holds a comma, a space or a control character".into())
+    } else if name == "-" || name.contains('/') || name.ends_with(".jsonl") {
+        Some("it would be read as a file".into())
+    } else if looks_like_run_id {
+        Some("it looks like a run id".into())
+    } else if resolve(s, name)?.as_deref() == Some(name) {
+        Some("it is the id of a run".into())
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(format!(
+            "invalid tag '{}': {why}: give a name such as baseline",
+            crate::cli::shown(name)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The tags naming a run.
+pub fn tags_of(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
+    Ok(all_tags(s)?
+        .into_iter()
+        .filter(|(_, id)| id == run_id)
+        .map(|(n, _)| n)
+        .collect())
+}
+
 /// Names a run; a tag names one run, so an existing tag moves.
 pub fn tag(s: &mut dyn Store, run_id: &str, name: &str) -> Result<(), String> {
+    check_tag_name(s, name)?;
     in_transaction(s, false, |s| {
         s.execute(
             "DELETE FROM tags WHERE name = $1",

@@ -63,7 +63,12 @@ pub enum Action {
         files: Vec<PathBuf>,
     },
     /// Delete a run, its points and tags.
-    Rm { run: String },
+    Rm {
+        run: String,
+        /// Delete it although a tag names it (the tags go with it).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
@@ -104,13 +109,9 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
         }
         Some(Action::Tag { run, name }) => {
             let id = resolver.run_id(&run).map_err(input)?;
-            if name.is_empty() || name == "last" || name.contains('/') {
-                return Err(Failure::Input(format!(
-                    "invalid tag '{}': give a name other than last, without /, e.g. baseline",
-                    crate::cli::shown(&name)
-                )));
-            }
-            runs::tag(resolver.store().map_err(input)?, &id, &name).map_err(Failure::Runtime)?;
+            let store = resolver.store().map_err(input)?;
+            runs::check_tag_name(store, &name).map_err(input)?;
+            runs::tag(store, &id, &name).map_err(Failure::Runtime)?;
             println!("{name} -> {id}");
         }
         Some(Action::Export { run }) => {
@@ -123,9 +124,17 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             }
         }
         Some(Action::Import { files }) => import(&mut resolver, files)?,
-        Some(Action::Rm { run }) => {
+        Some(Action::Rm { run, force }) => {
             let id = resolver.run_id(&run).map_err(input)?;
-            runs::remove(resolver.store().map_err(input)?, &id).map_err(Failure::Runtime)?;
+            let store = resolver.store().map_err(input)?;
+            let tags = runs::tags_of(store, &id).map_err(Failure::Runtime)?;
+            if !tags.is_empty() && !force {
+                return Err(Failure::Input(format!(
+                    "run {id} is tagged {}: check it is the run you mean (`cryptobench history show {id}`), then remove it with --force",
+                    tags.iter().map(|t| crate::cli::shown(t)).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            runs::remove(store, &id).map_err(Failure::Runtime)?;
             println!("removed {id}");
         }
     }
