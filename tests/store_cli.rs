@@ -57,6 +57,26 @@ impl Home {
     }
 }
 
+impl Home {
+    /// `run` with the store `--store sqlite:PATH` prepended to the arguments after the
+    /// subcommand.
+    fn at(&self, db: &Path, args: &[&str]) -> Output {
+        let store = format!("sqlite:{}", db.display());
+        let mut all = vec![args[0], "--store", &store];
+        all.extend_from_slice(&args[1..]);
+        self.run(&all)
+    }
+    fn ok_at(&self, db: &Path, args: &[&str]) -> String {
+        let o = self.at(db, args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
 impl Drop for Home {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -395,4 +415,52 @@ fn a_run_id_wins_over_a_tag_and_rm_of_a_tagged_run_asks_for_force() {
         listed(&home.ok(&["history", "--format", "json"])),
         vec![z.clone()]
     );
+}
+
+#[test]
+fn a_run_read_or_imported_twice_is_counted_once() {
+    let home = Home::new("dup");
+    let base = home.0.join("base.jsonl");
+    let id = home.speed(&base);
+    let text = std::fs::read_to_string(&base).unwrap();
+    let dup = home.0.join("dup.jsonl");
+    std::fs::write(&dup, format!("{text}{text}")).unwrap();
+    let (b, d) = (base.to_str().unwrap(), dup.to_str().unwrap());
+    // The reader: 4 records, each repeated line reported as skipped.
+    let o = home.run(&["report", d, "--format", "json"]);
+    assert!(o.status.success());
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["records"].as_array().unwrap().len(), 4);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("duplicate").count(), 4, "{err}");
+    // compare: the same trials and interval as the file read once.
+    let once: Value =
+        serde_json::from_str(&home.ok(&["compare", b, b, "--format", "json"])).unwrap();
+    let twice: Value =
+        serde_json::from_str(&home.ok(&["compare", d, d, "--format", "json"])).unwrap();
+    assert_eq!(once["pairs"].as_array().unwrap().len(), 4);
+    for (p, q) in once["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(twice["pairs"].as_array().unwrap())
+    {
+        assert_eq!(p["base_trials"], q["new_trials"], "{q}");
+        assert_eq!(p["ratio_ci"], q["ratio_ci"], "{q}");
+    }
+    // The store: 4 points, whether the run comes twice in one file, twice, or reordered.
+    let other = home.0.join("other.db");
+    let msg = home.ok_at(&other, &["history", "import", d]);
+    assert!(msg.contains("4 new point(s) of 4"), "{msg}");
+    let mut reordered: Vec<&str> = text.lines().collect();
+    reordered[1..5].reverse();
+    let r = home.0.join("reordered.jsonl");
+    std::fs::write(&r, reordered.join("\n") + "\n").unwrap();
+    let again = home.ok_at(&other, &["history", "import", b, r.to_str().unwrap()]);
+    assert_eq!(again.matches("0 new point(s) of 4").count(), 2, "{again}");
+    let rows: Value =
+        serde_json::from_str(&home.ok_at(&other, &["history", "--format", "json"])).unwrap();
+    assert_eq!(rows[0]["points"], 4);
+    let exported = home.ok_at(&other, &["history", "export", &id]);
+    common::same_lines(&exported, &lines_of(&text, &id).join("\n"));
 }

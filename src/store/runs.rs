@@ -2,7 +2,7 @@
 //! `last`, exported and imported as the exact JSON Lines text they were written as.
 
 use super::{in_transaction, Store, Val};
-use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run};
+use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run, SeenPoints};
 use crate::record::{Environment, RunEnd};
 use serde_json::Value;
 
@@ -329,11 +329,14 @@ pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
         run_id: run_id.into(),
         ..Run::default()
     };
+    // A store written before imports were deduplicated may hold a point twice.
+    let mut seen = SeenPoints::default();
     for (i, text) in lines.iter().enumerate() {
         match parse_line(text)
             .map_err(|e| format!("store {}: run {run_id} line {}: {e}", s.name(), i + 1))?
         {
             Line::Environment(e) => run.environment = Some(*e),
+            Line::Record(r) if !seen.first_time(&r) => {}
             Line::Record(r) => run.records.push(*r),
             Line::End(e) => run.end = Some(*e),
         }
@@ -342,7 +345,9 @@ pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
 }
 
 /// Stores every run of `loaded` (read with the JSON Lines reader), each in one
-/// transaction; points already there are kept, not doubled. Returns (runs, new points).
+/// transaction. A point the store holds already (the same run and point, in any order)
+/// is kept, not doubled; new ones follow the run's stored points. Returns (runs, new
+/// points).
 pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), String> {
     let mut added = 0;
     let mut runs = 0;
@@ -361,15 +366,21 @@ pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), Stri
             }
         }
         in_transaction(s, false, |s| {
-            let before = count(s, &run.run_id)?;
+            let mut seen = SeenPoints::default();
+            let stored = load(s, &run.run_id)?.map(|r| r.records).unwrap_or_default();
+            for r in &stored {
+                seen.first_time(r);
+            }
+            let first_seq = next_seq(s, &run.run_id)?;
             begin_run(s, env, &workloads.join(","))?;
-            for (seq, rec) in run.records.iter().enumerate() {
+            let new = run.records.iter().filter(|r| seen.first_time(r));
+            for (seq, rec) in (first_seq..).zip(new) {
                 write_point(s, seq, rec)?;
+                added += 1;
             }
             if let Some(end) = &run.end {
                 end_run(s, end, None)?;
             }
-            added += count(s, &run.run_id)? - before;
             Ok(())
         })?;
         runs += 1;
@@ -377,9 +388,10 @@ pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), Stri
     Ok((runs, added))
 }
 
-fn count(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
+/// The seq after a run's last stored point.
+fn next_seq(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
     Ok(s.query(
-        "SELECT COUNT(*) FROM points WHERE run_id = $1",
+        "SELECT COALESCE(MAX(seq) + 1, 0) FROM points WHERE run_id = $1",
         &[Val::Text(run_id.into())],
     )?
     .first()
