@@ -66,6 +66,14 @@ impl Home {
         all.extend_from_slice(&args[1..]);
         self.run(&all)
     }
+    /// `at`, which must fail with exit 2 and one line; the line.
+    fn refused_at(&self, db: &Path, args: &[&str]) -> String {
+        let o = self.at(db, args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        err
+    }
     fn ok_at(&self, db: &Path, args: &[&str]) -> String {
         let o = self.at(db, args);
         assert!(
@@ -463,4 +471,27 @@ fn a_run_read_or_imported_twice_is_counted_once() {
     assert_eq!(rows[0]["points"], 4);
     let exported = home.ok_at(&other, &["history", "export", &id]);
     common::same_lines(&exported, &lines_of(&text, &id).join("\n"));
+}
+
+#[test]
+fn importing_a_file_without_runs_is_bad_input() {
+    let home = Home::new("garbage");
+    let db = home.0.join("x.db");
+    let garbage = home.0.join("garbage.jsonl");
+    std::fs::write(&garbage, "hello\n\u{0}\u{1}binary\nnot json at all\n").unwrap();
+    let document = home.0.join("run.json");
+    std::fs::write(
+        &document,
+        "{\n  \"environment\": {},\n  \"records\": []\n}\n",
+    )
+    .unwrap();
+    let empty = home.0.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    for f in [&garbage, &document, &empty] {
+        let f = f.to_str().unwrap();
+        let err = home.refused_at(&db, &["history", "import", f]);
+        assert!(err.contains("no records") && err.contains(f), "{err}");
+        home.refused_at(&db, &["report", f]);
+    }
+    assert!(!db.exists(), "nothing was imported, so no store was made");
 }

@@ -157,19 +157,24 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     } else {
         files
     };
-    let store = resolver.store().map_err(Failure::Input)?;
+    // Every file is read before anything is stored: a file with no run in it is bad
+    // input, and then nothing is imported.
+    let mut read = Vec::new();
     for file in &files {
         let loaded =
             crate::record::read::read_files(std::slice::from_ref(file)).map_err(Failure::Input)?;
-        for s in &loaded.skipped {
-            eprintln!(
-                "cryptobench: {} line {}: skipped: {}",
-                crate::cli::shown_path(&s.file),
-                s.line,
-                crate::cli::shown(&s.reason)
-            );
+        if loaded.runs.is_empty() && !from_spool {
+            return Err(Failure::Input(super::report::no_records(
+                std::slice::from_ref(file),
+                &loaded,
+            )));
         }
-        let (n, added) = runs::import(store, &loaded).map_err(Failure::Runtime)?;
+        read.push(loaded);
+    }
+    let store = resolver.store().map_err(Failure::Input)?;
+    for (file, loaded) in files.iter().zip(&read) {
+        super::report::print_skipped(loaded);
+        let (n, added) = runs::import(store, loaded).map_err(Failure::Runtime)?;
         println!(
             "{}: {n} run(s), {added} new point(s) of {} into {}",
             crate::cli::shown_path(file),
