@@ -294,7 +294,12 @@ fn bad_stores_are_refused_before_measuring() {
     }
     // A store written by a newer cryptobench is refused with its version.
     let db = home.0.join("newer.db");
-    home.ok(&["history", "--store", &format!("sqlite:{}", db.display())]);
+    home.ok(&[
+        "history",
+        "--store",
+        &format!("sqlite:{}", db.display()),
+        "import",
+    ]);
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute("INSERT INTO schema_version (version) VALUES (99)", [])
         .unwrap();
@@ -471,6 +476,181 @@ fn a_run_read_or_imported_twice_is_counted_once() {
     assert_eq!(rows[0]["points"], 4);
     let exported = home.ok_at(&other, &["history", "export", &id]);
     common::same_lines(&exported, &lines_of(&text, &id).join("\n"));
+}
+
+/// Stores one run in `db` (the database made by an import, a writing command).
+fn store_with_one_run(home: &Home, db: &Path) -> String {
+    let out = home.0.join("one.jsonl");
+    let id = home.speed(&out);
+    home.ok_at(db, &["history", "import", out.to_str().unwrap()]);
+    id
+}
+
+#[test]
+fn a_read_only_store_is_read_by_another_user() {
+    let home = Home::new("readonly");
+    let dir = home.0.join("shared");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("runs.db");
+    let id = store_with_one_run(&home, &db);
+    use std::os::unix::fs::PermissionsExt;
+    let before = std::fs::read(&db).unwrap();
+    let store = format!("sqlite:{}", db.display());
+    // Root reads anything: then read as nobody a root-owned 0644 file in a 0755
+    // directory; otherwise the owner reads it with no write permission anywhere.
+    let reader = |args: &[&str]| -> Output {
+        let mut c = if common::is_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_cryptobench"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+        };
+        c.args(args)
+            .env("XDG_DATA_HOME", &home.0)
+            .env_remove("CRYPTOBENCH_STORE")
+            .output()
+            .expect("runs")
+    };
+    if common::is_root() {
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&home.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    } else {
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let check = |what: &str| {
+        for args in [
+            vec!["history", "--store", &store, "--format", "json"],
+            vec![
+                "history", "--store", &store, "show", "last", "--format", "csv",
+            ],
+            vec!["report", "last", "--store", &store, "--format", "csv"],
+            vec![
+                "compare", "last", &id, "--store", &store, "--format", "json",
+            ],
+        ] {
+            let o = reader(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "{what}: {args:?}: {err}");
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains(&id),
+                "{what}: {args:?}"
+            );
+        }
+    };
+    check("read-only");
+    // An immutable file (chattr +i), where the file system has the attribute.
+    let immutable = Command::new("chattr").arg("+i").arg(&db).status();
+    if immutable.is_ok_and(|s| s.success()) {
+        check("immutable");
+        let _ = Command::new("chattr").arg("-i").arg(&db).status();
+    } else {
+        eprintln!(
+            "chattr +i does not work on this file system: the immutable case is not checked here"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "reading changed the store"
+    );
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let journals: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        journals.len(),
+        1,
+        "reading left files beside the store: {journals:?}"
+    );
+}
+
+#[test]
+fn reading_commands_never_create_a_store_and_other_databases_are_refused() {
+    let home = Home::new("paths");
+    let missing_dir = home.0.join("nonexistent/dir");
+    let missing = missing_dir.join("x.db");
+    for args in [
+        vec!["history"],
+        vec!["history", "show", "last"],
+        vec!["history", "export", "last"],
+        vec!["history", "tag", "last", "baseline"],
+        vec!["history", "rm", "last"],
+        vec!["report", "last"],
+        vec!["compare", "last", "last"],
+    ] {
+        let err = home.refused_at(&missing, &args);
+        assert!(
+            err.contains("nonexistent/dir/x.db") && err.contains("check the path"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !missing_dir.exists(),
+            "{args:?} created {}",
+            missing_dir.display()
+        );
+    }
+    // A relative path is not created either.
+    let o = Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+        .args(["history", "--store", "sqlite:relative.db"])
+        .current_dir(&home.0)
+        .env("XDG_DATA_HOME", &home.0)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!home.0.join("relative.db").exists());
+    // A database of another program: refused in one short line, left as it was.
+    let run = home.0.join("run.jsonl");
+    home.speed(&run);
+    let run = run.to_str().unwrap();
+    for (file, table) in [
+        ("clash.db", "CREATE TABLE runs (id INTEGER PRIMARY KEY, what TEXT NOT NULL, a REAL, b REAL, c REAL)"),
+        ("other.db", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"),
+    ] {
+        let db = home.0.join(file);
+        rusqlite::Connection::open(&db).unwrap().execute(table, []).unwrap();
+        let before = std::fs::read(&db).unwrap();
+        for args in [vec!["history", "import", run], vec!["history"]] {
+            let err = home.refused_at(&db, &args);
+            assert!(
+                err.contains("not a cryptobench store") && err.contains(file) && err.len() < 200,
+                "{args:?}: {err}"
+            );
+        }
+        let o = home.run(&[
+            "speed", "--time", "0.02", "--impl", "openssl", "--alg", "aes-128-gcm",
+            "--sizes", "64", "--store", &format!("sqlite:{}", db.display()),
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{file} was changed");
+    }
+    // A store gets cryptobench's application id; one made before it had one is read,
+    // and stamped by the next writing command.
+    let db = home.0.join("ours.db");
+    home.ok_at(&db, &["history", "import", run]);
+    let app_id = |db: &Path| -> i64 {
+        rusqlite::Connection::open(db)
+            .unwrap()
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(app_id(&db), 0x6362_7374);
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 0")
+        .unwrap();
+    assert_eq!(
+        listed(&home.ok_at(&db, &["history", "--format", "json"])).len(),
+        1
+    );
+    assert_eq!(app_id(&db), 0, "reading stamps nothing");
+    home.ok_at(&db, &["history", "import", run]);
+    assert_eq!(app_id(&db), 0x6362_7374);
 }
 
 #[test]

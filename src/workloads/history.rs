@@ -5,7 +5,7 @@ use crate::render::model::{self, Block, Column, Table};
 use crate::render::Format;
 use crate::store::resolve::Resolver;
 use crate::store::runs::{self, Filter};
-use crate::store::StoreUrl;
+use crate::store::{Access, StoreUrl};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -84,7 +84,14 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
         Some(s) => Some(since_unix(s).map_err(Failure::Input)?),
         None => None,
     };
-    let mut resolver = Resolver::new(Some(url));
+    // Listing, show and export only read: they work on a store this user cannot write,
+    // and never create one.
+    let access = match args.action {
+        None | Some(Action::Show { .. } | Action::Export { .. }) => Access::Read,
+        Some(Action::Tag { .. } | Action::Rm { .. }) => Access::Update,
+        Some(Action::Import { .. }) => Access::Write,
+    };
+    let mut resolver = Resolver::new(Some(url), access);
     let input = |e: String| Failure::Input(e);
     match args.action {
         None => {

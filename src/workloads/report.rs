@@ -67,7 +67,7 @@ pub fn print_skipped(loaded: &crate::record::read::Loaded) {
 fn newest_runs(names: &[&str], store: Option<&str>) -> Result<Vec<String>, String> {
     use crate::store::runs::{list, Filter};
     let url = crate::store::url::StoreUrl::choose(store, false)?;
-    let mut resolver = crate::store::resolve::Resolver::new(url);
+    let mut resolver = crate::store::resolve::Resolver::new(url, crate::store::Access::Read);
     let s = resolver.store()?;
     names
         .iter()
