@@ -10,6 +10,9 @@ pub mod sink;
 pub mod sqlite;
 pub mod url;
 
+#[cfg(test)]
+mod tests;
+
 pub use url::StoreUrl;
 
 /// A value passed to or read from SQL, the same for both back ends.
