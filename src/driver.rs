@@ -100,7 +100,9 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     common.check(w.name()).map_err(Failure::Input)?;
     // A store named but not usable is bad input, refused before anything is measured.
     let store = match common.store_url().map_err(Failure::Input)? {
-        Some(url) => Some(crate::store::open(&url).map_err(Failure::Input)?),
+        Some(url) => {
+            Some(crate::store::open(&url, crate::store::Access::Write).map_err(Failure::Input)?)
+        }
         None => None,
     };
     // Before the plan: planning may start what a signal must not leave behind (tls builds

@@ -57,6 +57,34 @@ impl Home {
     }
 }
 
+impl Home {
+    /// `run` with the store `--store sqlite:PATH` prepended to the arguments after the
+    /// subcommand.
+    fn at(&self, db: &Path, args: &[&str]) -> Output {
+        let store = format!("sqlite:{}", db.display());
+        let mut all = vec![args[0], "--store", &store];
+        all.extend_from_slice(&args[1..]);
+        self.run(&all)
+    }
+    /// `at`, which must fail with exit 2 and one line; the line.
+    fn refused_at(&self, db: &Path, args: &[&str]) -> String {
+        let o = self.at(db, args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        err
+    }
+    fn ok_at(&self, db: &Path, args: &[&str]) -> String {
+        let o = self.at(db, args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
 impl Drop for Home {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -187,8 +215,12 @@ fn history_lists_three_runs_with_their_points_and_the_file_is_private() {
         err.contains("nearest") && err.contains(&ids[2]) && err.lines().count() == 1,
         "{err}"
     );
-    // rm removes the run and its tag.
-    home.ok(&["history", "rm", "baseline"]);
+    // rm of a tagged run asks for --force, then removes the run and its tag.
+    let o = home.run(&["history", "rm", "baseline"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("baseline") && err.contains("--force"), "{err}");
+    home.ok(&["history", "rm", "baseline", "--force"]);
     let after: Value = serde_json::from_str(&home.ok(&["history", "--format", "json"])).unwrap();
     assert_eq!(after.as_array().unwrap().len(), 2);
     assert_eq!(
@@ -262,7 +294,12 @@ fn bad_stores_are_refused_before_measuring() {
     }
     // A store written by a newer cryptobench is refused with its version.
     let db = home.0.join("newer.db");
-    home.ok(&["history", "--store", &format!("sqlite:{}", db.display())]);
+    home.ok(&[
+        "history",
+        "--store",
+        &format!("sqlite:{}", db.display()),
+        "import",
+    ]);
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute("INSERT INTO schema_version (version) VALUES (99)", [])
         .unwrap();
@@ -322,4 +359,319 @@ fn report_machines_puts_each_machines_newest_run_side_by_side() {
     let o = h.run(&["report", "--machines", "no-such-machine"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no-such-machine"));
+}
+
+/// The run ids a `history --format json` listing holds.
+fn listed(json: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(json).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_run_id_wins_over_a_tag_and_rm_of_a_tagged_run_asks_for_force() {
+    let home = Home::new("tags");
+    let a = home.speed(&home.0.join("a.jsonl"));
+    let z = home.speed(&home.0.join("z.jsonl"));
+    // Naming run A after run Z would make `rm Z` delete A.
+    let o = home.run(&["history", "tag", &a, &z]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("run id") && err.lines().count() == 1, "{err}");
+    let long = "t".repeat(65);
+    for bad in [
+        "last", "last:2", "a,b", "a b", "a\tb", "a\u{7}b", "17-4", &long, "",
+    ] {
+        let o = home.run(&["history", "tag", &a, bad]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(
+            err.contains("invalid tag") && err.lines().count() == 1,
+            "{bad:?}: {err}"
+        );
+    }
+    // A run imported under a name already used as a tag: the id wins everywhere.
+    home.ok(&["history", "tag", &a, "nightly"]);
+    let z_file = std::fs::read_to_string(home.0.join("z.jsonl")).unwrap();
+    let renamed = z_file.replace(&format!("\"run_id\":\"{z}\""), "\"run_id\":\"nightly\"");
+    let f = home.0.join("nightly.jsonl");
+    std::fs::write(&f, &renamed).unwrap();
+    home.ok(&["history", "import", f.to_str().unwrap()]);
+    let shown = home.ok(&["history", "show", "nightly", "--format", "json"]);
+    assert!(
+        shown.contains("\"nightly\"") && !shown.contains(&a),
+        "{shown}"
+    );
+    let csv = home.ok(&["report", "nightly", "--format", "csv"]);
+    assert!(csv.contains("nightly") && !csv.contains(&a), "{csv}");
+    home.ok(&["history", "rm", "nightly"]);
+    let left = listed(&home.ok(&["history", "--format", "json"]));
+    assert!(
+        left.contains(&a) && left.contains(&z) && left.len() == 2,
+        "{left:?}"
+    );
+    // rm of a tagged run names the tag and asks for --force; nothing is removed before.
+    let o = home.run(&["history", "rm", &a]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nightly") && err.contains("--force") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(listed(&home.ok(&["history", "--format", "json"])).len(), 2);
+    let removed = home.ok(&["history", "rm", "nightly", "--force"]);
+    assert!(removed.contains(&a), "{removed}");
+    assert_eq!(
+        listed(&home.ok(&["history", "--format", "json"])),
+        vec![z.clone()]
+    );
+}
+
+#[test]
+fn a_run_read_or_imported_twice_is_counted_once() {
+    let home = Home::new("dup");
+    let base = home.0.join("base.jsonl");
+    let id = home.speed(&base);
+    let text = std::fs::read_to_string(&base).unwrap();
+    let dup = home.0.join("dup.jsonl");
+    std::fs::write(&dup, format!("{text}{text}")).unwrap();
+    let (b, d) = (base.to_str().unwrap(), dup.to_str().unwrap());
+    // The reader: 4 records, each repeated line reported as skipped.
+    let o = home.run(&["report", d, "--format", "json"]);
+    assert!(o.status.success());
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["records"].as_array().unwrap().len(), 4);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("duplicate").count(), 4, "{err}");
+    // compare: the same trials and interval as the file read once.
+    let once: Value =
+        serde_json::from_str(&home.ok(&["compare", b, b, "--format", "json"])).unwrap();
+    let twice: Value =
+        serde_json::from_str(&home.ok(&["compare", d, d, "--format", "json"])).unwrap();
+    assert_eq!(once["pairs"].as_array().unwrap().len(), 4);
+    for (p, q) in once["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(twice["pairs"].as_array().unwrap())
+    {
+        assert_eq!(p["base_trials"], q["new_trials"], "{q}");
+        assert_eq!(p["ratio_ci"], q["ratio_ci"], "{q}");
+    }
+    // The store: 4 points, whether the run comes twice in one file, twice, or reordered.
+    let other = home.0.join("other.db");
+    let msg = home.ok_at(&other, &["history", "import", d]);
+    assert!(msg.contains("4 new point(s) of 4"), "{msg}");
+    let mut reordered: Vec<&str> = text.lines().collect();
+    reordered[1..5].reverse();
+    let r = home.0.join("reordered.jsonl");
+    std::fs::write(&r, reordered.join("\n") + "\n").unwrap();
+    let again = home.ok_at(&other, &["history", "import", b, r.to_str().unwrap()]);
+    assert_eq!(again.matches("0 new point(s) of 4").count(), 2, "{again}");
+    let rows: Value =
+        serde_json::from_str(&home.ok_at(&other, &["history", "--format", "json"])).unwrap();
+    assert_eq!(rows[0]["points"], 4);
+    let exported = home.ok_at(&other, &["history", "export", &id]);
+    common::same_lines(&exported, &lines_of(&text, &id).join("\n"));
+}
+
+/// Stores one run in `db` (the database made by an import, a writing command).
+fn store_with_one_run(home: &Home, db: &Path) -> String {
+    let out = home.0.join("one.jsonl");
+    let id = home.speed(&out);
+    home.ok_at(db, &["history", "import", out.to_str().unwrap()]);
+    id
+}
+
+#[test]
+fn a_read_only_store_is_read_by_another_user() {
+    let home = Home::new("readonly");
+    let dir = home.0.join("shared");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("runs.db");
+    let id = store_with_one_run(&home, &db);
+    use std::os::unix::fs::PermissionsExt;
+    let before = std::fs::read(&db).unwrap();
+    let store = format!("sqlite:{}", db.display());
+    // Root reads anything: then read as nobody a root-owned 0644 file in a 0755
+    // directory; otherwise the owner reads it with no write permission anywhere.
+    let reader = |args: &[&str]| -> Output {
+        let mut c = if common::is_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_cryptobench"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+        };
+        c.args(args)
+            .env("XDG_DATA_HOME", &home.0)
+            .env_remove("CRYPTOBENCH_STORE")
+            .output()
+            .expect("runs")
+    };
+    if common::is_root() {
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&home.0, std::fs::Permissions::from_mode(0o755)).unwrap();
+    } else {
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let check = |what: &str| {
+        for args in [
+            vec!["history", "--store", &store, "--format", "json"],
+            vec![
+                "history", "--store", &store, "show", "last", "--format", "csv",
+            ],
+            vec!["report", "last", "--store", &store, "--format", "csv"],
+            vec![
+                "compare", "last", &id, "--store", &store, "--format", "json",
+            ],
+        ] {
+            let o = reader(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "{what}: {args:?}: {err}");
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains(&id),
+                "{what}: {args:?}"
+            );
+        }
+    };
+    check("read-only");
+    // An immutable file (chattr +i), where the file system has the attribute.
+    let immutable = Command::new("chattr").arg("+i").arg(&db).status();
+    if immutable.is_ok_and(|s| s.success()) {
+        check("immutable");
+        let _ = Command::new("chattr").arg("-i").arg(&db).status();
+    } else {
+        eprintln!(
+            "chattr +i does not work on this file system: the immutable case is not checked here"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "reading changed the store"
+    );
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let journals: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        journals.len(),
+        1,
+        "reading left files beside the store: {journals:?}"
+    );
+}
+
+#[test]
+fn reading_commands_never_create_a_store_and_other_databases_are_refused() {
+    let home = Home::new("paths");
+    let missing_dir = home.0.join("nonexistent/dir");
+    let missing = missing_dir.join("x.db");
+    for args in [
+        vec!["history"],
+        vec!["history", "show", "last"],
+        vec!["history", "export", "last"],
+        vec!["history", "tag", "last", "baseline"],
+        vec!["history", "rm", "last"],
+        vec!["report", "last"],
+        vec!["compare", "last", "last"],
+    ] {
+        let err = home.refused_at(&missing, &args);
+        assert!(
+            err.contains("nonexistent/dir/x.db") && err.contains("check the path"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !missing_dir.exists(),
+            "{args:?} created {}",
+            missing_dir.display()
+        );
+    }
+    // A relative path is not created either.
+    let o = Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+        .args(["history", "--store", "sqlite:relative.db"])
+        .current_dir(&home.0)
+        .env("XDG_DATA_HOME", &home.0)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!home.0.join("relative.db").exists());
+    // A database of another program: refused in one short line, left as it was.
+    let run = home.0.join("run.jsonl");
+    home.speed(&run);
+    let run = run.to_str().unwrap();
+    for (file, table) in [
+        ("clash.db", "CREATE TABLE runs (id INTEGER PRIMARY KEY, what TEXT NOT NULL, a REAL, b REAL, c REAL)"),
+        ("other.db", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"),
+    ] {
+        let db = home.0.join(file);
+        rusqlite::Connection::open(&db).unwrap().execute(table, []).unwrap();
+        let before = std::fs::read(&db).unwrap();
+        for args in [vec!["history", "import", run], vec!["history"]] {
+            let err = home.refused_at(&db, &args);
+            assert!(
+                err.contains("not a cryptobench store") && err.contains(file) && err.len() < 200,
+                "{args:?}: {err}"
+            );
+        }
+        let o = home.run(&[
+            "speed", "--time", "0.02", "--impl", "openssl", "--alg", "aes-128-gcm",
+            "--sizes", "64", "--store", &format!("sqlite:{}", db.display()),
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{file} was changed");
+    }
+    // A store gets cryptobench's application id; one made before it had one is read,
+    // and stamped by the next writing command.
+    let db = home.0.join("ours.db");
+    home.ok_at(&db, &["history", "import", run]);
+    let app_id = |db: &Path| -> i64 {
+        rusqlite::Connection::open(db)
+            .unwrap()
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(app_id(&db), 0x6362_7374);
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 0")
+        .unwrap();
+    assert_eq!(
+        listed(&home.ok_at(&db, &["history", "--format", "json"])).len(),
+        1
+    );
+    assert_eq!(app_id(&db), 0, "reading stamps nothing");
+    home.ok_at(&db, &["history", "import", run]);
+    assert_eq!(app_id(&db), 0x6362_7374);
+}
+
+#[test]
+fn importing_a_file_without_runs_is_bad_input() {
+    let home = Home::new("garbage");
+    let db = home.0.join("x.db");
+    let garbage = home.0.join("garbage.jsonl");
+    std::fs::write(&garbage, "hello\n\u{0}\u{1}binary\nnot json at all\n").unwrap();
+    let document = home.0.join("run.json");
+    std::fs::write(
+        &document,
+        "{\n  \"environment\": {},\n  \"records\": []\n}\n",
+    )
+    .unwrap();
+    let empty = home.0.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    for f in [&garbage, &document, &empty] {
+        let f = f.to_str().unwrap();
+        let err = home.refused_at(&db, &["history", "import", f]);
+        assert!(err.contains("no records") && err.contains(f), "{err}");
+        home.refused_at(&db, &["report", f]);
+    }
+    assert!(!db.exists(), "nothing was imported, so no store was made");
 }

@@ -77,6 +77,30 @@ pub struct Loaded {
     pub shared_kernel_crypto: Vec<std::sync::Arc<Value>>,
 }
 
+/// The points of each run seen so far. A record repeating one (a run's lines read twice:
+/// a file concatenated to itself, the same run imported twice) is the same measurement,
+/// and must be counted once.
+#[derive(Default)]
+pub struct SeenPoints(std::collections::HashSet<(String, PointIdentity)>);
+
+/// What tells two records of one run apart: compare's identity, the record's own label
+/// (unique within a run) and, for vpn, the round (one record per point and round).
+type PointIdentity = (crate::analyse::compare::Identity, String, u32);
+
+impl SeenPoints {
+    /// True the first time a run's point is seen.
+    pub fn first_time(&mut self, rec: &AnyRecord) -> bool {
+        let (label, round) = match rec {
+            AnyRecord::Speed(r) => (&r.label, 0),
+            AnyRecord::Tls(r) => (&r.label, 0),
+            AnyRecord::Vpn(r) => (&r.label, r.round),
+        };
+        let identity = crate::analyse::compare::identity(rec, None);
+        self.0
+            .insert((rec.run_id().to_string(), (identity, label.clone(), round)))
+    }
+}
+
 impl Loaded {
     pub fn record_count(&self) -> usize {
         self.runs.iter().map(|r| r.records.len()).sum()
@@ -88,9 +112,10 @@ impl Loaded {
 pub fn read_files(paths: &[PathBuf]) -> Result<Loaded, String> {
     let mut loaded = Loaded::default();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen = SeenPoints::default();
     for path in paths {
         let file = open_regular(path)?;
-        read_into(path, file, &mut loaded, &mut index)?;
+        read_into(path, file, &mut loaded, &mut index, &mut seen)?;
     }
     Ok(loaded)
 }
@@ -120,6 +145,7 @@ fn read_into(
     file: Box<dyn Read>,
     loaded: &mut Loaded,
     index: &mut BTreeMap<String, usize>,
+    seen: &mut SeenPoints,
 ) -> Result<(), String> {
     let shown = crate::units::shown_path(path);
     for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
@@ -159,6 +185,9 @@ fn read_into(
                 let id = end.run_id.clone();
                 run_mut(loaded, index, &id, path).end = Some(*end);
             }
+            Ok(Line::Record(rec)) if !seen.first_time(&rec) => loaded.skipped.push(skip(
+                "duplicate of an earlier line (same run and point)".into(),
+            )),
             Ok(Line::Record(rec)) => {
                 let run_id = rec.run_id().to_string();
                 run_mut(loaded, index, &run_id, path).records.push(*rec);

@@ -10,6 +10,9 @@ pub mod sink;
 pub mod sqlite;
 pub mod url;
 
+#[cfg(test)]
+mod tests;
+
 pub use url::StoreUrl;
 
 /// A value passed to or read from SQL, the same for both back ends.
@@ -76,14 +79,31 @@ pub fn in_transaction<T>(
     }
 }
 
-/// Opens the store and brings its schema up to date. Errors are one line naming the
-/// store (password masked) and the fix.
-pub fn open(url: &StoreUrl) -> Result<Box<dyn Store>, String> {
+/// What a command does with the store. Only a run (and an import) creates one: a
+/// mistyped path is an error elsewhere. Reading commands never write, so a read-only or
+/// immutable store still reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// Changes a store that exists (tag, rm).
+    Update,
+    /// Writes, creating the store where missing.
+    Write,
+}
+
+/// Opens the store; for writing, creates it where missing and brings its schema up to
+/// date. Errors are one line naming the store (password masked) and the fix.
+pub fn open(url: &StoreUrl, access: Access) -> Result<Box<dyn Store>, String> {
     let mut store: Box<dyn Store> = match url {
-        StoreUrl::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+        StoreUrl::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, access)?),
         StoreUrl::Postgres(u) => Box::new(postgres::Postgres::open(u)?),
     };
-    schema::migrate(store.as_mut())?;
+    match (url, access) {
+        (StoreUrl::Sqlite(_), Access::Read) => schema::check_readable(store.as_mut())?,
+        // A server database is named on purpose and exists already: a reading command
+        // may give it the schema a first run would.
+        _ => schema::migrate(store.as_mut())?,
+    }
     Ok(store)
 }
 

@@ -1,7 +1,7 @@
 //! What `report`, `compare` and `history show` take: a results file, or runs in the
 //! store by id, tag, `last` or `last:N` (the newest N), several joined by commas. Both read through the same JSON Lines reader.
 
-use super::{runs, Store, StoreUrl};
+use super::{runs, Access, Store, StoreUrl};
 use crate::record::read::{read_files, Loaded};
 use std::path::PathBuf;
 
@@ -9,12 +9,17 @@ use std::path::PathBuf;
 /// up in the store, opened once and only when needed.
 pub struct Resolver {
     url: Option<StoreUrl>,
+    access: Access,
     store: Option<Box<dyn Store>>,
 }
 
 impl Resolver {
-    pub fn new(url: Option<StoreUrl>) -> Self {
-        Resolver { url, store: None }
+    pub fn new(url: Option<StoreUrl>, access: Access) -> Self {
+        Resolver {
+            url,
+            access,
+            store: None,
+        }
     }
 
     /// The store, opened on first use.
@@ -23,7 +28,7 @@ impl Resolver {
             let url = self.url.as_ref().ok_or(
                 "no store (--no-store or CRYPTOBENCH_STORE=none): give results files, or a --store",
             )?;
-            self.store = Some(super::open(url)?);
+            self.store = Some(super::open(url, self.access)?);
         }
         Ok(self.store.as_deref_mut().expect("opened above"))
     }
@@ -125,5 +130,5 @@ pub fn load_args(args: &[PathBuf], store: Option<&str>) -> Result<Loaded, String
         .iter()
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
-    Resolver::new(url).load_all(&names)
+    Resolver::new(url, Access::Read).load_all(&names)
 }

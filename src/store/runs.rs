@@ -2,7 +2,7 @@
 //! `last`, exported and imported as the exact JSON Lines text they were written as.
 
 use super::{in_transaction, Store, Val};
-use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run};
+use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run, SeenPoints};
 use crate::record::{Environment, RunEnd};
 use serde_json::Value;
 
@@ -234,21 +234,22 @@ fn all_tags(s: &mut dyn Store) -> Result<Vec<(String, String)>, String> {
         .collect())
 }
 
-/// The run a name means: `last` (the newest run), a tag, or a run id.
+/// The run a name means: `last` (the newest run), a run id, or a tag. A run id comes
+/// before a tag of the same name, so that a name never reaches another run than its own.
 pub fn resolve(s: &mut dyn Store, name: &str) -> Result<Option<String>, String> {
     let first = |rows: Vec<Vec<Val>>| rows.first().and_then(|r| r[0].text().map(str::to_string));
     if name == "last" {
         return newest(s, 1).map(|ids| ids.into_iter().next());
     }
-    let by_tag = s.query(
-        "SELECT run_id FROM tags WHERE name = $1",
+    let by_id = s.query(
+        "SELECT run_id FROM runs WHERE run_id = $1",
         &[Val::Text(name.into())],
     )?;
-    if let Some(id) = first(by_tag) {
+    if let Some(id) = first(by_id) {
         return Ok(Some(id));
     }
     s.query(
-        "SELECT run_id FROM runs WHERE run_id = $1",
+        "SELECT run_id FROM tags WHERE name = $1",
         &[Val::Text(name.into())],
     )
     .map(first)
@@ -328,11 +329,14 @@ pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
         run_id: run_id.into(),
         ..Run::default()
     };
+    // A store written before imports were deduplicated may hold a point twice.
+    let mut seen = SeenPoints::default();
     for (i, text) in lines.iter().enumerate() {
         match parse_line(text)
             .map_err(|e| format!("store {}: run {run_id} line {}: {e}", s.name(), i + 1))?
         {
             Line::Environment(e) => run.environment = Some(*e),
+            Line::Record(r) if !seen.first_time(&r) => {}
             Line::Record(r) => run.records.push(*r),
             Line::End(e) => run.end = Some(*e),
         }
@@ -341,7 +345,9 @@ pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
 }
 
 /// Stores every run of `loaded` (read with the JSON Lines reader), each in one
-/// transaction; points already there are kept, not doubled. Returns (runs, new points).
+/// transaction. A point the store holds already (the same run and point, in any order)
+/// is kept, not doubled; new ones follow the run's stored points. Returns (runs, new
+/// points).
 pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), String> {
     let mut added = 0;
     let mut runs = 0;
@@ -360,15 +366,21 @@ pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), Stri
             }
         }
         in_transaction(s, false, |s| {
-            let before = count(s, &run.run_id)?;
+            let mut seen = SeenPoints::default();
+            let stored = load(s, &run.run_id)?.map(|r| r.records).unwrap_or_default();
+            for r in &stored {
+                seen.first_time(r);
+            }
+            let first_seq = next_seq(s, &run.run_id)?;
             begin_run(s, env, &workloads.join(","))?;
-            for (seq, rec) in run.records.iter().enumerate() {
+            let new = run.records.iter().filter(|r| seen.first_time(r));
+            for (seq, rec) in (first_seq..).zip(new) {
                 write_point(s, seq, rec)?;
+                added += 1;
             }
             if let Some(end) = &run.end {
                 end_run(s, end, None)?;
             }
-            added += count(s, &run.run_id)? - before;
             Ok(())
         })?;
         runs += 1;
@@ -376,9 +388,10 @@ pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), Stri
     Ok((runs, added))
 }
 
-fn count(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
+/// The seq after a run's last stored point.
+fn next_seq(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
     Ok(s.query(
-        "SELECT COUNT(*) FROM points WHERE run_id = $1",
+        "SELECT COALESCE(MAX(seq) + 1, 0) FROM points WHERE run_id = $1",
         &[Val::Text(run_id.into())],
     )?
     .first()
@@ -386,8 +399,52 @@ fn count(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
     .unwrap_or(0) as usize)
 }
 
+/// The longest tag accepted.
+pub const TAG_MAX_CHARS: usize = 64;
+
+/// Refuses a tag that could be taken for something else where runs are named (a run id,
+/// `last`, `last:N`, a list, a file) or that cannot be shown on one line.
+pub fn check_tag_name(s: &mut dyn Store, name: &str) -> Result<(), String> {
+    let looks_like_run_id = name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_digit() || c == '-');
+    let why = if name.is_empty() {
+        Some("it is empty".to_string())
+    } else if name.chars().count() > TAG_MAX_CHARS {
+        Some(format!("it is longer than {TAG_MAX_CHARS} characters"))
+    } else if name == "last" || name.starts_with("last:") {
+        Some("last and last:N name the newest runs".into())
+    } else if name.contains(|c: char| c == ',' || c.is_whitespace() || c.is_control()) {
+        Some("it holds a comma, a space or a control character".into())
+    } else if name == "-" || name.contains('/') || name.ends_with(".jsonl") {
+        Some("it would be read as a file".into())
+    } else if looks_like_run_id {
+        Some("it looks like a run id".into())
+    } else if resolve(s, name)?.as_deref() == Some(name) {
+        Some("it is the id of a run".into())
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(format!(
+            "invalid tag '{}': {why}: give a name such as baseline",
+            crate::units::shown(name)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The tags naming a run.
+pub fn tags_of(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
+    Ok(all_tags(s)?
+        .into_iter()
+        .filter(|(_, id)| id == run_id)
+        .map(|(n, _)| n)
+        .collect())
+}
+
 /// Names a run; a tag names one run, so an existing tag moves.
 pub fn tag(s: &mut dyn Store, run_id: &str, name: &str) -> Result<(), String> {
+    check_tag_name(s, name)?;
     in_transaction(s, false, |s| {
         s.execute(
             "DELETE FROM tags WHERE name = $1",

@@ -59,6 +59,22 @@ pub fn current() -> i64 {
     MIGRATIONS.len() as i64
 }
 
+/// The schema version a store holds: 0 where it has none yet.
+fn found_version(s: &mut dyn Store) -> Result<i64, String> {
+    Ok(s.query("SELECT MAX(version) FROM schema_version", &[])?
+        .first()
+        .and_then(|r| r.first())
+        .and_then(Val::int)
+        .unwrap_or(0))
+}
+
+fn newer_than_this(name: &str, found: i64) -> String {
+    format!(
+        "store {name} has schema version {found}, newer than this cryptobench writes ({}): upgrade cryptobench, or use another --store",
+        current()
+    )
+}
+
 /// Brings the store up to `current()`, refusing one made by a newer cryptobench. Other
 /// writers wait while a migration runs.
 pub fn migrate(s: &mut dyn Store) -> Result<(), String> {
@@ -68,17 +84,9 @@ pub fn migrate(s: &mut dyn Store) -> Result<(), String> {
             "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT PRIMARY KEY)",
             &[],
         )?;
-        let found = s
-            .query("SELECT MAX(version) FROM schema_version", &[])?
-            .first()
-            .and_then(|r| r.first())
-            .and_then(Val::int)
-            .unwrap_or(0);
+        let found = found_version(s)?;
         if found > current() {
-            return Err(format!(
-                "store {name} has schema version {found}, newer than this cryptobench writes ({}): upgrade cryptobench, or use another --store",
-                current()
-            ));
+            return Err(newer_than_this(&name, found));
         }
         for (i, statements) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             for sql in *statements {
@@ -92,4 +100,21 @@ pub fn migrate(s: &mut dyn Store) -> Result<(), String> {
         }
         Ok(())
     })
+}
+
+/// What a reading command checks instead of migrating (it changes nothing): the store's
+/// schema is the one this build reads.
+pub fn check_readable(s: &mut dyn Store) -> Result<(), String> {
+    let name = s.name().to_string();
+    let found = found_version(s)?;
+    if found > current() {
+        return Err(newer_than_this(&name, found));
+    }
+    if found < current() {
+        return Err(format!(
+            "store {name} has schema version {found}, older than this cryptobench reads ({}): upgrade it with a writing command, e.g. `cryptobench history --store URL import` (no file)",
+            current()
+        ));
+    }
+    Ok(())
 }

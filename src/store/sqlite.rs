@@ -1,9 +1,9 @@
 //! The embedded store: one SQLite file (the bundled library), created readable by its
 //! owner only.
 
-use super::{Store, Val};
+use super::{Access, Store, Val};
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{params_from_iter, Connection};
+use rusqlite::{params_from_iter, Connection, OpenFlags};
 use std::path::Path;
 
 pub struct Sqlite {
@@ -36,39 +36,153 @@ fn placeholders(sql: &str) -> String {
     sql.replace('$', "?")
 }
 
+/// `PRAGMA application_id` of a cryptobench store ("cbst"): what tells it from any other
+/// SQLite database.
+pub const APPLICATION_ID: i32 = 0x6362_7374;
+
+/// The tables every cryptobench store has had since its first schema: a store made
+/// before the application id was set is recognised by them.
+const OWN_TABLES: [&str; 4] = ["points", "runs", "schema_version", "tags"];
+
 impl Sqlite {
-    pub fn open(path: &Path) -> Result<Sqlite, String> {
+    pub fn open(path: &Path, access: Access) -> Result<Sqlite, String> {
         let name = format!("sqlite:{}", crate::units::shown_path(path));
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.exists() {
-                super::private_dir(dir).map_err(|e| format!("store {name}: {e}"))?;
+        let conn = match access {
+            Access::Read => open_read_only(path, &name)?,
+            Access::Update => {
+                existing_file(path, &name)?;
+                open_writable(path, &name)?
             }
-        }
-        // Created 0600 before SQLite opens it; its journal files take the same mode.
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(|e| {
-                    format!("cannot open store {name}: {e}: give a writable path with --store sqlite:PATH, or --no-store")
-                })?;
-        }
-        let conn = Connection::open(path).map_err(|e| {
-            format!(
-                "cannot open store {name}: {e}: give another --store sqlite:PATH, or --no-store"
-            )
-        })?;
+            Access::Write => open_writable(path, &name)?,
+        };
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(|e| format!("store {name}: {e}"))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| {
-                format!("cannot open store {name}: {e}: is it an SQLite file? give another --store sqlite:PATH")
-            })?;
-        Ok(Sqlite { conn, name })
+        let mut store = Sqlite { conn, name };
+        store.check_ours(access)?;
+        if access != Access::Read {
+            let name = &store.name;
+            store
+                .conn
+                .pragma_update(None, "journal_mode", "WAL")
+                .map_err(|e| {
+                    format!("cannot open store {name}: {e}: give another --store sqlite:PATH")
+                })?;
+        }
+        Ok(store)
     }
+
+    /// Refuses a database that is not a cryptobench store, in one line, before anything
+    /// is written to it. For writing, a new (empty) database gets the application id, and
+    /// a store made before the id existed is stamped with it.
+    fn check_ours(&mut self, access: Access) -> Result<(), String> {
+        let name = self.name.clone();
+        let not_sqlite = |e: rusqlite::Error| {
+            format!("cannot open store {name}: {e}: is it an SQLite file? give another --store sqlite:PATH")
+        };
+        let id: i32 = self
+            .conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(not_sqlite)?;
+        if id == APPLICATION_ID {
+            return Ok(());
+        }
+        let mut tables: Vec<String> = self
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(not_sqlite)?;
+        let foreign = || {
+            format!(
+                "store {name} is not a cryptobench store (an SQLite database of another program): give another --store sqlite:PATH"
+            )
+        };
+        if id != 0 {
+            return Err(foreign());
+        }
+        let ours_before_the_id = OWN_TABLES.iter().all(|t| tables.iter().any(|n| n == t));
+        tables.retain(|t| !t.starts_with("sqlite_"));
+        let empty = tables.is_empty();
+        match access {
+            Access::Read if ours_before_the_id => Ok(()),
+            Access::Read if empty => Err(format!(
+                "store {name} holds no runs (an empty database): give the store your runs were written to"
+            )),
+            Access::Update | Access::Write if ours_before_the_id || empty => self
+                .conn
+                .pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(|e| format!("store {name}: {e}")),
+            _ => Err(foreign()),
+        }
+    }
+}
+
+/// Creates the store where missing (its directory private, the file 0600) and opens it.
+fn open_writable(path: &Path, name: &str) -> Result<Connection, String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            super::private_dir(dir).map_err(|e| format!("store {name}: {e}"))?;
+        }
+    }
+    // Created 0600 before SQLite opens it; its journal files take the same mode.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| {
+                format!("cannot open store {name}: {e}: give a writable path with --store sqlite:PATH, or --no-store")
+            })?;
+    }
+    Connection::open(path).map_err(|e| {
+        format!("cannot open store {name}: {e}: give another --store sqlite:PATH, or --no-store")
+    })
+}
+
+/// A store that is not there is an error (never created) for every command but a run
+/// or an import.
+fn existing_file(path: &Path, name: &str) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(format!(
+            "store {name} is not a regular file: give the store file with --store sqlite:PATH"
+        )),
+        Err(e) => Err(format!(
+            "no store {name}: {e}: check the path (a store is made by the first run or `history import` into it)"
+        )),
+    }
+}
+
+/// Opens an existing store without writing anything to it. Where SQLite cannot set up
+/// its shared memory beside the file (a directory the user cannot write, an immutable
+/// file), the file is opened as immutable: read as it is on disk.
+fn open_read_only(path: &Path, name: &str) -> Result<Connection, String> {
+    existing_file(path, name)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+    let readable =
+        |c: &Connection| c.query_row("SELECT COUNT(*) FROM sqlite_master", [], |_| Ok(()));
+    if let Ok(c) = Connection::open_with_flags(path, flags) {
+        if readable(&c).is_ok() {
+            return Ok(c);
+        }
+    }
+    let immutable = format!("file:{}?immutable=1", uri_path(path));
+    Connection::open_with_flags(immutable, flags)
+        .and_then(|c| readable(&c).map(|_| c))
+        .map_err(|e| format!("cannot read store {name}: {e}: give a readable store file with --store sqlite:PATH"))
+}
+
+/// A path as the path part of an SQLite URI: the characters a URI gives meaning escaped.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' | 0x80.. => out.push_str(&format!("%{b:02x}")),
+            _ => out.push(*b as char),
+        }
+    }
+    out
 }
 
 impl Store for Sqlite {

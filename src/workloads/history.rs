@@ -5,7 +5,7 @@ use crate::render::model::{self, Block, Column, Table};
 use crate::render::Format;
 use crate::store::resolve::Resolver;
 use crate::store::runs::{self, Filter};
-use crate::store::StoreUrl;
+use crate::store::{Access, StoreUrl};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -63,7 +63,12 @@ pub enum Action {
         files: Vec<PathBuf>,
     },
     /// Delete a run, its points and tags.
-    Rm { run: String },
+    Rm {
+        run: String,
+        /// Delete it although a tag names it (the tags go with it).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
@@ -79,7 +84,14 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
         Some(s) => Some(since_unix(s).map_err(Failure::Input)?),
         None => None,
     };
-    let mut resolver = Resolver::new(Some(url));
+    // Listing, show and export only read: they work on a store this user cannot write,
+    // and never create one.
+    let access = match args.action {
+        None | Some(Action::Show { .. } | Action::Export { .. }) => Access::Read,
+        Some(Action::Tag { .. } | Action::Rm { .. }) => Access::Update,
+        Some(Action::Import { .. }) => Access::Write,
+    };
+    let mut resolver = Resolver::new(Some(url), access);
     let input = |e: String| Failure::Input(e);
     match args.action {
         None => {
@@ -104,13 +116,9 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
         }
         Some(Action::Tag { run, name }) => {
             let id = resolver.run_id(&run).map_err(input)?;
-            if name.is_empty() || name == "last" || name.contains('/') {
-                return Err(Failure::Input(format!(
-                    "invalid tag '{}': give a name other than last, without /, e.g. baseline",
-                    crate::units::shown(&name)
-                )));
-            }
-            runs::tag(resolver.store().map_err(input)?, &id, &name).map_err(Failure::Runtime)?;
+            let store = resolver.store().map_err(input)?;
+            runs::check_tag_name(store, &name).map_err(input)?;
+            runs::tag(store, &id, &name).map_err(Failure::Runtime)?;
             println!("{name} -> {id}");
         }
         Some(Action::Export { run }) => {
@@ -123,9 +131,17 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             }
         }
         Some(Action::Import { files }) => import(&mut resolver, files)?,
-        Some(Action::Rm { run }) => {
+        Some(Action::Rm { run, force }) => {
             let id = resolver.run_id(&run).map_err(input)?;
-            runs::remove(resolver.store().map_err(input)?, &id).map_err(Failure::Runtime)?;
+            let store = resolver.store().map_err(input)?;
+            let tags = runs::tags_of(store, &id).map_err(Failure::Runtime)?;
+            if !tags.is_empty() && !force {
+                return Err(Failure::Input(format!(
+                    "run {id} is tagged {}: check it is the run you mean (`cryptobench history show {id}`), then remove it with --force",
+                    tags.iter().map(|t| crate::units::shown(t)).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            runs::remove(store, &id).map_err(Failure::Runtime)?;
             println!("removed {id}");
         }
     }
@@ -148,19 +164,24 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     } else {
         files
     };
-    let store = resolver.store().map_err(Failure::Input)?;
+    // Every file is read before anything is stored: a file with no run in it is bad
+    // input, and then nothing is imported.
+    let mut read = Vec::new();
     for file in &files {
         let loaded =
             crate::record::read::read_files(std::slice::from_ref(file)).map_err(Failure::Input)?;
-        for s in &loaded.skipped {
-            eprintln!(
-                "cryptobench: {} line {}: skipped: {}",
-                crate::units::shown_path(&s.file),
-                s.line,
-                crate::units::shown(&s.reason)
-            );
+        if loaded.runs.is_empty() && !from_spool {
+            return Err(Failure::Input(super::report::no_records(
+                std::slice::from_ref(file),
+                &loaded,
+            )));
         }
-        let (n, added) = runs::import(store, &loaded).map_err(Failure::Runtime)?;
+        read.push(loaded);
+    }
+    let store = resolver.store().map_err(Failure::Input)?;
+    for (file, loaded) in files.iter().zip(&read) {
+        super::report::print_skipped(loaded);
+        let (n, added) = runs::import(store, loaded).map_err(Failure::Runtime)?;
         println!(
             "{}: {n} run(s), {added} new point(s) of {} into {}",
             crate::units::shown_path(file),

@@ -31,11 +31,43 @@ pub struct ReportArgs {
     pub plots: Option<PathBuf>,
 }
 
+/// Why `files` gave nothing to read, in one line (what `report` and `history import` say).
+pub fn no_records(files: &[PathBuf], loaded: &crate::record::read::Loaded) -> String {
+    let names: Vec<String> = files.iter().map(|f| crate::units::shown_path(f)).collect();
+    let skipped = if loaded.skipped.is_empty() {
+        String::new()
+    } else {
+        let s = &loaded.skipped[0];
+        format!(
+            " ({} unreadable line(s), the first: line {}: {})",
+            loaded.skipped.len(),
+            s.line,
+            crate::units::shown(&s.reason)
+        )
+    };
+    format!(
+        "no records in {}{skipped}: give files written with `cryptobench speed|tls|vpn --output FILE`",
+        names.join(", ")
+    )
+}
+
+/// Each line that was skipped, on stderr.
+pub fn print_skipped(loaded: &crate::record::read::Loaded) {
+    for s in &loaded.skipped {
+        eprintln!(
+            "cryptobench: {} line {}: skipped: {}",
+            crate::units::shown_path(&s.file),
+            s.line,
+            crate::units::shown(&s.reason)
+        );
+    }
+}
+
 /// The newest run of each machine (hostname or machine id) in the store.
 fn newest_runs(names: &[&str], store: Option<&str>) -> Result<Vec<String>, String> {
     use crate::store::runs::{list, Filter};
     let url = crate::store::url::StoreUrl::choose(store, false)?;
-    let mut resolver = crate::store::resolve::Resolver::new(url);
+    let mut resolver = crate::store::resolve::Resolver::new(url, crate::store::Access::Read);
     let s = resolver.store()?;
     names
         .iter()
@@ -145,35 +177,9 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     let loaded =
         crate::store::resolve::load_args(&files, args.store.as_deref()).map_err(Failure::Input)?;
     if loaded.record_count() == 0 {
-        let names: Vec<String> = args
-            .files
-            .iter()
-            .map(|f| crate::units::shown_path(f))
-            .collect();
-        let skipped = if loaded.skipped.is_empty() {
-            String::new()
-        } else {
-            let s = &loaded.skipped[0];
-            format!(
-                " ({} unreadable line(s), the first: line {}: {})",
-                loaded.skipped.len(),
-                s.line,
-                crate::units::shown(&s.reason)
-            )
-        };
-        return Err(Failure::Input(format!(
-            "no records in {}{skipped}: give files written with `cryptobench speed|tls|vpn --output FILE`",
-            names.join(", ")
-        )));
+        return Err(Failure::Input(no_records(&args.files, &loaded)));
     }
-    for s in &loaded.skipped {
-        eprintln!(
-            "cryptobench: {} line {}: skipped: {}",
-            crate::units::shown_path(&s.file),
-            s.line,
-            crate::units::shown(&s.reason)
-        );
-    }
+    print_skipped(&loaded);
     let opts = Options { crossover };
     if let Some((dir, font)) = plots {
         write_plots(&loaded, &opts, &dir, &font)?;
