@@ -483,7 +483,7 @@ mod tests {
     #[test]
     fn vectors_are_well_formed() {
         for a in Algorithm::ALL {
-            for v in vectors(a) {
+            for v in crate::kat::vectors::vectors(a) {
                 let out = hex::decode(v.output).unwrap();
                 let inp = hex::decode(v.input).unwrap();
                 assert_eq!(
