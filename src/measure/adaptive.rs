@@ -9,21 +9,8 @@
 
 use super::Settings;
 use crate::analyse::stats;
-use serde::{Deserialize, Serialize};
 
-/// Why a point took no more trials.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// Its median's CI half-width reached `--target-ci`.
-    TargetCi,
-    /// It reached `--max-time` still short of the target.
-    MaxTime,
-    /// Its own budget (`--time`) was spent and the run had no savings left to lend it.
-    Budget,
-    /// The run was interrupted (SIGINT/SIGTERM) before it stopped by itself.
-    Interrupted,
-}
+pub use crate::record::speed::StopReason;
 
 /// Seconds of trials that points stopping early left unused, for noisy points to spend.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -1,6 +1,7 @@
 //! The Record: one self-describing measured point, and the run's Environment.
 //! Both are written as JSON Lines as soon as they exist; see docs/records.md.
 
+pub mod identity;
 pub mod speed;
 pub mod tls;
 pub mod vpn;

@@ -85,7 +85,7 @@ pub struct SeenPoints(std::collections::HashSet<(String, PointIdentity)>);
 
 /// What tells two records of one run apart: compare's identity, the record's own label
 /// (unique within a run) and, for vpn, the round (one record per point and round).
-type PointIdentity = (crate::analyse::compare::Identity, String, u32);
+type PointIdentity = (super::identity::Identity, String, u32);
 
 impl SeenPoints {
     /// True the first time a run's point is seen.
@@ -95,7 +95,7 @@ impl SeenPoints {
             AnyRecord::Tls(r) => (&r.label, 0),
             AnyRecord::Vpn(r) => (&r.label, r.round),
         };
-        let identity = crate::analyse::compare::identity(rec, None);
+        let identity = super::identity::identity(rec, None);
         self.0
             .insert((rec.run_id().to_string(), (identity, label.clone(), round)))
     }

@@ -65,7 +65,7 @@ pub struct SpeedData {
     pub ci_pct: Option<f64>,
     /// Why the point took no more trials: target_ci, budget, max_time or interrupted.
     #[serde(default)]
-    pub stop_reason: Option<crate::measure::adaptive::StopReason>,
+    pub stop_reason: Option<StopReason>,
     /// Median over trials of bytes per CPU-second of the measuring threads (summed over
     /// threads): what the code does while it has a CPU, whatever else runs.
     #[serde(default)]
@@ -77,4 +77,18 @@ pub struct SpeedData {
     /// null where the machine has no source (the environment's frequency.source says why).
     #[serde(default)]
     pub clock: Option<crate::sys::clock::ClockReading>,
+}
+
+/// Why a point took no more trials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Its median's CI half-width reached `--target-ci`.
+    TargetCi,
+    /// It reached `--max-time` still short of the target.
+    MaxTime,
+    /// Its own budget (`--time`) was spent and the run had no savings left to lend it.
+    Budget,
+    /// The run was interrupted (SIGINT/SIGTERM) before it stopped by itself.
+    Interrupted,
 }

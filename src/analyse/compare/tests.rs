@@ -1,4 +1,5 @@
 use super::*;
+use crate::record::identity::KeyValue;
 use crate::record::read::{parse_line, Line};
 use serde_json::{json, Value};
 
