@@ -3,9 +3,9 @@
 //! codes. A workload only plans and measures (`Workload`); rendering is `render::document`.
 
 use crate::cli::CommonArgs;
+use crate::failure::{Failure, EXIT_INTERRUPTED};
 use crate::record::read::{AnyRecord, Run};
 use crate::record::{Environment, Exclusion, JsonLinesWriter, Record, RunEnd};
-use crate::workloads::{Failure, EXIT_INTERRUPTED};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
@@ -64,10 +64,6 @@ pub trait Workload {
             format!("nothing was measured: {}", refused.join("; "))
         }
     }
-    /// Choices for showing this run (speed: `--crossover`).
-    fn render_options(&self) -> crate::render::document::Options {
-        Default::default()
-    }
     /// What the analysis needs beyond the records, kept in the run's end line.
     fn analysis_inputs(&self) -> Value {
         Value::Null
@@ -95,8 +91,19 @@ impl Sink for JsonLinesWriter {
     }
 }
 
-/// Runs a workload end to end and prints its report. Returns the exit code.
-pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
+/// A run as the driver ends it: what was measured, and how the command ends once the caller
+/// has shown it.
+pub struct Finished {
+    /// The environment, every finished record, and the end line.
+    pub run: Run,
+    /// The exit code (0, or 128+signal when interrupted), or the failure to report: one
+    /// while measuring, or nothing measured at all.
+    pub outcome: Result<i32, Failure>,
+}
+
+/// Runs a workload end to end: every line goes to the sinks as it is made, and the run is
+/// returned for the caller to show. An error here means that nothing ran (bad input).
+pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Failure> {
     common.check(w.name()).map_err(Failure::Input)?;
     // A store named but not usable is bad input, refused before anything is measured.
     let store = match common.store_url().map_err(Failure::Input)? {
@@ -107,7 +114,7 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     };
     // Before the plan: planning may start what a signal must not leave behind (tls builds
     // its server, vpn its namespaces), and the workload's guards clean that up.
-    crate::workloads::install_signal_handler();
+    crate::sys::signal::install_signal_handler();
     let plan = w.plan()?;
     let env = crate::environment::capture(
         plan.libraries.clone(),
@@ -170,7 +177,7 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     }
     progress.finish_and_clear();
     w.finish();
-    let signal = crate::workloads::stop_signal();
+    let signal = crate::sys::signal::stop_signal();
     let interrupted = crate::measure::stopped();
     let end = RunEnd {
         kind: crate::record::LineKind::End,
@@ -189,24 +196,13 @@ pub fn run<W: Workload>(mut w: W, common: &CommonArgs) -> Result<i32, Failure> {
     let why = w.nothing_measured(&end.exclusions);
     run.environment = Some(env);
     run.end = Some(end);
-    let doc = crate::record::read::Loaded {
-        runs: vec![run],
-        ..Default::default()
+    let outcome = match failure {
+        Some(f) => Err(f),
+        None if interrupted => Ok(signal.map(|s| 128 + s).unwrap_or(EXIT_INTERRUPTED)),
+        None if nothing => Err(Failure::Runtime(why)),
+        None => Ok(0),
     };
-    print!(
-        "{}",
-        crate::render::document::render(&doc, common.format, &w.render_options())
-    );
-    if let Some(f) = failure {
-        return Err(f);
-    }
-    if interrupted {
-        return Ok(signal.map(|s| 128 + s).unwrap_or(EXIT_INTERRUPTED));
-    }
-    if nothing {
-        return Err(Failure::Runtime(why));
-    }
-    Ok(0)
+    Ok(Finished { run, outcome })
 }
 
 /// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.

@@ -6,6 +6,7 @@ mod analyse;
 mod cli;
 mod driver;
 mod environment;
+mod failure;
 mod impls;
 mod kat;
 mod kernel;

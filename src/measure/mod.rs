@@ -11,17 +11,11 @@ pub mod worker;
 use crate::analyse::stats;
 use adaptive::{Progress, Savings, StopReason};
 use cpu::CpuTime;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use worker::Worker;
 
-/// Set by the signal handler: finish the current trial, then stop.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-pub fn stopped() -> bool {
-    STOP.load(Ordering::Relaxed)
-}
+pub use crate::sys::signal::stopped;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {

@@ -2,16 +2,20 @@
 //! never merged with another; each workload present contributes its blocks (`View`).
 
 use super::model::{self, Block, Table};
+use super::plots::Figure;
 use super::Format;
 use crate::record::read::{AnyRecord, Loaded, Run};
 use crate::record::{Environment, Exclusion, Record};
 use serde_json::Value;
 
-/// Choices that change what is shown, not what was measured.
-#[derive(Clone, Debug, Default)]
+/// Choices that change what is shown, not what was measured, and the workloads' views.
+#[derive(Clone)]
 pub struct Options {
     /// `--crossover A,B`: the pair of paths whose crossover to report.
     pub crossover: Option<(String, String)>,
+    /// Every workload's view, handed over by the workload registry: the document itself
+    /// names no workload.
+    pub views: &'static [&'static dyn WorkloadView],
 }
 
 /// One run's records of one workload, with what the run says about itself.
@@ -43,6 +47,82 @@ pub trait View {
     fn records_table(records: &[&Record<Self::Data>]) -> Table;
     /// The computed analysis, for JSON.
     fn analysis(run: &RunView<Self::Data>, opts: &Options) -> Value;
+    /// Figures for the HTML report and `--plots`, each saying what it shows.
+    fn figures(_run: &RunView<Self::Data>, _opts: &Options) -> Vec<Figure> {
+        Vec::new()
+    }
+    /// The whole document in `openssl speed`'s layout, where the workload has one.
+    fn openssl(_doc: &Loaded) -> Option<String> {
+        None
+    }
+}
+
+/// A workload's `View` as the document calls it: one entry per workload in the registry.
+pub trait WorkloadView: Sync {
+    fn workload(&self) -> &'static str;
+    /// Adds this workload's blocks and analysis for one run.
+    fn parts(&self, run: &Run, opts: &Options, format: Format, parts: &mut Parts);
+    /// Writes this workload's CSV table over every run (nothing when it has no records).
+    fn csv(
+        &self,
+        doc: &Loaded,
+        first: &mut bool,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()>;
+    /// This workload's figures of one run; None when the run has none of its records.
+    fn figures(&self, run: &Run, opts: &Options) -> Option<Vec<Figure>>;
+    fn openssl(&self, doc: &Loaded) -> Option<String>;
+}
+
+/// The registry's entry for a `View`.
+pub struct Registered<V>(std::marker::PhantomData<fn() -> V>);
+
+impl<V> Registered<V> {
+    pub const fn new() -> Self {
+        Registered(std::marker::PhantomData)
+    }
+}
+
+impl<V: View> WorkloadView for Registered<V> {
+    fn workload(&self) -> &'static str {
+        V::WORKLOAD
+    }
+    fn parts(&self, run: &Run, opts: &Options, format: Format, parts: &mut Parts) {
+        parts_of::<V>(run, opts, format, parts)
+    }
+    fn csv(
+        &self,
+        doc: &Loaded,
+        first: &mut bool,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let mut header = true;
+        for run in &doc.runs {
+            let Some(v) = view::<V>(run) else { continue };
+            if header && !*first {
+                out.write_all(b"\n")?;
+            }
+            model::csv_rows(&V::records_table(&v.records), header, out)?;
+            (header, *first) = (false, false);
+        }
+        Ok(())
+    }
+    fn figures(&self, run: &Run, opts: &Options) -> Option<Vec<Figure>> {
+        view::<V>(run)
+            .filter(|v| !v.records.is_empty())
+            .map(|v| V::figures(&v, opts))
+    }
+    fn openssl(&self, doc: &Loaded) -> Option<String> {
+        V::openssl(doc)
+    }
+}
+
+/// Every figure of one run, by workload, in the order the report shows them.
+pub fn figures_of(run: &Run, opts: &Options) -> Vec<(String, Vec<Figure>)> {
+    opts.views
+        .iter()
+        .filter_map(|v| Some((v.workload().to_string(), v.figures(run, opts)?)))
+        .collect()
 }
 
 fn view<'a, V: View>(run: &'a Run) -> Option<RunView<'a, V::Data>> {
@@ -69,7 +149,7 @@ fn view<'a, V: View>(run: &'a Run) -> Option<RunView<'a, V::Data>> {
 }
 
 /// Everything each workload contributes for one run.
-struct Parts {
+pub struct Parts {
     blocks: Vec<Block>,
     analysis: serde_json::Map<String, Value>,
 }
@@ -95,9 +175,9 @@ fn parts(run: &Run, opts: &Options, format: Format) -> Parts {
         blocks: Vec::new(),
         analysis: serde_json::Map::new(),
     };
-    parts_of::<crate::workloads::speed::view::SpeedView>(run, opts, format, &mut p);
-    parts_of::<crate::workloads::tls::view::TlsView>(run, opts, format, &mut p);
-    parts_of::<crate::workloads::vpn::view::VpnView>(run, opts, format, &mut p);
+    for v in opts.views {
+        v.parts(run, opts, format, &mut p);
+    }
     p
 }
 
@@ -145,7 +225,7 @@ pub fn write(
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     if format == Format::Csv {
-        return write_csv(doc, out);
+        return write_csv(doc, opts, out);
     }
     let all: Vec<(&Run, Parts)> = doc
         .runs
@@ -162,28 +242,12 @@ pub fn write(
 
 /// CSV: one table per workload, several runs' rows together (run_id tells them apart),
 /// written run by run so that only one run's rows are ever held.
-fn write_csv(doc: &Loaded, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    fn workload<V: View>(
-        doc: &Loaded,
-        first: &mut bool,
-        out: &mut dyn std::io::Write,
-    ) -> std::io::Result<()> {
-        let mut header = true;
-        for run in &doc.runs {
-            let Some(v) = view::<V>(run) else { continue };
-            if header && !*first {
-                out.write_all(b"\n")?;
-            }
-            model::csv_rows(&V::records_table(&v.records), header, out)?;
-            (header, *first) = (false, false);
-        }
-        Ok(())
-    }
+fn write_csv(doc: &Loaded, opts: &Options, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
     let first = &mut true;
-    workload::<crate::workloads::speed::view::SpeedView>(doc, first, &mut w)?;
-    workload::<crate::workloads::tls::view::TlsView>(doc, first, &mut w)?;
-    workload::<crate::workloads::vpn::view::VpnView>(doc, first, &mut w)?;
+    for v in opts.views {
+        v.csv(doc, first, &mut w)?;
+    }
     std::io::Write::flush(&mut w)
 }
 
@@ -206,7 +270,11 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
         }
     }
     match format {
-        Format::Openssl => super::openssl::render_runs(doc),
+        Format::Openssl => opts
+            .views
+            .iter()
+            .find_map(|v| v.openssl(doc))
+            .unwrap_or_default(),
         Format::Html => {
             let mut body = String::new();
             // A year of nightly runs would be thousands of figures (hundreds of MB): the
@@ -221,7 +289,7 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
             for (k, (run, p)) in all.into_iter().enumerate() {
                 let drawn = k >= drawn_from;
                 let (figures, blocks) = if drawn {
-                    (super::plots::of_run(run, opts), p.blocks)
+                    (figures_of(run, opts), p.blocks)
                 } else {
                     let note = Block::Lines(vec![format!(
                         "Figures not drawn for this run: {}",

@@ -7,7 +7,6 @@ pub mod flame;
 pub mod html;
 pub mod json;
 pub mod model;
-pub mod openssl;
 pub mod plots;
 
 /// One output format for every subcommand.

@@ -43,7 +43,7 @@ pub fn run(
             })?;
         }
     }
-    workloads::install_signal_handler();
+    crate::sys::signal::install_signal_handler();
     let guard = Guard::new();
     let file = match output {
         Some(p) => p.to_path_buf(),
@@ -190,25 +190,28 @@ fn step(
                 store: None,
                 no_store: false,
             };
-            let _quiet = QuietStdout::new();
-            crate::driver::run(w, &common).map_err(|f| f.message().to_string())
+            finished(crate::driver::run(&mut { w }, &common))
         }
         Action::Governor(g) => governors.set(g).map(|_| 0),
     }
 }
 
-/// The workload in this process; its own report (stdout) is not the study's.
+/// The workload in this process, measured into `file`; the study shows it its own way.
 fn in_process(argv: &[String], file: &Path) -> Result<i32, String> {
     let mut argv = argv.to_vec();
     argv.extend(["--output".into(), file.display().to_string()]);
     let inv = Invocation::try_parse_from(&argv).map_err(|e| e.to_string())?;
-    let _quiet = QuietStdout::new();
-    let r = match inv {
-        Invocation::Speed(a) => workloads::speed::run(*a),
-        Invocation::Tls(a) => workloads::tls::run(*a),
-        Invocation::Vpn(a) => workloads::vpn::run(*a),
-    };
-    r.map_err(|f: Failure| f.message().to_string())
+    finished(match inv {
+        Invocation::Speed(a) => workloads::speed::measure(*a),
+        Invocation::Tls(a) => workloads::tls::measure(*a),
+        Invocation::Vpn(a) => workloads::vpn::measure(*a),
+    })
+}
+
+/// A step's exit code, or why it failed (its records are in the step's file either way).
+fn finished(r: Result<crate::driver::Finished, Failure>) -> Result<i32, String> {
+    r.and_then(|done| done.outcome)
+        .map_err(|f| f.message().to_string())
 }
 
 fn child(
@@ -292,40 +295,4 @@ fn guest(argv: &[String], file: &Path) -> Result<i32, String> {
     };
     append(file, lines.trim_start())?;
     Ok(o.status.code().unwrap_or(1))
-}
-
-/// Sends stdout to /dev/null while it lives (a workload's own report), then restores it.
-struct QuietStdout {
-    saved: i32,
-}
-
-impl QuietStdout {
-    fn new() -> QuietStdout {
-        let _ = std::io::stdout().flush();
-        // SAFETY: duplicating and replacing our own descriptor 1; restored in drop.
-        unsafe {
-            let saved = libc::dup(1);
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
-            if saved >= 0 && null >= 0 {
-                libc::dup2(null, 1);
-            }
-            if null >= 0 {
-                libc::close(null);
-            }
-            QuietStdout { saved }
-        }
-    }
-}
-
-impl Drop for QuietStdout {
-    fn drop(&mut self) {
-        let _ = std::io::stdout().flush();
-        if self.saved >= 0 {
-            // SAFETY: restoring the descriptor saved in new().
-            unsafe {
-                libc::dup2(self.saved, 1);
-                libc::close(self.saved);
-            }
-        }
-    }
 }

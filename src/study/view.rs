@@ -75,7 +75,9 @@ fn html(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> Strin
     let mut body = String::new();
     html::blocks(&head(study, o, f), &mut body);
     for t in &observed.runs {
-        for (workload, figures) in crate::render::plots::of_run(&t.run, &Default::default()) {
+        for (workload, figures) in
+            crate::render::document::figures_of(&t.run, &crate::workloads::render_options(None))
+        {
             if figures.is_empty() {
                 continue;
             }

@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod guard;
 pub mod procfs;
 pub mod program;
+pub mod signal;
 pub mod spawn;
 
 /// The calling thread's errno after a failed system call.

@@ -111,7 +111,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             let loaded = resolver.load(&run).map_err(input)?;
             print!(
                 "{}",
-                crate::render::document::render(&loaded, format, &Default::default())
+                crate::render::document::render(&loaded, format, &super::render_options(None))
             );
         }
         Some(Action::Tag { run, name }) => {

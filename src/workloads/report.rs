@@ -180,7 +180,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         return Err(Failure::Input(no_records(&args.files, &loaded)));
     }
     print_skipped(&loaded);
-    let opts = Options { crossover };
+    let opts = super::render_options(crossover);
     if let Some((dir, font)) = plots {
         write_plots(&loaded, &opts, &dir, &font)?;
     }
@@ -235,8 +235,13 @@ fn write_plots(
         ))
     })?;
     let mut written = 0;
-    for run in &loaded.runs {
-        for (_, figures) in crate::render::plots::of_run(run, opts) {
+    // The runs the HTML report draws: the last MAX_RUNS_DRAWN, not a year of nightlies.
+    let drawn = loaded
+        .runs
+        .len()
+        .saturating_sub(crate::render::document::MAX_RUNS_DRAWN);
+    for run in &loaded.runs[drawn..] {
+        for (_, figures) in crate::render::document::figures_of(run, opts) {
             for f in figures {
                 crate::render::plots::png::write(dir, &f.id, &f.svg, font)
                     .map_err(Failure::Runtime)?;

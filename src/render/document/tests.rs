@@ -43,7 +43,7 @@ fn runs(runs: usize) -> Loaded {
 /// How many times the speed analysis (the bootstrap fits) ran while rendering.
 fn analyses(doc: &Loaded, format: Format) -> usize {
     let before = ANALYSES.with(|n| n.get());
-    render(doc, format, &Options::default());
+    render(doc, format, &crate::workloads::render_options(None));
     ANALYSES.with(|n| n.get()) - before
 }
 
@@ -67,11 +67,19 @@ fn each_run_is_analysed_once_and_only_when_shown() {
 
 #[test]
 fn html_draws_the_last_runs_and_says_so() {
-    let one = render(&runs(1), Format::Html, &Options::default());
+    let one = render(
+        &runs(1),
+        Format::Html,
+        &crate::workloads::render_options(None),
+    );
     let per_run = one.matches("<svg").count();
     assert!(per_run > 0);
     assert!(!one.contains("Figures not drawn"));
-    let many = render(&runs(MAX_RUNS_DRAWN + 5), Format::Html, &Options::default());
+    let many = render(
+        &runs(MAX_RUNS_DRAWN + 5),
+        Format::Html,
+        &crate::workloads::render_options(None),
+    );
     assert_eq!(many.matches("<svg").count(), per_run * MAX_RUNS_DRAWN);
     assert_eq!(many.matches("Figures not drawn for this run").count(), 5);
     assert!(many.contains("figures are drawn for the last 20 of these 25 runs"));
@@ -84,7 +92,12 @@ fn html_draws_the_last_runs_and_says_so() {
 #[test]
 fn json_streams_the_same_document() {
     let doc = runs(2);
-    let v: Value = serde_json::from_str(&render(&doc, Format::Json, &Options::default())).unwrap();
+    let v: Value = serde_json::from_str(&render(
+        &doc,
+        Format::Json,
+        &crate::workloads::render_options(None),
+    ))
+    .unwrap();
     let n = doc.record_count();
     assert_eq!(v["records"].as_array().unwrap().len(), n);
     assert_eq!(v["records"][0], doc.runs[0].records[0].to_json());
@@ -94,7 +107,11 @@ fn json_streams_the_same_document() {
     assert!(v["runs"][1]["analysis"]["speed"]["fits"].is_array());
     // Several runs: no top-level environment or analysis.
     assert!(v.get("environment").is_none() && v.get("analysis").is_none());
-    let one: Value =
-        serde_json::from_str(&render(&runs(1), Format::Json, &Options::default())).unwrap();
+    let one: Value = serde_json::from_str(&render(
+        &runs(1),
+        Format::Json,
+        &crate::workloads::render_options(None),
+    ))
+    .unwrap();
     assert_eq!(one["analysis"], one["runs"][0]["analysis"]["speed"]);
 }

@@ -4,9 +4,6 @@
 
 pub mod compare;
 pub mod png;
-pub mod speed;
-pub mod tls;
-pub mod vpn;
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -227,56 +224,4 @@ impl Bars<'_> {
         root.present()?;
         Ok(())
     }
-}
-
-/// Every figure of one run, by workload, in the order the report shows them.
-pub fn of_run(
-    run: &crate::record::read::Run,
-    opts: &crate::render::document::Options,
-) -> Vec<(String, Vec<Figure>)> {
-    use crate::record::read::AnyRecord;
-    let id = run.run_id.as_str();
-    let mut out = Vec::new();
-    let speed: Vec<_> = run
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            AnyRecord::Speed(s) => Some(s),
-            _ => None,
-        })
-        .collect();
-    if !speed.is_empty() {
-        let pair = opts
-            .crossover
-            .as_ref()
-            .map(|(a, b)| (a.as_str(), b.as_str()));
-        let analysis = crate::analyse::paths::analyse(&speed, pair);
-        out.push(("speed".to_string(), speed::figures(&speed, &analysis, id)));
-    }
-    let tls_records: Vec<_> = run
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            AnyRecord::Tls(s) => Some(s),
-            _ => None,
-        })
-        .collect();
-    if !tls_records.is_empty() {
-        out.push((
-            "tls".to_string(),
-            tls::figures(&tls_records, run.end.as_ref(), id),
-        ));
-    }
-    let vpn_records: Vec<_> = run
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            AnyRecord::Vpn(s) => Some(s),
-            _ => None,
-        })
-        .collect();
-    if !vpn_records.is_empty() {
-        out.push(("vpn".to_string(), vpn::figures(&vpn_records, id)));
-    }
-    out
 }

@@ -16,6 +16,8 @@ use indicatif::ProgressBar;
 use serde_json::json;
 use std::path::PathBuf;
 
+pub mod openssl;
+pub mod plots;
 pub mod view;
 
 #[derive(clap::Args)]
@@ -100,7 +102,15 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         print!("{}", list(&speed.found, &speed.labels, &speed.missing));
         return Ok(0);
     }
-    driver::run(Speed::load(args)?, &common)
+    let mut speed = Speed::load(args)?;
+    let done = driver::run(&mut speed, &common)?;
+    super::show(done, common.format, &super::render_options(speed.crossover))
+}
+
+/// Measures without showing: the run, for a caller that shows it its own way (a study).
+pub fn measure(args: SpeedArgs) -> Result<driver::Finished, Failure> {
+    let common = args.common.clone();
+    driver::run(&mut Speed::load(args)?, &common)
 }
 
 /// The speed workload: implementations found, and after `plan` the groups to measure.
@@ -324,12 +334,6 @@ impl Workload for Speed {
             out.push(Outcome::Record(rec));
         }
         Ok(out)
-    }
-
-    fn render_options(&self) -> crate::render::document::Options {
-        crate::render::document::Options {
-            crossover: self.crossover.clone(),
-        }
     }
 
     fn wrap(record: SpeedRecord) -> AnyRecord {

@@ -5,10 +5,12 @@
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::paths::analyse;
 use crate::record::read::AnyRecord;
+use crate::record::read::Loaded;
 use crate::record::speed::{SpeedData, SpeedRecord as Record};
 use crate::record::ExclusionKind;
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Column, Table};
+use crate::render::plots::Figure;
 use crate::units::{mbps, size_label};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -40,6 +42,19 @@ impl View for SpeedView {
 
     fn analysis(run: &RunView<SpeedData>, opts: &Options) -> Value {
         serde_json::to_value(analysis_of(run, opts)).unwrap_or(Value::Null)
+    }
+
+    fn figures(run: &RunView<SpeedData>, opts: &Options) -> Vec<Figure> {
+        let pair = opts
+            .crossover
+            .as_ref()
+            .map(|(a, b)| (a.as_str(), b.as_str()));
+        let analysis = analyse(&run.records, pair);
+        super::plots::figures(&run.records, &analysis, &run.run.run_id)
+    }
+
+    fn openssl(doc: &Loaded) -> Option<String> {
+        Some(super::openssl::render_runs(doc))
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod analysis;
 mod bench;
 pub mod load;
+pub mod plots;
 mod point;
 pub mod primitive;
 pub mod render;
@@ -91,14 +92,22 @@ const MAX_DURATION: f64 = 3600.0;
 const DEFAULT_DURATION: f64 = 5.0;
 
 pub fn run(args: TlsArgs) -> Result<i32, Failure> {
-    let common = args.common.clone();
-    common.check("tls").map_err(Failure::Input)?;
-    let inputs = bench::Inputs::check(&args)?;
     if args.list {
+        args.common.check("tls").map_err(Failure::Input)?;
+        let inputs = bench::Inputs::check(&args)?;
         print!("{}", bench::list(&inputs, args.cert)?);
         return Ok(0);
     }
-    crate::driver::run(workload::Tls::new(args, inputs), &common)
+    let format = args.common.format;
+    super::show(measure(args)?, format, &super::render_options(None))
+}
+
+/// Measures without showing: the run, for a caller that shows it its own way (a study).
+pub fn measure(args: TlsArgs) -> Result<crate::driver::Finished, Failure> {
+    let common = args.common.clone();
+    common.check("tls").map_err(Failure::Input)?;
+    let inputs = bench::Inputs::check(&args)?;
+    crate::driver::run(&mut workload::Tls::new(args, inputs), &common)
 }
 
 pub fn parse_concurrency(s: &str) -> Result<Vec<u32>, String> {

@@ -41,6 +41,10 @@ impl View for TlsView {
         super::render::records_table(records)
     }
 
+    fn figures(run: &RunView<TlsData>, _opts: &Options) -> Vec<crate::render::plots::Figure> {
+        super::plots::figures(&run.records, run.run.end.as_ref(), &run.run.run_id)
+    }
+
     fn analysis(run: &RunView<TlsData>, _opts: &Options) -> Value {
         serde_json::to_value(analysis_of(run)).unwrap_or(Value::Null)
     }

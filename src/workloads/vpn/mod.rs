@@ -8,6 +8,7 @@ mod cleanup;
 mod cpu;
 mod iperf;
 mod lab;
+pub mod plots;
 mod point;
 pub mod render;
 pub mod shares;
@@ -84,9 +85,15 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
         }
         return Ok(0);
     }
+    let format = args.common.format;
+    super::show(measure(args)?, format, &super::render_options(None))
+}
+
+/// Measures without showing: the run, for a caller that shows it its own way (a study).
+pub fn measure(args: VpnArgs) -> Result<crate::driver::Finished, Failure> {
     let common = args.common.clone();
     common.check("vpn").map_err(Failure::Input)?;
-    crate::driver::run(workload::Vpn::new(args)?, &common)
+    crate::driver::run(&mut workload::Vpn::new(args)?, &common)
 }
 
 /// Which tunnels were asked for, in order.

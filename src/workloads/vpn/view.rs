@@ -33,6 +33,10 @@ impl View for VpnView {
         super::render::records_table(records)
     }
 
+    fn figures(run: &RunView<VpnData>, _opts: &Options) -> Vec<crate::render::plots::Figure> {
+        super::plots::figures(&run.records, &run.run.run_id)
+    }
+
     fn analysis(run: &RunView<VpnData>, _opts: &Options) -> Value {
         json!({ "shares": shares(run) })
     }

@@ -18,7 +18,7 @@ fn preamble(env: &Environment, out: &mut String) {
         return;
     };
     let version = lib.get("version").and_then(|v| v.as_str()).unwrap_or("");
-    let _ = writeln!(out, "version: {}", super::short_version(version));
+    let _ = writeln!(out, "version: {}", crate::render::short_version(version));
     let d = lib.get("details");
     let field = |k: &str| {
         d.and_then(|d| d.get(k))

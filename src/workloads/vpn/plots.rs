@@ -1,8 +1,8 @@
 //! Vpn figures of one run: Mbit/s per tunnel and cipher as bars with the no-crypto
 //! ceiling, the busiest thread's CPU against 100% of one core, and OpenVPN's crypto share.
 
-use super::{slug, svg, Bars, Figure};
 use crate::record::vpn::{self as record, VpnRecord as Record};
+use crate::render::plots::{slug, svg, Bars, Figure};
 
 type Load = (String, String, u32);
 
@@ -22,7 +22,7 @@ fn median(rs: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<f64> {
 }
 
 pub fn figures(recs: &[&Record], run: &str) -> Vec<Figure> {
-    let loads: Vec<Load> = super::distinct(
+    let loads: Vec<Load> = crate::render::plots::distinct(
         recs.iter()
             .map(|r| (r.protocol.clone(), r.direction.clone(), r.streams)),
     );
@@ -33,7 +33,7 @@ pub fn figures(recs: &[&Record], run: &str) -> Vec<Figure> {
             .copied()
             .filter(|r| (r.protocol.clone(), r.direction.clone(), r.streams) == *load)
             .collect();
-        let labels: Vec<String> = super::distinct(at.iter().map(|r| label(r)));
+        let labels: Vec<String> = crate::render::plots::distinct(at.iter().map(|r| label(r)));
         out.push(throughput(&labels, &at, load, run));
         if at.iter().any(|r| r.busiest_thread_cpu_pct.is_some()) {
             out.push(busiest(&labels, &at, load, run));

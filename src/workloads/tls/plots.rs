@@ -2,9 +2,9 @@
 //! size, content, concurrency and handshake setting, with the null and http references
 //! as lines; and the crypto share per suite against its ceiling.
 
-use super::{slug, svg, Bars, Figure};
 use crate::record::tls::TlsRecord as Record;
 use crate::record::RunEnd;
+use crate::render::plots::{slug, svg, Bars, Figure};
 use crate::units::size_label;
 use crate::workloads::tls::analysis;
 use crate::workloads::tls::primitive::CipherAlone;
@@ -17,7 +17,7 @@ fn reference(suite: &str) -> bool {
 type Load = (u64, String, u32, bool);
 
 pub fn figures(recs: &[&Record], end: Option<&RunEnd>, run: &str) -> Vec<Figure> {
-    let loads: Vec<Load> = super::distinct(
+    let loads: Vec<Load> = crate::render::plots::distinct(
         recs.iter()
             .filter(|r| r.mix.is_none())
             .map(|r| (r.file_size, r.content.clone(), r.concurrency, r.handshake)),

@@ -2,10 +2,10 @@
 //! fitted a + n/B curves with the crossover marked (one panel per algorithm and
 //! direction), CPU seconds per GB against size, and thread scaling against the ideal.
 
-use super::{colour, legend_line, slug, svg, top, Drawn, Figure};
 use crate::algorithms::{Algorithm, Direction, Kind};
 use crate::analyse::paths::Analysis;
 use crate::record::speed::SpeedRecord as Record;
+use crate::render::plots::{colour, legend_line, slug, svg, top, Drawn, Figure};
 use crate::units::{mbps, size_label};
 use plotters::prelude::*;
 
@@ -170,7 +170,7 @@ fn throughput(
             .configure_mesh()
             .x_desc("bytes per call (log)")
             .y_desc("MB/s (median, 95% CI)")
-            .y_label_formatter(&|y| super::axis_number(*y))
+            .y_label_formatter(&|y| crate::render::plots::axis_number(*y))
             .x_label_formatter(&|x| size_label(x.round() as u64))
             .draw()?;
         for (i, (label, v)) in ps.iter().enumerate() {
@@ -421,7 +421,7 @@ fn scaling(alg: Algorithm, dir: Direction, group: &[&Record], run: &str) -> Figu
             .configure_mesh()
             .x_desc("threads")
             .y_desc("aggregate MB/s")
-            .y_label_formatter(&|y| super::axis_number(*y))
+            .y_label_formatter(&|y| crate::render::plots::axis_number(*y))
             .x_labels(tmax as usize + 1)
             .x_label_formatter(&|x| {
                 if (x - x.round()).abs() < 1e-6 {

@@ -1,0 +1,25 @@
+//! How a command fails, and the exit code each failure gets: decided here only.
+
+/// How a command failed: bad input (exit 2) or a failure at run time (exit 1).
+#[derive(Debug)]
+pub enum Failure {
+    Input(String),
+    Runtime(String),
+}
+
+impl Failure {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Input(_) => 2,
+            Failure::Runtime(_) => 1,
+        }
+    }
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Input(m) | Failure::Runtime(m) => m,
+        }
+    }
+}
+
+/// Exit code of a run stopped by SIGINT or SIGTERM after keeping its finished points.
+pub const EXIT_INTERRUPTED: i32 = 130;
