@@ -5,7 +5,7 @@
 use crate::cli::CommonArgs;
 use crate::failure::{Failure, EXIT_INTERRUPTED};
 use crate::record::read::{AnyRecord, Run};
-use crate::record::{Environment, Exclusion, JsonLinesWriter, Record, RunEnd};
+use crate::record::{Environment, Exclusion, JsonLinesWriter, Record, RunEnd, Sink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
@@ -70,25 +70,6 @@ pub trait Workload {
     }
     /// Called once at the end, also after an interruption: stop what the workload started.
     fn finish(&mut self) {}
-}
-
-/// Where a run's lines go as they are made: the `--output` file and the store.
-pub trait Sink {
-    fn environment(&mut self, env: &Environment) -> Result<(), String>;
-    fn record(&mut self, record: &AnyRecord) -> Result<(), String>;
-    fn end(&mut self, end: &RunEnd) -> Result<(), String>;
-}
-
-impl Sink for JsonLinesWriter {
-    fn environment(&mut self, env: &Environment) -> Result<(), String> {
-        self.write(env)
-    }
-    fn record(&mut self, record: &AnyRecord) -> Result<(), String> {
-        self.write(record)
-    }
-    fn end(&mut self, end: &RunEnd) -> Result<(), String> {
-        self.write(end)
-    }
 }
 
 /// A run as the driver ends it: what was measured, and how the command ends once the caller

@@ -166,7 +166,7 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         unavailable,
         settings,
         emulated: emulation(&fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).is_some(),
-        kernel_crypto: std::sync::Arc::new(crate::workloads::probe::kernel_facts()),
+        kernel_crypto: std::sync::Arc::new(crate::kernel::facts()),
     }
 }
 

@@ -267,6 +267,46 @@ pub fn cryptodev_status() -> Usable {
     }
 }
 
+/// /proc/crypto grouped by algorithm name: every driver with its priority, and the one
+/// the kernel picks.
+fn proc_crypto_by_name(entries: &[CryptoEntry]) -> serde_json::Value {
+    let mut names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    serde_json::Value::Array(
+        names
+            .into_iter()
+            .map(|name| {
+                let mut drivers: Vec<&CryptoEntry> =
+                    entries.iter().filter(|e| e.name == name).collect();
+                drivers.sort_by_key(|e| std::cmp::Reverse(e.priority));
+                serde_json::json!({
+                    "name": name,
+                    "chosen": chosen_driver(entries, name).map(|e| e.driver.clone()),
+                    "drivers": drivers,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The kernel part: AF_ALG per socket type, /dev/crypto, /proc/crypto.
+pub fn facts() -> serde_json::Value {
+    let config = KernelConfig::read();
+    let af_alg: std::collections::BTreeMap<&str, Usable> = AF_ALG_TYPES
+        .iter()
+        .map(|(kind, ..)| (*kind, af_alg_status(kind, &config)))
+        .collect();
+    let entries = proc_crypto();
+    serde_json::json!({
+        "release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
+        "config_source": config.source,
+        "af_alg": af_alg,
+        "cryptodev": cryptodev_status(),
+        "proc_crypto": proc_crypto_by_name(&entries),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -321,3 +321,22 @@ impl JsonLinesWriter {
 }
 
 pub mod read;
+
+/// Where a run's lines go as they are made: the `--output` file and the store.
+pub trait Sink {
+    fn environment(&mut self, env: &Environment) -> Result<(), String>;
+    fn record(&mut self, record: &read::AnyRecord) -> Result<(), String>;
+    fn end(&mut self, end: &RunEnd) -> Result<(), String>;
+}
+
+impl Sink for JsonLinesWriter {
+    fn environment(&mut self, env: &Environment) -> Result<(), String> {
+        self.write(env)
+    }
+    fn record(&mut self, record: &read::AnyRecord) -> Result<(), String> {
+        self.write(record)
+    }
+    fn end(&mut self, end: &RunEnd) -> Result<(), String> {
+        self.write(end)
+    }
+}

@@ -3,8 +3,8 @@
 //! once, and `cryptobench history import` pushes them later (nothing lost or doubled).
 
 use super::{runs, Store};
-use crate::driver::Sink;
 use crate::record::read::AnyRecord;
+use crate::record::Sink;
 use crate::record::{Environment, JsonLinesWriter, RunEnd};
 use std::path::PathBuf;
 

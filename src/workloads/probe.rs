@@ -4,7 +4,7 @@
 use super::Failure;
 use crate::environment;
 use crate::impls;
-use crate::kernel::{self, CryptoEntry, KernelConfig};
+use crate::kernel;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -42,46 +42,6 @@ fn cpu() -> Value {
     v
 }
 
-/// /proc/crypto grouped by algorithm name: every driver with its priority, and the one
-/// the kernel picks.
-fn proc_crypto(entries: &[CryptoEntry]) -> Value {
-    let mut names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    Value::Array(
-        names
-            .into_iter()
-            .map(|name| {
-                let mut drivers: Vec<&CryptoEntry> =
-                    entries.iter().filter(|e| e.name == name).collect();
-                drivers.sort_by_key(|e| std::cmp::Reverse(e.priority));
-                json!({
-                    "name": name,
-                    "chosen": kernel::chosen_driver(entries, name).map(|e| e.driver.clone()),
-                    "drivers": drivers,
-                })
-            })
-            .collect(),
-    )
-}
-
-/// The kernel part: AF_ALG per socket type, /dev/crypto, /proc/crypto.
-pub fn kernel_facts() -> Value {
-    let config = KernelConfig::read();
-    let af_alg: BTreeMap<&str, kernel::Usable> = kernel::AF_ALG_TYPES
-        .iter()
-        .map(|(kind, ..)| (*kind, kernel::af_alg_status(kind, &config)))
-        .collect();
-    let entries = kernel::proc_crypto();
-    json!({
-        "release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
-        "config_source": config.source,
-        "af_alg": af_alg,
-        "cryptodev": kernel::cryptodev_status(),
-        "proc_crypto": proc_crypto(&entries),
-    })
-}
-
 pub fn facts() -> Value {
     let registry = impls::registry(&[], &[]);
     let (libraries, missing): (Vec<Value>, Vec<Value>) = match &registry {
@@ -101,7 +61,7 @@ pub fn facts() -> Value {
         .unwrap_or_else(|| json!({"usable": false, "reason": missing.iter().find(|m| m["name"] == "openssl").map(|m| m["reason"].clone())}));
     json!({
         "cpu": cpu(),
-        "kernel": kernel_facts(),
+        "kernel": kernel::facts(),
         "openssl": openssl,
         "libraries": libraries,
         "unavailable": missing,
