@@ -346,3 +346,93 @@ fn d12_escapes_and_invalid_records_and_sighup() {
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(129));
 }
+
+/// Issue 23, defect 8: a run without its end line (what SIGKILL leaves: every line up to
+/// the last finished point, no `end`) is headed UNFINISHED in every format that has room
+/// for a heading, and said on stderr in JSON and CSV.
+#[test]
+fn r8_a_killed_run_is_headed_unfinished_in_every_format() {
+    let f = tmp("killed.jsonl");
+    let _ = std::fs::remove_file(&f);
+    assert!(tiny(&["--output", f.to_str().unwrap()]).status.success());
+    let text = std::fs::read_to_string(&f).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(r#"{"kind":"end""#))
+        .collect();
+    assert_eq!(kept.len() + 1, text.lines().count(), "one end line dropped");
+    std::fs::write(&f, kept.join("\n") + "\n").unwrap();
+    let p = f.to_str().unwrap();
+    for format in ["table", "markdown", "html", "openssl"] {
+        let o = run(&["report", p, "--format", format]);
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("UNFINISHED: run "), "{format}:\n{out}");
+        assert!(out.contains("2 point(s) were kept"), "{format}:\n{out}");
+    }
+    for format in ["json", "csv"] {
+        let o = run(&["report", p, "--format", format]);
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("UNFINISHED: run "),
+            "{format}: {}",
+            stderr(&o)
+        );
+    }
+    // A finished run says nothing of the kind.
+    let done = tmp("finished.jsonl");
+    let _ = std::fs::remove_file(&done);
+    assert!(tiny(&["--output", done.to_str().unwrap()]).status.success());
+    let o = run(&["report", done.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("UNFINISHED"));
+    assert!(!stderr(&o).contains("UNFINISHED"));
+    let _ = std::fs::remove_file(f);
+    let _ = std::fs::remove_file(done);
+}
+
+/// Issue 23, defect 3: a crossover is claimed only inside the sizes both paths were
+/// measured at, and a fit of two sizes claims no interval. Whatever the speeds here.
+#[test]
+fn r3_no_crossover_is_claimed_beyond_the_measured_sizes() {
+    for sizes in ["16,1k", "16,64,256,1k"] {
+        let o = run(&[
+            "speed",
+            "--impl",
+            "ring,rustcrypto",
+            "--alg",
+            "aes-128-gcm,sha256",
+            "--sizes",
+            sizes,
+            "--time",
+            "0.05",
+            "--crossover",
+            "ring,rustcrypto",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let cs = v["analysis"]["crossovers"].as_array().unwrap();
+        assert!(!cs.is_empty(), "{v}");
+        for c in cs {
+            let [lo, hi] = [0, 1].map(|i| c["measured"][i].as_f64().unwrap());
+            assert_eq!((lo, hi), (16.0, 1024.0), "{c}");
+            if let Some(n) = c["size_bytes"].as_f64() {
+                assert!(lo <= n && n <= hi, "claimed outside the data: {c}");
+            }
+            if let Some(n) = c["beyond_measured"].as_f64() {
+                assert!(n < lo || n > hi, "{c}");
+                assert!(
+                    c["size_bytes"].is_null() && c["bounds"] == serde_json::json!([null, null])
+                );
+            }
+            if sizes == "16,1k" {
+                assert_eq!(
+                    c["bounds"],
+                    serde_json::json!([null, null]),
+                    "two sizes: {c}"
+                );
+            }
+        }
+    }
+}

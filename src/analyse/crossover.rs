@@ -10,11 +10,20 @@ pub struct Crossover {
     pub size_bytes: Option<f64>,
     /// 95 % bootstrap bounds; a None bound means some replicates did not cross.
     pub bounds: [Option<f64>; 2],
-    /// Which path is faster below the crossover (or everywhere, without one): "a" or "b".
-    /// The caller names the path in its own output.
+    /// Which path is faster below the crossover (or everywhere measured, without one): "a"
+    /// or "b". The caller names the path in its own output.
     #[serde(skip)]
     pub faster_below: &'static str,
+    /// The smallest and the largest size both paths were measured at.
+    pub measured: [f64; 2],
+    /// Where the fitted lines would cross when that is outside `measured`: not claimed
+    /// (`size_bytes` and `bounds` are null), since no measurement reaches it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beyond_measured: Option<f64>,
 }
+
+/// Fewer distinct sizes than this fit a line exactly: no interval is claimed from them.
+pub const MIN_SIZES_FOR_BOUNDS: usize = 3;
 
 /// The crossing of two lines t = a + b n, for n > 0.
 pub fn cross(a1: f64, b1: f64, a2: f64, b2: f64) -> Option<f64> {
@@ -35,9 +44,22 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
     };
     let (a1, b1) = fit_line(&a.sizes, &med(a))?;
     let (a2, b2) = fit_line(&b.sizes, &med(b))?;
-    let n = cross(a1, b1, a2, b2);
-    // Below the crossing (or at 1 byte without one) the smaller overhead wins.
-    let probe = n.map(|x| x / 2.0).unwrap_or(1.0);
+    let span = |c: &Curve| {
+        let lo = c.sizes.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = c.sizes.iter().copied().fold(0.0, f64::max);
+        (lo, hi)
+    };
+    let ((alo, ahi), (blo, bhi)) = (span(a), span(b));
+    let measured = [alo.max(blo), ahi.min(bhi)];
+    let crossing = cross(a1, b1, a2, b2);
+    let inside = |x: f64| x >= measured[0] && x <= measured[1];
+    let n = crossing.filter(|&x| inside(x));
+    let beyond_measured = crossing.filter(|&x| !inside(x));
+    // Below the crossing the smaller overhead wins; without one inside the measured
+    // sizes, the faster is the one at their middle.
+    let probe = n
+        .map(|x| x / 2.0)
+        .unwrap_or_else(|| (measured[0] * measured[1]).sqrt().max(1.0));
     let faster_below = if a1 + b1 * probe <= a2 + b2 * probe {
         "a"
     } else {
@@ -60,10 +82,24 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
         let k = ((total.saturating_sub(1)) as f64 * p).round() as usize;
         (k < ns.len()).then(|| *ns.select_nth_unstable_by(k, f64::total_cmp).1)
     };
+    let distinct = |c: &Curve| {
+        let mut s = c.sizes.clone();
+        s.sort_by(f64::total_cmp);
+        s.dedup();
+        s.len()
+    };
+    // Two sizes fit a line exactly, and a crossing the data do not reach is no finding.
+    let bounds = if n.is_some() && distinct(a).min(distinct(b)) >= MIN_SIZES_FOR_BOUNDS {
+        [at(0.025), at(0.975)]
+    } else {
+        [None, None]
+    };
     Some(Crossover {
         size_bytes: n,
-        bounds: [at(0.025), at(0.975)],
+        bounds,
         faster_below,
+        measured,
+        beyond_measured,
     })
 }
 
@@ -102,6 +138,32 @@ mod tests {
         assert_eq!(c.faster_below, "a");
         let (lo, hi) = (c.bounds[0].unwrap(), c.bounds[1].unwrap());
         assert!(lo <= got && got <= hi, "{c:?}");
+    }
+
+    #[test]
+    fn a_crossing_outside_the_measured_sizes_is_not_claimed() {
+        // The study-1 pair measured only up to 1 KiB: their lines cross at about 6.6 KiB.
+        let small = [16.0, 64.0, 256.0, 1024.0];
+        let sw = synthetic(0.2e-6, 160e6, &small, 11);
+        let hw = synthetic(25e-6, 400e6, &small, 12);
+        let c = crossover_of(&sw, &hw, 5).unwrap();
+        assert_eq!(c.size_bytes, None, "{c:?}");
+        assert_eq!(c.bounds, [None, None]);
+        let beyond = c.beyond_measured.unwrap();
+        assert!(beyond > 1024.0 * 4.0, "{c:?}");
+        assert_eq!(c.measured, [16.0, 1024.0]);
+        // Software is faster everywhere measured.
+        assert_eq!(c.faster_below, "a");
+    }
+
+    #[test]
+    fn two_sizes_claim_no_bounds() {
+        let two = [16.0, 262144.0];
+        let sw = synthetic(0.2e-6, 160e6, &two, 11);
+        let hw = synthetic(25e-6, 400e6, &two, 12);
+        let c = crossover_of(&sw, &hw, 5).unwrap();
+        assert!(c.size_bytes.is_some(), "{c:?}");
+        assert_eq!(c.bounds, [None, None]);
     }
 
     #[test]

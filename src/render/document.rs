@@ -175,10 +175,27 @@ fn parts(run: &Run, opts: &Options, format: Format) -> Parts {
         blocks: Vec::new(),
         analysis: serde_json::Map::new(),
     };
+    if let Some(note) = unfinished(run) {
+        p.blocks.push(Block::Lines(vec![note]));
+    }
     for v in opts.views {
         v.parts(run, opts, format, &mut p);
     }
     p
+}
+
+/// A run that wrote its environment (schema 2 and later write an end line) but no end
+/// line was killed, or is still running: said first in every format, not only in JSON's
+/// `finished`.
+fn unfinished(run: &Run) -> Option<String> {
+    let env = run.environment.as_ref()?;
+    (run.end.is_none() && env.schema >= 2).then(|| {
+        format!(
+            "UNFINISHED: run {} has no end line (killed, or still running): {} point(s) were kept; which were never reached is unknown",
+            run.run_id,
+            run.records.len()
+        )
+    })
 }
 
 fn run_heading(run: &Run) -> String {
@@ -224,6 +241,12 @@ pub fn write(
     opts: &Options,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
+    if matches!(format, Format::Csv | Format::Json) {
+        // No room for a heading in these: said on stderr (JSON also has `finished`).
+        for note in doc.runs.iter().filter_map(unfinished) {
+            eprintln!("cryptobench: {note}");
+        }
+    }
     if format == Format::Csv {
         return write_csv(doc, opts, out);
     }
@@ -270,11 +293,20 @@ fn text(doc: &Loaded, format: Format, opts: &Options, all: Vec<(&Run, Parts)>) -
         }
     }
     match format {
-        Format::Openssl => opts
-            .views
-            .iter()
-            .find_map(|v| v.openssl(doc))
-            .unwrap_or_default(),
+        Format::Openssl => {
+            let notes: String = doc
+                .runs
+                .iter()
+                .filter_map(unfinished)
+                .map(|n| n + "\n")
+                .collect();
+            notes
+                + &opts
+                    .views
+                    .iter()
+                    .find_map(|v| v.openssl(doc))
+                    .unwrap_or_default()
+        }
         Format::Html => {
             let mut body = String::new();
             // A year of nightly runs would be thousands of figures (hundreds of MB): the

@@ -140,8 +140,29 @@ fn terminal_table(out: &mut String, t: &Table) {
     }
 }
 
+/// Text as Markdown shows it literally: HTML's `&`, `<` and `>` as entities (a renderer
+/// would pass raw HTML through) and Markdown's own metacharacters backslash-escaped.
+fn md_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in clean(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            // Not `_`: GFM never reads an intraword underscore (TLS_AES_128) as emphasis.
+            '\\' | '`' | '*' | '[' | ']' | '|' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A table cell: literal text on one line.
 fn md_cell(s: &str) -> String {
-    clean(s).replace('|', "\\|")
+    md_text(s).replace('\n', " ")
 }
 
 /// GitHub-flavoured Markdown.
@@ -150,17 +171,17 @@ pub fn markdown(blocks: &[Block]) -> String {
     for b in blocks {
         match b {
             Block::Heading(h) => {
-                let _ = writeln!(out, "## {}\n", clean(h));
+                let _ = writeln!(out, "## {}\n", md_text(h));
             }
             Block::Lines(lines) => {
                 for l in lines {
-                    let _ = writeln!(out, "- {}", clean(l));
+                    let _ = writeln!(out, "- {}", md_text(l));
                 }
                 out.push('\n');
             }
             Block::Table(t) => {
                 if !t.title.is_empty() {
-                    let _ = writeln!(out, "{}\n", clean(&t.title));
+                    let _ = writeln!(out, "{}\n", md_text(&t.title));
                 }
                 let head: Vec<String> = t.columns.iter().map(|c| md_cell(&c.name)).collect();
                 let _ = writeln!(out, "| {} |", head.join(" | "));
@@ -176,7 +197,7 @@ pub fn markdown(blocks: &[Block]) -> String {
                 }
                 out.push('\n');
                 for n in &t.notes {
-                    let _ = writeln!(out, "- {}", clean(n));
+                    let _ = writeln!(out, "- {}", md_text(n));
                 }
                 if !t.notes.is_empty() {
                     out.push('\n');
@@ -235,6 +256,23 @@ mod tests {
         t.push(vec!["aws-lc\u{1b}[31m".into(), "177|~".into()]);
         t.notes.push("a note".into());
         vec![Block::Heading("speed".into()), Block::Table(t)]
+    }
+
+    #[test]
+    fn markdown_shows_html_and_metacharacters_literally() {
+        let mut t = Table::new("<b>t</b>", vec![Column::text("<script>x")]);
+        t.push(vec![
+            "<script>alert(1)</script> & *bold* [link](u) `c` a|b\nc".into(),
+        ]);
+        t.notes.push("<img src=x onerror=y>".into());
+        let md = markdown(&[
+            Block::Heading("<script>h".into()),
+            Block::Lines(vec!["<iframe>".into()]),
+            Block::Table(t),
+        ]);
+        assert!(!md.contains('<') && !md.contains('>'), "{md}");
+        assert!(md.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; \\*bold\\* \\[link\\](u) \\`c\\` a\\|b c"), "{md}");
+        assert_eq!(md_text("TLS_AES_128_GCM_SHA256"), "TLS_AES_128_GCM_SHA256");
     }
 
     #[test]

@@ -135,7 +135,7 @@ fn throughput_finding(
                 bound(c.crossover.bounds[1])
             )),
             None => s.push_str(&format!(
-                "; {} is faster at every size (no crossover)",
+                "; {} is faster at every size measured (no crossover within them)",
                 c.faster_below
             )),
         }

@@ -3,6 +3,7 @@
 //! measured, noise, notes). Pure functions of the records, used by `speed` and `report`.
 
 use crate::algorithms::{Algorithm, Direction};
+use crate::analyse::crossover::MIN_SIZES_FOR_BOUNDS;
 use crate::analyse::paths::analyse;
 use crate::record::read::AnyRecord;
 use crate::record::read::Loaded;
@@ -414,19 +415,30 @@ fn analysis_block(a: &crate::analyse::paths::Analysis, asked: bool) -> Option<Bl
     }
     for c in &a.crossovers {
         let other = if c.faster_below == c.a { &c.b } else { &c.a };
-        let line = match c.crossover.size_bytes {
-            Some(n) => format!(
+        let x = &c.crossover;
+        let line = match (x.size_bytes, x.bounds) {
+            (Some(n), [None, None]) => format!(
+                "{other} overtakes {} at {} (no interval: fewer than {MIN_SIZES_FOR_BOUNDS} sizes)",
+                c.faster_below,
+                bytes(n),
+            ),
+            (Some(n), [lo, hi]) => format!(
                 "{other} overtakes {} at {} [{}, {}]",
                 c.faster_below,
                 bytes(n),
-                c.crossover.bounds[0]
-                    .map(bytes)
-                    .unwrap_or_else(|| "?".into()),
-                c.crossover.bounds[1]
-                    .map(bytes)
-                    .unwrap_or_else(|| "never".into()),
+                lo.map(bytes).unwrap_or_else(|| "?".into()),
+                hi.map(bytes).unwrap_or_else(|| "never".into()),
             ),
-            None => format!("never: {} is faster at every size", c.faster_below),
+            (None, _) => match x.beyond_measured {
+                Some(n) => format!(
+                    "never: {} is faster at every size measured ({} to {}); their fitted lines would cross at {}, outside them, which is not a finding",
+                    c.faster_below,
+                    bytes(x.measured[0]),
+                    bytes(x.measured[1]),
+                    bytes(n)
+                ),
+                None => format!("never: {} is faster at every size", c.faster_below),
+            },
         };
         out.push(format!(
             "  {} {} {} vs {}: {line}",
