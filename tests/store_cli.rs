@@ -675,3 +675,24 @@ fn importing_a_file_without_runs_is_bad_input() {
     }
     assert!(!db.exists(), "nothing was imported, so no store was made");
 }
+
+/// Issue 23, defect 13: the listing writes table, json or markdown; any other format is
+/// refused in one line (exit 2), not printed as a table.
+#[test]
+fn history_refuses_formats_it_cannot_write() {
+    let home = Home::new("formats");
+    let db = home.0.join("runs.db");
+    store_with_one_run(&home, &db);
+    for f in ["html", "openssl", "csv"] {
+        let err = home.refused_at(&db, &["history", "--format", f]);
+        assert!(
+            err.contains(&format!(
+                "--format {f}: history writes table, json, markdown"
+            )),
+            "{err}"
+        );
+    }
+    for f in ["table", "json", "markdown"] {
+        home.ok_at(&db, &["history", "--format", f]);
+    }
+}

@@ -22,4 +22,30 @@ pub enum Format {
     Html,
 }
 
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Openssl => "openssl",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+
+    /// A format `command` cannot write is refused, never silently replaced by a table.
+    pub fn offered_by(self, command: &str, offered: &[Format]) -> Result<Format, String> {
+        if offered.contains(&self) {
+            return Ok(self);
+        }
+        let names: Vec<&str> = offered.iter().map(|f| f.name()).collect();
+        Err(format!(
+            "--format {}: {command} writes {}: use one of those",
+            self.name(),
+            names.join(", ")
+        ))
+    }
+}
+
 pub use crate::analyse::paths::short_version;

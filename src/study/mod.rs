@@ -122,6 +122,8 @@ pub struct Observed {
     /// (tag, why) of steps that produced nothing.
     pub failed: Vec<(String, String)>,
     pub notes: Vec<String>,
+    /// Steps an interruption stopped or never let start: no conclusion is drawn then.
+    pub not_run: Vec<String>,
 }
 
 impl Observed {

@@ -68,6 +68,7 @@ pub fn run(
     for (i, s) in steps.iter().enumerate() {
         if crate::measure::stopped() {
             code = EXIT_INTERRUPTED;
+            observed.not_run = steps[i..].iter().map(|s| s.tag.clone()).collect();
             break;
         }
         eprintln!(
@@ -84,8 +85,17 @@ pub fn run(
             Ok(c) => {
                 if crate::measure::stopped() {
                     code = c;
-                    // Keep what the interrupted step wrote.
+                    // Keep what the interrupted step wrote; it and the rest did not run
+                    // to the end.
                     collect(&file, &s.tag, &mut seen, &mut observed)?;
+                    observed.not_run = steps[i..]
+                        .iter()
+                        .enumerate()
+                        .map(|(k, s)| match k {
+                            0 => format!("{} (interrupted)", s.tag),
+                            _ => s.tag.clone(),
+                        })
+                        .collect();
                     break;
                 }
                 observed
@@ -105,6 +115,10 @@ pub fn run(
     }
     if crate::measure::stopped() && code == 0 {
         code = EXIT_INTERRUPTED;
+        // Stopped after the last step started: it is the one cut short.
+        if let Some(last) = steps.last().filter(|_| observed.not_run.is_empty()) {
+            observed.not_run.push(format!("{} (interrupted)", last.tag));
+        }
     }
     Ok((observed, code))
 }

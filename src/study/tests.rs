@@ -113,3 +113,52 @@ fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
         assert!(!f.conclusions.is_empty(), "{}", s.name());
     }
 }
+
+/// Issue 23, defect 4: an interrupted study heads every format "INTERRUPTED: steps not
+/// run: ..." and draws no conclusion from the part that ran.
+#[test]
+fn an_interrupted_study_says_so_and_concludes_nothing() {
+    let o = Opts {
+        quick: true,
+        guest: false,
+        libcrypto: Vec::new(),
+        cores: 2,
+        arch: "x86_64",
+        governors: Err("governor not settable: test".into()),
+    };
+    let f = Findings {
+        blocks: Vec::new(),
+        conclusions: vec!["AES-NI makes it 4x faster, as study 2 found".into()],
+        unobservable: Vec::new(),
+    };
+    let study = &all()[0];
+    let mut ob = Observed {
+        not_run: vec!["openvpn (interrupted)".into(), "enc".into()],
+        ..Observed::default()
+    };
+    for format in [
+        StudyFormat::Table,
+        StudyFormat::Markdown,
+        StudyFormat::Html,
+        StudyFormat::Json,
+    ] {
+        let out = view::render(study.as_ref(), &o, &ob, &f, format);
+        assert!(!out.contains("as study 2 found"), "{out}");
+        if format != StudyFormat::Json {
+            assert!(
+                out.contains("INTERRUPTED: steps not run: openvpn (interrupted), enc"),
+                "{out}"
+            );
+        } else {
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["interrupted"], true);
+            assert_eq!(v["not_run"][1], "enc");
+        }
+    }
+    let table = view::render(study.as_ref(), &o, &ob, &f, StudyFormat::Table);
+    assert!(table.starts_with("INTERRUPTED"), "{table}");
+    // Run to the end: the conclusion is drawn, and nothing says interrupted.
+    ob.not_run.clear();
+    let out = view::render(study.as_ref(), &o, &ob, &f, StudyFormat::Table);
+    assert!(out.contains("as study 2 found") && !out.contains("INTERRUPTED"));
+}

@@ -27,9 +27,30 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> String {
 /// The blocks of a study's report: its tables, then the conclusion and what could not be
 /// observed here.
 pub fn blocks(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> Vec<Block> {
-    let mut b = head(study, o, f);
+    let mut b = interrupted(observed).into_iter().collect::<Vec<_>>();
+    b.extend(head(study, o, f));
     b.extend(conclusion(observed, f));
     b
+}
+
+/// An interrupted study says so first: its tables hold only what ran.
+fn interrupted(observed: &Observed) -> Option<Block> {
+    (!observed.not_run.is_empty()).then(|| {
+        Block::Lines(vec![format!(
+            "INTERRUPTED: steps not run: {}",
+            observed.not_run.join(", ")
+        )])
+    })
+}
+
+/// The study's conclusions, or none when steps did not run: a conclusion drawn from part
+/// of the matrix would read as the whole study's.
+fn conclusions(observed: &Observed, f: &Findings) -> Vec<String> {
+    if observed.not_run.is_empty() {
+        f.conclusions.clone()
+    } else {
+        vec!["No conclusion: the study was interrupted before every step ran (run it again to the end).".into()]
+    }
 }
 
 /// The heading, the original study's finding and the study's tables.
@@ -50,7 +71,7 @@ fn head(study: &dyn Study, o: &Opts, f: &Findings) -> Vec<Block> {
 /// The conclusion, then the "Not observable here" section (the study's own reasons and
 /// the steps that failed), when there is anything to say there.
 fn conclusion(observed: &Observed, f: &Findings) -> Vec<Block> {
-    let mut lines = f.conclusions.clone();
+    let mut lines = conclusions(observed, f);
     lines.extend(observed.notes.iter().cloned());
     lines.extend(disturbed(observed));
     let mut b = vec![Block::Heading("Conclusion".into()), Block::Lines(lines)];
@@ -73,6 +94,10 @@ fn conclusion(observed: &Observed, f: &Findings) -> Vec<Block> {
 fn html(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> String {
     use crate::render::html;
     let mut body = String::new();
+    html::blocks(
+        &interrupted(observed).into_iter().collect::<Vec<_>>(),
+        &mut body,
+    );
     html::blocks(&head(study, o, f), &mut body);
     for t in &observed.runs {
         for (workload, figures) in
@@ -129,7 +154,9 @@ pub fn render(
                 "original": study.original(),
                 "quick": o.quick,
                 "tables": tables,
-                "conclusions": f.conclusions,
+                "interrupted": !observed.not_run.is_empty(),
+                "not_run": observed.not_run,
+                "conclusions": conclusions(observed, f),
                 "notes": observed.notes,
                 "not_observable": f.unobservable,
                 "not_observed": observed.failed.iter()

@@ -39,10 +39,13 @@ pub struct ListArgs {
     /// The newest N runs (0: all).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub limit: usize,
-    /// table or json.
+    /// table, json or markdown.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
+
+/// What the listing can write.
+const LISTING_FORMATS: [Format; 3] = [Format::Table, Format::Json, Format::Markdown];
 
 #[derive(clap::Subcommand)]
 pub enum Action {
@@ -96,6 +99,9 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
     match args.action {
         None => {
             let f = &args.filter;
+            f.format
+                .offered_by("history", &LISTING_FORMATS)
+                .map_err(input)?;
             let filter = Filter {
                 machine: f.machine.clone(),
                 workload: f.workload.clone(),

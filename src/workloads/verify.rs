@@ -55,16 +55,12 @@ struct VerifyReport<'a> {
 }
 
 pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
-    if matches!(args.format, Format::Openssl | Format::Html) {
-        return Err(Failure::Input(format!(
-            "--format {}: verify writes table, json, markdown or csv: use one of those",
-            if matches!(args.format, Format::Html) {
-                "html"
-            } else {
-                "openssl"
-            }
-        )));
-    }
+    args.format
+        .offered_by(
+            "verify",
+            &[Format::Table, Format::Json, Format::Markdown, Format::Csv],
+        )
+        .map_err(Failure::Input)?;
     let Paths {
         found,
         missing,
