@@ -551,3 +551,56 @@ fn html_report_inlines_flame_graphs_without_their_script() {
         .count();
     assert!(aes > 1000, "{aes} pixels of AES red in {}", shot.display());
 }
+
+/// Issue 23, defect 12: `--a` and `--b` each pick their own side; a missing label is
+/// blamed on the flag and file that named it; two tls suites of one file compare by
+/// their labels (the suites).
+#[test]
+fn compare_labels_pick_their_own_side_and_tls_suites_compare() {
+    let f = fixture("schema1-mixed.jsonl");
+    let f = f.to_str().unwrap();
+    let o = run(&[
+        "compare",
+        f,
+        f,
+        "--a",
+        "http",
+        "--b",
+        "TLS_AES_128_GCM_SHA256",
+        "--format",
+        "json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let pairs = v["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1, "{v}");
+    assert_eq!(pairs[0]["workload"], "tls");
+    assert_eq!(pairs[0]["new_impl"], "TLS_AES_128_GCM_SHA256");
+    // --b alone: the error names --b and NEW's file, not --a and BASE's.
+    let speed_dir = std::env::temp_dir().join(format!("cbench-labels-{}", std::process::id()));
+    std::fs::create_dir_all(&speed_dir).unwrap();
+    let other = speed_dir.join("copy.jsonl");
+    std::fs::copy(f, &other).unwrap();
+    let o = run(&["compare", f, other.to_str().unwrap(), "--b", "nosuch"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("cryptobench: --b \"nosuch\""), "{err}");
+    assert!(err.contains("copy.jsonl"), "{err}");
+    // --b alone filters NEW only: BASE keeps its other points, listed as only in base.
+    let o = run(&[
+        "compare",
+        f,
+        other.to_str().unwrap(),
+        "--b",
+        "http",
+        "--format",
+        "json",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["pairs"].as_array().unwrap().len(), 1, "{v}");
+    assert!(!v["only_in_base"].as_array().unwrap().is_empty(), "{v}");
+    let _ = std::fs::remove_dir_all(speed_dir);
+}

@@ -77,7 +77,9 @@ pub fn identity(rec: &AnyRecord, label: Option<&str>) -> Identity {
             "tls",
             &r.implementation,
             vec![
-                ("suite", text(&r.suite)),
+                // A tls record's label is its suite (or mix): a renamed side is paired by
+                // the name it is given.
+                ("suite", text(label.unwrap_or(&r.suite))),
                 ("content", text(&r.content)),
                 ("file_size", KeyValue::Num(r.file_size)),
                 ("concurrency", KeyValue::Num(r.concurrency as u64)),
@@ -107,7 +109,7 @@ pub fn identity(rec: &AnyRecord, label: Option<&str>) -> Identity {
 pub fn label_of(rec: &AnyRecord) -> &str {
     match rec {
         AnyRecord::Speed(r) => &r.label,
-        AnyRecord::Tls(r) => &r.implementation,
+        AnyRecord::Tls(r) => &r.label,
         AnyRecord::Vpn(r) => &r.implementation,
     }
 }

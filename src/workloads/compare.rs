@@ -153,12 +153,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             "compare --format: give table, markdown, json or html".into(),
         ));
     }
-    // One label names both sides unless the other is given.
-    let (a, b) = match (args.a, args.b) {
-        (Some(a), None) => (Some(a.clone()), Some(a)),
-        (None, Some(b)) => (Some(b.clone()), Some(b)),
-        other => other,
-    };
+    // Each flag picks its own side's records only.
+    let (a, b) = (args.a, args.b);
     let base = read_side(args.base, a.clone(), "BASE", args.store.as_deref(), None)?;
     let new = read_side(
         args.new,
