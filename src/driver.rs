@@ -96,6 +96,10 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
     // Before the plan: planning may start what a signal must not leave behind (tls builds
     // its server, vpn its namespaces), and the workload's guards clean that up.
     crate::sys::signal::install_signal_handler();
+    // What killed runs left behind goes first (`cryptobench cleanup` does the same).
+    for line in crate::sys::guard::remove_orphan_temp_dirs() {
+        eprintln!("cryptobench: {line}");
+    }
     let plan = w.plan()?;
     let env = crate::environment::capture(
         plan.libraries.clone(),

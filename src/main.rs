@@ -67,6 +67,9 @@ enum Command {
     },
     /// Print the man page (roff) on stdout.
     Man,
+    /// Remove what killed runs left behind: temp dirs of every workload (also done at the
+    /// start of each run) and, as root, vpn's namespaces, links and daemons.
+    Cleanup,
     /// The runs kept in the store: list them, show, tag, export, import or remove one.
     History(workloads::history::HistoryArgs),
     /// One of the five studies (offload, aesni, scaling, avx512, router-vpn) as one
@@ -137,6 +140,7 @@ fn main() {
         Command::Speed(args) => speed::run(*args),
         Command::Tls(args) => workloads::tls::run(*args),
         Command::Vpn(args) => workloads::vpn::run(*args),
+        Command::Cleanup => Ok(workloads::cleanup()),
         Command::Verify(args) => workloads::verify::run(*args),
         Command::Probe { format } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),

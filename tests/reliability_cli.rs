@@ -436,3 +436,40 @@ fn r3_no_crossover_is_claimed_beyond_the_measured_sizes() {
         }
     }
 }
+
+/// Issue 23, defect 16: what a SIGKILLed tls run leaves (its temp dir with nginx.conf and
+/// key.pem) is removed by `cryptobench cleanup` and at the start of the next run of any
+/// workload; a live run's dir is left alone.
+#[test]
+fn r16_leftover_temp_dirs_of_dead_runs_are_removed() {
+    // A PID that is gone: a child that has exited and been reaped.
+    let mut c = Command::new("true").spawn().unwrap();
+    let dead = c.id();
+    c.wait().unwrap();
+    let tmp_root = std::env::temp_dir();
+    let leftover = |n: u32| {
+        let d = tmp_root.join(format!("cbench-tls-{dead}-{n}"));
+        std::fs::create_dir_all(d.join("www")).unwrap();
+        std::fs::write(d.join("key.pem"), "not a real key").unwrap();
+        d
+    };
+    let live = tmp_root.join(format!("cbench-tls-{}-0", std::process::id()));
+    std::fs::create_dir_all(&live).unwrap();
+    let a = leftover(0);
+    let o = run(&["cleanup"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!a.exists(), "{} left: {out}", a.display());
+    assert!(
+        out.contains(&format!("removed temp dir {}", a.display())),
+        "{out}"
+    );
+    assert!(live.exists(), "a live run's dir was removed");
+    // The next run of any workload removes them too, and says so.
+    let b = leftover(1);
+    let o = tiny(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!b.exists(), "{} left by speed", b.display());
+    assert!(stderr(&o).contains("removed temp dir"), "{}", stderr(&o));
+    std::fs::remove_dir_all(live).unwrap();
+}

@@ -215,8 +215,57 @@ fn remove_dir(p: &Path) {
     let _ = std::fs::remove_dir_all(p);
 }
 
+/// The run that made a temp dir named `cbench-<what>-<pid>-<n>` (`Guard::temp_dir`).
+fn temp_dir_owner(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(PREFIX)?.strip_prefix('-')?;
+    let mut parts = rest.rsplitn(3, '-');
+    parts.next()?.parse::<u32>().ok()?;
+    let pid = parts.next()?.parse::<i32>().ok()?;
+    parts.next().filter(|what| !what.is_empty())?;
+    Some(pid)
+}
+
+/// Removes the temp dirs of runs that are gone (a SIGKILLed run leaves its dir: nginx's
+/// config, a private key, the served files). Only our own directories, only when their
+/// run's process no longer exists. Returns what it did, one line each.
+pub fn remove_orphan_temp_dirs() -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut report = Vec::new();
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return report;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = temp_dir_owner(&name) else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if !ours || pid as u32 == std::process::id() || alive(pid) {
+            continue;
+        }
+        let shown = e.path().display().to_string();
+        report.push(match std::fs::remove_dir_all(e.path()) {
+            Ok(()) => format!("removed temp dir {shown} (its run, process {pid}, is gone)"),
+            Err(err) => format!("could not remove temp dir {shown}: {err}"),
+        });
+    }
+    report
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn temp_dir_owners_are_read_from_our_names_only() {
+        assert_eq!(super::temp_dir_owner("cbench-tls-1234-0"), Some(1234));
+        assert_eq!(super::temp_dir_owner("cbench-study-77-12"), Some(77));
+        assert_eq!(super::temp_dir_owner("cbench-tls-x-0"), None);
+        assert_eq!(super::temp_dir_owner("cbench--1234-0"), None);
+        assert_eq!(super::temp_dir_owner("other-tls-1234-0"), None);
+        assert_eq!(super::temp_dir_owner("cbench123ws"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -30,6 +30,26 @@ pub fn render_options(crossover: Option<(String, String)>) -> Options {
     }
 }
 
+/// `cryptobench cleanup`: every workload's leftovers whose run is gone.
+pub fn cleanup() -> i32 {
+    let mut lines = crate::sys::guard::remove_orphan_temp_dirs();
+    if vpn::privileged() {
+        lines.extend(vpn::cleanup::run_cleanup());
+    } else {
+        lines.push(
+            "vpn's namespaces and links need root: run `cryptobench cleanup` as root to check them"
+                .into(),
+        );
+    }
+    if lines.is_empty() {
+        lines.push("nothing left behind".into());
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    0
+}
+
 /// Prints a finished run the way `format` says, and returns how the command ends.
 pub fn show(
     done: crate::driver::Finished,

@@ -4,7 +4,7 @@
 //! threads (cores) it used; then the crypto share of OpenVPN's CPU per cipher. The run
 //! itself (writer, signals, exit codes) is the driver's (`crate::driver`).
 
-mod cleanup;
+pub mod cleanup;
 mod cpu;
 mod iperf;
 mod lab;
@@ -221,7 +221,7 @@ fn parse_ciphers(s: &str, supported: &[String], version: &str) -> Result<Vec<Str
 }
 
 /// Root, or CAP_NET_ADMIN in the effective set.
-fn privileged() -> bool {
+pub fn privileged() -> bool {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         return true;
