@@ -256,6 +256,58 @@ fn html_report_renders_in_a_real_browser_and_figures_are_files() {
     }
 }
 
+/// Every bad `--plots` is bad input (exit 2) in one line that names the directory and
+/// the fix, refused before a record is read (the records file here does not exist).
+#[test]
+fn plots_that_cannot_be_written_are_refused_before_anything_else() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("cbench-plots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    let file = dir.join("file");
+    std::fs::write(&file, "").unwrap();
+    // Root-owned 0755 is read-only to nobody; for this user 0555.
+    let mode = if common::is_root() { 0o755 } else { 0o555 };
+    for d in [&dir, &locked] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let missing = dir.join("never-written.jsonl");
+    for (plots, why) in [
+        (locked.clone(), "cannot write into it"),
+        (locked.join("sub"), "cannot create it in"),
+        (
+            Path::new("/proc/version").to_path_buf(),
+            "is not a directory",
+        ),
+        (file.join("sub"), "its parent is not a directory"),
+    ] {
+        let o = common::unprivileged(BIN)
+            .arg("report")
+            .arg(&missing)
+            .arg("--plots")
+            .arg(&plots)
+            .output()
+            .expect("runs");
+        let (out, err) = text(&o);
+        let shown = plots.display().to_string();
+        assert_eq!(o.status.code(), Some(2), "{shown}: {err}");
+        assert!(out.is_empty(), "{shown}: {out}");
+        assert_eq!(err.lines().count(), 1, "{shown}: {err}");
+        assert!(
+            err.contains(&format!("--plots {shown}"))
+                && err.contains(why)
+                && err.contains("give a"),
+            "{shown}: {err}"
+        );
+    }
+    assert!(std::fs::read_dir(&locked).unwrap().next().is_none());
+    for d in [&dir, &locked] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn tempdir(under: &Path, name: &str) -> PathBuf {
     let d = under.join(name);
     let _ = std::fs::remove_dir_all(&d);
