@@ -171,7 +171,7 @@ impl Axis {
         // In tenths: finer steps where the axis spans a decade or less.
         let decades = (hi / lo).log10();
         let mantissas: &[i64] = if decades <= 1.0 {
-            &[10, 12, 15, 20, 30, 50, 70]
+            &[10, 15, 20, 30, 50, 70]
         } else if decades <= 3.0 {
             &[10, 20, 50]
         } else {
@@ -247,6 +247,8 @@ pub struct Bars<'a> {
     pub series: Vec<String>,
     /// values[category][series]; None where not measured.
     pub values: Vec<Vec<Option<f64>>>,
+    /// A 95% interval per value, drawn as an error bar (same shape; empty for none).
+    pub intervals: Vec<Vec<Option<[f64; 2]>>>,
     /// Horizontal reference lines with their names.
     pub references: Vec<(String, f64)>,
     pub y_label: &'a str,
@@ -262,6 +264,7 @@ impl Bars<'_> {
                 .flatten()
                 .flatten()
                 .copied()
+                .chain(self.intervals.iter().flatten().flatten().map(|i| i[1]))
                 .chain(self.references.iter().map(|r| r.1)),
             1e-9,
         );
@@ -295,45 +298,44 @@ impl Bars<'_> {
         let width = 0.8 / k;
         for (s, name) in self.series.iter().enumerate() {
             let c = colour(s);
-            let bars: Vec<Rectangle<(f64, f64)>> = self
+            let centre = |ci: usize| ci as f64 + 0.1 + (s as f64 + 0.45) * width;
+            // (centre, value, interval) of each measured bar of this series.
+            let measured: Vec<(f64, f64, Option<[f64; 2]>)> = self
                 .values
                 .iter()
                 .enumerate()
                 .filter_map(|(ci, row)| {
                     let v = row.get(s).copied().flatten()?;
-                    let x0 = ci as f64 + 0.1 + s as f64 * width;
-                    Some(Rectangle::new(
-                        [(x0, 0.0), (x0 + width * 0.9, v)],
-                        c.filled(),
-                    ))
+                    let interval = self
+                        .intervals
+                        .get(ci)
+                        .and_then(|r| r.get(s).copied().flatten());
+                    Some((centre(ci), v, interval))
                 })
                 .collect();
-            // The value above each bar.
-            let values: Vec<(f64, f64)> = self
-                .values
-                .iter()
-                .enumerate()
-                .filter_map(|(ci, row)| {
-                    row.get(s)
-                        .copied()
-                        .flatten()
-                        .map(|v| (ci as f64 + 0.1 + (s as f64 + 0.45) * width, v))
-                })
-                .collect();
-            chart.draw_series(values.into_iter().map(|(x, v)| {
+            chart
+                .draw_series(measured.iter().map(|(x, v, _)| {
+                    let x0 = x - 0.45 * width;
+                    Rectangle::new([(x0, 0.0), (x0 + width * 0.9, *v)], c.filled())
+                }))?
+                .label(name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+            chart.draw_series(measured.iter().filter_map(|(x, v, interval)| {
+                let [lo, hi] = (*interval)?;
+                Some(ErrorBar::new_vertical(*x, lo, *v, hi, BLACK.filled(), 8))
+            }))?;
+            // The value above each bar, and above its error bar.
+            chart.draw_series(measured.iter().map(|(x, v, interval)| {
+                let top = interval.map_or(*v, |[_, hi]| hi.max(*v));
                 Text::new(
-                    axis_number(v),
-                    (x, v),
+                    axis_number(*v),
+                    (*x, top),
                     ("sans-serif", 11)
                         .into_font()
                         .color(&BLACK)
                         .pos(Pos::new(HPos::Center, VPos::Bottom)),
                 )
             }))?;
-            chart
-                .draw_series(bars)?
-                .label(name.as_str())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
         }
         for (i, (name, y)) in self.references.iter().enumerate() {
             let style = colour(6 + i).stroke_width(2);
@@ -392,7 +394,7 @@ mod tests {
         let ratios = [0.97, 1.0, 1.03];
         assert_eq!(
             spanning(&Axis::log(ratios.into_iter()), &ratios),
-            ["0.7", "1", "1.2"]
+            ["0.7", "1", "1.5"]
         );
         let one = [2.0];
         assert_eq!(spanning(&Axis::log(one.into_iter()), &one), ["2", "3"]);

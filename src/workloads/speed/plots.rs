@@ -56,7 +56,7 @@ fn one_size(recs: &[&Record]) -> Option<u64> {
     recs.iter().all(|r| r.size == first).then_some(first)
 }
 
-/// Bars of one value per path, for a run at one size.
+/// Bars of one value per path, for a run at one size, with its 95% interval if any.
 fn bars(
     id: String,
     title: String,
@@ -64,15 +64,17 @@ fn bars(
     caption: &str,
     unit: &str,
     ps: &[(String, Vec<&Record>)],
-    value: impl Fn(&Record) -> Option<f64>,
+    value: impl Fn(&Record) -> (Option<f64>, Option<[f64; 2]>),
 ) -> Figure {
+    let at: Vec<(Option<f64>, Option<[f64; 2]>)> = ps
+        .iter()
+        .map(|(_, v)| v.first().map_or((None, None), |r| value(r)))
+        .collect();
     let b = Bars {
         categories: ps.iter().map(|(l, _)| l.clone()).collect(),
         series: vec![unit.to_string()],
-        values: ps
-            .iter()
-            .map(|(_, v)| vec![v.first().and_then(|r| value(r))])
-            .collect(),
+        values: at.iter().map(|(v, _)| vec![*v]).collect(),
+        intervals: at.iter().map(|(_, i)| vec![*i]).collect(),
         references: Vec::new(),
         y_label: unit,
         caption,
@@ -215,9 +217,10 @@ fn throughput(
     let shows = throughput_finding(alg, dir, ps, analysis);
     if let Some(size) = one_size(&all) {
         let caption = format!("{alg} {dir}: throughput at {} (1 thread)", size_label(size));
-        let title = format!("{caption}, median per path");
+        let title = format!("{caption}: median per path with its 95% interval");
         return bars(id, title, shows, &caption, "MB/s", ps, |r| {
-            Some(r.throughput_bps / 1e6)
+            let ci = r.throughput_bps_ci.map(|[l, h]| [l / 1e6, h / 1e6]);
+            (Some(r.throughput_bps / 1e6), ci)
         });
     }
     let x = Axis::sizes(all.iter().map(|r| r.size));
@@ -383,7 +386,7 @@ fn cpu_per_gb(alg: Algorithm, dir: Direction, ps: &[(String, Vec<&Record>)], run
             &caption,
             "CPU s per GB",
             ps,
-            |r| r.cpu_s_per_gb,
+            |r| (r.cpu_s_per_gb, None),
         );
     }
     let draw = |root: DrawingArea<SVGBackend, plotters::coord::Shift>| -> Drawn {
