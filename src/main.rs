@@ -65,8 +65,14 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) on stdout.
-    Man,
+    /// Print the main man page (roff) on stdout, or with --dir write every page into DIR:
+    /// cryptobench.1 and one cryptobench-NAME.1 per subcommand.
+    Man {
+        /// Write the main page and one page per subcommand into DIR (e.g.
+        /// /usr/local/share/man/man1) instead of printing the main page.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Remove what killed runs left behind: temp dirs of every workload (also done at the
     /// start of each run) and, as root, vpn's namespaces, links and daemons.
     Cleanup,
@@ -155,12 +161,32 @@ fn main() {
             );
             Ok(0)
         }
-        Command::Man => {
+        Command::Man { dir } => {
             use clap::CommandFactory;
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut std::io::stdout())
-                .map(|_| 0)
-                .map_err(|e| workloads::Failure::Runtime(format!("cannot write the man page: {e}")))
+            use std::io::Write;
+            match dir {
+                Some(dir) => render::man::write_pages(Cli::command(), &dir)
+                    .map(|pages| {
+                        eprintln!(
+                            "cryptobench: wrote {} man page(s) into {}",
+                            pages.len(),
+                            units::shown_path(&dir)
+                        );
+                        0
+                    })
+                    .map_err(|e| {
+                        workloads::Failure::Input(format!(
+                            "man --dir {}: {e}: give a writable directory",
+                            units::shown_path(&dir)
+                        ))
+                    }),
+                None => render::man::main_page(Cli::command())
+                    .and_then(|page| std::io::stdout().write_all(&page))
+                    .map(|_| 0)
+                    .map_err(|e| {
+                        workloads::Failure::Runtime(format!("cannot write the man page: {e}"))
+                    }),
+            }
         }
         Command::History(args) => workloads::history::run(args),
         Command::Study(args) => study::run(*args),

@@ -32,26 +32,31 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// A tiny real speed run of openssl and ring into `dir/name` (`args`: what to measure).
+fn speed_run(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let f = dir.join(name);
+    let o = Command::new(BIN)
+        .args(["speed", "--impl", "openssl,ring", "--time", "0.02"])
+        .args(args)
+        .arg("--output")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    f
+}
+
 /// A tiny real speed run with one and two threads and two paths.
 fn speed_file(dir: &Path) -> PathBuf {
-    let f = dir.join("speed.jsonl");
-    let o = run(&[
-        "speed",
-        "--impl",
-        "openssl,ring",
+    let args = [
         "--alg",
         "aes-128-gcm",
         "--sizes",
         "16,1k,16k",
         "--threads",
         "1,2",
-        "--time",
-        "0.02",
-        "--output",
-        f.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{:?}", text(&o));
-    f
+    ];
+    speed_run(dir, "speed.jsonl", &args)
 }
 
 /// Share of pixels that are not (near) white, and whether any pixel is coloured.
@@ -256,6 +261,283 @@ fn html_report_renders_in_a_real_browser_and_figures_are_files() {
     }
 }
 
+/// Every bad `--plots` is bad input (exit 2) in one line that names the directory and
+/// the fix, refused before a record is read (the records file here does not exist).
+#[test]
+fn plots_that_cannot_be_written_are_refused_before_anything_else() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("cbench-plots-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    let file = dir.join("file");
+    std::fs::write(&file, "").unwrap();
+    // Root-owned 0755 is read-only to nobody; for this user 0555.
+    let mode = if common::is_root() { 0o755 } else { 0o555 };
+    for d in [&dir, &locked] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let missing = dir.join("never-written.jsonl");
+    for (plots, why) in [
+        (locked.clone(), "cannot write into it"),
+        (locked.join("sub"), "cannot create it in"),
+        (
+            Path::new("/proc/version").to_path_buf(),
+            "is not a directory",
+        ),
+        (file.join("sub"), "its parent is not a directory"),
+    ] {
+        let o = common::unprivileged(BIN)
+            .arg("report")
+            .arg(&missing)
+            .arg("--plots")
+            .arg(&plots)
+            .output()
+            .expect("runs");
+        let (out, err) = text(&o);
+        let shown = plots.display().to_string();
+        assert_eq!(o.status.code(), Some(2), "{shown}: {err}");
+        assert!(out.is_empty(), "{shown}: {out}");
+        assert_eq!(err.lines().count(), 1, "{shown}: {err}");
+        assert!(
+            err.contains(&format!("--plots {shown}"))
+                && err.contains(why)
+                && err.contains("give a"),
+            "{shown}: {err}"
+        );
+    }
+    assert!(std::fs::read_dir(&locked).unwrap().next().is_none());
+    for d in [&dir, &locked] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Significant digits of a number as written: "0.30000000000000004" has 17, "2000" 1.
+fn significant_digits(label: &str) -> usize {
+    let digits: String = label.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_start_matches('0');
+    if label.contains('.') {
+        digits.len()
+    } else {
+        digits.trim_end_matches('0').len()
+    }
+}
+
+/// A tick label's value: a number, or a size as speed writes it ("16", "1k", "16m").
+fn label_value(label: &str) -> Option<f64> {
+    let (number, unit) = match label.strip_suffix(['k', 'm', 'g']) {
+        Some(n) => (n, label.chars().last()),
+        None => (label, None),
+    };
+    let v: f64 = number.parse().ok()?;
+    Some(
+        v * match unit {
+            Some('k') => 1024.0,
+            Some('m') => 1048576.0,
+            Some('g') => 1073741824.0,
+            _ => 1.0,
+        },
+    )
+}
+
+/// The `<text>` elements of an SVG: (text-anchor, x, y, content).
+fn svg_texts(svg: &str) -> Vec<(String, f64, f64, String)> {
+    svg.split("<text ")
+        .skip(1)
+        .filter_map(|t| {
+            let attr = |name: &str| {
+                t.split(&format!(" {name}=\""))
+                    .nth(1)
+                    .or_else(|| t.strip_prefix(&format!("{name}=\"")))
+                    .and_then(|v| v.split('"').next())
+            };
+            let content = t.split('>').nth(1)?.split('<').next()?.trim().to_string();
+            Some((
+                attr("text-anchor").unwrap_or("start").to_string(),
+                attr("x")?.parse().ok()?,
+                attr("y")?.parse().ok()?,
+                content,
+            ))
+        })
+        .collect()
+}
+
+/// Asserts that `labels` span `points` (the lowest label at or below the lowest point, the
+/// highest at or above the highest), with a little room for rounding in the records.
+fn assert_spans(what: &str, labels: &[f64], points: &[f64]) {
+    assert!(
+        !labels.is_empty() && !points.is_empty(),
+        "{what}: {labels:?} {points:?}"
+    );
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        min(labels) <= min(points) * (1.0 + 1e-9) && max(labels) >= max(points) * (1.0 - 1e-9),
+        "{what}: labels {labels:?} do not span the points {:?}..{:?}",
+        min(points),
+        max(points)
+    );
+}
+
+/// Every axis of every figure of a report of real speed runs (several sizes and threads,
+/// and one size alone) is labelled with short numbers that span its points, and every
+/// "x faster than" headline compares two paths whose 95% intervals are apart.
+#[test]
+fn speed_figures_are_labelled_where_their_points_are() {
+    let dir = std::env::temp_dir().join(format!("cbench-axes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sizes = speed_file(&dir);
+    let one_size = speed_run(
+        &dir,
+        "one-size.jsonl",
+        &["--alg", "sha256", "--sizes", "16k"],
+    );
+    let o = run(&[
+        "report",
+        sizes.to_str().unwrap(),
+        one_size.to_str().unwrap(),
+        "--format",
+        "html",
+    ]);
+    let (html, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let records: Vec<serde_json::Value> = [&sizes, &one_size]
+        .iter()
+        .flat_map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|r| r["kind"] == "record")
+        .collect();
+    let figures: Vec<&str> = html.split("<figure class=\"figure\"").skip(1).collect();
+    assert!(figures.len() >= 5, "{} figures", figures.len());
+    for figure in &figures {
+        let caption = figure
+            .split("<figcaption>")
+            .nth(1)
+            .and_then(|c| c.split("</figcaption>").next())
+            .unwrap_or_default();
+        let texts = svg_texts(figure);
+        for (_, _, _, t) in &texts {
+            if label_value(t).is_some() {
+                assert!(significant_digits(t) <= 6, "{caption}: the label {t}");
+            }
+        }
+        // y labels are right-aligned beside the axis; x labels centred below the lowest.
+        let y: Vec<(f64, f64)> = texts
+            .iter()
+            .filter(|(anchor, _, _, _)| anchor == "end")
+            .filter_map(|(_, _, at, t)| Some((*at, label_value(t)?)))
+            .collect();
+        let bottom = y.iter().map(|(at, _)| *at).fold(0.0, f64::max);
+        let x: Vec<f64> = texts
+            .iter()
+            .filter(|(anchor, _, at, _)| anchor == "middle" && *at > bottom)
+            .filter_map(|(_, _, _, t)| label_value(t))
+            .collect();
+        let y: Vec<f64> = y.into_iter().map(|(_, v)| v).collect();
+        // The records drawn: this figure's algorithm and direction.
+        let (alg, rest) = caption.split_once(' ').unwrap();
+        let direction = rest.split(':').next().unwrap();
+        let drawn: Vec<&serde_json::Value> = records
+            .iter()
+            .filter(|r| r["alg"] == alg && r["direction"] == direction)
+            .collect();
+        assert!(!drawn.is_empty(), "{caption}: no records");
+        let one = |r: &&&serde_json::Value| r["threads"] == 1;
+        let f = |r: &serde_json::Value, k: &str| r[k].as_f64();
+        let (xs, ys): (Vec<f64>, Vec<f64>) = if caption.contains("thread scaling") {
+            let size = drawn
+                .iter()
+                .filter(|r| r["threads"] != 1)
+                .filter_map(|r| f(r, "size"));
+            let size = size.fold(0.0, f64::max);
+            let at: Vec<_> = drawn
+                .iter()
+                .filter(|r| f(r, "size") == Some(size))
+                .collect();
+            (
+                at.iter().filter_map(|r| f(r, "threads")).collect(),
+                at.iter()
+                    .filter_map(|r| f(r, "throughput_bps"))
+                    .map(|b| b / 1e6)
+                    .collect(),
+            )
+        } else if caption.contains("CPU seconds per GB") {
+            let at: Vec<_> = drawn.iter().filter(one).collect();
+            (
+                at.iter().filter_map(|r| f(r, "size")).collect(),
+                at.iter().filter_map(|r| f(r, "cpu_s_per_gb")).collect(),
+            )
+        } else {
+            let at: Vec<_> = drawn.iter().filter(one).collect();
+            (
+                at.iter().filter_map(|r| f(r, "size")).collect(),
+                at.iter()
+                    .flat_map(|r| {
+                        let ci = r["throughput_bps_ci"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default();
+                        ci.into_iter()
+                            .filter_map(|b| b.as_f64())
+                            .chain(f(r, "throughput_bps"))
+                    })
+                    .map(|b| b / 1e6)
+                    .collect(),
+            )
+        };
+        assert_spans(&format!("{caption}: y"), &y, &ys);
+        if caption.contains("against size") || caption.contains("thread scaling") {
+            assert_spans(&format!("{caption}: x"), &x, &xs);
+        } else {
+            // One size: bars per path, no size axis.
+            assert!(x.is_empty(), "{caption}: a size axis for one size: {x:?}");
+        }
+    }
+    // A headline ratio only between intervals that are apart.
+    for shows in html.split("What this shows: ").skip(1) {
+        let shows = shows.split('<').next().unwrap();
+        let Some((head, tail)) = shows.split_once("x faster than ") else {
+            continue;
+        };
+        let words: Vec<&str> = head.split(' ').collect();
+        let (fast, verb, alg) = (words[0], words[1], words[2]);
+        let slow = tail.split(' ').next().unwrap();
+        let direction = if ["opens", "decrypts"].contains(&verb) {
+            "dec"
+        } else {
+            "enc"
+        };
+        let interval = |label: &str| -> [f64; 2] {
+            let at: Vec<_> = records
+                .iter()
+                .filter(|r| {
+                    r["label"] == label
+                        && r["alg"] == alg
+                        && r["direction"] == direction
+                        && r["threads"] == 1
+                })
+                .collect();
+            let largest = at.iter().filter_map(|r| r["size"].as_u64()).max().unwrap();
+            let r = at.iter().find(|r| r["size"] == largest).unwrap();
+            let ci = r["throughput_bps_ci"].as_array().expect("an interval");
+            [ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap()]
+        };
+        let (f, w) = (interval(fast), interval(slow));
+        assert!(
+            f[0] > w[1],
+            "{shows}: the intervals {f:?} and {w:?} overlap"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn tempdir(under: &Path, name: &str) -> PathBuf {
     let d = under.join(name);
     let _ = std::fs::remove_dir_all(&d);
@@ -405,6 +687,37 @@ fn compare_pairs_points_gates_on_regressions_and_refuses_bad_input() {
         "{}",
         &html[..html.len().min(400)]
     );
+    // The ratio axis has labels around 1 (it had only "1.0"), and the legend stands right
+    // of every error bar.
+    let texts = svg_texts(&html);
+    let ratios: Vec<&str> = texts
+        .iter()
+        .filter(|(anchor, _, _, _)| anchor == "end")
+        .map(|(_, _, _, t)| t.as_str())
+        .collect();
+    assert!(
+        ratios.iter().all(|t| significant_digits(t) <= 6),
+        "{ratios:?}"
+    );
+    let ratios: Vec<f64> = ratios.iter().filter_map(|t| t.parse().ok()).collect();
+    assert!(
+        ratios.contains(&1.0) && ratios.iter().any(|r| *r < 1.0) && ratios.iter().any(|r| *r > 1.0),
+        "the ratio axis needs labels below, at and above 1: {ratios:?}"
+    );
+    let bars = html
+        .split("<circle cx=\"")
+        .skip(1)
+        .filter_map(|c| c.split('"').next()?.parse::<f64>().ok());
+    let right = bars.fold(0.0, f64::max);
+    let legend = texts
+        .iter()
+        .find(|(_, _, _, t)| t == "unchanged")
+        .expect("a legend");
+    assert!(
+        legend.1 > right + 10.0,
+        "the legend at x {} covers bars up to {right}",
+        legend.1
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -431,6 +744,98 @@ fn completions_and_man_page() {
         "{}",
         &out[..out.len().min(300)]
     );
+}
+
+/// The subcommands `--help` lists under "Commands:" (clap's `help` has no page).
+fn subcommands_of(path: &[String]) -> Vec<String> {
+    let o = Command::new(BIN).args(path).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout).into_owned();
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The long flags `--help` lists under its options.
+fn flags_of(path: &[String]) -> Vec<String> {
+    let o = Command::new(BIN).args(path).arg("--help").output().unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-'))
+        .flat_map(|l| l.split([' ', ',', '=', '<', '[']))
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// `man --dir` writes a page for every subcommand at any depth, each listing its flags;
+/// every page a page refers to exists; the main page has the exit codes and environment.
+#[test]
+fn man_pages_cover_every_subcommand_and_its_flags() {
+    let dir = std::env::temp_dir().join(format!("cbench-man-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = run(&["man", "--dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    // Roff writes a hyphen as \-.
+    let page = |name: &str| -> Option<String> {
+        std::fs::read_to_string(dir.join(format!("{name}.1")))
+            .ok()
+            .map(|p| p.replace("\\-", "-"))
+    };
+    let mut todo: Vec<Vec<String>> = vec![Vec::new()];
+    let mut checked = 0;
+    while let Some(path) = todo.pop() {
+        let name = std::iter::once("cryptobench".to_string())
+            .chain(path.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("-");
+        let text = page(&name).unwrap_or_else(|| panic!("no page {name}.1"));
+        for flag in flags_of(&path) {
+            assert!(text.contains(&flag), "{name}.1 does not list {flag}");
+        }
+        for sub in subcommands_of(&path) {
+            let mut p = path.clone();
+            p.push(sub);
+            todo.push(p);
+        }
+        checked += 1;
+    }
+    assert!(checked > 12, "only {checked} pages");
+    // Every NAME(1) any page refers to is a page.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().path();
+        let text = std::fs::read_to_string(&file).unwrap().replace("\\-", "-");
+        for (at, _) in text.match_indices("(1)") {
+            let before = &text[..at];
+            let start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .map_or(0, |i| i + 1);
+            let referred = &before[start..];
+            assert!(
+                page(referred).is_some(),
+                "{} refers to {referred}(1), which has no page",
+                file.display()
+            );
+        }
+    }
+    let main = page("cryptobench").unwrap();
+    for needle in [
+        ".SH \"EXIT STATUS\"",
+        ".SH \"ENVIRONMENT\"",
+        "CRYPTOBENCH_STORE",
+        "XDG_DATA_HOME",
+        "CRYPTOBENCH_REQUIRE_ALL",
+        "130",
+    ] {
+        assert!(main.contains(needle), "the main page lacks {needle}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A real `speed --profile-dir` run's flame graph, inlined in the HTML report sanitised

@@ -6,6 +6,7 @@ pub mod document;
 pub mod flame;
 pub mod html;
 pub mod json;
+pub mod man;
 pub mod model;
 pub mod plots;
 

@@ -209,7 +209,11 @@ fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure>
                 "--plots {shown} is not a directory: give a directory for the figures"
             )))
         }
-        Ok(_) => {}
+        Ok(_) => writable(dir).map_err(|e| {
+            Failure::Input(format!(
+                "--plots {shown}: cannot write into it: {e}: give a directory you can write to"
+            ))
+        })?,
         Err(_) => {
             let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
             if parent.is_some_and(|p| !p.is_dir()) {
@@ -217,9 +221,38 @@ fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure>
                     "--plots {shown}: its parent is not a directory: give a directory in an existing one"
                 )));
             }
+            // The directory will be created in its parent.
+            let parent = parent.unwrap_or(Path::new("."));
+            writable(parent).map_err(|e| {
+                Failure::Input(format!(
+                    "--plots {shown}: cannot create it in {}: {e}: give a directory you can write to",
+                    crate::units::shown_path(parent)
+                ))
+            })?;
         }
     }
     crate::render::plots::png::options().map_err(Failure::Input)
+}
+
+/// Whether this user may create files in `dir` (by its effective ids, as the writes
+/// will), so that an unwritable `--plots` is refused before any record is read.
+fn writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
+    // SAFETY: a valid NUL-terminated path that faccessat only reads.
+    let r = unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 fn write_plots(

@@ -27,6 +27,20 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// The binary run by a user who cannot write where root can: as root, as nobody (a
+/// root-owned 0755 directory is then read-only to it); otherwise as this user, for whom
+/// the test makes the directory 0555.
+pub fn unprivileged(bin: &str) -> std::process::Command {
+    if is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin);
+        c
+    } else {
+        std::process::Command::new(bin)
+    }
+}
+
 /// Equal line by line; on a difference, says where (the lines are long).
 pub fn same_lines(a: &str, b: &str) {
     let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());

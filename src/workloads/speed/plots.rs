@@ -5,7 +5,7 @@
 use crate::algorithms::{Algorithm, Direction, Kind};
 use crate::analyse::paths::Analysis;
 use crate::record::speed::SpeedRecord as Record;
-use crate::render::plots::{colour, legend_line, slug, svg, top, Drawn, Figure};
+use crate::render::plots::{colour, legend_line, slug, svg, tick_label, Axis, Bars, Drawn, Figure};
 use crate::units::{mbps, size_label};
 use plotters::prelude::*;
 
@@ -49,13 +49,41 @@ fn verb(alg: Algorithm, direction: Direction) -> &'static str {
     }
 }
 
-fn size_range(recs: &[&Record]) -> (f64, f64) {
-    let lo = recs.iter().map(|r| r.size).min().unwrap_or(1) as f64;
-    let hi = recs.iter().map(|r| r.size).max().unwrap_or(1) as f64;
-    if hi > lo {
-        (lo / 1.5, hi * 1.5)
-    } else {
-        (lo / 2.0, lo * 2.0)
+/// The one size all these points were measured at, if there is only one: then a log axis
+/// of size would hold a column of lone dots, and bars per path say it.
+fn one_size(recs: &[&Record]) -> Option<u64> {
+    let first = recs.first()?.size;
+    recs.iter().all(|r| r.size == first).then_some(first)
+}
+
+/// Bars of one value per path, for a run at one size, with its 95% interval if any.
+fn bars(
+    id: String,
+    title: String,
+    shows: String,
+    caption: &str,
+    unit: &str,
+    ps: &[(String, Vec<&Record>)],
+    value: impl Fn(&Record) -> (Option<f64>, Option<[f64; 2]>),
+) -> Figure {
+    let at: Vec<(Option<f64>, Option<[f64; 2]>)> = ps
+        .iter()
+        .map(|(_, v)| v.first().map_or((None, None), |r| value(r)))
+        .collect();
+    let b = Bars {
+        categories: ps.iter().map(|(l, _)| l.clone()).collect(),
+        series: vec![unit.to_string()],
+        values: at.iter().map(|(v, _)| vec![*v]).collect(),
+        intervals: at.iter().map(|(_, i)| vec![*i]).collect(),
+        references: Vec::new(),
+        y_label: unit,
+        caption,
+    };
+    Figure {
+        id,
+        title,
+        shows,
+        svg: svg(|root| b.draw(root)),
     }
 }
 
@@ -89,33 +117,28 @@ fn throughput_finding(
         .filter_map(|(_, v)| v.last().map(|r| r.size))
         .min()
         .unwrap_or(0);
-    let at: Vec<(&str, f64)> = ps
+    let at: Vec<Path> = ps
         .iter()
         .filter_map(|(l, v)| {
-            v.iter()
-                .find(|r| r.size == largest)
-                .map(|r| (l.as_str(), r.throughput_bps))
+            v.iter().find(|r| r.size == largest).map(|r| Path {
+                label: l,
+                bps: r.throughput_bps,
+                ci: r.throughput_bps_ci,
+            })
         })
         .collect();
     let mut s = match (
-        at.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)),
-        at.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1)),
+        at.iter().max_by(|a, b| a.bps.total_cmp(&b.bps)),
+        at.iter().min_by(|a, b| a.bps.total_cmp(&b.bps)),
     ) {
-        (Some(f), Some(w)) if at.len() > 1 && w.1 > 0.0 => format!(
-            "{} {} {alg} {:.1}x faster than {} at {} ({} against {} MB/s)",
-            f.0,
-            verb(alg, dir),
-            f.1 / w.1,
-            w.0,
-            size_label(largest),
-            mbps(f.1),
-            mbps(w.1)
-        ),
+        (Some(f), Some(w)) if at.len() > 1 && w.bps > 0.0 => {
+            versus(f, w, verb(alg, dir), alg.name(), &size_label(largest))
+        }
         (Some(f), _) => format!(
             "{} {} {alg} at {} MB/s at {}",
-            f.0,
+            f.label,
             verb(alg, dir),
-            mbps(f.1),
+            mbps(f.bps),
             size_label(largest)
         ),
         _ => format!("no single-thread {alg} points"),
@@ -143,6 +166,40 @@ fn throughput_finding(
     s
 }
 
+/// One path's median throughput at a size and its 95% interval (none from one trial).
+struct Path<'a> {
+    label: &'a str,
+    bps: f64,
+    ci: Option<[f64; 2]>,
+}
+
+/// The fastest path against the slowest: a ratio only where their 95% intervals are
+/// apart, else that there is no difference beyond noise.
+fn versus(fast: &Path, slow: &Path, verb: &str, alg: &str, size: &str) -> String {
+    let (f, w) = (fast.label, slow.label);
+    let (a, b) = (mbps(fast.bps), mbps(slow.bps));
+    match (fast.ci, slow.ci) {
+        (Some(fc), Some(sc)) if fc[0] > sc[1] => {
+            let ratio = fast.bps / slow.bps;
+            // 1.0x would read as no difference: two decimals below 1.1x.
+            let ratio = if ratio < 1.1 {
+                format!("{ratio:.2}")
+            } else {
+                format!("{ratio:.1}")
+            };
+            format!(
+                "{f} {verb} {alg} {ratio}x faster than {w} at {size} ({a} against {b} MB/s; the 95% intervals are apart)"
+            )
+        }
+        (Some(_), Some(_)) => format!(
+            "{f} {verb} {alg} at {a} MB/s and {w} at {b} at {size}: no difference beyond noise (the 95% intervals overlap)"
+        ),
+        _ => format!(
+            "{f} {verb} {alg} at {a} MB/s and {w} at {b} at {size}: one trial has no interval, so no difference is claimed"
+        ),
+    }
+}
+
 fn bound(b: Option<f64>) -> String {
     b.map(|x| format!("{}", x.round()))
         .unwrap_or_else(|| "none".into())
@@ -156,8 +213,20 @@ fn throughput(
     run: &str,
 ) -> Figure {
     let all: Vec<&Record> = ps.iter().flat_map(|(_, v)| v.iter().copied()).collect();
-    let (lo, hi) = size_range(&all);
-    let ymax = top(all.iter().map(|r| r.ci()[1] / 1e6), 1.0);
+    let id = slug(&[run, "speed", alg.name(), dir.name(), "throughput"]);
+    let shows = throughput_finding(alg, dir, ps, analysis);
+    if let Some(size) = one_size(&all) {
+        let caption = format!("{alg} {dir}: throughput at {} (1 thread)", size_label(size));
+        let title = format!("{caption}: median per path with its 95% interval");
+        return bars(id, title, shows, &caption, "MB/s", ps, |r| {
+            let ci = r.throughput_bps_ci.map(|[l, h]| [l / 1e6, h / 1e6]);
+            (Some(r.throughput_bps / 1e6), ci)
+        });
+    }
+    let x = Axis::sizes(all.iter().map(|r| r.size));
+    let (lo, hi) = (x.range.start, x.range.end);
+    let y = Axis::linear(all.iter().map(|r| r.ci()[1] / 1e6), 1.0);
+    let ymax = y.range.end;
     let caption = format!("{alg} {dir}: throughput against size (1 thread)");
     let draw = |root: DrawingArea<SVGBackend, plotters::coord::Shift>| -> Drawn {
         let mut chart = ChartBuilder::on(&root)
@@ -165,12 +234,12 @@ fn throughput(
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..ymax)?;
+            .build_cartesian_2d(x.clone(), y.clone())?;
         chart
             .configure_mesh()
             .x_desc("bytes per call (log)")
             .y_desc("MB/s (median, 95% CI)")
-            .y_label_formatter(&|y| crate::render::plots::axis_number(*y))
+            .y_label_formatter(&|y| tick_label(*y))
             .x_label_formatter(&|x| size_label(x.round() as u64))
             .draw()?;
         for (i, (label, v)) in ps.iter().enumerate() {
@@ -256,25 +325,19 @@ fn throughput(
         Ok(())
     };
     Figure {
-        id: slug(&[run, "speed", alg.name(), dir.name(), "throughput"]),
+        id,
         title: format!(
             "{caption}; dashed: the fitted a + n/B model; a ring marks a noisy or disturbed point"
         ),
-        shows: throughput_finding(alg, dir, ps, analysis),
+        shows,
         svg: svg(draw),
     }
 }
 
 fn cpu_per_gb(alg: Algorithm, dir: Direction, ps: &[(String, Vec<&Record>)], run: &str) -> Figure {
     let all: Vec<&Record> = ps.iter().flat_map(|(_, v)| v.iter().copied()).collect();
-    let (lo, hi) = size_range(&all);
-    let vals = || {
-        all.iter()
-            .filter_map(|r| r.cpu_s_per_gb)
-            .filter(|c| *c > 0.0)
-    };
-    let ymin = vals().fold(f64::INFINITY, f64::min).min(1.0) / 1.5;
-    let ymax = top(vals(), ymin * 2.0);
+    let x = Axis::sizes(all.iter().map(|r| r.size));
+    let y = Axis::log(all.iter().filter_map(|r| r.cpu_s_per_gb));
     let caption = format!("{alg} {dir}: CPU seconds per GB against size");
     let mut cheapest: Vec<(String, f64, u64)> = ps
         .iter()
@@ -313,18 +376,32 @@ fn cpu_per_gb(alg: Algorithm, dir: Direction, ps: &[(String, Vec<&Record>)], run
         }
         _ => "no CPU accounting in these records".into(),
     };
+    let id = slug(&[run, "speed", alg.name(), dir.name(), "cpu"]);
+    if let Some(size) = one_size(&all) {
+        let caption = format!("{alg} {dir}: CPU seconds per GB at {}", size_label(size));
+        return bars(
+            id,
+            caption.clone(),
+            shows,
+            &caption,
+            "CPU s per GB",
+            ps,
+            |r| (r.cpu_s_per_gb, None),
+        );
+    }
     let draw = |root: DrawingArea<SVGBackend, plotters::coord::Shift>| -> Drawn {
         let mut chart = ChartBuilder::on(&root)
             .caption(&caption, ("sans-serif", 16))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
-            .build_cartesian_2d((lo..hi).log_scale(), (ymin..ymax).log_scale())?;
+            .build_cartesian_2d(x.clone(), y.clone())?;
         chart
             .configure_mesh()
             .x_desc("bytes per call (log)")
             .y_desc("CPU s per GB (log)")
             .x_label_formatter(&|x| size_label(x.round() as u64))
+            .y_label_formatter(&|y| tick_label(*y))
             .draw()?;
         for (i, (label, v)) in ps.iter().enumerate() {
             let c = colour(i);
@@ -351,7 +428,7 @@ fn cpu_per_gb(alg: Algorithm, dir: Direction, ps: &[(String, Vec<&Record>)], run
         Ok(())
     };
     Figure {
-        id: slug(&[run, "speed", alg.name(), dir.name(), "cpu"]),
+        id,
         title: caption.clone(),
         shows,
         svg: svg(draw),
@@ -378,7 +455,7 @@ fn scaling(alg: Algorithm, dir: Direction, group: &[&Record], run: &str) -> Figu
     }
     let tmax = group.iter().map(|r| r.threads).max().unwrap_or(1) as f64;
     let single = |v: &[&Record]| v.iter().find(|r| r.threads == 1).map(|r| r.throughput_bps);
-    let ymax = top(
+    let y = Axis::linear(
         lines.iter().flat_map(|(_, v)| {
             let one = single(v).unwrap_or(0.0);
             v.iter()
@@ -386,6 +463,17 @@ fn scaling(alg: Algorithm, dir: Direction, group: &[&Record], run: &str) -> Figu
         }),
         1.0,
     );
+    // A label at each thread count measured.
+    let mut threads: Vec<f64> = crate::render::plots::distinct(group.iter().map(|r| r.threads))
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    threads.sort_by(f64::total_cmp);
+    let x = Axis {
+        range: 0.5..tmax + 0.5,
+        ticks: threads,
+        log: false,
+    };
     let caption = format!("{alg} {dir}: thread scaling at {}", size_label(size));
     let shows = lines
         .iter()
@@ -416,20 +504,13 @@ fn scaling(alg: Algorithm, dir: Direction, group: &[&Record], run: &str) -> Figu
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
-            .build_cartesian_2d(0.5f64..tmax + 0.5, 0f64..ymax)?;
+            .build_cartesian_2d(x.clone(), y.clone())?;
         chart
             .configure_mesh()
             .x_desc("threads")
             .y_desc("aggregate MB/s")
-            .y_label_formatter(&|y| crate::render::plots::axis_number(*y))
-            .x_labels(tmax as usize + 1)
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-6 {
-                    format!("{x:.0}")
-                } else {
-                    String::new()
-                }
-            })
+            .y_label_formatter(&|y| tick_label(*y))
+            .x_label_formatter(&|x| format!("{x:.0}"))
             .draw()?;
         for (i, (label, v)) in lines.iter().enumerate() {
             let c = colour(i);
@@ -468,5 +549,45 @@ fn scaling(alg: Algorithm, dir: Direction, group: &[&Record], run: &str) -> Figu
             shows
         },
         svg: svg(draw),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(label: &str, mbps: f64, ci: Option<[f64; 2]>) -> Path<'_> {
+        Path {
+            label,
+            bps: mbps * 1e6,
+            ci: ci.map(|[l, h]| [l * 1e6, h * 1e6]),
+        }
+    }
+
+    #[test]
+    fn a_ratio_is_claimed_only_where_the_intervals_are_apart() {
+        // The headline: 1563 against 1561 MB/s inside each other's noise.
+        let ring = path("ring", 1563.0, Some([1540.0, 1580.0]));
+        let openssl = path("openssl", 1561.0, Some([1545.0, 1575.0]));
+        let s = versus(&ring, &openssl, "hashes", "sha256", "16k");
+        assert!(s.contains("no difference beyond noise"), "{s}");
+        assert!(!s.contains("faster"), "{s}");
+
+        let fast = path("aws-lc", 4200.0, Some([4150.0, 4250.0]));
+        let s = versus(&fast, &openssl, "seals", "aes-128-gcm", "16k");
+        assert!(
+            s.starts_with("aws-lc seals aes-128-gcm 2.7x faster than openssl at 16k"),
+            "{s}"
+        );
+        let close = path("aws-lc", 1600.0, Some([1590.0, 1610.0]));
+        let s = versus(&close, &openssl, "opens", "aes-128-gcm", "16k");
+        assert!(s.contains(" 1.02x faster"), "{s}");
+
+        let one_trial = path("ring", 2000.0, None);
+        let s = versus(&one_trial, &openssl, "hashes", "sha256", "16k");
+        assert!(
+            s.contains("no difference is claimed") && !s.contains("faster"),
+            "{s}"
+        );
     }
 }

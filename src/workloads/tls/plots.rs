@@ -97,6 +97,7 @@ fn bars(at: &[&Record], load: &Load, run: &str, metric: Metric) -> Figure {
         categories: suites.iter().map(|r| r.suite.clone()).collect(),
         series: vec![unit.to_string()],
         values: suites.iter().map(|r| vec![Some(value(r))]).collect(),
+        intervals: Vec::new(),
         references: refs,
         y_label: unit,
         caption: &caption,
@@ -152,6 +153,7 @@ fn share(recs: &[&Record], end: Option<&RunEnd>, run: &str) -> Option<Figure> {
             .iter()
             .map(|s| vec![Some(s.share * 100.0), Some(s.ceiling_speedup * 100.0)])
             .collect(),
+        intervals: Vec::new(),
         references: vec![("100% (all CPU is crypto)".into(), 100.0)],
         y_label: "percent",
         caption,

@@ -82,6 +82,7 @@ fn throughput(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figu
         categories: tunnels.iter().map(|l| l.to_string()).collect(),
         series: vec!["Mbit/s".into()],
         values: tunnels.iter().map(|l| vec![mbit(l)]).collect(),
+        intervals: Vec::new(),
         references: refs,
         y_label: "Mbit/s (payload)",
         caption: &caption,
@@ -125,6 +126,7 @@ fn busiest(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figure 
         categories: with.iter().map(|l| l.to_string()).collect(),
         series: vec!["busiest thread %".into()],
         values: with.iter().map(|l| vec![pct(l)]).collect(),
+        intervals: Vec::new(),
         references: vec![("100% of one core".into(), 100.0)],
         y_label: "% of one core",
         caption: &caption,
@@ -174,6 +176,7 @@ fn share(recs: &[&Record], run: &str) -> Option<Figure> {
             .iter()
             .map(|s| vec![Some(s.crypto_share * 100.0)])
             .collect(),
+        intervals: Vec::new(),
         references: vec![],
         y_label: "% of CPU per byte",
         caption,
