@@ -5,7 +5,7 @@
 use crate::cli::CommonArgs;
 use crate::failure::{Failure, EXIT_INTERRUPTED};
 use crate::record::read::{AnyRecord, Run};
-use crate::record::{Environment, Exclusion, JsonLinesWriter, Record, RunEnd, Sink};
+use crate::record::{Environment, Exclusion, ExclusionKind, JsonLinesWriter, Record, RunEnd, Sink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
@@ -63,6 +63,16 @@ pub trait Workload {
         } else {
             format!("nothing was measured: {}", refused.join("; "))
         }
+    }
+    /// Point `index` as an exclusion of `kind` (its identity), for the points an
+    /// interrupted run never reached.
+    fn point_excluded(
+        &self,
+        _index: usize,
+        _kind: ExclusionKind,
+        _reason: &str,
+    ) -> Option<Exclusion> {
+        None
     }
     /// What the analysis needs beyond the records, kept in the run's end line.
     fn analysis_inputs(&self) -> Value {
@@ -128,10 +138,13 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
     };
     let mut exclusions = plan.exclusions.clone();
     let mut failure = None;
+    // Points measure() was called for: those after it were never reached.
+    let mut reached = 0;
     for index in 0..plan.points {
         if crate::measure::stopped() {
             break;
         }
+        reached = index + 1;
         let ctx = Ctx {
             environment: &env,
             progress: &progress,
@@ -161,6 +174,15 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
         }
     }
     progress.finish_and_clear();
+    if crate::measure::stopped() {
+        exclusions.extend((reached..plan.points).filter_map(|i| {
+            w.point_excluded(
+                i,
+                ExclusionKind::NotReached,
+                "the run was interrupted before this point",
+            )
+        }));
+    }
     w.finish();
     let signal = crate::sys::signal::stop_signal();
     let interrupted = crate::measure::stopped();

@@ -507,6 +507,35 @@ fn interrupted_run_keeps_its_finished_points() {
         stdout.iter().any(|l| l.contains("Interrupted")),
         "{stdout:?}"
     );
+    // The end line lists what was never reached, each with its identity (issue 23, 15).
+    let end = lines
+        .iter()
+        .find(|l| l["kind"] == "end")
+        .expect("an end line");
+    assert_eq!(end["interrupted"], true);
+    let unreached: Vec<&Value> = end["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "not_reached")
+        .collect();
+    assert!(!unreached.is_empty(), "{end}");
+    for e in &unreached {
+        assert!(
+            e["alg"].is_string() && e["size"].is_u64() && e["direction"].is_string(),
+            "{e}"
+        );
+        assert_eq!(e["impl"], "rustcrypto", "{e}");
+    }
+    // No reached point is listed as unreached.
+    for e in &unreached {
+        assert!(
+            !recs.iter().any(|r| r["alg"] == e["alg"]
+                && r["size"] == e["size"]
+                && r["direction"] == e["direction"]),
+            "{e} was measured"
+        );
+    }
     let _ = std::fs::remove_file(f);
 }
 

@@ -139,6 +139,8 @@ pub enum ExclusionKind {
     Skipped,
     /// Went wrong while measuring.
     Failed,
+    /// Never reached: the run was interrupted first.
+    NotReached,
 }
 
 impl ExclusionKind {
@@ -149,6 +151,7 @@ impl ExclusionKind {
             ExclusionKind::SizeUnsupported => "size_unsupported",
             ExclusionKind::Skipped => "skipped",
             ExclusionKind::Failed => "failed",
+            ExclusionKind::NotReached => "not_reached",
         }
     }
 }

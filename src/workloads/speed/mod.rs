@@ -254,6 +254,20 @@ impl Workload for Speed {
         })
     }
 
+    fn point_excluded(
+        &self,
+        index: usize,
+        kind: crate::record::ExclusionKind,
+        reason: &str,
+    ) -> Option<crate::record::Exclusion> {
+        let g = self.groups.get(index)?;
+        let labels: Vec<&str> = g.impls.iter().map(|&i| self.labels[i].as_str()).collect();
+        let mut e = plan::excluded(&labels.join(","), g.alg, kind, Some(g.size), reason.into());
+        e.point
+            .insert("direction".into(), g.direction.name().into());
+        Some(e)
+    }
+
     fn measure(&mut self, index: usize, ctx: &Ctx) -> Result<Vec<Outcome<SpeedData>>, Failure> {
         if self.tsc_hz.is_none() {
             self.tsc_hz = ctx.environment.cpu.get("tsc_hz").and_then(|v| v.as_f64());

@@ -291,8 +291,13 @@ fn blocks(run: &RunView<SpeedData>, opts: &Options) -> Vec<Block> {
     tail.extend(noise(&run.records));
     tail.extend(notes(&run.records));
     if run.interrupted() {
+        let unreached = run
+            .exclusions
+            .iter()
+            .filter(|e| e.kind == ExclusionKind::NotReached)
+            .count();
         tail.push(format!(
-            "Interrupted: {} finished points are shown and were kept.",
+            "Interrupted: {} finished points are shown and were kept; {unreached} group(s) of points were never reached (listed in the end line's exclusions).",
             run.records.len()
         ));
     }

@@ -101,6 +101,11 @@ impl Workload for Tls {
         Ok(plan)
     }
 
+    fn point_excluded(&self, index: usize, kind: ExclusionKind, reason: &str) -> Option<Exclusion> {
+        let (b, p) = (self.bench.as_ref()?, self.points.get(index)?);
+        Some(exclusion(b, p, kind, reason.into()))
+    }
+
     fn measure(
         &mut self,
         index: usize,

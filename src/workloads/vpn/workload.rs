@@ -275,6 +275,18 @@ impl Workload for Vpn {
         })
     }
 
+    fn point_excluded(
+        &self,
+        index: usize,
+        kind: crate::record::ExclusionKind,
+        reason: &str,
+    ) -> Option<Exclusion> {
+        let (round, spec) = self.points.get(index)?;
+        let mut e = self.exclusion(*round, spec, None, reason.into());
+        e.kind = kind;
+        Some(e)
+    }
+
     fn measure(
         &mut self,
         index: usize,
