@@ -282,6 +282,14 @@ mod tests {
     }
 
     #[test]
+    fn short_versions_keep_a_builds_flags() {
+        use crate::analyse::paths::{short_version, BUILD_MARK};
+        let v = format!("OpenSSL 3.5.5 27 Jan 2026{BUILD_MARK}no-asm");
+        assert_eq!(short_version(&v), "3.5.5 no-asm");
+        assert_eq!(short_version("OpenSSL 3.0.19 27 Jan 2026"), "3.0.19");
+    }
+
+    #[test]
     fn the_system_libcrypto_names_its_series() {
         let lib = Path::new("/usr/lib/x86_64-linux-gnu/libcrypto.so.3");
         if lib.exists() {
