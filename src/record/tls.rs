@@ -137,4 +137,8 @@ pub struct TlsData {
     /// before it existed).
     #[serde(default)]
     pub key_exchange: Option<String>,
+    /// `--openssl DIR`: the build nginx ran on, as its processes mapped it; absent on the
+    /// system OpenSSL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openssl_build: Option<crate::record::OpenSslBuild>,
 }

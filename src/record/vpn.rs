@@ -80,6 +80,10 @@ pub struct VpnData {
     /// iperf3's own CPU use, percent of one core.
     pub iperf3_client_cpu_pct: Option<f64>,
     pub iperf3_server_cpu_pct: Option<f64>,
+    /// `--openssl DIR`: the build both OpenVPN ends ran on, as their processes mapped
+    /// it; absent on the system OpenSSL and for other tunnels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openssl_build: Option<crate::record::OpenSslBuild>,
 }
 
 /// A thread counts as used from this share of a core.

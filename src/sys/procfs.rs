@@ -48,6 +48,27 @@ pub fn stat(pid: i32) -> Option<ProcStat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// The files a process has mapped (the path column of /proc/PID/maps), each once, in
+/// order of first mapping; a file deleted since keeps its " (deleted)" mark.
+pub fn mapped_files(pid: i32) -> Result<Vec<std::path::PathBuf>, String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(|e| e.to_string())?;
+    Ok(parse_maps(&text))
+}
+
+pub fn parse_maps(text: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for line in text.lines() {
+        // address perms offset dev inode path: the path may contain spaces.
+        let Some(path) = line.splitn(6, ' ').nth(5).map(str::trim_start) else {
+            continue;
+        };
+        if path.starts_with('/') && !files.iter().any(|f| f.as_os_str() == path) {
+            files.push(path.into());
+        }
+    }
+    files
+}
+
 /// One "cpu" line of /proc/stat, in ticks (guest time is already inside user).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CpuLine {
@@ -104,6 +125,22 @@ pub fn cpu_lines() -> Vec<(Option<usize>, CpuLine)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn mapped_files_once_each() {
+        let maps = "7f00-7f01 r--p 00000000 08:01 123 /usr/lib/libcrypto.so.3\n\
+7f01-7f02 r-xp 00001000 08:01 123 /usr/lib/libcrypto.so.3\n\
+7f02-7f03 rw-p 00000000 00:00 0 \n\
+7f03-7f04 r--p 00000000 08:01 9 /opt/my build/lib/libssl.so.3\n\
+7ffd-7ffe rw-p 00000000 00:00 0                          [stack]\n";
+        let f = parse_maps(maps);
+        assert_eq!(
+            f,
+            vec![
+                std::path::PathBuf::from("/usr/lib/libcrypto.so.3"),
+                "/opt/my build/lib/libssl.so.3".into()
+            ]
+        );
+    }
 
     #[test]
     fn stat_line_fields_after_an_nginx_comm() {

@@ -21,6 +21,10 @@ pub struct PathArgs {
     /// Also use this libcrypto build (OpenSSL 1.1 or 3.x); repeatable.
     #[arg(long, value_name = "PATH")]
     pub libcrypto: Vec<PathBuf>,
+    /// Also use the OpenSSL build installed in DIR (its lib*/libcrypto.so.N, as with
+    /// --libcrypto; e.g. what scripts/build-openssl prints); repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub openssl: Vec<PathBuf>,
     /// A switch on an implementation, used beside the base one (e.g. isa=no-avx512); repeatable.
     #[arg(long = "variant", value_name = "SPEC")]
     pub variants: Vec<String>,
@@ -51,8 +55,13 @@ pub struct Paths {
 /// of every output (tests only).
 pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
     #[allow(unused_mut)] // only the test-corrupt feature changes the list
+    let mut libcrypto = args.libcrypto.clone();
+    for dir in &args.openssl {
+        let build = impls::openssl::build::Build::open(dir, false).map_err(Failure::Input)?;
+        libcrypto.push(build.libcrypto);
+    }
     let impls::Registry { mut found, missing } =
-        impls::registry(&args.libcrypto, &args.variants).map_err(Failure::Input)?;
+        impls::registry(&libcrypto, &args.variants).map_err(Failure::Input)?;
     #[cfg(feature = "test-corrupt")]
     if let Some(name) = &args.test_corrupt {
         let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {

@@ -21,6 +21,19 @@ pub fn guest_enabled() -> bool {
     true
 }
 
+/// Runs the cryptobench binary under test with `args`.
+pub fn cryptobench(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+/// A finished run's stderr, as text.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// True when running as root (namespaces, nginx on any port, perf on every process).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.

@@ -82,6 +82,8 @@ pub(super) struct EngineApi {
 /// `_lib`, which lives exactly as long as they do.
 pub(super) struct Api {
     pub(super) path: PathBuf,
+    /// The non-default flags of a scripts/build-openssl build ("no-asm"), which labels show.
+    pub(super) build_flags: Option<String>,
     pub(super) version_num: u64,
     pub(super) openssl_version: VersionFn,
     pub(super) err_clear_error: VoidFn,
@@ -263,6 +265,7 @@ impl Api {
                 _ => None,
             };
             Ok(Api {
+                build_flags: super::build::flags_beside(&path),
                 path,
                 version_num,
                 openssl_version,

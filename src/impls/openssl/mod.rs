@@ -28,6 +28,7 @@
 //!   counted operation, where that still gives each call's true answer (see
 //!   [`SpeedLoopOp`]), so that cryptobench and `openssl speed` can be compared 1:1.
 
+pub mod build;
 mod cipher;
 mod digest;
 mod engine;
@@ -162,8 +163,15 @@ impl Implementation for OpenSsl {
     }
 
     fn version(&self) -> String {
-        self.version_info(OPENSSL_VERSION)
-            .unwrap_or_else(|| format!("OpenSSL (version number {:#x})", self.version_num()))
+        let v = self
+            .version_info(OPENSSL_VERSION)
+            .unwrap_or_else(|| format!("OpenSSL (version number {:#x})", self.version_num()));
+        // A build's flags ride on its version, so that labels and records name the
+        // build apart from the default one of the same release (see short_version).
+        match &self.api.build_flags {
+            Some(f) => format!("{v}{}{f}", crate::analyse::paths::BUILD_MARK),
+            None => v,
+        }
     }
 
     fn variant(&self) -> Option<String> {

@@ -6,6 +6,7 @@ use super::load::{self, Generator};
 use super::server::{self, Content};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::{sys, TlsArgs};
+use crate::impls::openssl::build::Build;
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 use serde_json::{json, Value};
@@ -26,6 +27,8 @@ pub struct Inputs {
     pub openssl: PathBuf,
     /// --profile: perf, checked before anything starts.
     pub sampler: Option<crate::profile::Sampler>,
+    /// --openssl DIR: the build nginx runs on.
+    pub build: Option<Build>,
 }
 
 impl Inputs {
@@ -57,6 +60,12 @@ impl Inputs {
         let openssl = sys::find_program("openssl", None).ok_or_else(|| {
             input("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
         })?;
+        let build = args
+            .openssl
+            .as_deref()
+            .map(|dir| Build::open(dir, true))
+            .transpose()
+            .map_err(input)?;
         let sampler = (args.profile || args.profile_dir.is_some())
             .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
             .transpose()
@@ -69,17 +78,28 @@ impl Inputs {
             gen_program,
             openssl,
             sampler,
+            build,
         })
     }
 }
 
-/// Runs a short command owned by `guard`; its stdout (or stderr, `err`).
+/// Runs a short command owned by `guard`: its exit code, stdout and stderr.
 fn output(
     guard: &Guard,
     dir: &Path,
     argv: &[&str],
 ) -> Result<(Option<i32>, String, String), Failure> {
-    sys::run_bounded(guard, dir, argv, &[], Duration::from_secs(20)).map_err(Failure::Runtime)
+    output_with(guard, dir, argv, &[])
+}
+
+/// `output` with environment variables (an OpenSSL build's library path for nginx).
+fn output_with(
+    guard: &Guard,
+    dir: &Path,
+    argv: &[&str],
+    env: &[(&str, &Path)],
+) -> Result<(Option<i32>, String, String), Failure> {
+    sys::run_bounded(guard, dir, argv, env, Duration::from_secs(20)).map_err(Failure::Runtime)
 }
 
 fn catalogue(
@@ -143,6 +163,8 @@ pub struct Bench {
     pub notes: Vec<String>,
     /// --profile: every point is run again with perf on the nginx workers.
     pub sampler: Option<crate::profile::Sampler>,
+    /// --openssl DIR: nginx runs on this build, checked at every point.
+    pub build: Option<Build>,
 }
 
 /// nginx's version line and its "built with" line, from `nginx -V`.
@@ -152,8 +174,14 @@ struct NginxBuild {
     has_ssl_module: bool,
 }
 
-fn nginx_build(guard: &Guard, dir: &Path, nginx: &Path) -> Result<NginxBuild, Failure> {
-    let (_, _, v) = output(guard, dir, &[&nginx.to_string_lossy(), "-V"])?;
+fn nginx_build(
+    guard: &Guard,
+    dir: &Path,
+    nginx: &Path,
+    build: Option<&Build>,
+) -> Result<NginxBuild, Failure> {
+    let env = build.map(Build::env).unwrap_or_default();
+    let (_, _, v) = output_with(guard, dir, &[&nginx.to_string_lossy(), "-V"], &env)?;
     let line = |prefix: &str| {
         v.lines()
             .find(|l| l.starts_with(prefix))
@@ -215,7 +243,7 @@ impl Bench {
         let dir = guard.temp_dir("tls").map_err(Failure::Runtime)?;
         let cat = catalogue(&guard, &dir, &inputs.openssl, args.cert)?;
         let (suite_list, mix, mut notes) = select_suites(args, &cat)?;
-        let nb = nginx_build(&guard, &dir, &inputs.nginx)?;
+        let nb = nginx_build(&guard, &dir, &inputs.nginx, inputs.build.as_ref())?;
         let numeric = super::version_tuple(&nb.version);
         if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
             return Err(input(format!(
@@ -273,6 +301,7 @@ impl Bench {
             unavailable,
             notes,
             sampler: inputs.sampler.take(),
+            build: inputs.build.take(),
             guard,
         };
         bench.write_files(&inputs.openssl)?;
@@ -314,7 +343,7 @@ impl Bench {
     }
 
     fn check_config(&self) -> Result<(), Failure> {
-        let (code, _, err) = output(
+        let (code, _, err) = output_with(
             &self.guard,
             &self.dir,
             &[
@@ -326,6 +355,7 @@ impl Bench {
                 "-c",
                 &self.dir.join("nginx.conf").to_string_lossy(),
             ],
+            &self.env(),
         )?;
         if code != Some(0) {
             return Err(Failure::Runtime(format!(
@@ -343,14 +373,19 @@ impl Bench {
         let mut last = String::new();
         for _ in 0..3 {
             let cpus = self.pinned.then(|| self.server_cpus.clone());
+            let env = self.env();
+            let nginx = server::Program {
+                path: &self.nginx,
+                has_e_flag: self.nginx_has_e,
+                env: &env,
+            };
             match server::start(
                 &self.guard,
-                &self.nginx,
+                &nginx,
                 &self.dir,
                 &self.ports,
                 self.workers,
                 cpus.as_deref(),
-                self.nginx_has_e,
             ) {
                 Ok(r) => return Ok(r),
                 Err(e) if e.contains("Address already in use") => {
@@ -363,6 +398,20 @@ impl Bench {
             }
         }
         Err(Failure::Runtime(last))
+    }
+
+    /// What records name as the implementation: "nginx", or "nginx [openssl 3.5.5]" on
+    /// an --openssl build (so that `compare --a/--b` can pair two builds).
+    pub fn implementation(&self) -> String {
+        match &self.build {
+            Some(b) => crate::impls::openssl::build::on_build("nginx", &b.name()),
+            None => "nginx".into(),
+        }
+    }
+
+    /// nginx's environment: the --openssl build's library path, or nothing.
+    fn env(&self) -> Vec<(&'static str, &Path)> {
+        self.build.as_ref().map(Build::env).unwrap_or_default()
     }
 
     /// The run's settings, as recorded in the environment.

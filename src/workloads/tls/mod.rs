@@ -71,6 +71,11 @@ pub struct TlsArgs {
     /// The nginx binary (default: nginx on PATH or in /usr/sbin).
     #[arg(long, value_name = "PATH")]
     pub nginx: Option<PathBuf>,
+    /// Run nginx on the OpenSSL build installed in DIR (its lib*/libssl.so.N and
+    /// libcrypto.so.N, through LD_LIBRARY_PATH; e.g. what scripts/build-openssl prints).
+    /// Each point checks, from /proc/PID/maps, that nginx mapped that pair.
+    #[arg(long, value_name = "DIR")]
+    pub openssl: Option<PathBuf>,
     // --time: seconds of load per point (default 5; at least 1; whole seconds with wrk).
     #[command(flatten)]
     pub common: CommonArgs,

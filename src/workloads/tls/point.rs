@@ -148,6 +148,25 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     };
     let running = bench.start_server()?;
     let b: &Bench = bench;
+    // On an --openssl build: nginx (master and workers) must have mapped that build.
+    let mut openssl_build = None;
+    if let Some(build) = &b.build {
+        let procs = std::iter::once((running.master, "nginx master")).chain(
+            running
+                .workers
+                .iter()
+                .map(|&(pid, _)| (pid, "nginx worker")),
+        );
+        for (pid, what) in procs {
+            match build.check_maps(pid, what) {
+                Ok(m) => openssl_build = Some(m),
+                Err(reason) => {
+                    server::stop(&b.guard, &running);
+                    return Ok(Outcome::Refused(reason));
+                }
+            }
+        }
+    }
     let counts = match h2load_counts(b, p, &parts, &running)? {
         Ok(c) => c,
         Err(outcome) => return Ok(outcome),
@@ -161,9 +180,9 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
         Ok(l) => l,
         Err(reason) => return Ok(Outcome::Refused(reason)),
     };
-    Ok(Outcome::Record(Box::new(record(
-        b, p, &parts, &w, &logs, run_id,
-    ))))
+    let mut r = record(b, p, &parts, &w, &logs, run_id);
+    r.data.openssl_build = openssl_build;
+    Ok(Outcome::Record(Box::new(r)))
 }
 
 /// h2load in handshake mode runs a request count: size it with a short run first.
@@ -484,7 +503,7 @@ fn record(
         schema: crate::record::SCHEMA,
         run_id: run_id.into(),
         workload: crate::record::Workload::Tls,
-        implementation: "nginx".into(),
+        implementation: b.implementation(),
         impl_version: b.impl_version.clone(),
         variant: None,
         label: suite.clone(),
@@ -556,6 +575,7 @@ fn record(
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
             handshake_cost: None,
             key_exchange: one_group(logs, server_requests),
+            openssl_build: None,
         },
     }
 }

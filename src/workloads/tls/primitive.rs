@@ -10,6 +10,7 @@ use crate::impls::{openssl::OpenSsl, Implementation, Support};
 use crate::measure::worker::Worker;
 use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
 use serde::Serialize;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Bytes per call: the largest TLS record, which bulk transfers fill.
@@ -102,12 +103,14 @@ pub struct HandshakePrimitives {
     pub implementation: String,
 }
 
-/// Times [`handshake_ops`] on the system libcrypto (the one nginx uses), one thread.
+/// Times [`handshake_ops`] on nginx's libcrypto (the system one, or `--openssl`'s
+/// `libcrypto`), one thread.
 pub fn measure_handshake(
     cert: CertKind,
     budget: Duration,
+    libcrypto: Option<&Path>,
 ) -> (Option<HandshakePrimitives>, Vec<String>) {
-    let imp = match OpenSsl::load_system() {
+    let imp = match nginx_libcrypto(libcrypto) {
         Ok(o) => o,
         Err(e) => {
             return (
@@ -178,11 +181,24 @@ pub fn handshake_cost(p: &HandshakePrimitives, d: &TlsData) -> Option<HandshakeC
     })
 }
 
-/// For each TLS suite whose primitives the catalogue has, their summed cost alone.
-pub fn measure(suites: &[&Suite], budget: Duration) -> (Vec<CipherAlone>, Vec<String>) {
+/// The libcrypto nginx runs on: the system one, or `--openssl`'s.
+fn nginx_libcrypto(libcrypto: Option<&Path>) -> Result<OpenSsl, String> {
+    match libcrypto {
+        Some(path) => OpenSsl::load_path(path),
+        None => OpenSsl::load_system(),
+    }
+}
+
+/// For each TLS suite whose primitives the catalogue has, their summed cost alone, on
+/// nginx's libcrypto (the system one, or `--openssl`'s `libcrypto`).
+pub fn measure(
+    suites: &[&Suite],
+    budget: Duration,
+    libcrypto: Option<&Path>,
+) -> (Vec<CipherAlone>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    let imp = match OpenSsl::load_system() {
+    let imp = match nginx_libcrypto(libcrypto) {
         Ok(o) => o,
         Err(e) => {
             notes.push(format!("cipher cost alone not measured: {e}"));

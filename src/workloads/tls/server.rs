@@ -358,28 +358,37 @@ impl Running {
     }
 }
 
+/// The nginx program and how to start it.
+pub struct Program<'a> {
+    pub path: &'a Path,
+    /// nginx >= 1.19.5 takes `-e` (the error log before the configuration is read).
+    pub has_e_flag: bool,
+    /// Its environment beyond ours: an --openssl build's library path.
+    pub env: &'a [(&'a str, &'a Path)],
+}
+
 /// Starts nginx on the configuration in `dir` and waits until every port accepts and
 /// every worker runs. On failure, the reason from nginx's error log.
 pub fn start(
     guard: &Guard,
-    nginx: &Path,
+    nginx: &Program,
     dir: &Path,
     ports: &[u16],
     workers: usize,
     cpus: Option<&[usize]>,
-    has_e_flag: bool,
 ) -> Result<Running, String> {
     let logs = dir.join("logs");
     let _ = std::fs::remove_dir_all(&logs);
     std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(dir.join("error.log"));
     let _ = std::fs::remove_file(dir.join("nginx.pid"));
-    let mut cmd = Command::new(nginx);
+    let mut cmd = Command::new(nginx.path);
     cmd.arg("-p").arg(dir).arg("-c").arg(dir.join("nginx.conf"));
-    if has_e_flag {
+    if nginx.has_e_flag {
         cmd.arg("-e").arg(dir.join("error.log"));
     }
-    cmd.stdin(Stdio::null())
+    cmd.envs(nginx.env.iter().copied())
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let master = sys::spawn(guard, &mut cmd, "nginx", cpus)?;

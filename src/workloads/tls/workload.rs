@@ -45,7 +45,7 @@ fn exclusion(b: &Bench, p: &Point, kind: ExclusionKind, reason: String) -> Exclu
     });
     Exclusion {
         workload: crate::record::Workload::Tls,
-        implementation: "nginx".into(),
+        implementation: b.implementation(),
         kind,
         reason,
         point: point.as_object().cloned().unwrap_or_default(),
@@ -63,12 +63,20 @@ impl Workload for Tls {
         let mut b = Bench::build(&self.args, &mut self.inputs)?;
         // The cipher alone, on the same libcrypto, before any load.
         let tls_suites: Vec<_> = b.suites.iter().filter(|s| s.cipher.is_some()).collect();
-        let (alone, notes) = primitive::measure(&tls_suites, Duration::from_millis(150));
+        let libcrypto = b.build.as_ref().map(|x| x.libcrypto.clone());
+        let (alone, notes) = primitive::measure(
+            &tls_suites,
+            Duration::from_millis(150),
+            libcrypto.as_deref(),
+        );
         b.notes.extend(notes);
         self.alone = alone;
         if self.args.handshake {
-            let (h, notes) =
-                primitive::measure_handshake(self.args.cert, Duration::from_millis(300));
+            let (h, notes) = primitive::measure_handshake(
+                self.args.cert,
+                Duration::from_millis(300),
+                libcrypto.as_deref(),
+            );
             b.notes.extend(notes);
             self.handshake = h;
         }

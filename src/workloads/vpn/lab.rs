@@ -64,6 +64,31 @@ pub fn spawn_in_ns(
     err_log: Option<&Path>,
     name: &str,
 ) -> Result<Child, String> {
+    spawn_in_ns_env(guard, ns, argv, &[], log, err_log, name)
+}
+
+/// `spawn_in_ns` with environment variables, stdout and stderr both in `log` (an OpenSSL
+/// build's library path for OpenVPN).
+pub fn spawn_in_ns_with(
+    guard: &Guard,
+    ns: &str,
+    argv: &[&str],
+    env: &[(&str, &Path)],
+    log: &Path,
+    name: &str,
+) -> Result<Child, String> {
+    spawn_in_ns_env(guard, ns, argv, env, log, None, name)
+}
+
+fn spawn_in_ns_env(
+    guard: &Guard,
+    ns: &str,
+    argv: &[&str],
+    env: &[(&str, &Path)],
+    log: &Path,
+    err_log: Option<&Path>,
+    name: &str,
+) -> Result<Child, String> {
     let create =
         |p: &Path| File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()));
     let out = create(log)?;
@@ -74,7 +99,8 @@ pub fn spawn_in_ns(
             .map_err(|e| format!("cannot create {}: {e}", log.display()))?,
     };
     let mut cmd = in_ns(ns, argv);
-    cmd.stdin(Stdio::null())
+    cmd.envs(env.iter().copied())
+        .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err));
     crate::sys::spawn::spawn(guard, &mut cmd, name, Default::default())

@@ -67,6 +67,11 @@ pub struct VpnArgs {
     /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
     #[arg(long, value_name = "DIR")]
     pub profile_dir: Option<PathBuf>,
+    /// Run OpenVPN on the OpenSSL build installed in DIR (its lib*/libssl.so.N and
+    /// libcrypto.so.N, through LD_LIBRARY_PATH; e.g. what scripts/build-openssl prints).
+    /// Both ends are checked, from /proc/PID/maps, to have mapped that pair.
+    #[arg(long, value_name = "DIR")]
+    pub openssl: Option<PathBuf>,
 }
 
 pub const MAX_STREAMS: u32 = 128;

@@ -176,7 +176,10 @@ fn measure_with_server(
         schema: crate::record::SCHEMA,
         run_id: run_id.into(),
         workload: crate::record::Workload::Vpn,
-        implementation: tunnel.clone(),
+        implementation: match &tun.openssl_build {
+            Some(b) => crate::impls::openssl::build::on_build(&tunnel, &b.name),
+            None => tunnel.clone(),
+        },
         impl_version: tun.implementation.clone(),
         variant: None,
         label: vpn::label(&tunnel, &cipher, auth.as_deref()),
@@ -232,6 +235,7 @@ fn measure_with_server(
             system_busy_pct: busy_pct,
             iperf3_client_cpu_pct: outcome.client_cpu_pct,
             iperf3_server_cpu_pct: outcome.server_cpu_pct,
+            openssl_build: tun.openssl_build.clone(),
         },
     })
 }

@@ -90,6 +90,8 @@ pub struct Programs {
     pub openvpn: Option<PathBuf>,
     pub openvpn_version: String,
     pub openssl: Option<PathBuf>,
+    /// --openssl DIR: the build OpenVPN runs on.
+    pub openssl_build: Option<crate::impls::openssl::build::Build>,
 }
 
 /// A tunnel that is up. Dropping it stops its daemons and removes its links.
@@ -109,6 +111,8 @@ pub struct Tunnel {
     pub kernel: bool,
     /// What the daemons said they negotiated (OpenVPN's "Data Channel" line).
     pub negotiated: Option<String>,
+    /// --openssl DIR: the build both OpenVPN ends mapped (checked when it came up).
+    pub openssl_build: Option<crate::record::OpenSslBuild>,
     pub notes: Vec<String>,
 }
 
@@ -139,6 +143,7 @@ pub fn up(lab: &Lab, progs: &Programs, spec: &Spec) -> Result<Tunnel, LoadError>
         children: Vec::new(),
         kernel: false,
         negotiated: None,
+        openssl_build: None,
         notes: Vec::new(),
     };
     match spec {
@@ -493,7 +498,12 @@ fn openvpn(lab: &Lab, progs: &Programs, cipher: &str, mut t: Tunnel) -> Result<T
             ENDS[end],
             cipher.to_ascii_lowercase()
         ));
-        let child = lab::spawn_in_ns(&t.guard, &lab.ns[end], &argv, &log, None, "openvpn")
+        let env = progs
+            .openssl_build
+            .as_ref()
+            .map(|b| b.env())
+            .unwrap_or_default();
+        let child = lab::spawn_in_ns_with(&t.guard, &lab.ns[end], &argv, &env, &log, "openvpn")
             .map_err(failed)?;
         t.procs.push((ENDS[end].into(), child.id() as i32));
         t.children.push(child);
@@ -539,6 +549,17 @@ fn openvpn(lab: &Lab, progs: &Programs, cipher: &str, mut t: Tunnel) -> Result<T
             return Err(failed(format!(
                 "asked for data cipher {cipher}, OpenVPN negotiated {n}"
             )));
+        }
+    }
+    // On an --openssl build, both ends must have mapped it: otherwise the tunnel
+    // would be measured on another library.
+    if let Some(build) = &progs.openssl_build {
+        for (end, pid) in &t.procs {
+            t.openssl_build = Some(
+                build
+                    .check_maps(*pid, &format!("the {end} openvpn"))
+                    .map_err(failed)?,
+            );
         }
     }
     t.negotiated = negotiated;

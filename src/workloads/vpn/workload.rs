@@ -62,7 +62,16 @@ impl Vpn {
             super::parse_directions(args.direction.direction.as_deref().unwrap_or("up,down"))
                 .map_err(input)?;
         let wanted = super::parse_tunnels(&args.tunnels).map_err(input)?;
-        let (progs, found) = programs(&wanted)?;
+        let (mut progs, found) = programs(&wanted)?;
+        if let Some(dir) = &args.openssl {
+            if !wanted.contains(&Wanted::OpenVpn) {
+                return Err(Failure::Input(
+                    "--openssl runs OpenVPN on a build: add openvpn to --tunnels".into(),
+                ));
+            }
+            progs.openssl_build =
+                Some(crate::impls::openssl::build::Build::open(dir, true).map_err(Failure::Input)?);
+        }
         let mut ciphers = Vec::new();
         if let Some(ovpn) = &progs.openvpn {
             let supported = tools::openvpn_ciphers(ovpn).map_err(Failure::Runtime)?;
@@ -155,7 +164,12 @@ impl Vpn {
         });
         Exclusion {
             workload: crate::record::Workload::Vpn,
-            implementation: spec.tunnel().into(),
+            implementation: match (&self.progs.openssl_build, spec) {
+                (Some(b), Spec::OpenVpn { .. }) => {
+                    crate::impls::openssl::build::on_build(spec.tunnel(), &b.name())
+                }
+                _ => spec.tunnel().into(),
+            },
             kind: crate::record::ExclusionKind::Failed,
             reason,
             point: point.as_object().cloned().unwrap_or_default(),

@@ -1,0 +1,300 @@
+//! An OpenSSL build directory (`--openssl DIR`, e.g. what scripts/build-openssl prints):
+//! its libcrypto and libssl pair, checked before anything runs, and the check that a
+//! running process really mapped that pair (from /proc/PID/maps).
+
+use super::ffi::OPENSSL_VERSION;
+use super::OpenSsl;
+use crate::record::OpenSslBuild;
+use crate::units::shown_path;
+use std::path::{Path, PathBuf};
+
+/// The file scripts/build-openssl writes into each install dir: `version=`, `flags=`, ...
+const BUILD_INFO: &str = "cryptobench-build";
+
+const FIX: &str =
+    "give the install dir of an OpenSSL 3.x build (scripts/build-openssl VERSION prints it)";
+
+/// A build's libraries, found and checked.
+#[derive(Clone, Debug)]
+pub struct Build {
+    /// The directory as given, made absolute and canonical.
+    pub dir: PathBuf,
+    /// Where the libraries are (DIR/lib or DIR/lib64): the loader's search path.
+    pub lib_dir: PathBuf,
+    pub libcrypto: PathBuf,
+    /// `OpenSSL_version(OPENSSL_VERSION)` of the libcrypto, e.g. "OpenSSL 3.5.5 27 Jan 2026".
+    pub version: String,
+    /// The non-default build flags scripts/build-openssl recorded (e.g. "no-asm").
+    pub flags: Option<String>,
+}
+
+impl Build {
+    /// The build in `dir`: a libcrypto.so.N (and, with `need_libssl`, its libssl.so.N)
+    /// in DIR/lib or DIR/lib64, of this machine's architecture, that loads, and a libssl
+    /// of the same release series as the libcrypto. Errors are one line: the problem and
+    /// the fix.
+    pub fn open(dir: &Path, need_libssl: bool) -> Result<Build, String> {
+        let bad = |why: String| format!("--openssl {}: {why}: {FIX}", shown_path(dir));
+        if !dir.is_dir() {
+            return Err(bad("not a directory".into()));
+        }
+        let dir = dir
+            .canonicalize()
+            .map_err(|e| bad(format!("cannot resolve ({e})")))?;
+        let found = ["lib", "lib64"].iter().find_map(|l| {
+            let lib_dir = dir.join(l);
+            Some((lib_dir.clone(), versioned(&lib_dir, "libcrypto.so.")?))
+        });
+        let Some((lib_dir, libcrypto)) = found else {
+            return Err(bad("no libcrypto.so.N in its lib or lib64 directory".into()));
+        };
+        let libssl = versioned(&lib_dir, "libssl.so.");
+        if need_libssl && libssl.is_none() {
+            return Err(bad(format!(
+                "no libssl.so.N beside {}",
+                shown_path(&libcrypto)
+            )));
+        }
+        for lib in std::iter::once(&libcrypto).chain(libssl.as_ref()) {
+            check_machine(lib).map_err(&bad)?;
+        }
+        // The system libcrypto first: the loader hands a later dlopen("libcrypto.so.3")
+        // whatever object of that soname is loaded already, and the system one must stay
+        // the system one (the registry loads it first for the same reason).
+        let _ = OpenSsl::load_system();
+        let openssl = OpenSsl::load_path(&libcrypto)
+            .map_err(|e| format!("--openssl {}: {e}", shown_path(&dir)))?;
+        let version = openssl
+            .version_info(OPENSSL_VERSION)
+            .unwrap_or_else(|| format!("OpenSSL {:#x}", openssl.version_num()));
+        if let Some(ssl) = &libssl {
+            let (c, s) = (newest_node(&libcrypto), newest_node(ssl));
+            if let (Some(c), Some(s)) = (&c, &s) {
+                if series(c) != series(s) {
+                    return Err(bad(format!(
+                        "mismatched pair: {} is from OpenSSL {} but {} is from {}; a libssl needs the libcrypto of its own build",
+                        shown_path(ssl),
+                        series(s),
+                        shown_path(&libcrypto),
+                        series(c)
+                    )));
+                }
+            }
+        }
+        Ok(Build {
+            flags: flags_beside(&libcrypto),
+            dir,
+            lib_dir,
+            libcrypto,
+            version,
+        })
+    }
+
+    /// "openssl 3.5.5" or "openssl 3.5.5 no-asm": how labels name the build.
+    pub fn name(&self) -> String {
+        let number = crate::analyse::paths::short_version(&self.version);
+        match &self.flags {
+            Some(f) => format!("openssl {number} {f}"),
+            None => format!("openssl {number}"),
+        }
+    }
+
+    /// The loader's search path that makes a program load this build's pair.
+    pub fn env(&self) -> Vec<(&'static str, &Path)> {
+        vec![("LD_LIBRARY_PATH", &self.lib_dir)]
+    }
+
+    /// Checks, from /proc/PID/maps, that process `pid` (`what`, for messages) mapped this
+    /// build's libcrypto (and its libssl, when it mapped one) and no other: what it
+    /// mapped, for the record, or why the point must be refused.
+    pub fn check_maps(&self, pid: i32, what: &str) -> Result<OpenSslBuild, String> {
+        let maps = crate::sys::procfs::mapped_files(pid)
+            .map_err(|e| format!("{what} (pid {pid}): cannot read its maps: {e}"))?;
+        let mapped = |prefix: &str| -> Vec<&PathBuf> {
+            maps.iter()
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(prefix))
+                })
+                .collect()
+        };
+        let inside = |p: &Path| {
+            p.canonicalize()
+                .is_ok_and(|c| c.starts_with(&self.dir) || c.starts_with(&self.lib_dir))
+        };
+        let check = |prefix: &str, required: bool| -> Result<Option<PathBuf>, String> {
+            let libs = mapped(prefix);
+            if let Some(other) = libs.iter().find(|p| !inside(p)) {
+                return Err(format!(
+                    "{what} (pid {pid}) mapped {}, not the build in {}: the loader did not take --openssl's library (is {what} linked with an rpath, or setuid?)",
+                    shown_path(other),
+                    shown_path(&self.dir)
+                ));
+            }
+            match libs.first() {
+                Some(p) => Ok(Some((*p).clone())),
+                None if required => Err(format!(
+                    "{what} (pid {pid}) mapped no {prefix}*: it does not use OpenSSL's libcrypto"
+                )),
+                None => Ok(None),
+            }
+        };
+        let libcrypto = check("libcrypto.so", true)?.unwrap_or_default();
+        let libssl = check("libssl.so", false)?;
+        Ok(OpenSslBuild {
+            dir: self.dir.clone(),
+            libcrypto,
+            libssl,
+            version: self.version.clone(),
+            name: self.name(),
+        })
+    }
+}
+
+/// What records name as the implementation when `program` (nginx, openvpn) runs on the
+/// build named `build` ("openssl 3.5.5"): "nginx [openssl 3.5.5]".
+pub fn on_build(program: &str, build: &str) -> String {
+    format!("{program} [{build}]")
+}
+
+/// `prefix` + a version in `dir` (libcrypto.so.3, not the unversioned dev symlink).
+fn versioned(dir: &Path, prefix: &str) -> Option<PathBuf> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(prefix))
+                .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .collect();
+    names.sort();
+    names.into_iter().next()
+}
+
+/// ELF machine numbers (e_machine) by name, for messages.
+fn machine_name(m: u16) -> String {
+    match m {
+        3 => "i386".into(),
+        40 => "arm".into(),
+        62 => "x86_64".into(),
+        183 => "aarch64".into(),
+        243 => "riscv".into(),
+        other => format!("ELF machine {other}"),
+    }
+}
+
+/// (EI_CLASS, e_machine) of an ELF file; None when it is not one.
+fn elf_machine(path: &Path) -> Option<(u8, u16)> {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    if &head[..4] != b"\x7fELF" {
+        return None;
+    }
+    let machine = if head[5] == 2 {
+        u16::from_be_bytes([head[18], head[19]])
+    } else {
+        u16::from_le_bytes([head[18], head[19]])
+    };
+    Some((head[4], machine))
+}
+
+/// A library of another architecture cannot be loaded here: say which it is.
+fn check_machine(lib: &Path) -> Result<(), String> {
+    let Some(ours) = elf_machine(Path::new("/proc/self/exe")) else {
+        return Ok(());
+    };
+    match elf_machine(lib) {
+        None => Err(format!("{} is not an ELF library", shown_path(lib))),
+        Some(theirs) if theirs != ours => Err(format!(
+            "{} is built for {} ({}-bit), this machine runs {} ({}-bit)",
+            shown_path(lib),
+            machine_name(theirs.1),
+            if theirs.0 == 2 { 64 } else { 32 },
+            machine_name(ours.1),
+            if ours.0 == 2 { 64 } else { 32 },
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// The newest OpenSSL symbol-version node a library names ("OPENSSL_3.5.0"): libssl and
+/// libcrypto of one build share their release series (3.5), and a libssl names the
+/// libcrypto nodes it needs.
+fn newest_node(lib: &Path) -> Option<(u32, u32, u32)> {
+    let bytes = std::fs::read(lib).ok()?;
+    let needle = b"OPENSSL_";
+    let mut best = None;
+    let mut i = 0;
+    while let Some(at) = bytes[i..].windows(needle.len()).position(|w| w == needle) {
+        let start = i + at + needle.len();
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| !(b.is_ascii_digit() || b == b'.'))
+            .map_or(bytes.len(), |n| start + n);
+        let parts: Vec<u32> = std::str::from_utf8(&bytes[start..end])
+            .unwrap_or("")
+            .split('.')
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if let [a, b, c] = parts[..] {
+            best = best.max(Some((a, b, c)));
+        }
+        i = end.max(start);
+    }
+    best
+}
+
+/// "3.5" of a node (3, 5, 0).
+fn series(node: &(u32, u32, u32)) -> String {
+    format!("{}.{}", node.0, node.1)
+}
+
+/// The non-default flags of the build whose libcrypto is `libcrypto` (lib/../cryptobench-build,
+/// written by scripts/build-openssl): "no-asm", or None for the default build.
+pub(super) fn flags_beside(libcrypto: &Path) -> Option<String> {
+    let info = libcrypto.parent()?.parent()?.join(BUILD_INFO);
+    let text = std::fs::read_to_string(info).ok()?;
+    let flags = text.lines().find_map(|l| l.strip_prefix("flags="))?.trim();
+    let rest: Vec<&str> = flags.split_whitespace().filter(|f| *f != "asm").collect();
+    (!rest.is_empty()).then(|| rest.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_come_from_the_build_info_beside_the_library() {
+        let dir = std::env::temp_dir().join(format!("cryptobench-build-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("lib")).unwrap();
+        let lib = dir.join("lib/libcrypto.so.3");
+        assert_eq!(flags_beside(&lib), None);
+        std::fs::write(dir.join(BUILD_INFO), "version=3.5.5\nflags=asm\n").unwrap();
+        assert_eq!(flags_beside(&lib), None);
+        std::fs::write(dir.join(BUILD_INFO), "flags=no-asm\n").unwrap();
+        assert_eq!(flags_beside(&lib).as_deref(), Some("no-asm"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn short_versions_keep_a_builds_flags() {
+        use crate::analyse::paths::{short_version, BUILD_MARK};
+        let v = format!("OpenSSL 3.5.5 27 Jan 2026{BUILD_MARK}no-asm");
+        assert_eq!(short_version(&v), "3.5.5 no-asm");
+        assert_eq!(short_version("OpenSSL 3.0.19 27 Jan 2026"), "3.0.19");
+    }
+
+    #[test]
+    fn the_system_libcrypto_names_its_series() {
+        let lib = Path::new("/usr/lib/x86_64-linux-gnu/libcrypto.so.3");
+        if lib.exists() {
+            let n = newest_node(lib).unwrap();
+            assert_eq!(series(&n), "3.0");
+        }
+    }
+}

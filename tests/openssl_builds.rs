@@ -1,0 +1,339 @@
+//! OpenSSL built from source (scripts/build-openssl, cached under ~/.cache/cryptobench)
+//! under the real workloads: `speed --openssl` through the correctness gate, nginx and
+//! OpenVPN running on a build with /proc/PID/maps showing it, and the bad inputs refused.
+//!
+//! scripts/test builds 3.5 and 3.5 no-asm before `cargo test`; here they come from the
+//! cache (a cold build takes minutes). The tunnel test needs root (CI runs as root).
+
+mod common;
+
+use common::{cryptobench as run, stderr};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The install dir of `scripts/build-openssl 3.5 [flags]`; None (skip reported) when it
+/// cannot be built here.
+fn build(flags: &[&str]) -> Option<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-openssl");
+    let o = Command::new(script)
+        .arg("3.5")
+        .args(flags)
+        .output()
+        .expect("scripts/build-openssl runs");
+    if !o.status.success() {
+        common::skip(&format!(
+            "scripts/build-openssl 3.5 {flags:?} failed: {}",
+            stderr(&o).lines().last().unwrap_or("")
+        ));
+        return None;
+    }
+    Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+}
+
+fn found(program: &str) -> bool {
+    let yes = ["/usr/sbin", "/usr/bin", "/sbin"]
+        .iter()
+        .any(|d| Path::new(d).join(program).exists());
+    if !yes {
+        common::skip(&format!("{program} is not installed"));
+    }
+    yes
+}
+
+/// A fresh directory for a made-up build.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "cryptobench-openssl-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("lib")).unwrap();
+    d
+}
+
+/// A run that must be refused as bad input: exit 2 and one line naming the fix.
+fn refused(args: &[&str], says: &str) -> String {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line: {err}"
+    );
+    assert!(err.contains(says), "{args:?}: should say '{says}': {err}");
+    err
+}
+
+fn json(o: &Output, what: &str) -> Value {
+    assert!(o.status.success(), "{what} failed: {}", stderr(o));
+    serde_json::from_slice(&o.stdout).expect("--format json prints one JSON document")
+}
+
+/// The one record a successful run of `args` (with `--format json`) measured.
+fn one_record(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let o = run(&a);
+    let v = json(&o, &a.join(" "));
+    let recs = v["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 1, "{}", stderr(&o));
+    recs[0].clone()
+}
+
+/// One short `tls` point (AES-128-GCM, a 4 KiB file, 2 connections, 1 s) on `dir`.
+fn tls_point_args(dir: &Path) -> Vec<String> {
+    let d = dir.to_string_lossy();
+    [
+        "tls",
+        "--openssl",
+        &d,
+        "--suites",
+        "aes128gcm",
+        "--files",
+        "4k",
+    ]
+    .into_iter()
+    .chain(["--concurrency", "2", "--duration", "1"])
+    .map(String::from)
+    .collect()
+}
+
+/// The mapped libraries a record carries are files of the build in `dir`.
+fn check_mapped(r: &Value, dir: &Path, libssl: bool) {
+    let b = &r["openssl_build"];
+    let dir = dir.canonicalize().unwrap();
+    assert_eq!(b["dir"].as_str(), dir.to_str(), "{b}");
+    let inside = |v: &Value| {
+        let p = Path::new(v.as_str().unwrap_or_else(|| panic!("no path: {b}")));
+        p.canonicalize().unwrap().starts_with(&dir)
+    };
+    assert!(inside(&b["libcrypto"]), "{b}");
+    if libssl {
+        assert!(inside(&b["libssl"]), "{b}");
+    }
+    assert!(
+        b["version"].as_str().unwrap().starts_with("OpenSSL 3.5."),
+        "{b}"
+    );
+}
+
+#[test]
+fn speed_on_the_built_libraries_passes_the_gate_with_labels_naming_each_build() {
+    let (Some(asm), Some(no_asm)) = (build(&[]), build(&["--no-asm"])) else {
+        return;
+    };
+    let o = run(&[
+        "speed",
+        "--impl",
+        "openssl",
+        "--openssl",
+        asm.to_str().unwrap(),
+        "--openssl",
+        no_asm.to_str().unwrap(),
+        "--sizes",
+        "16,16k",
+        "--time",
+        "0.02",
+        "--format",
+        "json",
+    ]);
+    let v = json(&o, "speed --openssl");
+    let recs = v["records"].as_array().unwrap();
+    // The default symmetric set, every algorithm and direction on both builds: each
+    // passed the known answers and the round trip first (a failure is never timed).
+    for label in ["openssl 3.5.5", "openssl 3.5.5 no-asm"] {
+        let mine: Vec<&Value> = recs.iter().filter(|r| r["label"] == label).collect();
+        for alg in [
+            "aes-128-gcm",
+            "aes-256-gcm",
+            "chacha20-poly1305",
+            "aes-128-cbc",
+            "aes-256-ctr",
+            "sha256",
+            "sha512",
+            "hmac-sha256",
+        ] {
+            assert!(
+                mine.iter().any(|r| r["alg"] == alg),
+                "{label} {alg} not measured: {}",
+                stderr(&o)
+            );
+        }
+        assert!(mine.iter().all(|r| r["impl_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("OpenSSL 3.5.5")));
+    }
+    let excl = v["exclusions"].as_array().unwrap();
+    assert!(
+        !excl.iter().any(|e| e["kind"] == "refused"),
+        "no build may fail the gate: {excl:?}"
+    );
+}
+
+#[test]
+fn nginx_serves_a_point_on_the_build_and_maps_it() {
+    let Some(dir) = build(&[]) else { return };
+    if !found("nginx") || !found("wrk") {
+        return;
+    }
+    let args = tls_point_args(&dir);
+    let r = &one_record(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r["impl"], "nginx [openssl 3.5.5]");
+    assert_eq!(r["negotiated"], "TLSv1.3 TLS_AES_128_GCM_SHA256");
+    assert!(r["requests"].as_u64().unwrap() > 0);
+    // nginx itself says which library it runs with.
+    assert!(
+        r["impl_version"]
+            .as_str()
+            .unwrap()
+            .contains("running with OpenSSL 3.5.5"),
+        "{}",
+        r["impl_version"]
+    );
+    check_mapped(r, &dir, true);
+}
+
+#[test]
+fn a_build_dir_holding_the_system_libraries_is_refused_at_the_maps_check() {
+    if !found("nginx") || !found("wrk") {
+        return;
+    }
+    // Links to Debian's pair: the loader takes them, but nginx then maps Debian's
+    // files, not files of the directory, and the point must not be reported.
+    let dir = temp_dir("system");
+    let system = Path::new("/usr/lib/x86_64-linux-gnu");
+    if !system.join("libssl.so.3").exists() {
+        common::skip("no Debian libssl.so.3 in /usr/lib/x86_64-linux-gnu");
+        return;
+    }
+    for l in ["libssl.so.3", "libcrypto.so.3"] {
+        std::os::unix::fs::symlink(system.join(l), dir.join("lib").join(l)).unwrap();
+    }
+    let mut args = tls_point_args(&dir);
+    args.extend(["--format".into(), "json".into()]);
+    let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(1), "nothing measured: {}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["records"].as_array().unwrap().is_empty());
+    let excl = v["exclusions"].as_array().unwrap();
+    assert_eq!(excl.len(), 1, "{excl:?}");
+    let why = excl[0]["reason"].as_str().unwrap();
+    assert!(
+        why.contains("mapped /usr/lib/x86_64-linux-gnu/libcrypto.so.3, not the build"),
+        "{why}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn openvpn_runs_a_tunnel_on_the_no_asm_build_and_maps_it() {
+    if !common::is_root() {
+        common::skip("cryptobench vpn needs root (CI runs the tests as root)");
+        return;
+    }
+    let Some(dir) = build(&["--no-asm"]) else {
+        return;
+    };
+    if !found("openvpn") || !found("iperf3") {
+        return;
+    }
+    let d = dir.to_string_lossy();
+    let r = &one_record(&[
+        "vpn",
+        "--openssl",
+        &d,
+        "--tunnels",
+        "openvpn",
+        "--ciphers",
+        "AES-256-CBC",
+        "--streams",
+        "1",
+        "--directions",
+        "up",
+        "--duration",
+        "2",
+    ]);
+    assert_eq!(r["impl"], "openvpn [openssl 3.5.5 no-asm]");
+    assert_eq!(r["tunnel"], "openvpn");
+    assert_eq!(r["cipher"], "AES-256-CBC");
+    assert!(r["throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["tunnel_rx_bytes"].as_u64().unwrap() > 0, "{r}");
+    check_mapped(r, &dir, true);
+}
+
+#[test]
+fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
+    // No libraries at all.
+    let empty = temp_dir("empty");
+    let e = empty.to_str().unwrap();
+    refused(
+        &["speed", "--openssl", e, "--alg", "sha256"],
+        "no libcrypto.so.N in its lib or lib64 directory: give the install dir of an OpenSSL 3.x build (scripts/build-openssl VERSION prints it)",
+    );
+    refused(&["tls", "--openssl", e], "no libcrypto.so.N");
+    refused(
+        &[
+            "speed",
+            "--openssl",
+            "/nonexistent/openssl",
+            "--alg",
+            "sha256",
+        ],
+        "not a directory",
+    );
+    let _ = std::fs::remove_dir_all(&empty);
+
+    // A libssl of 3.5 beside Debian's 3.0 libcrypto.
+    let system_crypto = Path::new("/usr/lib/x86_64-linux-gnu/libcrypto.so.3");
+    match build(&[]) {
+        Some(dir) if system_crypto.exists() => {
+            let mixed = temp_dir("mixed");
+            let lib = mixed.join("lib");
+            std::os::unix::fs::symlink(dir.join("lib/libssl.so.3"), lib.join("libssl.so.3"))
+                .unwrap();
+            std::os::unix::fs::symlink(system_crypto, lib.join("libcrypto.so.3")).unwrap();
+            let m = mixed.to_str().unwrap();
+            let err = refused(
+                &["tls", "--openssl", m],
+                "a libssl needs the libcrypto of its own build",
+            );
+            assert!(
+                err.contains("is from OpenSSL 3.5 but") && err.contains("is from 3.0"),
+                "{err}"
+            );
+            let _ = std::fs::remove_dir_all(&mixed);
+        }
+        Some(_) => common::skip("no Debian libcrypto.so.3 to mismatch with"),
+        None => {}
+    }
+
+    // A libcrypto of another architecture: Debian's arm64 one, from the sysroot that
+    // scripts/deps/arm.sh unpacks.
+    let cache = std::env::var("CRYPTOBENCH_ARM_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/arm"));
+    let arm64 = cache.join("sysroot-arm64/usr/lib/aarch64-linux-gnu/libcrypto.so.3");
+    if arm64.exists() && cfg!(target_arch = "x86_64") {
+        let foreign = temp_dir("arm64");
+        std::os::unix::fs::symlink(&arm64, foreign.join("lib/libcrypto.so.3")).unwrap();
+        refused(
+            &[
+                "speed",
+                "--openssl",
+                foreign.to_str().unwrap(),
+                "--alg",
+                "sha256",
+            ],
+            "is built for aarch64 (64-bit), this machine runs x86_64 (64-bit)",
+        );
+        let _ = std::fs::remove_dir_all(&foreign);
+    } else {
+        common::skip(&format!(
+            "no arm64 libcrypto at {} (scripts/deps/arm.sh unpacks it)",
+            arm64.display()
+        ));
+    }
+}
