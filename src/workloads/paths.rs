@@ -54,12 +54,12 @@ pub struct Paths {
 /// Loads every implementation; `--test-corrupt` wraps the named one so that it flips a bit
 /// of every output (tests only).
 pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
-    #[allow(unused_mut)] // only the test-corrupt feature changes the list
     let mut libcrypto = args.libcrypto.clone();
     for dir in &args.openssl {
         let build = impls::openssl::build::Build::open(dir, false).map_err(Failure::Input)?;
         libcrypto.push(build.libcrypto);
     }
+    #[allow(unused_mut)] // only the test-corrupt feature changes the list
     let impls::Registry { mut found, missing } =
         impls::registry(&libcrypto, &args.variants).map_err(Failure::Input)?;
     #[cfg(feature = "test-corrupt")]
