@@ -1,6 +1,102 @@
 //! Shared by the integration tests: how a test that cannot run here says so.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_cryptobench");
+
+/// Runs the binary with `args`; its output, whatever the exit code.
+pub fn run(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+/// stdout and stderr as text.
+pub fn text(o: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A file of tests/fixtures.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A tiny real speed run of openssl and ring into `dir/name` (`args`: what to measure).
+pub fn speed_run(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let f = dir.join(name);
+    let o = std::process::Command::new(BIN)
+        .args(["speed", "--impl", "openssl,ring", "--time", "0.02"])
+        .args(args)
+        .arg("--output")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    f
+}
+
+/// A tiny real speed run with one and two threads and two paths.
+pub fn speed_file(dir: &Path) -> PathBuf {
+    let args = [
+        "--alg",
+        "aes-128-gcm",
+        "--sizes",
+        "16,1k,16k",
+        "--threads",
+        "1,2",
+    ];
+    speed_run(dir, "speed.jsonl", &args)
+}
+
+/// A fresh directory `name` under `under`.
+pub fn tempdir(under: &Path, name: &str) -> PathBuf {
+    let d = under.join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Significant digits of a number as written: "0.30000000000000004" has 17, "2000" 1.
+pub fn significant_digits(label: &str) -> usize {
+    let digits: String = label.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_start_matches('0');
+    if label.contains('.') {
+        digits.len()
+    } else {
+        digits.trim_end_matches('0').len()
+    }
+}
+
+/// The `<text>` elements of an SVG: (text-anchor, x, y, content).
+pub fn svg_texts(svg: &str) -> Vec<(String, f64, f64, String)> {
+    svg.split("<text ")
+        .skip(1)
+        .filter_map(|t| {
+            let attr = |name: &str| {
+                t.split(&format!(" {name}=\""))
+                    .nth(1)
+                    .or_else(|| t.strip_prefix(&format!("{name}=\"")))
+                    .and_then(|v| v.split('"').next())
+            };
+            let content = t.split('>').nth(1)?.split('<').next()?.trim().to_string();
+            Some((
+                attr("text-anchor").unwrap_or("start").to_string(),
+                attr("x")?.parse().ok()?,
+                attr("y")?.parse().ok()?,
+                content,
+            ))
+        })
+        .collect()
+}
+
 /// Call when a test cannot run on this machine, then `return`. Prints `SKIPPED: why`.
 /// Under `CRYPTOBENCH_REQUIRE_ALL=1` (CI) a skip is a failure, so that a green run proves
 /// that every test ran.
