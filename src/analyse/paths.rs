@@ -37,26 +37,7 @@ pub struct Analysis {
     pub crossovers: Vec<PathCrossover>,
 }
 
-/// "OpenSSL 3.0.19 27 Jan 2026" -> "3.0.19"; "OpenSSL 3.5.5 27 Jan 2026, build no-asm" ->
-/// "3.5.5 no-asm".
-pub fn short_version(v: &str) -> String {
-    let (v, flags) = match v.split_once(BUILD_MARK) {
-        Some((v, f)) => (v, Some(f)),
-        None => (v, None),
-    };
-    let number = v
-        .split_whitespace()
-        .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .unwrap_or(v);
-    match flags {
-        Some(f) => format!("{number} {f}"),
-        None => number.to_string(),
-    }
-}
-
-/// Between a library's version and its build flags ("OpenSSL 3.5.5 27 Jan 2026, build
-/// no-asm"): the short version keeps the flags ("3.5.5 no-asm").
-pub const BUILD_MARK: &str = ", build ";
+pub use crate::units::short_version;
 
 /// The label of a path: the name, the short version when builds of different versions
 /// of one library are measured together, and the variant. Implementations (before a run)

@@ -171,24 +171,7 @@ mod nullable_f64 {
     }
 }
 
-/// A point that was not measured, and why: any workload. The point's identity (speed:
-/// `alg`, `size`; tls: `suite`, `content`, `file_size`, `concurrency`; vpn: `tunnel`,
-/// `load`) is flattened in.
-/// The OpenSSL build a server or tunnel ran on (`--openssl DIR` of tls and vpn), as the
-/// running process mapped it (/proc/PID/maps): a point is kept only when both libraries
-/// it mapped are inside `dir`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct OpenSslBuild {
-    /// The build's directory, canonical.
-    pub dir: std::path::PathBuf,
-    /// The libcrypto (and libssl, when the program uses one) the process mapped.
-    pub libcrypto: std::path::PathBuf,
-    pub libssl: Option<std::path::PathBuf>,
-    /// `OpenSSL_version()` of the libcrypto, e.g. "OpenSSL 3.5.5 27 Jan 2026".
-    pub version: String,
-    /// How labels name it: "openssl 3.5.5", "openssl 3.5.5 no-asm".
-    pub name: String,
-}
+pub use crate::impls::openssl::build::OpenSslBuild;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Exclusion {

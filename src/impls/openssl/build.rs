@@ -4,8 +4,8 @@
 
 use super::ffi::OPENSSL_VERSION;
 use super::OpenSsl;
-use crate::record::OpenSslBuild;
 use crate::units::shown_path;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The file scripts/build-openssl writes into each install dir: `version=`, `flags=`, ...
@@ -92,7 +92,7 @@ impl Build {
 
     /// "openssl 3.5.5" or "openssl 3.5.5 no-asm": how labels name the build.
     pub fn name(&self) -> String {
-        let number = crate::analyse::paths::short_version(&self.version);
+        let number = crate::units::short_version(&self.version);
         match &self.flags {
             Some(f) => format!("openssl {number} {f}"),
             None => format!("openssl {number}"),
@@ -264,6 +264,25 @@ pub(super) fn flags_beside(libcrypto: &Path) -> Option<String> {
     (!rest.is_empty()).then(|| rest.join(" "))
 }
 
+/// A point that was not measured, and why: any workload. The point's identity (speed:
+/// `alg`, `size`; tls: `suite`, `content`, `file_size`, `concurrency`; vpn: `tunnel`,
+/// `load`) is flattened in.
+/// The OpenSSL build a server or tunnel ran on (`--openssl DIR` of tls and vpn), as the
+/// running process mapped it (/proc/PID/maps): a point is kept only when both libraries
+/// it mapped are inside `dir`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OpenSslBuild {
+    /// The build's directory, canonical.
+    pub dir: std::path::PathBuf,
+    /// The libcrypto (and libssl, when the program uses one) the process mapped.
+    pub libcrypto: std::path::PathBuf,
+    pub libssl: Option<std::path::PathBuf>,
+    /// `OpenSSL_version()` of the libcrypto, e.g. "OpenSSL 3.5.5 27 Jan 2026".
+    pub version: String,
+    /// How labels name it: "openssl 3.5.5", "openssl 3.5.5 no-asm".
+    pub name: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,7 +302,7 @@ mod tests {
 
     #[test]
     fn short_versions_keep_a_builds_flags() {
-        use crate::analyse::paths::{short_version, BUILD_MARK};
+        use crate::units::{short_version, BUILD_MARK};
         let v = format!("OpenSSL 3.5.5 27 Jan 2026{BUILD_MARK}no-asm");
         assert_eq!(short_version(&v), "3.5.5 no-asm");
         assert_eq!(short_version("OpenSSL 3.0.19 27 Jan 2026"), "3.0.19");

@@ -169,7 +169,7 @@ impl Implementation for OpenSsl {
         // A build's flags ride on its version, so that labels and records name the
         // build apart from the default one of the same release (see short_version).
         match &self.api.build_flags {
-            Some(f) => format!("{v}{}{f}", crate::analyse::paths::BUILD_MARK),
+            Some(f) => format!("{v}{}{f}", crate::units::BUILD_MARK),
             None => v,
         }
     }
