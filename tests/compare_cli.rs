@@ -180,7 +180,7 @@ fn compare_pairs_points_gates_on_regressions_and_refuses_bad_input() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 23, defect 12: `--a` and `--b` each pick their own side; a missing label is
+/// `--a` and `--b` each pick their own side; a missing label is
 /// blamed on the flag and file that named it; two tls suites of one file compare by
 /// their labels (the suites).
 #[test]

@@ -1,4 +1,4 @@
-//! The hostile-user defects of the reliability issue, one check each: each failed on the
+//! Hostile-user defects, one check each: each failed on the
 //! main of that day and must keep passing.
 
 mod common;
@@ -347,7 +347,7 @@ fn d12_escapes_and_invalid_records_and_sighup() {
     assert_eq!(st.code(), Some(129));
 }
 
-/// Issue 23, defect 8: a run without its end line (what SIGKILL leaves: every line up to
+/// A run without its end line (what SIGKILL leaves: every line up to
 /// the last finished point, no `end`) is headed UNFINISHED in every format that has room
 /// for a heading, and said on stderr in JSON and CSV.
 #[test]
@@ -390,7 +390,7 @@ fn r8_a_killed_run_is_headed_unfinished_in_every_format() {
     let _ = std::fs::remove_file(done);
 }
 
-/// Issue 23, defect 3: a crossover is claimed only inside the sizes both paths were
+/// A crossover is claimed only inside the sizes both paths were
 /// measured at, and a fit of two sizes claims no interval. Whatever the speeds here.
 #[test]
 fn r3_no_crossover_is_claimed_beyond_the_measured_sizes() {
@@ -437,7 +437,7 @@ fn r3_no_crossover_is_claimed_beyond_the_measured_sizes() {
     }
 }
 
-/// Issue 23, defect 16: what a SIGKILLed tls run leaves (its temp dir with nginx.conf and
+/// What a SIGKILLed tls run leaves (its temp dir with nginx.conf and
 /// key.pem) is removed by `cryptobench cleanup` and at the start of the next run of any
 /// workload; a live run's dir is left alone.
 #[test]

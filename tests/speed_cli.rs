@@ -507,7 +507,7 @@ fn interrupted_run_keeps_its_finished_points() {
         stdout.iter().any(|l| l.contains("Interrupted")),
         "{stdout:?}"
     );
-    // The end line lists what was never reached, each with its identity (issue 23, 15).
+    // The end line lists what was never reached, each with its identity.
     let end = lines
         .iter()
         .find(|l| l["kind"] == "end")

@@ -676,7 +676,7 @@ fn importing_a_file_without_runs_is_bad_input() {
     assert!(!db.exists(), "nothing was imported, so no store was made");
 }
 
-/// Issue 23, defect 13: the listing writes table, json or markdown; any other format is
+/// The listing writes table, json or markdown; any other format is
 /// refused in one line (exit 2), not printed as a table.
 #[test]
 fn history_refuses_formats_it_cannot_write() {

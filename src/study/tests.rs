@@ -114,7 +114,7 @@ fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
     }
 }
 
-/// Issue 23, defect 4: an interrupted study heads every format "INTERRUPTED: steps not
+/// An interrupted study heads every format "INTERRUPTED: steps not
 /// run: ..." and draws no conclusion from the part that ran.
 #[test]
 fn an_interrupted_study_says_so_and_concludes_nothing() {

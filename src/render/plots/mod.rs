@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn a_log_axis_of_cpu_seconds_is_labelled_where_its_points_are() {
-        // The figure: points at 0.2-0.5 s/GB had labels only from 1 to 10.
+        // Points at 0.2-0.5 s/GB once sat below an axis labelled only from 1 to 10.
         let cpu = [0.21, 0.33, 0.48];
         assert_eq!(
             spanning(&Axis::log(cpu.into_iter()), &cpu),

@@ -566,7 +566,7 @@ mod tests {
 
     #[test]
     fn a_ratio_is_claimed_only_where_the_intervals_are_apart() {
-        // The headline: 1563 against 1561 MB/s inside each other's noise.
+        // A headline once read "1.0x faster" for 1563 against 1561 MB/s, inside the noise.
         let ring = path("ring", 1563.0, Some([1540.0, 1580.0]));
         let openssl = path("openssl", 1561.0, Some([1545.0, 1575.0]));
         let s = versus(&ring, &openssl, "hashes", "sha256", "16k");
