@@ -2,7 +2,8 @@
 //! readable offline and printable. Per run: its environment, status and notes beside
 //! the figures (each with a "what this shows" line) and the workload's tables.
 
-use super::model::{clean, Block, Table};
+pub use super::model::esc;
+use super::model::{Block, Table};
 use super::plots::Figure;
 use crate::record::read::Run;
 use std::fmt::Write;
@@ -24,21 +25,6 @@ ul.lines{font-size:.85em;white-space:pre-wrap;padding-left:1.2em}
 .warn{color:#a00;font-weight:bold}
 @media print{.run{display:block}.env{page-break-inside:avoid}}
 ";
-
-/// Text for HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in clean(s).chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// The page around `body`.
 pub fn page(title: &str, body: &str) -> String {

@@ -140,22 +140,31 @@ fn terminal_table(out: &mut String, t: &Table) {
     }
 }
 
+/// Text for HTML content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in clean(s).chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Text as Markdown shows it literally: HTML's `&`, `<` and `>` as entities (a renderer
 /// would pass raw HTML through) and Markdown's own metacharacters backslash-escaped.
 fn md_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in clean(s).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            // Not `_`: GFM never reads an intraword underscore (TLS_AES_128) as emphasis.
-            '\\' | '`' | '*' | '[' | ']' | '|' => {
-                out.push('\\');
-                out.push(c);
-            }
-            _ => out.push(c),
+    for c in esc(s).chars() {
+        // Not `_`: GFM never reads an intraword underscore (TLS_AES_128) as emphasis.
+        if matches!(c, '\\' | '`' | '*' | '[' | ']' | '|') {
+            out.push('\\');
         }
+        out.push(c);
     }
     out
 }
