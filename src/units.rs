@@ -48,25 +48,9 @@ pub fn counts(
     range: std::ops::RangeInclusive<u64>,
     example: &str,
 ) -> Result<Vec<u64>, String> {
-    let mut out = Vec::new();
-    for item in items(list, flag, example)? {
-        let n = item
-            .parse::<i128>()
-            .ok()
-            .filter(|n| *n >= *range.start() as i128 && *n <= *range.end() as i128)
-            .ok_or_else(|| {
-                format!(
-                    "invalid {flag} '{}': give whole numbers from {} to {}, e.g. {flag} {example}",
-                    shown(item),
-                    range.start(),
-                    range.end()
-                )
-            })?;
-        out.push(n as u64);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    let wanted = format!("whole numbers from {} to {}", range.start(), range.end());
+    let whole = |item: &str| item.parse::<u64>().ok();
+    sorted_list(list, flag, &range, example, &wanted, whole)
 }
 
 /// One byte count with an optional binary unit: 16, 1k, 1350, 64k, 1m, 1g (also kb, kib).
@@ -92,14 +76,30 @@ pub fn byte_list(
     range: std::ops::RangeInclusive<u64>,
     example: &str,
 ) -> Result<Vec<u64>, String> {
+    let wanted = format!(
+        "bytes from {} to {} with an optional k, m or g suffix (binary)",
+        size_label(*range.start()),
+        size_label(*range.end())
+    );
+    sorted_list(list, flag, &range, example, &wanted, bytes)
+}
+
+/// The items of a comma list parsed by `parse` and kept in `range`, deduplicated and
+/// sorted; an item that is not is named with what to give instead (`wanted`).
+fn sorted_list(
+    list: &str,
+    flag: &str,
+    range: &std::ops::RangeInclusive<u64>,
+    example: &str,
+    wanted: &str,
+    parse: impl Fn(&str) -> Option<u64>,
+) -> Result<Vec<u64>, String> {
     let mut out = Vec::new();
     for item in items(list, flag, example)? {
-        let n = bytes(item).filter(|n| range.contains(n)).ok_or_else(|| {
+        let n = parse(item).filter(|n| range.contains(n)).ok_or_else(|| {
             format!(
-                "invalid {flag} '{}': give bytes from {} to {} with an optional k, m or g suffix (binary), e.g. {flag} {example}",
-                shown(item),
-                size_label(*range.start()),
-                size_label(*range.end()),
+                "invalid {flag} '{}': give {wanted}, e.g. {flag} {example}",
+                shown(item)
             )
         })?;
         out.push(n);
