@@ -32,15 +32,17 @@ pub fn render_options(crossover: Option<(String, String)>) -> Options {
 
 /// `cryptobench cleanup`: every workload's leftovers whose run is gone.
 pub fn cleanup() -> i32 {
-    let mut lines = crate::sys::guard::remove_orphan_temp_dirs();
-    if vpn::privileged() {
-        lines.extend(vpn::cleanup::run_cleanup());
+    // vpn's cleanup removes every workload's temp dirs too.
+    let mut lines = if vpn::privileged() {
+        vpn::cleanup::run_cleanup()
     } else {
-        lines.push(
+        let mut l = crate::sys::guard::remove_orphan_temp_dirs();
+        l.push(
             "vpn's namespaces and links need root: run `cryptobench cleanup` as root to check them"
                 .into(),
         );
-    }
+        l
+    };
     if lines.is_empty() {
         lines.push("nothing left behind".into());
     }

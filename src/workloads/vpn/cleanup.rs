@@ -177,7 +177,7 @@ pub fn run_cleanup() -> Vec<String> {
         }
     }
 
-    // wireguard-go sockets and our temp dirs.
+    // wireguard-go sockets.
     let mut files: Vec<PathBuf> = Vec::new();
     if let Ok(dir) = fs::read_dir("/var/run/wireguard") {
         for e in dir.flatten() {
@@ -185,18 +185,6 @@ pub fn run_cleanup() -> Vec<String> {
             if let Some(owner) = owner_of_if_name(name.trim_end_matches(".sock")) {
                 if running(owner) {
                     kept.push(format!("socket {name} (run {owner} is still going)"));
-                } else {
-                    files.push(e.path());
-                }
-            }
-        }
-    }
-    if let Ok(dir) = fs::read_dir(std::env::temp_dir()) {
-        for e in dir.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if let Some(owner) = owner_of_long_name(&name) {
-                if running(owner) {
-                    kept.push(format!("temp dir {name} (run {owner} is still going)"));
                 } else {
                     files.push(e.path());
                 }
@@ -215,6 +203,8 @@ pub fn run_cleanup() -> Vec<String> {
         }
     }
 
+    // Temp dirs: the one rule every workload's leftovers go by.
+    report.extend(crate::sys::guard::remove_orphan_temp_dirs());
     if report.is_empty() {
         report.push("no leftovers of cryptobench vpn found".into());
     }
