@@ -50,11 +50,3 @@ impl CommonArgs {
         crate::store::StoreUrl::choose(self.store.as_deref(), self.no_store)
     }
 }
-
-/// `--direction`, spelled `--directions` before (kept as a hidden alias).
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct DirectionArg {
-    /// Directions, comma-separated [speed: enc,dec; vpn: up,down].
-    #[arg(long = "direction", alias = "directions", value_name = "LIST")]
-    pub direction: Option<String>,
-}

@@ -18,11 +18,11 @@ pub struct Plan {
     /// Expected seconds in all (for the progress bar and the opening line).
     pub seconds: f64,
     /// Per implementation measured: impl, label, version, variant, details.
-    pub libraries: Vec<Value>,
+    pub libraries: Vec<crate::record::Library>,
     /// Implementations that could not be loaded, with the reason.
-    pub unavailable: Vec<Value>,
+    pub unavailable: Vec<crate::record::Unavailable>,
     /// The run's settings, recorded in the environment.
-    pub settings: Value,
+    pub settings: crate::record::WorkloadSettings,
     /// What is known not to be measured before the run starts.
     pub exclusions: Vec<Exclusion>,
 }

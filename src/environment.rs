@@ -1,7 +1,7 @@
 //! What the machine is: captured once per run, written before the first record.
 
-use crate::record::{Environment, SCHEMA};
-use serde_json::{json, Value};
+use crate::record::environment::{Cpu, Frequency, FrequencySource};
+use crate::record::{Environment, Library, Settings, Unavailable, WorkloadSettings, SCHEMA};
 use std::fs;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -35,17 +35,16 @@ pub fn crypto_flag_names() -> Vec<&'static str> {
     }
 }
 
-pub fn cpu() -> Value {
+pub fn cpu() -> Cpu {
     let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     // On ARM the kernel's HWCAP words say what user space may use; /proc/cpuinfo may be
     // another machine's (qemu-user passes the host's through).
     let arm = arm::this_cpu(&info);
-    let flags: Vec<String> = match &arm {
-        Some(a) => a["features"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter(|(_, on)| on.as_bool() == Some(true))
+    let crypto_flags: Vec<String> = match &arm {
+        Some(a) => a
+            .features
+            .iter()
+            .filter(|(_, on)| **on)
             .map(|(f, _)| f.clone())
             .collect(),
         None => crate::sys::cpu::cpuinfo_field(&info, &["flags"])
@@ -56,23 +55,20 @@ pub fn cpu() -> Value {
             .collect(),
     };
     let model = match &arm {
-        Some(a) => a["model"].as_str().map(str::to_string),
+        Some(a) => a.model.clone(),
         None => crate::sys::cpu::cpuinfo_field(&info, &["model name", "Model", "Hardware"]),
     };
-    let mut v = json!({
-        "arch": std::env::consts::ARCH,
-        "model": model,
-        "logical_cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        "crypto_flags": flags,
-        "tsc_hz": crate::sys::clock::tsc_hz(),
-    });
-    if let Some(a) = arm {
-        v["arm"] = a;
+    Cpu {
+        arch: std::env::consts::ARCH.into(),
+        model,
+        logical_cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u64)
+            .unwrap_or(1),
+        crypto_flags,
+        tsc_hz: crate::sys::clock::tsc_hz(),
+        arm,
+        emulated_by: emulation(&info),
     }
-    if let Some(why) = emulation(&info) {
-        v["emulated_by"] = json!(why);
-    }
-    v
 }
 
 /// What to tell a reader of numbers measured under emulation.
@@ -112,7 +108,7 @@ fn qemu_mapping(maps: &str) -> Option<&str> {
 }
 
 /// Frequency facts: the governor and where (if anywhere) a live clock reading comes from.
-pub fn frequency() -> Value {
+pub fn frequency() -> Frequency {
     let gov = fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
         .ok()
         .map(|s| s.trim().to_string());
@@ -125,12 +121,17 @@ pub fn frequency() -> Value {
     // The live clock source of every speed point, or why there is none (said once here;
     // each record then has "clock": null).
     let source = match crate::sys::clock::detect() {
-        Ok(s) => serde_json::to_value(s).unwrap_or_default(),
-        Err(why) => json!(format!(
+        Ok(s) => FrequencySource::Live(*s),
+        Err(why) => FrequencySource::None(format!(
             "none: {why}; /proc/cpuinfo MHz is the nominal clock"
         )),
     };
-    json!({ "governor": gov, "cpufreq_khz": cur, "cpuinfo_mhz": mhz, "source": source })
+    Frequency {
+        governor: gov,
+        cpufreq_khz: cur,
+        cpuinfo_mhz: mhz,
+        source,
+    }
 }
 
 fn kernel() -> String {
@@ -139,7 +140,11 @@ fn kernel() -> String {
     format!("{} {}", rel.trim(), ver.trim())
 }
 
-pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) -> Environment {
+pub fn capture(
+    libraries: Vec<Library>,
+    unavailable: Vec<Unavailable>,
+    settings: WorkloadSettings,
+) -> Environment {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -158,13 +163,16 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
             .unwrap_or_default()
             .trim()
             .into(),
-        machine_id: crate::store::machine_id(cpu["model"].as_str().unwrap_or("")),
+        machine_id: crate::store::machine_id(cpu.model.as_deref().unwrap_or("")),
         kernel: kernel(),
         cpu,
         frequency: frequency(),
         libraries,
         unavailable,
-        settings,
+        settings: Settings {
+            workload: settings,
+            study_neighbour: false,
+        },
         emulated: emulation(&fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).is_some(),
         kernel_crypto: std::sync::Arc::new(crate::kernel::facts()),
     }

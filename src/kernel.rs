@@ -2,12 +2,13 @@
 //! AF_ALG and /dev/crypto can be used, with the reason when they cannot.
 
 use crate::sys::errno;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Read;
 
 /// One entry of /proc/crypto.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct CryptoEntry {
     pub name: String,
     pub driver: String,
@@ -152,7 +153,8 @@ pub const AF_ALG_TYPES: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Usable {
     pub usable: bool,
     pub reason: String,
@@ -267,44 +269,64 @@ pub fn cryptodev_status() -> Usable {
     }
 }
 
-/// /proc/crypto grouped by algorithm name: every driver with its priority, and the one
-/// the kernel picks.
-fn proc_crypto_by_name(entries: &[CryptoEntry]) -> serde_json::Value {
+/// What the kernel offers for crypto: each AF_ALG socket type, /dev/crypto, and
+/// /proc/crypto grouped by algorithm name (part of every run's environment).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct KernelFacts {
+    pub release: String,
+    pub config_source: Option<String>,
+    pub af_alg: std::collections::BTreeMap<String, Usable>,
+    pub cryptodev: Usable,
+    pub proc_crypto: Vec<ProcCryptoName>,
+}
+
+/// One algorithm name of /proc/crypto: every driver, by priority, and the one the kernel
+/// picks.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ProcCryptoName {
+    pub name: String,
+    pub chosen: Option<String>,
+    pub drivers: Vec<CryptoEntry>,
+}
+
+fn proc_crypto_by_name(entries: &[CryptoEntry]) -> Vec<ProcCryptoName> {
     let mut names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    serde_json::Value::Array(
-        names
-            .into_iter()
-            .map(|name| {
-                let mut drivers: Vec<&CryptoEntry> =
-                    entries.iter().filter(|e| e.name == name).collect();
-                drivers.sort_by_key(|e| std::cmp::Reverse(e.priority));
-                serde_json::json!({
-                    "name": name,
-                    "chosen": chosen_driver(entries, name).map(|e| e.driver.clone()),
-                    "drivers": drivers,
-                })
-            })
-            .collect(),
-    )
+    names
+        .into_iter()
+        .map(|name| {
+            let mut drivers: Vec<CryptoEntry> =
+                entries.iter().filter(|e| e.name == name).cloned().collect();
+            drivers.sort_by_key(|e| std::cmp::Reverse(e.priority));
+            ProcCryptoName {
+                name: name.into(),
+                chosen: chosen_driver(entries, name).map(|e| e.driver.clone()),
+                drivers,
+            }
+        })
+        .collect()
 }
 
 /// The kernel part: AF_ALG per socket type, /dev/crypto, /proc/crypto.
-pub fn facts() -> serde_json::Value {
+pub fn facts() -> KernelFacts {
     let config = KernelConfig::read();
-    let af_alg: std::collections::BTreeMap<&str, Usable> = AF_ALG_TYPES
+    let af_alg = AF_ALG_TYPES
         .iter()
-        .map(|(kind, ..)| (*kind, af_alg_status(kind, &config)))
+        .map(|(kind, ..)| (kind.to_string(), af_alg_status(kind, &config)))
         .collect();
-    let entries = proc_crypto();
-    serde_json::json!({
-        "release": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
-        "config_source": config.source,
-        "af_alg": af_alg,
-        "cryptodev": cryptodev_status(),
-        "proc_crypto": proc_crypto_by_name(&entries),
-    })
+    KernelFacts {
+        release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .into(),
+        config_source: config.source.clone(),
+        af_alg,
+        cryptodev: cryptodev_status(),
+        proc_crypto: proc_crypto_by_name(&proc_crypto()),
+    }
 }
 
 #[cfg(test)]

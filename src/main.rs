@@ -11,7 +11,6 @@ mod impls;
 mod kat;
 mod kernel;
 mod measure;
-mod plan;
 mod profile;
 mod record;
 mod render;

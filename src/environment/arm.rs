@@ -3,7 +3,7 @@
 //! Features line of /proc/cpuinfo beside them, and the CPU model from the MIDR
 //! implementer and part. The parsers take text so that they are tested on any host.
 
-use serde_json::{json, Value};
+use crate::record::environment::{ArmCpu, MidrField};
 use std::collections::BTreeMap;
 
 /// The instruction sets a 32-bit or a 64-bit ARM kernel reports in its own words.
@@ -234,7 +234,7 @@ pub fn describe(
     hwcap2: u64,
     midr_register: Option<u64>,
     cpuinfo: &str,
-) -> Value {
+) -> ArmCpu {
     let features = arch.features_from_hwcap(hwcap, hwcap2);
     let from_cpuinfo = cpuinfo_features(cpuinfo);
     // Features the two sources disagree on (an old kernel names fewer, or the cpuinfo
@@ -257,25 +257,28 @@ pub fn describe(
             "/proc/cpuinfo CPU implementer and part",
         ),
     };
-    json!({
-        "features": features,
-        "hwcap": format!("{hwcap:#x}"),
-        "hwcap2": format!("{hwcap2:#x}"),
-        "cpuinfo_features": from_cpuinfo,
-        "features_disagreeing_with_cpuinfo": disagree,
-        "midr": midr.map(|m| json!({
-            "implementer": format!("{:#04x}", m.implementer),
-            "part": format!("{:#05x}", m.part),
-            "variant": m.variant,
-            "revision": m.revision,
-            "source": midr_source,
-        })),
-        "model": midr.map(|m| m.model()),
-    })
+    ArmCpu {
+        features: features
+            .iter()
+            .map(|(n, on)| (n.to_string(), *on))
+            .collect(),
+        hwcap: format!("{hwcap:#x}"),
+        hwcap2: format!("{hwcap2:#x}"),
+        cpuinfo_features: from_cpuinfo,
+        features_disagreeing_with_cpuinfo: disagree.iter().map(|f| f.to_string()).collect(),
+        midr: midr.map(|m| MidrField {
+            implementer: format!("{:#04x}", m.implementer),
+            part: format!("{:#05x}", m.part),
+            variant: m.variant,
+            revision: m.revision,
+            source: midr_source.into(),
+        }),
+        model: midr.map(|m| m.model()),
+    }
 }
 
 /// This process's CPU, when the build is for ARM.
-pub fn this_cpu(cpuinfo: &str) -> Option<Value> {
+pub fn this_cpu(cpuinfo: &str) -> Option<ArmCpu> {
     let arch = ArmArch::of_build()?;
     let (hwcap, hwcap2) = hwcaps();
     Some(describe(arch, hwcap, hwcap2, midr_register(hwcap), cpuinfo))

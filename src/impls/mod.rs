@@ -200,7 +200,8 @@ pub trait Implementation: Send + Sync {
 }
 
 /// An implementation that could not be loaded, and why.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Unavailable {
     pub name: String,
     pub reason: String,

@@ -1,11 +1,13 @@
 //! The Record: one self-describing measured point, and the run's Environment.
 //! Both are written as JSON Lines as soon as they exist; see docs/records.md.
 
+pub mod environment;
 pub mod identity;
 pub mod speed;
 pub mod tls;
 pub mod vpn;
 
+pub use environment::{Environment, Library, Settings, Unavailable, WorkloadSettings};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -196,45 +198,11 @@ pub struct RunEnd {
     /// Records the run wrote.
     pub points: usize,
     pub exclusions: Vec<Exclusion>,
-    pub unavailable: Vec<serde_json::Value>,
+    pub unavailable: Vec<Unavailable>,
     /// What the workload's analysis needs beyond the records (tls: each suite's cipher
     /// timed in-process), so that `report` computes the same analysis as the run did.
     #[serde(default)]
     pub analysis_inputs: serde_json::Value,
-}
-
-/// Captured once per run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Environment {
-    #[serde(default = "environment_kind")]
-    pub kind: LineKind,
-    pub schema: u32,
-    pub run_id: String,
-    pub cryptobench_version: String,
-    pub started_unix: u64,
-    pub command_line: Vec<String>,
-    pub hostname: String,
-    /// The machine, stable across runs: /etc/machine-id and the CPU model, hashed.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub machine_id: String,
-    pub kernel: String,
-    pub cpu: serde_json::Value,
-    pub frequency: serde_json::Value,
-    pub libraries: Vec<serde_json::Value>,
-    pub unavailable: Vec<serde_json::Value>,
-    pub settings: serde_json::Value,
-    /// What `cryptobench probe` reports about the kernel's crypto paths: most of an
-    /// environment's size, and the same in every run on one machine, so shared (`read`
-    /// keeps one copy per distinct value).
-    #[serde(default)]
-    pub kernel_crypto: std::sync::Arc<serde_json::Value>,
-    /// True under qemu-user: the CPU is emulated and the numbers are not performance.
-    #[serde(default)]
-    pub emulated: bool,
-}
-
-fn environment_kind() -> LineKind {
-    LineKind::Environment
 }
 
 /// Appends JSON Lines to a file and flushes each line, so that an interrupted run keeps

@@ -74,7 +74,7 @@ pub struct Loaded {
     pub skipped: Vec<SkippedLine>,
     /// Distinct `kernel_crypto` values seen: runs on one machine share one copy, so that
     /// memory grows with machines, not with runs.
-    pub shared_kernel_crypto: Vec<std::sync::Arc<Value>>,
+    pub shared_kernel_crypto: Vec<std::sync::Arc<crate::kernel::KernelFacts>>,
 }
 
 /// The points of each run seen so far. A record repeating one (a run's lines read twice:

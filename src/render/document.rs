@@ -23,7 +23,7 @@ pub struct RunView<'a, D> {
     pub run: &'a Run,
     pub records: Vec<&'a Record<D>>,
     pub exclusions: Vec<&'a Exclusion>,
-    pub unavailable: &'a [Value],
+    pub unavailable: &'a [crate::record::Unavailable],
 }
 
 impl<D> RunView<'_, D> {
@@ -204,7 +204,7 @@ fn run_heading(run: &Run) -> String {
             "Run {} on {} ({}), {}{}",
             run.run_id,
             e.hostname,
-            e.cpu["model"].as_str().unwrap_or("unknown CPU"),
+            e.cpu.model.as_deref().unwrap_or("unknown CPU"),
             e.command_line.get(1).map(String::as_str).unwrap_or(""),
             match &run.end {
                 Some(end) if end.interrupted => ", interrupted",

@@ -123,33 +123,27 @@ fn environment(run: &Run, out: &mut String) {
         out.push_str("<dt class=\"warn\">environment</dt><dd class=\"warn\">its line is missing from the file</dd></dl></aside>\n");
         return;
     };
-    let s = |v: &serde_json::Value| match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => "-".into(),
-        v => v.to_string(),
-    };
     item("host", &e.hostname);
-    item("CPU", &s(&e.cpu["model"]));
-    item("architecture", &s(&e.cpu["arch"]));
-    item("logical CPUs", &s(&e.cpu["logical_cpus"]));
-    let flags: Vec<String> = e.cpu["crypto_flags"]
-        .as_array()
-        .map(|a| a.iter().map(s).collect())
-        .unwrap_or_default();
-    item("crypto flags", &flags.join(" "));
+    item("CPU", e.cpu.model.as_deref().unwrap_or("-"));
+    item("architecture", &e.cpu.arch);
+    item("logical CPUs", &e.cpu.logical_cpus.to_string());
+    item("crypto flags", &e.cpu.crypto_flags.join(" "));
     item("kernel", &e.kernel);
-    item("frequency", &s(&e.frequency["source"]));
-    if let Some(g) = e.frequency["governor"].as_str() {
+    item("frequency", &e.frequency.source.to_string());
+    if let Some(g) = &e.frequency.governor {
         item("governor", g);
     }
     for l in &e.libraries {
-        item(&format!("library {}", s(&l["label"])), &s(&l["version"]));
+        item(
+            &format!("library {}", l.label.as_deref().unwrap_or("-")),
+            &l.version,
+        );
     }
     item("command", &e.command_line.join(" "));
     item("cryptobench", &e.cryptobench_version);
     item("started (unix)", &e.started_unix.to_string());
     // The environment and the end line may both list a path: once each.
-    let mut unavailable: Vec<&serde_json::Value> = Vec::new();
+    let mut unavailable: Vec<&crate::record::Unavailable> = Vec::new();
     for u in e
         .unavailable
         .iter()
@@ -160,7 +154,7 @@ fn environment(run: &Run, out: &mut String) {
         }
     }
     for u in unavailable {
-        item(&format!("unavailable: {}", s(&u["name"])), &s(&u["reason"]));
+        item(&format!("unavailable: {}", u.name), &u.reason);
     }
     out.push_str("</dl></aside>\n");
 }

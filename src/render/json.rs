@@ -27,7 +27,7 @@ struct RunEntry<'a> {
 impl Serialize for RunEntry<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (run, end) = (self.run, self.run.end.as_ref());
-        let none: &[Value] = &[];
+        let none: &[crate::record::Unavailable] = &[];
         let mut m = s.serialize_map(Some(8))?;
         m.serialize_entry("analysis", self.analysis)?;
         m.serialize_entry("environment", &run.environment)?;
@@ -81,7 +81,7 @@ impl Serialize for Document<'_> {
             .iter()
             .flat_map(|r| r.end.iter().flat_map(|e| &e.exclusions))
             .collect();
-        let unavailable: Vec<&Value> = doc
+        let unavailable: Vec<&crate::record::Unavailable> = doc
             .runs
             .iter()
             .flat_map(|r| r.end.iter().flat_map(|e| &e.unavailable))

@@ -19,7 +19,7 @@ fn to_text<T: serde::Serialize>(v: &T) -> Result<String, String> {
 
 /// The machine of a run: its recorded id, else one made from what the environment says.
 fn machine_of(env: &Environment) -> String {
-    let model = env.cpu["model"].as_str().unwrap_or("");
+    let model = env.cpu_model();
     if env.machine_id.is_empty() {
         super::machine_hash(&env.hostname, model)
     } else {
@@ -41,7 +41,7 @@ pub fn begin_run(s: &mut dyn Store, env: &Environment, workload: &str) -> Result
             Val::Text(env.run_id.clone()),
             Val::Text(machine_of(env)),
             Val::Text(env.hostname.clone()),
-            Val::Text(env.cpu["model"].as_str().unwrap_or("").into()),
+            Val::Text(env.cpu_model().into()),
             Val::Text(workload.into()),
             Val::Int(env.started_unix as i64),
             Val::Text(to_text(&command_line)?),

@@ -165,16 +165,24 @@ impl Workload for OpensslEnc {
         Ok(Plan {
             points: DIRECTIONS.len(),
             seconds: self.bytes as f64 / 1e8 * self.rounds as f64 * 2.0,
-            libraries: vec![json!({
-                "impl": IMPL, "label": self.label(), "version": self.version,
-                "variant": self.variant, "access": "process",
-                "details": {"path": self.program, "env": self.env},
-            })],
+            libraries: vec![crate::record::Library {
+                implementation: IMPL.into(),
+                label: Some(self.label()),
+                version: self.version.clone(),
+                variant: self.variant.clone(),
+                access: Some("process".into()),
+                details: json!({"path": self.program, "env": self.env}),
+            }],
             unavailable: Vec::new(),
-            settings: json!({
-                "program": "openssl enc", "cipher": self.cipher, "bytes": self.bytes,
-                "rounds": self.rounds, "dir": "tmpfs (/dev/shm)",
-            }),
+            settings: crate::record::WorkloadSettings::Process(
+                crate::record::environment::ProcessSettings {
+                    program: "openssl enc".into(),
+                    cipher: self.cipher.name().into(),
+                    bytes: self.bytes as u64,
+                    rounds: self.rounds,
+                    dir: "tmpfs (/dev/shm)".into(),
+                },
+            ),
             exclusions: Vec::new(),
         })
     }

@@ -101,12 +101,16 @@ fn kernel_paths_missing(o: &Observed, tag: &str, what: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for run in o.tagged(tag) {
         for u in run.end.iter().flat_map(|e| &e.unavailable) {
-            let name = u["name"].as_str().unwrap_or_default();
+            let name = u.name.as_str();
             let kernel_path =
                 ["af_alg", "cryptodev"].contains(&name) || ENGINES.iter().any(|e| name.contains(e));
             let line = format!(
                 "{what}: {name}: {}",
-                u["reason"].as_str().unwrap_or("no reason given")
+                if u.reason.is_empty() {
+                    "no reason given"
+                } else {
+                    &u.reason
+                }
             );
             if kernel_path && !out.contains(&line) {
                 out.push(line);
@@ -449,8 +453,14 @@ mod tests {
                 point: Default::default(),
             }],
             unavailable: vec![
-                serde_json::json!({"name": "openssl [engine=devcrypto]", "reason": "engine devcrypto needs /dev/crypto: no /dev/crypto"}),
-                serde_json::json!({"name": "boringssl", "reason": "not in this build"}),
+                crate::record::Unavailable {
+                    name: "openssl [engine=devcrypto]".into(),
+                    reason: "engine devcrypto needs /dev/crypto: no /dev/crypto".into(),
+                },
+                crate::record::Unavailable {
+                    name: "boringssl".into(),
+                    reason: "not in this build".into(),
+                },
             ],
             analysis_inputs: serde_json::Value::Null,
         });

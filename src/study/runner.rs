@@ -147,7 +147,7 @@ fn collect(
             let neighbour = run
                 .environment
                 .as_ref()
-                .is_some_and(|e| e.settings.get("study_neighbour").is_some());
+                .is_some_and(|e| e.settings.study_neighbour);
             let tag = if neighbour {
                 format!("{tag}/neighbour")
             } else {

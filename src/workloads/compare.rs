@@ -251,12 +251,10 @@ pub fn environment_differences(base: &Side, new: &Side) -> Vec<String> {
     type Get = fn(&crate::record::Environment) -> Vec<String>;
     let fields: [(&str, Get); 6] = [
         ("CPU", |e| {
-            vec![e.cpu["model"].as_str().unwrap_or("?").to_string()]
+            vec![e.cpu.model.clone().unwrap_or_else(|| "?".into())]
         }),
-        ("architecture", |e| {
-            vec![e.cpu["arch"].as_str().unwrap_or("?").to_string()]
-        }),
-        ("logical CPUs", |e| vec![e.cpu["logical_cpus"].to_string()]),
+        ("architecture", |e| vec![e.cpu.arch.clone()]),
+        ("logical CPUs", |e| vec![e.cpu.logical_cpus.to_string()]),
         ("kernel", |e| vec![e.kernel.clone()]),
         ("host", |e| vec![e.hostname.clone()]),
         ("libraries", |e| {
@@ -265,8 +263,8 @@ pub fn environment_differences(base: &Side, new: &Side) -> Vec<String> {
                 .map(|l| {
                     format!(
                         "{} {}",
-                        l["label"].as_str().or(l["impl"].as_str()).unwrap_or("?"),
-                        l["version"].as_str().unwrap_or("?")
+                        l.label.as_deref().unwrap_or(&l.implementation),
+                        l.version
                     )
                 })
                 .collect()
@@ -323,12 +321,12 @@ fn side_json(s: &Side) -> Value {
             json!({
                 "run_id": r.run_id,
                 "hostname": e.map(|e| &e.hostname),
-                "cpu": e.map(|e| &e.cpu["model"]),
-                "arch": e.map(|e| &e.cpu["arch"]),
+                "cpu": e.map(|e| &e.cpu.model),
+                "arch": e.map(|e| &e.cpu.arch),
                 "kernel": e.map(|e| &e.kernel),
                 "cryptobench_version": e.map(|e| &e.cryptobench_version),
                 "libraries": e.map(|e| e.libraries.iter().map(|l| json!({
-                    "label": l["label"], "version": l["version"]})).collect::<Vec<_>>()),
+                    "label": l.label, "version": l.version})).collect::<Vec<_>>()),
             })
         })
         .collect();

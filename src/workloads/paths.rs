@@ -5,7 +5,7 @@
 use super::Failure;
 use crate::algorithms::Algorithm;
 use crate::impls::{self, Implementation, Unavailable};
-use crate::plan;
+use crate::workloads::speed::plan;
 use std::path::PathBuf;
 
 /// Which paths a command works on.

@@ -26,18 +26,13 @@ pub const KERNEL_ALGS: &[&str] = &[
 ];
 
 fn cpu() -> Value {
-    let mut v = environment::cpu();
+    let cpu = environment::cpu();
     // On ARM the features come from HWCAP (environment::arm); elsewhere from the flags.
-    let on: Vec<&str> = v["crypto_flags"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
     let features: BTreeMap<&str, bool> = environment::crypto_flag_names()
         .into_iter()
-        .map(|f| (f, on.contains(&f)))
+        .map(|f| (f, cpu.crypto_flags.iter().any(|c| c == f)))
         .collect();
+    let mut v = json!(cpu);
     v["features"] = json!(features);
     v
 }

@@ -1,4 +1,10 @@
 use super::*;
+use serde_json::{json, Value};
+
+/// The description as it is written to a results file.
+fn described(arch: ArmArch, hwcap: u64, hwcap2: u64, midr: Option<u64>, cpuinfo: &str) -> Value {
+    serde_json::to_value(describe(arch, hwcap, hwcap2, midr, cpuinfo)).unwrap()
+}
 
 fn fixture(name: &str) -> String {
     let path = format!(
@@ -82,12 +88,12 @@ fn hwcap_bits_name_the_kernel_features() {
 fn describe_cross_checks_hwcap_with_cpuinfo() {
     let a53 = fixture("cortex-a53-aarch64");
     let hw = 1 | 1 << 1 | 1 << 3 | 1 << 4 | 1 << 5 | 1 << 6 | 1 << 11;
-    let v = describe(ArmArch::Aarch64, hw, 0, None, &a53);
+    let v = described(ArmArch::Aarch64, hw, 0, None, &a53);
     assert_eq!(v["model"], "ARM Cortex-A53 r0p4");
     assert_eq!(v["features"]["aes"], true);
     assert_eq!(v["features_disagreeing_with_cpuinfo"], json!([]));
     // The RPi 3 cpuinfo against a HWCAP that claims AES: the disagreement is named.
-    let v = describe(
+    let v = described(
         ArmArch::Aarch64,
         hw,
         0,
@@ -101,10 +107,10 @@ fn describe_cross_checks_hwcap_with_cpuinfo() {
     // Under qemu-user 7.2 the cpuinfo is the host's: no cpuinfo features, and the
     // model comes from the register when there is one.
     let host = fixture("qemu72-host-x86");
-    let v = describe(ArmArch::Aarch64, hw, 0, Some(0x410f_d034), &host);
+    let v = described(ArmArch::Aarch64, hw, 0, Some(0x410f_d034), &host);
     assert_eq!(v["cpuinfo_features"], Value::Null);
     assert_eq!(v["model"], "ARM Cortex-A53 r0p4");
-    let v = describe(ArmArch::Aarch32, 1 << 12, 0, None, &host);
+    let v = described(ArmArch::Aarch32, 1 << 12, 0, None, &host);
     assert_eq!(v["model"], Value::Null);
     assert_eq!(v["features"]["neon"], true);
 }

@@ -3,20 +3,21 @@
 use super::paths::{self, PathArgs, Paths, Selection};
 use super::Failure;
 use crate::algorithms::Algorithm;
+use crate::algorithms::Direction;
 use crate::analyse::{scaling, stats};
-use crate::cli::{CommonArgs, DirectionArg};
+use crate::cli::CommonArgs;
 use crate::driver::{self, Ctx, Outcome, Plan, Workload};
 use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, adaptive::Savings, worker::Worker, Measured, Settings};
-use crate::plan::{self, Exclusion, ExclusionKind, Group};
 use crate::record::read::AnyRecord;
 use crate::record::speed::{SpeedData, SpeedRecord};
 use crate::record::{Record, SCHEMA};
 use indicatif::ProgressBar;
-use serde_json::json;
+use plan::{Exclusion, ExclusionKind, Group};
 use std::path::PathBuf;
 
 pub mod openssl;
+pub mod plan;
 pub mod plots;
 pub mod view;
 
@@ -24,14 +25,15 @@ pub mod view;
 pub struct SpeedArgs {
     #[command(flatten)]
     pub paths: PathArgs,
-    #[command(flatten)]
-    pub direction: DirectionArg,
+    /// Directions, comma-separated: enc,dec (and sign, verify, derive, keygen, encaps, decaps for public-key operations).
+    #[arg(long = "direction", alias = "directions", value_name = "LIST", value_parser = plan::directions_arg)]
+    pub direction: Option<plan::List<Direction>>,
     /// Bytes per call, comma-separated, binary units (16,1k,1350,64k,1m; up to 64m).
-    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
-    pub sizes: Option<String>,
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST", value_parser = plan::sizes_arg)]
+    pub sizes: Option<plan::List<usize>>,
     /// Thread counts, comma-separated (e.g. 1,2,4).
-    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
-    pub threads: Option<String>,
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST", value_parser = plan::threads_arg)]
+    pub threads: Option<plan::List<usize>>,
     #[command(flatten)]
     pub common: CommonArgs,
     /// The most a noisy point may take, drawing on what stable points saved [default: 4 x --time].
@@ -137,9 +139,6 @@ impl Speed {
         args.common.check("speed").map_err(Failure::Input)?;
         // Everything that is only text is checked before any library is opened.
         plan::select_algs(args.paths.algs.as_deref()).map_err(Failure::Input)?;
-        plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
-        plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
-        plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
         let Paths {
             found,
             missing,
@@ -178,13 +177,18 @@ impl Workload for Speed {
         if args.paths.algs.is_none() {
             algs.retain(|a| a.in_default_run());
         }
-        let directions =
-            plan::parse_directions(args.direction.direction.as_deref()).map_err(Failure::Input)?;
-        let sizes = plan::parse_sizes(args.sizes.as_deref()).map_err(Failure::Input)?;
+        let directions = match &args.direction {
+            Some(d) => d.0.clone(),
+            None => Direction::ALL.to_vec(),
+        };
+        let sizes = match &args.sizes {
+            Some(s) => s.0.clone(),
+            None => crate::algorithms::DEFAULT_SIZES.to_vec(),
+        };
         if args.sizes.is_some() && algs.iter().all(|a| a.kind().is_public_key()) {
             eprintln!("note: --sizes does not apply to public-key algorithms (one operation per call, measured in ops/s); ignored");
         }
-        let threads = plan::parse_threads(args.threads.as_deref()).map_err(Failure::Input)?;
+        let threads = args.threads.as_ref().map_or(vec![1], |t| t.0.clone());
         if algs
             .iter()
             .all(|a| !directions.iter().any(|d| a.directions().contains(d)))
@@ -227,10 +231,14 @@ impl Workload for Speed {
             .iter()
             .map(|&i| {
                 let imp = &self.found[i];
-                json!({
-                    "impl": imp.name(), "label": self.labels[i], "version": imp.version(),
-                    "variant": imp.variant(), "access": imp.access(), "details": imp.details(),
-                })
+                crate::record::Library {
+                    implementation: imp.name().into(),
+                    label: Some(self.labels[i].clone()),
+                    version: imp.version(),
+                    variant: imp.variant(),
+                    access: Some(imp.access().name().into()),
+                    details: imp.details(),
+                }
             })
             .collect();
         Ok(Plan {
@@ -241,15 +249,19 @@ impl Workload for Speed {
                 .map(|g| (g.impls.len() * g.threads.len()) as f64 * s.time_per_point * 1.1)
                 .sum(),
             libraries,
-            unavailable: self.missing.iter().map(|u| json!(u)).collect(),
-            settings: json!({
-                "time_per_point_s": s.time_per_point,
-                "max_time_per_point_s": s.max_time_per_point,
-                "min_trials": s.min_trials, "trial_s": s.trial_s(),
-                "target_ci_pct": s.target_ci_pct,
-                "sizes": sizes, "threads": threads,
-                "crossover": self.crossover,
-            }),
+            unavailable: self.missing.clone(),
+            settings: crate::record::WorkloadSettings::Speed(
+                crate::record::environment::SpeedSettings {
+                    time_per_point_s: s.time_per_point,
+                    max_time_per_point_s: s.max_time_per_point,
+                    min_trials: s.min_trials,
+                    trial_s: s.trial_s(),
+                    target_ci_pct: s.target_ci_pct,
+                    sizes,
+                    threads,
+                    crossover: self.crossover.clone(),
+                },
+            ),
             exclusions,
         })
     }
@@ -270,7 +282,7 @@ impl Workload for Speed {
 
     fn measure(&mut self, index: usize, ctx: &Ctx) -> Result<Vec<Outcome<SpeedData>>, Failure> {
         if self.tsc_hz.is_none() {
-            self.tsc_hz = ctx.environment.cpu.get("tsc_hz").and_then(|v| v.as_f64());
+            self.tsc_hz = ctx.environment.cpu.tsc_hz;
         }
         let group = &self.groups[index];
         let mut exclusions = Vec::new();

@@ -9,19 +9,16 @@ use std::fmt::Write;
 /// The header lines `openssl speed` prints before its table, taken from the first
 /// OpenSSL build in the environment.
 fn preamble(env: &Environment, out: &mut String) {
-    let lib = env
-        .libraries
-        .iter()
-        .find(|l| l.get("impl").and_then(|v| v.as_str()) == Some("openssl"));
+    let lib = env.libraries.iter().find(|l| l.implementation == "openssl");
     let Some(lib) = lib else {
         let _ = writeln!(out, "version: cryptobench {}", env.cryptobench_version);
         return;
     };
-    let version = lib.get("version").and_then(|v| v.as_str()).unwrap_or("");
+    let version = lib.version.as_str();
     let _ = writeln!(out, "version: {}", crate::render::short_version(version));
-    let d = lib.get("details");
     let field = |k: &str| {
-        d.and_then(|d| d.get(k))
+        lib.details
+            .get(k)
             .and_then(|v| v.as_str())
             .map(str::to_string)
     };

@@ -496,7 +496,7 @@ fn scaling(run: &RunView<SpeedData>) -> Option<Block> {
     // The machine the records came from, not the one rendering them.
     let cores = run
         .environment()
-        .and_then(|e| e.cpu["logical_cpus"].as_u64())
+        .map(|e| e.cpu.logical_cpus)
         .unwrap_or(u64::MAX);
     if recs.iter().any(|r| r.threads as u64 > cores) {
         out.push(format!(
@@ -509,11 +509,7 @@ fn scaling(run: &RunView<SpeedData>) -> Option<Block> {
 fn absent(run: &RunView<SpeedData>) -> Vec<String> {
     let mut out = Vec::new();
     for u in run.unavailable {
-        out.push(format!(
-            "Not available: {}: {}",
-            u["name"].as_str().unwrap_or("?"),
-            u["reason"].as_str().unwrap_or("?")
-        ));
+        out.push(format!("Not available: {}: {}", u.name, u.reason));
     }
     let mut not_offered: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for e in run

@@ -7,6 +7,8 @@ use super::server::{self, Content};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::{sys, TlsArgs};
 use crate::impls::openssl::build::Build;
+use crate::record::environment::{TlsSettings, TlsSuiteSettings};
+use crate::record::{Library, Unavailable, WorkloadSettings};
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 use serde_json::{json, Value};
@@ -157,8 +159,8 @@ pub struct Bench {
     /// "nginx/1.22.1 (built with OpenSSL 3.0.19 ...)": the impl_version of every record.
     pub impl_version: String,
     /// The versions of nginx, openssl and the generators (the environment's libraries).
-    pub libraries: Vec<Value>,
-    pub unavailable: Vec<Value>,
+    pub libraries: Vec<Library>,
+    pub unavailable: Vec<Unavailable>,
     /// Facts about the whole run (defaults skipped, CPUs shared, limits).
     pub notes: Vec<String>,
     /// --profile: every point is run again with perf on the nginx workers.
@@ -415,24 +417,45 @@ impl Bench {
     }
 
     /// The run's settings, as recorded in the environment.
-    pub fn settings(&self, concurrency: &[u32], sizes: &[u64]) -> Value {
-        json!({
-            "suites": self.suites.iter().zip(&self.ports).map(|(s, p)| json!({
-                "suite": s.name, "cipher": s.cipher, "protocol": s.proto.name(), "null": s.null,
-                "record_protection": s.enc, "port": p,
-            })).collect::<Vec<_>>(),
-            "files": sizes, "gzip_page": self.gzip, "concurrency": concurrency,
-            "duration_s": self.duration, "generator": self.generator.name(), "handshake": self.handshake,
-            "mix": self.mix.as_ref().map(|(m, _)| m.spec.clone()), "cert": self.cert.label(),
-            "server_cpus": self.server_cpus, "generator_cpus": self.gen_cpus, "pinned": self.pinned,
-            "nginx_workers": self.workers, "worker_connections": self.worker_connections,
-            "keepalive_requests": if self.handshake { None } else { Some(1_000_000) },
-            "ssl_session_cache": "off", "ssl_session_tickets": "off", "ktls": false,
-            "sendfile": "on (used only by plain HTTP)", "http_version": "HTTP/1.1",
-            "nginx_restarted_per_point": true, "temp_dir": self.dir,
-            "cipher_alone_record_bytes": super::primitive::RECORD,
-            "notes": self.notes,
-        })
+    pub fn settings(&self, concurrency: &[u32], sizes: &[u64]) -> WorkloadSettings {
+        WorkloadSettings::Tls(Box::new(TlsSettings {
+            suites: self
+                .suites
+                .iter()
+                .zip(&self.ports)
+                .map(|(s, p)| TlsSuiteSettings {
+                    suite: s.name.clone(),
+                    cipher: s.cipher.clone(),
+                    protocol: s.proto.name().into(),
+                    null: s.null,
+                    record_protection: s.enc.clone(),
+                    port: *p,
+                })
+                .collect(),
+            files: sizes.to_vec(),
+            gzip_page: self.gzip,
+            concurrency: concurrency.to_vec(),
+            duration_s: self.duration,
+            generator: self.generator.name().into(),
+            handshake: self.handshake,
+            mix: self.mix.as_ref().map(|(m, _)| m.spec.clone()),
+            cert: self.cert.label().into(),
+            server_cpus: self.server_cpus.clone(),
+            generator_cpus: self.gen_cpus.clone(),
+            pinned: self.pinned,
+            nginx_workers: self.workers,
+            worker_connections: self.worker_connections,
+            keepalive_requests: (!self.handshake).then_some(1_000_000),
+            ssl_session_cache: "off".into(),
+            ssl_session_tickets: "off".into(),
+            ktls: false,
+            sendfile: "on (used only by plain HTTP)".into(),
+            http_version: "HTTP/1.1".into(),
+            nginx_restarted_per_point: true,
+            temp_dir: self.dir.clone(),
+            cipher_alone_record_bytes: super::primitive::RECORD,
+            notes: self.notes.clone(),
+        }))
     }
 }
 
@@ -442,21 +465,32 @@ fn tool_versions(
     dir: &Path,
     inputs: &Inputs,
     nb: &NginxBuild,
-) -> Result<(Vec<Value>, Vec<Value>), Failure> {
-    let mut libraries = vec![
-        json!({"impl": "nginx", "version": nb.version, "details": {"path": inputs.nginx, "openssl": nb.ssl}}),
-    ];
+) -> Result<(Vec<Library>, Vec<Unavailable>), Failure> {
+    let tool = |name: &str, version: String, details: Value| Library {
+        implementation: name.into(),
+        version,
+        details,
+        ..Library::default()
+    };
+    let mut libraries = vec![tool(
+        "nginx",
+        nb.version.clone(),
+        json!({"path": inputs.nginx, "openssl": nb.ssl}),
+    )];
     let (_, ov, _) = output(guard, dir, &[&inputs.openssl.to_string_lossy(), "version"])?;
-    libraries.push(json!({"impl": "openssl", "version": ov.trim(), "details": {"path": inputs.openssl, "note": "the openssl command; nginx's own build is in nginx.details.openssl"}}));
+    libraries.push(tool(
+        "openssl",
+        ov.trim().into(),
+        json!({"path": inputs.openssl, "note": "the openssl command; nginx's own build is in nginx.details.openssl"}),
+    ));
     let mut unavailable = Vec::new();
     for g in [Generator::Wrk, Generator::H2load] {
         match sys::find_program(g.name(), None) {
-            Some(p) => libraries.push(json!({
-                "impl": g.name(), "version": load::version(g, &p), "details": {"path": p}
-            })),
-            None => unavailable.push(json!({
-                "name": g.name(), "reason": format!("not installed (Debian package {})", g.package())
-            })),
+            Some(p) => libraries.push(tool(g.name(), load::version(g, &p), json!({ "path": p }))),
+            None => unavailable.push(Unavailable {
+                name: g.name().into(),
+                reason: format!("not installed (Debian package {})", g.package()),
+            }),
         }
     }
     Ok((libraries, unavailable))

@@ -79,51 +79,51 @@ fn header(env: Option<&Environment>) -> Vec<String> {
     let Some(env) = env else {
         return vec!["(the run's environment line is missing)".into()];
     };
-    let set = |k: &str| &env.settings[k];
+    let crate::record::WorkloadSettings::Tls(set) = &env.settings.workload else {
+        return vec!["(the run's tls settings are in a form this version cannot read)".into()];
+    };
     let lib = |name: &str| {
         env.libraries
             .iter()
-            .find(|l| l["impl"] == name)
-            .map(|l| l["version"].as_str().unwrap_or("?").to_string())
+            .find(|l| l.implementation == name)
+            .map(|l| l.version.clone())
             .unwrap_or_default()
     };
     let nginx_ssl = env
         .libraries
         .iter()
-        .find(|l| l["impl"] == "nginx")
-        .and_then(|l| l["details"]["openssl"].as_str())
+        .find(|l| l.implementation == "nginx")
+        .and_then(|l| l.details["openssl"].as_str())
         .unwrap_or("");
-    let cpus = |k: &str| {
-        set(k)
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_u64)
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-            .unwrap_or_default()
+    let cpus = |c: &[usize]| {
+        c.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     };
     vec![
         format!(
             "nginx {} ({nginx_ssl}); generator {}; certificate {}; {}; {} s per point",
             lib("nginx").trim_start_matches("nginx/"),
-            lib(set("generator").as_str().unwrap_or("wrk")),
-            set("cert").as_str().unwrap_or("?"),
-            if set("handshake").as_bool() == Some(true) {
+            lib(if set.generator.is_empty() {
+                "wrk"
+            } else {
+                &set.generator
+            }),
+            set.cert,
+            if set.handshake {
                 "a new connection and full handshake per request"
             } else {
                 "keep-alive"
             },
-            set("duration_s").as_f64().unwrap_or(0.0)
+            set.duration_s
         ),
         format!(
             "Server CPUs {} ({} nginx workers), generator CPUs {}{}",
-            cpus("server_cpus"),
-            set("nginx_workers"),
-            cpus("generator_cpus"),
-            if set("pinned").as_bool() == Some(true) {
+            cpus(&set.server_cpus),
+            set.nginx_workers,
+            cpus(&set.generator_cpus),
+            if set.pinned {
                 " (pinned, disjoint)"
             } else {
                 " (shared)"

@@ -18,7 +18,7 @@ pub mod view;
 mod workload;
 
 use super::Failure;
-use crate::cli::{CommonArgs, DirectionArg};
+use crate::cli::CommonArgs;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -44,8 +44,8 @@ pub struct VpnArgs {
     )]
     pub streams: String,
     // --direction: up (the client namespace sends), down (iperf3 -R), or both [up,down].
-    #[command(flatten)]
-    pub direction: DirectionArg,
+    #[arg(long = "direction", alias = "directions", value_name = "LIST", default_value = "up,down", value_parser = parse_directions, help = "Directions, comma-separated: up (the client namespace sends), down (iperf3 -R)")]
+    pub direction: Directions,
     /// Passes over all tunnels and loads, one after the other, so that a shared machine's
     /// drift hits every tunnel alike; the table and the shares use the medians.
     #[arg(allow_negative_numbers = true, long, value_name = "N", default_value_t = 1,
@@ -149,7 +149,11 @@ fn parse_streams(s: &str) -> Result<Vec<u32>, String> {
 }
 
 /// `--direction`: true for down. Order as given, without repeats.
-fn parse_directions(s: &str) -> Result<Vec<bool>, String> {
+/// `--direction`, parsed: true for down.
+#[derive(Clone, Debug)]
+pub struct Directions(pub Vec<bool>);
+
+fn parse_directions(s: &str) -> Result<Directions, String> {
     let mut out = Vec::new();
     for p in crate::units::items(s, "--direction", "up,down")? {
         let down = match p {
@@ -166,7 +170,7 @@ fn parse_directions(s: &str) -> Result<Vec<bool>, String> {
             out.push(down);
         }
     }
-    Ok(out)
+    Ok(Directions(out))
 }
 
 fn parse_duration(d: f64) -> Result<u32, String> {
@@ -259,7 +263,7 @@ mod tests {
         assert_eq!(parse_duration(2.0).unwrap(), 2);
         assert!(parse_tunnels("none,ipsec").is_err());
         assert!(parse_tunnels("none,,wg").is_err());
-        assert_eq!(parse_directions("down,up").unwrap(), [true, false]);
+        assert_eq!(parse_directions("down,up").unwrap().0, [true, false]);
         let sup: Vec<String> = ["AES-128-GCM", "AES-256-CBC", "none"]
             .map(String::from)
             .to_vec();

@@ -155,7 +155,7 @@ pub fn blocks(run: &RunView<VpnData>, shares: &[Share]) -> Vec<Block> {
         .environment()
         .iter()
         .flat_map(|env| &env.libraries)
-        .map(|l| l["version"].as_str().unwrap_or("?").to_string())
+        .map(|l| l.version.clone())
         .collect();
     out.push(Block::Lines(vec![format!("Tools: {}", tools.join("; "))]));
     out
@@ -164,10 +164,11 @@ pub fn blocks(run: &RunView<VpnData>, shares: &[Share]) -> Vec<Block> {
 fn intro(env: Option<&Environment>) -> String {
     let (cpus, dur) = env
         .map(|env| {
-            (
-                env.cpu["logical_cpus"].as_u64().unwrap_or(0),
-                env.settings["duration_s"].as_u64().unwrap_or(0),
-            )
+            let duration = match &env.settings.workload {
+                crate::record::WorkloadSettings::Vpn(v) => v.duration_s,
+                _ => 0,
+            };
+            (env.cpu.logical_cpus, duration)
         })
         .unwrap_or((0, 0));
     format!(

@@ -1,6 +1,6 @@
 //! The programs a run needs, where they are, which package brings each, and their versions.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -89,14 +89,15 @@ pub fn short_version(line: &str) -> String {
 }
 
 /// For the environment's `libraries`: one entry per tool used.
-pub fn describe(tool: Tool, path: &Path) -> Value {
-    json!({
-        "impl": tool.command(),
-        "label": tool.command(),
-        "version": version(path, tool),
-        "access": "tool",
-        "details": {"path": path.display().to_string()},
-    })
+pub fn describe(tool: Tool, path: &Path) -> crate::record::Library {
+    crate::record::Library {
+        implementation: tool.command().into(),
+        label: Some(tool.command().into()),
+        version: version(path, tool),
+        access: Some("tool".into()),
+        details: json!({"path": path.display().to_string()}),
+        ..Default::default()
+    }
 }
 
 /// Ciphers `openvpn --show-ciphers` lists (upper case), plus "none".

@@ -58,9 +58,7 @@ impl Vpn {
             )));
         }
         let streams = super::parse_streams(&args.streams).map_err(input)?;
-        let directions =
-            super::parse_directions(args.direction.direction.as_deref().unwrap_or("up,down"))
-                .map_err(input)?;
+        let directions = args.direction.0.clone();
         let wanted = super::parse_tunnels(&args.tunnels).map_err(input)?;
         let (mut progs, found) = programs(&wanted)?;
         if let Some(dir) = &args.openssl {
@@ -249,10 +247,10 @@ impl Workload for Vpn {
         let kernel_wg = wants_wg && lab.kernel_wireguard();
         let mut unavailable = Vec::new();
         if wants_wg && !kernel_wg {
-            unavailable.push(json!({
-                "name": "wireguard (kernel)",
-                "reason": "this kernel cannot create a wireguard link (no WireGuard module)",
-            }));
+            unavailable.push(crate::record::Unavailable {
+                name: "wireguard (kernel)".into(),
+                reason: "this kernel cannot create a wireguard link (no WireGuard module)".into(),
+            });
         }
         let specs = self.specs(kernel_wg)?;
         let directions: Vec<&str> = self.loads.iter().map(Load::direction).collect();
@@ -264,13 +262,19 @@ impl Workload for Vpn {
         }
         let mut streams: Vec<u32> = self.loads.iter().map(|l| l.streams).collect();
         streams.dedup();
-        let settings = json!({
-            "tunnels": specs.iter().map(Spec::label).collect::<Vec<_>>(),
-            "streams": streams, "directions": dirs,
-            "duration_s": self.duration, "rounds": self.rounds,
-            "udp": self.loads.iter().any(|l| l.udp), "kernel_wireguard": kernel_wg,
-            "netns": lab.ns, "veth": lab.veth, "outer_addresses": lab::VETH_ADDR,
-        });
+        let settings =
+            crate::record::WorkloadSettings::Vpn(crate::record::environment::VpnSettings {
+                tunnels: specs.iter().map(Spec::label).collect(),
+                streams,
+                directions: dirs.iter().map(|d| d.to_string()).collect(),
+                duration_s: self.duration,
+                rounds: self.rounds,
+                udp: self.loads.iter().any(|l| l.udp),
+                kernel_wireguard: kernel_wg,
+                netns: lab.ns.to_vec(),
+                veth: lab.veth.to_vec(),
+                outer_addresses: lab::VETH_ADDR.iter().map(|a| a.to_string()).collect(),
+            });
         self.points = (1..=self.rounds)
             .flat_map(|r| specs.iter().map(move |s| (r, s.clone())))
             .collect();

@@ -145,6 +145,23 @@ pub fn select_algs(list: Option<&str>) -> Result<Vec<Algorithm>, String> {
     Ok(out)
 }
 
+/// A comma list, parsed once by clap into its values (`--sizes`, `--threads`,
+/// `--direction`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct List<T>(pub Vec<T>);
+
+pub fn sizes_arg(s: &str) -> Result<List<usize>, String> {
+    parse_sizes(Some(s)).map(List)
+}
+
+pub fn threads_arg(s: &str) -> Result<List<usize>, String> {
+    parse_threads(Some(s)).map(List)
+}
+
+pub fn directions_arg(s: &str) -> Result<List<Direction>, String> {
+    parse_directions(Some(s)).map(List)
+}
+
 pub fn parse_directions(list: Option<&str>) -> Result<Vec<Direction>, String> {
     let Some(list) = list else {
         return Ok(Direction::ALL.to_vec());

@@ -1,0 +1,409 @@
+//! The run's Environment, captured once per run: typed, so that readers ask for a field
+//! by name instead of by key. Every struct reads older files too (missing fields take
+//! their defaults).
+
+use super::LineKind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Captured once per run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    #[serde(default = "environment_kind")]
+    pub kind: LineKind,
+    pub schema: u32,
+    pub run_id: String,
+    pub cryptobench_version: String,
+    pub started_unix: u64,
+    pub command_line: Vec<String>,
+    pub hostname: String,
+    /// The machine, stable across runs: /etc/machine-id and the CPU model, hashed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub machine_id: String,
+    pub kernel: String,
+    #[serde(default)]
+    pub cpu: Cpu,
+    #[serde(default)]
+    pub frequency: Frequency,
+    #[serde(default)]
+    pub libraries: Vec<Library>,
+    #[serde(default)]
+    pub unavailable: Vec<Unavailable>,
+    #[serde(default)]
+    pub settings: Settings,
+    /// What `cryptobench probe` reports about the kernel's crypto paths: most of an
+    /// environment's size, and the same in every run on one machine, so shared (`read`
+    /// keeps one copy per distinct value).
+    #[serde(default)]
+    pub kernel_crypto: std::sync::Arc<crate::kernel::KernelFacts>,
+    /// True under emulation (qemu-user): the numbers are not performance.
+    #[serde(default)]
+    pub emulated: bool,
+}
+
+fn environment_kind() -> LineKind {
+    LineKind::Environment
+}
+
+impl Environment {
+    /// The CPU model, or empty where none was captured.
+    pub fn cpu_model(&self) -> &str {
+        self.cpu.model.as_deref().unwrap_or("")
+    }
+}
+
+/// The CPU: what it is and which crypto instructions it has.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Cpu {
+    pub arch: String,
+    pub model: Option<String>,
+    pub logical_cpus: u64,
+    /// The crypto-relevant flags it has (x86 /proc/cpuinfo flags, or ARM HWCAP names).
+    pub crypto_flags: Vec<String>,
+    /// The TSC's rate, where the CPU has an invariant one.
+    pub tsc_hz: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm: Option<ArmCpu>,
+    /// Why the CPU seems emulated (qemu-user), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulated_by: Option<String>,
+}
+
+/// An ARM CPU as the kernel's HWCAP words and its MIDR describe it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ArmCpu {
+    pub features: BTreeMap<String, bool>,
+    pub hwcap: String,
+    pub hwcap2: String,
+    /// /proc/cpuinfo's Features line, where there is one.
+    pub cpuinfo_features: Option<Vec<String>>,
+    pub features_disagreeing_with_cpuinfo: Vec<String>,
+    pub midr: Option<MidrField>,
+    pub model: Option<String>,
+}
+
+/// The Main ID Register's fields, in the notation of the ARM manuals.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct MidrField {
+    pub implementer: String,
+    pub part: String,
+    pub variant: u32,
+    pub revision: u32,
+    pub source: String,
+}
+
+/// Frequency facts: the governor and where (if anywhere) a live clock reading comes from.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Frequency {
+    pub governor: Option<String>,
+    pub cpufreq_khz: Option<u64>,
+    pub cpuinfo_mhz: Option<f64>,
+    pub source: FrequencySource,
+}
+
+/// The live clock source of every speed point, or why there is none.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum FrequencySource {
+    Live(crate::sys::clock::Source),
+    None(String),
+}
+
+impl Default for FrequencySource {
+    fn default() -> Self {
+        FrequencySource::None(String::new())
+    }
+}
+
+impl std::fmt::Display for FrequencySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrequencySource::Live(s) => match serde_json::to_value(s) {
+                Ok(serde_json::Value::String(name)) => f.write_str(&name),
+                _ => write!(f, "{s:?}"),
+            },
+            FrequencySource::None(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A library, server or tool the run used, and its version.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Library {
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    /// The name shown in tables, where it differs from `impl` (a variant, a build).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// How it is reached: in-process, syscall, engine, tool, process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
+    /// The implementation's own facts (paths, builds, drivers): free-form, each
+    /// implementation's own shape.
+    pub details: serde_json::Value,
+}
+
+/// Something that could not be used, and why.
+pub use crate::impls::Unavailable;
+
+/// The run's settings: the workload's own, and whether a study ran it beside another
+/// run (its neighbour).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Settings {
+    #[serde(flatten)]
+    pub workload: WorkloadSettings,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub study_neighbour: bool,
+}
+
+/// Each workload's settings, told apart by the fields only it has.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum WorkloadSettings {
+    Speed(SpeedSettings),
+    Vpn(VpnSettings),
+    Process(ProcessSettings),
+    Tls(Box<TlsSettings>),
+    /// Settings of a file this version does not know (older schemas): shown, not read.
+    Other(BTreeMap<String, serde_json::Value>),
+}
+
+impl Default for WorkloadSettings {
+    fn default() -> Self {
+        WorkloadSettings::Other(BTreeMap::new())
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SpeedSettings {
+    pub time_per_point_s: f64,
+    #[serde(default)]
+    pub max_time_per_point_s: f64,
+    #[serde(default)]
+    pub min_trials: u32,
+    #[serde(default)]
+    pub trial_s: f64,
+    #[serde(default)]
+    pub target_ci_pct: f64,
+    #[serde(default)]
+    pub sizes: Vec<usize>,
+    #[serde(default)]
+    pub threads: Vec<usize>,
+    #[serde(default)]
+    pub crossover: Option<(String, String)>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct TlsSuiteSettings {
+    pub suite: String,
+    pub cipher: Option<String>,
+    pub protocol: String,
+    pub null: bool,
+    pub record_protection: String,
+    pub port: u16,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TlsSettings {
+    pub suites: Vec<TlsSuiteSettings>,
+    #[serde(default)]
+    pub files: Vec<u64>,
+    #[serde(default)]
+    pub gzip_page: bool,
+    #[serde(default)]
+    pub concurrency: Vec<u32>,
+    #[serde(default)]
+    pub duration_s: f64,
+    #[serde(default)]
+    pub generator: String,
+    #[serde(default)]
+    pub handshake: bool,
+    #[serde(default)]
+    pub mix: Option<String>,
+    #[serde(default)]
+    pub cert: String,
+    #[serde(default)]
+    pub server_cpus: Vec<usize>,
+    #[serde(default)]
+    pub generator_cpus: Vec<usize>,
+    #[serde(default)]
+    pub pinned: bool,
+    #[serde(default)]
+    pub nginx_workers: usize,
+    #[serde(default)]
+    pub worker_connections: u64,
+    #[serde(default)]
+    pub keepalive_requests: Option<u64>,
+    #[serde(default)]
+    pub ssl_session_cache: String,
+    #[serde(default)]
+    pub ssl_session_tickets: String,
+    #[serde(default)]
+    pub ktls: bool,
+    #[serde(default)]
+    pub sendfile: String,
+    #[serde(default)]
+    pub http_version: String,
+    #[serde(default)]
+    pub nginx_restarted_per_point: bool,
+    #[serde(default)]
+    pub temp_dir: std::path::PathBuf,
+    #[serde(default)]
+    pub cipher_alone_record_bytes: usize,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VpnSettings {
+    pub tunnels: Vec<String>,
+    #[serde(default)]
+    pub streams: Vec<u32>,
+    #[serde(default)]
+    pub directions: Vec<String>,
+    #[serde(default)]
+    pub duration_s: u32,
+    #[serde(default)]
+    pub rounds: u32,
+    #[serde(default)]
+    pub udp: bool,
+    #[serde(default)]
+    pub kernel_wireguard: bool,
+    #[serde(default)]
+    pub netns: Vec<String>,
+    #[serde(default)]
+    pub veth: Vec<String>,
+    #[serde(default)]
+    pub outer_addresses: Vec<String>,
+}
+
+/// A program timed as a whole process (`openssl enc`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProcessSettings {
+    pub program: String,
+    #[serde(default)]
+    pub cipher: String,
+    #[serde(default)]
+    pub bytes: u64,
+    #[serde(default)]
+    pub rounds: u32,
+    #[serde(default)]
+    pub dir: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each workload's settings come back as the same variant: the untagged enum tells
+    /// them apart by the field only that workload has.
+    #[test]
+    fn settings_of_each_workload_round_trip_to_their_own_variant() {
+        let speed = WorkloadSettings::Speed(SpeedSettings {
+            time_per_point_s: 0.15,
+            max_time_per_point_s: 0.6,
+            min_trials: 15,
+            trial_s: 0.003,
+            target_ci_pct: 1.0,
+            sizes: vec![16, 1024],
+            threads: vec![1, 2],
+            crossover: Some(("openssl".into(), "af_alg".into())),
+        });
+        let vpn = WorkloadSettings::Vpn(VpnSettings {
+            tunnels: vec!["openvpn AES-128-GCM".into()],
+            streams: vec![1],
+            directions: vec!["up".into()],
+            duration_s: 3,
+            rounds: 1,
+            udp: false,
+            kernel_wireguard: false,
+            netns: vec!["a".into(), "b".into()],
+            veth: vec!["c".into(), "d".into()],
+            outer_addresses: vec!["10.77.0.1".into()],
+        });
+        let process = WorkloadSettings::Process(ProcessSettings {
+            program: "openssl enc".into(),
+            cipher: "aes-256-cbc".into(),
+            bytes: 1 << 20,
+            rounds: 3,
+            dir: "tmpfs".into(),
+        });
+        let tls = WorkloadSettings::Tls(Box::new(TlsSettings {
+            suites: vec![TlsSuiteSettings {
+                suite: "http".into(),
+                protocol: "http".into(),
+                ..Default::default()
+            }],
+            files: vec![4096],
+            gzip_page: false,
+            concurrency: vec![1],
+            duration_s: 1.0,
+            generator: "wrk".into(),
+            handshake: false,
+            mix: None,
+            cert: "rsa2048".into(),
+            server_cpus: vec![0],
+            generator_cpus: vec![1],
+            pinned: true,
+            nginx_workers: 1,
+            worker_connections: 1024,
+            keepalive_requests: Some(1_000_000),
+            ssl_session_cache: "off".into(),
+            ssl_session_tickets: "off".into(),
+            ktls: false,
+            sendfile: "on".into(),
+            http_version: "HTTP/1.1".into(),
+            nginx_restarted_per_point: true,
+            temp_dir: "/tmp/x".into(),
+            cipher_alone_record_bytes: 16384,
+            notes: vec![],
+        }));
+        for w in [speed, vpn, process, tls] {
+            let s = Settings {
+                workload: w,
+                study_neighbour: true,
+            };
+            let back: Settings = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+            assert_eq!(back, s);
+        }
+    }
+
+    /// The environments of the committed fixtures (schema 1 and 2, speed, tls and vpn)
+    /// read into typed fields, their settings into their workload's variant.
+    #[test]
+    fn fixture_environments_read_into_typed_fields() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut kinds = Vec::new();
+        for f in ["schema1-mixed.jsonl", "vpn-openvpn-short.jsonl"] {
+            let text = std::fs::read_to_string(dir.join(f)).unwrap();
+            for line in text.lines().filter(|l| l.contains("\"environment\"")) {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let settings: Settings = serde_json::from_value(v["settings"].clone()).unwrap();
+                let cpu: Cpu = serde_json::from_value(v["cpu"].clone()).unwrap();
+                assert_eq!(cpu.model.as_deref(), Some("AMD EPYC"));
+                assert!(cpu.logical_cpus > 0);
+                let libs: Vec<Library> = serde_json::from_value(v["libraries"].clone()).unwrap();
+                assert!(libs.iter().all(|l| !l.version.is_empty()), "{libs:?}");
+                kinds.push(match settings.workload {
+                    WorkloadSettings::Speed(_) => "speed",
+                    WorkloadSettings::Tls(_) => "tls",
+                    WorkloadSettings::Vpn(_) => "vpn",
+                    WorkloadSettings::Process(_) => "process",
+                    WorkloadSettings::Other(_) => "other",
+                });
+            }
+        }
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(kinds, ["speed", "tls", "vpn"]);
+    }
+}
