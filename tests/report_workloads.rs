@@ -9,10 +9,7 @@ use serde_json::Value;
 use std::process::{Command, Output};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    common::command().args(args).output().expect("binary runs")
 }
 
 fn ok(o: &Output, what: &str) -> String {
