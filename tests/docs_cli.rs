@@ -32,6 +32,7 @@ fn subcommands() -> BTreeSet<String> {
     let (out, _) = common::text(&common::run(&["--help"]));
     let (_, list) = out.split_once("Commands:").expect("a Commands: section");
     list.lines()
+        .skip(1)
         .take_while(|l| !l.trim().is_empty())
         .filter_map(|l| l.split_whitespace().next())
         .filter(|w| *w != "help")

@@ -225,13 +225,15 @@ pub fn check_profile(p: &serde_json::Value) -> u64 {
 pub fn has_program(name: &str) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var("PATH").unwrap_or_default();
-    path.split(':')
+    let found = path
+        .split(':')
         .chain(["/usr/sbin", "/sbin"])
         .map(|d| Path::new(d).join(name))
         .any(|p| {
             p.metadata()
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        });
+    found
 }
 
 /// What the tool says first when this machine cannot run `tls` (the start of its
