@@ -5,7 +5,7 @@
 mod common;
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const LEGACY: [&str; 3] = ["des-cbc", "des-ede3-cbc", "rc4"];
 

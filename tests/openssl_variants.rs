@@ -6,7 +6,7 @@
 mod common;
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = common::command();

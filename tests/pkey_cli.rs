@@ -5,7 +5,7 @@
 mod common;
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
     common::command().args(args).output().expect("binary runs")
