@@ -17,6 +17,8 @@ mod render;
 mod store;
 mod study;
 mod sys;
+#[cfg(test)]
+mod testing;
 mod units;
 mod verify;
 mod workloads;

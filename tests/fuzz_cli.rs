@@ -2,13 +2,10 @@
 //! one line naming the value with exit 2, and every exit-0 `--format json` parses.
 //! Cases: CRYPTOBENCH_FUZZ_CASES (default 600 command lines; each is a process).
 
+mod common;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use std::process::Command;
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_cryptobench")
-}
 
 fn cases(default: u32) -> u32 {
     std::env::var("CRYPTOBENCH_FUZZ_CASES")
@@ -37,41 +34,23 @@ fn value() -> impl Strategy<Value = String> {
     ]
 }
 
-fn flag() -> impl Strategy<Value = &'static str> {
-    prop_oneof![
-        Just("--impl"),
-        Just("--alg"),
-        Just("--sizes"),
-        Just("--threads"),
-        Just("--time"),
-        Just("--direction"),
-        Just("--variant"),
-        Just("--format"),
-        Just("--crossover"),
-        Just("--libcrypto"),
-        Just("--bogus-flag"),
-    ]
-}
-
-#[test]
-fn command_lines_never_panic_and_bad_input_is_one_line() {
+/// Random (flag, value) pairs after `base`: never a panic or a hang; exit 0 with `--format
+/// json` (added when no format was drawn) prints one JSON document; a bad input (exit 2)
+/// is one line naming it; any other exit is one of `codes`.
+fn fuzz_command_lines(base: &[&str], flags: Vec<&'static str>, codes: &[i32], cases: u32) {
     let mut runner = TestRunner::new(Config {
-        cases: cases(600),
+        cases,
         failure_persistence: None,
         ..Config::default()
     });
-    let args = proptest::collection::vec((flag(), value()), 0..4);
+    let flag = proptest::sample::select(flags);
+    let args = proptest::collection::vec((flag, value()), 0..4);
     runner
         .run(&args, |pairs| {
-            // A tiny valid base, so that an accepted line finishes in a moment.
-            let mut argv: Vec<String> = [
-                "speed", "--impl", "ring", "--alg", "sha256", "--sizes", "16", "--time", "0.01",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+            let mut argv: Vec<String> = base.iter().map(|s| s.to_string()).collect();
             for (f, v) in &pairs {
                 argv.push(f.to_string());
+                // A flag that takes no value is followed by the value as a positional.
                 argv.push(v.clone());
             }
             let json = !pairs.iter().any(|(f, _)| *f == "--format");
@@ -79,7 +58,7 @@ fn command_lines_never_panic_and_bad_input_is_one_line() {
                 argv.push("--format".into());
                 argv.push("json".into());
             }
-            let o = Command::new(bin()).args(&argv).output().unwrap();
+            let o = common::command().args(&argv).output().unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
             prop_assert!(!err.contains("panicked"), "{argv:?}: {err}");
             match o.status.code() {
@@ -90,7 +69,6 @@ fn command_lines_never_panic_and_bad_input_is_one_line() {
                         "{argv:?}: not JSON: {out}"
                     );
                 }
-                Some(0) | Some(1) => {}
                 Some(2) => {
                     let lines: Vec<&str> = err.trim_end().lines().collect();
                     prop_assert_eq!(lines.len(), 1, "{:?}: {}", argv, err);
@@ -101,11 +79,120 @@ fn command_lines_never_panic_and_bad_input_is_one_line() {
                         lines[0].len()
                     );
                 }
+                Some(c) if c == 0 || codes.contains(&c) => {}
                 other => prop_assert!(false, "{argv:?}: exit {other:?}: {err}"),
             }
             Ok(())
         })
         .unwrap();
+}
+
+#[test]
+fn command_lines_never_panic_and_bad_input_is_one_line() {
+    // A tiny valid base, so that an accepted line finishes in a moment.
+    let base = [
+        "speed", "--impl", "ring", "--alg", "sha256", "--sizes", "16", "--time", "0.01",
+    ];
+    let flags = vec![
+        "--impl",
+        "--alg",
+        "--sizes",
+        "--threads",
+        "--time",
+        "--direction",
+        "--variant",
+        "--format",
+        "--crossover",
+        "--libcrypto",
+        "--bogus-flag",
+    ];
+    fuzz_command_lines(&base, flags, &[1], cases(600));
+}
+
+/// compare of two real fixtures, with its labels, threshold, gate and store flags drawn;
+/// 3 (regression) and 4 (points missing) are the gate's own exits.
+#[test]
+fn compare_command_lines() {
+    let f = common::fixture("schema1-mixed.jsonl");
+    let f = f.to_str().unwrap();
+    let flags = vec![
+        "--a",
+        "--b",
+        "--threshold",
+        "--fail-on-regression",
+        "--allow-missing",
+        "--format",
+        "--store",
+        "--bogus-flag",
+    ];
+    fuzz_command_lines(&["compare", f, f], flags, &[1, 3, 4], cases(150));
+}
+
+/// history's listing and subcommands against a private store (never the user's).
+#[test]
+fn history_command_lines() {
+    let store = format!(
+        "sqlite:{}",
+        std::env::temp_dir()
+            .join(format!("cb-fuzz-history-{}.db", std::process::id()))
+            .display()
+    );
+    for sub in [
+        &[][..],
+        &["show"],
+        &["tag"],
+        &["rm"],
+        &["export"],
+        &["import"],
+    ] {
+        let mut base = vec!["history", "--store", store.as_str()];
+        base.extend_from_slice(sub);
+        let flags = vec![
+            "--machine",
+            "--workload",
+            "--since",
+            "--tag",
+            "--limit",
+            "--format",
+            "--force",
+            "--store",
+            "--bogus-flag",
+        ];
+        fuzz_command_lines(&base, flags, &[1], cases(40));
+    }
+    let _ = std::fs::remove_file(store.trim_start_matches("sqlite:"));
+}
+
+/// study: names, flags and formats drawn (a real study name is never drawn, so nothing
+/// long runs); `--list` exits 0 at once.
+#[test]
+fn study_command_lines() {
+    let flags = vec![
+        "--list",
+        "--quick",
+        "--guest",
+        "--libcrypto",
+        "--output",
+        "--format",
+        "--bogus-flag",
+    ];
+    fuzz_command_lines(&["study"], flags, &[1], cases(150));
+}
+
+/// verify of one fast path, with its path flags drawn; 1 is "a check failed or nothing
+/// was checked".
+#[test]
+fn verify_command_lines() {
+    let base = ["verify", "--impl", "ring", "--alg", "sha256"];
+    let flags = vec![
+        "--impl",
+        "--alg",
+        "--variant",
+        "--libcrypto",
+        "--format",
+        "--bogus-flag",
+    ];
+    fuzz_command_lines(&base, flags, &[1], cases(150));
 }
 
 /// One mutation of a good line: a cut, a flipped byte, a field set to a strange value.
@@ -140,12 +227,15 @@ fn mutated_record_files_never_panic_and_keep_the_good_lines() {
         text.push_str(&mutate(l, seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7));
         text.push('\n');
     }
-    // The good lines go last, so they are kept whatever came before them.
-    text.push_str(&good);
+    // The good lines go last, under run ids no mutation can make (a mutated copy of a
+    // point is the same point and would be counted once, first come), so they are kept
+    // whatever came before them.
+    let kept = good.replace("\"run_id\":\"", "\"run_id\":\"good-");
+    text.push_str(&kept);
     let path = std::env::temp_dir().join(format!("cb-fuzz-{}.jsonl", std::process::id()));
     std::fs::write(&path, &text).unwrap();
     for format in ["table", "json", "csv", "markdown"] {
-        let o = Command::new(bin())
+        let o = common::command()
             .args(["report", path.to_str().unwrap(), "--format", format])
             .output()
             .unwrap();
@@ -160,7 +250,25 @@ fn mutated_record_files_never_panic_and_keep_the_good_lines() {
         if format == "json" {
             let v: serde_json::Value = serde_json::from_str(&out).unwrap();
             let recs = v["records"].as_array().unwrap();
-            assert!(recs.len() >= 7, "the good lines are kept: {}", recs.len());
+            // Every good record is there, by content: its run, workload and throughput.
+            let mut found = 0;
+            for g in kept
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            {
+                if g["kind"] != "record" {
+                    continue;
+                }
+                let same = |r: &&serde_json::Value| {
+                    r["run_id"] == g["run_id"]
+                        && r["workload"] == g["workload"]
+                        && r["throughput_bps"] == g["throughput_bps"]
+                };
+                let n = recs.iter().filter(same).count();
+                assert_eq!(n, 1, "good record kept once: {g}");
+                found += 1;
+            }
+            assert_eq!(found, 5, "the fixture's five records");
         }
     }
     let _ = std::fs::remove_file(path);

@@ -5,12 +5,12 @@
 mod common;
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const LEGACY: [&str; 3] = ["des-cbc", "des-ede3-cbc", "rc4"];
 
 fn run_env(args: &[&str], modules: Option<&std::path::Path>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cryptobench"));
+    let mut c = common::command();
     c.args(args);
     if let Some(dir) = modules {
         c.env("OPENSSL_MODULES", dir);

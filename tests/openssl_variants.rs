@@ -6,10 +6,10 @@
 mod common;
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cryptobench"));
+    let mut c = common::command();
     c.args(args).env_remove("OPENSSL_ia32cap");
     for (k, v) in env {
         c.env(k, v);

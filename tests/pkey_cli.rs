@@ -2,14 +2,13 @@
 //! blocks, libraries that lack an algorithm, and the gate refusing wrong signatures.
 //! Speeds are never asserted; shapes and consistency are.
 
+mod common;
+
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    common::command().args(args).output().expect("binary runs")
 }
 
 fn text(b: &[u8]) -> String {

@@ -2,10 +2,10 @@
 mod common;
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+    common::command()
         .args(args)
         .output()
         .expect("cryptobench runs")
@@ -146,7 +146,7 @@ fn impossible_profiles_exit_2_with_one_line_before_measuring() {
     // No perf on PATH: the line names the package.
     let empty = std::env::temp_dir().join(format!("cbench-empty-path-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+    let o = common::command()
         .args(["speed", "--impl", "openssl", "--alg", "sha256", "--profile"])
         .env("PATH", &empty)
         .output()

@@ -9,7 +9,6 @@ mod common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(
@@ -22,7 +21,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// Runs `args` with --profile-dir `dir` and returns the JSON report.
 fn run(args: &[&str], dir: &Path) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+    let o = common::command()
         .args(args)
         .args(["--profile", "--profile-dir"])
         .arg(dir)
@@ -36,11 +35,10 @@ fn run(args: &[&str], dir: &Path) -> Value {
     serde_json::from_slice(&o.stdout).expect("--format json prints one JSON document")
 }
 
-/// The one record's profile: consistent, with crypto above 0 even at its interval's low
+/// The first record's profile: consistent, with crypto above 0 even at its interval's low
 /// end, and an SVG flame graph (folded stacks beside it) in `dir`.
 fn check(report: &Value, dir: &Path) -> Value {
     let recs = report["records"].as_array().expect("records");
-    assert_eq!(recs.len(), 1, "{recs:?}");
     let p = recs[0]["profile"].clone();
     let n = common::check_profile(&p);
     assert!(n >= 50, "only {n} samples: {p}");
@@ -93,6 +91,7 @@ fn tls_profile_samples_the_nginx_workers() {
         ],
         &dir,
     );
+    assert_eq!(v["records"].as_array().map(Vec::len), Some(1), "{v}");
     check(&v, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -112,7 +111,7 @@ fn vpn_profile_samples_the_openvpn_processes() {
             "--tunnels",
             "openvpn",
             "--ciphers",
-            "AES-128-GCM",
+            "AES-128-GCM,none",
             "--streams",
             "1",
             "--directions",
@@ -122,7 +121,22 @@ fn vpn_profile_samples_the_openvpn_processes() {
         ],
         &dir,
     );
+    let recs = v["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2, "{v}");
+    assert_eq!(recs[0]["cipher"], "AES-128-GCM");
     let p = check(&v, &dir);
+    // The tunnel's crypto share and its ceiling are the sampled ones; the share per byte
+    // against cipher none is beside them as the cross-check.
+    let s = &v["analysis"]["shares"][0];
+    let f = |x: &Value| x.as_f64().unwrap();
+    assert_eq!(s["share_source"], "sampled", "{s}");
+    assert_eq!(s["crypto_share"], p["crypto"]["share"], "{s}");
+    assert!(
+        (f(&s["max_speedup"]) - 1.0 / (1.0 - f(&s["crypto_share"]))).abs() < 1e-9,
+        "{s}"
+    );
+    let per_byte = 1.0 - f(&recs[1]["cpu_s_per_gb"]) / f(&recs[0]["cpu_s_per_gb"]);
+    assert!((f(&s["per_byte_share"]) - per_byte).abs() < 1e-9, "{s}");
     // Only the tunnel's own processes are sampled: openvpn's code is there.
     assert!(
         p["categories"]["protocol"]["samples"].as_u64().unwrap_or(0) > 0,

@@ -7,12 +7,8 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_cryptobench")
-}
-
 fn run(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().unwrap()
+    common::command().args(args).output().unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -48,7 +44,7 @@ fn bad_input(o: &Output, what: &str) {
 fn d1_output_path_not_utf8_is_no_panic() {
     use std::os::unix::ffi::OsStrExt;
     let p = tmp("x\u{0}").with_file_name(std::ffi::OsStr::from_bytes(b"x\xff.jsonl"));
-    let o = Command::new(bin())
+    let o = common::command()
         .args(TINY)
         .arg("--output")
         .arg(&p)
@@ -86,7 +82,7 @@ fn d2_fifo_libcrypto_never_hangs() {
         ],
     ] {
         let start = Instant::now();
-        let mut child = Command::new(bin())
+        let mut child = common::command()
             .args(&args)
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
@@ -323,18 +319,27 @@ fn d12_escapes_and_invalid_records_and_sighup() {
         "{v}"
     );
     let _ = std::fs::remove_file(&f);
-    // SIGHUP: 128 + 1, the finished points kept.
-    let mut child = Command::new(bin())
+    // SIGHUP: 128 + 1, the finished points kept: in the file, each with its size, and
+    // shown; the end line says interrupted and lists the points never reached.
+    let f = tmp("hup.jsonl");
+    let _ = std::fs::remove_file(&f);
+    let child = common::command()
         .args([
             "speed",
             "--impl",
             "ring",
             "--alg",
             "sha256",
+            "--sizes",
+            "16,64,256,1k,8k,16k",
             "--time",
             "0.5",
             "--target-ci",
             "0",
+            "--format",
+            "json",
+            "--output",
+            f.to_str().unwrap(),
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -343,8 +348,46 @@ fn d12_escapes_and_invalid_records_and_sighup() {
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: signalling the child we started, by its PID.
     unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
-    let st = child.wait().unwrap();
-    assert_eq!(st.code(), Some(129));
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(129));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&f)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kept: Vec<u64> = lines
+        .iter()
+        .filter(|l| l["kind"] == "record")
+        .map(|l| l["size"].as_u64().unwrap())
+        .collect();
+    // 0.5 s a point: 1.5 s in, the first two or so finished, never all six.
+    assert!(
+        !kept.is_empty() && kept.len() < 6,
+        "finished points {kept:?}"
+    );
+    assert_eq!(kept, [16, 64, 256, 1024, 8192, 16384][..kept.len()]);
+    for l in lines.iter().filter(|l| l["kind"] == "record") {
+        assert!(l["throughput_bps"].as_f64().unwrap() > 0.0, "{l}");
+    }
+    let end = lines.last().unwrap();
+    assert_eq!(end["kind"], "end", "{end}");
+    assert_eq!(end["interrupted"], true, "{end}");
+    assert_eq!(end["points"], kept.len(), "{end}");
+    let never = end["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["kind"] == "not_reached")
+        .count();
+    assert!(never >= 1 && never + kept.len() <= 6, "{end}");
+    // The same points shown on stdout.
+    let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        shown["records"].as_array().map(|r| r.len()),
+        Some(kept.len()),
+        "{shown}"
+    );
+    let _ = std::fs::remove_file(&f);
 }
 
 /// A run without its end line (what SIGKILL leaves: every line up to

@@ -6,13 +6,10 @@
 mod common;
 
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    common::command().args(args).output().expect("binary runs")
 }
 
 fn ok(o: &Output, what: &str) -> String {

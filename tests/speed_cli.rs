@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+    common::command()
 }
 
 fn run(args: &[&str]) -> Output {

@@ -1,8 +1,9 @@
 //! `cryptobench study NAME --quick` for each of the five studies on the real binary: the
 //! study's table and a computed conclusion line come out, and the records it kept are
 //! ordinary records that `cryptobench report` renders. Speeds are never asserted.
-//! Parts that need root, nginx or OpenVPN say "not observed: why" instead (and the test
-//! then checks that line), so the primitive parts are always checked.
+//! A part this machine cannot run (no nginx, no OpenVPN, not root) must say "cannot be
+//! observed here" with the reason this machine gives; a part it can run must give its
+//! result: a step that breaks fails the study (exit 1, "FAILED") and so the test.
 
 mod common;
 
@@ -11,13 +12,29 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+    common::command()
 }
 
 fn temp_file(name: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("cryptobench-study-{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&p);
     p
+}
+
+/// The result of a step this machine can run (`result` in the conclusion), or, where it
+/// `lacks` something, the "cannot be observed here" line of step `tag` with that reason.
+fn result_or_unavailable(out: &str, c: &str, result: &str, tag: &str, lacks: Option<String>) {
+    match lacks {
+        None => assert!(c.contains(result), "{result}: {out}"),
+        Some(why) => {
+            let line = out
+                .lines()
+                .find(|l| l.starts_with(&format!("cannot be observed here: {tag}: ")))
+                .unwrap_or_else(|| panic!("no 'cannot be observed here: {tag}' line: {out}"));
+            assert!(line.contains(&why), "{line}: expected {why}");
+            assert!(!c.contains(result), "{c}");
+        }
+    }
 }
 
 /// Runs the study; returns its stdout and the records file.
@@ -113,11 +130,46 @@ fn aesni_quick() {
     );
     assert!(c.contains("study 2"), "{c}");
     // `openssl enc` was timed into ordinary speed records, in both directions.
-    assert!(
-        c.contains("openssl enc -aes-256-cbc encrypt of 33 MB")
-            || out.contains("not observed: enc"),
-        "{out}"
+    let enc: Option<String> =
+        (!common::has_program("openssl")).then(|| "openssl (the command) not found".into());
+    for dir in ["encrypt", "decrypt"] {
+        let what = format!("openssl enc -aes-256-cbc {dir} of 33 MB");
+        result_or_unavailable(&out, &c, &what, "enc", enc.clone());
+    }
+    // Several trials each, so that every `openssl enc` point has its interval.
+    if enc.is_none() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let recs: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|l| l["kind"] == "record" && l["impl"] == "openssl-enc")
+            .collect();
+        assert_eq!(recs.len(), 4, "enc and dec, with and without AES-NI");
+        for r in &recs {
+            assert_eq!(r["trials"], 6, "{r}");
+            let ci = r["throughput_bps_ci"].as_array().expect("an interval");
+            assert!(ci[0].as_f64() <= ci[1].as_f64(), "{r}");
+        }
+    }
+    result_or_unavailable(&out, &c, "nginx 10 MiB file", "nginx", common::tls_lacks());
+    result_or_unavailable(
+        &out,
+        &c,
+        "OpenVPN AES-256-GCM",
+        "openvpn",
+        common::vpn_lacks(false),
     );
+    // The tunnel's crypto share with and without AES-NI, sampled where perf samples.
+    if common::vpn_lacks(false).is_none() && common::perf_usable() {
+        for path in ["with AES-NI", "without"] {
+            let line = format!("OpenVPN AES-256-GCM {path}: crypto is ");
+            assert!(
+                c.lines()
+                    .any(|l| l.starts_with(&line) && l.contains("(sampled with perf)")),
+                "{line}: {c}"
+            );
+        }
+    }
     reported(&file, "openssl-enc");
 }
 
@@ -126,20 +178,43 @@ fn avx512_quick() {
     let (out, _, file) = study("avx512", &[]);
     assert!(out.contains("Thread scaling, 16 KiB"), "{out}");
     let c = conclusion(&out);
+    // A CPU without AVX-512 (a Zen 3) cannot show study 4's effect: said before the
+    // tables, with what libcrypto reports for the two paths, and no "as study 4 found".
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+    let avx512 = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("flags"))
+        .any(|l| l.split_whitespace().any(|f| f == "avx512f"));
+    let base = if avx512 {
+        "base (AVX-512)"
+    } else {
+        let said = out
+            .find("Not observable here: this CPU has no AVX-512")
+            .unwrap_or_else(|| panic!("not said: {out}"));
+        assert!(
+            said < out.find("Thread scaling").unwrap(),
+            "said first: {out}"
+        );
+        assert!(
+            out.contains("isa=no-avx512 was not measured: changes nothing on this CPU")
+                || out.contains("capability words"),
+            "{out}"
+        );
+        assert!(!c.contains("as study 4 found"), "{c}");
+        "base (no AVX-512 here)"
+    };
+    assert!(out.lines().any(|l| l.contains(base)), "{base}: {out}");
     assert!(c.contains("Mixed test: the AES-GCM thread runs at"), "{c}");
     assert!(
         c.contains("Clock not observable on this machine") || c.contains("Clock at "),
         "{c}"
     );
     // nginx with ChaCha on a share of the connections, on both ISA paths (or why not).
-    if c.contains("nginx mix not observed") {
-        assert!(out.contains("not observed: nginx chacha 20%"), "{out}");
-    } else {
-        assert!(
-            c.contains("requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share"),
-            "{c}"
-        );
-        for path in ["base (AVX-512)", "isa=no-avx512"] {
+    let nginx = "requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share";
+    let lacks = common::tls_lacks();
+    result_or_unavailable(&out, &c, nginx, "nginx chacha 20%", lacks.clone());
+    if lacks.is_none() {
+        for path in [base, "isa=no-avx512"] {
             assert!(
                 out.lines()
                     .any(|l| l.starts_with(path) && l.contains(" 20% ")),
@@ -159,10 +234,7 @@ fn scaling_quick() {
         c.contains("aes-128-gcm gives ") || c.contains("one core only"),
         "{c}"
     );
-    assert!(
-        c.contains("HTTPS delivers") || c.contains("HTTP against HTTPS not observed"),
-        "{c}"
-    );
+    result_or_unavailable(&out, &c, "HTTPS delivers", "https", common::tls_lacks());
     assert!(
         c.contains("governor not settable: ") || c.contains("governor set to "),
         "{c}"
@@ -181,10 +253,7 @@ fn router_vpn_quick() {
     );
     let c = conclusion(&out);
     assert!(c.contains("aes-256-cbc at 8 KiB: openssl "), "{c}");
-    assert!(
-        c.contains("OpenVPN's best") || c.contains("OpenVPN against WireGuard not observed"),
-        "{c}"
-    );
+    result_or_unavailable(&out, &c, "OpenVPN's best", "vpn", common::vpn_lacks(true));
     reported(&file, "sha512");
 }
 
@@ -210,10 +279,21 @@ fn offload_quick_with_the_kernel_part_in_the_guest_as_html() {
     let (_, c) = out
         .split_once("<h3>Conclusion</h3>")
         .unwrap_or_else(|| panic!("no Conclusion heading: {out}"));
-    assert!(
-        c.contains("crypto is ") || c.contains("crypto share was not observed"),
-        "{c}"
+    let text = c.replace("<li>", "\n").replace("</li>", "\n");
+    result_or_unavailable(
+        &text,
+        &text,
+        "crypto is ",
+        "tunnel",
+        common::vpn_lacks(false),
     );
+    // Where perf samples, the share quoted is the sampled one, per byte beside it.
+    if common::vpn_lacks(false).is_none() && common::perf_usable() {
+        assert!(
+            text.contains("of the tunnel's CPU (sampled with perf; per byte against cipher none: "),
+            "{text}"
+        );
+    }
     // Debian's OpenSSL 3 ships no devcrypto engine and no kernel has /dev/crypto here:
     // the section names the engine with the reason.
     let (_, missing) = c
@@ -240,4 +320,46 @@ fn offload_quick_with_the_kernel_part_in_the_guest_as_html() {
         assert!(missing.contains("give --guest"), "{missing}");
     }
     reported(&file, "aes-128-cbc");
+}
+
+/// A step that breaks is a failure, not "cannot be observed here": it is said first, the
+/// study exits 1 and its JSON lists it under `failed` (the table's first line is
+/// study::tests' concern). Here the guest runner is a program
+/// that exits 1 without running anything.
+#[test]
+fn a_failed_step_fails_the_study() {
+    let file = temp_file("failed.jsonl");
+    let o = bin()
+        .args(["study", "offload", "--quick", "--guest", "--format", "json"])
+        .arg("--output")
+        .arg(&file)
+        .env("CRYPTOBENCH_GUEST_RUN", "/bin/false")
+        .output()
+        .unwrap();
+    let (out, err) = common::text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}\n{out}");
+    assert!(
+        err.contains("study offload: guest: failed: the guest did not run cryptobench"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("one JSON document");
+    assert_eq!(doc["failed"][0]["step"], "guest", "{doc}");
+    assert!(
+        doc["not_observed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["step"] != "guest"),
+        "{doc}"
+    );
+    // The host's speed step still ran and is reported.
+    assert!(
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["step"] == "host"),
+        "{doc}"
+    );
+    let _ = std::fs::remove_file(file);
 }

@@ -4,6 +4,8 @@
 //!
 //! Needs nginx, wrk and nghttp2-client (scripts/deps/tls.sh, run by .ci/run).
 
+mod common;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+    common::command()
 }
 
 fn run(args: &[&str]) -> Output {
@@ -653,6 +655,16 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
         .map(str::to_string)
         .collect();
     assert_eq!(ports.len(), 3, "{first}");
+    // Wait until the first point is finished (its record written), so that the one
+    // interrupted is a later one.
+    let start = Instant::now();
+    while !std::fs::read_to_string(&out).is_ok_and(|t| t.contains("\"kind\":\"record\"")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no point finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // Wait until nginx and wrk run, and remember exactly which processes they are.
     let start = Instant::now();
     let procs = loop {
@@ -716,8 +728,24 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
         assert!(!listening(p), "port {p} still listening");
     }
     assert!(dirs(pid).is_empty(), "temp dir left: {:?}", dirs(pid));
-    // Finished points were kept and flushed.
+    // The finished point was kept and flushed, complete; the end line says interrupted
+    // and names the two points never finished.
     let jl = lines(&out);
     assert_eq!(jl[0]["kind"], "environment");
+    let recs: Vec<&serde_json::Value> = jl.iter().filter(|l| l["kind"] == "record").collect();
+    assert_eq!(recs.len(), 1, "{jl:?}");
+    assert_eq!(recs[0]["suite"], "TLS_AES_128_GCM_SHA256", "{}", recs[0]);
+    assert!(recs[0]["requests"].as_u64().unwrap() > 0, "{}", recs[0]);
+    assert_eq!(recs[0]["errors"], 0, "{}", recs[0]);
+    let end = jl.last().unwrap();
+    assert_eq!(end["kind"], "end", "{end}");
+    assert_eq!(end["interrupted"], true, "{end}");
+    assert_eq!(end["points"], 1, "{end}");
+    // The point never reached (http) is listed; the one cut short (null) is neither a
+    // record nor an exclusion.
+    let never: Vec<&Value> = end["exclusions"].as_array().unwrap().iter().collect();
+    assert_eq!(never.len(), 1, "{end}");
+    assert_eq!(never[0]["kind"], "not_reached", "{end}");
+    assert_eq!(never[0]["suite"], "http", "{end}");
     let _ = std::fs::remove_file(&out);
 }

@@ -11,10 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    common::command().args(args).output().expect("binary runs")
 }
 
 fn text(b: &[u8]) -> String {

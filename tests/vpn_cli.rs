@@ -11,7 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cryptobench"))
+    common::command()
 }
 
 fn run(args: &[&str]) -> Output {
@@ -392,6 +392,12 @@ fn every_tunnel_carries_traffic_through_its_interface() {
         let c = f(&r["cpu_s_per_gb"]);
         let share = f(&s["crypto_share"]);
         assert!((share - (1.0 - none_gb / c)).abs() < 1e-9);
+        // Not profiled: the per-byte estimate is the share, and says why.
+        assert_eq!(
+            s["share_source"],
+            "per-byte estimate (no profile: run without --profile)"
+        );
+        assert_eq!(s["per_byte_share"], s["crypto_share"]);
         let speedup = f(&s["max_speedup"]);
         assert!((speedup - 1.0 / (1.0 - share.clamp(0.0, 0.999))).abs() < 1e-9);
         assert!(speedup >= 1.0);

@@ -2,7 +2,7 @@
 //! AES-GCM with and without AVX-512, the clock during each point, and the mixed test:
 //! one AES-GCM thread beside N-1 threads of AVX-512 ChaCha, against non-AVX-512 ChaCha.
 
-use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study};
+use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study, NOISE_PCT};
 use crate::algorithms::Algorithm;
 use crate::analyse::stats::median;
 use crate::record::tls::TlsRecord;
@@ -12,8 +12,6 @@ use crate::workloads::tls::analysis::{mixes, MixResult};
 pub struct Avx512;
 
 const VARIANT: &str = "isa=no-avx512";
-/// Differences within this many percent are this shared machine's noise.
-const NOISE_PCT: f64 = 15.0;
 /// ChaCha20-Poly1305's shares of nginx's connections in the mixes (study 4's; its 100%
 /// is ChaCha alone, measured in every run).
 const MIX_SHARES: [u32; 2] = [10, 20];
@@ -159,7 +157,106 @@ impl Study for Avx512 {
     }
 }
 
+/// What this CPU lets the study show, from the scaling run's environment: whether it has
+/// AVX-512 (None: not recorded), and what libcrypto reports for the two paths.
+struct Cpu {
+    avx512: Option<bool>,
+    /// One line comparing libcrypto's effective capability words (CPUINFO) of the base and
+    /// of isa=no-avx512, saying when they select the same code.
+    caps: Option<String>,
+}
+
+impl Cpu {
+    fn of(o: &Observed) -> Cpu {
+        let env = o.tagged("scaling").find_map(|r| r.environment.as_ref());
+        let avx512 = env
+            .and_then(|e| e.cpu["crypto_flags"].as_array())
+            .map(|f| f.iter().any(|x| x == "avx512f"));
+        let caps = env.and_then(|e| {
+            let variant = e
+                .libraries
+                .iter()
+                .find(|l| l["variant"] == VARIANT)
+                .map(|l| &l["details"]);
+            if let Some(d) = variant {
+                let words = |v: &serde_json::Value| {
+                    v.as_str()
+                        .and_then(crate::impls::openssl::isa::caps_of)
+                        .map(|(a, b)| format!("{a:#x}:{b:#x}"))
+                };
+                let (b, v) = (words(&d["variant"]["base_cpu_info"]), words(&d["cpu_info"]));
+                return Some(match (b, v) {
+                    (Some(b), Some(v)) if b == v => format!("libcrypto reports the same capability words (OPENSSL_ia32cap {b}) for the base and {VARIANT}: they select the same code."),
+                    (Some(b), Some(v)) => format!("libcrypto's capability words (OPENSSL_ia32cap): base {b}, {VARIANT} {v}: the paths differ in the bits cleared."),
+                    _ => format!("libcrypto reports no capability words (CPUINFO) for {VARIANT}: whether it selects other code is not confirmed."),
+                });
+            }
+            e.unavailable
+                .iter()
+                .find(|u| u["name"].as_str().is_some_and(|n| n.contains(VARIANT)))
+                .and_then(|u| u["reason"].as_str())
+                .map(|why| format!("{VARIANT} was not measured: {why}."))
+        });
+        Cpu { avx512, caps }
+    }
+
+    /// False only when the run says this CPU has no AVX-512: study 4's effect cannot occur.
+    fn effect_possible(&self) -> bool {
+        self.avx512 != Some(false)
+    }
+
+    /// "as study 4 found" where the effect can occur; otherwise why this is not it.
+    fn found(&self) -> String {
+        if self.effect_possible() {
+            super::agreement(true, 4)
+        } else {
+            "but this CPU has no AVX-512, so it is not study 4's effect".into()
+        }
+    }
+
+    fn path_name(&self, masked: bool) -> &'static str {
+        match (masked, self.effect_possible()) {
+            (true, _) => VARIANT,
+            (false, true) => "base (AVX-512)",
+            (false, false) => "base (no AVX-512 here)",
+        }
+    }
+
+    /// Said first: what this CPU cannot show, and the capability words of the two paths.
+    fn first_lines(&self) -> Vec<String> {
+        let mut l = Vec::new();
+        if !self.effect_possible() {
+            l.push("Not observable here: this CPU has no AVX-512 (no avx512f among its flags), so study 4's effect (AVX-512 code lowering the clock of the cores that run it) cannot occur: the base path runs no AVX-512 code, and no conclusion \"as study 4 found\" is drawn from comparing the two paths.".to_string());
+        }
+        l.extend(self.caps.clone());
+        l
+    }
+}
+
+/// Scaling efficiency at the most threads, with the interval from the record's paired
+/// 1- and N-thread trials (the noise of scaling on this machine).
+struct Eff {
+    alg: String,
+    variant: Option<String>,
+    value: f64,
+    ci: Option<[f64; 2]>,
+    threads: u32,
+}
+
+fn pct_ci(e: &Eff) -> String {
+    match e.ci {
+        Some([lo, hi]) => format!(
+            "{:.0}% [{:.0}-{:.0}%]",
+            e.value * 100.0,
+            lo * 100.0,
+            hi * 100.0
+        ),
+        None => format!("{:.0}%", e.value * 100.0),
+    }
+}
+
 fn analyse(o: &Observed) -> Findings {
+    let cpu = Cpu::of(o);
     let recs = o.speed("scaling");
     let mut table = Table::new(
         "Thread scaling, 16 KiB, encrypt (efficiency = throughput / (threads x 1-thread))",
@@ -173,7 +270,7 @@ fn analyse(o: &Observed) -> Findings {
         ],
     );
     let clock_text = "not observable on this machine";
-    let mut eff_at_max: Vec<(String, Option<String>, f64, u32)> = Vec::new();
+    let mut eff_at_max: Vec<Eff> = Vec::new();
     let max_threads = recs.iter().map(|r| r.threads).max().unwrap_or(1);
     for alg in ["chacha20-poly1305", "aes-128-gcm"] {
         for variant in [None, Some(VARIANT)] {
@@ -192,12 +289,23 @@ fn analyse(o: &Observed) -> Findings {
                 });
                 if r.threads == max_threads && max_threads > 1 {
                     if let Some(e) = eff {
-                        eff_at_max.push((alg.into(), variant.map(str::to_string), e, r.threads));
+                        eff_at_max.push(Eff {
+                            alg: alg.into(),
+                            variant: variant.map(str::to_string),
+                            value: e,
+                            ci: r.scaling_efficiency_ci,
+                            threads: r.threads,
+                        });
                     }
                 }
                 table.push(vec![
                     alg.into(),
-                    variant.unwrap_or("base").into(),
+                    if variant.is_some() {
+                        VARIANT
+                    } else {
+                        cpu.path_name(false)
+                    }
+                    .into(),
                     r.threads.to_string(),
                     crate::units::mbps(r.throughput_bps),
                     eff.map(|e| format!("{:.0}", e * 100.0))
@@ -214,18 +322,27 @@ fn analyse(o: &Observed) -> Findings {
     let eff = |alg: &str, v: Option<&str>| {
         eff_at_max
             .iter()
-            .find(|(a, var, _, _)| a == alg && var.as_deref() == v)
-            .map(|(_, _, e, n)| (*e, *n))
+            .find(|e| e.alg == alg && e.variant.as_deref() == v)
     };
     match (eff("chacha20-poly1305", None), eff("aes-128-gcm", None)) {
-        (Some((c, n)), Some((a, _))) => {
-            let agrees = c < a - 0.05;
+        (Some(c), Some(a)) => {
+            // "Worse" only beyond the noise of scaling here: the intervals of the paired
+            // 1- and N-thread trials must not overlap (2 threads on 2 vCPUs share them
+            // with everything else).
+            let apart = match (c.ci, a.ci) {
+                (Some(ci), Some(ai)) => ci[1] < ai[0],
+                _ => c.value < a.value - 0.05,
+            };
             conclusions.push(format!(
-                "At {n} threads ChaCha20-Poly1305 (AVX-512 path) scales at {:.0}% per core and AES-GCM at {:.0}%: {}",
-                c * 100.0,
-                a * 100.0,
-                if agrees {
-                    format!("ChaCha scales worse, {}.", super::agreement(true, 4))
+                "At {} threads ChaCha20-Poly1305 ({}) scales at {} per core and AES-GCM at {}: {}",
+                c.threads,
+                if cpu.effect_possible() { "AVX-512 path" } else { "no AVX-512 on this CPU" },
+                pct_ci(c),
+                pct_ci(a),
+                if apart {
+                    format!("ChaCha scales worse, {}.", cpu.found())
+                } else if c.value < a.value - 0.05 {
+                    "no difference beyond the noise of the repeated 1- and N-thread trials (their intervals overlap), so no finding either way.".into()
                 } else {
                     "ChaCha does not scale worse than AES-GCM here, unlike study 4 (50% against 80%).".into()
                 }
@@ -240,10 +357,15 @@ fn analyse(o: &Observed) -> Findings {
             }
         )),
     }
-    if let Some((c, _)) = eff("chacha20-poly1305", Some(VARIANT)) {
+    if let Some(c) = eff("chacha20-poly1305", Some(VARIANT)) {
         conclusions.push(format!(
-            "Without AVX-512 ChaCha20-Poly1305 scales at {:.0}% per core.",
-            c * 100.0
+            "Without AVX-512 ChaCha20-Poly1305 scales at {} per core{}",
+            pct_ci(c),
+            if cpu.effect_possible() {
+                "."
+            } else {
+                ": the same ChaCha code as the base on this CPU, so any difference from the base is this machine's noise."
+            }
         ));
     }
     let clock_at = |alg: &str| {
@@ -255,7 +377,7 @@ fn analyse(o: &Observed) -> Findings {
         (Some(c), Some(a)) => conclusions.push(format!(
             "Clock at {max_threads} threads: {c:.0} MHz under ChaCha20-Poly1305 (AVX-512) against {a:.0} MHz under AES-GCM: {}",
             if c < a * 0.9 {
-                format!("AVX-512 lowers the clock, {}.", super::agreement(true, 4))
+                format!("the clock is lower under ChaCha, {}.", cpu.found())
             } else {
                 "no AVX-512 clock drop, unlike study 4 (1200 against 2400 MHz).".into()
             }
@@ -300,7 +422,9 @@ fn analyse(o: &Observed) -> Findings {
                 "Mixed test: the AES-GCM thread runs at {} MB/s beside AVX-512 ChaCha and {} MB/s beside non-AVX-512 ChaCha ({change:+.1}% with AVX-512 neighbours): {}",
                 crate::units::mbps(w),
                 crate::units::mbps(wo),
-                if change < -NOISE_PCT {
+                if !cpu.effect_possible() {
+                    "both neighbours run the same code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
+                } else if change < -NOISE_PCT {
                     format!("AVX-512 neighbours slow it, {}.", super::agreement(true, 4))
                 } else if change > NOISE_PCT {
                     "it is faster beside AVX-512 ChaCha, the opposite of study 4's finding (a VM without frequency scaling has no AVX-512 clock drop to show; the rest is this shared machine's noise).".into()
@@ -318,7 +442,11 @@ fn analyse(o: &Observed) -> Findings {
     if recs.is_empty() {
         blocks.remove(0);
     }
-    let (table, lines) = nginx(o);
+    let first = cpu.first_lines();
+    if !first.is_empty() {
+        blocks.insert(0, Block::Lines(first));
+    }
+    let (table, lines) = nginx(o, &cpu);
     blocks.extend(table.map(Block::Table));
     conclusions.extend(lines);
     Findings {
@@ -406,14 +534,6 @@ fn alone_rps(o: &Observed, masked: bool, pick: fn(&str) -> bool) -> Option<f64> 
     (!v.is_empty()).then(|| median(&v))
 }
 
-fn path_name(masked: bool) -> &'static str {
-    if masked {
-        VARIANT
-    } else {
-        "base (AVX-512)"
-    }
-}
-
 /// Said after a verdict drawn from points that other load disturbed.
 fn caveat(disturbed: bool) -> &'static str {
     if disturbed {
@@ -425,7 +545,7 @@ fn caveat(disturbed: bool) -> &'static str {
 
 /// Study 4's nginx test: ChaCha20-Poly1305 on 10, 20 and 100% of the connections against
 /// AES-GCM alone, on each ISA path, and what happens to the AES-GCM connections.
-fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
+fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
     let rows = mix_rows(o);
     let pct = |x: Option<f64>| x.map(|x| format!("{x:+.1}%")).unwrap_or("-".into());
     let mut t = Table::new(
@@ -445,7 +565,7 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
         let aes = alone_rps(o, masked, is_aes);
         for r in rows.iter().filter(|r| r.masked == masked) {
             t.push(vec![
-                path_name(masked).into(),
+                cpu.path_name(masked).into(),
                 format!("{}%", r.share),
                 format!("{:.0}", r.mix.requests_per_s),
                 pct(r.mix.change_pct),
@@ -460,7 +580,7 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
         let all_chacha = aes.zip(chacha).map(|(a, c)| (c - a) / a * 100.0);
         if let Some(c) = chacha {
             t.push(vec![
-                path_name(masked).into(),
+                cpu.path_name(masked).into(),
                 "100%".into(),
                 format!("{c:.0}"),
                 pct(all_chacha),
@@ -493,7 +613,7 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
                 "nginx ({MIX_FILE}, {MIX_CONNECTIONS} connections), requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share of the connections: {}: {}{}",
                 changes.join(", "),
                 if drops {
-                    format!("every mix is slower, {} (-5.5%, -7%, -10% at 10, 20, 100%).", super::agreement(true, 4))
+                    format!("every mix is slower, {} (-5.5%, -7%, -10% at 10, 20, 100%).", cpu.found())
                 } else {
                     "not every mix is slower, unlike study 4 (-5.5%, -7%, -10% at 10, 20, 100%).".into()
                 },
@@ -516,7 +636,9 @@ fn nginx(o: &Observed) -> (Option<Table>, Vec<String>) {
                 "nginx, {share}% ChaCha: the AES-GCM connections keep {:.0}% of their speed alone beside AVX-512 ChaCha and {:.0}% beside non-AVX-512 ChaCha ({diff:+.0} points): {}{}",
                 w * 100.0,
                 wo * 100.0,
-                if diff < -NOISE_PCT {
+                if !cpu.effect_possible() {
+                    "both paths run the same ChaCha code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
+                } else if diff < -NOISE_PCT {
                     format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::agreement(true, 4))
                 } else if diff > NOISE_PCT {
                     "they are faster beside AVX-512 ChaCha, the opposite of study 4's finding.".into()
@@ -582,6 +704,79 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("Clock not observable on this machine"), "{c}");
+    }
+
+    /// A CPU without AVX-512 (a Zen 3): said first, with libcrypto's word on the variant;
+    /// no "as study 4 found" from two paths that run the same code; "scales worse" only
+    /// beyond the interval of the paired 1- and 2-thread trials.
+    #[test]
+    fn a_cpu_without_avx512_says_so_first_and_concludes_nothing_from_the_paths() {
+        let s = |alg, v, n, bps, ci: Option<[f64; 2]>| {
+            let mut r = speed_rec("openssl", v, alg, "enc", 16384, n, bps);
+            if let AnyRecord::Speed(x) = &mut r {
+                x.scaling_efficiency_ci = ci;
+            }
+            r
+        };
+        let scaling = |chacha_ci| {
+            vec![
+                s("chacha20-poly1305", None, 1, 2e9, None),
+                s("chacha20-poly1305", None, 2, 2e9, Some(chacha_ci)),
+                s("aes-128-gcm", None, 1, 4e9, None),
+                s("aes-128-gcm", None, 2, 6.64e9, Some([0.80, 0.86])),
+            ]
+        };
+        let zen3 = |o: &mut Observed| {
+            let env: crate::record::Environment = serde_json::from_value(serde_json::json!({
+                "schema": 2, "run_id": "run0", "cryptobench_version": "0", "started_unix": 0,
+                "command_line": [], "hostname": "h", "kernel": "k",
+                "cpu": {"crypto_flags": ["aes", "avx2", "vaes", "vpclmulqdq"]},
+                "frequency": {}, "libraries": [], "settings": {},
+                "unavailable": [{"name": "openssl [isa=no-avx512]", "reason": "changes nothing on this CPU: it has no AVX-512"}],
+            }))
+            .unwrap();
+            o.runs[0].run.environment = Some(env);
+        };
+        let mut o = observed(vec![
+            ("scaling", scaling([0.40, 0.60])),
+            ("alone", vec![s("aes-128-gcm", None, 1, 4e9, None)]),
+            ("beside avx512", vec![s("aes-128-gcm", None, 1, 3e9, None)]),
+            (
+                "beside no-avx512",
+                vec![s("aes-128-gcm", None, 1, 4e9, None)],
+            ),
+        ]);
+        zen3(&mut o);
+        let f = analyse(&o);
+        let Block::Lines(first) = &f.blocks[0] else {
+            panic!("{:?}", f.blocks[0])
+        };
+        assert!(
+            first[0].starts_with("Not observable here: this CPU has no AVX-512"),
+            "{first:?}"
+        );
+        assert_eq!(
+            first[1],
+            "isa=no-avx512 was not measured: changes nothing on this CPU: it has no AVX-512."
+        );
+        let c = f.conclusions.join("\n");
+        assert!(!c.contains("as study 4 found"), "{c}");
+        assert!(c.contains("ChaCha20-Poly1305 (no AVX-512 on this CPU) scales at 50% [40-60%] per core and AES-GCM at 83% [80-86%]: ChaCha scales worse, but this CPU has no AVX-512, so it is not study 4's effect."), "{c}");
+        assert!(
+            c.contains(
+                "(-25.0% with AVX-512 neighbours): both neighbours run the same code on this CPU"
+            ),
+            "{c}"
+        );
+        let Block::Table(t) = &f.blocks[1] else {
+            panic!()
+        };
+        assert_eq!(t.rows[0][1], "base (no AVX-512 here)");
+        // Intervals that overlap: no "worse" at all.
+        let mut o = observed(vec![("scaling", scaling([0.40, 0.82]))]);
+        zen3(&mut o);
+        let c = analyse(&o).conclusions.join("\n");
+        assert!(c.contains("scales at 50% [40-82%] per core and AES-GCM at 83% [80-86%]: no difference beyond the noise"), "{c}");
     }
 
     /// A tls run of one share: AES alone, ChaCha alone and the mix, with known rates.

@@ -157,7 +157,7 @@ impl Workload for OpensslEnc {
     }
     fn plan(&mut self) -> Result<Plan, Failure> {
         self.program = crate::sys::program::find_program("openssl", None).ok_or_else(|| {
-            Failure::Runtime("openssl (the command) not found: apt-get install openssl".into())
+            Failure::Unavailable("openssl (the command) not found: apt-get install openssl".into())
         })?;
         self.version = version(&self.program);
         self.dir = tmpfs_dir(&self.guard).map_err(Failure::Runtime)?;

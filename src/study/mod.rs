@@ -1,4 +1,4 @@
-//! `cryptobench study NAME`: one of the five studies of ../shared/STUDIES.md as one
+//! `cryptobench study NAME`: one of the five studies of docs/studies.md as one
 //! command. A study owns no measuring code: it composes the workloads (speed, tls, vpn)
 //! through their public entry points, all appending to one JSON Lines file, reads the
 //! records back and computes its tables and conclusion with pure functions (one file
@@ -36,7 +36,7 @@ pub struct StudyArgs {
     /// Describe the five studies and exit.
     #[arg(long)]
     pub list: bool,
-    /// A reduced matrix in about a minute (first looks, tests).
+    /// A reduced matrix in under a minute (first looks, tests; --list gives each time).
     #[arg(long)]
     pub quick: bool,
     /// offload: run the kernel part inside the qemu guest (guest/run) where the host has
@@ -64,6 +64,19 @@ pub struct Opts {
     pub arch: &'static str,
     /// The cpufreq governors offered, or why none can be set.
     pub governors: Result<Vec<String>, String>,
+    /// Whether perf can sample here (the tunnel steps then run with --profile, so that
+    /// the crypto share quoted is the sampled one), or why not.
+    pub profile: Result<(), String>,
+}
+
+impl Opts {
+    /// `--profile` for a tunnel step where perf can sample here, else nothing.
+    pub fn profile_flag(&self) -> Vec<String> {
+        match self.profile {
+            Ok(()) => vec!["--profile".into()],
+            Err(_) => Vec::new(),
+        }
+    }
 }
 
 /// One workload run of a study. `tag` names its runs for the analysis.
@@ -119,8 +132,11 @@ pub struct Tagged {
 #[derive(Clone, Debug, Default)]
 pub struct Observed {
     pub runs: Vec<Tagged>,
-    /// (tag, why) of steps that produced nothing.
+    /// (tag, why) of steps that broke: the study fails.
     pub failed: Vec<(String, String)>,
+    /// (tag, why) of steps this machine cannot run (a program, root, a kernel feature
+    /// missing): not observable here, not a failure.
+    pub unavailable: Vec<(String, String)>,
     pub notes: Vec<String>,
     /// Steps an interruption stopped or never let start: no conclusion is drawn then.
     pub not_run: Vec<String>,
@@ -135,14 +151,19 @@ impl Observed {
             .filter(move |t| t.tag == tag)
             .map(|t| &t.run)
     }
-    /// Why the step with this tag produced nothing, if it failed.
-    pub fn failure(&self, tag: &str) -> Option<&str> {
-        self.failed
-            .iter()
-            .find(|(t, _)| t == tag)
-            .map(|(_, w)| w.as_str())
+    /// Why the step with this tag produced nothing, if it failed or cannot run here:
+    /// "failed: why" or "cannot be observed here: why".
+    pub fn failure(&self, tag: &str) -> Option<String> {
+        let find =
+            |v: &[(String, String)]| v.iter().find(|(t, _)| t == tag).map(|(_, w)| w.to_string());
+        find(&self.failed)
+            .map(|w| format!("failed: {w}"))
+            .or_else(|| find(&self.unavailable).map(|w| format!("{UNAVAILABLE}: {w}")))
     }
 }
+
+/// How a study says that a step cannot run on this machine (and is not a failure).
+pub const UNAVAILABLE: &str = "cannot be observed here";
 
 /// A study's result: its tables and its closing sentences, with numbers.
 #[derive(Clone, Debug, Default)]
@@ -157,7 +178,7 @@ pub trait Study {
     fn name(&self) -> &'static str;
     /// The user's question.
     fn question(&self) -> &'static str;
-    /// What the original study found (STUDIES.md), in one line.
+    /// What the original study found (docs/studies.md), in one line.
     fn original(&self) -> &'static str;
     fn steps(&self, o: &Opts) -> Vec<Step>;
     /// Facts known before running that the analysis must say (e.g. no governor here).
@@ -182,7 +203,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     let studies = all();
     let names: Vec<&str> = studies.iter().map(|s| s.name()).collect();
     if args.list {
-        print!("{}", view::list(&studies, &opts(&args)));
+        print!("{}", view::list(&studies, &opts(&args), args.format));
         return Ok(0);
     }
     let Some(name) = args.name.as_deref() else {
@@ -241,6 +262,7 @@ fn opts(args: &StudyArgs) -> Opts {
             .unwrap_or(1),
         arch: std::env::consts::ARCH,
         governors: governor::offered(std::path::Path::new("/sys/devices/system/cpu")),
+        profile: crate::profile::Sampler::new(None, false).map(drop),
     }
 }
 
@@ -258,6 +280,17 @@ pub fn thread_counts(cores: usize) -> Vec<usize> {
 /// A command line from words.
 pub fn argv(words: &[&str]) -> Vec<String> {
     words.iter().map(|s| s.to_string()).collect()
+}
+
+/// Differences within this many percent are this shared machine's noise: no study calls
+/// them a finding. The one rule for every study's verdicts and for the note on disturbed
+/// points.
+pub const NOISE_PCT: f64 = 15.0;
+
+/// True when `a` and `b` differ by more than the noise, relative to the smaller.
+pub fn beyond_noise(a: f64, b: f64) -> bool {
+    let (lo, hi) = (a.min(b), a.max(b));
+    lo > 0.0 && (hi - lo) / lo * 100.0 > NOISE_PCT
 }
 
 /// "as study N found" or "unlike study N" from whether the direction agrees.
@@ -304,10 +337,10 @@ impl Observed {
             })
             .collect()
     }
-    /// Why a tag has no records: its failure, or "not run".
+    /// Why a tag has no records: its failure, why it cannot run here, or "nothing
+    /// measured".
     pub fn why_missing(&self, tag: &str) -> String {
         self.failure(tag)
-            .map(str::to_string)
             .unwrap_or_else(|| "nothing measured".into())
     }
 }
@@ -317,6 +350,65 @@ use crate::record::read::AnyRecord;
 /// Mbit/s, as the studies quote them.
 pub fn mbit(bps: f64) -> String {
     format!("{:.0}", bps * 8.0 / 1e6)
+}
+
+/// A tunnel's crypto share as quoted: "4% [3-5%]" when sampled, "27%" per byte.
+pub fn share_text(s: &crate::workloads::vpn::shares::Share) -> String {
+    match &s.sampled {
+        Some(x) => format!(
+            "{:.0}% [{:.0}-{:.0}%]",
+            x.share * 100.0,
+            x.ci[0] * 100.0,
+            x.ci[1] * 100.0
+        ),
+        None => format!("{:.0}%", s.crypto_share * 100.0),
+    }
+}
+
+/// Where the quoted share comes from, with the per-byte cross-check beside a sampled one.
+pub fn share_source_text(s: &crate::workloads::vpn::shares::Share) -> String {
+    match &s.sampled {
+        Some(_) => format!(
+            "sampled with perf; per byte against cipher none: {:.0}%",
+            s.per_byte_share * 100.0
+        ),
+        None => s.share_source.clone(),
+    }
+}
+
+/// The crypto share sampled in the OpenVPN records of step `tag` for `cipher` (samples
+/// pooled over its points), as a conclusion's clause: "12% [10-14%] of the tunnel's CPU
+/// (sampled with perf), so free crypto gives at most 1.14x", or why it was not sampled.
+pub fn sampled_clause(o: &Observed, tag: &str, cipher: &str) -> Option<String> {
+    let recs: Vec<&VpnRecord> = o
+        .vpn(tag)
+        .into_iter()
+        .filter(|r| r.tunnel == "openvpn" && r.cipher == cipher)
+        .collect();
+    if recs.is_empty() {
+        return None;
+    }
+    let fields = || recs.iter().filter_map(|r| r.profile.as_deref());
+    Some(match crate::profile::pooled_crypto(fields()) {
+        Some(x) => format!(
+            "{:.0}% [{:.0}-{:.0}%] of the tunnel's CPU (sampled with perf), so free crypto gives at most {}",
+            x.share * 100.0,
+            x.ci[0] * 100.0,
+            x.ci[1] * 100.0,
+            times(crate::profile::shares::amdahl_ceiling(x.share))
+        ),
+        None => {
+            let why = fields()
+                .find_map(|f| match f {
+                    crate::profile::ProfileField::Unavailable { unavailable } => {
+                        Some(unavailable.as_str())
+                    }
+                    _ => None,
+                })
+                .unwrap_or("perf cannot sample here");
+            format!("not sampled (no profile: {why})")
+        }
+    })
 }
 
 /// A ratio as "3.2x".

@@ -80,30 +80,43 @@ pub fn run(
             duration(started.elapsed().as_secs_f64())
         );
         let result = step(s, &file, &guard, &mut governors);
+        // A step a signal cut short, whatever it returned, did not fail: it was stopped.
+        if crate::measure::stopped() && !matches!(result, Ok(0)) {
+            code = match result {
+                Ok(c) => c,
+                Err(_) => EXIT_INTERRUPTED,
+            };
+            // Keep what the interrupted step wrote; it and the rest did not run to the end.
+            collect(&file, &s.tag, &mut seen, &mut observed)?;
+            observed.not_run = steps[i..]
+                .iter()
+                .enumerate()
+                .map(|(k, s)| match k {
+                    0 => format!("{} (interrupted)", s.tag),
+                    _ => s.tag.clone(),
+                })
+                .collect();
+            break;
+        }
         match result {
             Ok(0) => {}
             Ok(c) => {
-                if crate::measure::stopped() {
-                    code = c;
-                    // Keep what the interrupted step wrote; it and the rest did not run
-                    // to the end.
-                    collect(&file, &s.tag, &mut seen, &mut observed)?;
-                    observed.not_run = steps[i..]
-                        .iter()
-                        .enumerate()
-                        .map(|(k, s)| match k {
-                            0 => format!("{} (interrupted)", s.tag),
-                            _ => s.tag.clone(),
-                        })
-                        .collect();
-                    break;
-                }
                 observed
                     .failed
                     .push((s.tag.clone(), format!("exited with status {c}")));
             }
-            Err(why) => {
-                eprintln!("study {}: {}: {why}", study.name(), s.tag);
+            // Not a failure of the step: this machine lacks what it needs.
+            Err(Failure::Unavailable(why)) => {
+                eprintln!(
+                    "study {}: {}: cannot be observed here: {why}",
+                    study.name(),
+                    s.tag
+                );
+                observed.unavailable.push((s.tag.clone(), why));
+            }
+            Err(f) => {
+                let why = f.message().to_string();
+                eprintln!("study {}: {}: failed: {why}", study.name(), s.tag);
                 observed.failed.push((s.tag.clone(), why));
             }
         }
@@ -119,6 +132,10 @@ pub fn run(
         if let Some(last) = steps.last().filter(|_| observed.not_run.is_empty()) {
             observed.not_run.push(format!("{} (interrupted)", last.tag));
         }
+    }
+    // A step that broke fails the study (after its output): the tables lack its part.
+    if code == 0 && !observed.failed.is_empty() {
+        code = Failure::Runtime(String::new()).exit_code();
     }
     Ok((observed, code))
 }
@@ -159,32 +176,55 @@ fn collect(
     Ok(())
 }
 
+/// Runs one step: its exit code, or why it produced nothing (`Failure::Unavailable` when
+/// this machine lacks what it needs, anything else when it broke).
 fn step(
     s: &Step,
     file: &Path,
     guard: &Guard,
     governors: &mut governor::Restore,
-) -> Result<i32, String> {
+) -> Result<i32, Failure> {
+    let broke = Failure::Runtime;
     match &s.action {
         Action::Workload(argv) => in_process(argv, file),
-        Action::Child { env, argv } => child(guard, env, argv, file)?
-            .wait()
-            .map(|st| st.code().unwrap_or(1))
-            .map_err(|e| e.to_string()),
+        Action::Child { env, argv } => {
+            check(argv)?;
+            let dir = guard.temp_dir("child").map_err(broke)?;
+            let err = dir.join("stderr");
+            let st = child(guard, env, argv, file, Some(&err))
+                .map_err(broke)?
+                .wait()
+                .map_err(|e| broke(e.to_string()))?;
+            // The child's messages reach the user, and its last one says why it failed.
+            let said = std::fs::read_to_string(&err).unwrap_or_default();
+            eprint!("{said}");
+            match st.code() {
+                Some(0) => Ok(0),
+                c => Err(broke(format!(
+                    "exited with status {}{}",
+                    c.map(|c| c.to_string()).unwrap_or("(killed)".into()),
+                    said.lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .map(|l| format!(": {}", l.trim()))
+                        .unwrap_or_default()
+                ))),
+            }
+        }
         Action::Beside {
             neighbour,
             neighbour_env,
             argv,
         } => {
-            let dir = guard.temp_dir("neighbour")?;
+            let dir = guard.temp_dir("neighbour").map_err(broke)?;
             let nfile = dir.join("neighbour.jsonl");
-            let mut n = child(guard, neighbour_env, neighbour, &nfile)?;
+            let mut n = child(guard, neighbour_env, neighbour, &nfile, None).map_err(broke)?;
             // Let the neighbour load its library and reach its measuring loop.
             std::thread::sleep(Duration::from_millis(700));
             let code = in_process(argv, file);
             guard.stop_process(n.id() as i32);
             let _ = n.wait();
-            mark_neighbour(&nfile, file)?;
+            mark_neighbour(&nfile, file).map_err(broke)?;
             code
         }
         Action::Guest(argv) => guest(argv, file),
@@ -204,35 +244,47 @@ fn step(
                 store: None,
                 no_store: false,
             };
-            finished(crate::driver::run(&mut { w }, &common))
+            crate::driver::run(&mut { w }, &common).and_then(|done| done.outcome)
         }
-        Action::Governor(g) => governors.set(g).map(|_| 0),
+        Action::Governor(g) => governors.set(g).map(|_| 0).map_err(broke),
+    }
+}
+
+/// The workload's command line parsed, as `check` and `in_process` read it.
+fn parse(argv: &[String]) -> Result<Invocation, Failure> {
+    Invocation::try_parse_from(argv).map_err(|e| Failure::Runtime(e.to_string()))
+}
+
+/// What a child would find missing, asked in this process before it starts: a child's
+/// exit code cannot tell a missing program from a broken step.
+fn check(argv: &[String]) -> Result<(), Failure> {
+    match parse(argv)? {
+        Invocation::Speed(_) => Ok(()),
+        Invocation::Tls(a) => workloads::tls::check(&a),
+        Invocation::Vpn(a) => workloads::vpn::check(*a),
     }
 }
 
 /// The workload in this process, measured into `file`; the study shows it its own way.
-fn in_process(argv: &[String], file: &Path) -> Result<i32, String> {
+/// Its exit code, or why it produced nothing (its records are in the file either way).
+fn in_process(argv: &[String], file: &Path) -> Result<i32, Failure> {
     let mut argv = argv.to_vec();
     argv.extend(["--output".into(), file.display().to_string()]);
-    let inv = Invocation::try_parse_from(&argv).map_err(|e| e.to_string())?;
-    finished(match inv {
+    let done = match parse(&argv)? {
         Invocation::Speed(a) => workloads::speed::measure(*a),
         Invocation::Tls(a) => workloads::tls::measure(*a),
         Invocation::Vpn(a) => workloads::vpn::measure(*a),
-    })
+    };
+    done.and_then(|done| done.outcome)
 }
 
-/// A step's exit code, or why it failed (its records are in the step's file either way).
-fn finished(r: Result<crate::driver::Finished, Failure>) -> Result<i32, String> {
-    r.and_then(|done| done.outcome)
-        .map_err(|f| f.message().to_string())
-}
-
+/// A child cryptobench measuring into `file`; its stderr into `stderr` when given.
 fn child(
     guard: &Guard,
     env: &[(String, String)],
     argv: &[String],
     file: &Path,
+    stderr: Option<&Path>,
 ) -> Result<std::process::Child, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find cryptobench: {e}"))?;
     let mut cmd = Command::new(exe);
@@ -242,6 +294,11 @@ fn child(
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null());
+    if let Some(p) = stderr {
+        let f =
+            std::fs::File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        cmd.stderr(f);
+    }
     spawn(guard, &mut cmd, "cryptobench", Options::default())
 }
 
@@ -281,10 +338,14 @@ fn guest_run() -> Option<PathBuf> {
     candidates.into_iter().flatten().find(|p| p.is_file())
 }
 
-fn guest(argv: &[String], file: &Path) -> Result<i32, String> {
-    let run = guest_run().ok_or(
-        "guest/run not found: run from a cryptobench checkout or set CRYPTOBENCH_GUEST_RUN",
-    )?;
+fn guest(argv: &[String], file: &Path) -> Result<i32, Failure> {
+    let run = guest_run().ok_or(Failure::Unavailable(
+        "guest/run not found: run from a cryptobench checkout or set CRYPTOBENCH_GUEST_RUN".into(),
+    ))?;
+    guest_in(&run, argv, file).map_err(Failure::Runtime)
+}
+
+fn guest_in(run: &Path, argv: &[String], file: &Path) -> Result<i32, String> {
     let quoted: Vec<String> = argv.iter().map(|a| format!("'{a}'")).collect();
     let script = format!(
         "cryptobench {} --output /tmp/r.jsonl >/dev/null; c=$?; echo {MARK}; cat /tmp/r.jsonl; exit $c",

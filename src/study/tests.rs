@@ -99,6 +99,7 @@ fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
         cores: 4,
         arch: "x86_64",
         governors: Err("governor not settable: test".into()),
+        profile: Err("perf: test".into()),
     };
     for s in all() {
         let full: f64 = s.steps(&o).iter().map(|s| s.seconds).sum();
@@ -125,6 +126,7 @@ fn an_interrupted_study_says_so_and_concludes_nothing() {
         cores: 2,
         arch: "x86_64",
         governors: Err("governor not settable: test".into()),
+        profile: Err("perf: test".into()),
     };
     let f = Findings {
         blocks: Vec::new(),
@@ -161,4 +163,55 @@ fn an_interrupted_study_says_so_and_concludes_nothing() {
     ob.not_run.clear();
     let out = view::render(study.as_ref(), &o, &ob, &f, StudyFormat::Table);
     assert!(out.contains("as study 2 found") && !out.contains("INTERRUPTED"));
+}
+
+/// A step that broke and a step this machine cannot run are said apart: the first heads
+/// the output "FAILED", the second is listed under "Not observable here" with its reason.
+#[test]
+fn a_failed_step_is_not_an_unobservable_one() {
+    let o = Opts {
+        quick: true,
+        guest: false,
+        libcrypto: Vec::new(),
+        cores: 2,
+        arch: "x86_64",
+        governors: Err("governor not settable: test".into()),
+        profile: Err("perf: test".into()),
+    };
+    let study = &all()[2];
+    let ob = Observed {
+        failed: vec![("threads".into(), "exited with status 1: boom".into())],
+        unavailable: vec![("https".into(), "nginx not found on PATH".into())],
+        ..Observed::default()
+    };
+    let f = study.analyse(&ob);
+    let table = view::render(study.as_ref(), &o, &ob, &f, StudyFormat::Table);
+    assert!(
+        table.starts_with("FAILED: steps: threads (exited with status 1: boom)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("Thread scaling not observed: failed: exited with status 1: boom"),
+        "{table}"
+    );
+    assert!(
+        table.contains("HTTP against HTTPS not observed: cannot be observed here: nginx not found"),
+        "{table}"
+    );
+    let (_, missing) = table.split_once("Not observable here").unwrap();
+    assert!(
+        missing.contains("cannot be observed here: https: nginx not found on PATH")
+            && !missing.contains("threads"),
+        "{missing}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&view::render(
+        study.as_ref(),
+        &o,
+        &ob,
+        &f,
+        StudyFormat::Json,
+    ))
+    .unwrap();
+    assert_eq!(v["failed"][0]["step"], "threads");
+    assert_eq!(v["not_observed"][0]["step"], "https");
 }

@@ -5,13 +5,20 @@ use super::{Findings, Observed, Opts, Study, StudyFormat};
 use crate::render::model::{markdown, terminal, Block};
 use serde_json::json;
 
-pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> String {
+/// `--list`: each study's question, the original finding and the expected durations; as
+/// one JSON document with `--format json`.
+pub fn list(studies: &[Box<dyn Study>], o: &Opts, format: StudyFormat) -> String {
     let mut out = String::new();
+    let mut doc = Vec::new();
     for s in studies {
         let secs = |quick| {
             let o = Opts { quick, ..o.clone() };
             s.steps(&o).iter().map(|s| s.seconds).sum::<f64>()
         };
+        doc.push(json!({
+            "name": s.name(), "question": s.question(), "original": s.original(),
+            "seconds": secs(false).round(), "quick_seconds": secs(true).round(),
+        }));
         out.push_str(&format!(
             "{}: {}\n  original: {}\n  about {:.0} s, --quick about {:.0} s\n",
             s.name(),
@@ -21,26 +28,47 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> String {
             secs(true)
         ));
     }
+    if format == StudyFormat::Json {
+        return format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+    }
     out
 }
 
 /// The blocks of a study's report: its tables, then the conclusion and what could not be
 /// observed here.
 pub fn blocks(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> Vec<Block> {
-    let mut b = interrupted(observed).into_iter().collect::<Vec<_>>();
+    let mut b = first(observed);
     b.extend(head(study, o, f));
     b.extend(conclusion(observed, f));
     b
 }
 
-/// An interrupted study says so first: its tables hold only what ran.
-fn interrupted(observed: &Observed) -> Option<Block> {
-    (!observed.not_run.is_empty()).then(|| {
-        Block::Lines(vec![format!(
+/// What is said first: an interrupted study (its tables hold only what ran) and steps
+/// that failed (the study exits 1), each in one line.
+fn first(observed: &Observed) -> Vec<Block> {
+    let mut lines = Vec::new();
+    if !observed.not_run.is_empty() {
+        lines.push(format!(
             "INTERRUPTED: steps not run: {}",
             observed.not_run.join(", ")
-        )])
-    })
+        ));
+    }
+    if !observed.failed.is_empty() {
+        let steps: Vec<String> = observed
+            .failed
+            .iter()
+            .map(|(tag, why)| format!("{tag} ({why})"))
+            .collect();
+        lines.push(format!("FAILED: steps: {}", steps.join("; ")));
+    }
+    if lines.is_empty() {
+        Vec::new()
+    } else {
+        vec![Block::Lines(lines)]
+    }
 }
 
 /// The study's conclusions, or none when steps did not run: a conclusion drawn from part
@@ -78,9 +106,9 @@ fn conclusion(observed: &Observed, f: &Findings) -> Vec<Block> {
     let mut missing = f.unobservable.clone();
     missing.extend(
         observed
-            .failed
+            .unavailable
             .iter()
-            .map(|(tag, why)| format!("not observed: {tag}: {why}")),
+            .map(|(tag, why)| format!("{}: {tag}: {why}", super::UNAVAILABLE)),
     );
     if !missing.is_empty() {
         b.push(Block::Heading("Not observable here".into()));
@@ -94,10 +122,7 @@ fn conclusion(observed: &Observed, f: &Findings) -> Vec<Block> {
 fn html(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> String {
     use crate::render::html;
     let mut body = String::new();
-    html::blocks(
-        &interrupted(observed).into_iter().collect::<Vec<_>>(),
-        &mut body,
-    );
+    html::blocks(&first(observed), &mut body);
     html::blocks(&head(study, o, f), &mut body);
     for t in &observed.runs {
         for (workload, figures) in
@@ -159,7 +184,9 @@ pub fn render(
                 "conclusions": conclusions(observed, f),
                 "notes": observed.notes,
                 "not_observable": f.unobservable,
-                "not_observed": observed.failed.iter()
+                "failed": observed.failed.iter()
+                    .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
+                "not_observed": observed.unavailable.iter()
                     .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
                 "runs": observed.runs.iter()
                     .map(|t| json!({"step": t.tag, "run_id": t.run.run_id,
@@ -192,7 +219,8 @@ fn disturbed(o: &Observed) -> Option<String> {
     }
     (bad > 0).then(|| {
         format!(
-            "{bad} of {total} points were disturbed by other load or noisy (wide spread): differences under about 15% are not findings here."
+            "{bad} of {total} points were disturbed by other load or noisy (wide spread): differences under about {:.0}% are not findings here.",
+            super::NOISE_PCT
         )
     })
 }

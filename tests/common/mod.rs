@@ -6,12 +6,24 @@ use std::path::{Path, PathBuf};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_cryptobench");
 
+/// The binary under test with a data dir of its own: XDG_DATA_HOME in the target's tmp
+/// dir (one per test process) and CRYPTOBENCH_STORE unset, so that a run's default store
+/// is never the invoking user's.
+pub fn command() -> std::process::Command {
+    let mut c = std::process::Command::new(BIN);
+    c.env("XDG_DATA_HOME", data_home())
+        .env_remove("CRYPTOBENCH_STORE");
+    c
+}
+
+/// The private data dir `command` gives the binary (its store: cryptobench/results.db).
+pub fn data_home() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("data-{}", std::process::id()))
+}
+
 /// Runs the binary with `args`; its output, whatever the exit code.
 pub fn run(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("binary runs")
+    command().args(args).output().expect("binary runs")
 }
 
 /// stdout and stderr as text.
@@ -32,7 +44,7 @@ pub fn fixture(name: &str) -> PathBuf {
 /// A tiny real speed run of openssl and ring into `dir/name` (`args`: what to measure).
 pub fn speed_run(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let f = dir.join(name);
-    let o = std::process::Command::new(BIN)
+    let o = command()
         .args(["speed", "--impl", "openssl,ring", "--time", "0.02"])
         .args(args)
         .arg("--output")
@@ -97,15 +109,8 @@ pub fn svg_texts(svg: &str) -> Vec<(String, f64, f64, String)> {
         .collect()
 }
 
-/// Call when a test cannot run on this machine, then `return`. Prints `SKIPPED: why`.
-/// Under `CRYPTOBENCH_REQUIRE_ALL=1` (CI) a skip is a failure, so that a green run proves
-/// that every test ran.
-pub fn skip(why: &str) {
-    if std::env::var("CRYPTOBENCH_REQUIRE_ALL").as_deref() == Ok("1") {
-        panic!("SKIPPED: {why} (CRYPTOBENCH_REQUIRE_ALL=1 makes a skip a failure)");
-    }
-    eprintln!("SKIPPED: {why}");
-}
+mod skip;
+pub use skip::skip;
 
 /// The one switch for every guest (qemu) test: `CRYPTOBENCH_SKIP_GUEST=1` turns them off.
 /// Returns false (after reporting the skip) when they are off.
@@ -117,12 +122,9 @@ pub fn guest_enabled() -> bool {
     true
 }
 
-/// Runs the cryptobench binary under test with `args`.
+/// Runs the cryptobench binary under test with `args` (as `run`).
 pub fn cryptobench(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cryptobench"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    run(args)
 }
 
 /// A finished run's stderr, as text.
@@ -216,4 +218,43 @@ pub fn check_profile(p: &serde_json::Value) -> u64 {
         assert!(lo <= s && s <= hi, "{name}: {s} outside [{lo}, {hi}]");
     }
     n
+}
+
+/// True when `name` is an executable on PATH or in /usr/sbin (where Debian puts nginx and
+/// openvpn), as the tool looks for its programs.
+pub fn has_program(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin"])
+        .map(|d| Path::new(d).join(name))
+        .any(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        });
+    found
+}
+
+/// What the tool says first when this machine cannot run `tls` (the start of its
+/// reason), or None when it can.
+pub fn tls_lacks() -> Option<String> {
+    ["nginx", "wrk", "openssl"]
+        .into_iter()
+        .find(|p| !has_program(p))
+        .map(|p| format!("{p} not found"))
+}
+
+/// The same for `vpn --tunnels openvpn` (and WireGuard with `wireguard`): the first
+/// program missing, then root.
+pub fn vpn_lacks(wireguard: bool) -> Option<String> {
+    let mut programs = vec!["ip", "iperf3"];
+    if wireguard {
+        programs.push("wg");
+    }
+    programs.extend(["openvpn", "openssl"]);
+    if let Some(p) = programs.into_iter().find(|p| !has_program(p)) {
+        return Some(format!("{p} not found"));
+    }
+    (!is_root()).then(|| "vpn needs root".to_string())
 }

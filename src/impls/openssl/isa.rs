@@ -199,7 +199,7 @@ pub(crate) fn isa_request(value: &str) -> Result<(String, String), String> {
 
 /// The two capability words in libcrypto's `CPUINFO: OPENSSL_ia32cap=0x...:0x... env:...`;
 /// on ARM, `CPUINFO: OPENSSL_armcap=0x...` gives one word (the second is 0).
-pub(super) fn caps_of(cpu_info: &str) -> Option<(u64, u64)> {
+pub(crate) fn caps_of(cpu_info: &str) -> Option<(u64, u64)> {
     if let Some(rest) = cpu_info.split("OPENSSL_armcap=").nth(1) {
         let word = rest.split_whitespace().next()?;
         return Some((u64::from_str_radix(word.strip_prefix("0x")?, 16).ok()?, 0));

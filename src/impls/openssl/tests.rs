@@ -64,14 +64,50 @@ fn load_path_of_the_system_library() {
     assert!(crate::kat::known_answers(&again, Algorithm::Aes128Gcm).is_ok());
 }
 
-/// Further builds to check, e.g. an OpenSSL 1.1 libcrypto:
-/// `CRYPTOBENCH_TEST_LIBCRYPTO=/path/libcrypto.so.1.1:/other/libcrypto.so.3`.
+/// The libcrypto of `scripts/build-openssl 3.5` (scripts/test builds it before the tests,
+/// so it comes from the cache), or why there is none.
+fn built_libcrypto() -> Result<String, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-openssl");
+    let o = std::process::Command::new(&script)
+        .arg("3.5")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        return Err(format!(
+            "scripts/build-openssl 3.5 failed: {}",
+            err.lines().last().unwrap_or("")
+        ));
+    }
+    let dir = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    ["lib64", "lib"]
+        .iter()
+        .map(|l| Path::new(&dir).join(l).join("libcrypto.so.3"))
+        .find(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .ok_or_else(|| format!("{dir}: no lib/libcrypto.so.3"))
+}
+
+/// Other builds than the system's, through every known answer and a round trip with the
+/// system's: `CRYPTOBENCH_TEST_LIBCRYPTO=/path/libcrypto.so.1.1:/other/libcrypto.so.3`,
+/// or by default OpenSSL 3.5 as scripts/build-openssl builds it.
 #[test]
 fn known_answers_for_other_builds_from_env() {
-    let Ok(list) = std::env::var("CRYPTOBENCH_TEST_LIBCRYPTO") else {
-        return;
+    let list = match std::env::var("CRYPTOBENCH_TEST_LIBCRYPTO") {
+        Ok(l) => l,
+        Err(_) => match built_libcrypto() {
+            Ok(l) => l,
+            Err(why) => {
+                return crate::testing::skip(&format!(
+                    "no other libcrypto to check ({why}): set CRYPTOBENCH_TEST_LIBCRYPTO"
+                ))
+            }
+        },
     };
+    let mut checked = 0;
     for p in list.split(':').filter(|p| !p.is_empty()) {
+        checked += 1;
         let o = match OpenSsl::load_path(Path::new(p)) {
             Ok(o) => o,
             Err(e) => panic!("{e}"),
@@ -88,6 +124,7 @@ fn known_answers_for_other_builds_from_env() {
         let d = o.details();
         assert!(d["version"].is_string() && d["built_on"].is_string(), "{d}");
     }
+    assert!(checked > 0, "CRYPTOBENCH_TEST_LIBCRYPTO names no file");
 }
 
 fn one_line_error(path: &str, expect: &str) {

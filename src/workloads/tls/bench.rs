@@ -43,7 +43,11 @@ impl Inputs {
         let concurrency = super::parse_concurrency(&args.concurrency).map_err(input)?;
         let sizes = super::parse_files(&args.files).map_err(input)?;
         let nginx = sys::find_program("nginx", args.nginx.as_deref()).ok_or_else(|| {
-            input(match &args.nginx {
+            let missing = |m| match args.nginx {
+                Some(_) => input(m),
+                None => Failure::Unavailable(m),
+            };
+            missing(match &args.nginx {
                 Some(p) => format!(
                     "--nginx {}: not an executable file: install the Debian package nginx (apt-get install nginx) or give its path",
                     crate::units::shown_path(p)
@@ -52,7 +56,7 @@ impl Inputs {
             })
         })?;
         let gen_program = sys::find_program(args.generator.name(), None).ok_or_else(|| {
-            input(format!(
+            Failure::Unavailable(format!(
                 "{} not found on PATH: install the Debian package {} (apt-get install {})",
                 args.generator.name(),
                 args.generator.package(),
@@ -60,7 +64,7 @@ impl Inputs {
             ))
         })?;
         let openssl = sys::find_program("openssl", None).ok_or_else(|| {
-            input("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
+            Failure::Unavailable("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
         })?;
         let build = args
             .openssl

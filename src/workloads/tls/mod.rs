@@ -107,6 +107,13 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     super::show(measure(args)?, format, &super::render_options(None))
 }
 
+/// Checks the input and finds every program, starting nothing: what a study asks before
+/// it runs this command in a child.
+pub fn check(args: &TlsArgs) -> Result<(), Failure> {
+    args.common.check("tls").map_err(Failure::Input)?;
+    bench::Inputs::check(args).map(drop)
+}
+
 /// Measures without showing: the run, for a caller that shows it its own way (a study).
 pub fn measure(args: TlsArgs) -> Result<crate::driver::Finished, Failure> {
     let common = args.common.clone();

@@ -83,7 +83,7 @@ const DEFAULT_DURATION: f64 = 5.0;
 pub fn run(args: VpnArgs) -> Result<i32, Failure> {
     if args.cleanup {
         if !privileged() {
-            return Err(Failure::Input(NEED_ROOT.into()));
+            return Err(Failure::Unavailable(NEED_ROOT.into()));
         }
         for line in cleanup::run_cleanup() {
             println!("{line}");
@@ -92,6 +92,13 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
     }
     let format = args.common.format;
     super::show(measure(args)?, format, &super::render_options(None))
+}
+
+/// Checks the input, the programs and the privileges, starting nothing: what a study asks
+/// before it runs this command in a child.
+pub fn check(args: VpnArgs) -> Result<(), Failure> {
+    args.common.check("vpn").map_err(Failure::Input)?;
+    workload::Vpn::new(args).map(drop)
 }
 
 /// Measures without showing: the run, for a caller that shows it its own way (a study).

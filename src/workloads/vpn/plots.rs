@@ -152,14 +152,15 @@ fn share(recs: &[&Record], run: &str) -> Option<Figure> {
     if shares.is_empty() {
         return None;
     }
-    let caption = "vpn: OpenVPN's crypto share of CPU per byte (against cipher none)";
+    let caption = "vpn: OpenVPN's crypto share of CPU (sampled where profiled, else per byte against cipher none)";
     let top = shares
         .iter()
         .max_by(|a, b| a.crypto_share.total_cmp(&b.crypto_share))?;
     let shows = format!(
-        "{} is {:.0}% of OpenVPN's CPU per byte ({} {} x{}): free crypto would give at most {:.2}x ({:.0} Mbit/s ceiling)",
+        "{} is {:.0}% of OpenVPN's CPU ({}; {} {} x{}): free crypto would give at most {:.2}x ({:.0} Mbit/s ceiling)",
         top.cipher,
         top.crypto_share * 100.0,
+        top.share_source,
         top.protocol,
         top.direction,
         top.streams,

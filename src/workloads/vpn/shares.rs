@@ -20,10 +20,22 @@ pub struct Share {
     pub busiest_thread_cpu_pct: Option<f64>,
     /// The same with cipher and auth none.
     pub none_cpu_s_per_gb: f64,
-    /// 1 - none / cipher: the part of the tunnel's CPU per byte that crypto costs.
+    /// The part of the tunnel's CPU that crypto costs: sampled with perf where the tunnel
+    /// was profiled (`sampled`), else the per-byte estimate.
     pub crypto_share: f64,
-    /// Amdahl: 1 / (1 - share): the most any speed-up of the crypto alone can give.
+    /// Where `crypto_share` comes from: "sampled", or "per-byte estimate (no profile: why)".
+    #[serde(default)]
+    pub share_source: String,
+    /// Amdahl from `crypto_share`: 1 / (1 - share), the most any speed-up of the crypto
+    /// alone can give.
     pub max_speedup: f64,
+    /// 1 - none / cipher: the crypto share per byte against cipher none. Beside a sampled
+    /// share it is the cross-check (the none tunnel moves packets at another rate).
+    #[serde(default)]
+    pub per_byte_share: f64,
+    /// Amdahl from the per-byte share.
+    #[serde(default)]
+    pub per_byte_max_speedup: f64,
     pub throughput_bps: f64,
     /// throughput x max_speedup: the ceiling if the crypto cost nothing.
     pub ceiling_bps: f64,
@@ -66,6 +78,19 @@ pub fn median_of(rs: &[&VpnRecord], f: impl Fn(&VpnRecord) -> Option<f64>) -> Op
     (!v.is_empty()).then(|| crate::analyse::stats::median(&v))
 }
 
+/// Why a point's rounds have no sampled share: perf's reason, or that none was asked for.
+fn no_profile(rounds: &[&VpnRecord]) -> String {
+    rounds
+        .iter()
+        .find_map(|r| match r.profile.as_deref() {
+            Some(crate::profile::ProfileField::Unavailable { unavailable }) => {
+                Some(unavailable.clone())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| "run without --profile".into())
+}
+
 /// Shares for every OpenVPN cipher point that has a no-crypto point at the same load,
 /// from the medians over rounds.
 pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
@@ -90,12 +115,12 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
         if c <= 0.0 {
             continue;
         }
-        let share = 1.0 - n / c;
+        let per_byte = 1.0 - n / c;
         let mut notes = Vec::new();
-        if share < 0.0 {
+        if per_byte < 0.0 {
             notes.push("no-crypto tunnel cost more CPU per byte: the difference is noise".into());
         }
-        let max_speedup = 1.0 / (1.0 - share.clamp(0.0, 0.999));
+        let amdahl = |share: f64| 1.0 / (1.0 - share.clamp(0.0, 0.999));
         let others = median_of(mine, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
         let others_none = median_of(base, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
         if others > DISTURBED_PCT || others_none > DISTURBED_PCT {
@@ -115,15 +140,26 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
             crate::profile::pooled_crypto(mine.iter().filter_map(|x| x.profile.as_deref()));
         if let Some(sm) = sampled
             .as_ref()
-            .filter(|sm| share < sm.ci[0] || share > sm.ci[1])
+            .filter(|sm| per_byte < sm.ci[0] || per_byte > sm.ci[1])
         {
             notes.push(format!(
-                "sampled crypto {:.1}% [{:.1}-{:.1}%] vs {:.1}% against cipher none: outside the sampling interval; the none tunnel moves packets at a different rate and batching, so its CPU per byte is not this tunnel's minus its crypto",
-                sm.share * 100.0, sm.ci[0] * 100.0, sm.ci[1] * 100.0, share * 100.0
+                "per-byte cross-check {:.1}% against cipher none is outside the sampled {:.1}% [{:.1}-{:.1}%]: the none tunnel moves packets at a different rate and batching, so its CPU per byte is not this tunnel's minus its crypto",
+                per_byte * 100.0, sm.share * 100.0, sm.ci[0] * 100.0, sm.ci[1] * 100.0
             ));
         }
+        let (share, share_source) = match &sampled {
+            Some(sm) => (sm.share, "sampled".to_string()),
+            None => (
+                per_byte,
+                format!("per-byte estimate (no profile: {})", no_profile(mine)),
+            ),
+        };
+        let max_speedup = amdahl(share);
         out.push(Share {
             sampled,
+            share_source,
+            per_byte_share: per_byte,
+            per_byte_max_speedup: amdahl(per_byte),
             tunnel: r.tunnel.clone(),
             cipher: r.cipher.clone(),
             auth: r.auth.clone(),
@@ -220,6 +256,54 @@ pub mod tests {
         assert!((s.ceiling_bps - 50e6).abs() < 1e-6);
         assert_eq!(s.none_throughput_bps, 48e6);
         assert!(s.notes.is_empty());
+        assert_eq!(
+            s.share_source,
+            "per-byte estimate (no profile: run without --profile)"
+        );
+        assert_eq!(s.per_byte_share, s.crypto_share);
+    }
+
+    /// Where the tunnel was profiled, the share and its ceiling are the sampled ones and
+    /// the per-byte figure is the cross-check beside them (here outside the interval:
+    /// said). Without perf, perf's reason is given.
+    #[test]
+    fn the_sampled_share_is_primary_where_a_profile_exists() {
+        use crate::profile::{Profile, ProfileField};
+        let profile = |crypto: u64, n: u64| {
+            let mut p: Profile = serde_json::from_value(serde_json::json!({
+                "samples": n, "event": "cpu-clock", "categories": {}, "unknown_share": 0.0,
+                "crypto": {"share": 0.0, "ci": [0.0, 1.0], "samples": 0}, "amdahl_ceiling": 1.0,
+            }))
+            .unwrap();
+            p.crypto = crate::profile::shares::Share::of(crypto, n);
+            Box::new(ProfileField::Measured(p))
+        };
+        let mut gcm = rec("openvpn", "AES-128-GCM", 1, 40e6, 10.0);
+        gcm.profile = Some(profile(35, 1000));
+        let rs = vec![gcm, rec("openvpn", "none", 1, 48e6, 8.08)];
+        let s = &shares(&rs)[0];
+        assert_eq!(s.share_source, "sampled");
+        assert!((s.crypto_share - 0.035).abs() < 1e-12, "{s:?}");
+        assert!((s.max_speedup - 1.0 / 0.965).abs() < 1e-12, "{s:?}");
+        assert!((s.per_byte_share - 0.192).abs() < 1e-9, "{s:?}");
+        assert!((s.per_byte_max_speedup - 1.0 / 0.808).abs() < 1e-9, "{s:?}");
+        assert!((s.ceiling_bps - 40e6 / 0.965).abs() < 1e-3, "{s:?}");
+        assert!(
+            s.notes[0].starts_with(
+                "per-byte cross-check 19.2% against cipher none is outside the sampled 3.5%"
+            ),
+            "{:?}",
+            s.notes
+        );
+        let mut gcm = rec("openvpn", "AES-128-GCM", 1, 40e6, 10.0);
+        gcm.profile = Some(Box::new(ProfileField::Unavailable {
+            unavailable: "perf is not installed".into(),
+        }));
+        let s = &shares(&[gcm, rec("openvpn", "none", 1, 48e6, 8.0)])[0];
+        assert_eq!(
+            s.share_source,
+            "per-byte estimate (no profile: perf is not installed)"
+        );
     }
 
     #[test]

@@ -77,7 +77,7 @@ impl Vpn {
                 .map_err(input)?;
         }
         if !super::privileged() {
-            return Err(Failure::Input(super::NEED_ROOT.into()));
+            return Err(Failure::Unavailable(super::NEED_ROOT.into()));
         }
         let sampler = (args.profile || args.profile_dir.is_some())
             .then(|| {
@@ -122,7 +122,7 @@ impl Vpn {
             match w {
                 Wanted::Bare => specs.push(Spec::Bare),
                 Wanted::WireGuardKernel if !kernel_wg => {
-                    return Err(Failure::Input(
+                    return Err(Failure::Unavailable(
                         "--tunnels wireguard-kernel: this kernel cannot create a wireguard link (no WireGuard module); use wireguard-go".into(),
                     ))
                 }
@@ -130,7 +130,7 @@ impl Vpn {
                 Wanted::WireGuardAuto if kernel_wg => specs.push(Spec::WireGuard { kernel: true }),
                 Wanted::WireGuardAuto | Wanted::WireGuardGo => {
                     let go = self.progs.wireguard_go.clone().ok_or_else(|| {
-                        Failure::Input(tools::require(Tool::WireguardGo).unwrap_err())
+                        Failure::Unavailable(tools::require(Tool::WireguardGo).unwrap_err())
                     })?;
                     self.progs.wireguard_go_version =
                         tools::short_version(&tools::version(&go, Tool::WireguardGo));
@@ -189,7 +189,7 @@ fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failu
     }
     let mut found = Vec::new();
     for t in needed {
-        found.push((t, tools::require(t).map_err(Failure::Input)?));
+        found.push((t, tools::require(t).map_err(Failure::Unavailable)?));
     }
     let path_of = |t: Tool| found.iter().find(|(x, _)| *x == t).map(|(_, p)| p.clone());
     let mut progs = Programs {
