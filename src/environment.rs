@@ -167,6 +167,7 @@ pub fn capture(libraries: Vec<Value>, unavailable: Vec<Value>, settings: Value) 
         settings,
         emulated: emulation(&fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).is_some(),
         kernel_crypto: std::sync::Arc::new(crate::kernel::facts()),
+        dut: None,
     }
 }
 

@@ -203,6 +203,7 @@ fn step(
                 time: None,
                 store: None,
                 no_store: false,
+                agent: false,
             };
             finished(crate::driver::run(&mut { w }, &common))
         }
