@@ -569,10 +569,9 @@ fn wait_exit(child: &mut Child, secs: u64) -> (Option<i32>, String) {
     }
 }
 
-/// SIGINT on the controller: the DUT finishes its point, the run ends as interrupted with
-/// every finished point kept, and nothing is left in either namespace.
-#[test]
-fn sigint_keeps_finished_points_and_leaves_nothing() {
+/// SIGINT or SIGTERM on the controller: the DUT finishes its point, the run ends as
+/// interrupted with every finished point kept, and nothing is left in either namespace.
+fn interrupted_run_keeps_points_and_leaves_nothing(sig: i32) {
     if !lab_possible() {
         return;
     }
@@ -581,9 +580,9 @@ fn sigint_keeps_finished_points_and_leaves_nothing() {
     let mut child = start_long_run(&lab, &out);
     // The controller is `ip netns exec ... taskset ... cryptobench`: exec all the way.
     // SAFETY: signalling the process this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, sig) };
     let (code, err) = wait_exit(&mut child, 30);
-    assert_eq!(code, Some(130), "{err}");
+    assert_eq!(code, Some(128 + sig), "{err}");
     let all = lines(&out);
     let end = all
         .iter()
@@ -594,6 +593,16 @@ fn sigint_keeps_finished_points_and_leaves_nothing() {
     assert!(n >= 1 && n < 24, "{n} points");
     assert_eq!(end["points"], n);
     lab.assert_clean(10);
+}
+
+#[test]
+fn sigint_keeps_finished_points_and_leaves_nothing() {
+    interrupted_run_keeps_points_and_leaves_nothing(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_keeps_finished_points_and_leaves_nothing() {
+    interrupted_run_keeps_points_and_leaves_nothing(libc::SIGTERM);
 }
 
 /// sshd killed mid-run (listener and the session's process): the agent sees EOF and stops,
@@ -640,6 +649,27 @@ fn sshd_killed_mid_run_keeps_points_and_leaves_nothing() {
     }
 }
 
+/// `speed` of one small point (openssl aes-128-gcm enc, 1 KiB) with `duts` and `sinks`.
+fn speed_args<'a>(duts: &[&'a str], sinks: &[&'a str]) -> Vec<&'a str> {
+    let point = [
+        "--impl",
+        "openssl",
+        "--alg",
+        "aes-128-gcm",
+        "--direction",
+        "enc",
+        "--sizes",
+        "1k",
+        "--time",
+        "0.05",
+    ];
+    let mut args = vec!["speed"];
+    args.extend_from_slice(duts);
+    args.extend_from_slice(&point);
+    args.extend_from_slice(sinks);
+    args
+}
+
 /// A fleet of three DUTs, two named by --dut and one by --dut-file, two at a time: each
 /// DUT's run arrives in the controller's file and store, marked with its DUT and carrying
 /// the DUT's hostname, and `report --machines` shows all three side by side.
@@ -654,31 +684,19 @@ fn a_fleet_of_three_into_one_store() {
     let out = lab.dir.join("fleet.jsonl");
     let store = format!("sqlite:{}", lab.dir.join("fleet.db").display());
     let (u0, u1) = (lab.duts[0].url(), lab.duts[1].url());
-    let o = lab.run(&[
-        "speed",
-        "--dut",
-        &u0,
-        "--dut",
-        &u1,
-        "--dut-file",
-        list.to_str().unwrap(),
-        "--parallel",
-        "2",
-        "--impl",
-        "openssl",
-        "--alg",
-        "aes-128-gcm",
-        "--direction",
-        "enc",
-        "--sizes",
-        "1k",
-        "--time",
-        "0.05",
-        "--output",
-        out.to_str().unwrap(),
-        "--store",
-        &store,
-    ]);
+    let o = lab.run(&speed_args(
+        &[
+            "--dut",
+            &u0,
+            "--dut",
+            &u1,
+            "--dut-file",
+            list.to_str().unwrap(),
+            "--parallel",
+            "2",
+        ],
+        &["--output", out.to_str().unwrap(), "--store", &store],
+    ));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     let all = lines(&out);
@@ -713,26 +731,10 @@ fn a_fleet_of_three_into_one_store() {
     // SAFETY: stopping the test's own sshd.
     unsafe { libc::kill(lab.duts[1].sshd_pid().unwrap(), libc::SIGKILL) };
     let out2 = lab.dir.join("fleet2.jsonl");
-    let o = lab.run(&[
-        "speed",
-        "--dut",
-        &u0,
-        "--dut",
-        &u1,
-        "--impl",
-        "openssl",
-        "--alg",
-        "aes-128-gcm",
-        "--direction",
-        "enc",
-        "--sizes",
-        "1k",
-        "--time",
-        "0.05",
-        "--output",
-        out2.to_str().unwrap(),
-        "--no-store",
-    ]);
+    let o = lab.run(&speed_args(
+        &["--dut", &u0, "--dut", &u1],
+        &["--output", out2.to_str().unwrap(), "--no-store"],
+    ));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     let about_u1: Vec<&str> = err.lines().filter(|l| l.contains(&u1)).collect();

@@ -150,8 +150,9 @@ pub fn run(
         }
         Ok(if failed { 1 } else { 0 })
     };
+    // Stopped here: the exit code is this signal's (the agents only heard `stop`).
     let outcome = match outcome {
-        Ok(0) | Ok(1) if stopped => Ok(interrupted),
+        Ok(_) if stopped => Ok(interrupted),
         o => o,
     };
     Ok(Relayed { runs, outcome })

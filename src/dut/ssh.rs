@@ -95,6 +95,23 @@ impl Session {
             guard,
         };
         session.wait_ready()?;
+        // Closed the way OpenSSH means it to be (`-O exit`), after whatever `on_close`
+        // adds later (undone first); quiet when the master is gone already. The guard's
+        // SIGTERM to the master stays as the fallback.
+        let mut exit = session.base();
+        exit.args(["-O", "exit"]).arg(session.url.destination());
+        let mut argv = vec![
+            "sh".to_string(),
+            "-c".into(),
+            "\"$@\" >/dev/null 2>&1; true".into(),
+            "sh".into(),
+            exit.get_program().to_string_lossy().into_owned(),
+        ];
+        argv.extend(exit.get_args().map(|a| a.to_string_lossy().into_owned()));
+        session.guard.track(crate::sys::guard::Resource::Undo {
+            what: "the SSH connection".into(),
+            argv,
+        });
         Ok(session)
     }
 
