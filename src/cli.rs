@@ -23,6 +23,10 @@ pub struct CommonArgs {
     /// Keep the run in no store (only --output, if given).
     #[arg(long)]
     pub no_store: bool,
+    /// Run as a DUT's agent for a controller (`--dut`): JSON Lines on stdout, stopped by
+    /// `stop` or EOF on stdin. Given by the controller, never by hand.
+    #[arg(long, hide = true)]
+    pub agent: bool,
 }
 
 /// The formats a run writes, as `--help` lists them: html is parsed but hidden, so that

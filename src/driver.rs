@@ -96,16 +96,17 @@ pub struct Finished {
 /// returned for the caller to show. An error here means that nothing ran (bad input).
 pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Failure> {
     common.check(w.name()).map_err(Failure::Input)?;
-    // A store named but not usable is bad input, refused before anything is measured.
-    let store = match common.store_url().map_err(Failure::Input)? {
-        Some(url) => {
-            Some(crate::store::open(&url, crate::store::Access::Write).map_err(Failure::Input)?)
-        }
-        None => None,
-    };
+    let store = open_store(common)?;
     // Before the plan: planning may start what a signal must not leave behind (tls builds
     // its server, vpn its namespaces), and the workload's guards clean that up.
     crate::sys::signal::install_signal_handler();
+    // An agent's lines go to its controller, and its session's end stops it (even while
+    // planning).
+    let agent = if common.agent {
+        Some(crate::dut::agent::start().map_err(Failure::Runtime)?)
+    } else {
+        None
+    };
     // What killed runs left behind goes first (`cryptobench cleanup` does the same).
     for line in crate::sys::guard::remove_orphan_temp_dirs() {
         eprintln!("cryptobench: {line}");
@@ -116,15 +117,10 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
         plan.unavailable.clone(),
         plan.settings.clone(),
     );
-    let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
-    if let Some(p) = &common.output {
-        sinks.push(Box::new(
-            JsonLinesWriter::append(p).map_err(Failure::Input)?,
-        ));
-    }
-    if let Some(s) = store {
-        sinks.push(Box::new(crate::store::sink::StoreSink::new(s, w.name())));
-    }
+    let mut sinks = match agent {
+        Some(stdout) => vec![Box::new(stdout) as Box<dyn Sink>],
+        None => sinks(common, store, w.name())?,
+    };
     for s in sinks.iter_mut() {
         s.environment(&env).map_err(Failure::Runtime)?;
     }
@@ -210,6 +206,35 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
         None => Ok(0),
     };
     Ok(Finished { run, outcome })
+}
+
+/// The store named by `--store`, `--no-store` or the default, opened for writing. A
+/// store named but not usable is bad input, refused before anything is measured.
+pub fn open_store(common: &CommonArgs) -> Result<Option<Box<dyn crate::store::Store>>, Failure> {
+    match common.store_url().map_err(Failure::Input)? {
+        Some(url) => crate::store::open(&url, crate::store::Access::Write)
+            .map(Some)
+            .map_err(Failure::Input),
+        None => Ok(None),
+    }
+}
+
+/// Where a run's lines go: the `--output` file, then the store opened by `open_store`.
+pub fn sinks(
+    common: &CommonArgs,
+    store: Option<Box<dyn crate::store::Store>>,
+    workload: &str,
+) -> Result<Vec<Box<dyn Sink>>, Failure> {
+    let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
+    if let Some(p) = &common.output {
+        sinks.push(Box::new(
+            JsonLinesWriter::append(p).map_err(Failure::Input)?,
+        ));
+    }
+    if let Some(s) = store {
+        sinks.push(Box::new(crate::store::sink::StoreSink::new(s, workload)));
+    }
+    Ok(sinks)
 }
 
 /// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.

@@ -175,6 +175,7 @@ pub fn capture(
         },
         emulated: emulation(&fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).is_some(),
         kernel_crypto: std::sync::Arc::new(crate::kernel::facts()),
+        dut: None,
     }
 }
 

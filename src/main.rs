@@ -5,6 +5,7 @@ mod algorithms;
 mod analyse;
 mod cli;
 mod driver;
+mod dut;
 mod environment;
 mod failure;
 mod impls;
@@ -54,6 +55,8 @@ enum Command {
         /// table or json.
         #[arg(long, value_enum, default_value_t = workloads::probe::ProbeFormat::Table)]
         format: workloads::probe::ProbeFormat,
+        #[command(flatten)]
+        dut: dut::DutArgs,
     },
     /// Render records saved with --output (any workload, any number of files and runs)
     /// without re-running anything.
@@ -149,7 +152,8 @@ fn main() {
         Command::Vpn(args) => workloads::vpn::run(*args),
         Command::Cleanup => Ok(workloads::cleanup()),
         Command::Verify(args) => workloads::verify::run(*args),
-        Command::Probe { format } => workloads::probe::run(format),
+        Command::Probe { dut, .. } if dut.named() => dut::passthrough(&dut, &[]),
+        Command::Probe { format, .. } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),
         Command::Compare(args) => workloads::compare::run(args),
         Command::Completions { shell } => {

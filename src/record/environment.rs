@@ -39,6 +39,10 @@ pub struct Environment {
     /// True under emulation (qemu-user): the numbers are not performance.
     #[serde(default)]
     pub emulated: bool,
+    /// The device under test this environment was captured on (`--dut ssh://...`), run
+    /// from the controller; absent when cryptobench ran where it was started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dut: Option<String>,
 }
 
 fn environment_kind() -> LineKind {

@@ -60,6 +60,10 @@ pub struct Record<D> {
     /// Where the CPU time went (--profile), or why it could not be sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<Box<crate::profile::ProfileField>>,
+    /// The device under test the point was measured on (`--dut ssh://...`); absent when
+    /// measured where cryptobench was started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dut: Option<String>,
     /// The workload's own fields.
     #[serde(flatten)]
     pub data: D,
@@ -272,6 +276,20 @@ impl JsonLinesWriter {
             }
         }
         Ok(JsonLinesWriter { file, shown, sync })
+    }
+
+    /// Lines on standard output (an agent's, read by its controller).
+    pub fn stdout() -> Result<Self, String> {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| format!("cannot write to stdout: {e}"))?;
+        Ok(JsonLinesWriter {
+            file: File::from(fd),
+            shown: "stdout".into(),
+            sync: false,
+        })
     }
 
     pub fn write<T: Serialize>(&mut self, value: &T) -> Result<(), String> {

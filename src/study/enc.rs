@@ -244,6 +244,7 @@ impl Workload for OpensslEnc {
                 self.bytes
             )],
             profile: None,
+            dut: None,
             data: SpeedData {
                 access: Access::Process,
                 driver: None,

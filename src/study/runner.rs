@@ -243,6 +243,7 @@ fn step(
                 time: None,
                 store: None,
                 no_store: false,
+                agent: false,
             };
             crate::driver::run(&mut { w }, &common).and_then(|done| done.outcome)
         }

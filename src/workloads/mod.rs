@@ -58,10 +58,24 @@ pub fn show(
     format: crate::render::Format,
     opts: &Options,
 ) -> Result<i32, Failure> {
+    show_runs(vec![done.run], done.outcome, format, opts)
+}
+
+/// Prints runs (one, or a fleet's) the way `format` says; returns `outcome`.
+pub fn show_runs(
+    runs: Vec<crate::record::read::Run>,
+    outcome: Result<i32, Failure>,
+    format: crate::render::Format,
+    opts: &Options,
+) -> Result<i32, Failure> {
+    // An agent's stdout carries its lines, and nothing else.
+    if crate::dut::agent::active() || runs.is_empty() {
+        return outcome;
+    }
     let doc = crate::record::read::Loaded {
-        runs: vec![done.run],
+        runs,
         ..Default::default()
     };
     print!("{}", crate::render::document::render(&doc, format, opts));
-    done.outcome
+    outcome
 }

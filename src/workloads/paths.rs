@@ -35,6 +35,16 @@ pub struct PathArgs {
     pub test_corrupt: Option<String>,
 }
 
+impl PathArgs {
+    /// The paths given here that a DUT opens (`--dut`): each must exist there.
+    pub fn on_dut(&self) -> Vec<(&'static str, PathBuf)> {
+        let libcrypto = self.libcrypto.iter().map(|p| ("--libcrypto", p.clone()));
+        libcrypto
+            .chain(self.openssl.iter().map(|p| ("--openssl", p.clone())))
+            .collect()
+    }
+}
+
 /// What `--impl` and `--alg` chose among the loaded paths.
 pub struct Selection {
     /// Indexes into `Paths::found`.

@@ -19,6 +19,8 @@ pub struct VerifyArgs {
     /// Output format on stdout: table, json, markdown or csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    #[command(flatten)]
+    pub dut: crate::dut::DutArgs,
 }
 
 /// The verdict of one path on one algorithm, as JSON.
@@ -61,6 +63,9 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
             &[Format::Table, Format::Json, Format::Markdown, Format::Csv],
         )
         .map_err(Failure::Input)?;
+    if args.dut.named() {
+        return crate::dut::passthrough(&args.dut, &args.paths.on_dut());
+    }
     let Paths {
         found,
         missing,

@@ -36,6 +36,8 @@ pub struct SpeedArgs {
     pub threads: Option<plan::List<usize>>,
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub dut: crate::dut::DutArgs,
     /// The most a noisy point may take, drawing on what stable points saved [default: 4 x --time].
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub max_time: Option<f64>,
@@ -99,6 +101,21 @@ fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
 
 pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let common = args.common.clone();
+    if args.dut.named() && !args.list {
+        check_text(&args)?;
+        let crossover = args
+            .crossover
+            .as_deref()
+            .and_then(|c| c.split_once(','))
+            .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()));
+        let relayed = crate::dut::relay::run("speed", &common, &args.dut, &args.paths.on_dut())?;
+        return super::show_runs(
+            relayed.runs,
+            relayed.outcome,
+            common.format,
+            &super::render_options(crossover),
+        );
+    }
     if args.list {
         let speed = Speed::load(args)?;
         print!("{}", list(&speed.found, &speed.labels, &speed.missing));
@@ -113,6 +130,14 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
 pub fn measure(args: SpeedArgs) -> Result<driver::Finished, Failure> {
     let common = args.common.clone();
     driver::run(&mut Speed::load(args)?, &common)
+}
+
+/// Everything that is only text, checked before any library is opened (here or on a DUT).
+fn check_text(args: &SpeedArgs) -> Result<Settings, Failure> {
+    let settings = settings(args)?;
+    args.common.check("speed").map_err(Failure::Input)?;
+    plan::select_algs(args.paths.algs.as_deref()).map_err(Failure::Input)?;
+    Ok(settings)
 }
 
 /// The speed workload: implementations found, and after `plan` the groups to measure.
@@ -135,10 +160,7 @@ struct Speed {
 impl Speed {
     /// Validates the arguments that need no library, then loads the implementations.
     fn load(args: SpeedArgs) -> Result<Self, Failure> {
-        let settings = settings(&args)?;
-        args.common.check("speed").map_err(Failure::Input)?;
-        // Everything that is only text is checked before any library is opened.
-        plan::select_algs(args.paths.algs.as_deref()).map_err(Failure::Input)?;
+        let settings = check_text(&args)?;
         let Paths {
             found,
             missing,
@@ -665,6 +687,7 @@ fn to_record(
         disturbed: m.disturbed_trials > 0,
         notes,
         profile: None,
+        dut: None,
         data: SpeedData {
             access: imp.access(),
             library: imp

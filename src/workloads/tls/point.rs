@@ -521,6 +521,7 @@ fn record(
         others_cpu_pct: cpu.others_pct,
         disturbed: cpu.others_pct >= DISTURBED_PCT,
         profile: w.profile.clone().map(Box::new),
+        dut: None,
         notes,
         data: TlsData {
             suite,

@@ -194,6 +194,7 @@ fn measure_with_server(
         disturbed: others_pct > DISTURBED_PCT,
         notes,
         profile: profile.map(Box::new),
+        dut: None,
         data: VpnData {
             tunnel,
             cipher,

@@ -1,0 +1,211 @@
+//! Putting cryptobench on a DUT: ask its architecture and C library, use its own
+//! cryptobench when it is this version, otherwise upload the matching binary into a
+//! private temp dir (removed when the session ends) and check its SHA-256.
+
+use super::ssh::{quote, Session};
+use crate::failure::Failure;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// The cryptobench that runs on the DUT.
+#[derive(Clone, Debug)]
+pub struct Deployed {
+    /// The program to run on the DUT: "cryptobench" (its own) or the uploaded path.
+    pub program: String,
+}
+
+/// The Rust target triple scripts/release names a binary for `uname -m` and libc.
+pub fn triple(arch: &str, libc: &str) -> String {
+    let arm32 = arch.starts_with("armv7") || arch == "armv8l";
+    match (arch, libc) {
+        ("aarch64" | "arm64", l) => format!("aarch64-unknown-linux-{l}"),
+        (_, "gnu") if arm32 => "armv7-unknown-linux-gnueabihf".into(),
+        (_, "musl") if arm32 => "armv7-unknown-linux-musleabihf".into(),
+        ("amd64", l) => format!("x86_64-unknown-linux-{l}"),
+        (a, l) => format!("{a}-unknown-linux-{l}"),
+    }
+}
+
+/// The triple this binary was built for.
+fn own_triple() -> String {
+    let libc = if cfg!(target_env = "musl") {
+        "musl"
+    } else {
+        "gnu"
+    };
+    triple(std::env::consts::ARCH, libc)
+}
+
+/// The `uname -m` family an ELF file's machine belongs to, to refuse a --dut-binary
+/// built for another architecture before it is uploaded.
+fn elf_arch(bytes: &[u8]) -> Option<&'static str> {
+    use object::{Architecture, Object};
+    Some(match object::File::parse(bytes).ok()?.architecture() {
+        Architecture::X86_64 => "x86_64",
+        Architecture::Aarch64 => "aarch64",
+        Architecture::Arm => "arm",
+        Architecture::I386 => "i686",
+        Architecture::Riscv64 => "riscv64",
+        _ => return None,
+    })
+}
+
+fn same_family(uname: &str, elf: &str) -> bool {
+    match elf {
+        "aarch64" => matches!(uname, "aarch64" | "arm64"),
+        "arm" => uname.starts_with("arm") && uname != "arm64",
+        "x86_64" => matches!(uname, "x86_64" | "amd64"),
+        "i686" => matches!(uname, "i386" | "i486" | "i586" | "i686"),
+        e => uname == e,
+    }
+}
+
+/// Where a release binary for `triple` may be: dist/ here, and dist/ of the source tree
+/// this binary was built in (target/release/../../dist).
+fn dist_candidates(triple: &str) -> Vec<PathBuf> {
+    let name = format!("cryptobench-{}-{triple}", env!("CARGO_PKG_VERSION"));
+    let mut dirs = vec![PathBuf::from("dist")];
+    if let Some(tree) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent()?.parent()?.parent().map(Path::to_path_buf))
+    {
+        dirs.push(tree.join("dist"));
+    }
+    dirs.into_iter().map(|d| d.join(&name)).collect()
+}
+
+/// The binary to upload: --dut-binary, this very binary when the DUT is like this
+/// machine, or a release binary from dist/.
+fn choose_binary(
+    url: &str,
+    arch: &str,
+    libc: &str,
+    explicit: Option<&Path>,
+) -> Result<PathBuf, Failure> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    let want = triple(arch, libc);
+    if want == own_triple() {
+        if let Ok(me) = std::env::current_exe() {
+            return Ok(me);
+        }
+    }
+    dist_candidates(&want)
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            Failure::Input(format!(
+                "{url} is {arch} ({libc} libc): no cryptobench binary for {want}: build one with scripts/release (dist/cryptobench-{}-{want}) or `cargo build --release --target {want}`, or give --dut-binary PATH",
+                env!("CARGO_PKG_VERSION")
+            ))
+        })
+}
+
+/// Asks the DUT what it is and puts this version of cryptobench there.
+pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Failure> {
+    let url = session.url.to_string();
+    // One round trip: architecture, C library, and the DUT's own cryptobench if any.
+    let facts = session.run(
+        "uname -m; if ls /lib/ld-musl-* >/dev/null 2>&1; then echo musl; else echo gnu; fi; \
+         cryptobench --version 2>/dev/null || echo none",
+        None,
+    )?;
+    let text = String::from_utf8_lossy(&facts.stdout);
+    let mut lines = text.lines().map(str::trim);
+    let (Some(arch), Some(libc)) = (lines.next(), lines.next()) else {
+        return Err(Failure::Runtime(format!(
+            "{url}: cannot tell the DUT's architecture (`uname -m` said nothing): {}",
+            String::from_utf8_lossy(&facts.stderr).trim()
+        )));
+    };
+    let (arch, libc) = (arch.to_string(), libc.to_string());
+    let theirs = lines.next().unwrap_or("none");
+    let ours = format!("cryptobench {}", env!("CARGO_PKG_VERSION"));
+    if explicit.is_none() && theirs == ours {
+        return Ok(Deployed {
+            program: "cryptobench".into(),
+        });
+    }
+    let binary = choose_binary(&url, &arch, &libc, explicit)?;
+    let shown = crate::units::shown_path(&binary);
+    let bytes = std::fs::read(&binary).map_err(|e| {
+        Failure::Input(format!(
+            "--dut-binary {shown}: {e}: give the path of a cryptobench binary built for {arch}"
+        ))
+    })?;
+    match elf_arch(&bytes) {
+        Some(elf) if same_family(&arch, elf) => {}
+        Some(elf) => {
+            return Err(Failure::Input(format!(
+                "--dut-binary {shown} is built for {elf}, but {url} is {arch}: give a binary for {}",
+                triple(&arch, &libc)
+            )))
+        }
+        None => {
+            return Err(Failure::Input(format!(
+                "--dut-binary {shown}: not a Linux executable this cryptobench can read: give a cryptobench binary built for {arch}"
+            )))
+        }
+    }
+    let sum = hex::encode(Sha256::digest(&bytes));
+    // mktemp -d makes the directory 0700; the binary is its owner's only.
+    let made = session.run(
+        "umask 077 && d=$(mktemp -d \"${TMPDIR:-/tmp}/cbench-dut.XXXXXX\") && echo \"$d\"",
+        None,
+    )?;
+    let dir = String::from_utf8_lossy(&made.stdout).trim().to_string();
+    if !made.status.success() || !dir.starts_with('/') {
+        return Err(Failure::Runtime(format!(
+            "{url}: cannot make a temp dir on the DUT: {}",
+            String::from_utf8_lossy(&made.stderr).trim()
+        )));
+    }
+    let qdir = quote(&dir);
+    session.on_close("the upload on the DUT", &format!("rm -rf {qdir}"));
+    let program = format!("{dir}/cryptobench");
+    let qprog = quote(&program);
+    let sent = session.run(
+        &format!("cat > {qprog} && chmod 700 {qprog} && sha256sum {qprog}"),
+        Some(&bytes),
+    )?;
+    let said = String::from_utf8_lossy(&sent.stdout);
+    let theirs = said.split_whitespace().next().unwrap_or("");
+    if !sent.status.success() || theirs != sum {
+        return Err(Failure::Runtime(format!(
+            "{url}: the upload of {shown} to {dir} did not arrive whole (SHA-256 {} there, {sum} here){}",
+            if theirs.is_empty() { "unknown" } else { theirs },
+            match String::from_utf8_lossy(&sent.stderr).trim() {
+                "" => String::new(),
+                e => format!(": {e}"),
+            }
+        )));
+    }
+    eprintln!(
+        "cryptobench: {url} is {arch} ({libc} libc): uploaded {shown} to {dir}, SHA-256 checked"
+    );
+    Ok(Deployed { program })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_names_follow_uname_and_libc() {
+        assert_eq!(triple("x86_64", "gnu"), "x86_64-unknown-linux-gnu");
+        assert_eq!(triple("aarch64", "gnu"), "aarch64-unknown-linux-gnu");
+        assert_eq!(triple("armv7l", "gnu"), "armv7-unknown-linux-gnueabihf");
+        assert_eq!(triple("armv7l", "musl"), "armv7-unknown-linux-musleabihf");
+        assert_eq!(triple("mips", "musl"), "mips-unknown-linux-musl");
+        assert!(same_family("armv7l", "arm") && !same_family("aarch64", "arm"));
+    }
+
+    #[test]
+    fn this_binary_is_recognised_as_this_architecture() {
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let arch = elf_arch(&me).unwrap();
+        assert!(same_family(std::env::consts::ARCH, arch), "{arch}");
+        assert_eq!(elf_arch(b"#!/bin/sh\n"), None);
+    }
+}

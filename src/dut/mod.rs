@@ -1,0 +1,239 @@
+//! The device under test on its own host: `--dut ssh://...`. The controller (where
+//! cryptobench was started) reaches each DUT over the system's OpenSSH (`ssh`), puts this
+//! version of cryptobench there (`deploy`) and runs the command on it; the remote
+//! cryptobench is its own agent (`agent`), streaming the run's JSON Lines back, which the
+//! controller writes into its own `--output` and store as each point arrives (`relay`).
+
+pub mod agent;
+pub mod deploy;
+pub mod relay;
+pub mod ssh;
+pub mod url;
+
+use crate::failure::Failure;
+use std::path::{Path, PathBuf};
+use url::DutUrl;
+
+/// Where a command runs: on DUTs reached over SSH, when any is named.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct DutArgs {
+    /// Run on this device under test over SSH: ssh://[user@]host[:port]; repeatable (a
+    /// fleet). Uses your ssh keys, agent, known_hosts and ssh_config.
+    #[arg(long, value_name = "URL")]
+    pub dut: Vec<String>,
+    /// Run on every DUT in FILE: one ssh:// URL a line (# starts a comment).
+    #[arg(long, value_name = "FILE")]
+    pub dut_file: Option<PathBuf>,
+    /// An OpenSSH option for every connection to the DUTs (as ssh -o KEY=VALUE); repeatable.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub ssh_option: Vec<String>,
+    /// The cryptobench binary to upload to the DUTs [default: this one for a DUT like this
+    /// machine, else dist/cryptobench-VERSION-TRIPLE from scripts/release].
+    #[arg(long, value_name = "PATH")]
+    pub dut_binary: Option<PathBuf>,
+    /// DUTs measured at once in a fleet.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub parallel: u16,
+}
+
+impl DutArgs {
+    /// True when the command runs on DUTs rather than here.
+    pub fn named(&self) -> bool {
+        !self.dut.is_empty() || self.dut_file.is_some()
+    }
+
+    /// Every DUT named, checked, in order, each once; and the ssh options, checked.
+    pub fn targets(&self) -> Result<Vec<DutUrl>, Failure> {
+        for o in &self.ssh_option {
+            ssh::check_option(o).map_err(Failure::Input)?;
+        }
+        if let Some(p) = &self.dut_binary {
+            if !p.is_file() {
+                return Err(Failure::Input(format!(
+                    "--dut-binary {}: no such file: give the path of a cryptobench binary built for the DUT",
+                    crate::units::shown_path(p)
+                )));
+            }
+        }
+        let mut urls: Vec<String> = self.dut.clone();
+        if let Some(f) = &self.dut_file {
+            let shown = crate::units::shown_path(f);
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                Failure::Input(format!(
+                    "--dut-file {shown}: {e}: give a file of ssh:// URLs, one a line"
+                ))
+            })?;
+            let listed: Vec<String> = text
+                .lines()
+                .map(|l| l.split('#').next().unwrap_or("").trim())
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect();
+            if listed.is_empty() {
+                return Err(Failure::Input(format!(
+                    "--dut-file {shown} names no DUT: put one ssh://[user@]host[:port] a line"
+                )));
+            }
+            urls.extend(listed);
+        }
+        let mut out: Vec<DutUrl> = Vec::new();
+        for u in &urls {
+            let url = DutUrl::parse(u).map_err(Failure::Input)?;
+            if !out.contains(&url) {
+                out.push(url);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Options that only mean something on the controller, with whether each takes a value:
+/// they are not passed to the DUT.
+const CONTROLLER_ONLY: &[(&str, bool)] = &[
+    ("--dut", true),
+    ("--dut-file", true),
+    ("--ssh-option", true),
+    ("--dut-binary", true),
+    ("--parallel", true),
+    ("--output", true),
+    ("--store", true),
+    ("--no-store", false),
+];
+
+/// This command's arguments (from the subcommand on) as the DUT gets them: without the
+/// controller's own options, and without `--format` when `keep_format` is false (the
+/// controller renders).
+pub fn remote_argv(keep_format: bool) -> Vec<String> {
+    strip_controller_options(std::env::args().skip(1), keep_format)
+}
+
+fn strip_controller_options(
+    mut args: impl Iterator<Item = String>,
+    keep_format: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(a) = args.next() {
+        let (name, inline) = match a.split_once('=') {
+            Some((n, _)) if n.starts_with("--") => (n.to_string(), true),
+            _ => (a.clone(), false),
+        };
+        let takes = CONTROLLER_ONLY
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .or_else(|| (!keep_format && name == "--format").then_some(true));
+        match takes {
+            Some(true) if !inline => {
+                args.next();
+            }
+            Some(_) => {}
+            None => out.push(a),
+        }
+    }
+    out
+}
+
+/// Paths given on the command line that must exist on the DUT (e.g. `--libcrypto`): the
+/// DUT opens them, not the controller.
+pub fn check_paths_on_dut(
+    session: &ssh::Session,
+    paths: &[(&'static str, PathBuf)],
+) -> Result<(), Failure> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let words: Vec<String> = paths
+        .iter()
+        .map(|(_, p)| ssh::quote(&p.to_string_lossy()))
+        .collect();
+    let out = session.run(
+        &format!(
+            "for p in {}; do [ -e \"$p\" ] || printf '%s\\n' \"$p\"; done",
+            words.join(" ")
+        ),
+        None,
+    )?;
+    let missing = String::from_utf8_lossy(&out.stdout);
+    if let Some(first) = missing.lines().next() {
+        let (flag, path) = paths
+            .iter()
+            .find(|(_, p)| p.to_string_lossy() == first)
+            .map(|(f, p)| (*f, p.as_path()))
+            .unwrap_or(("a path", Path::new(first)));
+        let here = if path.exists() {
+            " (it exists on this machine)"
+        } else {
+            ""
+        };
+        return Err(Failure::Input(format!(
+            "{flag} {first}: no such path on the DUT {}{here}: with --dut it names a path on the DUT; copy it there or give the DUT's path",
+            session.url
+        )));
+    }
+    Ok(())
+}
+
+/// Runs a command that prints its own result (probe, verify) on each DUT in turn, its
+/// output passed through as it comes; a header names the host when there are several.
+/// Exit code: the worst of the DUTs'.
+pub fn passthrough(dut: &DutArgs, paths: &[(&'static str, PathBuf)]) -> Result<i32, Failure> {
+    let targets = dut.targets()?;
+    crate::sys::signal::install_signal_handler();
+    let argv = remote_argv(true);
+    let several = targets.len() > 1;
+    let mut worst = 0;
+    for url in &targets {
+        let outcome = (|| {
+            let session = ssh::Session::open(url, &dut.ssh_option)?;
+            check_paths_on_dut(&session, paths)?;
+            let deployed = deploy::deploy(&session, dut.dut_binary.as_deref())?;
+            if several {
+                println!("# {url}");
+            }
+            let mut words = vec![deployed.program.clone()];
+            words.extend(argv.iter().cloned());
+            let mut cmd = session.command(&words);
+            cmd.stdin(std::process::Stdio::piped());
+            let mut child = session.spawn(&mut cmd, "ssh")?;
+            let status = child
+                .wait()
+                .map_err(|e| Failure::Runtime(format!("{url}: ssh: {e}")))?;
+            Ok::<i32, Failure>(status.code().unwrap_or(1))
+        })();
+        match outcome {
+            Ok(code) => worst = worst.max(code),
+            Err(f) if !several => return Err(f),
+            Err(f) => {
+                eprintln!("cryptobench: {}", f.message());
+                worst = worst.max(f.exit_code());
+            }
+        }
+    }
+    Ok(worst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_controller_options as strip;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn the_dut_gets_the_command_without_the_controllers_options() {
+        let argv = words(
+            "speed --dut ssh://a --alg aes-128-gcm --dut=ssh://b --ssh-option Port=2 \
+             --output f.jsonl --store=sqlite:x --no-store --format json --parallel 2 \
+             --dut-binary ./cb --dut-file l --libcrypto /opt/l.so --time 0.1",
+        );
+        assert_eq!(
+            strip(argv.clone().into_iter(), false),
+            words("speed --alg aes-128-gcm --libcrypto /opt/l.so --time 0.1")
+        );
+        assert_eq!(
+            strip(argv.into_iter(), true),
+            words("speed --alg aes-128-gcm --format json --libcrypto /opt/l.so --time 0.1")
+        );
+    }
+}

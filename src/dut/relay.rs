@@ -1,0 +1,320 @@
+//! The controller's side of a measured run on DUTs: each DUT's agent streams its lines,
+//! read here with the record reader, stamped with the DUT they came from and written into
+//! the controller's sinks (`--output`, store) as each point arrives. A fleet runs
+//! `--parallel` DUTs at once, each in its own thread with its own SSH connection; the
+//! sinks stay on this thread.
+
+use super::url::DutUrl;
+use super::{deploy, ssh, DutArgs};
+use crate::cli::CommonArgs;
+use crate::failure::Failure;
+use crate::record::read::{parse_line, AnyRecord, Line, Run};
+use crate::record::Sink;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What a DUT's thread tells the controller.
+enum Msg {
+    /// A line of the agent's stdout.
+    Line(String),
+    /// A line of the agent's stderr.
+    Stderr(String),
+    /// The DUT is done, its connection closed and its upload removed.
+    Done(Result<Ended, Failure>),
+}
+
+/// How the agent ended.
+struct Ended {
+    code: Option<i32>,
+    /// OpenSSH's last words, for a dropped connection.
+    ssh_said: String,
+}
+
+/// One DUT's run as the controller sees it.
+struct Host {
+    url: DutUrl,
+    sinks: Vec<Box<dyn Sink>>,
+    run: Run,
+    /// The agent's last stderr line, held back: it may be the reason the run failed.
+    pending: Option<String>,
+    outcome: Option<Result<i32, Failure>>,
+}
+
+/// The runs measured on the DUTs, and how the command ends.
+pub struct Relayed {
+    pub runs: Vec<Run>,
+    pub outcome: Result<i32, Failure>,
+}
+
+/// Runs `workload` (already checked here) on every DUT of `dut`; `paths` must exist on
+/// each DUT.
+pub fn run(
+    workload: &str,
+    common: &CommonArgs,
+    dut: &DutArgs,
+    paths: &[(&'static str, PathBuf)],
+) -> Result<Relayed, Failure> {
+    common.check(workload).map_err(Failure::Input)?;
+    let targets = dut.targets()?;
+    let mut hosts = Vec::new();
+    for url in &targets {
+        let store = crate::driver::open_store(common)?;
+        hosts.push(Host {
+            url: url.clone(),
+            sinks: crate::driver::sinks(common, store, workload)?,
+            run: Run::default(),
+            pending: None,
+            outcome: None,
+        });
+    }
+    crate::sys::signal::install_signal_handler();
+    let mut argv = super::remote_argv(false);
+    argv.extend(["--agent".to_string(), "--no-store".to_string()]);
+    let queue: Arc<Mutex<VecDeque<(usize, DutUrl)>>> =
+        Arc::new(Mutex::new(targets.iter().cloned().enumerate().collect()));
+    let (tx, rx) = channel::<(usize, Msg)>();
+    let mut workers = Vec::new();
+    for _ in 0..(dut.parallel as usize).min(targets.len()) {
+        let (queue, tx, dut, argv, paths) = (
+            queue.clone(),
+            tx.clone(),
+            dut.clone(),
+            argv.clone(),
+            paths.to_vec(),
+        );
+        workers.push(std::thread::spawn(move || loop {
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+            let Some((i, url)) = next else { break };
+            if crate::sys::signal::stopped() {
+                let _ = tx.send((
+                    i,
+                    Msg::Done(Err(Failure::Runtime(format!(
+                        "{url}: not started: the run was interrupted"
+                    )))),
+                ));
+                continue;
+            }
+            let ended = on_dut(&url, &dut, &argv, &paths, &tx, i);
+            let _ = tx.send((i, Msg::Done(ended)));
+        }));
+    }
+    drop(tx);
+    let several = hosts.len() > 1;
+    let progress = several || std::io::IsTerminal::is_terminal(&std::io::stderr());
+    for (i, msg) in rx {
+        let h = &mut hosts[i];
+        match msg {
+            Msg::Line(text) => h.line(&text, progress),
+            Msg::Stderr(line) => {
+                if let Some(p) = h.pending.replace(line) {
+                    eprintln!("{}: {p}", h.url);
+                }
+            }
+            Msg::Done(ended) => {
+                let outcome = h.finish(ended);
+                h.outcome = Some(outcome);
+            }
+        }
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+    let stopped = crate::sys::signal::stopped();
+    let interrupted = crate::sys::signal::stop_signal()
+        .map(|s| 128 + s)
+        .unwrap_or(crate::failure::EXIT_INTERRUPTED);
+    let mut outcomes = Vec::new();
+    let mut runs = Vec::new();
+    for h in hosts {
+        outcomes.push(h.outcome.unwrap_or(Ok(0)));
+        if h.run.environment.is_some() {
+            runs.push(h.run);
+        }
+    }
+    let outcome = if !several {
+        outcomes.pop().unwrap_or(Ok(0))
+    } else {
+        // One line per DUT that failed; the others' runs are kept and shown.
+        let mut failed = false;
+        for o in &outcomes {
+            if let Err(f) = o {
+                eprintln!("cryptobench: {}", f.message());
+                failed = true;
+            }
+        }
+        Ok(if failed { 1 } else { 0 })
+    };
+    // Stopped here: the exit code is this signal's (the agents only heard `stop`).
+    let outcome = match outcome {
+        Ok(_) if stopped => Ok(interrupted),
+        o => o,
+    };
+    Ok(Relayed { runs, outcome })
+}
+
+impl Host {
+    /// A line of the agent's stdout: into the sinks, stamped with this DUT.
+    fn line(&mut self, text: &str, progress: bool) {
+        let dut = Some(self.url.to_string());
+        let mut failed = None;
+        match parse_line(text) {
+            Ok(Line::Environment(mut env)) => {
+                env.dut = dut;
+                for s in self.sinks.iter_mut() {
+                    if let Err(e) = s.environment(&env) {
+                        failed = Some(e);
+                    }
+                }
+                self.run.run_id = env.run_id.clone();
+                self.run.environment = Some(*env);
+            }
+            Ok(Line::Record(mut rec)) => {
+                let label = match rec.as_mut() {
+                    AnyRecord::Speed(r) => {
+                        r.dut = dut;
+                        r.label.clone()
+                    }
+                    AnyRecord::Tls(r) => {
+                        r.dut = dut;
+                        r.label.clone()
+                    }
+                    AnyRecord::Vpn(r) => {
+                        r.dut = dut;
+                        r.label.clone()
+                    }
+                };
+                for s in self.sinks.iter_mut() {
+                    if let Err(e) = s.record(&rec) {
+                        failed = Some(e);
+                    }
+                }
+                if progress {
+                    eprintln!("{}: {label}", self.url);
+                }
+                self.run.records.push(*rec);
+            }
+            Ok(Line::End(end)) => {
+                for s in self.sinks.iter_mut() {
+                    // The results are kept even when this last line cannot be written.
+                    let _ = s.end(&end);
+                }
+                self.run.end = Some(*end);
+            }
+            Err(why) => eprintln!("{}: a line the DUT sent was not a record ({why})", self.url),
+        }
+        if let Some(e) = failed {
+            eprintln!("cryptobench: {e}");
+        }
+    }
+
+    /// How this DUT's run ends, from how its agent ended and what arrived.
+    fn finish(&mut self, ended: Result<Ended, Failure>) -> Result<i32, Failure> {
+        let url = &self.url;
+        let last = self
+            .pending
+            .take()
+            .map(|l| l.trim_start_matches("cryptobench: ").to_string());
+        let ended = ended?;
+        let code = ended.code.unwrap_or(1);
+        let said = || last.clone().unwrap_or_else(|| format!("exit code {code}"));
+        if self.run.end.is_some() {
+            return match code {
+                0 => Ok(0),
+                c if c > 128 => Ok(c),
+                2 => Err(Failure::Input(format!("{url}: {}", said()))),
+                _ => Err(Failure::Runtime(format!("{url}: {}", said()))),
+            };
+        }
+        if self.run.environment.is_some() {
+            // Started, never ended: the session went away under it.
+            return Err(Failure::Runtime(format!(
+                "{url}: the connection dropped ({}): kept the {} finished point(s); the run's other points were lost",
+                ended.ssh_said,
+                self.run.records.len()
+            )));
+        }
+        match code {
+            2 => Err(Failure::Input(format!("{url}: {}", said()))),
+            _ => Err(Failure::Runtime(format!(
+                "{url}: {}",
+                last.clone().unwrap_or_else(|| ended.ssh_said.clone())
+            ))),
+        }
+    }
+}
+
+/// One DUT, start to end, on its own thread: connect, deploy, run the agent and pass its
+/// lines on. Returns after the connection is closed and the upload removed.
+fn on_dut(
+    url: &DutUrl,
+    dut: &DutArgs,
+    argv: &[String],
+    paths: &[(&'static str, PathBuf)],
+    tx: &Sender<(usize, Msg)>,
+    i: usize,
+) -> Result<Ended, Failure> {
+    let session = ssh::Session::open(url, &dut.ssh_option)?;
+    super::check_paths_on_dut(&session, paths)?;
+    let deployed = deploy::deploy(&session, dut.dut_binary.as_deref())?;
+    let mut words = vec![deployed.program.clone()];
+    words.extend(argv.iter().cloned());
+    let mut cmd = session.command(&words);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = session.spawn(&mut cmd, "ssh")?;
+    let over = Arc::new(AtomicBool::new(false));
+    // The agent's stdin: `stop` on our Ctrl-C; held open until the run is over (its EOF
+    // would stop the agent at once).
+    let stdin = child.stdin.take().map(|mut input| {
+        let over = over.clone();
+        std::thread::spawn(move || {
+            let mut told = false;
+            while !over.load(Ordering::Relaxed) {
+                if !told && crate::sys::signal::stopped() {
+                    let _ = input.write_all(b"stop\n").and_then(|_| input.flush());
+                    told = true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    });
+    let stderr = child.stderr.take().map(|err| {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send((i, Msg::Stderr(line)));
+            }
+        })
+    });
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send((i, Msg::Line(line)));
+        }
+    }
+    if let Some(t) = stderr {
+        let _ = t.join();
+    }
+    let status = child.wait().ok();
+    over.store(true, Ordering::Relaxed);
+    if let Some(t) = stdin {
+        let _ = t.join();
+    }
+    // The reason, when the connection dropped, before closing it ourselves.
+    let ssh_said = if session.master_alive() {
+        "the agent ended without finishing its run".to_string()
+    } else {
+        session.ssh_said()
+    };
+    drop(session);
+    Ok(Ended {
+        code: status.and_then(|s| s.code()),
+        ssh_said,
+    })
+}

@@ -1,0 +1,137 @@
+//! `--dut ssh://[user@]host[:port]`: the one form a device under test is named in.
+
+use std::fmt;
+
+/// A DUT as the user named it. Only what OpenSSH needs: user, host and port; everything
+/// else (keys, proxies, aliases) comes from the user's ssh_config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DutUrl {
+    pub user: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+impl DutUrl {
+    pub fn parse(text: &str) -> Result<DutUrl, String> {
+        let fix = "give ssh://[user@]host[:port], e.g. --dut ssh://root@192.168.1.1";
+        let rest = text
+            .strip_prefix("ssh://")
+            .ok_or_else(|| format!("--dut {text}: not an ssh:// URL: {fix}"))?;
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        if rest.contains('/') || rest.contains('?') || rest.contains('#') {
+            return Err(format!(
+                "--dut {text}: a path or query has no meaning here: {fix}"
+            ));
+        }
+        let (user, hostport) = match rest.rsplit_once('@') {
+            Some((u, h)) if !u.is_empty() && !u.contains(['@', ':']) => (Some(u.to_string()), h),
+            Some(_) => return Err(format!("--dut {text}: bad user name: {fix}")),
+            None => (None, rest),
+        };
+        // [v6::addr]:port, host:port or host.
+        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            let (h, after) = v6
+                .split_once(']')
+                .ok_or_else(|| format!("--dut {text}: unclosed [ in the host: {fix}"))?;
+            match after {
+                "" => (h, None),
+                p => (
+                    h,
+                    Some(p.strip_prefix(':').ok_or_else(|| {
+                        format!("--dut {text}: text after the ] of the host: {fix}")
+                    })?),
+                ),
+            }
+        } else {
+            match hostport.split_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (hostport, None),
+            }
+        };
+        if host.is_empty() || host.starts_with('-') || host.contains(char::is_whitespace) {
+            return Err(format!("--dut {text}: no usable host name: {fix}"));
+        }
+        let port = match port {
+            None => None,
+            Some(p) => match p.parse::<u32>() {
+                Ok(n) if (1..=65535).contains(&n) => Some(n as u16),
+                _ => {
+                    return Err(format!(
+                        "--dut {text}: port {p} is out of range: give a port from 1 to 65535"
+                    ))
+                }
+            },
+        };
+        Ok(DutUrl {
+            user,
+            host: host.to_string(),
+            port,
+        })
+    }
+
+    /// `[user@]host`, as ssh takes it (the port goes in `-p`).
+    pub fn destination(&self) -> String {
+        match &self.user {
+            Some(u) => format!("{u}@{}", self.host),
+            None => self.host.clone(),
+        }
+    }
+}
+
+impl fmt::Display for DutUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        write!(f, "ssh://")?;
+        if let Some(u) = &self.user {
+            write!(f, "{u}@")?;
+        }
+        write!(f, "{host}")?;
+        if let Some(p) = self.port {
+            write!(f, ":{p}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DutUrl;
+
+    #[test]
+    fn parses_user_host_and_port() {
+        let u = DutUrl::parse("ssh://root@10.0.0.1:2222").unwrap();
+        assert_eq!(u.user.as_deref(), Some("root"));
+        assert_eq!(u.host, "10.0.0.1");
+        assert_eq!(u.port, Some(2222));
+        assert_eq!(u.destination(), "root@10.0.0.1");
+        assert_eq!(u.to_string(), "ssh://root@10.0.0.1:2222");
+        let v6 = DutUrl::parse("ssh://[fe80::1]:22").unwrap();
+        assert_eq!((v6.host.as_str(), v6.port), ("fe80::1", Some(22)));
+        assert_eq!(v6.to_string(), "ssh://[fe80::1]:22");
+        assert_eq!(DutUrl::parse("ssh://board/").unwrap().port, None);
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_ssh_host() {
+        for bad in [
+            "http://host",
+            "host",
+            "ssh://",
+            "ssh://h:0",
+            "ssh://h:65536",
+            "ssh://h:x",
+            "ssh://-oProxyCommand=x",
+            "ssh://h/path",
+            "ssh://@h",
+        ] {
+            assert!(DutUrl::parse(bad).is_err(), "{bad}");
+        }
+        assert!(DutUrl::parse("ssh://h:70000")
+            .unwrap_err()
+            .contains("out of range"));
+    }
+}

@@ -1,0 +1,744 @@
+//! `--dut ssh://...` end to end with real components: a DUT network namespace with its own
+//! veth address running Debian's sshd (`sshd -D -f <test config>` on a test port), a key
+//! pair and known_hosts made here, and the controller in a second namespace. The DUT's
+//! processes are pinned to CPU 0, the controller's to the last CPU. Nothing listens
+//! outside the namespaces, and each test checks that nothing is left in either.
+
+mod common;
+
+use common::{skip, BIN};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Bad input needs no DUT: exit 2 and one line each.
+#[test]
+fn bad_dut_input_exits_2_with_one_line() {
+    let dir = std::env::temp_dir().join(format!("cbench-dut-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty");
+    std::fs::write(&empty, "# no hosts here\n\n").unwrap();
+    let missing = dir.join("missing");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--dut".into(), "http://board".into()],
+            "not an ssh:// URL",
+        ),
+        (
+            vec!["--dut".into(), "ssh://root@board:70000".into()],
+            "out of range",
+        ),
+        (vec!["--dut".into(), "ssh://board:0".into()], "out of range"),
+        (
+            vec!["--dut-file".into(), missing.display().to_string()],
+            "give a file of ssh:// URLs",
+        ),
+        (
+            vec!["--dut-file".into(), empty.display().to_string()],
+            "names no DUT",
+        ),
+        (
+            vec![
+                "--dut".into(),
+                "ssh://b".into(),
+                "--ssh-option".into(),
+                "nokey".into(),
+            ],
+            "KEY=VALUE",
+        ),
+    ];
+    for cmd in ["speed", "probe", "verify"] {
+        for (args, want) in &cases {
+            let o = Command::new(BIN).arg(cmd).args(args).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{cmd} {args:?}: {err}");
+            assert!(err.contains(want), "{cmd} {args:?}: {err}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+static LABS: AtomicU32 = AtomicU32::new(0);
+
+/// One DUT: a network namespace running sshd on its own veth address.
+struct Dut {
+    ns: String,
+    addr: String,
+    port: u16,
+    /// Its own temp dir (TMPDIR of its sessions): uploads and the agent's temp dirs.
+    tmp: PathBuf,
+    pid_file: PathBuf,
+    /// Its hostname (a UTS namespace of its own).
+    host: String,
+    sshd: Child,
+}
+
+/// DUT namespaces and one controller namespace, each DUT joined to it by a veth pair;
+/// one key pair and one known_hosts for all.
+struct Lab {
+    duts: Vec<Dut>,
+    ctl_ns: String,
+    dir: PathBuf,
+    ctl_cpu: usize,
+}
+
+fn sh(cmd: &str) -> Output {
+    Command::new("sh").args(["-c", cmd]).output().unwrap()
+}
+
+fn ok(cmd: &str) {
+    let o = sh(cmd);
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// True when a lab can be built here; otherwise says why.
+fn lab_possible() -> bool {
+    if !common::is_root() {
+        skip("--dut tests need root (network namespaces, sshd)");
+        return false;
+    }
+    if !Path::new("/usr/sbin/sshd").exists() || !sh("command -v ssh").status.success() {
+        skip("openssh-server or openssh-client missing: run scripts/deps/dut.sh");
+        return false;
+    }
+    true
+}
+
+impl Lab {
+    /// One DUT; `path`: PATH of its sessions (a fake `uname` may go first).
+    fn new(path: &str) -> Lab {
+        Lab::fleet(1, path)
+    }
+
+    fn fleet(count: usize, path: &str) -> Lab {
+        let n = LABS.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let tag = format!("{}{n}", pid % 100000);
+        let ctl_ns = format!("cbctl{tag}");
+        let dir = std::env::temp_dir().join(format!("cbench-dutlab-{pid}-{n}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        ok(&format!(
+            "ip netns add {ctl_ns} && ip -n {ctl_ns} link set lo up"
+        ));
+        let ctl_cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+        let mut lab = Lab {
+            duts: Vec::new(),
+            ctl_ns: ctl_ns.clone(),
+            dir: dir.clone(),
+            ctl_cpu,
+        };
+        let d = dir.display();
+        ok(&format!(
+            "ssh-keygen -q -t ed25519 -N '' -f {d}/id && ssh-keygen -q -t ed25519 -N '' -f {d}/hostkey && \
+             cp {d}/id.pub {d}/authorized_keys && mkdir -p /run/sshd && chmod 0755 /run/sshd"
+        ));
+        let key = std::fs::read_to_string(dir.join("hostkey.pub")).unwrap();
+        let key: Vec<&str> = key.split_whitespace().take(2).collect();
+        let mut known = String::new();
+        // 10.201.NET.0/24 for this lab, a /30 per DUT.
+        let net = (pid as usize * 7 + n as usize) % 250 + 1;
+        for i in 0..count {
+            let ns = format!("cbdut{tag}{i}");
+            let addr = format!("10.201.{net}.{}", 4 * i + 1);
+            let ctl_addr = format!("10.201.{net}.{}", 4 * i + 2);
+            let (a, b) = (format!("cbv{tag}{i}a"), format!("cbv{tag}{i}b"));
+            ok(&format!(
+                "ip netns add {ns} && ip link add {a} type veth peer name {b} && \
+                 ip link set {a} netns {ns} && ip link set {b} netns {ctl_ns} && \
+                 ip -n {ns} addr add {addr}/30 dev {a} && ip -n {ctl_ns} addr add {ctl_addr}/30 dev {b} && \
+                 ip -n {ns} link set {a} up && ip -n {ctl_ns} link set {b} up && ip -n {ns} link set lo up"
+            ));
+            let port = 20000 + (pid as u16 % 20000) + n as u16 * 8 + i as u16;
+            let tmp = dir.join(format!("tmp{i}"));
+            std::fs::create_dir_all(&tmp).unwrap();
+            let pid_file = dir.join(format!("sshd{i}.pid"));
+            let config = format!(
+                "Port {port}\nListenAddress {addr}\nHostKey {d}/hostkey\nAuthorizedKeysFile {d}/authorized_keys\n\
+                 PidFile {}\nPermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nLogLevel ERROR\n\
+                 SetEnv PATH={path} TMPDIR={}\n",
+                pid_file.display(),
+                tmp.display()
+            );
+            let config_file = dir.join(format!("sshd{i}_config"));
+            std::fs::write(&config_file, config).unwrap();
+            known.push_str(&format!("[{addr}]:{port} {}\n", key.join(" ")));
+            // A host of its own: its hostname and /etc/machine-id (a UTS and a mount
+            // namespace), every process of it (sshd, its sessions, the agent) on CPU 0.
+            let host = format!("dut{i}-{tag}");
+            let machine_id = dir.join(format!("machine-id{i}"));
+            std::fs::write(
+                &machine_id,
+                format!(
+                    "{:032x}\n",
+                    (pid as u128) << 16 | (n as u128) << 8 | i as u128
+                ),
+            )
+            .unwrap();
+            let sshd = Command::new("ip")
+                .args(["netns", "exec", &ns, "unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c"])
+                .arg(format!(
+                    "hostname {host} && mount --bind {} /etc/machine-id && exec taskset -c 0 /usr/sbin/sshd -D -e -f {}",
+                    machine_id.display(),
+                    config_file.display()
+                ))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap();
+            lab.duts.push(Dut {
+                ns,
+                addr,
+                port,
+                tmp,
+                pid_file,
+                host,
+                sshd,
+            });
+        }
+        std::fs::write(dir.join("known_hosts"), known).unwrap();
+        // sshd writes its pid file once it listens.
+        let start = Instant::now();
+        while lab.duts.iter().any(|d| d.sshd_pid().is_none()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "sshd did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        lab
+    }
+
+    fn url(&self) -> String {
+        self.duts[0].url()
+    }
+
+    /// cryptobench in the controller's namespace, pinned to the controller's CPU, with the
+    /// lab's key and known_hosts.
+    fn controller(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ctl_ns, "taskset", "-c"])
+            .arg(self.ctl_cpu.to_string())
+            .arg(BIN)
+            .args(args)
+            .arg("--ssh-option")
+            .arg(format!(
+                "UserKnownHostsFile={}",
+                self.dir.join("known_hosts").display()
+            ))
+            .arg("--ssh-option")
+            .arg(format!("IdentityFile={}", self.dir.join("id").display()))
+            .args(["--ssh-option", "IdentitiesOnly=yes"]);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.controller(args).output().unwrap()
+    }
+
+    /// PIDs of the processes in a namespace.
+    fn pids(ns: &str) -> Vec<i32> {
+        let o = sh(&format!("ip netns pids {ns}"));
+        String::from_utf8_lossy(&o.stdout)
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    }
+
+    /// What is left in the namespaces besides each sshd's listener, and in the DUTs' temp
+    /// dirs.
+    fn leftovers(&self) -> Vec<String> {
+        let mut left: Vec<String> = Lab::pids(&self.ctl_ns)
+            .into_iter()
+            .map(|p| format!("{}: pid {p} {}", self.ctl_ns, comm(p)))
+            .collect();
+        for d in &self.duts {
+            let listener = d.sshd_pid();
+            for p in Lab::pids(&d.ns) {
+                if Some(p) != listener {
+                    left.push(format!("{}: pid {p} {}", d.ns, comm(p)));
+                }
+            }
+            left.extend(d.uploads().into_iter().map(|u| u.display().to_string()));
+        }
+        left
+    }
+
+    /// Waits up to `secs` for the namespaces to hold nothing but sshd's listeners.
+    fn assert_clean(&self, secs: u64) {
+        let start = Instant::now();
+        loop {
+            let left = self.leftovers();
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "left behind: {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Dut {
+    fn url(&self) -> String {
+        format!("ssh://root@{}:{}", self.addr, self.port)
+    }
+
+    /// What runs on the DUT left in its temp dir (uploads, the agent's temp dirs).
+    fn uploads(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(&self.tmp)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    }
+
+    fn sshd_pid(&self) -> Option<i32> {
+        std::fs::read_to_string(&self.pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let mut spaces: Vec<String> = self.duts.iter().map(|d| d.ns.clone()).collect();
+        spaces.push(self.ctl_ns.clone());
+        for ns in &spaces {
+            for p in Lab::pids(ns) {
+                // SAFETY: killing what runs in our own test namespaces.
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+        }
+        for d in self.duts.iter_mut() {
+            let _ = d.sshd.kill();
+            let _ = d.sshd.wait();
+        }
+        for ns in spaces {
+            let _ = sh(&format!("ip netns del {ns}"));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn comm(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn records(path: &Path) -> Vec<Value> {
+    lines(path)
+        .into_iter()
+        .filter(|v| v["kind"] == "record")
+        .collect()
+}
+
+const PATH_PLAIN: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The DUT has no cryptobench: it gets this binary, runs speed, and the records come
+/// back into the controller's file and store, marked with the DUT; probe and verify run
+/// there too; a --libcrypto that exists only here is refused; nothing is left behind.
+#[test]
+fn speed_probe_and_verify_run_on_the_dut() {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let url = lab.url();
+    let out = lab.dir.join("out.jsonl");
+    let store = format!("sqlite:{}", lab.dir.join("store.db").display());
+    let o = lab.run(&[
+        "speed",
+        "--dut",
+        &url,
+        "--impl",
+        "openssl",
+        "--alg",
+        "aes-128-gcm",
+        "--direction",
+        "enc",
+        "--sizes",
+        "16,1k",
+        "--time",
+        "0.05",
+        "--format",
+        "json",
+        "--output",
+        out.to_str().unwrap(),
+        "--store",
+        &store,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let all = lines(&out);
+    let env = all
+        .iter()
+        .find(|v| v["kind"] == "environment")
+        .expect("environment");
+    assert_eq!(env["dut"], url.as_str(), "{env}");
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2, "{} lines", all.len());
+    for r in &recs {
+        assert_eq!(r["dut"], url.as_str());
+        assert_eq!(r["run_id"], env["run_id"]);
+        assert!(r["throughput_bps"].as_f64().unwrap() > 0.0);
+    }
+    assert!(all
+        .iter()
+        .any(|v| v["kind"] == "end" && v["interrupted"] == false));
+    // The agent ran as root's session on the DUT: its command line was the upload's.
+    let cmd: Vec<&str> = env["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(cmd[0].contains("/cbench-dut."), "{cmd:?}");
+    assert!(
+        cmd.contains(&"--agent") && !cmd.contains(&"--output"),
+        "{cmd:?}"
+    );
+    // Stdout: the controller rendered the run.
+    let shown: Value = serde_json::from_slice(&o.stdout).expect("json on stdout");
+    assert!(shown.to_string().contains("aes-128-gcm"));
+    // The store kept it.
+    let h = Command::new(BIN)
+        .args(["history", "--store", &store, "--format", "json"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&h.stdout);
+    assert!(listed.contains(env["run_id"].as_str().unwrap()), "{listed}");
+    lab.assert_clean(5);
+
+    // probe: the DUT's facts, as JSON, passed through.
+    let o = lab.run(&["probe", "--dut", &url, "--format", "json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let facts: Value = serde_json::from_slice(&o.stdout).expect("probe json");
+    assert!(facts["cpu"].is_object(), "{facts}");
+
+    // verify on the DUT: exit 0 and its table.
+    let o = lab.run(&[
+        "verify",
+        "--dut",
+        &url,
+        "--impl",
+        "openssl",
+        "--alg",
+        "aes-128-gcm",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("aes-128-gcm"));
+
+    // A --libcrypto that exists only on the controller (the controller's namespace sees
+    // the same files, so name one that exists nowhere, and one only the DUT lacks is the
+    // same refusal): exit 2, one line, saying where the path must be.
+    let o = lab.run(&[
+        "speed",
+        "--dut",
+        &url,
+        "--libcrypto",
+        "/nonexistent/libcrypto.so.3",
+        "--time",
+        "0.05",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no such path on the DUT"), "{err}");
+    lab.assert_clean(5);
+}
+
+/// The DUT says it is another architecture (a `uname` wrapper first on its PATH) for
+/// which there is no binary: exit 2 naming it and how to build one. A host key that is
+/// not in known_hosts is refused with OpenSSH's reason.
+#[test]
+fn unknown_architecture_and_unknown_host_key_are_refused() {
+    if !lab_possible() {
+        return;
+    }
+    let fake = std::env::temp_dir().join(format!("cbench-dutfake-{}", std::process::id()));
+    std::fs::create_dir_all(&fake).unwrap();
+    let uname = fake.join("uname");
+    std::fs::write(
+        &uname,
+        "#!/bin/sh\n[ \"$1\" = -m ] && { echo mips64; exit 0; }\nexec /bin/uname \"$@\"\n",
+    )
+    .unwrap();
+    ok(&format!("chmod 755 {}", uname.display()));
+    let lab = Lab::new(&format!("{}:{PATH_PLAIN}", fake.display()));
+    let url = lab.url();
+    let o = lab.run(&["speed", "--dut", &url, "--time", "0.05"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("mips64") && err.contains("scripts/release"),
+        "{err}"
+    );
+    lab.assert_clean(5);
+
+    // Unknown host key: an empty known_hosts.
+    std::fs::write(lab.dir.join("known_hosts"), "").unwrap();
+    let o = lab.run(&["probe", "--dut", &url]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("Host key verification failed"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    lab.assert_clean(5);
+    let _ = std::fs::remove_dir_all(&fake);
+}
+
+/// A long speed run on the DUT, stopped once points have arrived.
+fn start_long_run(lab: &Lab, out: &Path) -> Child {
+    let url = lab.url();
+    let child = lab
+        .controller(&[
+            "speed",
+            "--dut",
+            &url,
+            "--impl",
+            "openssl,ring",
+            "--alg",
+            "aes-128-gcm,sha256",
+            "--sizes",
+            "16,256,1k,4k,16k,64k",
+            "--time",
+            "0.3",
+            "--no-store",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while records(out).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no point arrived"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The agent runs in the DUT's namespace, from the upload.
+    let agent = Lab::pids(&lab.duts[0].ns)
+        .into_iter()
+        .find(|&p| comm(p) == "cryptobench")
+        .expect("an agent in the DUT namespace");
+    let exe = std::fs::read_link(format!("/proc/{agent}/exe")).unwrap();
+    assert!(exe.to_string_lossy().contains("/cbench-dut."), "{exe:?}");
+    child
+}
+
+fn wait_exit(child: &mut Child, secs: u64) -> (Option<i32>, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            return (s.code(), err);
+        }
+        assert!(start.elapsed() < Duration::from_secs(secs), "did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// SIGINT or SIGTERM on the controller: the DUT finishes its point, the run ends as
+/// interrupted with every finished point kept, and nothing is left in either namespace.
+fn interrupted_run_keeps_points_and_leaves_nothing(sig: i32) {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let out = lab.dir.join("int.jsonl");
+    let mut child = start_long_run(&lab, &out);
+    // The controller is `ip netns exec ... taskset ... cryptobench`: exec all the way.
+    // SAFETY: signalling the process this test started.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let (code, err) = wait_exit(&mut child, 30);
+    assert_eq!(code, Some(128 + sig), "{err}");
+    let all = lines(&out);
+    let end = all
+        .iter()
+        .find(|v| v["kind"] == "end")
+        .expect("end line relayed");
+    assert_eq!(end["interrupted"], true);
+    let n = records(&out).len();
+    assert!(n >= 1 && n < 24, "{n} points");
+    assert_eq!(end["points"], n);
+    lab.assert_clean(10);
+}
+
+#[test]
+fn sigint_keeps_finished_points_and_leaves_nothing() {
+    interrupted_run_keeps_points_and_leaves_nothing(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_keeps_finished_points_and_leaves_nothing() {
+    interrupted_run_keeps_points_and_leaves_nothing(libc::SIGTERM);
+}
+
+/// sshd killed mid-run (listener and the session's process): the agent sees EOF and stops,
+/// removes its upload; the controller keeps the finished points, says the connection
+/// dropped, exits 1; nothing is left.
+#[test]
+fn sshd_killed_mid_run_keeps_points_and_leaves_nothing() {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let out = lab.dir.join("drop.jsonl");
+    let mut child = start_long_run(&lab, &out);
+    for p in Lab::pids(&lab.duts[0].ns) {
+        if comm(p) == "sshd" {
+            // SAFETY: killing the test's own sshd processes.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+    }
+    let (code, err) = wait_exit(&mut child, 60);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("connection dropped"), "{err}");
+    assert!(err.contains("finished point"), "{err}");
+    let n = records(&out).len();
+    assert!(n >= 1, "{n}");
+    let start = Instant::now();
+    loop {
+        let left: Vec<String> = [&lab.duts[0].ns, &lab.ctl_ns]
+            .iter()
+            .flat_map(|ns| Lab::pids(ns))
+            .map(|p| format!("{p} {}", comm(p)))
+            .chain(
+                lab.duts[0]
+                    .uploads()
+                    .into_iter()
+                    .map(|d| d.display().to_string()),
+            )
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "left: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `speed` of one small point (openssl aes-128-gcm enc, 1 KiB) with `duts` and `sinks`.
+fn speed_args<'a>(duts: &[&'a str], sinks: &[&'a str]) -> Vec<&'a str> {
+    let point = [
+        "--impl",
+        "openssl",
+        "--alg",
+        "aes-128-gcm",
+        "--direction",
+        "enc",
+        "--sizes",
+        "1k",
+        "--time",
+        "0.05",
+    ];
+    let mut args = vec!["speed"];
+    args.extend_from_slice(duts);
+    args.extend_from_slice(&point);
+    args.extend_from_slice(sinks);
+    args
+}
+
+/// A fleet of three DUTs, two named by --dut and one by --dut-file, two at a time: each
+/// DUT's run arrives in the controller's file and store, marked with its DUT and carrying
+/// the DUT's hostname, and `report --machines` shows all three side by side.
+#[test]
+fn a_fleet_of_three_into_one_store() {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::fleet(3, PATH_PLAIN);
+    let list = lab.dir.join("duts");
+    std::fs::write(&list, format!("# the third board\n{}\n", lab.duts[2].url())).unwrap();
+    let out = lab.dir.join("fleet.jsonl");
+    let store = format!("sqlite:{}", lab.dir.join("fleet.db").display());
+    let (u0, u1) = (lab.duts[0].url(), lab.duts[1].url());
+    let o = lab.run(&speed_args(
+        &[
+            "--dut",
+            &u0,
+            "--dut",
+            &u1,
+            "--dut-file",
+            list.to_str().unwrap(),
+            "--parallel",
+            "2",
+        ],
+        &["--output", out.to_str().unwrap(), "--store", &store],
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let all = lines(&out);
+    for d in &lab.duts {
+        let env = all
+            .iter()
+            .find(|v| v["kind"] == "environment" && v["dut"] == d.url().as_str())
+            .unwrap_or_else(|| panic!("no run of {}", d.url()));
+        assert_eq!(env["hostname"], d.host.as_str());
+        let recs: Vec<&Value> = all
+            .iter()
+            .filter(|v| v["kind"] == "record" && v["run_id"] == env["run_id"])
+            .collect();
+        assert_eq!(recs.len(), 1, "{}", d.url());
+        assert_eq!(recs[0]["dut"], d.url().as_str());
+        // One progress line per DUT and point, with the DUT's name.
+        assert!(err.contains(&format!("{}: ", d.url())), "{err}");
+    }
+    let hosts: Vec<&str> = lab.duts.iter().map(|d| d.host.as_str()).collect();
+    let r = Command::new(BIN)
+        .args(["report", "--machines", &hosts.join(","), "--store", &store])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for h in &hosts {
+        assert!(shown.contains(h), "{h} missing: {shown}");
+    }
+    lab.assert_clean(5);
+
+    // One DUT down (its sshd stopped): one line for it, the others measured, exit 1.
+    // SAFETY: stopping the test's own sshd.
+    unsafe { libc::kill(lab.duts[1].sshd_pid().unwrap(), libc::SIGKILL) };
+    let out2 = lab.dir.join("fleet2.jsonl");
+    let o = lab.run(&speed_args(
+        &["--dut", &u0, "--dut", &u1],
+        &["--output", out2.to_str().unwrap(), "--no-store"],
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let about_u1: Vec<&str> = err.lines().filter(|l| l.contains(&u1)).collect();
+    assert_eq!(about_u1.len(), 1, "{err}");
+    assert_eq!(records(&out2).len(), 1, "{err}");
+    assert_eq!(records(&out2)[0]["dut"], u0.as_str());
+}
