@@ -228,7 +228,8 @@ pub struct Environment {
     /// keeps one copy per distinct value).
     #[serde(default)]
     pub kernel_crypto: std::sync::Arc<serde_json::Value>,
-    /// True under qemu-user: the CPU is emulated and the numbers are not performance.
+    /// True under qemu-user or a qemu-system TCG guest: the CPU is emulated and the numbers
+    /// are not performance.
     #[serde(default)]
     pub emulated: bool,
 }
