@@ -73,7 +73,7 @@ pub fn cpu() -> Cpu {
 
 /// What to tell a reader of numbers measured under emulation.
 pub const EMULATED_NOTE: &str =
-    "emulated CPU (qemu-user): these numbers are not the performance of any real CPU";
+    "emulated CPU (qemu): these numbers are not the performance of any real CPU";
 
 /// Why this process seems to run under qemu-user, or None. qemu-user answers for
 /// /proc/self/{maps,exe,cmdline,auxv} itself, but not for /proc/thread-self/maps (the
@@ -94,7 +94,28 @@ pub fn emulation(cpuinfo: &str) -> Option<String> {
         ));
     }
     let maps = fs::read_to_string("/proc/thread-self/maps").unwrap_or_default();
-    qemu_mapping(&maps).map(|path| format!("qemu-user: {path} is mapped into this process"))
+    if let Some(path) = qemu_mapping(&maps) {
+        return Some(format!("qemu-user: {path} is mapped into this process"));
+    }
+    let dmi = |f: &str| fs::read_to_string(format!("/sys/class/dmi/id/{f}")).unwrap_or_default();
+    let clocks =
+        fs::read_to_string("/sys/devices/system/clocksource/clocksource0/available_clocksource")
+            .unwrap_or_default();
+    tcg(cpuinfo, &dmi("sys_vendor"), &clocks)
+}
+
+/// A whole machine emulated by qemu-system (TCG, as guest/run boots it): its CPU model
+/// says so ("QEMU TCG CPU"), or the board is QEMU's without the paravirtual clock that
+/// every KVM guest has.
+fn tcg(cpuinfo: &str, sys_vendor: &str, clocksources: &str) -> Option<String> {
+    let model = crate::sys::cpu::cpuinfo_field(cpuinfo, &["model name"]).unwrap_or_default();
+    if model.contains("TCG") {
+        return Some(format!("qemu-system TCG: the CPU model is '{model}'"));
+    }
+    (sys_vendor.trim() == "QEMU" && !clocksources.contains("kvm-clock")).then(|| {
+        "qemu-system TCG: a QEMU machine (DMI) without kvm-clock, so not accelerated by KVM"
+            .to_string()
+    })
 }
 
 /// The qemu-user binary among the file mappings of a /proc/PID/maps text.
@@ -198,5 +219,16 @@ mod tests {
         assert_eq!(super::qemu_mapping(maps), Some("/usr/bin/qemu-aarch64"));
         let host = "5555-5556 r-xp 00000000 fd:01 123 /usr/bin/qemu-system-x86_64\n7f00-7f01 rw-p 00000000 00:00 0\n";
         assert_eq!(super::qemu_mapping(host), None);
+    }
+
+    #[test]
+    fn tcg_is_told_from_kvm() {
+        // As the guest of guest/run reports itself (qemu-system-x86_64 -accel tcg -cpu max).
+        let tcg = "processor\t: 0\nmodel name\t: QEMU TCG CPU version 2.5+\n";
+        assert!(super::tcg(tcg, "QEMU\n", "tsc hpet acpi_pm \n").is_some());
+        let other = "model name\t: Intel(R) Xeon(R) Gold 6248\n";
+        assert!(super::tcg(other, "QEMU\n", "tsc hpet acpi_pm \n").is_some());
+        assert!(super::tcg(other, "QEMU\n", "kvm-clock tsc hpet acpi_pm \n").is_none());
+        assert!(super::tcg(other, "Dell Inc.\n", "tsc hpet\n").is_none());
     }
 }

@@ -269,6 +269,146 @@ pub fn cryptodev_status() -> Usable {
     }
 }
 
+/// Kernel TLS's counters, /proc/net/tls_stat (present once the `tls` module is loaded):
+/// TlsTxSw/TlsRxSw count the sockets ever switched to software kTLS, TlsCurrTxSw those
+/// open now, TlsDecryptError the records that failed to decrypt.
+pub fn tls_stat() -> Option<std::collections::BTreeMap<String, u64>> {
+    let text = fs::read_to_string("/proc/net/tls_stat").ok()?;
+    Some(parse_tls_stat(&text))
+}
+
+pub fn parse_tls_stat(text: &str) -> std::collections::BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?.to_string(), f.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Whether this kernel can load a module at all (a sandbox kernel may not).
+fn loads_modules(config: &KernelConfig) -> bool {
+    config.get("CONFIG_MODULES") != ConfigValue::NotSet && fs::metadata("/proc/modules").is_ok()
+}
+
+/// The module file `file` (e.g. "wireguard.ko") as modules.dep of the running kernel
+/// lists it.
+fn module_file(file: &str) -> Option<String> {
+    let release = fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let dep = fs::read_to_string(format!("/lib/modules/{}/modules.dep", release.trim())).ok()?;
+    dep.lines()
+        .filter_map(|l| l.split(':').next())
+        .find(|p| p.rsplit('/').next() == Some(file))
+        .map(str::to_string)
+}
+
+/// Kernel TLS: asking a TCP socket for the "tls" upper-layer protocol loads the module
+/// (tcp-ulp-tls) where it can; ENOENT means there is none. The socket is never
+/// connected, so the kernel refuses the switch itself (ENOTCONN) once it found `tls`.
+pub fn ktls_status(config: &KernelConfig) -> Usable {
+    // SAFETY: plain socket(2); the fd is owned below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Usable {
+            usable: false,
+            reason: format!("socket(AF_INET): {}", crate::sys::os_err(errno())),
+        };
+    }
+    // SAFETY: fd is a fresh socket we own.
+    let _owned = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    const TCP_ULP: libc::c_int = 31;
+    let name = b"tls";
+    // SAFETY: setsockopt reads name.len() bytes of name.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            TCP_ULP,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    let e = if r == 0 { 0 } else { errno() };
+    match e {
+        0 | libc::ENOTCONN => Usable {
+            usable: true,
+            reason: format!(
+                "the kernel has the tls upper-layer protocol{}",
+                if fs::metadata("/proc/net/tls_stat").is_ok() {
+                    " (/proc/net/tls_stat counts its sockets)"
+                } else {
+                    ""
+                }
+            ),
+        },
+        libc::ENOENT => Usable {
+            usable: false,
+            reason: match config.get("CONFIG_TLS") {
+                ConfigValue::NotSet => "kernel built without CONFIG_TLS (no kernel TLS)".into(),
+                ConfigValue::Module if !loads_modules(config) => {
+                    "CONFIG_TLS=m, but this kernel cannot load modules".into()
+                }
+                _ => "no tls module (setsockopt TCP_ULP \"tls\": ENOENT; modprobe tls)".into(),
+            },
+        },
+        e => Usable {
+            usable: false,
+            reason: format!("setsockopt TCP_ULP \"tls\": {}", crate::sys::os_err(e)),
+        },
+    }
+}
+
+/// A network module's path: loaded, built in, or loadable from /lib/modules.
+fn module_status(config: &KernelConfig, module: &str, file: &str, option: Option<&str>) -> Usable {
+    let usable = |reason: String| Usable {
+        usable: true,
+        reason,
+    };
+    let not = |reason: String| Usable {
+        usable: false,
+        reason,
+    };
+    if module_loaded(module) {
+        return usable(format!("module {module} loaded"));
+    }
+    let built = option.map(|o| config.get(o));
+    if built == Some(ConfigValue::BuiltIn) {
+        return usable(format!(
+            "built into the kernel ({}=y)",
+            option.unwrap_or("")
+        ));
+    }
+    if !loads_modules(config) {
+        return not(match (option, built) {
+            (Some(o), Some(ConfigValue::NotSet)) => format!("kernel built without {o}"),
+            _ => format!("module {module} not loaded, and this kernel cannot load modules"),
+        });
+    }
+    match module_file(file) {
+        Some(path) => usable(format!("module {module} loads on demand ({path})")),
+        None => not(match (option, built) {
+            (Some(o), Some(ConfigValue::NotSet)) => format!("kernel built without {o}"),
+            _ => format!("no module {file} for this kernel in /lib/modules"),
+        }),
+    }
+}
+
+/// The paths that move a whole data path into the kernel: kernel TLS, kernel WireGuard
+/// and OpenVPN's data-channel offload (the out-of-tree ovpn-dco-v2 that OpenVPN 2.6
+/// drives; Debian builds it with openvpn-dco-dkms).
+pub fn offload_paths(config: &KernelConfig) -> OffloadPaths {
+    OffloadPaths {
+        ktls: ktls_status(config),
+        wireguard: module_status(
+            config,
+            "wireguard",
+            "wireguard.ko",
+            Some("CONFIG_WIREGUARD"),
+        ),
+        ovpn_dco: module_status(config, "ovpn_dco_v2", "ovpn-dco-v2.ko", None),
+    }
+}
+
 /// What the kernel offers for crypto: each AF_ALG socket type, /dev/crypto, and
 /// /proc/crypto grouped by algorithm name (part of every run's environment).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -278,7 +418,19 @@ pub struct KernelFacts {
     pub config_source: Option<String>,
     pub af_alg: std::collections::BTreeMap<String, Usable>,
     pub cryptodev: Usable,
+    /// The paths that move a whole data path into the kernel.
+    pub offload: OffloadPaths,
     pub proc_crypto: Vec<ProcCryptoName>,
+}
+
+/// Kernel TLS, kernel WireGuard and OpenVPN's data-channel offload: usable or not, and
+/// why.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct OffloadPaths {
+    pub ktls: Usable,
+    pub wireguard: Usable,
+    pub ovpn_dco: Usable,
 }
 
 /// One algorithm name of /proc/crypto: every driver, by priority, and the one the kernel
@@ -325,6 +477,7 @@ pub fn facts() -> KernelFacts {
         config_source: config.source.clone(),
         af_alg,
         cryptodev: cryptodev_status(),
+        offload: offload_paths(&config),
         proc_crypto: proc_crypto_by_name(&proc_crypto()),
     }
 }
@@ -353,6 +506,28 @@ mod tests {
         assert_eq!(c.get("CONFIG_B"), ConfigValue::Module);
         assert_eq!(c.get("CONFIG_C"), ConfigValue::NotSet);
         assert_eq!(c.get("CONFIG_D"), ConfigValue::NotSet);
+    }
+
+    #[test]
+    fn tls_stat_parses() {
+        let t = "TlsCurrTxSw                     \t2\nTlsTxSw                         \t7\nbad\n";
+        let m = parse_tls_stat(t);
+        assert_eq!(m["TlsCurrTxSw"], 2);
+        assert_eq!(m["TlsTxSw"], 7);
+        assert_eq!(m.len(), 2);
+    }
+
+    #[test]
+    fn this_host_explains_offload_paths() {
+        let c = KernelConfig::read();
+        let v = offload_paths(&c);
+        for (k, u) in [
+            ("ktls", &v.ktls),
+            ("wireguard", &v.wireguard),
+            ("ovpn_dco", &v.ovpn_dco),
+        ] {
+            assert!(!u.reason.is_empty(), "{k}: {v:?}");
+        }
     }
 
     #[test]

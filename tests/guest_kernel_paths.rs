@@ -11,8 +11,6 @@
 mod common;
 
 use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 
 const ALGS: [&str; 11] = [
     "aes-128-gcm",
@@ -28,8 +26,6 @@ const ALGS: [&str; 11] = [
     "hmac-sha256",
 ];
 
-const MARK: &str = "=====8<=====";
-
 fn directions(alg: &str) -> &'static [&'static str] {
     if alg.starts_with("sha") || alg.starts_with("hmac") {
         &["enc"]
@@ -38,10 +34,10 @@ fn directions(alg: &str) -> &'static [&'static str] {
     }
 }
 
-/// The guest script: each command's JSON, then a marker line with its exit status.
-fn script() -> String {
+/// The guest's commands, each printing one JSON document.
+fn commands() -> Vec<String> {
     let q = "--time 0.01 --format json";
-    let cmds = [
+    vec![
         // 1: every algorithm, base implementation, small and multi-piece sizes.
         format!("cryptobench speed --impl af_alg --sizes 16,1350,65552,100000 {q}"),
         // 2: an explicit (generic) driver and zero-copy, alone and combined.
@@ -59,50 +55,26 @@ fn script() -> String {
             "echo 268435456 > /proc/sys/net/core/optmem_max && cryptobench speed --impl af_alg --variant zerocopy --alg aes-128-gcm,chacha20-poly1305,aes-256-cbc,aes-128-ctr,sha512,hmac-sha256 --sizes 1m {q}"
         ),
         format!("cryptobench speed --impl af_alg --alg aes-256-gcm,aes-256-ctr,sha256 --direction enc --sizes 64m {q}"),
-    ];
-    cmds.iter()
-        .map(|c| format!("{c}; echo \"{MARK} $?\""))
-        .collect::<Vec<_>>()
-        .join("\n")
+    ]
 }
 
 fn run_guest() -> Vec<(Value, i32)> {
-    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run");
-    let o = Command::new(&run)
-        .args(["sh", "-c", &script()])
-        .env("CRYPTOBENCH_BIN", env!("CARGO_BIN_EXE_cryptobench"))
-        .env("GUEST_MEM", "2048")
-        .env("GUEST_TIMEOUT", "1200")
-        .env_remove("GUEST_VERBOSE")
-        .output()
-        .unwrap_or_else(|e| panic!("{} does not start: {e}", run.display()));
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(0), "guest/run failed: {err}\n{out}");
-    let mut results = Vec::new();
-    let mut rest = out.as_str();
-    while let Some(i) = rest.find(MARK) {
-        let (doc, after) = rest.split_at(i);
-        let line_end = after.find('\n').unwrap_or(after.len());
-        let code: i32 = after[MARK.len()..line_end]
-            .trim()
-            .parse()
-            .expect("exit status after the marker");
-        let v: Value = serde_json::from_str(doc.trim()).unwrap_or_else(|e| {
-            panic!(
-                "command {} printed no JSON ({e}); stderr: {err}\n{doc}",
-                results.len() + 1
-            )
-        });
-        results.push((v, code));
-        rest = &after[line_end..];
-    }
-    assert_eq!(
-        results.len(),
-        6,
-        "every command reported; stderr: {err}\n{out}"
+    let (out, err) = common::guest_commands(
+        &commands(),
+        &[("GUEST_MEM", "2048"), ("GUEST_TIMEOUT", "1200")],
     );
-    results
+    out.iter()
+        .enumerate()
+        .map(|(i, (doc, code))| {
+            let v: Value = serde_json::from_str(doc).unwrap_or_else(|e| {
+                panic!(
+                    "command {} printed no JSON ({e}); stderr: {err}\n{doc}",
+                    i + 1
+                )
+            });
+            (v, *code)
+        })
+        .collect()
 }
 
 fn refused(v: &Value) -> Vec<String> {

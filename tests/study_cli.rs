@@ -316,6 +316,17 @@ fn offload_quick_with_the_kernel_part_in_the_guest_as_html() {
             out.contains("openssl [engine=afalg]"),
             "the afalg engine, measured or why not: {out}"
         );
+        // The same boot measured the tunnels: DCO and kernel WireGuard against their
+        // user-space forms, with the Amdahl bound of the cipher alone.
+        assert!(
+            out.contains("the whole data path in the kernel, 1 stream up"),
+            "{out}"
+        );
+        assert!(
+            c.contains("Offload the whole data path (guest, emulated CPU: shapes only): OpenVPN DCO carries "),
+            "{c}"
+        );
+        assert!(c.contains("Kernel WireGuard carries "), "{c}");
     } else {
         assert!(missing.contains("give --guest"), "{missing}");
     }

@@ -2,6 +2,10 @@
 # The test guest: qemu, and a Debian cloud kernel and busybox unpacked into guest/.cache.
 # --check: exit 1, naming them, if the host tools are missing (the kernel and busybox are
 # fetched without root, by guest/setup, when a guest test first runs).
+# The guest also packs the host's tls and vpn tools (scripts/deps/tls.sh, vpn.sh: run them
+# first) and, built once by guest/setup with build-essential (scripts/deps/base.sh) from
+# Debian's openvpn-dco-dkms and the kernel's headers (downloaded, not installed), OpenVPN's
+# ovpn-dco module.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "${1:-}" = "--check" ]; then

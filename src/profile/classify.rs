@@ -37,6 +37,7 @@ pub enum Category {
     KernelNet,
     Syscall,
     CryptoApi,
+    KernelTls,
     SchedIdle,
     KernelOther,
     OtherUser,
@@ -44,7 +45,7 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 16] = [
+    pub const ALL: [Category; 17] = [
         Category::Aes,
         Category::Ghash,
         Category::Chacha20,
@@ -57,6 +58,7 @@ impl Category {
         Category::KernelNet,
         Category::Syscall,
         Category::CryptoApi,
+        Category::KernelTls,
         Category::SchedIdle,
         Category::KernelOther,
         Category::OtherUser,
@@ -77,6 +79,7 @@ impl Category {
             Category::KernelNet => "kernel-net",
             Category::Syscall => "syscall",
             Category::CryptoApi => "crypto-api",
+            Category::KernelTls => "kernel-tls",
             Category::SchedIdle => "sched-idle",
             Category::KernelOther => "kernel-other",
             Category::OtherUser => "other-user",
@@ -366,6 +369,26 @@ pub const RULES: &[Rule] = &[
             "^aead_sendmsg",
         ]),
         then: C::CryptoApi,
+    },
+    // Kernel TLS's own work (records, scatterlists, the AEAD request, the copy of the
+    // payload into the record) under the socket's sendmsg/sendfile; its cipher's leaves
+    // are AES/GHASH/ChaCha20 above, whoever called them.
+    Rule {
+        when: Under(&[
+            "^tls_sw_",
+            "^tls_push_",
+            "^tls_tx_records",
+            "^tls_do_encryption",
+            "^tls_encrypt",
+            "^tls_decrypt",
+            "^tls_rx_",
+            "^tls_setsockopt",
+            "^tls_sk_proto",
+            "^tls_sendpage",
+            "^bpf_exec_tx_verdict",
+            "^decrypt_skb",
+        ]),
+        then: C::KernelTls,
     },
     Rule {
         when: Stack {

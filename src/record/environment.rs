@@ -36,7 +36,8 @@ pub struct Environment {
     /// keeps one copy per distinct value).
     #[serde(default)]
     pub kernel_crypto: std::sync::Arc<crate::kernel::KernelFacts>,
-    /// True under emulation (qemu-user): the numbers are not performance.
+    /// True under qemu-user or a qemu-system TCG guest: the CPU is emulated and the
+    /// numbers are not performance.
     #[serde(default)]
     pub emulated: bool,
     /// The device under test this environment was captured on (`--dut ssh://...`), run
@@ -214,6 +215,9 @@ pub struct TlsSuiteSettings {
     pub null: bool,
     pub record_protection: String,
     pub port: u16,
+    /// The suite's kernel-TLS twin (`NAME+ktls`).
+    #[serde(default)]
+    pub ktls: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

@@ -90,14 +90,16 @@ type PointIdentity = (super::identity::Identity, String, u32);
 impl SeenPoints {
     /// True the first time a run's point is seen.
     pub fn first_time(&mut self, rec: &AnyRecord) -> bool {
+        // Kernel WireGuard and wireguard-go share tunnel and label: what ran it
+        // (impl_version) tells their points apart.
         let (label, round) = match rec {
-            AnyRecord::Speed(r) => (&r.label, 0),
-            AnyRecord::Tls(r) => (&r.label, 0),
-            AnyRecord::Vpn(r) => (&r.label, r.round),
+            AnyRecord::Speed(r) => (r.label.clone(), 0),
+            AnyRecord::Tls(r) => (r.label.clone(), 0),
+            AnyRecord::Vpn(r) => (format!("{} [{}]", r.label, r.impl_version), r.round),
         };
         let identity = super::identity::identity(rec, None);
         self.0
-            .insert((rec.run_id().to_string(), (identity, label.clone(), round)))
+            .insert((rec.run_id().to_string(), (identity, label, round)))
     }
 }
 

@@ -59,6 +59,27 @@ pub struct HandshakeCost {
     pub implementation: String,
 }
 
+/// Kernel TLS at a `+ktls` point: the kernel's counters prove it protected the records
+/// (a point where they did not move is refused, never recorded).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct KtlsUse {
+    /// The kernel's AEAD for the suite: "gcm(aes)", "ccm(aes)", "rfc7539(chacha20,poly1305)".
+    pub kernel_aead: String,
+    /// Sockets switched to kernel TLS during the load (TlsTxSw + TlsTxDevice), for
+    /// sending (at least one per connection) and for receiving.
+    pub tx_sockets: u64,
+    pub rx_sockets: u64,
+    /// Records the kernel failed to decrypt during the load (TlsDecryptError).
+    pub decrypt_errors: u64,
+    /// One response fetched through kTLS (openssl s_client) before the load was
+    /// byte-identical to the file; null for a gzip'd response (nothing to compare).
+    pub body_identical: Option<bool>,
+    pub body_bytes: u64,
+    /// /proc/net/tls_stat after that fetch and after the load.
+    pub tls_stat_before: std::collections::BTreeMap<String, u64>,
+    pub tls_stat_after: std::collections::BTreeMap<String, u64>,
+}
+
 /// A tls point: the shared envelope (impl "nginx", label = the suite) and these fields.
 pub type TlsRecord = crate::record::Record<TlsData>;
 
@@ -141,4 +162,7 @@ pub struct TlsData {
     /// system OpenSSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub openssl_build: Option<crate::record::OpenSslBuild>,
+    /// `+ktls` suites: what the kernel did; absent for user-space TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ktls: Option<KtlsUse>,
 }

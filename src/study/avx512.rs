@@ -169,15 +169,13 @@ struct Cpu {
 impl Cpu {
     fn of(o: &Observed) -> Cpu {
         let env = o.tagged("scaling").find_map(|r| r.environment.as_ref());
-        let avx512 = env
-            .and_then(|e| e.cpu["crypto_flags"].as_array())
-            .map(|f| f.iter().any(|x| x == "avx512f"));
+        let avx512 = env.map(|e| e.cpu.crypto_flags.iter().any(|x| x == "avx512f"));
         let caps = env.and_then(|e| {
             let variant = e
                 .libraries
                 .iter()
-                .find(|l| l["variant"] == VARIANT)
-                .map(|l| &l["details"]);
+                .find(|l| l.variant.as_deref() == Some(VARIANT))
+                .map(|l| &l.details);
             if let Some(d) = variant {
                 let words = |v: &serde_json::Value| {
                     v.as_str()
@@ -193,8 +191,8 @@ impl Cpu {
             }
             e.unavailable
                 .iter()
-                .find(|u| u["name"].as_str().is_some_and(|n| n.contains(VARIANT)))
-                .and_then(|u| u["reason"].as_str())
+                .find(|u| u.name.contains(VARIANT))
+                .map(|u| u.reason.as_str())
                 .map(|why| format!("{VARIANT} was not measured: {why}."))
         });
         Cpu { avx512, caps }

@@ -105,8 +105,10 @@ pub enum Action {
         neighbour_env: Vec<(String, String)>,
         argv: Vec<String>,
     },
-    /// A workload inside the qemu guest (guest/run); its records are copied back.
-    Guest(Vec<String>),
+    /// Workloads inside the qemu guest, one after the other in one boot (guest/run: a boot
+    /// costs tens of seconds); their records are copied back. The step's status is the
+    /// first non-zero one.
+    Guest(Vec<Vec<String>>),
     /// `openssl enc` over a file of `bytes` in a private tmpfs dir, each way, `rounds`
     /// times, with the environment given: speed records (impl `openssl-enc`, `variant`).
     OpensslEnc {

@@ -38,11 +38,15 @@ impl Study for Offload {
             action: Action::Workload(speed),
         }];
         if o.guest {
+            // One boot: the kernel cipher paths, then the tunnels with their whole data
+            // path in user space or in the kernel.
             let g = kernel_paths(sizes, "0.03");
             steps.push(Step {
                 tag: "guest".into(),
-                seconds: 90.0 + 2.0 * ENGINES.len() as f64 * 4.0 * n * 0.04,
-                action: Action::Guest(g),
+                seconds: 90.0
+                    + 2.0 * ENGINES.len() as f64 * 4.0 * n * 0.04
+                    + GUEST_TUNNELS.len() as f64 * 2.0 * (GUEST_TUNNEL_S + 6.0),
+                action: Action::Guest(vec![g, guest_tunnels()]),
             });
         }
         let mut vpn = argv(&[
@@ -73,6 +77,27 @@ impl Study for Offload {
     fn analyse(&self, o: &Observed) -> Findings {
         analyse(o)
     }
+}
+
+/// The tunnels measured in the guest, user space against kernel: OpenVPN with its data
+/// channel in user space and in ovpn-dco, wireguard-go and kernel WireGuard.
+const GUEST_TUNNELS: [&str; 4] = ["openvpn", "openvpn-dco", "wireguard-go", "wireguard-kernel"];
+const GUEST_TUNNEL_S: f64 = 3.0;
+
+fn guest_tunnels() -> Vec<String> {
+    argv(&[
+        "vpn",
+        "--tunnels",
+        &GUEST_TUNNELS.join(","),
+        "--ciphers",
+        "AES-128-GCM,none",
+        "--streams",
+        "1",
+        "--direction",
+        "up",
+        "--time",
+        &GUEST_TUNNEL_S.to_string(),
+    ])
 }
 
 /// OpenSSL's engines for the kernel paths (study 1's stack: libcrypto, engine, kernel).
@@ -352,11 +377,134 @@ fn analyse(o: &Observed) -> Findings {
         }
         blocks.push(Block::Table(t));
     }
+    whole_path(o, guest, &mut blocks, &mut conclusions);
     Findings {
         blocks,
         conclusions,
         unobservable,
     }
+}
+
+/// Offload the whole data path (the guest's tunnels): each kernel tunnel's gain over its
+/// user-space form, against the Amdahl bounds from user-space OpenVPN's crypto share
+/// (crypto free, and crypto through the kernel cipher driver measured in the guest).
+fn whole_path(
+    o: &Observed,
+    af_alg: Option<f64>,
+    blocks: &mut Vec<Block>,
+    conclusions: &mut Vec<String>,
+) {
+    let recs: Vec<_> = o.vpn("guest").into_iter().cloned().collect();
+    if recs.is_empty() {
+        return;
+    }
+    let tp = |tunnel: &str, go: Option<bool>, cipher: &str| {
+        recs.iter()
+            .filter(|r| r.tunnel == tunnel && r.cipher == cipher)
+            .filter(|r| go.is_none_or(|g| g == r.impl_version.starts_with("wireguard-go")))
+            .map(|r| (r.throughput_bps, r.busiest_thread_cpu_pct))
+            .next()
+    };
+    let aead = "AES-128-GCM";
+    let wg = crate::workloads::vpn::WIREGUARD_CIPHER;
+    let share = crate::workloads::vpn::shares::shares(&recs)
+        .into_iter()
+        .find(|s| s.cipher == aead);
+    let mut t = Table::new(
+        "guest (emulated CPU: shapes only): the whole data path in the kernel, 1 stream up",
+        vec![
+            Column::text("tunnel"),
+            Column::text("cipher"),
+            Column::num("Mbit/s"),
+            Column::num("busiest thread"),
+            Column::num("against user space"),
+        ],
+    );
+    t.notes.push("emulated CPU: shapes only".into());
+    let rows = [
+        (
+            "openvpn (user space)",
+            tp("openvpn", None, aead),
+            tp("openvpn", None, aead),
+            aead,
+        ),
+        (
+            "openvpn-dco (kernel)",
+            tp("openvpn-dco", None, aead),
+            tp("openvpn", None, aead),
+            aead,
+        ),
+        (
+            "wireguard-go (user space)",
+            tp("wireguard", Some(true), wg),
+            tp("wireguard", Some(true), wg),
+            wg,
+        ),
+        (
+            "wireguard (kernel)",
+            tp("wireguard", Some(false), wg),
+            tp("wireguard", Some(true), wg),
+            wg,
+        ),
+    ];
+    for (name, mine, user, cipher) in &rows {
+        let Some((bps, busiest)) = mine else {
+            continue;
+        };
+        t.push(vec![
+            name.to_string(),
+            cipher.to_string(),
+            mbit(*bps),
+            busiest.map(|b| format!("{b:.0}%")).unwrap_or("-".into()),
+            user.map(|(u, _)| times(bps / u)).unwrap_or("-".into()),
+        ]);
+    }
+    blocks.push(Block::Table(t));
+    let gain = |k: usize| match (rows[k].1, rows[k].2) {
+        (Some((a, _)), Some((b, _))) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let mut line = "Offload the whole data path (guest, emulated CPU: shapes only): ".to_string();
+    match (gain(1), &share) {
+        (Some(g), Some(s)) => {
+            let bound = s.max_speedup;
+            let via_driver = af_alg
+                .map(|k| {
+                    format!(
+                        ", and {} with the cipher through the kernel driver measured here (AF_ALG, {} software's bandwidth)",
+                        times(1.0 / ((1.0 - s.crypto_share) + s.crypto_share / k)),
+                        times(k)
+                    )
+                })
+                .unwrap_or_default();
+            line.push_str(&format!(
+                "OpenVPN DCO carries {} of user-space OpenVPN's {aead} throughput. Crypto is {:.0}% of user-space OpenVPN's CPU per byte, so speeding the cipher alone could give at most {} (if it were free){via_driver}. {}",
+                times(g),
+                s.crypto_share * 100.0,
+                times(bound),
+                if g > bound {
+                    "DCO beats that bound: what it removes is the rest of the user-space path (copies across the tun device, system calls, one thread), which study 1 could not offload by moving AES."
+                } else {
+                    "DCO stays within that bound here: moving the data path did not pay more than a free cipher would."
+                }
+            ));
+        }
+        (Some(g), None) => line.push_str(&format!(
+            "OpenVPN DCO carries {} of user-space OpenVPN's {aead} throughput (no crypto share: the cipher-none point is missing).",
+            times(g)
+        )),
+        (None, _) => line.push_str(&format!(
+            "OpenVPN DCO not measured: {}.",
+            o.why_missing("guest")
+        )),
+    }
+    if let Some(g) = gain(3) {
+        line.push_str(&format!(
+            " Kernel WireGuard carries {} of wireguard-go's.",
+            times(g)
+        ));
+    }
+    conclusions.push(line);
 }
 
 #[cfg(test)]

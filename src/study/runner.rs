@@ -227,7 +227,7 @@ fn step(
             mark_neighbour(&nfile, file).map_err(broke)?;
             code
         }
-        Action::Guest(argv) => guest(argv, file),
+        Action::Guest(cmds) => guest(cmds, file),
         Action::OpensslEnc {
             cipher,
             bytes,
@@ -339,19 +339,24 @@ fn guest_run() -> Option<PathBuf> {
     candidates.into_iter().flatten().find(|p| p.is_file())
 }
 
-fn guest(argv: &[String], file: &Path) -> Result<i32, Failure> {
+fn guest(cmds: &[Vec<String>], file: &Path) -> Result<i32, Failure> {
     let run = guest_run().ok_or(Failure::Unavailable(
         "guest/run not found: run from a cryptobench checkout or set CRYPTOBENCH_GUEST_RUN".into(),
     ))?;
-    guest_in(&run, argv, file).map_err(Failure::Runtime)
+    guest_in(&run, cmds, file).map_err(Failure::Runtime)
 }
 
-fn guest_in(run: &Path, argv: &[String], file: &Path) -> Result<i32, String> {
-    let quoted: Vec<String> = argv.iter().map(|a| format!("'{a}'")).collect();
-    let script = format!(
-        "cryptobench {} --output /tmp/r.jsonl >/dev/null; c=$?; echo {MARK}; cat /tmp/r.jsonl; exit $c",
-        quoted.join(" ")
-    );
+fn guest_in(run: &Path, cmds: &[Vec<String>], file: &Path) -> Result<i32, String> {
+    // Every command appends to one file; the status is the first non-zero one.
+    let mut script = String::from("c=0");
+    for argv in cmds {
+        let quoted: Vec<String> = argv.iter().map(|a| format!("'{a}'")).collect();
+        script.push_str(&format!(
+            "; cryptobench {} --output /tmp/r.jsonl >/dev/null; s=$?; [ $c -eq 0 ] && c=$s",
+            quoted.join(" ")
+        ));
+    }
+    script.push_str(&format!("; echo {MARK}; cat /tmp/r.jsonl; exit $c"));
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let o = Command::new(run)
         .args(["sh", "-c", &script])

@@ -119,31 +119,33 @@ fn table(v: &Value) -> String {
         k["release"].as_str().unwrap_or("?"),
         k["config_source"].as_str().unwrap_or("nowhere")
     );
+    // One line per kernel path: usable or not, and why.
+    let mut path = |label: &str, s: &Value| {
+        let mark = if s["usable"].as_bool() == Some(true) {
+            "usable"
+        } else {
+            "NOT usable"
+        };
+        let _ = writeln!(
+            out,
+            "  {label:<16} {mark}: {}",
+            s["reason"].as_str().unwrap_or("")
+        );
+    };
     if let Some(a) = k["af_alg"].as_object() {
         for (kind, s) in a {
-            let mark = if s["usable"].as_bool() == Some(true) {
-                "usable"
-            } else {
-                "NOT usable"
-            };
-            let _ = writeln!(
-                out,
-                "  AF_ALG {kind:<9} {mark}: {}",
-                s["reason"].as_str().unwrap_or("")
-            );
+            path(&format!("AF_ALG {kind}"), s);
         }
     }
-    let cd = &k["cryptodev"];
-    let mark = if cd["usable"].as_bool() == Some(true) {
-        "usable"
-    } else {
-        "NOT usable"
-    };
-    let _ = writeln!(
-        out,
-        "  /dev/crypto      {mark}: {}",
-        cd["reason"].as_str().unwrap_or("")
-    );
+    path("/dev/crypto", &k["cryptodev"]);
+    // The whole data path in the kernel: kTLS, WireGuard, OpenVPN DCO.
+    for (key, label) in [
+        ("ktls", "kernel TLS"),
+        ("wireguard", "WireGuard"),
+        ("ovpn_dco", "OpenVPN DCO"),
+    ] {
+        path(label, &k["offload"][key]);
+    }
     let _ = writeln!(
         out,
         "\n  /proc/crypto drivers (chosen = highest priority that passed its self-test):"

@@ -258,3 +258,45 @@ pub fn vpn_lacks(wireguard: bool) -> Option<String> {
     }
     (!is_root()).then(|| "vpn needs root".to_string())
 }
+
+/// Marks the end of one command's output in a guest script, followed by its exit status.
+pub const GUEST_MARK: &str = "=====8<=====";
+
+/// Boots the guest once (guest/run) and runs `cmds` one after the other in its shell;
+/// each command's stdout and exit status, and guest/run's stderr. `env`: guest/run's
+/// settings (GUEST_MEM, GUEST_TIMEOUT, ...). Panics when the guest itself fails.
+pub fn guest_commands(cmds: &[String], env: &[(&str, &str)]) -> (Vec<(String, i32)>, String) {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run");
+    let script = cmds
+        .iter()
+        .map(|c| format!("{c}; echo \"{GUEST_MARK} $?\""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let o = std::process::Command::new(&run)
+        .args(["sh", "-c", &script])
+        .env("CRYPTOBENCH_BIN", BIN)
+        .env_remove("GUEST_VERBOSE")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("{} does not start: {e}", run.display()));
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "guest/run failed: {err}\n{out}");
+    let mut results = Vec::new();
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find(GUEST_MARK) {
+        let (doc, after) = rest.split_at(i);
+        let line_end = after.find('\n').unwrap_or(after.len());
+        let code: i32 = after[GUEST_MARK.len()..line_end]
+            .trim()
+            .parse()
+            .expect("exit status after the marker");
+        results.push((doc.trim().to_string(), code));
+        rest = &after[line_end..];
+    }
+    assert_eq!(
+        results.len(),
+        cmds.len(),
+        "every command reported; stderr: {err}\n{out}"
+    );
+    (results, err)
+}

@@ -113,6 +113,15 @@ fn known_answers_for_other_builds_from_env() {
             Err(e) => panic!("{e}"),
         };
         for alg in Algorithm::ALL {
+            // A second libcrypto.so.3 in this process (the system's is loaded too) cannot
+            // load its own legacy.so, which binds to the first one's symbols: the tool must
+            // then say so, and not measure single DES or RC4 on that build.
+            if alg.is_legacy() {
+                if let Support::No(why) = o.support(alg) {
+                    assert!(why.contains("legacy provider"), "{p}: {alg}: {why}");
+                    continue;
+                }
+            }
             assert_eq!(o.support(alg), Support::Yes, "{p}: {alg}");
             if let Err(e) = crate::kat::known_answers(&o, alg) {
                 panic!("{p} ({}): {alg}: {e}", o.version());

@@ -180,19 +180,23 @@ fn names_and_callers_follow_the_table() {
     // AF_ALG's per-call work (stacks as perf records them in the guest): the socket
     // allocation under af_alg_sendmsg is the crypto interface, not the network stack,
     // while the cipher itself and the user copy keep their own categories.
-    let af_alg = |leaf: Vec<Frame>| {
+    // A leaf (inner frames first) under a chain of kernel callers.
+    let under = |leaf: Vec<Frame>, callers: [&str; 5]| {
         let mut v = leaf;
-        v.extend(
+        v.extend(callers.map(|n| frame(n, k)));
+        v
+    };
+    let af_alg = |leaf: Vec<Frame>| {
+        under(
+            leaf,
             [
                 "af_alg_sendmsg",
                 "__sock_sendmsg",
                 "____sys_sendmsg",
                 "__sys_sendmsg",
                 "do_syscall_64",
-            ]
-            .map(|n| frame(n, k)),
-        );
-        v
+            ],
+        )
     };
     assert_eq!(
         cat(af_alg(vec![
@@ -218,6 +222,34 @@ fn names_and_callers_follow_the_table() {
             frame("tcp_sendmsg", k)
         ]),
         Category::KernelNet
+    );
+    // Kernel TLS (nginx's SSL_sendfile): the record work under tls_sw_sendpage is
+    // kernel-tls, the kernel's AES-GCM under it stays aes.
+    let ktls = |leaf: Vec<Frame>| {
+        under(
+            leaf,
+            [
+                "tls_sw_do_sendpage",
+                "tls_sw_sendpage",
+                "inet_sendpage",
+                "kernel_sendpage",
+                "do_sendfile",
+            ],
+        )
+    };
+    assert_eq!(
+        cat(ktls(vec![
+            frame("sg_init_table", k),
+            frame("tls_push_record", k)
+        ])),
+        Category::KernelTls
+    );
+    assert_eq!(
+        cat(ktls(vec![frame(
+            "aesni_gcm_enc_update_avx_gen4",
+            "[aesni_intel]"
+        )])),
+        Category::Aes
     );
     assert_eq!(cat(vec![]), Category::Unknown);
 }

@@ -147,6 +147,8 @@ pub struct Bench {
     pub nginx_has_e: bool,
     pub generator: Generator,
     pub gen_program: PathBuf,
+    /// The openssl command (the certificate, and the kTLS check's s_client).
+    pub openssl: PathBuf,
     pub suites: Vec<Suite>,
     pub mix: Option<(Mix, Vec<usize>)>,
     pub ports: Vec<u16>,
@@ -213,6 +215,9 @@ type Selection = (Vec<Suite>, Option<(Mix, Vec<usize>)>, Vec<String>);
 /// The suites asked for, and the mix's suites added to them where missing.
 fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> {
     let (mut list, mut notes) = cat.select(args.suites.as_deref()).map_err(input)?;
+    if args.ktls {
+        list = suites::add_ktls_twins(list, &mut notes);
+    }
     let mix = match &args.mix {
         Some(spec) => {
             let m = suites::parse_mix(spec, cat).map_err(input)?;
@@ -264,6 +269,13 @@ impl Bench {
                 nb.version
             )));
         }
+        // SSL_sendfile, which hands the file to the kernel's TLS, came in nginx 1.21.4.
+        if suite_list.iter().any(|s| s.ktls) && numeric < (1, 21, 4) {
+            return Err(input(format!(
+                "{} cannot use kernel TLS (nginx 1.21.4 added it): drop +ktls/--ktls or give a newer --nginx",
+                nb.version
+            )));
+        }
         let allowed = sys::allowed_cpus();
         let (server_cpus, gen_cpus, pinned) = sys::split_cpus(&allowed);
         if !pinned {
@@ -289,6 +301,7 @@ impl Bench {
             nginx_has_e: numeric >= (1, 19, 5),
             generator: args.generator,
             gen_program: inputs.gen_program.clone(),
+            openssl: inputs.openssl.clone(),
             suites: suite_list,
             mix,
             ports,
@@ -434,6 +447,7 @@ impl Bench {
                     null: s.null,
                     record_protection: s.enc.clone(),
                     port: *p,
+                    ktls: s.ktls,
                 })
                 .collect(),
             files: sizes.to_vec(),
@@ -452,8 +466,9 @@ impl Bench {
             keepalive_requests: (!self.handshake).then_some(1_000_000),
             ssl_session_cache: "off".into(),
             ssl_session_tickets: "off".into(),
-            ktls: false,
-            sendfile: "on (used only by plain HTTP)".into(),
+            ktls: self.suites.iter().any(|s| s.ktls),
+            sendfile: "on (used by plain HTTP, and by TLS only through kernel TLS: SSL_sendfile)"
+                .into(),
             http_version: "HTTP/1.1".into(),
             nginx_restarted_per_point: true,
             temp_dir: self.dir.clone(),

@@ -9,6 +9,7 @@
 
 pub mod analysis;
 mod bench;
+mod ktls;
 pub mod load;
 pub mod plots;
 mod point;
@@ -51,6 +52,11 @@ pub struct TlsArgs {
         default_value = "1,10,100"
     )]
     pub concurrency: String,
+    /// Kernel TLS beside user space: every suite the kernel can take (AES-GCM,
+    /// ChaCha20-Poly1305) is measured again as NAME+ktls, with nginx's `ssl_conf_command
+    /// Options KTLS` and sendfile. /proc/net/tls_stat must show the kernel did the work.
+    #[arg(long)]
+    pub ktls: bool,
     /// Load generator.
     #[arg(long, value_enum, default_value_t = Generator::Wrk)]
     pub generator: Generator,

@@ -5,7 +5,7 @@
 use super::bench::Bench;
 use super::load::{self, Generator, Job, Poll};
 use super::server::{self, Content, LogSummary};
-use super::{suites, sys};
+use super::{ktls, suites, sys};
 use crate::measure;
 use crate::profile::ProfileField;
 use crate::record::tls::{MixPart, TlsData, TlsRecord};
@@ -167,6 +167,17 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
             }
         }
     }
+    // A kTLS suite: the kernel must be in use before the load (one response checked
+    // byte for byte) and after it (every connection switched).
+    let ktls_part = parts.iter().find(|pt| b.suites[pt.suite].ktls);
+    let ktls_before = match ktls_part.map(|pt| ktls::before_load(b, pt.suite, p.content)) {
+        Some(Err(reason)) => {
+            server::stop(&b.guard, &running);
+            return Ok(Outcome::Refused(reason));
+        }
+        Some(Ok(k)) => Some(k),
+        None => None,
+    };
     let counts = match h2load_counts(b, p, &parts, &running)? {
         Ok(c) => c,
         Err(outcome) => return Ok(outcome),
@@ -182,6 +193,16 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     };
     let mut r = record(b, p, &parts, &w, &logs, run_id);
     r.data.openssl_build = openssl_build;
+    if let (Some(pt), Some(before)) = (ktls_part, &ktls_before) {
+        let connections = r.data.server_connections;
+        match ktls::after_load(b, &b.suites[pt.suite], before, connections) {
+            Ok((k, notes)) => {
+                r.data.ktls = Some(k);
+                r.notes.extend(notes);
+            }
+            Err(reason) => return Ok(Outcome::Refused(reason)),
+        }
+    }
     Ok(Outcome::Record(Box::new(r)))
 }
 
@@ -577,6 +598,7 @@ fn record(
             handshake_cost: None,
             key_exchange: one_group(logs, server_requests),
             openssl_build: None,
+            ktls: None,
         },
     }
 }

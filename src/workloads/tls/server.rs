@@ -257,7 +257,8 @@ pub fn config(c: &Config) -> String {
         "    types {{ application/octet-stream bin; text/html html; }}\n    default_type application/octet-stream;"
     );
     let _ = writeln!(s, "    log_format cbench '{LOG_FORMAT}';");
-    // Plain HTTP may use sendfile (zero copy); TLS cannot without kTLS, which is off.
+    // Plain HTTP may use sendfile (zero copy); TLS only through kernel TLS (+ktls
+    // suites: SSL_sendfile), otherwise OpenSSL reads and encrypts the file.
     let _ = writeln!(s, "    sendfile on;\n    tcp_nopush on;");
     if c.handshake {
         let _ = writeln!(s, "    keepalive_timeout 0;");
@@ -308,6 +309,9 @@ pub fn config(c: &Config) -> String {
                 );
             }
             _ => {}
+        }
+        if suite.ktls {
+            let _ = writeln!(s, "        ssl_conf_command Options KTLS;");
         }
         let _ = writeln!(s, "    }}");
     }

@@ -95,6 +95,9 @@ pub struct Suite {
     pub null: bool,
     /// OpenSSL's description of the record protection, e.g. "AESGCM(128)/AEAD".
     pub enc: String,
+    /// Kernel TLS asked for (`NAME+ktls`, `--ktls`): nginx hands the records to the
+    /// kernel's `tls` module and sends files with SSL_sendfile.
+    pub ktls: bool,
 }
 
 impl Suite {
@@ -105,6 +108,32 @@ impl Suite {
             proto: Proto::Http,
             null: false,
             enc: "none (plain HTTP)".into(),
+            ktls: false,
+        }
+    }
+
+    /// The kernel's AEAD that would protect this suite's records under kTLS; None when
+    /// the kernel's `tls` module cannot take the suite (it does AES-GCM, AES-CCM and,
+    /// since 5.11, ChaCha20-Poly1305; no CBC, no null cipher).
+    pub fn kernel_aead(&self) -> Option<&'static str> {
+        let enc = self.enc.to_ascii_uppercase();
+        if enc.starts_with("AESGCM(") {
+            Some("gcm(aes)")
+        } else if enc.starts_with("AESCCM(") && !enc.starts_with("AESCCM8") {
+            Some("ccm(aes)")
+        } else if enc.starts_with("CHACHA20") {
+            Some("rfc7539(chacha20,poly1305)")
+        } else {
+            None
+        }
+    }
+
+    /// The same suite with kernel TLS: "NAME+ktls".
+    pub fn with_ktls(&self) -> Suite {
+        Suite {
+            name: format!("{}{KTLS_SUFFIX}", self.name),
+            ktls: true,
+            ..self.clone()
         }
     }
 
@@ -149,6 +178,9 @@ impl Suite {
         Some(out)
     }
 }
+
+/// Appended to a suite's name (`tls12-aes128gcm+ktls`): the same suite with kernel TLS.
+pub const KTLS_SUFFIX: &str = "+ktls";
 
 /// Short names: TLS 1.3 by default, `tls12-` for the TLS 1.2 ECDHE suites.
 const ALIASES: &[(&str, &str)] = &[
@@ -220,6 +252,7 @@ impl Catalogue {
             },
             null: o.enc.eq_ignore_ascii_case("None"),
             enc: format!("{}/{}", o.enc, o.mac),
+            ktls: false,
         }
     }
 
@@ -246,6 +279,16 @@ impl Catalogue {
     /// One name as given by the user.
     pub fn resolve(&self, given: &str) -> Result<Suite, String> {
         let g = given.trim();
+        let lower = g.to_ascii_lowercase();
+        if let Some(base) = lower.strip_suffix(KTLS_SUFFIX) {
+            let s = self.resolve(&g[..base.len()])?;
+            if s.cipher.is_none() {
+                return Err(format!(
+                    "'{g}': kernel TLS needs a TLS suite, not plain HTTP: e.g. tls12-aes128gcm{KTLS_SUFFIX}"
+                ));
+            }
+            return Ok(s.with_ktls());
+        }
         if g.eq_ignore_ascii_case("http") {
             return Ok(Suite::http());
         }
@@ -332,6 +375,32 @@ impl Catalogue {
     }
 }
 
+/// `--ktls`: each TLS suite the kernel can take is followed by its `+ktls` twin, so that
+/// user space and the kernel are measured back to back; the others get a note.
+pub fn add_ktls_twins(list: Vec<Suite>, notes: &mut Vec<String>) -> Vec<Suite> {
+    let mut out: Vec<Suite> = Vec::new();
+    for s in &list {
+        if !out.iter().any(|x| x.name == s.name) {
+            out.push(s.clone());
+        }
+        if s.ktls || s.cipher.is_none() || s.null {
+            continue;
+        }
+        if s.kernel_aead().is_none() {
+            notes.push(format!(
+                "{}: no kTLS twin: the kernel's TLS takes AES-GCM, AES-CCM and ChaCha20-Poly1305, not {}",
+                s.name, s.enc
+            ));
+            continue;
+        }
+        let twin = s.with_ktls();
+        if !out.iter().any(|x| x.name == twin.name) {
+            out.push(twin);
+        }
+    }
+    out
+}
+
 /// `--mix a=10%,b=90%`: two suites sharing one server, with their share of connections.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Mix {
@@ -403,6 +472,42 @@ PSK-NULL-SHA                   SSLv3   Kx=PSK      Au=PSK   Enc=None            
 
     fn cat() -> Catalogue {
         Catalogue::new(parse_ciphers(CIPHERS), CertKind::Rsa)
+    }
+
+    #[test]
+    fn ktls_twins_follow_the_suites_the_kernel_takes() {
+        let c = cat();
+        let (s, _) = c
+            .select(Some(
+                "tls12-aes128gcm,chacha,tls12-aes128cbc,http,aes128gcm+ktls",
+            ))
+            .unwrap();
+        assert!(s[4].ktls && s[4].name == "TLS_AES_128_GCM_SHA256+ktls");
+        let mut notes = Vec::new();
+        let t = add_ktls_twins(s, &mut notes);
+        let names: Vec<&str> = t.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ECDHE-RSA-AES128-GCM-SHA256",
+                "ECDHE-RSA-AES128-GCM-SHA256+ktls",
+                "TLS_CHACHA20_POLY1305_SHA256",
+                "TLS_CHACHA20_POLY1305_SHA256+ktls",
+                "ECDHE-RSA-AES128-SHA256",
+                "http",
+                "TLS_AES_128_GCM_SHA256+ktls",
+            ]
+        );
+        assert_eq!(t[3].kernel_aead(), Some("rfc7539(chacha20,poly1305)"));
+        assert_eq!(t[1].kernel_aead(), Some("gcm(aes)"));
+        assert!(notes[0].contains("no kTLS twin"), "{notes:?}");
+        // An explicit +ktls on a suite the kernel cannot take is measured (and refused
+        // with the reason); on plain HTTP it is an input error.
+        assert!(c.resolve("tls12-aes128cbc+ktls").unwrap().ktls);
+        assert!(c
+            .resolve("http+ktls")
+            .unwrap_err()
+            .contains("needs a TLS suite"));
     }
 
     #[test]

@@ -143,6 +143,19 @@ pub fn run_bounded(
     env: &[(&str, &Path)],
     limit: Duration,
 ) -> Result<(Option<i32>, String, String), String> {
+    let (code, out, err) = run_bounded_bytes(guard, dir, argv, env, None, limit)?;
+    Ok((code, String::from_utf8_lossy(&out).into_owned(), err))
+}
+
+/// `run_bounded` with stdin from a file and stdout as bytes (a response body).
+pub fn run_bounded_bytes(
+    guard: &Guard,
+    dir: &Path,
+    argv: &[&str],
+    env: &[(&str, &Path)],
+    stdin: Option<&Path>,
+    limit: Duration,
+) -> Result<(Option<i32>, Vec<u8>, String), String> {
     let tag = format!(
         "{}-{}",
         Path::new(argv[0])
@@ -156,10 +169,13 @@ pub fn run_bounded(
     let out = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
     let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
     let mut cmd = Command::new(argv[0]);
-    cmd.args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
+    let input = match stdin {
+        Some(p) => {
+            Stdio::from(std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?)
+        }
+        None => Stdio::null(),
+    };
+    cmd.args(&argv[1..]).stdin(input).stdout(out).stderr(err);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -180,11 +196,12 @@ pub fn run_bounded(
         std::thread::sleep(Duration::from_millis(5));
     };
     let read = |p: &PathBuf| {
-        let s = std::fs::read_to_string(p).unwrap_or_default();
+        let s = std::fs::read(p).unwrap_or_default();
         let _ = std::fs::remove_file(p);
         s
     };
-    Ok((exit.code, read(&out_path), read(&err_path)))
+    let (out, err) = (read(&out_path), read(&err_path));
+    Ok((exit.code, out, String::from_utf8_lossy(&err).into_owned()))
 }
 
 static NEXT_TAG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

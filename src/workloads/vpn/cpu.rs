@@ -102,7 +102,8 @@ pub fn diff(
 
 /// Kernel worker threads with their CPU times: all of them, or only those whose current
 /// name says they last ran kernel WireGuard's crypto work queue for one of `ifnames`
-/// ("kworker/1:2-wg-crypt-<if>").
+/// ("kworker/1:2-wg-crypt-<if>"), or OpenVPN DCO's ("kworker/0:1-ovpn-crypto-wq-<if>",
+/// cut to 23 bytes: "ovpn-crypto-wq-cbench31").
 pub fn kworkers(ifnames: Option<&[&str]>) -> BTreeMap<i32, Times> {
     let mut out = BTreeMap::new();
     let Ok(dir) = fs::read_dir("/proc") else {
@@ -119,7 +120,13 @@ pub fn kworkers(ifnames: Option<&[&str]>) -> BTreeMap<i32, Times> {
             continue;
         }
         if let Some(ifs) = ifnames {
-            if !ifs.iter().any(|i| comm.contains(&format!("wg-crypt-{i}"))) {
+            // The kernel keeps 23 bytes of the queue's name (WORKER_DESC_LEN).
+            let ours = |i: &&str| {
+                [format!("wg-crypt-{i}"), format!("ovpn-crypto-wq-{i}")]
+                    .iter()
+                    .any(|q| comm.contains(&q[..q.len().min(23)]))
+            };
+            if !ifs.iter().any(ours) {
                 continue;
             }
         }

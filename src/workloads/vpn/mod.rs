@@ -14,6 +14,7 @@ pub mod render;
 pub mod shares;
 mod tools;
 mod tunnel;
+pub use tunnel::WIREGUARD_CIPHER;
 pub mod view;
 mod workload;
 
@@ -24,7 +25,9 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct VpnArgs {
     /// Tunnels, comma-separated: none (the bare veth), wireguard (the kernel's where it
-    /// can, else wireguard-go), wireguard-kernel, wireguard-go, openvpn.
+    /// can, else wireguard-go), wireguard-kernel, wireguard-go, openvpn (data channel in
+    /// user space), openvpn-dco (data channel in the kernel's ovpn-dco module, AEAD
+    /// ciphers only).
     #[arg(long, value_name = "LIST", default_value = "none,wireguard,openvpn")]
     pub tunnels: String,
     /// OpenVPN data ciphers, comma-separated, plus none (no cipher, no auth: the ceiling).
@@ -116,6 +119,7 @@ enum Wanted {
     WireGuardKernel,
     WireGuardGo,
     OpenVpn,
+    OpenVpnDco,
 }
 
 impl Wanted {
@@ -124,6 +128,10 @@ impl Wanted {
             self,
             Wanted::WireGuardAuto | Wanted::WireGuardKernel | Wanted::WireGuardGo
         )
+    }
+
+    fn openvpn(self) -> bool {
+        matches!(self, Wanted::OpenVpn | Wanted::OpenVpnDco)
     }
 }
 
@@ -136,9 +144,10 @@ fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
             "wireguard-kernel" => Wanted::WireGuardKernel,
             "wireguard-go" => Wanted::WireGuardGo,
             "openvpn" => Wanted::OpenVpn,
+            "openvpn-dco" => Wanted::OpenVpnDco,
             _ => {
                 return Err(format!(
-                "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn",
+                "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn, openvpn-dco",
                 crate::units::shown(t)
             ))
             }

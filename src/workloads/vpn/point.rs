@@ -7,7 +7,7 @@ use super::lab::{self, Lab, CLIENT, SERVER};
 use super::tunnel::{Programs, Spec, Tunnel};
 use crate::record::vpn::{self, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
 
-/// The tunnel's processes (or kernel WireGuard's kworkers) at one moment.
+/// The tunnel's processes (or a kernel tunnel's crypto kworkers) at one moment.
 fn cpu_snapshot(tun: &Tunnel, all_kworkers: bool) -> Vec<(String, i32, cpu::ProcSnap)> {
     if tun.kernel {
         let ifs: Vec<&str> = tun.ifname.iter().map(String::as_str).collect();
@@ -280,7 +280,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
     }
     if tun.kernel && no_thread {
         notes.push(
-            "no wg-crypt kworker was seen: kernel WireGuard's CPU time can't be attributed here"
+            "no crypto kworker (wg-crypt, ovpn-crypto-wq) was seen: the kernel tunnel's CPU time can't be attributed here"
                 .into(),
         );
     }

@@ -48,11 +48,26 @@ pub struct Share {
     pub sampled: Option<crate::profile::shares::Share>,
 }
 
-/// Identity of a point across rounds: tunnel, implementation, cipher, auth and load.
-pub fn point_key(r: &VpnRecord) -> (String, String, String, Option<String>, String, String, u32) {
+/// Identity of a point across rounds: tunnel, implementation and its version (which tells
+/// kernel WireGuard, "kernel", from wireguard-go: they share the tunnel's name), cipher,
+/// auth and load.
+#[allow(clippy::type_complexity)]
+pub fn point_key(
+    r: &VpnRecord,
+) -> (
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    String,
+    u32,
+) {
     (
         r.tunnel.clone(),
         r.implementation.clone(),
+        r.impl_version.clone(),
         r.cipher.clone(),
         r.auth.clone(),
         r.protocol.clone(),

@@ -1,5 +1,6 @@
 //! The tunnels between the two namespaces: none (the bare veth), WireGuard (kernel or
-//! wireguard-go) and OpenVPN (TLS mode, one data cipher at a time, or none).
+//! wireguard-go) and OpenVPN (TLS mode, one data cipher at a time, or none; its data
+//! channel in user space or in the kernel's ovpn-dco module).
 
 use super::iperf::{wait_for, LoadError};
 use super::lab::{self, run, Lab, CLIENT, ENDS, SERVER, VETH_ADDR};
@@ -27,6 +28,8 @@ pub enum Spec {
     },
     OpenVpn {
         cipher: String,
+        /// Data-channel offload: the kernel's ovpn-dco module carries the packets.
+        dco: bool,
     },
 }
 
@@ -44,7 +47,8 @@ impl Spec {
         match self {
             Spec::Bare => "none",
             Spec::WireGuard { .. } => "wireguard",
-            Spec::OpenVpn { .. } => "openvpn",
+            Spec::OpenVpn { dco: false, .. } => "openvpn",
+            Spec::OpenVpn { dco: true, .. } => "openvpn-dco",
         }
     }
 
@@ -52,7 +56,7 @@ impl Spec {
         match self {
             Spec::Bare => "none".into(),
             Spec::WireGuard { .. } => WIREGUARD_CIPHER.into(),
-            Spec::OpenVpn { cipher } => cipher.clone(),
+            Spec::OpenVpn { cipher, .. } => cipher.clone(),
         }
     }
 
@@ -60,8 +64,8 @@ impl Spec {
     /// authentication) and for the bare veth.
     pub fn auth(&self) -> Option<String> {
         match self {
-            Spec::OpenVpn { cipher } if cipher == "none" => Some("none".into()),
-            Spec::OpenVpn { cipher } if !is_aead(cipher) => Some(format!("HMAC-{LEGACY_AUTH}")),
+            Spec::OpenVpn { cipher, .. } if cipher == "none" => Some("none".into()),
+            Spec::OpenVpn { cipher, .. } if !is_aead(cipher) => Some(format!("HMAC-{LEGACY_AUTH}")),
             _ => None,
         }
     }
@@ -72,9 +76,9 @@ impl Spec {
             Spec::Bare => "none (bare veth)".into(),
             Spec::WireGuard { kernel: true } => "wireguard (kernel)".into(),
             Spec::WireGuard { kernel: false } => "wireguard (wireguard-go)".into(),
-            Spec::OpenVpn { cipher } => match self.auth() {
-                Some(a) if cipher != "none" => format!("openvpn {cipher}+{a}"),
-                _ => format!("openvpn {cipher}"),
+            Spec::OpenVpn { cipher, .. } => match self.auth() {
+                Some(a) if cipher != "none" => format!("{} {cipher}+{a}", self.tunnel()),
+                _ => format!("{} {cipher}", self.tunnel()),
             },
         }
     }
@@ -107,7 +111,8 @@ pub struct Tunnel {
     /// The tunnel's own processes: (end, pid).
     pub procs: Vec<(String, i32)>,
     children: Vec<Child>,
-    /// Kernel WireGuard: CPU time can only be approximated from its kworkers.
+    /// Kernel WireGuard or OpenVPN DCO: CPU time can only be approximated from their
+    /// crypto kworkers.
     pub kernel: bool,
     /// What the daemons said they negotiated (OpenVPN's "Data Channel" line).
     pub negotiated: Option<String>,
@@ -154,7 +159,7 @@ pub fn up(lab: &Lab, progs: &Programs, spec: &Spec) -> Result<Tunnel, LoadError>
             ..t
         }),
         Spec::WireGuard { kernel } => wireguard(lab, progs, *kernel, t),
-        Spec::OpenVpn { cipher } => openvpn(lab, progs, cipher, t),
+        Spec::OpenVpn { cipher, dco } => openvpn(lab, progs, cipher, *dco, t),
     }
 }
 
@@ -327,7 +332,7 @@ fn wireguard(
     t.notes.push(if kernel {
         "kernel WireGuard: its CPU time is in softirq (not attributable to the tunnel alone; see softirq_s) and in the wg-crypt kworkers, whose time is tunnel_cpu_s (approximate: a kworker's name shows the last work queue it ran)".into()
     } else {
-        "wireguard-go: WireGuard in user space (this kernel cannot create a wireguard link)".into()
+        "wireguard-go: WireGuard in user space".into()
     });
     Ok(t)
 }
@@ -408,7 +413,18 @@ pub fn negotiated_matches(line: &str, cipher: &str) -> bool {
         .contains(&format!("CIPHER '{}'", cipher.to_ascii_uppercase()))
 }
 
-fn openvpn(lab: &Lab, progs: &Programs, cipher: &str, mut t: Tunnel) -> Result<Tunnel, LoadError> {
+fn openvpn(
+    lab: &Lab,
+    progs: &Programs,
+    cipher: &str,
+    dco: bool,
+    mut t: Tunnel,
+) -> Result<Tunnel, LoadError> {
+    if dco && !is_aead(cipher) {
+        return Err(failed(format!(
+            "OpenVPN DCO takes AEAD ciphers only (AES-GCM, CHACHA20-POLY1305), not {cipher}"
+        )));
+    }
     let ovpn = progs
         .openvpn
         .as_deref()
@@ -447,7 +463,6 @@ fn openvpn(lab: &Lab, progs: &Programs, cipher: &str, mut t: Tunnel) -> Result<T
             &ifs[end],
             "--proto",
             "udp",
-            "--disable-dco",
             "--ca",
             &ca,
             "--cert",
@@ -471,6 +486,10 @@ fn openvpn(lab: &Lab, progs: &Programs, cipher: &str, mut t: Tunnel) -> Result<T
             "3",
             "--mute-replay-warnings",
         ];
+        // OpenVPN 2.6 offloads by itself wherever it can: user space must say no.
+        if !dco {
+            argv.push("--disable-dco");
+        }
         if end == SERVER {
             argv.extend([
                 "--tls-server",
@@ -562,18 +581,63 @@ fn openvpn(lab: &Lab, progs: &Programs, cipher: &str, mut t: Tunnel) -> Result<T
             );
         }
     }
+    if dco {
+        check_dco(lab, &logs, &ifs).map_err(failed)?;
+        t.kernel = true;
+    }
     t.negotiated = negotiated;
     t.implementation = progs.openvpn_version.clone();
     t.server_addr = OVPN_ADDR[SERVER].into();
     t.ifname = ifs;
-    t.notes.push(
-        "OpenVPN data channel in user space (--disable-dco), UDP between the namespaces".into(),
-    );
+    t.notes.push(if dco {
+        "OpenVPN data channel in the kernel (ovpn-dco: \"DCO device ... opened\", link kind ovpn-dco), UDP between the namespaces; its CPU time is in softirq and the ovpn-crypto kworkers, whose time is tunnel_cpu_s".into()
+    } else {
+        "OpenVPN data channel in user space (--disable-dco), UDP between the namespaces".into()
+    });
     if cipher == "none" {
         t.notes
             .push("no encryption and no authentication: the ceiling for the crypto share".into());
     }
     Ok(t)
+}
+
+/// DCO really in use: both ends' logs say the DCO device was opened, and both tunnel
+/// links are of kind ovpn-dco (not tun); otherwise why not.
+fn check_dco(lab: &Lab, logs: &[PathBuf], ifs: &[String; 2]) -> Result<(), String> {
+    for end in [SERVER, CLIENT] {
+        let log = std::fs::read_to_string(&logs[end]).unwrap_or_default();
+        let opened = log
+            .lines()
+            .any(|l| l.contains("DCO device") && l.contains("opened"));
+        if !opened {
+            let said = log
+                .lines()
+                .find(|l| l.to_ascii_lowercase().contains("dco"))
+                .map(|l| format!(": OpenVPN said \"{}\"", l.trim()))
+                .unwrap_or_default();
+            let k = crate::kernel::offload_paths(&crate::kernel::KernelConfig::read());
+            return Err(format!(
+                "OpenVPN DCO requested but not used on the {} end{said} (ovpn-dco: {})",
+                ENDS[end], k.ovpn_dco.reason
+            ));
+        }
+        let kind = link_kind(&lab.ns[end], &ifs[end]);
+        if kind.as_deref() != Some("ovpn-dco") {
+            return Err(format!(
+                "OpenVPN DCO requested, but {} is a {} link, not ovpn-dco",
+                ifs[end],
+                kind.as_deref().unwrap_or("missing")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `ip -d -j link show`'s linkinfo kind of one interface ("ovpn-dco", "tun", ...).
+fn link_kind(ns: &str, ifname: &str) -> Option<String> {
+    let out = run(&["ip", "-n", ns, "-d", "-j", "link", "show", "dev", ifname]).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&out).ok()?;
+    v[0]["linkinfo"]["info_kind"].as_str().map(str::to_string)
 }
 
 #[cfg(test)]
@@ -582,7 +646,10 @@ mod tests {
 
     #[test]
     fn auth_follows_the_cipher() {
-        let s = |c: &str| Spec::OpenVpn { cipher: c.into() };
+        let s = |c: &str| Spec::OpenVpn {
+            cipher: c.into(),
+            dco: false,
+        };
         assert_eq!(s("AES-128-GCM").auth(), None);
         assert_eq!(s("CHACHA20-POLY1305").auth(), None);
         assert_eq!(s("AES-256-CBC").auth().as_deref(), Some("HMAC-SHA1"));

@@ -62,7 +62,7 @@ impl Vpn {
         let wanted = super::parse_tunnels(&args.tunnels).map_err(input)?;
         let (mut progs, found) = programs(&wanted)?;
         if let Some(dir) = &args.openssl {
-            if !wanted.contains(&Wanted::OpenVpn) {
+            if !wanted.iter().any(|w| w.openvpn()) {
                 return Err(Failure::Input(
                     "--openssl runs OpenVPN on a build: add openvpn to --tunnels".into(),
                 ));
@@ -140,9 +140,13 @@ impl Vpn {
                         specs.push(s);
                     }
                 }
-                Wanted::OpenVpn => {
+                Wanted::OpenVpn | Wanted::OpenVpnDco => {
+                    let dco = *w == Wanted::OpenVpnDco;
                     for c in &self.ciphers {
-                        specs.push(Spec::OpenVpn { cipher: c.clone() });
+                        specs.push(Spec::OpenVpn {
+                            cipher: c.clone(),
+                            dco,
+                        });
                     }
                 }
             }
@@ -184,7 +188,7 @@ fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failu
     if wanted.contains(&Wanted::WireGuardGo) {
         needed.push(Tool::WireguardGo);
     }
-    if wanted.contains(&Wanted::OpenVpn) {
+    if wanted.iter().any(|w| w.openvpn()) {
         needed.extend([Tool::Openvpn, Tool::Openssl]);
     }
     let mut found = Vec::new();
