@@ -178,7 +178,7 @@ impl Workload for OpensslEnc {
                 crate::record::environment::ProcessSettings {
                     program: "openssl enc".into(),
                     cipher: self.cipher.name().into(),
-                    bytes: self.bytes as u64,
+                    bytes: self.bytes,
                     rounds: self.rounds,
                     dir: "tmpfs (/dev/shm)".into(),
                 },
