@@ -5,7 +5,7 @@
 use crate::cli::CommonArgs;
 use crate::failure::{Failure, EXIT_INTERRUPTED};
 use crate::record::read::{AnyRecord, Run};
-use crate::record::{Environment, Exclusion, ExclusionKind, JsonLinesWriter, Record, RunEnd, Sink};
+use crate::record::{Environment, Exclusion, ExclusionKind, Record, RunEnd, Sink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
@@ -96,7 +96,7 @@ pub struct Finished {
 /// returned for the caller to show. An error here means that nothing ran (bad input).
 pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Failure> {
     common.check(w.name()).map_err(Failure::Input)?;
-    let store = open_store(common)?;
+    let store = crate::sinks::open_store(common)?;
     // Before the plan: planning may start what a signal must not leave behind (tls builds
     // its server, vpn its namespaces), and the workload's guards clean that up.
     crate::sys::signal::install_signal_handler();
@@ -119,7 +119,7 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
     );
     let mut sinks = match agent {
         Some(stdout) => vec![Box::new(stdout) as Box<dyn Sink>],
-        None => sinks(common, store, w.name())?,
+        None => crate::sinks::sinks(common, store, w.name())?,
     };
     for s in sinks.iter_mut() {
         s.environment(&env).map_err(Failure::Runtime)?;
@@ -206,35 +206,6 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
         None => Ok(0),
     };
     Ok(Finished { run, outcome })
-}
-
-/// The store named by `--store`, `--no-store` or the default, opened for writing. A
-/// store named but not usable is bad input, refused before anything is measured.
-pub fn open_store(common: &CommonArgs) -> Result<Option<Box<dyn crate::store::Store>>, Failure> {
-    match common.store_url().map_err(Failure::Input)? {
-        Some(url) => crate::store::open(&url, crate::store::Access::Write)
-            .map(Some)
-            .map_err(Failure::Input),
-        None => Ok(None),
-    }
-}
-
-/// Where a run's lines go: the `--output` file, then the store opened by `open_store`.
-pub fn sinks(
-    common: &CommonArgs,
-    store: Option<Box<dyn crate::store::Store>>,
-    workload: &str,
-) -> Result<Vec<Box<dyn Sink>>, Failure> {
-    let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
-    if let Some(p) = &common.output {
-        sinks.push(Box::new(
-            JsonLinesWriter::append(p).map_err(Failure::Input)?,
-        ));
-    }
-    if let Some(s) = store {
-        sinks.push(Box::new(crate::store::sink::StoreSink::new(s, workload)));
-    }
-    Ok(sinks)
 }
 
 /// A bar on stderr for runs expected to last over 2 s; hidden when stderr is not a terminal.

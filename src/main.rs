@@ -15,6 +15,7 @@ mod measure;
 mod profile;
 mod record;
 mod render;
+mod sinks;
 mod store;
 mod study;
 mod sys;

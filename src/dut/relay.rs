@@ -64,10 +64,10 @@ pub fn run(
     let targets = dut.targets()?;
     let mut hosts = Vec::new();
     for url in &targets {
-        let store = crate::driver::open_store(common)?;
+        let store = crate::sinks::open_store(common)?;
         hosts.push(Host {
             url: url.clone(),
-            sinks: crate::driver::sinks(common, store, workload)?,
+            sinks: crate::sinks::sinks(common, store, workload)?,
             run: Run::default(),
             pending: None,
             outcome: None,
