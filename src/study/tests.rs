@@ -119,15 +119,7 @@ fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
 /// run: ..." and draws no conclusion from the part that ran.
 #[test]
 fn an_interrupted_study_says_so_and_concludes_nothing() {
-    let o = Opts {
-        quick: true,
-        guest: false,
-        libcrypto: Vec::new(),
-        cores: 2,
-        arch: "x86_64",
-        governors: Err("governor not settable: test".into()),
-        profile: Err("perf: test".into()),
-    };
+    let o = quick_opts();
     let f = Findings {
         blocks: Vec::new(),
         conclusions: vec!["AES-NI makes it 4x faster, as study 2 found".into()],
@@ -169,15 +161,7 @@ fn an_interrupted_study_says_so_and_concludes_nothing() {
 /// the output "FAILED", the second is listed under "Not observable here" with its reason.
 #[test]
 fn a_failed_step_is_not_an_unobservable_one() {
-    let o = Opts {
-        quick: true,
-        guest: false,
-        libcrypto: Vec::new(),
-        cores: 2,
-        arch: "x86_64",
-        governors: Err("governor not settable: test".into()),
-        profile: Err("perf: test".into()),
-    };
+    let o = quick_opts();
     let study = &all()[2];
     let ob = Observed {
         failed: vec![("threads".into(), "exited with status 1: boom".into())],
@@ -214,4 +198,17 @@ fn a_failed_step_is_not_an_unobservable_one() {
     .unwrap();
     assert_eq!(v["failed"][0]["step"], "threads");
     assert_eq!(v["not_observed"][0]["step"], "https");
+}
+
+/// A quick study on a 2-core x86_64 machine where neither governors nor perf can be used.
+fn quick_opts() -> Opts {
+    Opts {
+        quick: true,
+        guest: false,
+        libcrypto: Vec::new(),
+        cores: 2,
+        arch: "x86_64",
+        governors: Err("governor not settable: test".into()),
+        profile: Err("perf: test".into()),
+    }
 }
