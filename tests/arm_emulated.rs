@@ -41,10 +41,7 @@ fn ready(t: &Target) -> Option<(PathBuf, PathBuf)> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let bin = target_dir.join(t.triple).join("release/cryptobench");
-    let sysroot = std::env::var_os("CRYPTOBENCH_ARM_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".cache/arm"))
-        .join(format!("sysroot-{}", t.debian_arch));
+    let sysroot = common::arm_cache().join(format!("sysroot-{}", t.debian_arch));
     if !bin.is_file() {
         common::skip(&format!(
             "{} is not built: run scripts/deps/arm.sh, then scripts/build-arm",

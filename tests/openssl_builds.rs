@@ -312,9 +312,7 @@ fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
 
     // A libcrypto of another architecture: Debian's arm64 one, from the sysroot that
     // scripts/deps/arm.sh unpacks.
-    let cache = std::env::var("CRYPTOBENCH_ARM_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/arm"));
+    let cache = common::arm_cache();
     let arm64 = cache.join("sysroot-arm64/usr/lib/aarch64-linux-gnu/libcrypto.so.3");
     if arm64.exists() && cfg!(target_arch = "x86_64") {
         let foreign = temp_dir("arm64");

@@ -2,14 +2,14 @@
 # ARM cross builds and their emulation: Debian's cross compilers, qemu-user, the rustup
 # targets, and per-architecture sysroots (Debian's own arm64/armhf libc and libcrypto,
 # unpacked with dpkg -x, nothing installed for a foreign architecture) under
-# ${CRYPTOBENCH_ARM_CACHE:-.cache/arm}/sysroot-{arm64,armhf}, for `qemu-aarch64 -L`.
+# ${CRYPTOBENCH_ARM_CACHE:-~/.cache/cryptobench/arm}/sysroot-{arm64,armhf}, for `qemu-aarch64 -L`.
 # Idempotent: a second run with everything present takes well under a second.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive PATH="$HOME/.cargo/bin:$PATH"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-CACHE=${CRYPTOBENCH_ARM_CACHE:-$PWD/.cache/arm}
+CACHE=${CRYPTOBENCH_ARM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cryptobench/arm}
 
 PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user"
 
@@ -27,7 +27,7 @@ if [ "${1:-}" = "--check" ]; then
   for arch in arm64 armhf; do
     [ -d "$CACHE/sysroot-$arch/usr" ] || missing="$missing sysroot-$arch"
   done
-  [ -d guest/.cache/arm64 ] || missing="$missing arm64-guest"
+  [ -d "${GUEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cryptobench/guest/arm64}/kernel" ] || missing="$missing arm64-guest"
   [ -z "$missing" ] || { echo "arm:$missing"; exit 1; }
   exit 0
 fi

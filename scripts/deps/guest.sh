@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test guest: qemu, and a Debian cloud kernel and busybox unpacked into guest/.cache.
+# The test guest: qemu, and a Debian cloud kernel and busybox unpacked into ~/.cache/cryptobench/guest.
 # --check: exit 1, naming them, if the host tools are missing (the kernel and busybox are
 # fetched without root, by guest/setup, when a guest test first runs).
 # The guest also packs the host's tls and vpn tools (scripts/deps/tls.sh, vpn.sh: run them

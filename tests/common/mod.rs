@@ -21,6 +21,18 @@ pub fn data_home() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("data-{}", std::process::id()))
 }
 
+/// The ARM sysroots scripts/deps/arm.sh unpacks: $CRYPTOBENCH_ARM_CACHE, else
+/// ~/.cache/cryptobench/arm (outside the clone, as the scripts keep it).
+pub fn arm_cache() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CRYPTOBENCH_ARM_CACHE") {
+        return PathBuf::from(dir);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
+        .join("cryptobench/arm")
+}
+
 /// Runs the binary with `args`; its output, whatever the exit code.
 pub fn run(args: &[&str]) -> std::process::Output {
     command().args(args).output().expect("binary runs")
