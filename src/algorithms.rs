@@ -1,5 +1,6 @@
 //! The algorithm catalogue: names, shapes and known-answer vectors.
 
+use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -438,18 +439,18 @@ pub const MAX_SIZE: usize = 64 << 20;
 
 /// One `--sizes` item, binary units (k = 1024, m = 1048576), through the shared unit
 /// parser, with the range and messages of the size axis.
-pub fn parse_size(s: &str) -> Result<usize, String> {
+pub fn parse_size(s: &str) -> anyhow::Result<usize> {
     let shown = crate::units::shown(s);
     let n = crate::units::bytes(s).ok_or_else(|| {
         format!("invalid size '{shown}': use a number of bytes with an optional k or m suffix, e.g. 16,1k,1350,64k,1m")
-    })?;
+    }).map_err(anyhow::Error::msg)?;
     if n == 0 {
-        return Err(format!(
+        return Err(anyhow!(
             "invalid size '{shown}': a size must be at least 1 byte"
         ));
     }
     if n > MAX_SIZE as u64 {
-        return Err(format!(
+        return Err(anyhow!(
             "size '{shown}' is too large: the largest is 64m (67108864 bytes)"
         ));
     }
@@ -462,11 +463,11 @@ mod tests {
 
     #[test]
     fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_size("16"), Ok(16));
-        assert_eq!(parse_size("1k"), Ok(1024));
-        assert_eq!(parse_size("64K"), Ok(65536));
-        assert_eq!(parse_size("1m"), Ok(1 << 20));
-        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("16").ok(), Some(16));
+        assert_eq!(parse_size("1k").ok(), Some(1024));
+        assert_eq!(parse_size("64K").ok(), Some(65536));
+        assert_eq!(parse_size("1m").ok(), Some(1 << 20));
+        assert_eq!(parse_size("64m").ok(), Some(64 << 20));
         assert!(parse_size("65m").is_err());
         assert!(parse_size("0").is_err());
         assert!(parse_size("12q").is_err());

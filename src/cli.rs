@@ -2,6 +2,7 @@
 //! comma lists (with binary units), so that every flag reports bad input the same way.
 
 use crate::render::Format;
+use anyhow::anyhow;
 use std::path::PathBuf;
 
 /// The flags every measuring workload has, flattened into each subcommand's args.
@@ -45,14 +46,14 @@ fn run_formats() -> impl clap::builder::TypedValueParser<Value = Format> {
 impl CommonArgs {
     /// Checks what can be checked before anything runs: the output path (nothing is
     /// created or touched) and that the format is offered by `workload`.
-    pub fn check(&self, workload: &str) -> Result<(), String> {
+    pub fn check(&self, workload: &str) -> anyhow::Result<()> {
         if self.format == Format::Openssl && workload != "speed" {
-            return Err(format!(
+            return Err(anyhow!(
                 "--format openssl is the `openssl speed` layout, offered by speed only: for {workload} use table, markdown, csv or json"
             ));
         }
         if self.format == Format::Html {
-            return Err(format!(
+            return Err(anyhow!(
                 "--format html is for saved records: run {workload} with --output FILE, then `cryptobench report FILE --format html`"
             ));
         }
@@ -63,7 +64,7 @@ impl CommonArgs {
     }
 
     /// The store this run writes to, if any (`--store`, `--no-store`, `CRYPTOBENCH_STORE`).
-    pub fn store_url(&self) -> Result<Option<crate::store::StoreUrl>, String> {
+    pub fn store_url(&self) -> anyhow::Result<Option<crate::store::StoreUrl>> {
         crate::store::StoreUrl::choose(self.store.as_deref(), self.no_store)
     }
 }

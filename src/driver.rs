@@ -95,7 +95,7 @@ pub struct Finished {
 /// Runs a workload end to end: every line goes to the sinks as it is made, and the run is
 /// returned for the caller to show. An error here means that nothing ran (bad input).
 pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Failure> {
-    common.check(w.name()).map_err(Failure::Input)?;
+    common.check(w.name()).map_err(Failure::input)?;
     let store = crate::sinks::open_store(common)?;
     // Before the plan: planning may start what a signal must not leave behind (tls builds
     // its server, vpn its namespaces), and the workload's guards clean that up.
@@ -103,7 +103,7 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
     // An agent's lines go to its controller, and its session's end stops it (even while
     // planning).
     let agent = if common.agent {
-        Some(crate::dut::agent::start().map_err(Failure::Runtime)?)
+        Some(crate::dut::agent::start().map_err(Failure::runtime)?)
     } else {
         None
     };
@@ -122,7 +122,7 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
         None => crate::sinks::sinks(common, store, w.name())?,
     };
     for s in sinks.iter_mut() {
-        s.environment(&env).map_err(Failure::Runtime)?;
+        s.environment(&env).map_err(Failure::runtime)?;
     }
     let progress = progress_bar(plan.points, plan.seconds);
     let mut run = Run {
@@ -153,7 +153,7 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
                             let record = W::wrap(r);
                             for s in sinks.iter_mut() {
                                 if let Err(e) = s.record(&record) {
-                                    failure = Some(Failure::Runtime(e));
+                                    failure = Some(Failure::Runtime(e.to_string()));
                                 }
                             }
                             run.records.push(record);

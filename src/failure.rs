@@ -1,17 +1,33 @@
 //! How a command fails, and the exit code each failure gets: decided here only.
+//!
+//! Deeper code returns `anyhow::Result` with the message a user reads; a command turns
+//! it into a `Failure`, which says what kind of failure it was. A `Failure` raised deep
+//! down (inside an `anyhow::Error`) keeps its kind on the way up.
 
 /// How a command failed: bad input (exit 2), a prerequisite this machine lacks (exit 2
 /// too: the message says what to install or how to run), or a failure at run time
 /// (exit 1). A study keeps the second apart: a step that cannot run here is "not
 /// observable here", one that broke is a failure.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
+    #[error("{0}")]
     Input(String),
+    #[error("{0}")]
     Unavailable(String),
+    #[error("{0}")]
     Runtime(String),
 }
 
 impl Failure {
+    pub fn input(e: impl std::fmt::Display) -> Self {
+        Failure::Input(e.to_string())
+    }
+    pub fn unavailable(e: impl std::fmt::Display) -> Self {
+        Failure::Unavailable(e.to_string())
+    }
+    pub fn runtime(e: impl std::fmt::Display) -> Self {
+        Failure::Runtime(e.to_string())
+    }
     pub fn exit_code(&self) -> i32 {
         match self {
             Failure::Input(_) | Failure::Unavailable(_) => 2,
@@ -21,6 +37,16 @@ impl Failure {
     pub fn message(&self) -> &str {
         match self {
             Failure::Input(m) | Failure::Unavailable(m) | Failure::Runtime(m) => m,
+        }
+    }
+}
+
+/// An error from below: the `Failure` it carries, else a failure at run time.
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        match e.downcast::<Failure>() {
+            Ok(f) => f,
+            Err(e) => Failure::Runtime(e.to_string()),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::algorithms::{Algorithm, Direction, Kind, TIMED_AAD_LEN};
 use crate::impls::{Implementation, Io};
+use anyhow::anyhow;
 pub use tally::Tally;
 use vectors::vectors;
 
@@ -30,7 +31,7 @@ pub fn run_twice(
     nonce: &[u8],
     aad: &[u8],
     input: &[u8],
-) -> Result<Vec<u8>, String> {
+) -> anyhow::Result<Vec<u8>> {
     let mut op = imp.prepare(alg, dir, key)?;
     let mut first = Vec::new();
     for round in 0..2 {
@@ -72,7 +73,7 @@ pub fn run_twice(
             _ => alg.output_len(dir, input.len().saturating_sub(alg.input_len(dir, 0))),
         };
         if out.len() != expect {
-            return Err(format!(
+            return Err(anyhow!(
                 "returned {} output bytes, expected {expect}",
                 out.len()
             ));
@@ -80,7 +81,7 @@ pub fn run_twice(
         if round == 0 {
             first = out;
         } else if out != first {
-            return Err("a second message with the same inputs gave a different result (state leaks between calls)".into());
+            return Err(anyhow!("a second message with the same inputs gave a different result (state leaks between calls)"));
         }
     }
     Ok(first)
@@ -94,7 +95,7 @@ pub fn open_refuses(
     alg: Algorithm,
     (key, nonce, aad): (&[u8], &[u8], &[u8]),
     sealed: &[u8],
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let mut op = imp.prepare(alg, Direction::Dec, key)?;
     for call in 1..=2 {
         let mut out = vec![0u8; sealed.len() + SLACK];
@@ -103,7 +104,7 @@ pub fn open_refuses(
             output: &mut out,
         };
         if let Ok(n) = op.process(nonce, aad, io) {
-            return Err(format!("was accepted on call {call} (opened to {n} bytes)"));
+            return Err(anyhow!("was accepted on call {call} (opened to {n} bytes)"));
         }
     }
     Ok(())
@@ -123,16 +124,24 @@ pub fn short(b: &[u8]) -> String {
 pub fn check_known_answers(imp: &dyn Implementation, alg: Algorithm, tally: &mut Tally) {
     if alg.kind().is_public_key() {
         let source = "public-key known answers (kat/vectors_pkey.rs) and own-key checks";
-        tally.record(source, "", pkey::known_answers(imp, alg));
+        tally.record(
+            source,
+            "",
+            pkey::known_answers(imp, alg).map_err(|e| e.to_string()),
+        );
         return;
     }
     for v in vectors(alg) {
-        tally.record(v.source, "", known_answer(imp, alg, v));
+        tally.record(
+            v.source,
+            "",
+            known_answer(imp, alg, v).map_err(|e| e.to_string()),
+        );
     }
 }
 
 /// The gate's form of [`check_known_answers`]: the first failure, if any.
-pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
     let mut t = Tally::default();
     check_known_answers(imp, alg, &mut t);
     t.first_failure()
@@ -142,7 +151,7 @@ fn known_answer(
     imp: &dyn Implementation,
     alg: Algorithm,
     v: &crate::kat::vectors::Vector,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let (key, nonce, aad, input, output) = (
         unhex(v.key),
         unhex(v.nonce),
@@ -151,9 +160,9 @@ fn known_answer(
         unhex(v.output),
     );
     let got = run_twice(imp, alg, Direction::Enc, &key, &nonce, &aad, &input)
-        .map_err(|e| format!("(enc) {e}"))?;
+        .map_err(|e| anyhow!("(enc) {e}"))?;
     if got != output {
-        return Err(format!(
+        return Err(anyhow!(
             "(enc) expected {}, got {}",
             short(&output),
             short(&got)
@@ -161,9 +170,9 @@ fn known_answer(
     }
     if alg.directions().contains(&Direction::Dec) {
         let got = run_twice(imp, alg, Direction::Dec, &key, &nonce, &aad, &output)
-            .map_err(|e| format!("(dec) {e}"))?;
+            .map_err(|e| anyhow!("(dec) {e}"))?;
         if got != input {
-            return Err(format!(
+            return Err(anyhow!(
                 "(dec) expected {}, got {}",
                 short(&input),
                 short(&got)
@@ -175,7 +184,7 @@ fn known_answer(
         let last = forged.len() - 1;
         forged[last] ^= 1;
         open_refuses(imp, alg, (&key, &nonce, &aad), &forged)
-            .map_err(|e| format!("(dec) a forged tag {e}"))?;
+            .map_err(|e| anyhow!("(dec) a forged tag {e}"))?;
     }
     Ok(())
 }
@@ -203,7 +212,11 @@ pub fn check_round_trip(
 ) {
     if alg.kind().is_public_key() {
         let what = "signature made by one verifies with the other; same shared secret; decapsulation recovers the secret";
-        tally.record(what, "", pkey::cross_check(a, b, alg));
+        tally.record(
+            what,
+            "",
+            pkey::cross_check(a, b, alg).map_err(|e| e.to_string()),
+        );
         return;
     }
     let key = pattern(alg.key_len(), 7);
@@ -225,7 +238,7 @@ pub fn check_round_trip(
         tally.record(
             format!("round trip at {size} bytes with {}", b.name()),
             "",
-            r,
+            r.map_err(|e| e.to_string()),
         );
     }
 }
@@ -236,7 +249,7 @@ pub fn round_trip(
     a: &dyn Implementation,
     b: &dyn Implementation,
     alg: Algorithm,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let mut t = Tally::default();
     check_round_trip(a, b, alg, &mut t);
     t.first_failure()
@@ -249,20 +262,20 @@ fn round_trip_once(
     alg: Algorithm,
     (key, nonce, aad): (&[u8], &[u8], &[u8]),
     msg: &[u8],
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let sealed = run_twice(x, alg, Direction::Enc, key, nonce, aad, msg)
-        .map_err(|e| format!("{} enc: {e}", x.name()))?;
+        .map_err(|e| anyhow!("{} enc: {e}", x.name()))?;
     let opens = alg.directions().contains(&Direction::Dec);
     let back = if opens {
         run_twice(y, alg, Direction::Dec, key, nonce, aad, &sealed)
-            .map_err(|e| format!("{} sealed, {} opened: {e}", x.name(), y.name()))?
+            .map_err(|e| anyhow!("{} sealed, {} opened: {e}", x.name(), y.name()))?
     } else {
         run_twice(y, alg, Direction::Enc, key, nonce, aad, msg)
-            .map_err(|e| format!("{} enc: {e}", y.name()))?
+            .map_err(|e| anyhow!("{} enc: {e}", y.name()))?
     };
     let expect = if opens { msg } else { &sealed[..] };
     if back != expect {
-        return Err(format!(
+        return Err(anyhow!(
             "{} and {} disagree ({} vs {})",
             x.name(),
             y.name(),

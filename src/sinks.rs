@@ -8,10 +8,10 @@ use crate::record::{JsonLinesWriter, Sink};
 /// The store named by `--store`, `--no-store` or the default, opened for writing. A
 /// store named but not usable is bad input, refused before anything is measured.
 pub fn open_store(common: &CommonArgs) -> Result<Option<Box<dyn crate::store::Store>>, Failure> {
-    match common.store_url().map_err(Failure::Input)? {
+    match common.store_url().map_err(Failure::input)? {
         Some(url) => crate::store::open(&url, crate::store::Access::Write)
             .map(Some)
-            .map_err(Failure::Input),
+            .map_err(Failure::input),
         None => Ok(None),
     }
 }
@@ -25,7 +25,7 @@ pub fn sinks(
     let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
     if let Some(p) = &common.output {
         sinks.push(Box::new(
-            JsonLinesWriter::append(p).map_err(Failure::Input)?,
+            JsonLinesWriter::append(p).map_err(Failure::input)?,
         ));
     }
     if let Some(s) = store {

@@ -7,6 +7,6 @@ pub use skip_rule::skip;
 
 /// The file of the system libcrypto, as the openssl implementation loads it (whatever the
 /// architecture's library directory), or why there is none.
-pub fn system_libcrypto() -> Result<std::path::PathBuf, String> {
+pub fn system_libcrypto() -> anyhow::Result<std::path::PathBuf> {
     crate::impls::openssl::OpenSsl::load_system().map(|l| l.path().to_path_buf())
 }

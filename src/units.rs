@@ -2,6 +2,7 @@
 //! seconds, MB/s, and any value echoed back in a message. A leaf: imports nothing of the
 //! crate, so every layer may use it.
 
+use anyhow::anyhow;
 use std::path::Path;
 
 /// Longest value echoed back in an error message.
@@ -26,17 +27,17 @@ pub fn shown_path(path: &Path) -> String {
 }
 
 /// The items of a comma list, trimmed. Empty items are an error that names the flag.
-pub fn items<'a>(list: &'a str, flag: &str, example: &str) -> Result<Vec<&'a str>, String> {
+pub fn items<'a>(list: &'a str, flag: &str, example: &str) -> anyhow::Result<Vec<&'a str>> {
     let out: Vec<&str> = list.split(',').map(str::trim).collect();
     if out.iter().any(|s| s.is_empty()) {
-        return Err(if list.trim().is_empty() {
+        return Err(anyhow::Error::msg(if list.trim().is_empty() {
             format!("{flag} is empty: give a comma list, e.g. {flag} {example}")
         } else {
             format!(
                 "invalid {flag} '{}': an empty item; give a comma list, e.g. {flag} {example}",
                 shown(list)
             )
-        });
+        }));
     }
     Ok(out)
 }
@@ -47,7 +48,7 @@ pub fn counts(
     flag: &str,
     range: std::ops::RangeInclusive<u64>,
     example: &str,
-) -> Result<Vec<u64>, String> {
+) -> anyhow::Result<Vec<u64>> {
     let wanted = format!("whole numbers from {} to {}", range.start(), range.end());
     let whole = |item: &str| item.parse::<u64>().ok();
     sorted_list(list, flag, &range, example, &wanted, whole)
@@ -75,7 +76,7 @@ pub fn byte_list(
     flag: &str,
     range: std::ops::RangeInclusive<u64>,
     example: &str,
-) -> Result<Vec<u64>, String> {
+) -> anyhow::Result<Vec<u64>> {
     let wanted = format!(
         "bytes from {} to {} with an optional k, m or g suffix (binary)",
         size_label(*range.start()),
@@ -93,15 +94,18 @@ fn sorted_list(
     example: &str,
     wanted: &str,
     parse: impl Fn(&str) -> Option<u64>,
-) -> Result<Vec<u64>, String> {
+) -> anyhow::Result<Vec<u64>> {
     let mut out = Vec::new();
     for item in items(list, flag, example)? {
-        let n = parse(item).filter(|n| range.contains(n)).ok_or_else(|| {
-            format!(
-                "invalid {flag} '{}': give {wanted}, e.g. {flag} {example}",
-                shown(item)
-            )
-        })?;
+        let n = parse(item)
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "invalid {flag} '{}': give {wanted}, e.g. {flag} {example}",
+                    shown(item)
+                )
+            })
+            .map_err(anyhow::Error::msg)?;
         out.push(n);
     }
     out.sort_unstable();
@@ -110,16 +114,16 @@ fn sorted_list(
 }
 
 /// Seconds, as typed: a finite positive number. Each workload checks its own range.
-pub fn seconds(s: &str) -> Result<f64, String> {
+pub fn seconds(s: &str) -> anyhow::Result<f64> {
     s.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| format!("'{}' is not a positive number of seconds", shown(s)))
+        .ok_or_else(|| anyhow!("'{}' is not a positive number of seconds", shown(s)))
 }
 
 /// A range check on seconds with the value named as typed (never 310 digits).
-pub fn check_seconds(v: f64, flag: &str, min: f64, max: f64) -> Result<f64, String> {
+pub fn check_seconds(v: f64, flag: &str, min: f64, max: f64) -> anyhow::Result<f64> {
     if v.is_finite() && v >= min && v <= max {
         Ok(v)
     } else {
@@ -128,7 +132,7 @@ pub fn check_seconds(v: f64, flag: &str, min: f64, max: f64) -> Result<f64, Stri
         } else {
             format!("{v}")
         };
-        Err(format!(
+        Err(anyhow!(
             "invalid {flag} {typed}: give seconds from {min} to {max}"
         ))
     }
@@ -194,11 +198,14 @@ mod tests {
             [1, 2, 4]
         );
         let e = counts("1,-1", "--threads", 1..=64, "1,2").unwrap_err();
-        assert!(e.contains("--threads '-1'") && e.contains("1 to 64"), "{e}");
+        assert!(
+            e.to_string().contains("--threads '-1'") && e.to_string().contains("1 to 64"),
+            "{e}"
+        );
         let e = counts("", "--streams", 1..=128, "1,4").unwrap_err();
-        assert!(e.contains("--streams is empty"), "{e}");
+        assert!(e.to_string().contains("--streams is empty"), "{e}");
         let e = counts("1,,2", "--streams", 1..=128, "1,4").unwrap_err();
-        assert!(e.contains("empty item"), "{e}");
+        assert!(e.to_string().contains("empty item"), "{e}");
     }
 
     #[test]
@@ -214,7 +221,7 @@ mod tests {
             [16, 1024]
         );
         let e = byte_list("99g", "--sizes", 1..=1 << 26, "16,1k").unwrap_err();
-        assert!(e.contains("'99g'"), "{e}");
+        assert!(e.to_string().contains("'99g'"), "{e}");
     }
 
     #[test]
@@ -224,6 +231,6 @@ mod tests {
         assert!(s.len() < 100 && s.contains("100000 bytes"), "{s}");
         assert_eq!(shown("a\u{1b}[31mb"), "a?[31mb");
         let e = check_seconds(1e308, "--time", 0.01, 600.0).unwrap_err();
-        assert!(e.len() < 80, "{e}");
+        assert!(e.to_string().len() < 80, "{e}");
     }
 }

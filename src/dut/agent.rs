@@ -19,7 +19,7 @@ pub fn active() -> bool {
 const EXIT_SESSION_GONE: i32 = 129;
 
 /// Enters agent mode: returns the sink the run's lines go to, and starts watching stdin.
-pub fn start() -> Result<JsonLinesWriter, String> {
+pub fn start() -> anyhow::Result<JsonLinesWriter> {
     ACTIVE.store(true, Ordering::Relaxed);
     std::thread::spawn(|| {
         let stdin = std::io::stdin();

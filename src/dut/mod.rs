@@ -45,7 +45,7 @@ impl DutArgs {
     /// Every DUT named, checked, in order, each once; and the ssh options, checked.
     pub fn targets(&self) -> Result<Vec<DutUrl>, Failure> {
         for o in &self.ssh_option {
-            ssh::check_option(o).map_err(Failure::Input)?;
+            ssh::check_option(o).map_err(Failure::input)?;
         }
         if let Some(p) = &self.dut_binary {
             if !p.is_file() {
@@ -78,7 +78,7 @@ impl DutArgs {
         }
         let mut out: Vec<DutUrl> = Vec::new();
         for u in &urls {
-            let url = DutUrl::parse(u).map_err(Failure::Input)?;
+            let url = DutUrl::parse(u).map_err(Failure::input)?;
             if !out.contains(&url) {
                 out.push(url);
             }

@@ -60,7 +60,7 @@ pub fn run(
     dut: &DutArgs,
     paths: &[(&'static str, PathBuf)],
 ) -> Result<Relayed, Failure> {
-    common.check(workload).map_err(Failure::Input)?;
+    common.check(workload).map_err(Failure::input)?;
     let targets = dut.targets()?;
     let mut hosts = Vec::new();
     for url in &targets {

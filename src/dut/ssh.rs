@@ -6,6 +6,7 @@ use super::url::DutUrl;
 use crate::failure::Failure;
 use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
+use anyhow::anyhow;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -29,10 +30,10 @@ pub struct Session {
 }
 
 /// `--ssh-option KEY=VALUE`: checked, then given to ssh as `-o KEY=VALUE`.
-pub fn check_option(o: &str) -> Result<(), String> {
+pub fn check_option(o: &str) -> anyhow::Result<()> {
     match o.split_once('=') {
         Some((k, _)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric()) => Ok(()),
-        _ => Err(format!(
+        _ => Err(anyhow!(
             "--ssh-option {o}: give KEY=VALUE as in ssh_config, e.g. --ssh-option IdentityFile=~/.ssh/board"
         )),
     }
@@ -41,7 +42,7 @@ pub fn check_option(o: &str) -> Result<(), String> {
 impl Session {
     pub fn open(url: &DutUrl, options: &[String]) -> Result<Session, Failure> {
         let guard = Guard::new();
-        let dir = guard.temp_dir("ssh").map_err(Failure::Runtime)?;
+        let dir = guard.temp_dir("ssh").map_err(Failure::runtime)?;
         let control = dir.join("c");
         let mut cmd = Command::new("ssh");
         // The user's options come first: for each keyword ssh keeps the first value.
@@ -237,7 +238,7 @@ impl Session {
                 cpus: None,
             },
         )
-        .map_err(Failure::Runtime)?;
+        .map_err(Failure::runtime)?;
         let pid = child.id() as i32;
         if let (Some(data), Some(mut input)) = (stdin, child.stdin.take()) {
             use std::io::Write;
@@ -260,7 +261,7 @@ impl Session {
                 cpus: None,
             },
         )
-        .map_err(Failure::Runtime)
+        .map_err(Failure::runtime)
     }
 
     /// Runs `script` on the DUT when the session ends (before the master closes).

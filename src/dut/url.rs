@@ -1,5 +1,6 @@
 //! `--dut ssh://[user@]host[:port]`: the one form a device under test is named in.
 
+use anyhow::anyhow;
 use std::fmt;
 
 /// A DUT as the user named it. Only what OpenSSH needs: user, host and port; everything
@@ -12,34 +13,38 @@ pub struct DutUrl {
 }
 
 impl DutUrl {
-    pub fn parse(text: &str) -> Result<DutUrl, String> {
+    pub fn parse(text: &str) -> anyhow::Result<DutUrl> {
         let fix = "give ssh://[user@]host[:port], e.g. --dut ssh://root@192.168.1.1";
         let rest = text
             .strip_prefix("ssh://")
-            .ok_or_else(|| format!("--dut {text}: not an ssh:// URL: {fix}"))?;
+            .ok_or_else(|| anyhow!("--dut {text}: not an ssh:// URL: {fix}"))?;
         let rest = rest.strip_suffix('/').unwrap_or(rest);
         if rest.contains('/') || rest.contains('?') || rest.contains('#') {
-            return Err(format!(
+            return Err(anyhow!(
                 "--dut {text}: a path or query has no meaning here: {fix}"
             ));
         }
         let (user, hostport) = match rest.rsplit_once('@') {
             Some((u, h)) if !u.is_empty() && !u.contains(['@', ':']) => (Some(u.to_string()), h),
-            Some(_) => return Err(format!("--dut {text}: bad user name: {fix}")),
+            Some(_) => return Err(anyhow!("--dut {text}: bad user name: {fix}")),
             None => (None, rest),
         };
         // [v6::addr]:port, host:port or host.
         let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
             let (h, after) = v6
                 .split_once(']')
-                .ok_or_else(|| format!("--dut {text}: unclosed [ in the host: {fix}"))?;
+                .ok_or_else(|| anyhow!("--dut {text}: unclosed [ in the host: {fix}"))?;
             match after {
                 "" => (h, None),
                 p => (
                     h,
-                    Some(p.strip_prefix(':').ok_or_else(|| {
-                        format!("--dut {text}: text after the ] of the host: {fix}")
-                    })?),
+                    Some(
+                        p.strip_prefix(':')
+                            .ok_or_else(|| {
+                                format!("--dut {text}: text after the ] of the host: {fix}")
+                            })
+                            .map_err(anyhow::Error::msg)?,
+                    ),
                 ),
             }
         } else {
@@ -49,14 +54,14 @@ impl DutUrl {
             }
         };
         if host.is_empty() || host.starts_with('-') || host.contains(char::is_whitespace) {
-            return Err(format!("--dut {text}: no usable host name: {fix}"));
+            return Err(anyhow!("--dut {text}: no usable host name: {fix}"));
         }
         let port = match port {
             None => None,
             Some(p) => match p.parse::<u32>() {
                 Ok(n) if (1..=65535).contains(&n) => Some(n as u16),
                 _ => {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "--dut {text}: port {p} is out of range: give a port from 1 to 65535"
                     ))
                 }
@@ -132,6 +137,7 @@ mod tests {
         }
         assert!(DutUrl::parse("ssh://h:70000")
             .unwrap_err()
+            .to_string()
             .contains("out of range"));
     }
 }

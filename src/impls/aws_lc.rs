@@ -9,6 +9,7 @@
 
 use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use anyhow::anyhow;
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
     self, DecryptingKey, DecryptionContext, EncryptingKey, EncryptionContext, UnboundCipherKey,
@@ -49,7 +50,7 @@ impl Implementation for AwsLc {
         &self,
         alg: Algorithm,
         private: Option<&[u8]>,
-    ) -> Result<Box<dyn crate::impls::pkey::KeyPair>, String> {
+    ) -> anyhow::Result<Box<dyn crate::impls::pkey::KeyPair>> {
         pkey::key_pair(alg, private)
     }
 
@@ -57,7 +58,7 @@ impl Implementation for AwsLc {
         &self,
         alg: Algorithm,
         public: &[u8],
-    ) -> Result<Box<dyn crate::impls::pkey::PublicKey>, String> {
+    ) -> anyhow::Result<Box<dyn crate::impls::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
 
@@ -66,7 +67,7 @@ impl Implementation for AwsLc {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         match alg.kind() {
             Kind::Aead => {
                 let algorithm = match alg {
@@ -75,7 +76,9 @@ impl Implementation for AwsLc {
                     Algorithm::Aes256Gcm => &aead::AES_256_GCM,
                     _ => &aead::CHACHA20_POLY1305,
                 };
-                let unbound = UnboundKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
+                let unbound = UnboundKey::new(algorithm, key)
+                    .map_err(|_| key_error(alg, key))
+                    .map_err(anyhow::Error::msg)?;
                 Ok(Box::new(AeadOp {
                     key: LessSafeKey::new(unbound),
                     direction,
@@ -91,18 +94,31 @@ impl Implementation for AwsLc {
                     alg,
                     Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
                 );
-                let unbound =
-                    UnboundCipherKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
+                let unbound = UnboundCipherKey::new(algorithm, key)
+                    .map_err(|_| key_error(alg, key))
+                    .map_err(anyhow::Error::msg)?;
                 let failed = |_| format!("aws-lc-rs could not set up the {alg} key");
                 let key = match (direction, cbc) {
-                    (Direction::Enc, true) => {
-                        CipherKey::Enc(EncryptingKey::cbc(unbound).map_err(failed)?)
-                    }
-                    (Direction::Enc, false) => {
-                        CipherKey::Enc(EncryptingKey::ctr(unbound).map_err(failed)?)
-                    }
-                    (_, true) => CipherKey::Dec(DecryptingKey::cbc(unbound).map_err(failed)?),
-                    (_, false) => CipherKey::Dec(DecryptingKey::ctr(unbound).map_err(failed)?),
+                    (Direction::Enc, true) => CipherKey::Enc(
+                        EncryptingKey::cbc(unbound)
+                            .map_err(failed)
+                            .map_err(anyhow::Error::msg)?,
+                    ),
+                    (Direction::Enc, false) => CipherKey::Enc(
+                        EncryptingKey::ctr(unbound)
+                            .map_err(failed)
+                            .map_err(anyhow::Error::msg)?,
+                    ),
+                    (_, true) => CipherKey::Dec(
+                        DecryptingKey::cbc(unbound)
+                            .map_err(failed)
+                            .map_err(anyhow::Error::msg)?,
+                    ),
+                    (_, false) => CipherKey::Dec(
+                        DecryptingKey::ctr(unbound)
+                            .map_err(failed)
+                            .map_err(anyhow::Error::msg)?,
+                    ),
                 };
                 Ok(Box::new(CipherOp { key, cbc }))
             }
@@ -117,7 +133,7 @@ impl Implementation for AwsLc {
             Kind::Mac => Ok(Box::new(MacOp {
                 key: hmac::Key::new(hmac::HMAC_SHA256, key),
             })),
-            Kind::Signature | Kind::Agreement | Kind::Kem => Err(format!(
+            Kind::Signature | Kind::Agreement | Kind::Kem => Err(anyhow!(
                 "{alg} is a public-key algorithm: use key_pair and public_key"
             )),
         }
@@ -153,9 +169,12 @@ fn key_error(alg: Algorithm, key: &[u8]) -> String {
 }
 
 /// `buf[..len]` and the 16 bytes after it, where a seal puts the tag.
-fn data_and_tag(buf: &mut [u8], len: usize) -> Result<(&mut [u8], &mut [u8]), String> {
+fn data_and_tag(buf: &mut [u8], len: usize) -> anyhow::Result<(&mut [u8], &mut [u8])> {
     let end = sealed_len(len)?;
-    let all = buf.get_mut(..end).ok_or_else(too_small)?;
+    let all = buf
+        .get_mut(..end)
+        .ok_or_else(too_small)
+        .map_err(anyhow::Error::msg)?;
     Ok(all.split_at_mut(len))
 }
 
@@ -165,9 +184,9 @@ struct AeadOp {
 }
 
 impl Operation for AeadOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let nonce = Nonce::try_assume_unique_for_key(nonce)
-            .map_err(|_| format!("the nonce must be 12 bytes, got {}", nonce.len()))?;
+            .map_err(|_| anyhow!("the nonce must be 12 bytes, got {}", nonce.len()))?;
         let aad = Aad::from(aad);
         match self.direction {
             Direction::Enc => {
@@ -183,14 +202,18 @@ impl Operation for AeadOp {
                             .seal_out_of_place_scatter(nonce, aad, input, ct, &[], tag)
                     }
                 };
-                res.map_err(|_| "aws-lc-rs refused to seal the message".to_string())?;
+                res.map_err(|_| "aws-lc-rs refused to seal the message".to_string())
+                    .map_err(anyhow::Error::msg)?;
                 Ok(n + TAG_LEN)
             }
             _ => {
                 let n = opened_len(io.input_len())?;
                 let res = match io {
                     Io::InPlace { buf, len } => {
-                        let data = buf.get_mut(..len).ok_or_else(too_small)?;
+                        let data = buf
+                            .get_mut(..len)
+                            .ok_or_else(too_small)
+                            .map_err(anyhow::Error::msg)?;
                         let (ct, tag) = data.split_at_mut(n);
                         self.key
                             .open_in_place_separate_tag(nonce, aad, tag, ct)
@@ -198,11 +221,15 @@ impl Operation for AeadOp {
                     }
                     Io::Separate { input, output } => {
                         let (ct, tag) = input.split_at(n);
-                        let out = output.get_mut(..n).ok_or_else(too_small)?;
+                        let out = output
+                            .get_mut(..n)
+                            .ok_or_else(too_small)
+                            .map_err(anyhow::Error::msg)?;
                         self.key.open_separate_gather(nonce, aad, ct, tag, out)
                     }
                 };
-                res.map_err(|_| "tag verification failed".to_string())?;
+                res.map_err(|_| "tag verification failed".to_string())
+                    .map_err(anyhow::Error::msg)?;
                 Ok(n)
             }
         }
@@ -220,25 +247,28 @@ struct CipherOp {
 }
 
 impl Operation for CipherOp {
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let iv: [u8; 16] = nonce
             .try_into()
-            .map_err(|_| format!("the IV must be 16 bytes, got {}", nonce.len()))?;
+            .map_err(|_| anyhow!("the IV must be 16 bytes, got {}", nonce.len()))?;
         let n = io.input_len();
         if self.cbc && !n.is_multiple_of(16) {
-            return Err(format!(
+            return Err(anyhow!(
                 "CBC without padding needs whole 16-byte blocks; {n} is not a multiple of 16"
             ));
         }
         if let Io::Separate { output, .. } = &io {
             if output.len() < n {
-                return Err(too_small());
+                return Err(anyhow::Error::msg(too_small()));
             }
         }
         // The only entry points without padding work in place: a Separate call pays a
         // copy here (noted for dec in `notes`).
         let (buf, len) = io.into_in_place();
-        let data = buf.get_mut(..len).ok_or_else(too_small)?;
+        let data = buf
+            .get_mut(..len)
+            .ok_or_else(too_small)
+            .map_err(anyhow::Error::msg)?;
         let iv = FixedLength::from(iv);
         match &self.key {
             CipherKey::Enc(k) => k
@@ -246,7 +276,8 @@ impl Operation for CipherOp {
                 .map(|_| ()),
             CipherKey::Dec(k) => k.decrypt(data, DecryptionContext::Iv128(iv)).map(|_| ()),
         }
-        .map_err(|_| "aws-lc-rs refused the message".to_string())?;
+        .map_err(|_| "aws-lc-rs refused the message".to_string())
+        .map_err(anyhow::Error::msg)?;
         Ok(n)
     }
 }
@@ -256,7 +287,7 @@ struct HashOp {
 }
 
 impl Operation for HashOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         io.put_digest(|msg| digest::digest(self.algorithm, msg))
     }
 }
@@ -266,10 +297,11 @@ struct MacOp {
 }
 
 impl Operation for MacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let (msg, out) = io.split();
         let tag = hmac::sign_to_buffer(&self.key, msg, out)
-            .map_err(|_| "output buffer too small for the HMAC".to_string())?;
+            .map_err(|_| "output buffer too small for the HMAC".to_string())
+            .map_err(anyhow::Error::msg)?;
         Ok(tag.len())
     }
 }

@@ -15,7 +15,7 @@ struct FlipBit {
 }
 
 impl Operation for FlipBit {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], mut io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], mut io: Io<'_>) -> anyhow::Result<usize> {
         let raw = io.raw();
         let (in_len, out) = (raw.in_len, raw.out);
         // An in-place digest sits after the message; everything else starts at 0.
@@ -50,16 +50,16 @@ impl Implementation for Corrupt {
         alg: Algorithm,
         dir: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         Ok(Box::new(FlipBit {
             inner: self.0.prepare(alg, dir, key)?,
             digest: matches!(alg.kind(), Kind::Hash | Kind::Mac),
         }))
     }
-    fn key_pair(&self, alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+    fn key_pair(&self, alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
         Ok(Box::new(FlipKeyPair(self.0.key_pair(alg, private)?)))
     }
-    fn public_key(&self, alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+    fn public_key(&self, alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
         Ok(Box::new(AcceptAll(self.0.public_key(alg, public)?)))
     }
 }
@@ -77,16 +77,16 @@ impl KeyPair for FlipKeyPair {
     fn public_key(&self) -> Vec<u8> {
         self.0.public_key()
     }
-    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         self.0.sign(msg).map(flip)
     }
-    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         self.0.derive(peer).map(flip)
     }
-    fn decaps(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+    fn decaps(&mut self, ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
         self.0.decaps(ciphertext).map(flip)
     }
-    fn keygen(&mut self) -> Result<(), String> {
+    fn keygen(&mut self) -> anyhow::Result<()> {
         self.0.keygen()
     }
 }
@@ -95,10 +95,10 @@ impl KeyPair for FlipKeyPair {
 struct AcceptAll(Box<dyn PublicKey>);
 
 impl PublicKey for AcceptAll {
-    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> anyhow::Result<()> {
         Ok(())
     }
-    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
         self.0.encaps().map(|(ct, ss)| (ct, flip(ss)))
     }
 }

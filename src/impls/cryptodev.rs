@@ -16,6 +16,7 @@ use super::{opened_len, sealed_len, Access, Implementation, Io, Operation, RawIo
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use crate::kernel;
 use crate::sys::{errno, os_err};
+use anyhow::anyhow;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 // enum cryptodev_crypto_op_t
@@ -171,13 +172,13 @@ fn ioctl<T>(fd: &OwnedFd, request: u32, arg: &mut T) -> Result<(), i32> {
     }
 }
 
-fn open_dev() -> Result<OwnedFd, String> {
+fn open_dev() -> anyhow::Result<OwnedFd> {
     std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/crypto")
         .map(OwnedFd::from)
-        .map_err(|e| format!("/dev/crypto: {e}"))
+        .map_err(|e| anyhow!("/dev/crypto: {e}"))
 }
 
 /// The (cipher, mac) codes for `alg`, or why cryptodev cannot do it.
@@ -203,8 +204,10 @@ fn codes(alg: Algorithm) -> Result<(u32, u32), &'static str> {
 }
 
 /// CIOCGSESSION; returns the session id.
-fn new_session(fd: &OwnedFd, abi: Abi, alg: Algorithm, key: &[u8]) -> Result<u32, String> {
-    let (cipher, mac) = codes(alg).map_err(str::to_string)?;
+fn new_session(fd: &OwnedFd, abi: Abi, alg: Algorithm, key: &[u8]) -> anyhow::Result<u32> {
+    let (cipher, mac) = codes(alg)
+        .map_err(str::to_string)
+        .map_err(anyhow::Error::msg)?;
     let (key_ptr, keylen, mackey, mackeylen) = if cipher != 0 {
         (key.as_ptr(), key.len() as u32, std::ptr::null(), 0)
     } else if alg.kind() == Kind::Mac {
@@ -239,7 +242,7 @@ fn new_session(fd: &OwnedFd, abi: Abi, alg: Algorithm, key: &[u8]) -> Result<u32
             ioctl(fd, CIOCGSESSION, &mut s).map(|_| s.ses)
         }
     };
-    r.map_err(|e| format!("CIOCGSESSION for {alg}: {}", os_err(e)))
+    r.map_err(|e| anyhow!("CIOCGSESSION for {alg}: {}", os_err(e)))
 }
 
 fn end_session(fd: &OwnedFd, mut ses: u32) {
@@ -301,10 +304,10 @@ pub struct Cryptodev {
 impl Cryptodev {
     /// Opens /dev/crypto and tries a session for every algorithm. Err with the reason
     /// from kernel::cryptodev_status() when /dev/crypto is not usable.
-    pub fn open() -> Result<Cryptodev, String> {
+    pub fn open() -> anyhow::Result<Cryptodev> {
         let status = kernel::cryptodev_status();
         if !status.usable {
-            return Err(status.reason);
+            return Err(anyhow::Error::msg(status.reason));
         }
         let fd = open_dev()?;
         // A hash session is laid out the same in both ABIs; its CIOCGSESSINFO tells them apart.
@@ -391,12 +394,12 @@ impl Implementation for Cryptodev {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         if let Support::No(reason) = self.support(alg) {
-            return Err(reason);
+            return Err(anyhow::Error::msg(reason));
         }
         if matches!(alg.kind(), Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
-            return Err(format!(
+            return Err(anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",
                 alg.key_len(),
                 key.len()
@@ -463,8 +466,8 @@ impl Drop for DevOp {
     }
 }
 
-fn len32(n: usize) -> Result<u32, String> {
-    u32::try_from(n).map_err(|_| format!("{n} bytes is too long for one cryptodev call"))
+fn len32(n: usize) -> anyhow::Result<u32> {
+    u32::try_from(n).map_err(|_| anyhow!("{n} bytes is too long for one cryptodev call"))
 }
 
 fn op_error(e: i32) -> String {
@@ -476,9 +479,9 @@ fn op_error(e: i32) -> String {
 }
 
 impl DevOp {
-    fn check_nonce(&self, nonce: &[u8]) -> Result<(), String> {
+    fn check_nonce(&self, nonce: &[u8]) -> anyhow::Result<()> {
         if nonce.len() != self.nonce_len {
-            return Err(format!(
+            return Err(anyhow!(
                 "the nonce/IV must be {} bytes, got {}",
                 self.nonce_len,
                 nonce.len()
@@ -489,14 +492,14 @@ impl DevOp {
 }
 
 impl Operation for DevOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let op = match self.direction {
             Direction::Enc => COP_ENCRYPT,
             _ => COP_DECRYPT,
         };
         match self.kind {
             Kind::Signature | Kind::Agreement | Kind::Kem => {
-                Err("cryptodev-linux offers no public-key operations".into())
+                Err(anyhow!("cryptodev-linux offers no public-key operations"))
             }
             Kind::Hash | Kind::Mac => {
                 let (input, out) = io.digest_room(self.digest_len)?;
@@ -511,7 +514,9 @@ impl Operation for DevOp {
                     mac: out.as_mut_ptr(),
                     iv: std::ptr::null(),
                 };
-                ioctl(&self.fd, CIOCCRYPT, &mut c).map_err(op_error)?;
+                ioctl(&self.fd, CIOCCRYPT, &mut c)
+                    .map_err(op_error)
+                    .map_err(anyhow::Error::msg)?;
                 Ok(self.digest_len)
             }
             Kind::Cipher => {
@@ -533,7 +538,9 @@ impl Operation for DevOp {
                     mac: std::ptr::null_mut(),
                     iv: nonce.as_ptr(),
                 };
-                ioctl(&self.fd, CIOCCRYPT, &mut c).map_err(op_error)?;
+                ioctl(&self.fd, CIOCCRYPT, &mut c)
+                    .map_err(op_error)
+                    .map_err(anyhow::Error::msg)?;
                 Ok(len)
             }
             Kind::Aead => {
@@ -568,7 +575,9 @@ impl Operation for DevOp {
                     iv: nonce.as_ptr(),
                     iv_len: nonce.len() as u32,
                 };
-                ioctl(&self.fd, CIOCAUTHCRYPT, &mut c).map_err(op_error)?;
+                ioctl(&self.fd, CIOCAUTHCRYPT, &mut c)
+                    .map_err(op_error)
+                    .map_err(anyhow::Error::msg)?;
                 Ok(out_len)
             }
         }
@@ -645,7 +654,7 @@ mod tests {
         match Cryptodev::open() {
             Err(reason) => {
                 if !status.usable {
-                    assert_eq!(reason, status.reason);
+                    assert_eq!(reason.to_string(), status.reason);
                 }
             }
             Ok(c) => {

@@ -1,6 +1,7 @@
 //! One message's buffers, and the checks every implementation makes on them.
 
 use crate::algorithms::TAG_LEN;
+use anyhow::anyhow;
 
 /// The buffers of one message.
 ///
@@ -78,33 +79,43 @@ impl<'a> Io<'a> {
     /// Raw pointers after checking that the input lies inside the buffer and that
     /// `out_len(input length)` bytes fit at the output (None: the length overflows, or
     /// the input is too short to give an output).
-    pub fn raw_for(mut self, out_len: impl Fn(usize) -> Option<usize>) -> Result<RawIo, String> {
+    pub fn raw_for(mut self, out_len: impl Fn(usize) -> Option<usize>) -> anyhow::Result<RawIo> {
         let r = self.raw();
         if let Io::InPlace { buf, len } = &self {
             if *len > buf.len() {
-                return Err(too_small());
+                return Err(anyhow::Error::msg(too_small()));
             }
         }
-        if out_len(r.in_len).ok_or_else(too_small)? > r.out_cap {
-            return Err(too_small());
+        if out_len(r.in_len)
+            .ok_or_else(too_small)
+            .map_err(anyhow::Error::msg)?
+            > r.out_cap
+        {
+            return Err(anyhow::Error::msg(too_small()));
         }
         Ok(r)
     }
 
     /// Hashes and MACs: the message, and exactly `len` bytes of output for the digest.
-    pub fn digest_room(self, len: usize) -> Result<(&'a [u8], &'a mut [u8]), String> {
+    pub fn digest_room(self, len: usize) -> anyhow::Result<(&'a [u8], &'a mut [u8])> {
         let (msg, out) = self.split();
-        Ok((msg, out.get_mut(..len).ok_or_else(too_small)?))
+        Ok((
+            msg,
+            out.get_mut(..len)
+                .ok_or_else(too_small)
+                .map_err(anyhow::Error::msg)?,
+        ))
     }
 
     /// Hashes and MACs: computes `f(message)` and writes it to the output; returns its
     /// length.
-    pub fn put_digest<D: AsRef<[u8]>>(self, f: impl FnOnce(&[u8]) -> D) -> Result<usize, String> {
+    pub fn put_digest<D: AsRef<[u8]>>(self, f: impl FnOnce(&[u8]) -> D) -> anyhow::Result<usize> {
         let (msg, out) = self.split();
         let d = f(msg);
         let d = d.as_ref();
         out.get_mut(..d.len())
-            .ok_or_else(too_small)?
+            .ok_or_else(too_small)
+            .map_err(anyhow::Error::msg)?
             .copy_from_slice(d);
         Ok(d.len())
     }
@@ -126,13 +137,15 @@ pub fn too_small() -> String {
 }
 
 /// Bytes an AEAD seal writes for `n` bytes of plaintext: the ciphertext and the tag.
-pub fn sealed_len(n: usize) -> Result<usize, String> {
-    n.checked_add(TAG_LEN).ok_or_else(too_small)
+pub fn sealed_len(n: usize) -> anyhow::Result<usize> {
+    n.checked_add(TAG_LEN)
+        .ok_or_else(too_small)
+        .map_err(anyhow::Error::msg)
 }
 
 /// Plaintext bytes of an AEAD open of `in_len` bytes (ciphertext || tag).
-pub fn opened_len(in_len: usize) -> Result<usize, String> {
+pub fn opened_len(in_len: usize) -> anyhow::Result<usize> {
     in_len
         .checked_sub(TAG_LEN)
-        .ok_or_else(|| format!("the input is shorter than the {TAG_LEN}-byte tag"))
+        .ok_or_else(|| anyhow!("the input is shorter than the {TAG_LEN}-byte tag"))
 }

@@ -8,6 +8,7 @@
 
 use super::{opened_len, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use anyhow::anyhow;
 use libsodium_sys as sodium;
 use std::ffi::CStr;
 
@@ -20,10 +21,10 @@ pub struct Libsodium {
 
 impl Libsodium {
     /// Initialises libsodium (`sodium_init`); safe to call more than once.
-    pub fn init() -> Result<Libsodium, String> {
+    pub fn init() -> anyhow::Result<Libsodium> {
         // SAFETY: sodium_init is thread-safe and idempotent.
         if unsafe { sodium::sodium_init() } < 0 {
-            return Err("sodium_init() failed".into());
+            return Err(anyhow!("sodium_init() failed"));
         }
         // SAFETY: libsodium is initialised.
         let aes_gcm = unsafe { sodium::crypto_aead_aes256gcm_is_available() } != 0;
@@ -72,7 +73,7 @@ impl Implementation for Libsodium {
         &self,
         alg: Algorithm,
         private: Option<&[u8]>,
-    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
         pkey::key_pair(alg, private)
     }
 
@@ -80,7 +81,7 @@ impl Implementation for Libsodium {
         &self,
         alg: Algorithm,
         public: &[u8],
-    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
 
@@ -89,12 +90,12 @@ impl Implementation for Libsodium {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         if let Support::No(reason) = self.support(alg) {
-            return Err(reason);
+            return Err(anyhow::Error::msg(reason));
         }
         if alg.kind() == Kind::Aead && key.len() != alg.key_len() {
-            return Err(format!(
+            return Err(anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",
                 alg.key_len(),
                 key.len()
@@ -108,7 +109,7 @@ impl Implementation for Libsodium {
                 // SAFETY: state is a valid, aligned state; key is 32 bytes.
                 if unsafe { sodium::crypto_aead_aes256gcm_beforenm(&mut *state, key.as_ptr()) } != 0
                 {
-                    return Err("crypto_aead_aes256gcm_beforenm failed".into());
+                    return Err(anyhow!("crypto_aead_aes256gcm_beforenm failed"));
                 }
                 Box::new(AesGcmOp { state, direction })
             }
@@ -127,11 +128,11 @@ impl Implementation for Libsodium {
                     sodium::crypto_auth_hmacsha256_init(&mut state, key.as_ptr(), key.len())
                 } != 0
                 {
-                    return Err("crypto_auth_hmacsha256_init failed".into());
+                    return Err(anyhow!("crypto_auth_hmacsha256_init failed"));
                 }
                 Box::new(HmacOp { state })
             }
-            _ => return Err(format!("libsodium does not offer {alg} through prepare")),
+            _ => return Err(anyhow!("libsodium does not offer {alg} through prepare")),
         })
     }
 
@@ -143,9 +144,9 @@ impl Implementation for Libsodium {
     }
 }
 
-fn check_nonce(nonce: &[u8]) -> Result<(), String> {
+fn check_nonce(nonce: &[u8]) -> anyhow::Result<()> {
     if nonce.len() != 12 {
-        return Err(format!("the nonce must be 12 bytes, got {}", nonce.len()));
+        return Err(anyhow!("the nonce must be 12 bytes, got {}", nonce.len()));
     }
     Ok(())
 }
@@ -156,7 +157,7 @@ struct AesGcmOp {
 }
 
 impl Operation for AesGcmOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         check_nonce(nonce)?;
         match self.direction {
             Direction::Enc => {
@@ -178,7 +179,7 @@ impl Operation for AesGcmOp {
                     )
                 };
                 if rc != 0 {
-                    return Err("libsodium refused to seal the message".into());
+                    return Err(anyhow!("libsodium refused to seal the message"));
                 }
                 Ok(r.in_len + TAG_LEN)
             }
@@ -200,7 +201,7 @@ impl Operation for AesGcmOp {
                     )
                 };
                 if rc != 0 {
-                    return Err("tag verification failed".into());
+                    return Err(anyhow!("tag verification failed"));
                 }
                 Ok(n)
             }
@@ -214,7 +215,7 @@ struct ChachaOp {
 }
 
 impl Operation for ChachaOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         check_nonce(nonce)?;
         match self.direction {
             Direction::Enc => {
@@ -235,7 +236,7 @@ impl Operation for ChachaOp {
                     )
                 };
                 if rc != 0 {
-                    return Err("libsodium refused to seal the message".into());
+                    return Err(anyhow!("libsodium refused to seal the message"));
                 }
                 Ok(r.in_len + TAG_LEN)
             }
@@ -257,7 +258,7 @@ impl Operation for ChachaOp {
                     )
                 };
                 if rc != 0 {
-                    return Err("tag verification failed".into());
+                    return Err(anyhow!("tag verification failed"));
                 }
                 Ok(n)
             }
@@ -270,7 +271,7 @@ struct HashOp {
 }
 
 impl Operation for HashOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let len = if self.sha512 { 64 } else { 32 };
         let (msg, out) = io.digest_room(len)?;
         // SAFETY: out has room for the digest; msg is readable.
@@ -282,7 +283,7 @@ impl Operation for HashOp {
             }
         };
         if rc != 0 {
-            return Err("libsodium hash failed".into());
+            return Err(anyhow!("libsodium hash failed"));
         }
         Ok(len)
     }
@@ -294,7 +295,7 @@ struct HmacOp {
 }
 
 impl Operation for HmacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let (msg, out) = io.digest_room(32)?;
         let mut st = self.state;
         // SAFETY: st is a keyed state; msg is readable; out has 32 bytes.
@@ -305,7 +306,7 @@ impl Operation for HmacOp {
             ]
         };
         if rc != [0, 0] {
-            return Err("libsodium HMAC failed".into());
+            return Err(anyhow!("libsodium HMAC failed"));
         }
         Ok(32)
     }

@@ -5,6 +5,7 @@
 //! processes one message of exactly n bytes per call.
 
 use crate::algorithms::{Algorithm, Direction};
+use anyhow::anyhow;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -84,7 +85,7 @@ pub trait Operation: Send {
     /// Processes one message with this nonce (AEAD) or IV (cipher) and AAD (AEAD only;
     /// empty otherwise). Returns the number of output bytes. An AEAD open whose tag does
     /// not verify returns an error.
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String>;
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize>;
 
     /// The timed loop: `calls` messages back to back, each sealed with a fresh nonce in
     /// place or opening the sealed message. One dynamic call per batch; inside, this
@@ -92,7 +93,7 @@ pub trait Operation: Send {
     /// inlined where the compiler sees fit), with the direction decided once. An
     /// implementation may override it with a leaner loop that hoists its checks.
     #[inline]
-    fn process_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> Result<(), String> {
+    fn process_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> anyhow::Result<()> {
         each_message(self, b, calls)
     }
 }
@@ -103,7 +104,7 @@ pub fn each_message<O: Operation + ?Sized>(
     op: &mut O,
     b: &mut Batch<'_>,
     calls: u64,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     match b.direction {
         Direction::Enc => {
             for _ in 0..calls {
@@ -161,23 +162,23 @@ pub trait Implementation: Send + Sync {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String>;
+    ) -> anyhow::Result<Box<dyn Operation>>;
     /// Public-key algorithms: a key pair, imported from `private` (the interchange
     /// encoding in pkey.rs) or generated when None. Outside any timed loop.
     fn key_pair(
         &self,
         alg: Algorithm,
         _private: Option<&[u8]>,
-    ) -> Result<Box<dyn pkey::KeyPair>, String> {
-        Err(pkey::not_offered(self.name(), alg))
+    ) -> anyhow::Result<Box<dyn pkey::KeyPair>> {
+        Err(anyhow::Error::msg(pkey::not_offered(self.name(), alg)))
     }
     /// A peer's public key in the interchange encoding, for verify and encaps.
     fn public_key(
         &self,
         alg: Algorithm,
         _public: &[u8],
-    ) -> Result<Box<dyn pkey::PublicKey>, String> {
-        Err(pkey::not_offered(self.name(), alg))
+    ) -> anyhow::Result<Box<dyn pkey::PublicKey>> {
+        Err(anyhow::Error::msg(pkey::not_offered(self.name(), alg)))
     }
     /// Facts a reader of the numbers must know (e.g. a copy inside the timed call).
     fn notes(&self, _alg: Algorithm, _direction: Direction) -> Vec<String> {
@@ -227,14 +228,14 @@ pub struct Registry {
 /// Every implementation this build and machine offer, plus the ones that are missing
 /// with the reason. `libcrypto` adds further OpenSSL builds beside the system one; a
 /// path that is not a libcrypto is an input error.
-pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, String> {
+pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> anyhow::Result<Registry> {
     let mut found: Vec<Box<dyn Implementation>> = Vec::new();
     let mut missing = Vec::new();
     match openssl::OpenSsl::load_system() {
         Ok(o) => found.push(Box::new(o)),
         Err(reason) => missing.push(Unavailable {
             name: "openssl".into(),
-            reason,
+            reason: reason.to_string(),
         }),
     }
     for path in libcrypto {
@@ -261,7 +262,7 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, 
         Ok(s) => found.push(Box::new(s)),
         Err(reason) => missing.push(Unavailable {
             name: "libsodium".into(),
-            reason,
+            reason: reason.to_string(),
         }),
     }
     #[cfg(feature = "boringssl")]
@@ -275,14 +276,14 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> Result<Registry, 
         Ok(a) => found.push(Box::new(a)),
         Err(reason) => missing.push(Unavailable {
             name: "af_alg".into(),
-            reason,
+            reason: reason.to_string(),
         }),
     }
     match cryptodev::Cryptodev::open() {
         Ok(c) => found.push(Box::new(c)),
         Err(reason) => missing.push(Unavailable {
             name: "cryptodev".into(),
-            reason,
+            reason: reason.to_string(),
         }),
     }
     add_variants(&mut found, &mut missing, variants)?;
@@ -320,12 +321,12 @@ fn add_variants(
     found: &mut Vec<Box<dyn Implementation>>,
     missing: &mut Vec<Unavailable>,
     variants: &[String],
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     for spec in variants {
         // A malformed switch is bad input whoever would take it.
         if let Some(value) = spec.strip_prefix("isa=") {
             openssl::isa::check_request(value)
-                .map_err(|e| format!("invalid --variant '{spec}': {e}"))?;
+                .map_err(|e| anyhow!("invalid --variant '{spec}': {e}"))?;
         }
         let mut understood = false;
         let base = found.len();
@@ -363,7 +364,7 @@ fn add_variants(
             }
         }
         if !understood {
-            return Err(format!(
+            return Err(anyhow!(
                 "unknown --variant '{spec}': use one of {VARIANT_HELP}"
             ));
         }

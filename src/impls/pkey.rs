@@ -15,6 +15,7 @@
 //! | x25519-mlkem768  | ML-KEM dk ‖ X25519 scalar (2432) | ek ‖ X25519 key (1216) | ct ‖ X25519 key (1120), ML-KEM ‖ X25519 secret (64) |
 
 use crate::algorithms::Algorithm;
+use anyhow::anyhow;
 use std::sync::OnceLock;
 
 pub mod hybrid;
@@ -25,32 +26,32 @@ pub trait KeyPair: Send {
     /// The public key in the interchange encoding.
     fn public_key(&self) -> Vec<u8>;
     /// One signature over `msg` (signature algorithms).
-    fn sign(&mut self, _msg: &[u8]) -> Result<Vec<u8>, String> {
-        Err("this key pair does not sign".into())
+    fn sign(&mut self, _msg: &[u8]) -> anyhow::Result<Vec<u8>> {
+        Err(anyhow!("this key pair does not sign"))
     }
     /// One shared secret with a peer's public key (key agreement).
-    fn derive(&mut self, _peer: &[u8]) -> Result<Vec<u8>, String> {
-        Err("this key pair does not agree keys".into())
+    fn derive(&mut self, _peer: &[u8]) -> anyhow::Result<Vec<u8>> {
+        Err(anyhow!("this key pair does not agree keys"))
     }
     /// The shared secret inside a ciphertext (KEM).
-    fn decaps(&mut self, _ciphertext: &[u8]) -> Result<Vec<u8>, String> {
-        Err("this key pair does not decapsulate".into())
+    fn decaps(&mut self, _ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
+        Err(anyhow!("this key pair does not decapsulate"))
     }
     /// Generates (and drops) one more key pair of the same algorithm (KEM keygen).
-    fn keygen(&mut self) -> Result<(), String> {
-        Err("this key pair has no keygen operation".into())
+    fn keygen(&mut self) -> anyhow::Result<()> {
+        Err(anyhow!("this key pair has no keygen operation"))
     }
 }
 
 /// A peer's public key, parsed once outside the timed loop.
 pub trait PublicKey: Send {
     /// Err when the signature does not verify.
-    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> Result<(), String> {
-        Err("this public key does not verify".into())
+    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> anyhow::Result<()> {
+        Err(anyhow!("this public key does not verify"))
     }
     /// (ciphertext, shared secret) for a fresh secret (KEM).
-    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
-        Err("this public key does not encapsulate".into())
+    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
+        Err(anyhow!("this public key does not encapsulate"))
     }
 }
 
@@ -77,7 +78,7 @@ pub fn is_pss(alg: Algorithm) -> bool {
 /// One RSA private key (PKCS#8) per modulus size for the whole run, made by aws-lc.
 /// Libraries that cannot generate RSA keys (ring) sign with it, and every library is
 /// timed on a key of the same size and public exponent (65537).
-pub fn shared_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
+pub fn shared_rsa_pkcs8(bits: usize) -> anyhow::Result<Vec<u8>> {
     use aws_lc_rs::encoding::AsDer;
     use aws_lc_rs::rsa::{KeyPair, KeySize};
     static KEYS: [OnceLock<Result<Vec<u8>, String>>; 3] =
@@ -86,9 +87,9 @@ pub fn shared_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
         2048 => (0, KeySize::Rsa2048),
         3072 => (1, KeySize::Rsa3072),
         4096 => (2, KeySize::Rsa4096),
-        _ => return Err(format!("no RSA key size {bits}")),
+        _ => return Err(anyhow!("no RSA key size {bits}")),
     };
-    KEYS[slot]
+    (KEYS[slot]
         .get_or_init(|| {
             let kp = KeyPair::generate(size).map_err(|_| "aws-lc could not generate an RSA key")?;
             let der = kp
@@ -96,21 +97,23 @@ pub fn shared_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
                 .map_err(|_| "aws-lc could not encode the RSA key as PKCS#8")?;
             Ok(der.as_ref().to_vec())
         })
-        .clone()
+        .clone())
+    .map_err(anyhow::Error::msg)
 }
 
 /// Random bytes from the OS, for seeds and scalars.
-pub fn random_bytes(n: usize) -> Result<Vec<u8>, String> {
+pub fn random_bytes(n: usize) -> anyhow::Result<Vec<u8>> {
     let mut b = vec![0u8; n];
     getrandom(&mut b)?;
     Ok(b)
 }
 
-fn getrandom(buf: &mut [u8]) -> Result<(), String> {
+fn getrandom(buf: &mut [u8]) -> anyhow::Result<()> {
     use aws_lc_rs::rand::SecureRandom;
-    aws_lc_rs::rand::SystemRandom::new()
+    (aws_lc_rs::rand::SystemRandom::new()
         .fill(buf)
-        .map_err(|_| "the system random generator failed".to_string())
+        .map_err(|_| "the system random generator failed".to_string()))
+    .map_err(anyhow::Error::msg)
 }
 
 /// The "unsupported" answer of libraries without any public-key operations.

@@ -7,6 +7,7 @@
 
 use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use anyhow::anyhow;
 use ring::aead::{self, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use ring::{digest, hmac};
 
@@ -50,7 +51,7 @@ impl Implementation for Ring {
         &self,
         alg: Algorithm,
         private: Option<&[u8]>,
-    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
         pkey::key_pair(alg, private)
     }
 
@@ -58,7 +59,7 @@ impl Implementation for Ring {
         &self,
         alg: Algorithm,
         public: &[u8],
-    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
 
@@ -67,9 +68,9 @@ impl Implementation for Ring {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         if let Support::No(reason) = self.support(alg) {
-            return Err(reason);
+            return Err(anyhow::Error::msg(reason));
         }
         match alg.kind() {
             Kind::Aead => {
@@ -79,7 +80,7 @@ impl Implementation for Ring {
                     _ => &aead::CHACHA20_POLY1305,
                 };
                 let unbound = UnboundKey::new(algorithm, key).map_err(|_| {
-                    format!(
+                    anyhow!(
                         "{alg} needs a {}-byte key, got {} bytes",
                         alg.key_len(),
                         key.len()
@@ -101,7 +102,7 @@ impl Implementation for Ring {
             Kind::Mac => Ok(Box::new(MacOp {
                 key: hmac::Key::new(hmac::HMAC_SHA256, key),
             })),
-            _ => Err(format!("ring does not offer {alg} here")),
+            _ => Err(anyhow!("ring does not offer {alg} here")),
         }
     }
 
@@ -134,9 +135,9 @@ struct AeadOp {
 }
 
 impl Operation for AeadOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let nonce = Nonce::try_assume_unique_for_key(nonce)
-            .map_err(|_| format!("the nonce must be 12 bytes, got {}", nonce.len()))?;
+            .map_err(|_| anyhow!("the nonce must be 12 bytes, got {}", nonce.len()))?;
         let aad = Aad::from(aad);
         match self.direction {
             Direction::Enc => {
@@ -144,16 +145,21 @@ impl Operation for AeadOp {
                 let end = sealed_len(n)?;
                 if let Io::Separate { output, .. } = &io {
                     if output.len() < end {
-                        return Err(too_small());
+                        return Err(anyhow::Error::msg(too_small()));
                     }
                 }
                 // Enc is timed in place, where this is free; a Separate seal copies.
                 let (buf, len) = io.into_in_place();
-                let (data, tag_out) = buf.get_mut(..end).ok_or_else(too_small)?.split_at_mut(len);
+                let (data, tag_out) = buf
+                    .get_mut(..end)
+                    .ok_or_else(too_small)
+                    .map_err(anyhow::Error::msg)?
+                    .split_at_mut(len);
                 let tag = self
                     .key
                     .seal_in_place_separate_tag(nonce, aad, data)
-                    .map_err(|_| "ring refused to seal the message".to_string())?;
+                    .map_err(|_| "ring refused to seal the message".to_string())
+                    .map_err(anyhow::Error::msg)?;
                 tag_out.copy_from_slice(tag.as_ref());
                 Ok(end)
             }
@@ -161,16 +167,23 @@ impl Operation for AeadOp {
                 let n = opened_len(io.input_len())?;
                 if let Io::Separate { output, .. } = &io {
                     if output.len() < n + TAG_LEN {
-                        return Err(too_small());
+                        return Err(anyhow::Error::msg(too_small()));
                     }
                 }
                 // No out-of-place open in ring: a Separate call pays a copy here.
                 let (buf, len) = io.into_in_place();
-                let (ct, tag) = buf.get_mut(..len).ok_or_else(too_small)?.split_at_mut(n);
-                let tag = Tag::try_from(&*tag).map_err(|_| "malformed tag".to_string())?;
+                let (ct, tag) = buf
+                    .get_mut(..len)
+                    .ok_or_else(too_small)
+                    .map_err(anyhow::Error::msg)?
+                    .split_at_mut(n);
+                let tag = Tag::try_from(&*tag)
+                    .map_err(|_| "malformed tag".to_string())
+                    .map_err(anyhow::Error::msg)?;
                 self.key
                     .open_in_place_separate_tag(nonce, aad, tag, ct, 0..)
-                    .map_err(|_| "tag verification failed".to_string())?;
+                    .map_err(|_| "tag verification failed".to_string())
+                    .map_err(anyhow::Error::msg)?;
                 Ok(n)
             }
         }
@@ -182,7 +195,7 @@ struct HashOp {
 }
 
 impl Operation for HashOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         io.put_digest(|msg| digest::digest(self.algorithm, msg))
     }
 }
@@ -192,7 +205,7 @@ struct MacOp {
 }
 
 impl Operation for MacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         io.put_digest(|msg| hmac::sign(&self.key, msg))
     }
 }

@@ -18,6 +18,7 @@ use aes::cipher::{
 use aes::{Aes128Dec, Aes128Enc, Aes192, Aes192Dec, Aes192Enc, Aes256Dec, Aes256Enc};
 use aes_gcm::aead::{AeadCore, AeadInOut};
 use aes_gcm::{Aes128Gcm, Aes256Gcm, AesGcm};
+use anyhow::anyhow;
 use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Digest;
@@ -48,7 +49,7 @@ impl Implementation for RustCrypto {
         &self,
         alg: Algorithm,
         private: Option<&[u8]>,
-    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
         pkey::key_pair(alg, private)
     }
 
@@ -56,7 +57,7 @@ impl Implementation for RustCrypto {
         &self,
         alg: Algorithm,
         public: &[u8],
-    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
 
@@ -65,7 +66,7 @@ impl Implementation for RustCrypto {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         let bad_key = |_| {
             format!(
                 "{alg} needs a {}-byte key, got {} bytes",
@@ -75,50 +76,83 @@ impl Implementation for RustCrypto {
         };
         let dec = direction == Direction::Dec;
         Ok(match alg {
-            Algorithm::Aes128Gcm => aead_op(Aes128Gcm::new_from_slice(key).map_err(bad_key)?, dec),
-            Algorithm::Aes192Gcm => aead_op(
-                AesGcm::<Aes192, aes_gcm::aead::consts::U12>::new_from_slice(key)
-                    .map_err(bad_key)?,
+            Algorithm::Aes128Gcm => aead_op(
+                Aes128Gcm::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
                 dec,
             ),
-            Algorithm::Aes256Gcm => aead_op(Aes256Gcm::new_from_slice(key).map_err(bad_key)?, dec),
-            Algorithm::Chacha20Poly1305 => {
-                aead_op(ChaCha20Poly1305::new_from_slice(key).map_err(bad_key)?, dec)
-            }
-            Algorithm::Aes128Cbc if dec => {
-                Box::new(CbcDec(Aes128Dec::new_from_slice(key).map_err(bad_key)?))
-            }
-            Algorithm::Aes128Cbc => {
-                Box::new(CbcEnc(Aes128Enc::new_from_slice(key).map_err(bad_key)?))
-            }
-            Algorithm::Aes192Cbc if dec => {
-                Box::new(CbcDec(Aes192Dec::new_from_slice(key).map_err(bad_key)?))
-            }
-            Algorithm::Aes192Cbc => {
-                Box::new(CbcEnc(Aes192Enc::new_from_slice(key).map_err(bad_key)?))
-            }
-            Algorithm::Aes256Cbc if dec => {
-                Box::new(CbcDec(Aes256Dec::new_from_slice(key).map_err(bad_key)?))
-            }
-            Algorithm::Aes256Cbc => {
-                Box::new(CbcEnc(Aes256Enc::new_from_slice(key).map_err(bad_key)?))
-            }
+            Algorithm::Aes192Gcm => aead_op(
+                AesGcm::<Aes192, aes_gcm::aead::consts::U12>::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+                dec,
+            ),
+            Algorithm::Aes256Gcm => aead_op(
+                Aes256Gcm::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+                dec,
+            ),
+            Algorithm::Chacha20Poly1305 => aead_op(
+                ChaCha20Poly1305::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+                dec,
+            ),
+            Algorithm::Aes128Cbc if dec => Box::new(CbcDec(
+                Aes128Dec::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+            )),
+            Algorithm::Aes128Cbc => Box::new(CbcEnc(
+                Aes128Enc::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+            )),
+            Algorithm::Aes192Cbc if dec => Box::new(CbcDec(
+                Aes192Dec::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+            )),
+            Algorithm::Aes192Cbc => Box::new(CbcEnc(
+                Aes192Enc::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+            )),
+            Algorithm::Aes256Cbc if dec => Box::new(CbcDec(
+                Aes256Dec::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+            )),
+            Algorithm::Aes256Cbc => Box::new(CbcEnc(
+                Aes256Enc::new_from_slice(key)
+                    .map_err(bad_key)
+                    .map_err(anyhow::Error::msg)?,
+            )),
             // CTR decrypts by encrypting: only the forward key schedule is needed.
-            Algorithm::Aes128Ctr => Box::new(Ctr(Aes128Enc::new_from_slice(key).map_err(bad_key)?)),
-            Algorithm::Aes192Ctr => Box::new(Ctr(Aes192Enc::new_from_slice(key).map_err(bad_key)?)),
-            Algorithm::Aes256Ctr => Box::new(Ctr(Aes256Enc::new_from_slice(key).map_err(bad_key)?)),
+            Algorithm::Aes128Ctr => Box::new(Ctr(Aes128Enc::new_from_slice(key)
+                .map_err(bad_key)
+                .map_err(anyhow::Error::msg)?)),
+            Algorithm::Aes192Ctr => Box::new(Ctr(Aes192Enc::new_from_slice(key)
+                .map_err(bad_key)
+                .map_err(anyhow::Error::msg)?)),
+            Algorithm::Aes256Ctr => Box::new(Ctr(Aes256Enc::new_from_slice(key)
+                .map_err(bad_key)
+                .map_err(anyhow::Error::msg)?)),
             Algorithm::Sha1 => Box::new(HashOp::<sha1::Sha1>(Default::default())),
             Algorithm::Sha256 => Box::new(HashOp::<sha2::Sha256>(Default::default())),
             Algorithm::Sha512 => Box::new(HashOp::<sha2::Sha512>(Default::default())),
             // HMAC takes a key of any length.
             Algorithm::HmacSha256 => Box::new(HmacOp(
                 <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key)
-                    .map_err(|_| "HMAC-SHA-256 rejected the key".to_string())?,
+                    .map_err(|_| "HMAC-SHA-256 rejected the key".to_string())
+                    .map_err(anyhow::Error::msg)?,
             )),
             Algorithm::DesCbc | Algorithm::DesEde3Cbc | Algorithm::Rc4 => {
                 return legacy::prepare(alg, dec, key)
             }
-            a => return Err(format!("{a} is a public-key algorithm: use key_pair")),
+            a => return Err(anyhow!("{a} is a public-key algorithm: use key_pair")),
         })
     }
 
@@ -139,36 +173,48 @@ fn aead_op<A: AeadInOut + Send + 'static>(cipher: A, dec: bool) -> Box<dyn Opera
     }
 }
 
-fn nonce_of<A: AeadCore>(nonce: &[u8]) -> Result<&Array<u8, A::NonceSize>, String> {
+fn nonce_of<A: AeadCore>(nonce: &[u8]) -> anyhow::Result<&Array<u8, A::NonceSize>> {
     nonce
         .try_into()
-        .map_err(|_| format!("the nonce must be 12 bytes, got {}", nonce.len()))
+        .map_err(|_| anyhow!("the nonce must be 12 bytes, got {}", nonce.len()))
 }
 
 struct AeadSeal<A>(A);
 
 impl<A: AeadInOut + Send> Operation for AeadSeal<A> {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let nonce = nonce_of::<A>(nonce)?;
         let n = io.input_len();
         let end = sealed_len(n)?;
         let (tag, tag_out) = match io {
             Io::InPlace { buf, len } => {
-                let (data, tag_out) = buf.get_mut(..end).ok_or_else(too_small)?.split_at_mut(len);
+                let (data, tag_out) = buf
+                    .get_mut(..end)
+                    .ok_or_else(too_small)
+                    .map_err(anyhow::Error::msg)?
+                    .split_at_mut(len);
                 (
                     self.0.encrypt_inout_detached(nonce, aad, data.into()),
                     tag_out,
                 )
             }
             Io::Separate { input, output } => {
-                let (ct, tag_out) = output.get_mut(..end).ok_or_else(too_small)?.split_at_mut(n);
-                let buf = InOutBuf::new(input, ct).map_err(|_| too_small())?;
+                let (ct, tag_out) = output
+                    .get_mut(..end)
+                    .ok_or_else(too_small)
+                    .map_err(anyhow::Error::msg)?
+                    .split_at_mut(n);
+                let buf = InOutBuf::new(input, ct)
+                    .map_err(|_| too_small())
+                    .map_err(anyhow::Error::msg)?;
                 (self.0.encrypt_inout_detached(nonce, aad, buf), tag_out)
             }
         };
-        let tag = tag.map_err(|_| "the message or AAD is too long".to_string())?;
+        let tag = tag
+            .map_err(|_| "the message or AAD is too long".to_string())
+            .map_err(anyhow::Error::msg)?;
         if tag.len() != TAG_LEN {
-            return Err(format!("unexpected {}-byte tag", tag.len()));
+            return Err(anyhow!("unexpected {}-byte tag", tag.len()));
         }
         tag_out.copy_from_slice(&tag);
         Ok(end)
@@ -178,58 +224,80 @@ impl<A: AeadInOut + Send> Operation for AeadSeal<A> {
 struct AeadOpen<A>(A);
 
 impl<A: AeadInOut + Send> Operation for AeadOpen<A> {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let nonce = nonce_of::<A>(nonce)?;
         let n = opened_len(io.input_len())?;
         let res = match io {
             Io::InPlace { buf, len } => {
-                let (ct, tag) = buf.get_mut(..len).ok_or_else(too_small)?.split_at_mut(n);
+                let (ct, tag) = buf
+                    .get_mut(..len)
+                    .ok_or_else(too_small)
+                    .map_err(anyhow::Error::msg)?
+                    .split_at_mut(n);
                 let tag: &Array<u8, A::TagSize> = (&*tag)
                     .try_into()
-                    .map_err(|_| "malformed tag".to_string())?;
+                    .map_err(|_| "malformed tag".to_string())
+                    .map_err(anyhow::Error::msg)?;
                 self.0.decrypt_inout_detached(nonce, aad, ct.into(), tag)
             }
             Io::Separate { input, output } => {
                 let (ct, tag) = input.split_at(n);
-                let tag: &Array<u8, A::TagSize> =
-                    tag.try_into().map_err(|_| "malformed tag".to_string())?;
-                let out = output.get_mut(..n).ok_or_else(too_small)?;
-                let buf = InOutBuf::new(ct, out).map_err(|_| too_small())?;
+                let tag: &Array<u8, A::TagSize> = tag
+                    .try_into()
+                    .map_err(|_| "malformed tag".to_string())
+                    .map_err(anyhow::Error::msg)?;
+                let out = output
+                    .get_mut(..n)
+                    .ok_or_else(too_small)
+                    .map_err(anyhow::Error::msg)?;
+                let buf = InOutBuf::new(ct, out)
+                    .map_err(|_| too_small())
+                    .map_err(anyhow::Error::msg)?;
                 self.0.decrypt_inout_detached(nonce, aad, buf, tag)
             }
         };
-        res.map_err(|_| "tag verification failed".to_string())?;
+        res.map_err(|_| "tag verification failed".to_string())
+            .map_err(anyhow::Error::msg)?;
         Ok(n)
     }
 }
 
 /// The message as an in/out buffer of n bytes, whichever way it came.
-fn inout<'a>(io: Io<'a>) -> Result<InOutBuf<'a, 'a, u8>, String> {
+fn inout<'a>(io: Io<'a>) -> anyhow::Result<InOutBuf<'a, 'a, u8>> {
     match io {
-        Io::InPlace { buf, len } => Ok(buf.get_mut(..len).ok_or_else(too_small)?.into()),
+        Io::InPlace { buf, len } => Ok(buf
+            .get_mut(..len)
+            .ok_or_else(too_small)
+            .map_err(anyhow::Error::msg)?
+            .into()),
         Io::Separate { input, output } => {
-            let out = output.get_mut(..input.len()).ok_or_else(too_small)?;
-            InOutBuf::new(input, out).map_err(|_| too_small())
+            let out = output
+                .get_mut(..input.len())
+                .ok_or_else(too_small)
+                .map_err(anyhow::Error::msg)?;
+            InOutBuf::new(input, out)
+                .map_err(|_| too_small())
+                .map_err(anyhow::Error::msg)
         }
     }
 }
 
 /// The IV of one block of `N` bytes (16 for AES, 8 for DES).
-fn iv_of<N: ArraySize>(nonce: &[u8]) -> Result<&Array<u8, N>, String> {
+fn iv_of<N: ArraySize>(nonce: &[u8]) -> anyhow::Result<&Array<u8, N>> {
     nonce
         .try_into()
-        .map_err(|_| format!("the IV must be {} bytes, got {}", N::USIZE, nonce.len()))
+        .map_err(|_| anyhow!("the IV must be {} bytes, got {}", N::USIZE, nonce.len()))
 }
 
 /// Whole blocks of `N` bytes, or an error for a partial last block.
 fn blocks<'a, N: ArraySize>(
     buf: InOutBuf<'a, 'a, u8>,
-) -> Result<InOutBuf<'a, 'a, Array<u8, N>>, String> {
+) -> anyhow::Result<InOutBuf<'a, 'a, Array<u8, N>>> {
     let n = buf.len();
     let (blocks, tail) = buf.into_chunks::<N>();
     if !tail.is_empty() {
         let b = N::USIZE;
-        return Err(format!(
+        return Err(anyhow!(
             "CBC without padding needs whole {b}-byte blocks; {n} is not a multiple of {b}"
         ));
     }
@@ -243,7 +311,7 @@ impl<C> Operation for CbcEnc<C>
 where
     C: BlockCipherEncrypt + Send,
 {
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let iv = iv_of(nonce)?;
         let buf = inout(io)?;
         let n = buf.len();
@@ -258,7 +326,7 @@ impl<C> Operation for CbcDec<C>
 where
     C: BlockCipherDecrypt + Send,
 {
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let iv = iv_of(nonce)?;
         let buf = inout(io)?;
         let n = buf.len();
@@ -273,14 +341,15 @@ impl<C> Operation for Ctr<C>
 where
     C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + Send,
 {
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let iv = iv_of(nonce)?;
         let buf = inout(io)?;
         let n = buf.len();
         let core = ctr::CtrCore::<&C, ctr::flavors::Ctr128BE>::inner_iv_init(&self.0, iv);
         StreamCipherCoreWrapper::from_core(core)
             .try_apply_keystream_inout(buf)
-            .map_err(|_| "the message is longer than the CTR keystream".to_string())?;
+            .map_err(|_| "the message is longer than the CTR keystream".to_string())
+            .map_err(anyhow::Error::msg)?;
         Ok(n)
     }
 }
@@ -288,7 +357,7 @@ where
 struct HashOp<D>(std::marker::PhantomData<fn() -> D>);
 
 impl<D: Digest> Operation for HashOp<D> {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         io.put_digest(|msg| D::digest(msg))
     }
 }
@@ -296,7 +365,7 @@ impl<D: Digest> Operation for HashOp<D> {
 struct HmacOp(Hmac<sha2::Sha256>);
 
 impl Operation for HmacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         io.put_digest(|msg| {
             // The keyed state (inner and outer pads already absorbed) is kept from prepare.
             let mut mac = self.0.clone();

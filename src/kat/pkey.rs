@@ -10,6 +10,7 @@ use super::vectors_pkey::{
 use crate::algorithms::{Algorithm, Kind};
 use crate::impls::pkey::NO_IMPORT;
 use crate::impls::Implementation;
+use anyhow::anyhow;
 
 fn unhex(s: &str) -> Vec<u8> {
     hex::decode(s.replace([' ', '\n'], "")).expect("catalogue vectors are valid hex")
@@ -33,17 +34,17 @@ fn verify_strictly(
     public: &[u8],
     msg: &[u8],
     sig: &[u8],
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let mut pk = verifier.public_key(alg, public)?;
     pk.verify(msg, sig)
-        .map_err(|e| format!("{} rejects a valid signature: {e}", verifier.name()))?;
+        .map_err(|e| anyhow!("{} rejects a valid signature: {e}", verifier.name()))?;
     for forged in [flipped(sig, sig.len() / 2), flipped(sig, sig.len() - 1)] {
         if pk.verify(msg, &forged).is_ok() {
-            return Err(format!("{} accepted a forged signature", verifier.name()));
+            return Err(anyhow!("{} accepted a forged signature", verifier.name()));
         }
     }
     if pk.verify(&flipped(msg, 0), sig).is_ok() {
-        return Err(format!(
+        return Err(anyhow!(
             "{} accepted a signature over another message",
             verifier.name()
         ));
@@ -52,16 +53,16 @@ fn verify_strictly(
 }
 
 /// Known answers of `imp` for a public-key algorithm.
-pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
     match alg.kind() {
         Kind::Signature => {
             for v in signature_vectors(alg) {
                 let mut pk = imp
                     .public_key(alg, &unhex(v.public))
-                    .map_err(|e| format!("{}: {e}", v.source))?;
+                    .map_err(|e| anyhow!("{}: {e}", v.source))?;
                 let ok = pk.verify(&unhex(v.msg), &unhex(v.sig)).is_ok();
                 if ok != v.valid {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "{}: a {} signature was {}",
                         v.source,
                         if v.valid { "valid" } else { "invalid" },
@@ -70,25 +71,25 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), Str
                 }
                 if v.valid {
                     verify_strictly(imp, alg, &unhex(v.public), &unhex(v.msg), &unhex(v.sig))
-                        .map_err(|e| format!("{}: {e}", v.source))?;
+                        .map_err(|e| anyhow!("{}: {e}", v.source))?;
                 }
             }
             for v in keygen_vectors(alg) {
                 let kp = imp
                     .key_pair(alg, Some(&unhex(v.seed)))
-                    .map_err(|e| format!("{}: {e}", v.source))?;
+                    .map_err(|e| anyhow!("{}: {e}", v.source))?;
                 if kp.public_key() != unhex(v.public) {
-                    return Err(format!("{}: wrong public key from the seed", v.source));
+                    return Err(anyhow!("{}: wrong public key from the seed", v.source));
                 }
             }
             for v in signing_vectors(alg) {
                 let mut kp = imp.key_pair(alg, Some(&unhex(v.private)))?;
                 if kp.public_key() != unhex(v.public) {
-                    return Err(format!("{}: wrong public key from the seed", v.source));
+                    return Err(anyhow!("{}: wrong public key from the seed", v.source));
                 }
                 let sig = kp.sign(&unhex(v.msg))?;
                 if sig != unhex(v.sig) {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "{}: wrong signature {}",
                         v.source,
                         hex::encode(sig)
@@ -99,22 +100,22 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), Str
             let mut kp = imp.key_pair(alg, None)?;
             let sig = kp.sign(MESSAGE)?;
             verify_strictly(imp, alg, &kp.public_key(), MESSAGE, &sig)
-                .map_err(|e| format!("own key: {e}"))
+                .map_err(|e| anyhow!("own key: {e}"))
         }
         Kind::Agreement => {
             for v in agreement_vectors(alg) {
                 let mut kp = match imp.key_pair(alg, Some(&unhex(v.private))) {
                     Ok(kp) => kp,
                     // ring's keys are ephemeral: the cross-check covers it.
-                    Err(e) if e.contains(NO_IMPORT) => continue,
-                    Err(e) => return Err(format!("{}: {e}", v.source)),
+                    Err(e) if e.to_string().contains(NO_IMPORT) => continue,
+                    Err(e) => return Err(anyhow!("{}: {e}", v.source)),
                 };
                 if kp.public_key() != unhex(v.public) {
-                    return Err(format!("{}: wrong public key", v.source));
+                    return Err(anyhow!("{}: wrong public key", v.source));
                 }
                 let secret = kp.derive(&unhex(v.peer))?;
                 if secret != unhex(v.shared) {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "{}: wrong shared secret {}",
                         v.source,
                         hex::encode(secret)
@@ -128,8 +129,8 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), Str
                 let private = unhex(&v.private.concat());
                 let mut kp = match imp.key_pair(alg, Some(&private)) {
                     Ok(kp) => kp,
-                    Err(e) if e.contains(NO_IMPORT) => continue,
-                    Err(e) => return Err(format!("{}: {e}", v.source)),
+                    Err(e) if e.to_string().contains(NO_IMPORT) => continue,
+                    Err(e) => return Err(anyhow!("{}: {e}", v.source)),
                 };
                 // FIPS 203: dk = dk_PKE (384k bytes) || ek || H(ek) || z; k = 3 here; the
                 // hybrid's public key starts with ek too. aws-lc-rs returns no
@@ -137,14 +138,14 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), Str
                 // decapsulation below still checks the whole key.
                 let public = kp.public_key();
                 if !public.is_empty() && private.get(1152..2336) != public.get(..1184) {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "{}: wrong public key from the private key",
                         v.source
                     ));
                 }
                 let secret = kp.decaps(&unhex(&v.ciphertext.concat()))?;
                 if secret != unhex(&v.shared.concat()) {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "{}: wrong shared secret {}",
                         v.source,
                         hex::encode(secret)
@@ -153,19 +154,19 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> Result<(), Str
             }
             kem(imp, imp, alg)
         }
-        _ => Err(format!("{alg} is not a public-key algorithm")),
+        _ => Err(anyhow!("{alg} is not a public-key algorithm")),
     }
 }
 
 /// Two key pairs, one from each library, derive the same secret.
-fn agree(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+fn agree(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
     let mut ka = a.key_pair(alg, None)?;
     let mut kb = b.key_pair(alg, None)?;
     let (pa, pb) = (ka.public_key(), kb.public_key());
     let sa = ka.derive(&pb)?;
     let sb = kb.derive(&pa)?;
     if sa != sb || sa.iter().all(|&x| x == 0) {
-        return Err(format!(
+        return Err(anyhow!(
             "{} and {} derived different secrets",
             a.name(),
             b.name()
@@ -176,12 +177,12 @@ fn agree(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> Resu
 
 /// `b` encapsulates to `a`'s public key; `a` recovers the secret; a modified
 /// ciphertext gives another secret (implicit rejection).
-fn kem(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> Result<(), String> {
+fn kem(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
     let mut ka = a.key_pair(alg, None)?;
     let mut pk = b.public_key(alg, &ka.public_key())?;
     let (ct, ss) = pk.encaps()?;
     if ka.decaps(&ct)? != ss {
-        return Err(format!(
+        return Err(anyhow!(
             "{} could not decapsulate what {} encapsulated",
             a.name(),
             b.name()
@@ -192,7 +193,7 @@ fn kem(a: &dyn Implementation, b: &dyn Implementation, alg: Algorithm) -> Result
         .map(|s| s == ss)
         .unwrap_or(false)
     {
-        return Err(format!(
+        return Err(anyhow!(
             "{} recovered the secret from a modified ciphertext",
             a.name()
         ));
@@ -205,18 +206,18 @@ pub fn cross_check(
     a: &dyn Implementation,
     b: &dyn Implementation,
     alg: Algorithm,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     for (x, y) in [(a, b), (b, a)] {
         match alg.kind() {
             Kind::Signature => {
                 let mut kp = x.key_pair(alg, None)?;
                 let sig = kp.sign(MESSAGE)?;
                 verify_strictly(y, alg, &kp.public_key(), MESSAGE, &sig)
-                    .map_err(|e| format!("{} signed: {e}", x.name()))?;
+                    .map_err(|e| anyhow!("{} signed: {e}", x.name()))?;
             }
             Kind::Agreement => agree(x, y, alg)?,
             Kind::Kem => kem(x, y, alg)?,
-            _ => return Err(format!("{alg} is not a public-key algorithm")),
+            _ => return Err(anyhow!("{alg} is not a public-key algorithm")),
         }
     }
     Ok(())

@@ -32,11 +32,16 @@ impl Tally {
     pub fn pass(&mut self) {
         self.passed += 1;
     }
-    pub fn fail(&mut self, vector: impl Into<String>, comment: &str, problem: impl Into<String>) {
+    pub fn fail(
+        &mut self,
+        vector: impl Into<String>,
+        comment: &str,
+        problem: impl std::fmt::Display,
+    ) {
         self.failed.push(VectorFailure {
             vector: vector.into(),
             comment: comment.to_string(),
-            problem: problem.into(),
+            problem: problem.to_string(),
         });
     }
     /// An acceptable vector: passed, and counted by `what` (its flags and the outcome).
@@ -44,8 +49,8 @@ impl Tally {
         self.passed += 1;
         *self.acceptable.entry(what.into()).or_default() += 1;
     }
-    pub fn not_applicable(&mut self, reason: impl Into<String>) {
-        *self.not_applicable.entry(reason.into()).or_default() += 1;
+    pub fn not_applicable(&mut self, reason: impl std::fmt::Display) {
+        *self.not_applicable.entry(reason.to_string()).or_default() += 1;
     }
     /// Records the outcome of one vector.
     pub fn record(&mut self, vector: impl Into<String>, comment: &str, r: Result<(), String>) {
@@ -58,10 +63,10 @@ impl Tally {
         self.not_applicable.values().sum()
     }
     /// The first failure as one line, for the gate.
-    pub fn first_failure(&self) -> Result<(), String> {
+    pub fn first_failure(&self) -> anyhow::Result<()> {
         match self.failed.first() {
             None => Ok(()),
-            Some(f) => Err(f.line()),
+            Some(f) => Err(anyhow::Error::msg(f.line())),
         }
     }
 }

@@ -24,7 +24,7 @@ struct Spin {
 }
 
 impl Operation for Spin {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let until = thread_cpu_ns() + self.cost.as_nanos();
         while thread_cpu_ns() < until {
             std::hint::spin_loop();
@@ -49,7 +49,7 @@ impl Implementation for SpinImpl {
     fn support(&self, _alg: Algorithm) -> Support {
         Support::Yes
     }
-    fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> Result<Box<dyn Operation>, String> {
+    fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
         Ok(Box::new(Spin { cost: self.cost }))
     }
 }

@@ -205,7 +205,7 @@ pub fn others_in_window(busy_s: f64, own_s: f64, window_s: f64, cpus: usize) -> 
 
 /// Runs one trial: all threads start behind a barrier and run whole batches until a
 /// shared deadline `dur` after the first of them started.
-fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> Result<Vec<ThreadTrial>, String> {
+fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> anyhow::Result<Vec<ThreadTrial>> {
     let barrier = Barrier::new(workers.len());
     // One deadline for all threads, set by the first past the barrier: a thread that is
     // scheduled late runs for less time instead of stretching the trial.
@@ -215,7 +215,7 @@ fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> Result<Vec<Thread
             .iter_mut()
             .map(|w| {
                 let (barrier, deadline) = (&barrier, &deadline);
-                s.spawn(move || -> Result<ThreadTrial, String> {
+                s.spawn(move || -> anyhow::Result<ThreadTrial> {
                     barrier.wait();
                     let cpu0 = cpu::thread_cpu();
                     let start = Instant::now();
@@ -243,7 +243,8 @@ fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> Result<Vec<Thread
             .into_iter()
             .map(|h| {
                 h.join()
-                    .map_err(|_| "a worker thread panicked".to_string())?
+                    .map_err(|_| "a worker thread panicked".to_string())
+                    .map_err(anyhow::Error::msg)?
             })
             .collect()
     })
@@ -251,7 +252,7 @@ fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> Result<Vec<Thread
 
 /// Warm-up and calibration: returns the batch size (calls between clock reads) that
 /// makes one batch last about `batch_s`.
-fn calibrate(workers: &mut [Worker], warmup: Duration, batch_s: f64) -> Result<u64, String> {
+fn calibrate(workers: &mut [Worker], warmup: Duration, batch_s: f64) -> anyhow::Result<u64> {
     let w0 = &mut workers[0];
     let start = Instant::now();
     let mut calls = 0u64;
@@ -278,7 +279,7 @@ pub fn run_group(
     settings: &Settings,
     savings: &mut Savings,
     on_trial: &mut dyn FnMut(usize, &Measured),
-) -> Vec<Result<Measured, String>> {
+) -> Vec<anyhow::Result<Measured>> {
     let trial_s = settings.trial_s();
     let trial_dur = Duration::from_secs_f64(trial_s);
     let warmup = Duration::from_secs_f64((settings.time_per_point * 0.1).clamp(0.005, 0.5));
@@ -292,7 +293,7 @@ pub fn run_group(
         .map_or(size, Worker::units_per_call);
     let cpus = cpu::machine_cpus();
 
-    let mut results: Vec<Result<Measured, String>> = points
+    let mut results: Vec<anyhow::Result<Measured>> = points
         .iter_mut()
         .map(|ws| {
             Ok(Measured::new(
@@ -322,7 +323,7 @@ pub fn run_group(
             let t = match trial(ws, m.batch, trial_dur) {
                 Ok(t) => t,
                 Err(e) => {
-                    results[i] = Err(e);
+                    results[i] = Err(anyhow::Error::msg(e.to_string()));
                     continue;
                 }
             };

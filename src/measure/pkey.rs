@@ -5,6 +5,7 @@ use crate::algorithms::{Algorithm, Direction};
 use crate::impls::pkey::{KeyPair, PublicKey};
 use crate::impls::{Implementation, Io, Operation};
 use crate::kat::pattern;
+use anyhow::anyhow;
 
 /// Inputs per pool: distinct messages, signatures, peer keys or ciphertexts, so that no
 /// library can answer from a cache of the last call.
@@ -35,9 +36,9 @@ pub fn operation(
     alg: Algorithm,
     direction: Direction,
     thread: usize,
-) -> Result<Box<dyn Operation>, String> {
+) -> anyhow::Result<Box<dyn Operation>> {
     if !alg.directions().contains(&direction) {
-        return Err(format!("{alg} has no {direction} operation"));
+        return Err(anyhow!("{alg} has no {direction} operation"));
     }
     let messages: Vec<Vec<u8>> = (0..POOL)
         .map(|i| pattern(MESSAGE_LEN, (thread * POOL + i) as u8))
@@ -70,13 +71,15 @@ pub fn operation(
                 .collect::<Result<Vec<_>, _>>()?;
             for (ct, ss) in &sealed {
                 if &kp.decaps(ct)? != ss {
-                    return Err("decapsulation does not recover the encapsulated secret".into());
+                    return Err(anyhow!(
+                        "decapsulation does not recover the encapsulated secret"
+                    ));
                 }
             }
             Work::Decaps(kp, sealed)
         }
         Direction::Enc | Direction::Dec => {
-            return Err(format!("{alg} is a public-key algorithm: no {direction}"))
+            return Err(anyhow!("{alg} is a public-key algorithm: no {direction}"))
         }
     };
     Ok(Box::new(PkeyOp { work, next: 0 }))
@@ -84,7 +87,7 @@ pub fn operation(
 
 impl Operation for PkeyOp {
     /// One operation on the next pooled input; nonce, AAD and buffers are unused.
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], _io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], _io: Io<'_>) -> anyhow::Result<usize> {
         let i = self.next;
         self.next = (i + 1) % POOL;
         match &mut self.work {
@@ -98,7 +101,7 @@ impl Operation for PkeyOp {
                 // rejection), so a wrong secret is only seen here.
                 let ss = kp.decaps(&sealed[i].0)?;
                 if ss != sealed[i].1 {
-                    return Err("decapsulation gave a wrong shared secret".into());
+                    return Err(anyhow!("decapsulation gave a wrong shared secret"));
                 }
                 Ok(ss.len())
             }

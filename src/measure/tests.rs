@@ -6,6 +6,7 @@ use super::worker::Worker;
 use super::*;
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{Implementation, Io, Operation, Support};
+use anyhow::anyhow;
 
 /// A fixed amount of work per call: `spins` rounds of a multiply-add nothing can skip.
 struct Spin {
@@ -18,7 +19,7 @@ struct SpinOp {
 }
 
 impl Operation for SpinOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         for _ in 0..self.spins {
             self.acc = std::hint::black_box(self.acc.wrapping_mul(6364136223846793005) + 1);
         }
@@ -36,7 +37,7 @@ impl Implementation for Spin {
     fn support(&self, _alg: Algorithm) -> Support {
         Support::Yes
     }
-    fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> Result<Box<dyn Operation>, String> {
+    fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
         Ok(Box::new(SpinOp {
             spins: self.spins,
             acc: 1,
@@ -254,7 +255,7 @@ fn both_loops(
     alg: Algorithm,
     dir: Direction,
     size: usize,
-) -> Result<[BufAndNonce; 2], String> {
+) -> anyhow::Result<[BufAndNonce; 2]> {
     use crate::impls::Batch;
     use crate::kat::{pattern, SLACK};
     let key = pattern(alg.key_len(), 0x5a);
@@ -322,7 +323,7 @@ fn both_loops(
                 input: &sealed,
                 output: &mut buf_b,
             },
-            _ => return Err(format!("{dir} is not a symmetric direction")),
+            _ => return Err(anyhow!("{dir} is not a symmetric direction")),
         };
         one.process(&nonce_b, &aad, io)?;
     }

@@ -1,4 +1,5 @@
 //! The per-thread state of one point: an Operation with its own buffers and nonce.
+use anyhow::anyhow;
 
 use crate::algorithms::{Algorithm, Direction, Kind, TIMED_AAD_LEN};
 use crate::impls::{Batch, Implementation, Io, Operation};
@@ -28,7 +29,7 @@ impl Worker {
         direction: Direction,
         size: usize,
         thread: usize,
-    ) -> Result<Worker, String> {
+    ) -> anyhow::Result<Worker> {
         if alg.kind().is_public_key() {
             return Ok(Worker {
                 op: super::pkey::operation(imp, alg, direction, thread)?,
@@ -96,7 +97,7 @@ impl Worker {
 
     /// `calls` messages: a fresh nonce per seal; every open verifies the sealed message.
     #[inline]
-    pub fn run_batch(&mut self, calls: u64) -> Result<(), String> {
+    pub fn run_batch(&mut self, calls: u64) -> anyhow::Result<()> {
         let mut batch = Batch {
             direction: self.direction,
             size: self.size,
@@ -110,11 +111,11 @@ impl Worker {
     }
 
     /// After timing: the last open must have produced the original message.
-    pub fn check_output(&self) -> Result<(), String> {
+    pub fn check_output(&self) -> anyhow::Result<()> {
         if self.direction == Direction::Dec && self.buf[..self.size] != self.plaintext[..] {
-            return Err(
-                "after timing, the decrypted output differs from the original message".into(),
-            );
+            return Err(anyhow!(
+                "after timing, the decrypted output differs from the original message"
+            ));
         }
         Ok(())
     }

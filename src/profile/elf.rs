@@ -5,6 +5,7 @@
 //! that has unwind information, which the perlasm generators emit, so the FDEs give the
 //! function boundaries the symbol table lacks.
 
+use anyhow::anyhow;
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,12 +31,12 @@ pub struct Elf {
 }
 
 impl Elf {
-    pub fn open(path: &Path) -> Result<Elf, String> {
+    pub fn open(path: &Path) -> anyhow::Result<Elf> {
         let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
         let (code, functions, segments) = {
             let file = object::File::parse(&*bytes)
-                .map_err(|e| format!("{} is not an ELF file: {e}", path.display()))?;
+                .map_err(|e| anyhow!("{} is not an ELF file: {e}", path.display()))?;
             let code = file
                 .sections()
                 .filter(|s| s.kind() == object::SectionKind::Text)

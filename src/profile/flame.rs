@@ -1,6 +1,7 @@
 //! Folded stacks and a flame graph SVG per point, crypto frames coloured by category.
 
 use super::classify::Category;
+use anyhow::anyhow;
 use inferno::flamegraph::{self, color::PaletteMap, Options};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,11 +26,11 @@ pub fn write(
     stem: &str,
     title: &str,
     folded: &BTreeMap<String, u64>,
-) -> Result<PathBuf, String> {
+) -> anyhow::Result<PathBuf> {
     let lines: Vec<String> = folded.iter().map(|(s, n)| format!("{s} {n}")).collect();
     let folded_path = dir.join(format!("{stem}.folded"));
     std::fs::write(&folded_path, lines.join("\n") + "\n")
-        .map_err(|e| format!("cannot write {}: {e}", folded_path.display()))?;
+        .map_err(|e| anyhow!("cannot write {}: {e}", folded_path.display()))?;
     let mut palette = PaletteMap::default();
     for stack in folded.keys() {
         let leaf = stack.rsplit(';').next().unwrap_or("");
@@ -47,13 +48,13 @@ pub fn write(
     opts.palette_map = Some(&mut palette);
     let svg_path = dir.join(format!("{stem}.svg"));
     let file = std::fs::File::create(&svg_path)
-        .map_err(|e| format!("cannot write {}: {e}", svg_path.display()))?;
+        .map_err(|e| anyhow!("cannot write {}: {e}", svg_path.display()))?;
     flamegraph::from_lines(
         &mut opts,
         lines.iter().map(String::as_str),
         std::io::BufWriter::new(file),
     )
-    .map_err(|e| format!("cannot draw {}: {e}", svg_path.display()))?;
+    .map_err(|e| anyhow!("cannot draw {}: {e}", svg_path.display()))?;
     Ok(svg_path)
 }
 

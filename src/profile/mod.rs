@@ -111,30 +111,34 @@ pub struct Sampler {
 }
 
 /// Checks `--profile-dir` (created if missing, must be writable) before anything starts.
-pub fn check_dir(dir: &Path) -> Result<(), String> {
+pub fn check_dir(dir: &Path) -> anyhow::Result<()> {
     let unwritable = |e: std::io::Error| {
         format!(
             "--profile-dir {}: not writable ({e}); give a directory you can write to",
             dir.display()
         )
     };
-    std::fs::create_dir_all(dir).map_err(unwritable)?;
+    std::fs::create_dir_all(dir)
+        .map_err(unwritable)
+        .map_err(anyhow::Error::msg)?;
     let probe = dir.join(format!(".cryptobench-write-check-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(unwritable)?;
+    std::fs::write(&probe, b"")
+        .map_err(unwritable)
+        .map_err(anyhow::Error::msg)?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }
 
 impl Sampler {
     /// Err: perf cannot sample here at all (the caller exits 2 naming the fix).
-    pub fn new(dir: Option<PathBuf>, system_wide_needed: bool) -> Result<Sampler, String> {
+    pub fn new(dir: Option<PathBuf>, system_wide_needed: bool) -> anyhow::Result<Sampler> {
         if let Some(d) = &dir {
             check_dir(d)?;
         }
         let guard = Guard::new();
         perf::check(false, &guard)?;
         let system_wide_unavailable = if system_wide_needed {
-            perf::check(true, &guard).err()
+            perf::check(true, &guard).err().map(|e| e.to_string())
         } else {
             None
         };
@@ -146,12 +150,12 @@ impl Sampler {
     }
 
     /// Starts sampling `target` (events still off) under `guard`.
-    pub fn start<'g>(&self, guard: &'g Guard, target: &Target) -> Result<Window<'g>, String> {
+    pub fn start<'g>(&self, guard: &'g Guard, target: &Target) -> anyhow::Result<Window<'g>> {
         if let (Target::SystemWide, Some(why)) = (target, &self.system_wide_unavailable) {
             if !self.noted.replace(true) {
                 eprintln!("cryptobench: no profile for kernel paths: {why}");
             }
-            return Err(why.clone());
+            return Err(anyhow::Error::msg(why.clone()));
         }
         let dir = guard.temp_dir("perf")?;
         Ok(Window {
@@ -165,12 +169,14 @@ impl Sampler {
             Ok(p) => ProfileField::Measured(p),
             Err(why) => {
                 eprintln!("cryptobench: no profile for {label}: {why}");
-                ProfileField::Unavailable { unavailable: why }
+                ProfileField::Unavailable {
+                    unavailable: why.to_string(),
+                }
             }
         }
     }
 
-    fn collect(&self, window: Window, label: &str) -> Result<Profile, String> {
+    fn collect(&self, window: Window, label: &str) -> anyhow::Result<Profile> {
         let data = window.recording.finish()?;
         let samples = perf::script(&data)?;
         let (mut profile, folded) = Profile::from_samples(&samples);
@@ -188,7 +194,7 @@ pub struct Window<'g> {
 }
 
 impl Window<'_> {
-    pub fn enable(&mut self) -> Result<(), String> {
+    pub fn enable(&mut self) -> anyhow::Result<()> {
         self.recording.enable()
     }
 }
@@ -212,7 +218,9 @@ pub fn sample_point(
             if !matches!(target, Target::SystemWide) {
                 eprintln!("cryptobench: no profile for {label}: {why}");
             }
-            return ProfileField::Unavailable { unavailable: why };
+            return ProfileField::Unavailable {
+                unavailable: why.to_string(),
+            };
         }
     };
     let bps = measure();

@@ -5,6 +5,7 @@
 //! between `enable` and `disable`, not perf's own start-up or the workload's warm-up.
 
 use crate::sys::guard::Guard;
+use anyhow::anyhow;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -46,7 +47,7 @@ pub struct Sample {
 }
 
 /// Why sampling cannot run here, as one line with the fix.
-pub fn check(system_wide: bool, guard: &Guard) -> Result<(), String> {
+pub fn check(system_wide: bool, guard: &Guard) -> anyhow::Result<()> {
     let version = Command::new("perf")
         .arg("--version")
         .stdin(Stdio::null())
@@ -56,15 +57,14 @@ pub fn check(system_wide: bool, guard: &Guard) -> Result<(), String> {
         Ok(o) => {
             let why = String::from_utf8_lossy(&o.stderr);
             let first = why.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            return Err(format!(
+            return Err(anyhow!(
                 "perf does not run here ({}): install linux-perf for this kernel (scripts/deps/profile.sh)",
                 first.trim()
             ));
         }
         Err(_) => {
             return Err(
-                "perf is not installed: install linux-perf (apt-get install linux-perf, or scripts/deps/profile.sh)"
-                    .into(),
+                anyhow!("perf is not installed: install linux-perf (apt-get install linux-perf, or scripts/deps/profile.sh)"),
             )
         }
     }
@@ -80,7 +80,7 @@ pub fn check(system_wide: bool, guard: &Guard) -> Result<(), String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let out = cmd.output().map_err(|e| format!("cannot run perf: {e}"))?;
+    let out = cmd.output().map_err(|e| anyhow!("cannot run perf: {e}"))?;
     if out.status.success() {
         return Ok(());
     }
@@ -88,7 +88,7 @@ pub fn check(system_wide: bool, guard: &Guard) -> Result<(), String> {
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "?".into());
     let need = if system_wide { "-1" } else { "1" };
-    Err(format!(
+    Err(anyhow!(
         "perf may not sample here (kernel.perf_event_paranoid={paranoid}, no CAP_PERFMON): run as root, grant CAP_PERFMON, or `sysctl kernel.perf_event_paranoid={need}`"
     ))
 }
@@ -105,13 +105,13 @@ pub struct Recording<'g> {
 
 impl<'g> Recording<'g> {
     /// Starts perf on `target` with its events off; `dir` holds the data and the FIFOs.
-    pub fn start(guard: &'g Guard, target: &Target, dir: &Path) -> Result<Recording<'g>, String> {
+    pub fn start(guard: &'g Guard, target: &Target, dir: &Path) -> anyhow::Result<Recording<'g>> {
         let data = dir.join("perf.data");
         let ctl = dir.join("ctl.fifo");
         let ack = dir.join("ack.fifo");
         for f in [&ctl, &ack] {
             let _ = std::fs::remove_file(f);
-            make_fifo(f).map_err(|e| format!("cannot create a FIFO in {}: {e}", dir.display()))?;
+            make_fifo(f).map_err(|e| anyhow!("cannot create a FIFO in {}: {e}", dir.display()))?;
         }
         let mut cmd = Command::new("perf");
         cmd.args(["record", "-q", "-e", EVENT, "-F", FREQUENCY, "-g"])
@@ -150,7 +150,7 @@ impl<'g> Recording<'g> {
         let start = Instant::now();
         let (control, ack) = loop {
             if let Ok(r) = rx.recv_timeout(Duration::from_millis(50)) {
-                break r.map_err(|e| format!("cannot talk to perf record: {e}"))?;
+                break r.map_err(|e| anyhow!("cannot talk to perf record: {e}"))?;
             }
             if let Ok(Some(status)) = child.try_wait() {
                 // Unblock the opener thread before giving up.
@@ -162,14 +162,14 @@ impl<'g> Recording<'g> {
                     .read(true)
                     .write(true)
                     .open(&ack);
-                return Err(format!(
+                return Err(anyhow!(
                     "perf record exited ({status}): {}",
                     stderr_of(&mut child)
                 ));
             }
             if start.elapsed() > Duration::from_secs(30) {
                 guard.stop_process(child.id() as i32);
-                return Err("perf record did not start within 30 s".into());
+                return Err(anyhow!("perf record did not start within 30 s"));
             }
         };
         Ok(Recording {
@@ -182,24 +182,24 @@ impl<'g> Recording<'g> {
         })
     }
 
-    fn command(&mut self, what: &str) -> Result<(), String> {
-        writeln!(self.control, "{what}").map_err(|e| format!("perf control: {e}"))?;
+    fn command(&mut self, what: &str) -> anyhow::Result<()> {
+        writeln!(self.control, "{what}").map_err(|e| anyhow!("perf control: {e}"))?;
         let mut line = String::new();
         self.ack
             .read_line(&mut line)
-            .map_err(|e| format!("perf control: {e}"))?;
+            .map_err(|e| anyhow!("perf control: {e}"))?;
         Ok(())
     }
 
     /// The measured window begins.
-    pub fn enable(&mut self) -> Result<(), String> {
+    pub fn enable(&mut self) -> anyhow::Result<()> {
         self.command("enable")?;
         self.enabled = true;
         Ok(())
     }
 
     /// The window ends; perf writes its data and exits. Returns the data file.
-    pub fn finish(mut self) -> Result<PathBuf, String> {
+    pub fn finish(mut self) -> anyhow::Result<PathBuf> {
         if self.enabled {
             self.command("disable")?;
         }
@@ -219,11 +219,11 @@ impl<'g> Recording<'g> {
         self.guard.stop_process(pid);
         match status {
             Some(_) if self.data.exists() => Ok(self.data.clone()),
-            Some(s) => Err(format!(
+            Some(s) => Err(anyhow!(
                 "perf record wrote nothing ({s}): {}",
                 stderr_of(&mut self.child)
             )),
-            None => Err("perf record did not finish within 60 s".into()),
+            None => Err(anyhow!("perf record did not finish within 60 s")),
         }
     }
 }
@@ -259,16 +259,16 @@ fn stderr_of(child: &mut Child) -> String {
 }
 
 /// Reads the samples back, call chains leaf first.
-pub fn script(data: &Path) -> Result<Vec<Sample>, String> {
+pub fn script(data: &Path) -> anyhow::Result<Vec<Sample>> {
     let out = Command::new("perf")
         .args(["script", "-F", "comm,tid,ip,sym,dso", "-i"])
         .arg(data)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run perf script: {e}"))?;
+        .map_err(|e| anyhow!("cannot run perf script: {e}"))?;
     if !out.status.success() {
-        return Err(format!("perf script failed on {}", data.display()));
+        return Err(anyhow!("perf script failed on {}", data.display()));
     }
     Ok(parse_script(&String::from_utf8_lossy(&out.stdout)))
 }

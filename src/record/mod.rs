@@ -1,6 +1,7 @@
 //! The Record: one self-describing measured point, and the run's Environment.
 //! Both are written as JSON Lines as soon as they exist; see docs/records.md.
 
+use anyhow::anyhow;
 pub mod environment;
 pub mod identity;
 pub mod speed;
@@ -221,26 +222,26 @@ pub struct JsonLinesWriter {
 impl JsonLinesWriter {
     /// Refuses what can never be a results file, without creating or touching anything:
     /// call before any other work, then `append` when the run starts.
-    pub fn check(path: &Path) -> Result<(), String> {
+    pub fn check(path: &Path) -> anyhow::Result<()> {
         let shown = crate::units::shown_path(path);
         if path.as_os_str() == "-" {
-            return Err(
-                "--output -: give a file path (for results on stdout use --format json)".into(),
-            );
+            return Err(anyhow!(
+                "--output -: give a file path (for results on stdout use --format json)"
+            ));
         }
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
-                Err(format!("--output {shown} is a directory: give a file path"))
+                Err(anyhow!("--output {shown} is a directory: give a file path"))
             }
             Ok(_) => Ok(()),
             Err(_) => {
                 let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
                 match parent.map(std::fs::metadata) {
-                    Some(Ok(m)) if !m.is_dir() => Err(format!(
+                    Some(Ok(m)) if !m.is_dir() => Err(anyhow!(
                         "--output {shown}: {} is not a directory: give a writable file path",
                         crate::units::shown_path(parent.unwrap_or(path))
                     )),
-                    Some(Err(e)) => Err(format!(
+                    Some(Err(e)) => Err(anyhow!(
                         "--output {shown}: {e}: give a file path in an existing directory"
                     )),
                     _ => Ok(()),
@@ -249,7 +250,7 @@ impl JsonLinesWriter {
         }
     }
 
-    pub fn append(path: &Path) -> Result<Self, String> {
+    pub fn append(path: &Path) -> anyhow::Result<Self> {
         Self::check(path)?;
         let shown = crate::units::shown_path(path);
         let mut file = OpenOptions::new()
@@ -258,10 +259,10 @@ impl JsonLinesWriter {
             .append(true)
             .open(path)
             .or_else(|_| OpenOptions::new().create(true).append(true).open(path))
-            .map_err(|e| format!("cannot open --output {shown}: {e}: give a writable file path"))?;
+            .map_err(|e| anyhow!("cannot open --output {shown}: {e}: give a writable file path"))?;
         let meta = file
             .metadata()
-            .map_err(|e| format!("cannot open --output {shown}: {e}"))?;
+            .map_err(|e| anyhow!("cannot open --output {shown}: {e}"))?;
         let sync = meta.is_file();
         // A run killed mid-line leaves a partial last line: start ours on a fresh one.
         if sync && meta.len() > 0 {
@@ -272,19 +273,19 @@ impl JsonLinesWriter {
                 && last[0] == b'\n';
             if !ends_clean {
                 file.write_all(b"\n")
-                    .map_err(|e| format!("cannot write --output {shown}: {e}"))?;
+                    .map_err(|e| anyhow!("cannot write --output {shown}: {e}"))?;
             }
         }
         Ok(JsonLinesWriter { file, shown, sync })
     }
 
     /// Lines on standard output (an agent's, read by its controller).
-    pub fn stdout() -> Result<Self, String> {
+    pub fn stdout() -> anyhow::Result<Self> {
         use std::os::fd::AsFd;
         let fd = std::io::stdout()
             .as_fd()
             .try_clone_to_owned()
-            .map_err(|e| format!("cannot write to stdout: {e}"))?;
+            .map_err(|e| anyhow!("cannot write to stdout: {e}"))?;
         Ok(JsonLinesWriter {
             file: File::from(fd),
             shown: "stdout".into(),
@@ -292,8 +293,8 @@ impl JsonLinesWriter {
         })
     }
 
-    pub fn write<T: Serialize>(&mut self, value: &T) -> Result<(), String> {
-        let mut line = serde_json::to_string(value).map_err(|e| e.to_string())?;
+    pub fn write<T: Serialize>(&mut self, value: &T) -> anyhow::Result<()> {
+        let mut line = serde_json::to_string(value).map_err(anyhow::Error::msg)?;
         line.push('\n');
         self.file
             .write_all(line.as_bytes())
@@ -304,7 +305,7 @@ impl JsonLinesWriter {
                     Ok(())
                 }
             })
-            .map_err(|e| format!("cannot write --output {}: {e}", self.shown))
+            .map_err(|e| anyhow!("cannot write --output {}: {e}", self.shown))
     }
 }
 
@@ -312,19 +313,19 @@ pub mod read;
 
 /// Where a run's lines go as they are made: the `--output` file and the store.
 pub trait Sink {
-    fn environment(&mut self, env: &Environment) -> Result<(), String>;
-    fn record(&mut self, record: &read::AnyRecord) -> Result<(), String>;
-    fn end(&mut self, end: &RunEnd) -> Result<(), String>;
+    fn environment(&mut self, env: &Environment) -> anyhow::Result<()>;
+    fn record(&mut self, record: &read::AnyRecord) -> anyhow::Result<()>;
+    fn end(&mut self, end: &RunEnd) -> anyhow::Result<()>;
 }
 
 impl Sink for JsonLinesWriter {
-    fn environment(&mut self, env: &Environment) -> Result<(), String> {
+    fn environment(&mut self, env: &Environment) -> anyhow::Result<()> {
         self.write(env)
     }
-    fn record(&mut self, record: &read::AnyRecord) -> Result<(), String> {
+    fn record(&mut self, record: &read::AnyRecord) -> anyhow::Result<()> {
         self.write(record)
     }
-    fn end(&mut self, end: &RunEnd) -> Result<(), String> {
+    fn end(&mut self, end: &RunEnd) -> anyhow::Result<()> {
         self.write(end)
     }
 }

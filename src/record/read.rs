@@ -6,6 +6,7 @@ use super::{Environment, Record, RunEnd, SCHEMA};
 use crate::record::speed::SpeedData;
 use crate::record::tls::TlsData;
 use crate::record::vpn::VpnData;
+use anyhow::anyhow;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -111,7 +112,7 @@ impl Loaded {
 
 /// Reads every file in order. An unreadable file is an error; a bad line is skipped and
 /// reported.
-pub fn read_files(paths: &[PathBuf]) -> Result<Loaded, String> {
+pub fn read_files(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded::default();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen = SeenPoints::default();
@@ -124,22 +125,22 @@ pub fn read_files(paths: &[PathBuf]) -> Result<Loaded, String> {
 
 /// Opens a results file for reading, refusing anything but a regular file (a FIFO would
 /// block forever) — except standard input, given as `-`.
-fn open_regular(path: &Path) -> Result<Box<dyn Read>, String> {
+fn open_regular(path: &Path) -> anyhow::Result<Box<dyn Read>> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdin()));
     }
     let shown = crate::units::shown_path(path);
     let meta = std::fs::metadata(path).map_err(|e| {
-        format!("cannot read {shown}: {e}: give a results file written with --output")
+        anyhow!("cannot read {shown}: {e}: give a results file written with --output")
     })?;
     if !meta.is_file() {
-        return Err(format!(
+        return Err(anyhow!(
             "cannot read {shown}: not a regular file: give a results file written with --output"
         ));
     }
     std::fs::File::open(path)
         .map(|f| Box::new(f) as Box<dyn Read>)
-        .map_err(|e| format!("cannot read {shown}: {e}"))
+        .map_err(|e| anyhow!("cannot read {shown}: {e}"))
 }
 
 fn read_into(
@@ -148,10 +149,10 @@ fn read_into(
     loaded: &mut Loaded,
     index: &mut BTreeMap<String, usize>,
     seen: &mut SeenPoints,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let shown = crate::units::shown_path(path);
     for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let line = line.map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
         let skip = |reason: String| SkippedLine {
             file: path.to_path_buf(),
             line: i + 1,
@@ -194,7 +195,7 @@ fn read_into(
                 let run_id = rec.run_id().to_string();
                 run_mut(loaded, index, &run_id, path).records.push(*rec);
             }
-            Err(reason) => loaded.skipped.push(skip(reason)),
+            Err(reason) => loaded.skipped.push(skip(reason.to_string())),
         }
     }
     Ok(())
@@ -233,7 +234,7 @@ pub enum Line {
 
 /// One JSON Lines line: an environment or a record of a known workload, any schema up to
 /// ours. Records are checked for values no measurement can produce.
-pub fn parse_line(text: &str) -> Result<Line, String> {
+pub fn parse_line(text: &str) -> anyhow::Result<Line> {
     // A schema-2 record as this version writes it (nearly every line of a big file) goes
     // straight from text to its type: a serde_json::Value first made reading the main
     // cost of `report`. The guess from the line's start is checked by the typed parse and
@@ -242,20 +243,20 @@ pub fn parse_line(text: &str) -> Result<Line, String> {
         check(&rec)?;
         return Ok(Line::Record(Box::new(rec)));
     }
-    let mut v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let mut v: Value = serde_json::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
     let schema = v.get("schema").and_then(Value::as_u64).unwrap_or(1);
     if schema > SCHEMA as u64 {
-        return Err(format!(
+        return Err(anyhow!(
             "schema {schema} is newer than this cryptobench reads ({SCHEMA}): upgrade cryptobench"
         ));
     }
     match v.get("kind").and_then(Value::as_str) {
         Some("environment") => serde_json::from_value(v)
             .map(|e| Line::Environment(Box::new(e)))
-            .map_err(|e| format!("environment: {e}")),
+            .map_err(|e| anyhow!("environment: {e}")),
         Some("end") => serde_json::from_value(v)
             .map(|e| Line::End(Box::new(e)))
-            .map_err(|e| format!("end of run: {e}")),
+            .map_err(|e| anyhow!("end of run: {e}")),
         Some("record") => {
             if schema < 2 {
                 upgrade_v1(&mut v)?;
@@ -265,12 +266,12 @@ pub fn parse_line(text: &str) -> Result<Line, String> {
                 "speed" => AnyRecord::Speed(from(v)?),
                 "tls" => AnyRecord::Tls(from(v)?),
                 "vpn" => AnyRecord::Vpn(from(v)?),
-                other => return Err(format!("unknown workload {other:?}")),
+                other => return Err(anyhow!("unknown workload {other:?}")),
             };
             check(&rec)?;
             Ok(Line::Record(Box::new(rec)))
         }
-        _ => Err("neither an environment nor a record".into()),
+        _ => Err(anyhow!("neither an environment nor a record")),
     }
 }
 
@@ -294,19 +295,19 @@ fn typed_record(text: &str) -> Option<AnyRecord> {
     (*kind == super::LineKind::Record && *workload.0 == workload.1).then_some(rec)
 }
 
-fn from<D: serde::de::DeserializeOwned>(v: Value) -> Result<Record<D>, String> {
-    serde_json::from_value(v).map_err(|e| format!("record: {e}"))
+fn from<D: serde::de::DeserializeOwned>(v: Value) -> anyhow::Result<Record<D>> {
+    serde_json::from_value(v).map_err(|e| anyhow!("record: {e}"))
 }
 
 /// Values that no run can produce: a record holding them is damaged or hand-made.
-fn check(rec: &AnyRecord) -> Result<(), String> {
+fn check(rec: &AnyRecord) -> anyhow::Result<()> {
     let (bps, ci, others) = match rec {
         AnyRecord::Speed(r) => {
             if r.trials == 0 {
-                return Err("invalid record: trials is 0".into());
+                return Err(anyhow!("invalid record: trials is 0"));
             }
             if r.threads == 0 {
-                return Err("invalid record: threads is 0".into());
+                return Err(anyhow!("invalid record: threads is 0"));
             }
             (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct)
         }
@@ -314,10 +315,12 @@ fn check(rec: &AnyRecord) -> Result<(), String> {
         AnyRecord::Vpn(r) => (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct),
     };
     if bps < 0.0 || ci.is_some_and(|[lo, hi]| lo < 0.0 || hi < lo) {
-        return Err("invalid record: negative throughput or an inverted interval".into());
+        return Err(anyhow!(
+            "invalid record: negative throughput or an inverted interval"
+        ));
     }
     if !(0.0..=100.0 + 1e-9).contains(&others) {
-        return Err("invalid record: others_cpu_pct outside 0-100".into());
+        return Err(anyhow!("invalid record: others_cpu_pct outside 0-100"));
     }
     Ok(())
 }
@@ -325,8 +328,10 @@ fn check(rec: &AnyRecord) -> Result<(), String> {
 /// Schema 1 (issues 2-5) to schema 2: the shared envelope's fields, with the workloads'
 /// old names mapped onto them. Nothing measured is invented: a value schema 1 did not
 /// have becomes null, or is derived from fields it did have.
-fn upgrade_v1(v: &mut Value) -> Result<(), String> {
-    let o = v.as_object_mut().ok_or("a record must be a JSON object")?;
+fn upgrade_v1(v: &mut Value) -> anyhow::Result<()> {
+    let o = v
+        .as_object_mut()
+        .ok_or_else(|| anyhow!("a record must be a JSON object"))?;
     o.insert("schema".into(), json!(SCHEMA));
     let workload = o
         .get("workload")
@@ -398,7 +403,7 @@ fn upgrade_v1(v: &mut Value) -> Result<(), String> {
             let wall = num(o, "transfer_s").unwrap_or(0.0);
             o.entry("wall_s").or_insert(json!(wall));
         }
-        other => return Err(format!("unknown workload {other:?}")),
+        other => return Err(anyhow!("unknown workload {other:?}")),
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use super::html::esc;
 use super::model::{Block, Column, Table};
 use crate::profile::{Profile, ProfileField};
 use crate::record::read::{AnyRecord, Run};
+use anyhow::anyhow;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::XmlVersion;
 use std::fmt::Write;
@@ -30,7 +31,7 @@ pub struct Sanitised {
 }
 
 /// A flame graph SVG as a self-contained, script-free fragment; ids start with `prefix`.
-pub fn sanitise(svg: &str, prefix: &str) -> Result<Sanitised, String> {
+pub fn sanitise(svg: &str, prefix: &str) -> anyhow::Result<Sanitised> {
     let mut reader = quick_xml::Reader::from_str(svg);
     let mut out = String::with_capacity(svg.len());
     // Depth inside a dropped element (0: keeping).
@@ -44,7 +45,7 @@ pub fn sanitise(svg: &str, prefix: &str) -> Result<Sanitised, String> {
     loop {
         let event = reader
             .read_event()
-            .map_err(|e| format!("not a readable SVG ({e})"))?;
+            .map_err(|e| anyhow!("not a readable SVG ({e})"))?;
         match event {
             Event::Start(ref e) if dropped > 0 || !keep(e) => dropped += 1,
             Event::End(_) if dropped > 0 => dropped -= 1,
@@ -64,17 +65,17 @@ pub fn sanitise(svg: &str, prefix: &str) -> Result<Sanitised, String> {
                 let _ = write!(out, "</{}>", String::from_utf8_lossy(e.name().as_ref()));
             }
             Event::Text(t) if dropped == 0 && open_elements > 0 => {
-                let text = t.decode().map_err(|e| e.to_string())?;
+                let text = t.decode().map_err(anyhow::Error::msg)?;
                 out.push_str(&esc(&text));
                 if let (true, Some(s)) = (in_title, title.as_mut()) {
                     s.push_str(&text);
                 }
             }
             Event::GeneralRef(r) if dropped == 0 && open_elements > 0 => {
-                let c = match r.resolve_char_ref().map_err(|e| e.to_string())? {
+                let c = match r.resolve_char_ref().map_err(anyhow::Error::msg)? {
                     Some(c) => c.to_string(),
                     None => quick_xml::escape::resolve_predefined_entity(
-                        &r.decode().map_err(|e| e.to_string())?,
+                        &r.decode().map_err(anyhow::Error::msg)?,
                     )
                     .unwrap_or("")
                     .to_string(),
@@ -90,7 +91,7 @@ pub fn sanitise(svg: &str, prefix: &str) -> Result<Sanitised, String> {
         }
     }
     if root {
-        return Err("no <svg> element".into());
+        return Err(anyhow!("no <svg> element"));
     }
     Ok(Sanitised { svg: out, title })
 }
@@ -118,20 +119,20 @@ fn open(
     root: &mut bool,
     empty: bool,
     out: &mut String,
-) -> Result<bool, String> {
+) -> anyhow::Result<bool> {
     let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
     out.push('<');
     out.push_str(&name);
     let mut id = String::new();
     for a in e.attributes() {
-        let a = a.map_err(|e| format!("not a readable SVG ({e})"))?;
+        let a = a.map_err(|e| anyhow!("not a readable SVG ({e})"))?;
         let key = String::from_utf8_lossy(a.key.as_ref()).into_owned();
         if !ATTRIBUTES.contains(&key.as_str()) {
             continue;
         }
         let value = a
             .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|e| format!("not a readable SVG ({e})"))?;
+            .map_err(|e| anyhow!("not a readable SVG ({e})"))?;
         let value = match key.as_str() {
             "id" => {
                 id = value.to_string();
@@ -229,7 +230,7 @@ pub fn section(run: &Run, out: &mut String) {
         n += 1;
         let file = crate::units::shown_path(path);
         let graph = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read it ({e})"))
+            .map_err(|e| anyhow!("cannot read it ({e})"))
             .and_then(|s| sanitise(&s, &format!("fg{n}-")));
         let title = match &graph {
             Ok(g) => g.title.clone().unwrap_or_else(|| label.to_string()),
@@ -250,7 +251,7 @@ pub fn section(run: &Run, out: &mut String) {
                     out,
                     "<ul class=\"lines\"><li class=\"warn\">flame graph {}: {}; the table above stands</li></ul>",
                     esc(&file),
-                    esc(&why)
+                    esc(&why.to_string())
                 );
             }
         }

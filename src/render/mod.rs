@@ -2,6 +2,7 @@
 //! `model`, the JSON document and multi-run layout in `document`, and the `openssl speed`
 //! layout (speed only) in `openssl`. Records are never re-run here.
 
+use anyhow::anyhow;
 pub mod document;
 pub mod flame;
 pub mod html;
@@ -36,12 +37,12 @@ impl Format {
     }
 
     /// A format `command` cannot write is refused, never silently replaced by a table.
-    pub fn offered_by(self, command: &str, offered: &[Format]) -> Result<Format, String> {
+    pub fn offered_by(self, command: &str, offered: &[Format]) -> anyhow::Result<Format> {
         if offered.contains(&self) {
             return Ok(self);
         }
         let names: Vec<&str> = offered.iter().map(|f| f.name()).collect();
-        Err(format!(
+        Err(anyhow!(
             "--format {}: {command} writes {}: use one of those",
             self.name(),
             names.join(", ")

@@ -2,6 +2,7 @@
 //! default, PostgreSQL for a fleet). The JSON Lines record stays the interchange format:
 //! the store keeps each line's exact text beside the columns it is searched by.
 
+use anyhow::anyhow;
 pub mod postgres;
 pub mod resolve;
 pub mod runs;
@@ -51,12 +52,12 @@ impl Val {
 pub trait Store {
     /// What the store is, password masked, for every message.
     fn name(&self) -> &str;
-    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<u64, String>;
-    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, String>;
+    fn execute(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<u64>;
+    fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Vec<Val>>>;
     /// Starts a transaction; `exclusive` also keeps every other writer out until it ends
     /// (for migrations).
-    fn begin(&mut self, exclusive: bool) -> Result<(), String>;
-    fn commit(&mut self) -> Result<(), String>;
+    fn begin(&mut self, exclusive: bool) -> anyhow::Result<()>;
+    fn commit(&mut self) -> anyhow::Result<()>;
     fn rollback(&mut self);
 }
 
@@ -64,8 +65,8 @@ pub trait Store {
 pub fn in_transaction<T>(
     s: &mut dyn Store,
     exclusive: bool,
-    f: impl FnOnce(&mut dyn Store) -> Result<T, String>,
-) -> Result<T, String> {
+    f: impl FnOnce(&mut dyn Store) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     s.begin(exclusive)?;
     match f(s) {
         Ok(v) => {
@@ -93,7 +94,7 @@ pub enum Access {
 
 /// Opens the store; for writing, creates it where missing and brings its schema up to
 /// date. Errors are one line naming the store (password masked) and the fix.
-pub fn open(url: &StoreUrl, access: Access) -> Result<Box<dyn Store>, String> {
+pub fn open(url: &StoreUrl, access: Access) -> anyhow::Result<Box<dyn Store>> {
     let mut store: Box<dyn Store> = match url {
         StoreUrl::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, access)?),
         StoreUrl::Postgres(u) => Box::new(postgres::Postgres::open(u)?),
@@ -120,13 +121,13 @@ pub fn data_dir() -> Option<std::path::PathBuf> {
 }
 
 /// Creates `dir` (and parents) readable by the owner only, where it does not exist.
-pub fn private_dir(dir: &std::path::Path) -> Result<(), String> {
+pub fn private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| format!("cannot create {}: {e}", crate::units::shown_path(dir)))
+        .map_err(|e| anyhow!("cannot create {}: {e}", crate::units::shown_path(dir)))
 }
 
 /// A machine's identity, stable across runs: /etc/machine-id and the CPU model, hashed

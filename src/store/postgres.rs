@@ -4,6 +4,7 @@
 
 use super::url::masked;
 use super::{Store, Val};
+use anyhow::anyhow;
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls};
 use std::error::Error;
@@ -57,10 +58,10 @@ impl<'a> FromSql<'a> for Val {
 }
 
 impl Postgres {
-    pub fn open(url: &str) -> Result<Postgres, String> {
+    pub fn open(url: &str) -> anyhow::Result<Postgres> {
         let name = crate::units::shown(&masked(url));
         let mut config: Config = url.parse().map_err(|e| {
-            format!("invalid store {name}: {e}: give --store postgresql://USER@HOST[:PORT]/DB")
+            anyhow!("invalid store {name}: {e}: give --store postgresql://USER@HOST[:PORT]/DB")
         })?;
         fill_from_environment(&mut config, url);
         let tls = url.contains("sslmode=require")
@@ -72,7 +73,9 @@ impl Postgres {
             config.ssl_mode(postgres::config::SslMode::Disable);
             config.connect(NoTls)
         };
-        let client = connected.map_err(|e| connect_error(&name, &e))?;
+        let client = connected
+            .map_err(|e| connect_error(&name, &e))
+            .map_err(anyhow::Error::msg)?;
         Ok(Postgres { client, name })
     }
 }
@@ -160,12 +163,12 @@ fn split_pgpass(line: &str) -> Vec<String> {
     fields
 }
 
-fn tls_connector() -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+fn tls_connector() -> anyhow::Result<tokio_postgres_rustls::MakeRustlsConnect> {
     let mut roots = rustls::RootCertStore::empty();
     let file = std::env::var("PGSSLROOTCERT")
         .unwrap_or_else(|_| "/etc/ssl/certs/ca-certificates.crt".into());
     let pem = std::fs::read(&file).map_err(|e| {
-        format!("store TLS: cannot read the CA certificates {file}: {e}: set PGSSLROOTCERT to the server's CA file")
+        anyhow!("store TLS: cannot read the CA certificates {file}: {e}: set PGSSLROOTCERT to the server's CA file")
     })?;
     use rustls::pki_types::{pem::PemObject, CertificateDer};
     for cert in CertificateDer::pem_slice_iter(&pem).flatten() {
@@ -175,7 +178,7 @@ fn tls_connector() -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
         rustls::crypto::aws_lc_rs::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| format!("store TLS: {e}"))?
+    .map_err(|e| anyhow!("store TLS: {e}"))?
     .with_root_certificates(roots)
     .with_no_client_auth();
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
@@ -206,36 +209,36 @@ impl Store for Postgres {
     fn name(&self) -> &str {
         &self.name
     }
-    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<u64, String> {
+    fn execute(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<u64> {
         let p: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
         self.client
             .execute(sql, &p)
-            .map_err(|e| format!("store {}: {}", self.name, db_message(&e)))
+            .map_err(|e| anyhow!("store {}: {}", self.name, db_message(&e)))
     }
-    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, String> {
+    fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Vec<Val>>> {
         let p: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
         let rows = self
             .client
             .query(sql, &p)
-            .map_err(|e| format!("store {}: {}", self.name, db_message(&e)))?;
+            .map_err(|e| anyhow!("store {}: {}", self.name, db_message(&e)))?;
         Ok(rows
             .iter()
             .map(|r| (0..r.len()).map(|i| r.get::<_, Val>(i)).collect())
             .collect())
     }
-    fn begin(&mut self, exclusive: bool) -> Result<(), String> {
+    fn begin(&mut self, exclusive: bool) -> anyhow::Result<()> {
         self.client
             .batch_execute(if exclusive {
                 "BEGIN; SELECT pg_advisory_xact_lock(7363726970)"
             } else {
                 "BEGIN"
             })
-            .map_err(|e| format!("store {}: {}", self.name, db_message(&e)))
+            .map_err(|e| anyhow!("store {}: {}", self.name, db_message(&e)))
     }
-    fn commit(&mut self) -> Result<(), String> {
+    fn commit(&mut self) -> anyhow::Result<()> {
         self.client
             .batch_execute("COMMIT")
-            .map_err(|e| format!("store {}: {}", self.name, db_message(&e)))
+            .map_err(|e| anyhow!("store {}: {}", self.name, db_message(&e)))
     }
     fn rollback(&mut self) {
         let _ = self.client.batch_execute("ROLLBACK");

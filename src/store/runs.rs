@@ -4,6 +4,7 @@
 use super::{in_transaction, Store, Val};
 use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run, SeenPoints};
 use crate::record::{Environment, RunEnd};
+use anyhow::anyhow;
 use serde_json::Value;
 
 fn now() -> i64 {
@@ -13,8 +14,8 @@ fn now() -> i64 {
         .unwrap_or(0)
 }
 
-fn to_text<T: serde::Serialize>(v: &T) -> Result<String, String> {
-    serde_json::to_string(v).map_err(|e| e.to_string())
+fn to_text<T: serde::Serialize>(v: &T) -> anyhow::Result<String> {
+    serde_json::to_string(v).map_err(anyhow::Error::msg)
 }
 
 /// The machine of a run: its recorded id, else one made from what the environment says.
@@ -28,7 +29,7 @@ fn machine_of(env: &Environment) -> String {
 }
 
 /// Registers a run (once: a second call for the same id changes nothing).
-pub fn begin_run(s: &mut dyn Store, env: &Environment, workload: &str) -> Result<(), String> {
+pub fn begin_run(s: &mut dyn Store, env: &Environment, workload: &str) -> anyhow::Result<()> {
     let command_line: Vec<String> = env
         .command_line
         .iter()
@@ -52,14 +53,14 @@ pub fn begin_run(s: &mut dyn Store, env: &Environment, workload: &str) -> Result
 }
 
 /// Stores point `seq` of a run, in its own transaction; storing it again changes nothing.
-pub fn add_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> Result<(), String> {
+pub fn add_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> anyhow::Result<()> {
     in_transaction(s, false, |s| write_point(s, seq, rec))
 }
 
 /// The point's statements, in a transaction the caller holds.
-fn write_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> Result<(), String> {
+fn write_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> anyhow::Result<()> {
     let text = to_text(rec)?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let v: Value = serde_json::from_str(&text).map_err(anyhow::Error::msg)?;
     let str_of = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| v[*k].as_str())
@@ -114,7 +115,7 @@ fn write_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> Result<(), Str
 }
 
 /// Closes a run with its end line; `ended` is when, where known.
-pub fn end_run(s: &mut dyn Store, end: &RunEnd, ended: Option<i64>) -> Result<(), String> {
+pub fn end_run(s: &mut dyn Store, end: &RunEnd, ended: Option<i64>) -> anyhow::Result<()> {
     s.execute(
         "UPDATE runs SET ended_unix = $2, interrupted = $3, run_end = $4 WHERE run_id = $1",
         &[
@@ -128,7 +129,7 @@ pub fn end_run(s: &mut dyn Store, end: &RunEnd, ended: Option<i64>) -> Result<()
 }
 
 /// Closes a run that ends now.
-pub fn end_now(s: &mut dyn Store, end: &RunEnd) -> Result<(), String> {
+pub fn end_now(s: &mut dyn Store, end: &RunEnd) -> anyhow::Result<()> {
     end_run(s, end, Some(now()))
 }
 
@@ -159,7 +160,7 @@ pub struct Filter {
 }
 
 /// Runs, newest first. Only the rows asked for are read (an index on the start time).
-pub fn list(s: &mut dyn Store, f: &Filter) -> Result<Vec<RunRow>, String> {
+pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
     let mut sql = String::from(
         "SELECT run_id, machine_id, hostname, cpu_model, workload, started_unix, ended_unix, interrupted, points FROM runs WHERE 1 = 1",
     );
@@ -222,7 +223,7 @@ pub fn list(s: &mut dyn Store, f: &Filter) -> Result<Vec<RunRow>, String> {
 }
 
 /// Every tag, as (name, run id).
-fn all_tags(s: &mut dyn Store) -> Result<Vec<(String, String)>, String> {
+fn all_tags(s: &mut dyn Store) -> anyhow::Result<Vec<(String, String)>> {
     Ok(s.query("SELECT name, run_id FROM tags ORDER BY name", &[])?
         .into_iter()
         .map(|r| {
@@ -236,7 +237,7 @@ fn all_tags(s: &mut dyn Store) -> Result<Vec<(String, String)>, String> {
 
 /// The run a name means: `last` (the newest run), a run id, or a tag. A run id comes
 /// before a tag of the same name, so that a name never reaches another run than its own.
-pub fn resolve(s: &mut dyn Store, name: &str) -> Result<Option<String>, String> {
+pub fn resolve(s: &mut dyn Store, name: &str) -> anyhow::Result<Option<String>> {
     let first = |rows: Vec<Vec<Val>>| rows.first().and_then(|r| r[0].text().map(str::to_string));
     if name == "last" {
         return newest(s, 1).map(|ids| ids.into_iter().next());
@@ -256,7 +257,7 @@ pub fn resolve(s: &mut dyn Store, name: &str) -> Result<Option<String>, String> 
 }
 
 /// The ids of the newest `n` runs, newest first.
-pub fn newest(s: &mut dyn Store, n: usize) -> Result<Vec<String>, String> {
+pub fn newest(s: &mut dyn Store, n: usize) -> anyhow::Result<Vec<String>> {
     let rows = s.query(
         "SELECT run_id FROM runs ORDER BY started_unix DESC, run_id DESC LIMIT $1",
         &[Val::Int(n as i64)],
@@ -269,7 +270,7 @@ pub fn newest(s: &mut dyn Store, n: usize) -> Result<Vec<String>, String> {
 
 /// The ids and tags closest to `name` (longest shared start, then nearest start time),
 /// for "unknown run" messages.
-pub fn nearest(s: &mut dyn Store, name: &str) -> Result<Vec<String>, String> {
+pub fn nearest(s: &mut dyn Store, name: &str) -> anyhow::Result<Vec<String>> {
     let prefix: String = name.chars().take_while(|c| c.is_ascii_digit()).collect();
     let mut ids: Vec<String> = s
         .query(
@@ -297,7 +298,7 @@ pub fn nearest(s: &mut dyn Store, name: &str) -> Result<Vec<String>, String> {
 }
 
 /// The stored lines of a run, in the order they were written: environment, records, end.
-pub fn lines(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
+pub fn lines(s: &mut dyn Store, run_id: &str) -> anyhow::Result<Vec<String>> {
     let id = Val::Text(run_id.into());
     let head = s.query(
         "SELECT environment, run_end FROM runs WHERE run_id = $1",
@@ -320,7 +321,7 @@ pub fn lines(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
 }
 
 /// A run read back through the JSON Lines reader (the same checks as a file).
-pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
+pub fn load(s: &mut dyn Store, run_id: &str) -> anyhow::Result<Option<Run>> {
     let lines = lines(s, run_id)?;
     if lines.is_empty() {
         return Ok(None);
@@ -333,7 +334,7 @@ pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
     let mut seen = SeenPoints::default();
     for (i, text) in lines.iter().enumerate() {
         match parse_line(text)
-            .map_err(|e| format!("store {}: run {run_id} line {}: {e}", s.name(), i + 1))?
+            .map_err(|e| anyhow!("store {}: run {run_id} line {}: {e}", s.name(), i + 1))?
         {
             Line::Environment(e) => run.environment = Some(*e),
             Line::Record(r) if !seen.first_time(&r) => {}
@@ -348,12 +349,12 @@ pub fn load(s: &mut dyn Store, run_id: &str) -> Result<Option<Run>, String> {
 /// transaction. A point the store holds already (the same run and point, in any order)
 /// is kept, not doubled; new ones follow the run's stored points. Returns (runs, new
 /// points).
-pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), String> {
+pub fn import(s: &mut dyn Store, loaded: &Loaded) -> anyhow::Result<(usize, usize)> {
     let mut added = 0;
     let mut runs = 0;
     for run in &loaded.runs {
         let Some(env) = &run.environment else {
-            return Err(format!(
+            return Err(anyhow!(
                 "run {} has no environment line: import the file its run wrote with --output",
                 run.run_id
             ));
@@ -389,7 +390,7 @@ pub fn import(s: &mut dyn Store, loaded: &Loaded) -> Result<(usize, usize), Stri
 }
 
 /// The seq after a run's last stored point.
-fn next_seq(s: &mut dyn Store, run_id: &str) -> Result<usize, String> {
+fn next_seq(s: &mut dyn Store, run_id: &str) -> anyhow::Result<usize> {
     Ok(s.query(
         "SELECT COALESCE(MAX(seq) + 1, 0) FROM points WHERE run_id = $1",
         &[Val::Text(run_id.into())],
@@ -404,7 +405,7 @@ pub const TAG_MAX_CHARS: usize = 64;
 
 /// Refuses a tag that could be taken for something else where runs are named (a run id,
 /// `last`, `last:N`, a list, a file) or that cannot be shown on one line.
-pub fn check_tag_name(s: &mut dyn Store, name: &str) -> Result<(), String> {
+pub fn check_tag_name(s: &mut dyn Store, name: &str) -> anyhow::Result<()> {
     let looks_like_run_id = name.starts_with(|c: char| c.is_ascii_digit())
         && name.chars().all(|c| c.is_ascii_digit() || c == '-');
     let why = if name.is_empty() {
@@ -425,7 +426,7 @@ pub fn check_tag_name(s: &mut dyn Store, name: &str) -> Result<(), String> {
         None
     };
     match why {
-        Some(why) => Err(format!(
+        Some(why) => Err(anyhow!(
             "invalid tag '{}': {why}: give a name such as baseline",
             crate::units::shown(name)
         )),
@@ -434,7 +435,7 @@ pub fn check_tag_name(s: &mut dyn Store, name: &str) -> Result<(), String> {
 }
 
 /// The tags naming a run.
-pub fn tags_of(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
+pub fn tags_of(s: &mut dyn Store, run_id: &str) -> anyhow::Result<Vec<String>> {
     Ok(all_tags(s)?
         .into_iter()
         .filter(|(_, id)| id == run_id)
@@ -443,7 +444,7 @@ pub fn tags_of(s: &mut dyn Store, run_id: &str) -> Result<Vec<String>, String> {
 }
 
 /// Names a run; a tag names one run, so an existing tag moves.
-pub fn tag(s: &mut dyn Store, run_id: &str, name: &str) -> Result<(), String> {
+pub fn tag(s: &mut dyn Store, run_id: &str, name: &str) -> anyhow::Result<()> {
     check_tag_name(s, name)?;
     in_transaction(s, false, |s| {
         s.execute(
@@ -459,7 +460,7 @@ pub fn tag(s: &mut dyn Store, run_id: &str, name: &str) -> Result<(), String> {
 }
 
 /// Deletes a run, its points and its tags.
-pub fn remove(s: &mut dyn Store, run_id: &str) -> Result<(), String> {
+pub fn remove(s: &mut dyn Store, run_id: &str) -> anyhow::Result<()> {
     let id = [Val::Text(run_id.into())];
     in_transaction(s, false, |s| {
         s.execute("DELETE FROM points WHERE run_id = $1", &id)?;

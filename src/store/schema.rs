@@ -2,6 +2,7 @@
 //! Add a migration at the end; never edit one that has shipped.
 
 use super::{in_transaction, Store, Val};
+use anyhow::anyhow;
 
 /// Migration N (1-based) is `MIGRATIONS[N - 1]`: statements run in one transaction.
 pub const MIGRATIONS: &[&[&str]] = &[&[
@@ -60,7 +61,7 @@ pub fn current() -> i64 {
 }
 
 /// The schema version a store holds: 0 where it has none yet.
-fn found_version(s: &mut dyn Store) -> Result<i64, String> {
+fn found_version(s: &mut dyn Store) -> anyhow::Result<i64> {
     Ok(s.query("SELECT MAX(version) FROM schema_version", &[])?
         .first()
         .and_then(|r| r.first())
@@ -77,7 +78,7 @@ fn newer_than_this(name: &str, found: i64) -> String {
 
 /// Brings the store up to `current()`, refusing one made by a newer cryptobench. Other
 /// writers wait while a migration runs.
-pub fn migrate(s: &mut dyn Store) -> Result<(), String> {
+pub fn migrate(s: &mut dyn Store) -> anyhow::Result<()> {
     let name = s.name().to_string();
     in_transaction(s, true, |s| {
         s.execute(
@@ -86,12 +87,12 @@ pub fn migrate(s: &mut dyn Store) -> Result<(), String> {
         )?;
         let found = found_version(s)?;
         if found > current() {
-            return Err(newer_than_this(&name, found));
+            return Err(anyhow::Error::msg(newer_than_this(&name, found)));
         }
         for (i, statements) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             for sql in *statements {
                 s.execute(sql, &[])
-                    .map_err(|e| format!("store {name}: migration {}: {e}", i + 1))?;
+                    .map_err(|e| anyhow!("store {name}: migration {}: {e}", i + 1))?;
             }
             s.execute(
                 "INSERT INTO schema_version (version) VALUES ($1)",
@@ -104,14 +105,14 @@ pub fn migrate(s: &mut dyn Store) -> Result<(), String> {
 
 /// What a reading command checks instead of migrating (it changes nothing): the store's
 /// schema is the one this build reads.
-pub fn check_readable(s: &mut dyn Store) -> Result<(), String> {
+pub fn check_readable(s: &mut dyn Store) -> anyhow::Result<()> {
     let name = s.name().to_string();
     let found = found_version(s)?;
     if found > current() {
-        return Err(newer_than_this(&name, found));
+        return Err(anyhow::Error::msg(newer_than_this(&name, found)));
     }
     if found < current() {
-        return Err(format!(
+        return Err(anyhow!(
             "store {name} has schema version {found}, older than this cryptobench reads ({}): upgrade it with a writing command, e.g. `cryptobench history --store URL import` (no file)",
             current()
         ));

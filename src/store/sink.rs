@@ -6,6 +6,7 @@ use super::{runs, Store};
 use crate::record::read::AnyRecord;
 use crate::record::Sink;
 use crate::record::{Environment, JsonLinesWriter, RunEnd};
+use anyhow::anyhow;
 use std::path::PathBuf;
 
 pub struct StoreSink {
@@ -44,7 +45,7 @@ impl StoreSink {
         let path = spool_dir().map(|d| d.join(format!("{}.jsonl", env.run_id)));
         let opened = path
             .as_ref()
-            .ok_or_else(|| "no home directory".to_string())
+            .ok_or_else(|| anyhow!("no home directory"))
             .and_then(|p| {
                 super::private_dir(p.parent().unwrap_or(p))?;
                 // The spool holds the command line: readable by its owner only.
@@ -53,8 +54,7 @@ impl StoreSink {
                     .create(true)
                     .append(true)
                     .mode(0o600)
-                    .open(p)
-                    .map_err(|e| e.to_string())?;
+                    .open(p)?;
                 JsonLinesWriter::append(p)
             });
         match opened {
@@ -80,31 +80,31 @@ impl StoreSink {
 }
 
 impl Sink for StoreSink {
-    fn environment(&mut self, env: &Environment) -> Result<(), String> {
+    fn environment(&mut self, env: &Environment) -> anyhow::Result<()> {
         self.env = Some(env.clone());
         if let Some(s) = self.store.as_deref_mut() {
             if let Err(e) = runs::begin_run(s, env, &self.workload) {
-                self.fall_back(&e);
+                self.fall_back(&e.to_string());
             }
         }
         Ok(())
     }
-    fn record(&mut self, rec: &AnyRecord) -> Result<(), String> {
+    fn record(&mut self, rec: &AnyRecord) -> anyhow::Result<()> {
         let seq = self.records.len();
         self.records.push(rec.clone());
         if let Some(s) = self.store.as_deref_mut() {
             if let Err(e) = runs::add_point(s, seq, rec) {
-                self.fall_back(&e);
+                self.fall_back(&e.to_string());
             }
         } else if let Some(w) = self.spool.as_mut() {
             let _ = w.write(rec);
         }
         Ok(())
     }
-    fn end(&mut self, end: &RunEnd) -> Result<(), String> {
+    fn end(&mut self, end: &RunEnd) -> anyhow::Result<()> {
         if let Some(s) = self.store.as_deref_mut() {
             if let Err(e) = runs::end_now(s, end) {
-                self.fall_back(&e);
+                self.fall_back(&e.to_string());
             } else {
                 return Ok(());
             }

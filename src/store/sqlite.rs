@@ -2,6 +2,7 @@
 //! owner only.
 
 use super::{Access, Store, Val};
+use anyhow::anyhow;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, OpenFlags};
 use std::path::Path;
@@ -45,7 +46,7 @@ pub const APPLICATION_ID: i32 = 0x6362_7374;
 const OWN_TABLES: [&str; 4] = ["points", "runs", "schema_version", "tags"];
 
 impl Sqlite {
-    pub fn open(path: &Path, access: Access) -> Result<Sqlite, String> {
+    pub fn open(path: &Path, access: Access) -> anyhow::Result<Sqlite> {
         let name = format!("sqlite:{}", crate::units::shown_path(path));
         let conn = match access {
             Access::Read => open_read_only(path, &name)?,
@@ -56,7 +57,7 @@ impl Sqlite {
             Access::Write => open_writable(path, &name)?,
         };
         conn.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(|e| format!("store {name}: {e}"))?;
+            .map_err(|e| anyhow!("store {name}: {e}"))?;
         let mut store = Sqlite { conn, name };
         store.check_ours(access)?;
         if access != Access::Read {
@@ -65,7 +66,7 @@ impl Sqlite {
                 .conn
                 .pragma_update(None, "journal_mode", "WAL")
                 .map_err(|e| {
-                    format!("cannot open store {name}: {e}: give another --store sqlite:PATH")
+                    anyhow!("cannot open store {name}: {e}: give another --store sqlite:PATH")
                 })?;
         }
         Ok(store)
@@ -74,7 +75,7 @@ impl Sqlite {
     /// Refuses a database that is not a cryptobench store, in one line, before anything
     /// is written to it. For writing, a new (empty) database gets the application id, and
     /// a store made before the id existed is stamped with it.
-    fn check_ours(&mut self, access: Access) -> Result<(), String> {
+    fn check_ours(&mut self, access: Access) -> anyhow::Result<()> {
         let name = self.name.clone();
         let not_sqlite = |e: rusqlite::Error| {
             format!("cannot open store {name}: {e}: is it an SQLite file? give another --store sqlite:PATH")
@@ -82,7 +83,8 @@ impl Sqlite {
         let id: i32 = self
             .conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
-            .map_err(not_sqlite)?;
+            .map_err(not_sqlite)
+            .map_err(anyhow::Error::msg)?;
         if id == APPLICATION_ID {
             return Ok(());
         }
@@ -90,37 +92,38 @@ impl Sqlite {
             .conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
-            .map_err(not_sqlite)?;
+            .map_err(not_sqlite)
+            .map_err(anyhow::Error::msg)?;
         let foreign = || {
             format!(
                 "store {name} is not a cryptobench store (an SQLite database of another program): give another --store sqlite:PATH"
             )
         };
         if id != 0 {
-            return Err(foreign());
+            return Err(anyhow::Error::msg(foreign()));
         }
         let ours_before_the_id = OWN_TABLES.iter().all(|t| tables.iter().any(|n| n == t));
         tables.retain(|t| !t.starts_with("sqlite_"));
         let empty = tables.is_empty();
         match access {
             Access::Read if ours_before_the_id => Ok(()),
-            Access::Read if empty => Err(format!(
+            Access::Read if empty => Err(anyhow!(
                 "store {name} holds no runs (an empty database): give the store your runs were written to"
             )),
             Access::Update | Access::Write if ours_before_the_id || empty => self
                 .conn
                 .pragma_update(None, "application_id", APPLICATION_ID)
-                .map_err(|e| format!("store {name}: {e}")),
-            _ => Err(foreign()),
+                .map_err(|e| anyhow!("store {name}: {e}")),
+            _ => Err(anyhow::Error::msg(foreign())),
         }
     }
 }
 
 /// Creates the store where missing (its directory private, the file 0600) and opens it.
-fn open_writable(path: &Path, name: &str) -> Result<Connection, String> {
+fn open_writable(path: &Path, name: &str) -> anyhow::Result<Connection> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
-            super::private_dir(dir).map_err(|e| format!("store {name}: {e}"))?;
+            super::private_dir(dir).map_err(|e| anyhow!("store {name}: {e}"))?;
         }
     }
     // Created 0600 before SQLite opens it; its journal files take the same mode.
@@ -132,23 +135,23 @@ fn open_writable(path: &Path, name: &str) -> Result<Connection, String> {
             .mode(0o600)
             .open(path)
             .map_err(|e| {
-                format!("cannot open store {name}: {e}: give a writable path with --store sqlite:PATH, or --no-store")
+                anyhow!("cannot open store {name}: {e}: give a writable path with --store sqlite:PATH, or --no-store")
             })?;
     }
     Connection::open(path).map_err(|e| {
-        format!("cannot open store {name}: {e}: give another --store sqlite:PATH, or --no-store")
+        anyhow!("cannot open store {name}: {e}: give another --store sqlite:PATH, or --no-store")
     })
 }
 
 /// A store that is not there is an error (never created) for every command but a run
 /// or an import.
-fn existing_file(path: &Path, name: &str) -> Result<(), String> {
+fn existing_file(path: &Path, name: &str) -> anyhow::Result<()> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(()),
-        Ok(_) => Err(format!(
+        Ok(_) => Err(anyhow!(
             "store {name} is not a regular file: give the store file with --store sqlite:PATH"
         )),
-        Err(e) => Err(format!(
+        Err(e) => Err(anyhow!(
             "no store {name}: {e}: check the path (a store is made by the first run or `history import` into it)"
         )),
     }
@@ -157,7 +160,7 @@ fn existing_file(path: &Path, name: &str) -> Result<(), String> {
 /// Opens an existing store without writing anything to it. Where SQLite cannot set up
 /// its shared memory beside the file (a directory the user cannot write, an immutable
 /// file), the file is opened as immutable: read as it is on disk.
-fn open_read_only(path: &Path, name: &str) -> Result<Connection, String> {
+fn open_read_only(path: &Path, name: &str) -> anyhow::Result<Connection> {
     existing_file(path, name)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
     let readable =
@@ -170,7 +173,7 @@ fn open_read_only(path: &Path, name: &str) -> Result<Connection, String> {
     let immutable = format!("file:{}?immutable=1", uri_path(path));
     Connection::open_with_flags(immutable, flags)
         .and_then(|c| readable(&c).map(|_| c))
-        .map_err(|e| format!("cannot read store {name}: {e}: give a readable store file with --store sqlite:PATH"))
+        .map_err(|e| anyhow!("cannot read store {name}: {e}: give a readable store file with --store sqlite:PATH"))
 }
 
 /// A path as the path part of an SQLite URI: the characters a URI gives meaning escaped.
@@ -189,29 +192,34 @@ impl Store for Sqlite {
     fn name(&self) -> &str {
         &self.name
     }
-    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<u64, String> {
+    fn execute(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<u64> {
         self.conn
             .execute(&placeholders(sql), params_from_iter(params))
             .map(|n| n as u64)
-            .map_err(|e| format!("store {}: {e}", self.name))
+            .map_err(|e| anyhow!("store {}: {e}", self.name))
     }
-    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, String> {
+    fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Vec<Val>>> {
         let err = |e: rusqlite::Error| format!("store {}: {e}", self.name);
-        let mut stmt = self.conn.prepare_cached(&placeholders(sql)).map_err(err)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&placeholders(sql))
+            .map_err(err)
+            .map_err(anyhow::Error::msg)?;
         let n = stmt.column_count();
         let rows = stmt
             .query_map(params_from_iter(params), |row| {
                 (0..n).map(|i| row.get_ref(i).map(val)).collect()
             })
-            .map_err(err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+            .map_err(err)
+            .map_err(anyhow::Error::msg)?;
+        (rows.collect::<Result<Vec<_>, _>>().map_err(err)).map_err(anyhow::Error::msg)
     }
-    fn begin(&mut self, exclusive: bool) -> Result<(), String> {
+    fn begin(&mut self, exclusive: bool) -> anyhow::Result<()> {
         // IMMEDIATE takes the write lock now: two writers never both read then write.
         let _ = exclusive;
         self.execute("BEGIN IMMEDIATE", &[]).map(|_| ())
     }
-    fn commit(&mut self) -> Result<(), String> {
+    fn commit(&mut self) -> anyhow::Result<()> {
         self.execute("COMMIT", &[]).map(|_| ())
     }
     fn rollback(&mut self) {

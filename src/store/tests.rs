@@ -366,7 +366,7 @@ fn a_run_id_comes_before_a_tag_of_the_same_name() {
         runs::add_point(s.as_mut(), 0, &record(&rec, id, 0)).unwrap();
     }
     let e = runs::tag(s.as_mut(), IDS[0], IDS[1]).unwrap_err();
-    assert!(e.contains("run id"), "{e}");
+    assert!(e.to_string().contains("run id"), "{e}");
     // A tag made before a run of that name arrived: the run's id wins.
     runs::tag(s.as_mut(), IDS[0], "nightly").unwrap();
     runs::begin_run(s.as_mut(), &environment(&env, "nightly", 3), "speed").unwrap();
@@ -385,7 +385,10 @@ fn reading_never_creates_and_other_databases_are_refused() {
         let e = open(&StoreUrl::Sqlite(missing.clone()), access)
             .err()
             .unwrap();
-        assert!(e.contains("check the path") && e.contains("x.db"), "{e}");
+        assert!(
+            e.to_string().contains("check the path") && e.to_string().contains("x.db"),
+            "{e}"
+        );
         assert!(!dir.0.join("no").exists());
     }
     let foreign = dir.0.join("foreign.db");
@@ -398,7 +401,7 @@ fn reading_never_creates_and_other_databases_are_refused() {
             .err()
             .unwrap();
         assert!(
-            e.contains("not a cryptobench store") && !e.contains("CREATE"),
+            e.to_string().contains("not a cryptobench store") && !e.to_string().contains("CREATE"),
             "{e}"
         );
     }

@@ -1,6 +1,7 @@
 //! Which store: `--store sqlite:PATH | postgresql://...`, else `CRYPTOBENCH_STORE`, else
 //! the default SQLite file. Passwords never reach a message or a recorded command line.
 
+use anyhow::anyhow;
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -14,25 +15,25 @@ const FIX: &str =
     "give --store sqlite:PATH or --store postgresql://USER@HOST[:PORT]/DB (or --no-store)";
 
 impl StoreUrl {
-    pub fn parse(s: &str) -> Result<StoreUrl, String> {
+    pub fn parse(s: &str) -> anyhow::Result<StoreUrl> {
         let t = s.trim();
         if let Some(p) = t.strip_prefix("sqlite:") {
             let p = p.strip_prefix("//").unwrap_or(p);
             if p.is_empty() {
-                return Err(format!("invalid store 'sqlite:': no path: {FIX}"));
+                return Err(anyhow!("invalid store 'sqlite:': no path: {FIX}"));
             }
             return Ok(StoreUrl::Sqlite(PathBuf::from(p)));
         }
         if t.starts_with("postgresql://") || t.starts_with("postgres://") {
             return match t.parse::<::postgres::Config>() {
                 Ok(_) => Ok(StoreUrl::Postgres(t.to_string())),
-                Err(e) => Err(format!(
+                Err(e) => Err(anyhow!(
                     "invalid store '{}': {e}: {FIX}",
                     crate::units::shown(&masked(t))
                 )),
             };
         }
-        Err(format!(
+        Err(anyhow!(
             "invalid store '{}': {FIX}",
             crate::units::shown(&masked(t))
         ))
@@ -40,7 +41,7 @@ impl StoreUrl {
 
     /// The store a run writes to: `--no-store` none; `--store` or `CRYPTOBENCH_STORE`
     /// ("none" turns it off); else the default SQLite file, when a home is known.
-    pub fn choose(flag: Option<&str>, no_store: bool) -> Result<Option<StoreUrl>, String> {
+    pub fn choose(flag: Option<&str>, no_store: bool) -> anyhow::Result<Option<StoreUrl>> {
         if no_store {
             return Ok(None);
         }
@@ -52,7 +53,7 @@ impl StoreUrl {
             Ok(v) => {
                 return StoreUrl::parse(&v)
                     .map(Some)
-                    .map_err(|e| format!("CRYPTOBENCH_STORE: {e}"))
+                    .map_err(|e| anyhow!("CRYPTOBENCH_STORE: {e}"))
             }
             Err(_) => {}
         }
@@ -110,10 +111,15 @@ mod tests {
         );
         let e = StoreUrl::parse("mysql://u:pw@h/d").unwrap_err();
         assert!(
-            e.contains("u:***@h") && !e.contains("pw") && e.contains("sqlite:PATH"),
+            e.to_string().contains("u:***@h")
+                && !e.to_string().contains("pw")
+                && e.to_string().contains("sqlite:PATH"),
             "{e}"
         );
         let e = StoreUrl::parse("postgresql://u:pw@h:notaport/d").unwrap_err();
-        assert!(!e.contains("pw@") && e.contains("invalid store"), "{e}");
+        assert!(
+            !e.to_string().contains("pw@") && e.to_string().contains("invalid store"),
+            "{e}"
+        );
     }
 }

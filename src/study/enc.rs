@@ -13,6 +13,7 @@ use crate::record::{Record, SCHEMA};
 use crate::sys::guard::{Guard, Resource};
 use crate::sys::spawn::{spawn, Options};
 use crate::workloads::Failure;
+use anyhow::anyhow;
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -62,7 +63,7 @@ impl OpensslEnc {
 
     /// One `openssl enc` of `input` into `output`: wall seconds, and CPU (user, sys) of the
     /// child from the change in this process's children's usage.
-    fn once(&self, decrypt: bool, input: &str, output: &str) -> Result<(f64, f64, f64), String> {
+    fn once(&self, decrypt: bool, input: &str, output: &str) -> anyhow::Result<(f64, f64, f64)> {
         let (key, iv) = ("00".repeat(32), "00".repeat(16));
         let mut cmd = Command::new(&self.program);
         cmd.args(["enc", &format!("-{}", self.cipher), "-K", &key, "-iv", &iv])
@@ -78,11 +79,11 @@ impl OpensslEnc {
         let before = children_cpu();
         let t = Instant::now();
         let mut c = spawn(&self.guard, &mut cmd, "openssl enc", Options::default())?;
-        let st = c.wait().map_err(|e| e.to_string())?;
+        let st = c.wait().map_err(anyhow::Error::msg)?;
         let wall = t.elapsed().as_secs_f64();
         self.guard.stop_process(c.id() as i32);
         if !st.success() {
-            return Err(format!(
+            return Err(anyhow!(
                 "openssl enc -{} {} failed ({st})",
                 self.cipher,
                 if decrypt { "-d" } else { "" }
@@ -118,7 +119,7 @@ fn version(program: &Path) -> String {
 }
 
 /// A private dir in tmpfs (/dev/shm), removed with the guard: the study's RAM disk.
-fn tmpfs_dir(guard: &Guard) -> Result<PathBuf, String> {
+fn tmpfs_dir(guard: &Guard) -> anyhow::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let p = Path::new("/dev/shm").join(format!(
@@ -130,21 +131,21 @@ fn tmpfs_dir(guard: &Guard) -> Result<PathBuf, String> {
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&p)
-        .map_err(|e| format!("cannot create {} (tmpfs): {e}", p.display()))?;
+        .map_err(|e| anyhow!("cannot create {} (tmpfs): {e}", p.display()))?;
     guard.track(Resource::TempDir(p.clone()));
     Ok(p)
 }
 
 /// The plaintext: `bytes` of incompressible-looking data.
-fn write_plain(path: &Path, bytes: u64) -> Result<(), String> {
-    let mut f = std::fs::File::create(path).map_err(|e| e.to_string())?;
+fn write_plain(path: &Path, bytes: u64) -> anyhow::Result<()> {
+    let mut f = std::fs::File::create(path).map_err(anyhow::Error::msg)?;
     let block: Vec<u8> = (0..1 << 20)
         .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect();
     let mut left = bytes;
     while left > 0 {
         let n = left.min(block.len() as u64) as usize;
-        f.write_all(&block[..n]).map_err(|e| e.to_string())?;
+        f.write_all(&block[..n]).map_err(anyhow::Error::msg)?;
         left -= n as u64;
     }
     Ok(())
@@ -160,8 +161,8 @@ impl Workload for OpensslEnc {
             Failure::Unavailable("openssl (the command) not found: apt-get install openssl".into())
         })?;
         self.version = version(&self.program);
-        self.dir = tmpfs_dir(&self.guard).map_err(Failure::Runtime)?;
-        write_plain(&self.dir.join("plain"), self.bytes).map_err(Failure::Runtime)?;
+        self.dir = tmpfs_dir(&self.guard).map_err(Failure::runtime)?;
+        write_plain(&self.dir.join("plain"), self.bytes).map_err(Failure::runtime)?;
         Ok(Plan {
             points: DIRECTIONS.len(),
             seconds: self.bytes as f64 / 1e8 * self.rounds as f64 * 2.0,
@@ -200,7 +201,7 @@ impl Workload for OpensslEnc {
             }
             let (w, u, s) = self
                 .once(decrypt, input, output)
-                .map_err(Failure::Runtime)?;
+                .map_err(Failure::runtime)?;
             samples.push(self.bytes as f64 / w);
             wall += w;
             user += u;

@@ -2,25 +2,26 @@
 //! one on every CPU, and putting the old ones back (at the end, on error and after
 //! SIGINT, which ends the step and reaches `restore` through the runner or `Drop`).
 
+use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 
 const CPUS: &str = "/sys/devices/system/cpu";
 
 /// The governors every CPU offers, or why none can be set here.
-pub fn offered(root: &Path) -> Result<Vec<String>, String> {
+pub fn offered(root: &Path) -> anyhow::Result<Vec<String>> {
     let cpus = policy_dirs(root);
     let Some(first) = cpus.first() else {
-        return Err(format!(
+        return Err(anyhow!(
             "governor not settable: no cpufreq in {}/cpu*/cpufreq (a virtual machine or a kernel without CONFIG_CPU_FREQ)",
             root.display()
         ));
     };
     let avail = std::fs::read_to_string(first.join("scaling_available_governors"))
-        .map_err(|e| format!("governor not settable: scaling_available_governors: {e}"))?;
+        .map_err(|e| anyhow!("governor not settable: scaling_available_governors: {e}"))?;
     let probe = first.join("scaling_governor");
     let writable = std::fs::OpenOptions::new().write(true).open(&probe);
     if let Err(e) = writable {
-        return Err(format!(
+        return Err(anyhow!(
             "governor not settable: {}: {e} (run as root)",
             probe.display()
         ));
@@ -54,19 +55,19 @@ pub struct Restore {
 }
 
 impl Restore {
-    pub fn set(&mut self, governor: &str) -> Result<(), String> {
+    pub fn set(&mut self, governor: &str) -> anyhow::Result<()> {
         offered(Path::new(CPUS))?;
         for dir in policy_dirs(Path::new(CPUS)) {
             let f = dir.join("scaling_governor");
             let was = std::fs::read_to_string(&f)
-                .map_err(|e| format!("{}: {e}", f.display()))?
+                .map_err(|e| anyhow!("{}: {e}", f.display()))?
                 .trim()
                 .to_string();
             if !self.old.iter().any(|(p, _)| p == &f) {
                 self.old.push((f.clone(), was));
             }
             std::fs::write(&f, governor)
-                .map_err(|e| format!("governor not settable: {}: {e}", f.display()))?;
+                .map_err(|e| anyhow!("governor not settable: {}: {e}", f.display()))?;
         }
         self.log.push(format!("governor set to {governor}"));
         Ok(())
@@ -103,7 +104,11 @@ mod tests {
         let d = std::env::temp_dir().join(format!("cbench-gov-test-{}", std::process::id()));
         std::fs::create_dir_all(d.join("cpu0")).unwrap();
         let e = offered(&d).unwrap_err();
-        assert!(e.starts_with("governor not settable: no cpufreq"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("governor not settable: no cpufreq"),
+            "{e}"
+        );
         std::fs::create_dir_all(d.join("cpu0/cpufreq")).unwrap();
         std::fs::write(d.join("cpu0/cpufreq/scaling_governor"), "powersave\n").unwrap();
         std::fs::write(

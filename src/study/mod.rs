@@ -232,7 +232,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
         ));
     }
     if let Some(p) = &args.output {
-        crate::record::JsonLinesWriter::check(p).map_err(Failure::Input)?;
+        crate::record::JsonLinesWriter::check(p).map_err(Failure::input)?;
     }
     for l in &args.libcrypto {
         if !l.is_file() {
@@ -263,8 +263,11 @@ fn opts(args: &StudyArgs) -> Opts {
             .map(|n| n.get())
             .unwrap_or(1),
         arch: std::env::consts::ARCH,
-        governors: governor::offered(std::path::Path::new("/sys/devices/system/cpu")),
-        profile: crate::profile::Sampler::new(None, false).map(drop),
+        governors: governor::offered(std::path::Path::new("/sys/devices/system/cpu"))
+            .map_err(|e| e.to_string()),
+        profile: crate::profile::Sampler::new(None, false)
+            .map(drop)
+            .map_err(|e| e.to_string()),
     }
 }
 

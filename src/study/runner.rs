@@ -7,6 +7,7 @@ use crate::record::read::read_files;
 use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
 use crate::workloads::{self, Failure, EXIT_INTERRUPTED};
+use anyhow::anyhow;
 use clap::Parser;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -49,7 +50,7 @@ pub fn run(
         Some(p) => p.to_path_buf(),
         None => guard
             .temp_dir("study")
-            .map_err(Failure::Runtime)?
+            .map_err(Failure::runtime)?
             .join("records.jsonl"),
     };
     let total: f64 = steps.iter().map(|s| s.seconds).sum();
@@ -158,7 +159,7 @@ fn collect(
     if !file.exists() {
         return Ok(());
     }
-    let loaded = read_files(&[file.to_path_buf()]).map_err(Failure::Runtime)?;
+    let loaded = read_files(&[file.to_path_buf()]).map_err(Failure::runtime)?;
     for run in loaded.runs {
         if seen.insert(run.run_id.clone()) {
             let neighbour = run
@@ -184,23 +185,22 @@ fn step(
     guard: &Guard,
     governors: &mut governor::Restore,
 ) -> Result<i32, Failure> {
-    let broke = Failure::Runtime;
     match &s.action {
         Action::Workload(argv) => in_process(argv, file),
         Action::Child { env, argv } => {
             check(argv)?;
-            let dir = guard.temp_dir("child").map_err(broke)?;
+            let dir = guard.temp_dir("child").map_err(Failure::runtime)?;
             let err = dir.join("stderr");
             let st = child(guard, env, argv, file, Some(&err))
-                .map_err(broke)?
+                .map_err(Failure::runtime)?
                 .wait()
-                .map_err(|e| broke(e.to_string()))?;
+                .map_err(Failure::runtime)?;
             // The child's messages reach the user, and its last one says why it failed.
             let said = std::fs::read_to_string(&err).unwrap_or_default();
             eprint!("{said}");
             match st.code() {
                 Some(0) => Ok(0),
-                c => Err(broke(format!(
+                c => Err(Failure::runtime(format!(
                     "exited with status {}{}",
                     c.map(|c| c.to_string()).unwrap_or("(killed)".into()),
                     said.lines()
@@ -216,15 +216,16 @@ fn step(
             neighbour_env,
             argv,
         } => {
-            let dir = guard.temp_dir("neighbour").map_err(broke)?;
+            let dir = guard.temp_dir("neighbour").map_err(Failure::runtime)?;
             let nfile = dir.join("neighbour.jsonl");
-            let mut n = child(guard, neighbour_env, neighbour, &nfile, None).map_err(broke)?;
+            let mut n =
+                child(guard, neighbour_env, neighbour, &nfile, None).map_err(Failure::runtime)?;
             // Let the neighbour load its library and reach its measuring loop.
             std::thread::sleep(Duration::from_millis(700));
             let code = in_process(argv, file);
             guard.stop_process(n.id() as i32);
             let _ = n.wait();
-            mark_neighbour(&nfile, file).map_err(broke)?;
+            mark_neighbour(&nfile, file).map_err(Failure::runtime)?;
             code
         }
         Action::Guest(cmds) => guest(cmds, file),
@@ -247,7 +248,7 @@ fn step(
             };
             crate::driver::run(&mut { w }, &common).and_then(|done| done.outcome)
         }
-        Action::Governor(g) => governors.set(g).map(|_| 0).map_err(broke),
+        Action::Governor(g) => governors.set(g).map(|_| 0).map_err(Failure::runtime),
     }
 }
 
@@ -286,8 +287,8 @@ fn child(
     argv: &[String],
     file: &Path,
     stderr: Option<&Path>,
-) -> Result<std::process::Child, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find cryptobench: {e}"))?;
+) -> anyhow::Result<std::process::Child> {
+    let exe = std::env::current_exe().map_err(|e| anyhow!("cannot find cryptobench: {e}"))?;
     let mut cmd = Command::new(exe);
     cmd.args(argv)
         .arg("--output")
@@ -297,14 +298,14 @@ fn child(
         .stdout(Stdio::null());
     if let Some(p) = stderr {
         let f =
-            std::fs::File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            std::fs::File::create(p).map_err(|e| anyhow!("cannot create {}: {e}", p.display()))?;
         cmd.stderr(f);
     }
     spawn(guard, &mut cmd, "cryptobench", Options::default())
 }
 
 /// Copies the neighbour's lines into the study's file, its environment marked.
-fn mark_neighbour(from: &Path, to: &Path) -> Result<(), String> {
+fn mark_neighbour(from: &Path, to: &Path) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(from).unwrap_or_default();
     let mut out = String::new();
     for line in text.lines() {
@@ -321,13 +322,13 @@ fn mark_neighbour(from: &Path, to: &Path) -> Result<(), String> {
     append(to, &out)
 }
 
-fn append(to: &Path, text: &str) -> Result<(), String> {
+fn append(to: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(to)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| format!("cannot append to {}: {e}", to.display()))
+        .map_err(|e| anyhow!("cannot append to {}: {e}", to.display()))
 }
 
 /// guest/run: next to the binary's source tree, or CRYPTOBENCH_GUEST_RUN.
@@ -343,10 +344,10 @@ fn guest(cmds: &[Vec<String>], file: &Path) -> Result<i32, Failure> {
     let run = guest_run().ok_or(Failure::Unavailable(
         "guest/run not found: run from a cryptobench checkout or set CRYPTOBENCH_GUEST_RUN".into(),
     ))?;
-    guest_in(&run, cmds, file).map_err(Failure::Runtime)
+    guest_in(&run, cmds, file).map_err(Failure::runtime)
 }
 
-fn guest_in(run: &Path, cmds: &[Vec<String>], file: &Path) -> Result<i32, String> {
+fn guest_in(run: &Path, cmds: &[Vec<String>], file: &Path) -> anyhow::Result<i32> {
     // Every command appends to one file; the status is the first non-zero one.
     let mut script = String::from("c=0");
     for argv in cmds {
@@ -357,18 +358,18 @@ fn guest_in(run: &Path, cmds: &[Vec<String>], file: &Path) -> Result<i32, String
         ));
     }
     script.push_str(&format!("; echo {MARK}; cat /tmp/r.jsonl; exit $c"));
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(anyhow::Error::msg)?;
     let o = Command::new(run)
         .args(["sh", "-c", &script])
         .env("CRYPTOBENCH_BIN", exe)
         .env_remove("GUEST_VERBOSE")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot start guest/run: {e}"))?;
+        .map_err(|e| anyhow!("cannot start guest/run: {e}"))?;
     let out = String::from_utf8_lossy(&o.stdout);
     let Some((_, lines)) = out.split_once(MARK) else {
         let err = String::from_utf8_lossy(&o.stderr);
-        return Err(format!(
+        return Err(anyhow!(
             "the guest did not run cryptobench (status {:?}): {}",
             o.status.code(),
             err.lines().last().unwrap_or("")

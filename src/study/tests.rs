@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::record::read::{AnyRecord, Run};
+use anyhow::anyhow;
 
 /// Observed runs, one per (tag, records).
 pub fn observed(parts: Vec<(&str, Vec<AnyRecord>)>) -> Observed {
@@ -98,8 +99,8 @@ fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
         libcrypto: Vec::new(),
         cores: 4,
         arch: "x86_64",
-        governors: Err("governor not settable: test".into()),
-        profile: Err("perf: test".into()),
+        governors: Err((anyhow!("governor not settable: test")).to_string()),
+        profile: Err((anyhow!("perf: test")).to_string()),
     };
     for s in all() {
         let full: f64 = s.steps(&o).iter().map(|s| s.seconds).sum();
@@ -208,7 +209,7 @@ fn quick_opts() -> Opts {
         libcrypto: Vec::new(),
         cores: 2,
         arch: "x86_64",
-        governors: Err("governor not settable: test".into()),
-        profile: Err("perf: test".into()),
+        governors: Err((anyhow!("governor not settable: test")).to_string()),
+        profile: Err((anyhow!("perf: test")).to_string()),
     }
 }

@@ -4,6 +4,7 @@
 //! Cores that ran the point are those busy for at least half of it (/proc/stat). Where
 //! no source exists the reading is None and `detect` says why, once, for the environment.
 
+use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -70,8 +71,8 @@ pub fn cpus_in(root: &Path) -> Vec<usize> {
 pub fn detect_in(
     dev_cpu: &Path,
     sys_cpu: &Path,
-    perf: impl Fn(usize) -> Result<(), String>,
-) -> Result<Source, String> {
+    perf: impl Fn(usize) -> anyhow::Result<()>,
+) -> anyhow::Result<Source> {
     let cpus = cpus_in(sys_cpu);
     let first = *cpus.first().unwrap_or(&0);
     let msr = dev_cpu.join(first.to_string()).join("msr");
@@ -86,7 +87,7 @@ pub fn detect_in(
     let cur = sys_cpu.join(format!("cpu{first}/cpufreq/scaling_cur_freq"));
     match std::fs::read_to_string(&cur).ok().and_then(|t| parse_khz(&t)) {
         Some(_) => Ok(Source::Cpufreq),
-        None => Err(format!(
+        None => Err(anyhow!(
             "clock not observable: no APERF/MPERF ({msr_why}; modprobe msr), no hardware cycles counter ({perf_why}), no cpufreq ({} missing)",
             cur.display()
         )),
@@ -97,22 +98,24 @@ pub fn detect_in(
 pub fn detect() -> &'static Result<Source, String> {
     static FOUND: OnceLock<Result<Source, String>> = OnceLock::new();
     FOUND.get_or_init(|| {
-        detect_in(Path::new("/dev/cpu"), Path::new(CPUS), |c| {
+        (detect_in(Path::new("/dev/cpu"), Path::new(CPUS), |c| {
             perf_open(c).map(drop)
-        })
+        }))
+        .map_err(|e| e.to_string())
     })
 }
 
-fn read_at(path: &Path, offset: u64) -> Result<u64, String> {
+fn read_at(path: &Path, offset: u64) -> anyhow::Result<u64> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let f = std::fs::File::open(path).map_err(anyhow::Error::msg)?;
     let mut b = [0u8; 8];
-    f.read_exact_at(&mut b, offset).map_err(|e| e.to_string())?;
-    parse_counter(&b).ok_or_else(|| "short read".into())
+    f.read_exact_at(&mut b, offset)
+        .map_err(anyhow::Error::msg)?;
+    parse_counter(&b).ok_or_else(|| anyhow!("short read"))
 }
 
 /// A perf fd counting hardware cycles on one CPU (all processes).
-fn perf_open(cpu: usize) -> Result<std::fs::File, String> {
+fn perf_open(cpu: usize) -> anyhow::Result<std::fs::File> {
     use std::os::fd::FromRawFd;
     // perf_event_attr, version 0 layout (64 bytes): type, size, config; the rest zero
     // (enabled, counting user and kernel).
@@ -132,7 +135,7 @@ fn perf_open(cpu: usize) -> Result<std::fs::File, String> {
         )
     };
     if fd < 0 {
-        return Err(format!(
+        return Err(anyhow!(
             "perf_event_open(cycles): {}",
             std::io::Error::last_os_error()
         ));

@@ -2,6 +2,7 @@
 //! namespaces, links. Dropping the Guard (normal exit, error, unwinding) removes them in
 //! reverse order; a second SIGINT/SIGTERM removes every guard's resources before exiting.
 
+use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,10 +66,10 @@ impl Guard {
     }
 
     /// Spawns `cmd` and owns the process.
-    pub fn spawn(&self, cmd: &mut Command, name: &str) -> Result<Child, String> {
+    pub fn spawn(&self, cmd: &mut Command, name: &str) -> anyhow::Result<Child> {
         let child = cmd
             .spawn()
-            .map_err(|e| format!("cannot start {name}: {e}"))?;
+            .map_err(|e| anyhow!("cannot start {name}: {e}"))?;
         self.track(Resource::Process {
             pid: child.id() as i32,
             name: name.into(),
@@ -77,7 +78,7 @@ impl Guard {
     }
 
     /// A private temp dir (mode 0700) removed with the guard.
-    pub fn temp_dir(&self, what: &str) -> Result<PathBuf, String> {
+    pub fn temp_dir(&self, what: &str) -> anyhow::Result<PathBuf> {
         use std::os::unix::fs::DirBuilderExt;
         let base = std::env::temp_dir();
         for n in 0..100u32 {
@@ -89,14 +90,14 @@ impl Guard {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "cannot create a temp dir in {}: {e}",
                         base.display()
                     ))
                 }
             }
         }
-        Err("cannot create a temp dir: too many leftovers".into())
+        Err(anyhow!("cannot create a temp dir: too many leftovers"))
     }
 
     /// Stops one process now (and forgets it), e.g. between measurement points.

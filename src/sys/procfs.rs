@@ -50,8 +50,8 @@ pub fn stat(pid: i32) -> Option<ProcStat> {
 
 /// The files a process has mapped (the path column of /proc/PID/maps), each once, in
 /// order of first mapping; a file deleted since keeps its " (deleted)" mark.
-pub fn mapped_files(pid: i32) -> Result<Vec<std::path::PathBuf>, String> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(|e| e.to_string())?;
+pub fn mapped_files(pid: i32) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(anyhow::Error::msg)?;
     Ok(parse_maps(&text))
 }
 

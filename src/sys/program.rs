@@ -1,5 +1,6 @@
 //! Finding the programs a workload runs, and asking them their version.
 
+use anyhow::anyhow;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ pub fn find_program(name: &str, explicit: Option<&Path>) -> Option<PathBuf> {
 
 /// What `program args` prints (stdout, then stderr; some tools print their version on
 /// stderr or exit non-zero), within 10 s. The child dies with us.
-pub fn output(program: &Path, args: &[&str]) -> Result<String, String> {
+pub fn output(program: &Path, args: &[&str]) -> anyhow::Result<String> {
     let shown = program.display();
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -62,7 +63,7 @@ pub fn output(program: &Path, args: &[&str]) -> Result<String, String> {
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot run {shown}: {e}"))?;
+        .map_err(|e| anyhow!("cannot run {shown}: {e}"))?;
     // Read both pipes on threads, so that a chatty program cannot block on a full pipe.
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -96,7 +97,7 @@ pub fn output(program: &Path, args: &[&str]) -> Result<String, String> {
                 // Our own child, by its handle.
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
+                return Err(anyhow!(
                     "{shown} {} did not finish within {} s",
                     args.join(" "),
                     VERSION_LIMIT.as_secs()

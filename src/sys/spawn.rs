@@ -21,7 +21,7 @@ pub fn spawn(
     cmd: &mut Command,
     name: &str,
     options: Options,
-) -> Result<Child, String> {
+) -> anyhow::Result<Child> {
     let set = options.cpus.map(|cpus| {
         // SAFETY: building a cpu_set_t in memory we own.
         unsafe {

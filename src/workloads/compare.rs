@@ -55,8 +55,8 @@ pub const EXIT_REGRESSED: i32 = 3;
 /// that passed because half the points vanished would prove nothing.
 pub const EXIT_MISSING: i32 = 4;
 
-fn threshold(s: &str) -> Result<f64, String> {
-    s.trim()
+fn threshold(s: &str) -> anyhow::Result<f64> {
+    (s.trim()
         .trim_end_matches('%')
         .parse::<f64>()
         .ok()
@@ -66,7 +66,8 @@ fn threshold(s: &str) -> Result<f64, String> {
                 "'{}' is not a percentage from 0 to 100",
                 crate::units::shown(s)
             )
-        })
+        }))
+    .map_err(anyhow::Error::msg)
 }
 
 /// One side: what was read and which label (if any) was picked. Both sides share one
@@ -109,7 +110,7 @@ fn read_side(
         Some(o) => o.loaded.clone(),
         None => Rc::new(
             crate::store::resolve::load_args(std::slice::from_ref(&file), store)
-                .map_err(Failure::Input)?,
+                .map_err(Failure::input)?,
         ),
     };
     let side = Side {

@@ -76,7 +76,7 @@ pub enum Action {
 
 pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
     let url = StoreUrl::choose(args.store.as_deref(), false)
-        .map_err(Failure::Input)?
+        .map_err(Failure::input)?
         .ok_or_else(|| {
             Failure::Input(
                 "no store: CRYPTOBENCH_STORE is none and no home directory is known: give --store URL"
@@ -84,7 +84,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             )
         })?;
     let since = match args.filter.since.as_deref() {
-        Some(s) => Some(since_unix(s).map_err(Failure::Input)?),
+        Some(s) => Some(since_unix(s).map_err(Failure::input)?),
         None => None,
     };
     // Listing, show and export only read: they work on a store this user cannot write,
@@ -95,13 +95,12 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
         Some(Action::Import { .. }) => Access::Write,
     };
     let mut resolver = Resolver::new(Some(url), access);
-    let input = |e: String| Failure::Input(e);
     match args.action {
         None => {
             let f = &args.filter;
             f.format
                 .offered_by("history", &LISTING_FORMATS)
-                .map_err(input)?;
+                .map_err(Failure::input)?;
             let filter = Filter {
                 machine: f.machine.clone(),
                 workload: f.workload.clone(),
@@ -109,28 +108,28 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
                 tag: f.tag.clone(),
                 limit: f.limit,
             };
-            let rows =
-                runs::list(resolver.store().map_err(input)?, &filter).map_err(Failure::Runtime)?;
+            let rows = runs::list(resolver.store().map_err(Failure::input)?, &filter)
+                .map_err(Failure::runtime)?;
             print!("{}", listing(&rows, f.format));
         }
         Some(Action::Show { run, format }) => {
-            let loaded = resolver.load(&run).map_err(input)?;
+            let loaded = resolver.load(&run).map_err(Failure::input)?;
             print!(
                 "{}",
                 crate::render::document::render(&loaded, format, &super::render_options(None))
             );
         }
         Some(Action::Tag { run, name }) => {
-            let id = resolver.run_id(&run).map_err(input)?;
-            let store = resolver.store().map_err(input)?;
-            runs::check_tag_name(store, &name).map_err(input)?;
-            runs::tag(store, &id, &name).map_err(Failure::Runtime)?;
+            let id = resolver.run_id(&run).map_err(Failure::input)?;
+            let store = resolver.store().map_err(Failure::input)?;
+            runs::check_tag_name(store, &name).map_err(Failure::input)?;
+            runs::tag(store, &id, &name).map_err(Failure::runtime)?;
             println!("{name} -> {id}");
         }
         Some(Action::Export { run }) => {
-            let id = resolver.run_id(&run).map_err(input)?;
-            let lines =
-                runs::lines(resolver.store().map_err(input)?, &id).map_err(Failure::Runtime)?;
+            let id = resolver.run_id(&run).map_err(Failure::input)?;
+            let lines = runs::lines(resolver.store().map_err(Failure::input)?, &id)
+                .map_err(Failure::runtime)?;
             let mut out = std::io::stdout().lock();
             for l in lines {
                 writeln!(out, "{l}").map_err(|e| Failure::Runtime(format!("cannot write: {e}")))?;
@@ -138,16 +137,16 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
         }
         Some(Action::Import { files }) => import(&mut resolver, files)?,
         Some(Action::Rm { run, force }) => {
-            let id = resolver.run_id(&run).map_err(input)?;
-            let store = resolver.store().map_err(input)?;
-            let tags = runs::tags_of(store, &id).map_err(Failure::Runtime)?;
+            let id = resolver.run_id(&run).map_err(Failure::input)?;
+            let store = resolver.store().map_err(Failure::input)?;
+            let tags = runs::tags_of(store, &id).map_err(Failure::runtime)?;
             if !tags.is_empty() && !force {
                 return Err(Failure::Input(format!(
                     "run {id} is tagged {}: check it is the run you mean (`cryptobench history show {id}`), then remove it with --force",
                     tags.iter().map(|t| crate::units::shown(t)).collect::<Vec<_>>().join(", ")
                 )));
             }
-            runs::remove(store, &id).map_err(Failure::Runtime)?;
+            runs::remove(store, &id).map_err(Failure::runtime)?;
             println!("removed {id}");
         }
     }
@@ -175,7 +174,7 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     let mut read = Vec::new();
     for file in &files {
         let loaded =
-            crate::record::read::read_files(std::slice::from_ref(file)).map_err(Failure::Input)?;
+            crate::record::read::read_files(std::slice::from_ref(file)).map_err(Failure::input)?;
         if loaded.runs.is_empty() && !from_spool {
             return Err(Failure::Input(super::report::no_records(
                 std::slice::from_ref(file),
@@ -184,10 +183,10 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
         }
         read.push(loaded);
     }
-    let store = resolver.store().map_err(Failure::Input)?;
+    let store = resolver.store().map_err(Failure::input)?;
     for (file, loaded) in files.iter().zip(&read) {
         super::report::print_skipped(loaded);
-        let (n, added) = runs::import(store, loaded).map_err(Failure::Runtime)?;
+        let (n, added) = runs::import(store, loaded).map_err(Failure::runtime)?;
         println!(
             "{}: {n} run(s), {added} new point(s) of {} into {}",
             crate::units::shown_path(file),
@@ -277,7 +276,7 @@ fn utc(t: i64) -> String {
 }
 
 /// `--since`: YYYY-MM-DD, 7d, 12h, or Unix seconds.
-fn since_unix(s: &str) -> Result<i64, String> {
+fn since_unix(s: &str) -> anyhow::Result<i64> {
     let t = s.trim();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -301,12 +300,13 @@ fn since_unix(s: &str) -> Result<i64, String> {
     let parts: Vec<i64> = t
         .split('-')
         .map(|p| p.parse().map_err(|_| bad()))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)?;
     match parts[..] {
         [y, m, d] if (1..=12).contains(&m) && (1..=31).contains(&d) => {
             Ok(days_from_civil(y, m, d) * 86400)
         }
-        _ => Err(bad()),
+        _ => Err(anyhow::Error::msg(bad())),
     }
 }
 

@@ -66,12 +66,12 @@ pub struct Paths {
 pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
     let mut libcrypto = args.libcrypto.clone();
     for dir in &args.openssl {
-        let build = impls::openssl::build::Build::open(dir, false).map_err(Failure::Input)?;
+        let build = impls::openssl::build::Build::open(dir, false).map_err(Failure::input)?;
         libcrypto.push(build.libcrypto);
     }
     #[allow(unused_mut)] // only the test-corrupt feature changes the list
     let impls::Registry { mut found, missing } =
-        impls::registry(&libcrypto, &args.variants).map_err(Failure::Input)?;
+        impls::registry(&libcrypto, &args.variants).map_err(Failure::input)?;
     #[cfg(feature = "test-corrupt")]
     if let Some(name) = &args.test_corrupt {
         let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
@@ -99,8 +99,8 @@ pub fn select(
     verb: &str,
 ) -> Result<Selection, Failure> {
     let (impls, absent) =
-        plan::select_impls(args.impls.as_deref(), found, missing).map_err(Failure::Input)?;
-    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::Input)?;
+        plan::select_impls(args.impls.as_deref(), found, missing).map_err(Failure::input)?;
+    let algs = plan::select_algs(args.algs.as_deref()).map_err(Failure::input)?;
     // A variant none of the selected implementations takes would be silently ignored.
     for spec in &args.variants {
         let owners = impls::variant_owners(spec);

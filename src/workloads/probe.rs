@@ -47,7 +47,7 @@ pub fn facts() -> Value {
                 .collect(),
             r.missing.iter().map(|u| json!(u)).collect(),
         ),
-        Err(e) => (Vec::new(), vec![json!({"name": "registry", "reason": e})]),
+        Err(e) => (Vec::new(), vec![json!({"name": "registry", "reason": e.to_string()})]),
     };
     let openssl = libraries
         .iter()

@@ -1,6 +1,8 @@
 //! `cryptobench report FILE...`: render saved records of any workload, from one or more
 //! files and runs, in any format. It never re-runs anything. Runs stay apart.
 
+use anyhow::anyhow;
+
 use super::Failure;
 use crate::render::document::{self, Options};
 use crate::render::Format;
@@ -64,7 +66,7 @@ pub fn print_skipped(loaded: &crate::record::read::Loaded) {
 }
 
 /// The newest run of each machine (hostname or machine id) in the store.
-fn newest_runs(names: &[&str], store: Option<&str>) -> Result<Vec<String>, String> {
+fn newest_runs(names: &[&str], store: Option<&str>) -> anyhow::Result<Vec<String>> {
     use crate::store::runs::{list, Filter};
     let url = crate::store::url::StoreUrl::choose(store, false)?;
     let mut resolver = crate::store::resolve::Resolver::new(url, crate::store::Access::Read);
@@ -78,7 +80,7 @@ fn newest_runs(names: &[&str], store: Option<&str>) -> Result<Vec<String>, Strin
                 ..Filter::default()
             };
             list(s, &f)?.into_iter().next().map(|r| r.run_id).ok_or_else(|| {
-                format!(
+                anyhow!(
                     "--machines: no run of machine '{}' in {}: `cryptobench history` lists the machines",
                     crate::units::shown(name),
                     s.name()
@@ -148,7 +150,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     let crossover = match args.crossover.as_deref() {
         None => None,
         Some(spec) => match crate::units::items(spec, "--crossover", "openssl,af_alg")
-            .map_err(Failure::Input)?[..]
+            .map_err(Failure::input)?[..]
         {
             [a, b] => Some((a.to_string(), b.to_string())),
             _ => {
@@ -167,15 +169,15 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     let machines = match args.machines.as_deref() {
         Some(list) => {
             let names =
-                crate::units::items(list, "--machines", "board,atom").map_err(Failure::Input)?;
-            let ids = newest_runs(&names, args.store.as_deref()).map_err(Failure::Input)?;
+                crate::units::items(list, "--machines", "board,atom").map_err(Failure::input)?;
+            let ids = newest_runs(&names, args.store.as_deref()).map_err(Failure::input)?;
             files.extend(ids.iter().map(PathBuf::from));
             names.iter().map(|n| n.to_string()).collect()
         }
         None => Vec::new(),
     };
     let loaded =
-        crate::store::resolve::load_args(&files, args.store.as_deref()).map_err(Failure::Input)?;
+        crate::store::resolve::load_args(&files, args.store.as_deref()).map_err(Failure::input)?;
     if loaded.record_count() == 0 {
         return Err(Failure::Input(no_records(&args.files, &loaded)));
     }
@@ -231,7 +233,7 @@ fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure>
             })?;
         }
     }
-    crate::render::plots::png::options().map_err(Failure::Input)
+    crate::render::plots::png::options().map_err(Failure::input)
 }
 
 /// Whether this user may create files in `dir` (by its effective ids, as the writes
@@ -277,7 +279,7 @@ fn write_plots(
         for (_, figures) in crate::render::document::figures_of(run, opts) {
             for f in figures {
                 crate::render::plots::png::write(dir, &f.id, &f.svg, font)
-                    .map_err(Failure::Runtime)?;
+                    .map_err(Failure::runtime)?;
                 written += 1;
             }
         }

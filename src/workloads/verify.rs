@@ -62,7 +62,7 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
             "verify",
             &[Format::Table, Format::Json, Format::Markdown, Format::Csv],
         )
-        .map_err(Failure::Input)?;
+        .map_err(Failure::input)?;
     if args.dut.named() {
         return crate::dut::passthrough(&args.dut, &args.paths.on_dut());
     }

@@ -23,6 +23,7 @@
 //! instead of the copying `sendmsg` (Documentation/crypto/userspace-if.rst, "Zero-Copy
 //! Interface"), in pieces of at most 16 pages.
 
+use anyhow::anyhow;
 mod ops;
 mod socket;
 
@@ -120,7 +121,7 @@ struct Driver {
 impl AfAlg {
     /// Checks which AF_ALG socket types this kernel offers. Err with the probe's reasons
     /// when none is usable.
-    pub fn probe() -> Result<AfAlg, String> {
+    pub fn probe() -> anyhow::Result<AfAlg> {
         let config = KernelConfig::read();
         let types: Vec<(&'static str, Usable)> = TYPES
             .iter()
@@ -139,9 +140,9 @@ impl AfAlg {
             }
             // One reason for all three types reads better without the type names.
             if reasons.len() == 1 {
-                return Err(types[0].1.reason.clone());
+                return Err(anyhow::Error::msg(types[0].1.reason.clone()));
             }
-            return Err(reasons.join("; "));
+            return Err(anyhow::Error::msg(reasons.join("; ")));
         }
         Ok(AfAlg {
             types,
@@ -233,7 +234,7 @@ impl AfAlg {
 
     /// Binds `name` as each usable socket type; the first that works tells the type,
     /// and /proc/crypto (read while the socket is bound) tells the algorithm.
-    fn find_driver(&self, name: &str) -> Result<Driver, String> {
+    fn find_driver(&self, name: &str) -> anyhow::Result<Driver> {
         let mut errors = Vec::new();
         for (kind, u) in &self.types {
             if !u.usable {
@@ -257,7 +258,7 @@ impl AfAlg {
                 Err(e) => errors.push(format!("{kind}: {}", os_err(e))),
             }
         }
-        Err(format!(
+        Err(anyhow!(
             "no kernel driver '{name}' can be bound through AF_ALG ({}); see /proc/crypto for driver names",
             errors.join(", ")
         ))
@@ -304,13 +305,13 @@ impl Implementation for AfAlg {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         if let Support::No(reason) = self.support(alg) {
-            return Err(reason);
+            return Err(anyhow::Error::msg(reason));
         }
         let kind = alg.kind();
         if matches!(kind, Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
-            return Err(format!(
+            return Err(anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",
                 alg.key_len(),
                 key.len()
@@ -319,7 +320,7 @@ impl Implementation for AfAlg {
         let (sock_type, _) = kernel_name(alg);
         let bind = self.bind_name(alg);
         let tfm = kernel::af_alg_bind(sock_type, &bind)
-            .map_err(|e| format!("AF_ALG bind {sock_type}/{bind}: {}", os_err(e)))?;
+            .map_err(|e| anyhow!("AF_ALG bind {sock_type}/{bind}: {}", os_err(e)))?;
         if kind == Kind::Aead {
             socket::set_tag_len(&tfm, TAG_LEN)?;
         }
@@ -389,8 +390,10 @@ impl Implementation for AfAlg {
             return None;
         }
         Some(
-            self.find_driver(name)
-                .map(|d| Box::new(self.with(Some(d), self.zerocopy)) as Box<dyn Implementation>),
+            (self
+                .find_driver(name)
+                .map(|d| Box::new(self.with(Some(d), self.zerocopy)) as Box<dyn Implementation>))
+            .map_err(|e| e.to_string()),
         )
     }
 
@@ -464,7 +467,9 @@ mod tests {
             Err(reason) => {
                 assert!(statuses.iter().all(|s| !s.usable));
                 assert!(
-                    statuses.iter().any(|s| reason.contains(&s.reason)),
+                    statuses
+                        .iter()
+                        .any(|s| reason.to_string().contains(&s.reason)),
                     "{reason}"
                 );
             }

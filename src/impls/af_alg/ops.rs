@@ -6,6 +6,7 @@ use super::{SO_RCVBUFFORCE, SO_SNDBUFFORCE};
 use crate::algorithms::{Algorithm, Direction, Kind};
 use crate::impls::{opened_len, sealed_len, Io, Operation};
 use crate::sys::os_err;
+use anyhow::anyhow;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 /// An AEAD message the kernel could not hold whole: AF_ALG allocates the scatterlists of
@@ -65,9 +66,9 @@ impl AlgOp {
         }
     }
 
-    fn check_nonce(&self, nonce: &[u8]) -> Result<(), String> {
+    fn check_nonce(&self, nonce: &[u8]) -> anyhow::Result<()> {
         if nonce.len() != self.nonce_len {
-            return Err(format!(
+            return Err(anyhow!(
                 "the {} must be {} bytes, got {}",
                 if self.kind == Kind::Aead {
                     "nonce"
@@ -83,7 +84,7 @@ impl AlgOp {
 
     /// Raises SO_SNDBUF and SO_RCVBUF so that a whole AEAD request of `sent` bytes in and
     /// `received` bytes out fits (the kernel processes an AEAD message only whole).
-    fn fit(&mut self, sent: usize, received: usize) -> Result<(), String> {
+    fn fit(&mut self, sent: usize, received: usize) -> anyhow::Result<()> {
         let need = sent.max(received);
         if need <= self.fits {
             return Ok(());
@@ -105,7 +106,7 @@ impl AlgOp {
             }
             let got = getsockopt_int(fd, opt).unwrap_or(0);
             if got < want {
-                return Err(format!(
+                return Err(anyhow!(
                     "an AEAD message of {need} bytes must fit whole in the AF_ALG socket buffer, but {what} stays at {got} bytes (net.core.{sysctl_name} = {}; {what}FORCE needs CAP_NET_ADMIN)",
                     sysctl(sysctl_name)
                 ));
@@ -115,7 +116,7 @@ impl AlgOp {
         Ok(())
     }
 
-    fn cipher(&mut self, nonce: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn cipher(&mut self, nonce: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         self.check_nonce(nonce)?;
         let r = io.raw_for(Some)?;
         let n = r.in_len;
@@ -138,13 +139,13 @@ impl AlgOp {
                         )];
                         let ctl = (off == 0 && sent == 0).then_some(&mut control);
                         let k = send_msg(fd, &mut v, ctl, !last)
-                            .map_err(|e| format!("AF_ALG sendmsg: {}", os_err(e)))?;
+                            .map_err(|e| anyhow!("AF_ALG sendmsg: {}", os_err(e)))?;
                         if k == 0 {
-                            return Err("AF_ALG sendmsg took nothing".into());
+                            return Err(anyhow!("AF_ALG sendmsg took nothing"));
                         }
                         sent += k;
                         if sent < piece && last {
-                            return Err(format!(
+                            return Err(anyhow!(
                                 "AF_ALG sendmsg took {sent} of the last {piece} bytes"
                             ));
                         }
@@ -153,9 +154,11 @@ impl AlgOp {
                 Some(pipe) => {
                     if off == 0 {
                         send_msg(fd, &mut [], Some(&mut control), true)
-                            .map_err(|e| format!("AF_ALG sendmsg (control): {}", os_err(e)))?;
+                            .map_err(|e| anyhow!("AF_ALG sendmsg (control): {}", os_err(e)))?;
                     }
-                    splice_in(pipe, fd, src, piece, last).map_err(|e| e.1)?;
+                    splice_in(pipe, fd, src, piece, last)
+                        .map_err(|e| e.1)
+                        .map_err(anyhow::Error::msg)?;
                 }
             }
             let mut got = 0;
@@ -165,9 +168,11 @@ impl AlgOp {
                     unsafe { r.out.add(off + got) },
                     piece - got,
                 )];
-                let k = recv_msg(fd, &mut v).map_err(recv_error)?;
+                let k = recv_msg(fd, &mut v)
+                    .map_err(recv_error)
+                    .map_err(anyhow::Error::msg)?;
                 if k == 0 {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "AF_ALG recvmsg returned nothing after {got} of {piece} bytes"
                     ));
                 }
@@ -178,7 +183,7 @@ impl AlgOp {
         Ok(n)
     }
 
-    fn aead(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn aead(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         self.check_nonce(nonce)?;
         let enc = self.direction == Direction::Enc;
         let out_len = if enc {
@@ -204,67 +209,72 @@ impl AlgOp {
             None => {
                 let mut v = [iov(aad.as_ptr(), aad.len()), iov(r.input, r.in_len)];
                 let k = send_msg(fd, &mut v, Some(&mut control), false)
-                    .map_err(|e| aead_error(e, "sendmsg", sent, out_len))?;
+                    .map_err(|e| aead_error(e, "sendmsg", sent, out_len))
+                    .map_err(anyhow::Error::msg)?;
                 if k != sent {
-                    return Err(too_big(
+                    return Err(anyhow::Error::msg(too_big(
                         &format!("sendmsg took {k} of {sent} bytes"),
                         sent,
                         out_len,
-                    ));
+                    )));
                 }
             }
             Some(pipe) => {
                 let mut v = [iov(aad.as_ptr(), aad.len())];
                 let k = send_msg(fd, &mut v, Some(&mut control), true)
-                    .map_err(|e| format!("AF_ALG sendmsg (control, AAD): {}", os_err(e)))?;
+                    .map_err(|e| anyhow!("AF_ALG sendmsg (control, AAD): {}", os_err(e)))?;
                 if k != aad.len() {
-                    return Err(format!("AF_ALG took {k} of {} bytes of AAD", aad.len()));
+                    return Err(anyhow!("AF_ALG took {k} of {} bytes of AAD", aad.len()));
                 }
-                splice_in(pipe, fd, r.input, r.in_len, true).map_err(|(e, m)| {
-                    if e == libc::ENOMEM {
-                        too_big(&m, sent, out_len)
-                    } else {
-                        m
-                    }
-                })?;
+                splice_in(pipe, fd, r.input, r.in_len, true)
+                    .map_err(|(e, m)| {
+                        if e == libc::ENOMEM {
+                            too_big(&m, sent, out_len)
+                        } else {
+                            m
+                        }
+                    })
+                    .map_err(anyhow::Error::msg)?;
             }
         }
         let mut v = [
             iov(self.scratch.as_mut_ptr(), aad.len() + spare),
             iov(r.out, out_len),
         ];
-        let k = recv_msg(fd, &mut v).map_err(|e| aead_error(e, "recvmsg", sent, out_len))?;
+        let k = recv_msg(fd, &mut v)
+            .map_err(|e| aead_error(e, "recvmsg", sent, out_len))
+            .map_err(anyhow::Error::msg)?;
         if k != aad.len() + out_len {
-            return Err(too_big(
+            return Err(anyhow::Error::msg(too_big(
                 &format!("recvmsg returned {k} of {} bytes", aad.len() + out_len),
                 sent,
                 out_len,
-            ));
+            )));
         }
         Ok(out_len)
     }
 
-    fn hash(&mut self, io: Io<'_>) -> Result<usize, String> {
+    fn hash(&mut self, io: Io<'_>) -> anyhow::Result<usize> {
         let (input, out) = io.digest_room(self.digest_len)?;
         let fd = self.sock.as_raw_fd();
         match &self.pipe {
             None => {
                 let mut v = [iov(input.as_ptr(), input.len())];
                 let k = send_msg(fd, &mut v, None, false)
-                    .map_err(|e| format!("AF_ALG send: {}", os_err(e)))?;
+                    .map_err(|e| anyhow!("AF_ALG send: {}", os_err(e)))?;
                 if k != input.len() {
-                    return Err(format!("AF_ALG hash took {k} of {} bytes", input.len()));
+                    return Err(anyhow!("AF_ALG hash took {k} of {} bytes", input.len()));
                 }
             }
-            Some(pipe) => {
-                splice_in(pipe, fd, input.as_ptr(), input.len(), true).map_err(|e| e.1)?
-            }
+            Some(pipe) => splice_in(pipe, fd, input.as_ptr(), input.len(), true)
+                .map_err(|e| e.1)
+                .map_err(anyhow::Error::msg)?,
         }
         let mut v = [iov(out.as_mut_ptr(), self.digest_len)];
         let k = recv_msg(fd, &mut v)
-            .map_err(|e| format!("AF_ALG read of the digest: {}", os_err(e)))?;
+            .map_err(|e| anyhow!("AF_ALG read of the digest: {}", os_err(e)))?;
         if k != self.digest_len {
-            return Err(format!(
+            return Err(anyhow!(
                 "AF_ALG returned {k} digest bytes, expected {}",
                 self.digest_len
             ));
@@ -274,12 +284,12 @@ impl AlgOp {
 }
 
 impl Operation for AlgOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         match self.kind {
             Kind::Cipher => self.cipher(nonce, io),
             Kind::Aead => self.aead(nonce, aad, io),
             Kind::Hash | Kind::Mac => self.hash(io),
-            _ => Err("AF_ALG offers no public-key operations".into()),
+            _ => Err(anyhow!("AF_ALG offers no public-key operations")),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::PIECE;
 use crate::sys::{errno, os_err};
+use anyhow::anyhow;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// A pipe for vmsplice + splice.
@@ -12,11 +13,11 @@ pub(super) struct Pipe {
 }
 
 impl Pipe {
-    pub(super) fn new() -> Result<Pipe, String> {
+    pub(super) fn new() -> anyhow::Result<Pipe> {
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: fds has room for the two descriptors pipe2 writes.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-            return Err(format!("pipe2: {}", os_err(errno())));
+            return Err(anyhow!("pipe2: {}", os_err(errno())));
         }
         // SAFETY: both fds are fresh and ours.
         Ok(unsafe {
@@ -253,7 +254,7 @@ pub(super) fn sysctl(name: &str) -> String {
 }
 
 /// ALG_SET_AEAD_AUTHSIZE on a transform socket: the tag length.
-pub(super) fn set_tag_len(tfm: &OwnedFd, len: usize) -> Result<(), String> {
+pub(super) fn set_tag_len(tfm: &OwnedFd, len: usize) -> anyhow::Result<()> {
     // SAFETY: ALG_SET_AEAD_AUTHSIZE takes no buffer; the size is optlen.
     let r = unsafe {
         libc::setsockopt(
@@ -265,13 +266,13 @@ pub(super) fn set_tag_len(tfm: &OwnedFd, len: usize) -> Result<(), String> {
         )
     };
     if r < 0 {
-        return Err(format!("ALG_SET_AEAD_AUTHSIZE {len}: {}", os_err(errno())));
+        return Err(anyhow!("ALG_SET_AEAD_AUTHSIZE {len}: {}", os_err(errno())));
     }
     Ok(())
 }
 
 /// ALG_SET_KEY on a transform socket.
-pub(super) fn set_key(tfm: &OwnedFd, key: &[u8]) -> Result<(), String> {
+pub(super) fn set_key(tfm: &OwnedFd, key: &[u8]) -> anyhow::Result<()> {
     // SAFETY: key is valid for key.len() bytes.
     let r = unsafe {
         libc::setsockopt(
@@ -283,7 +284,7 @@ pub(super) fn set_key(tfm: &OwnedFd, key: &[u8]) -> Result<(), String> {
         )
     };
     if r < 0 {
-        return Err(format!(
+        return Err(anyhow!(
             "ALG_SET_KEY ({} bytes): {}",
             key.len(),
             os_err(errno())
@@ -293,7 +294,7 @@ pub(super) fn set_key(tfm: &OwnedFd, key: &[u8]) -> Result<(), String> {
 }
 
 /// The operation socket of a bound, keyed transform socket.
-pub(super) fn accept(tfm: &OwnedFd) -> Result<OwnedFd, String> {
+pub(super) fn accept(tfm: &OwnedFd) -> anyhow::Result<OwnedFd> {
     // SAFETY: accept(2) on a bound AF_ALG socket; no peer address is asked for.
     let fd = unsafe {
         libc::accept4(
@@ -304,7 +305,7 @@ pub(super) fn accept(tfm: &OwnedFd) -> Result<OwnedFd, String> {
         )
     };
     if fd < 0 {
-        return Err(format!("AF_ALG accept: {}", os_err(errno())));
+        return Err(anyhow!("AF_ALG accept: {}", os_err(errno())));
     }
     // SAFETY: fd is a fresh socket we own.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })

@@ -3,6 +3,7 @@
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::{self, hybrid, is_pss, rsa_bits, KeyPair, PublicKey};
+use anyhow::anyhow;
 use aws_lc_rs::agreement::{self, UnparsedPublicKey as PeerKey};
 use aws_lc_rs::kem::{Ciphertext, DecapsulationKey, EncapsulationKey, ML_KEM_768};
 use aws_lc_rs::rand::SystemRandom;
@@ -55,20 +56,30 @@ impl KeyPair for SignKeyPair {
             Signer::MlDsa(k) => k.public_key().as_ref().to_vec(),
         }
     }
-    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         let failed = |_| "aws-lc could not sign".to_string();
         match &self.signer {
             Signer::Rsa(k, enc) => {
                 let mut sig = vec![0u8; k.public_modulus_len()];
-                k.sign(*enc, &self.rng, msg, &mut sig).map_err(failed)?;
+                k.sign(*enc, &self.rng, msg, &mut sig)
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?;
                 Ok(sig)
             }
-            Signer::Ecdsa(k) => Ok(k.sign(&self.rng, msg).map_err(failed)?.as_ref().to_vec()),
+            Signer::Ecdsa(k) => Ok(k
+                .sign(&self.rng, msg)
+                .map_err(failed)
+                .map_err(anyhow::Error::msg)?
+                .as_ref()
+                .to_vec()),
             Signer::Ed25519(k) => Ok(k.sign(msg).as_ref().to_vec()),
             // Hedged signing (FIPS 204's default): aws-lc offers no deterministic variant.
             Signer::MlDsa(k) => {
                 let mut sig = vec![0u8; k.algorithm().signature_len()];
-                let n = k.sign(msg, &mut sig).map_err(failed)?;
+                let n = k
+                    .sign(msg, &mut sig)
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?;
                 sig.truncate(n);
                 Ok(sig)
             }
@@ -88,11 +99,11 @@ impl KeyPair for AgreeKeyPair {
             .map(|p| p.as_ref().to_vec())
             .unwrap_or_default()
     }
-    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         agreement::agree(
             &self.key,
             PeerKey::new(self.alg, peer),
-            "aws-lc rejected the peer's public key".to_string(),
+            anyhow::Error::msg("aws-lc rejected the peer's public key".to_string()),
             |s| Ok(s.to_vec()),
         )
     }
@@ -107,43 +118,45 @@ impl KeyPair for KemKeyPair {
             .and_then(|k| k.key_bytes().map(|b| b.as_ref().to_vec()))
             .unwrap_or_default()
     }
-    fn decaps(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+    fn decaps(&mut self, ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
         let ss = self
             .0
             .decapsulate(Ciphertext::from(ciphertext))
-            .map_err(|_| "aws-lc could not decapsulate".to_string())?;
+            .map_err(|_| "aws-lc could not decapsulate".to_string())
+            .map_err(anyhow::Error::msg)?;
         Ok(ss.as_ref().to_vec())
     }
-    fn keygen(&mut self) -> Result<(), String> {
+    fn keygen(&mut self) -> anyhow::Result<()> {
         DecapsulationKey::generate(&ML_KEM_768)
             .map(drop)
-            .map_err(|_| "aws-lc could not generate an ML-KEM key".into())
+            .map_err(|_| anyhow!("aws-lc could not generate an ML-KEM key"))
     }
 }
 
 struct Verifier(UnparsedPublicKey<Vec<u8>>);
 
 impl PublicKey for Verifier {
-    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> anyhow::Result<()> {
         self.0
             .verify(msg, sig)
-            .map_err(|_| "aws-lc: the signature does not verify".into())
+            .map_err(|_| anyhow!("aws-lc: the signature does not verify"))
     }
 }
 
 struct Encapsulator(EncapsulationKey<aws_lc_rs::kem::AlgorithmId>);
 
 impl PublicKey for Encapsulator {
-    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
         let (ct, ss) = self
             .0
             .encapsulate()
-            .map_err(|_| "aws-lc could not encapsulate".to_string())?;
+            .map_err(|_| "aws-lc could not encapsulate".to_string())
+            .map_err(anyhow::Error::msg)?;
         Ok((ct.as_ref().to_vec(), ss.as_ref().to_vec()))
     }
 }
 
-pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
     let rejected = |e: aws_lc_rs::error::KeyRejected| format!("aws-lc rejected the {alg} key: {e}");
     let failed = |_| format!("aws-lc could not generate a {alg} key");
     let signer = match alg {
@@ -153,14 +166,20 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
                 None => pkey::random_bytes(32)?,
             };
             Signer::Ed25519(
-                signature::Ed25519KeyPair::from_seed_unchecked(&seed).map_err(rejected)?,
+                signature::Ed25519KeyPair::from_seed_unchecked(&seed)
+                    .map_err(rejected)
+                    .map_err(anyhow::Error::msg)?,
             )
         }
         Algorithm::MlDsa65 => {
             let sa = &signature::ML_DSA_65_SIGNING;
             Signer::MlDsa(match private {
-                Some(seed) => signature::PqdsaKeyPair::from_seed(sa, seed).map_err(rejected)?,
-                None => signature::PqdsaKeyPair::generate(sa).map_err(failed)?,
+                Some(seed) => signature::PqdsaKeyPair::from_seed(sa, seed)
+                    .map_err(rejected)
+                    .map_err(anyhow::Error::msg)?,
+                None => signature::PqdsaKeyPair::generate(sa)
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?,
             })
         }
         Algorithm::X25519MlKem768 => return hybrid::key_pair(PARTS, private),
@@ -171,34 +190,50 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
                 &signature::ECDSA_P384_SHA384_ASN1_SIGNING
             };
             Signer::Ecdsa(match private {
-                Some(der) => signature::EcdsaKeyPair::from_pkcs8(sa, der).map_err(rejected)?,
-                None => signature::EcdsaKeyPair::generate(sa).map_err(failed)?,
+                Some(der) => signature::EcdsaKeyPair::from_pkcs8(sa, der)
+                    .map_err(rejected)
+                    .map_err(anyhow::Error::msg)?,
+                None => signature::EcdsaKeyPair::generate(sa)
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?,
             })
         }
         Algorithm::X25519 | Algorithm::EcdhP256 => {
             let a = agreement_alg(alg);
             let key = match private {
-                Some(raw) => agreement::PrivateKey::from_private_key(a, raw).map_err(rejected)?,
-                None => agreement::PrivateKey::generate(a).map_err(failed)?,
+                Some(raw) => agreement::PrivateKey::from_private_key(a, raw)
+                    .map_err(rejected)
+                    .map_err(anyhow::Error::msg)?,
+                None => agreement::PrivateKey::generate(a)
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?,
             };
             return Ok(Box::new(AgreeKeyPair { key, alg: a }));
         }
         Algorithm::MlKem768 => {
             let key = match private {
-                Some(raw) => DecapsulationKey::new(&ML_KEM_768, raw).map_err(rejected)?,
-                None => DecapsulationKey::generate(&ML_KEM_768).map_err(failed)?,
+                Some(raw) => DecapsulationKey::new(&ML_KEM_768, raw)
+                    .map_err(rejected)
+                    .map_err(anyhow::Error::msg)?,
+                None => DecapsulationKey::generate(&ML_KEM_768)
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?,
             };
             return Ok(Box::new(KemKeyPair(key)));
         }
         a => {
-            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered(LIB, a))?;
+            let bits = rsa_bits(a)
+                .ok_or_else(|| pkey::not_offered(LIB, a))
+                .map_err(anyhow::Error::msg)?;
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => pkey::shared_rsa_pkcs8(bits)?,
             };
-            let k = rsa::KeyPair::from_pkcs8(&der).map_err(rejected)?;
+            let k = rsa::KeyPair::from_pkcs8(&der)
+                .map_err(rejected)
+                .map_err(anyhow::Error::msg)?;
             if k.public_modulus_len() * 8 != bits {
-                return Err(format!(
+                return Err(anyhow!(
                     "the key has {} bits, not {bits}",
                     k.public_modulus_len() * 8
                 ));
@@ -223,17 +258,17 @@ const PARTS: hybrid::Parts = hybrid::Parts {
     public_key,
 };
 
-pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+pub fn public_key(alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
     if alg == Algorithm::X25519MlKem768 {
         return hybrid::public_key(PARTS, public);
     }
     if alg == Algorithm::MlKem768 {
         let k = EncapsulationKey::new(&ML_KEM_768, public)
-            .map_err(|e| format!("aws-lc rejected the ML-KEM public key: {e}"))?;
+            .map_err(|e| anyhow!("aws-lc rejected the ML-KEM public key: {e}"))?;
         return Ok(Box::new(Encapsulator(k)));
     }
     if !matches!(alg.kind(), crate::algorithms::Kind::Signature) {
-        return Err(format!("{alg} has no public-key operation of its own"));
+        return Err(anyhow!("{alg} has no public-key operation of its own"));
     }
     Ok(Box::new(Verifier(UnparsedPublicKey::new(
         verification(alg),

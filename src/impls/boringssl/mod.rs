@@ -11,6 +11,7 @@
 
 use super::{opened_len, Implementation, Io, Operation, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use anyhow::anyhow;
 use boring_sys as bssl;
 use std::ffi::CStr;
 use std::ptr;
@@ -56,7 +57,7 @@ impl Implementation for BoringSsl {
         &self,
         alg: Algorithm,
         private: Option<&[u8]>,
-    ) -> Result<Box<dyn crate::impls::pkey::KeyPair>, String> {
+    ) -> anyhow::Result<Box<dyn crate::impls::pkey::KeyPair>> {
         pkey::key_pair(alg, private)
     }
 
@@ -64,7 +65,7 @@ impl Implementation for BoringSsl {
         &self,
         alg: Algorithm,
         public: &[u8],
-    ) -> Result<Box<dyn crate::impls::pkey::PublicKey>, String> {
+    ) -> anyhow::Result<Box<dyn crate::impls::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
 
@@ -82,7 +83,7 @@ impl Implementation for BoringSsl {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         bssl::init();
         let bad_key = || {
             format!(
@@ -108,7 +109,7 @@ impl Implementation for BoringSsl {
                 // SAFETY: key is valid for key.len() bytes; the context is freed on drop.
                 let ctx = unsafe { bssl::EVP_AEAD_CTX_new(aead, key.as_ptr(), key.len(), TAG_LEN) };
                 if ctx.is_null() {
-                    return Err(format!("EVP_AEAD_CTX_new failed for {alg}"));
+                    return Err(anyhow!("EVP_AEAD_CTX_new failed for {alg}"));
                 }
                 Ok(Box::new(AeadOp { ctx, direction }))
             }
@@ -136,7 +137,7 @@ impl Implementation for BoringSsl {
                     ),
                 };
                 if op.ctx.is_null() {
-                    return Err("EVP_CIPHER_CTX_new failed".into());
+                    return Err(anyhow!("EVP_CIPHER_CTX_new failed"));
                 }
                 let enc = (direction == Direction::Enc) as _;
                 // SAFETY: key has the cipher's key length; the IV is set per message.
@@ -152,7 +153,7 @@ impl Implementation for BoringSsl {
                         && bssl::EVP_CIPHER_CTX_set_padding(op.ctx, 0) == 1
                 };
                 if !ok {
-                    return Err(format!("EVP_CipherInit_ex failed for {alg}"));
+                    return Err(anyhow!("EVP_CipherInit_ex failed for {alg}"));
                 }
                 Ok(Box::new(op))
             }
@@ -173,7 +174,7 @@ impl Implementation for BoringSsl {
                     ctx: unsafe { bssl::HMAC_CTX_new() },
                 };
                 if op.ctx.is_null() {
-                    return Err("HMAC_CTX_new failed".into());
+                    return Err(anyhow!("HMAC_CTX_new failed"));
                 }
                 // HMAC_Init_ex treats a NULL key as "rewind the previous key"; a slice
                 // pointer is never NULL, even for an empty key.
@@ -188,11 +189,11 @@ impl Implementation for BoringSsl {
                     )
                 };
                 if ok != 1 {
-                    return Err("HMAC_Init_ex failed".into());
+                    return Err(anyhow!("HMAC_Init_ex failed"));
                 }
                 Ok(Box::new(op))
             }
-            _ => Err(format!("{alg} is a public-key algorithm")),
+            _ => Err(anyhow!("{alg} is a public-key algorithm")),
         }
     }
 
@@ -221,9 +222,9 @@ impl Drop for AeadOp {
 }
 
 impl Operation for AeadOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         if nonce.len() != 12 {
-            return Err(format!("the nonce must be 12 bytes, got {}", nonce.len()));
+            return Err(anyhow!("the nonce must be 12 bytes, got {}", nonce.len()));
         }
         match self.direction {
             Direction::Enc => {
@@ -254,7 +255,7 @@ impl Operation for AeadOp {
                     )
                 };
                 if ok != 1 || tag_len != TAG_LEN {
-                    return Err("EVP_AEAD_CTX_seal_scatter failed".into());
+                    return Err(anyhow!("EVP_AEAD_CTX_seal_scatter failed"));
                 }
                 Ok(n + TAG_LEN)
             }
@@ -279,7 +280,7 @@ impl Operation for AeadOp {
                 if ok != 1 {
                     // SAFETY: clears the error queue of this thread.
                     unsafe { bssl::ERR_clear_error() };
-                    return Err("tag verification failed".into());
+                    return Err(anyhow!("tag verification failed"));
                 }
                 Ok(n)
             }
@@ -303,13 +304,13 @@ impl Drop for CipherOp {
 }
 
 impl Operation for CipherOp {
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         if nonce.len() != 16 {
-            return Err(format!("the IV must be 16 bytes, got {}", nonce.len()));
+            return Err(anyhow!("the IV must be 16 bytes, got {}", nonce.len()));
         }
         let n = io.input_len();
         if self.cbc && !n.is_multiple_of(16) {
-            return Err(format!(
+            return Err(anyhow!(
                 "CBC without padding needs whole 16-byte blocks; {n} is not a multiple of 16"
             ));
         }
@@ -342,7 +343,7 @@ impl Operation for CipherOp {
         if !ok || done + last != n {
             // SAFETY: clears the error queue of this thread.
             unsafe { bssl::ERR_clear_error() };
-            return Err("BoringSSL refused the message".into());
+            return Err(anyhow!("BoringSSL refused the message"));
         }
         Ok(n)
     }
@@ -356,7 +357,7 @@ struct HashOp {
 unsafe impl Send for HashOp {}
 
 impl Operation for HashOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         // SAFETY: md is a static method table.
         let len = unsafe { bssl::EVP_MD_size(self.md) };
         let (msg, out) = io.digest_room(len)?;
@@ -373,7 +374,7 @@ impl Operation for HashOp {
             )
         };
         if ok != 1 || written as usize != len {
-            return Err("EVP_Digest failed".into());
+            return Err(anyhow!("EVP_Digest failed"));
         }
         Ok(len)
     }
@@ -394,7 +395,7 @@ impl Drop for MacOp {
 }
 
 impl Operation for MacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let (msg, out) = io.digest_room(32)?;
         let mut written = 0;
         // SAFETY: a NULL key and md rewind the keyed context from prepare; msg is
@@ -405,7 +406,7 @@ impl Operation for MacOp {
                 && bssl::HMAC_Final(self.ctx, out.as_mut_ptr(), &mut written) == 1
         };
         if !ok || written != 32 {
-            return Err("HMAC failed".into());
+            return Err(anyhow!("HMAC failed"));
         }
         Ok(32)
     }

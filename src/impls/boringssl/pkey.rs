@@ -11,6 +11,7 @@
 
 use crate::algorithms::{Algorithm, Kind};
 use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey, NO_IMPORT};
+use anyhow::anyhow;
 use boring_sys as bssl;
 use std::ffi::{c_char, c_long, CStr};
 use std::ptr;
@@ -71,7 +72,7 @@ impl Drop for Pkey {
 }
 
 impl Pkey {
-    fn new(p: *mut bssl::EVP_PKEY, what: &str) -> Result<Pkey, String> {
+    fn new(p: *mut bssl::EVP_PKEY, what: &str) -> anyhow::Result<Pkey> {
         if p.is_null() {
             return Err(fail(what));
         }
@@ -79,7 +80,7 @@ impl Pkey {
     }
 
     /// PKCS#8 (or any DER private key BoringSSL recognises).
-    fn private_der(der: &[u8]) -> Result<Pkey, String> {
+    fn private_der(der: &[u8]) -> anyhow::Result<Pkey> {
         let mut p = der.as_ptr();
         // SAFETY: p and the length describe `der`.
         Pkey::new(
@@ -89,7 +90,7 @@ impl Pkey {
     }
 
     /// A DER private key, checked to be of the algorithm's type (RSA or EC).
-    fn private_der_of(alg: Algorithm, der: &[u8]) -> Result<Pkey, String> {
+    fn private_der_of(alg: Algorithm, der: &[u8]) -> anyhow::Result<Pkey> {
         let key = Pkey::private_der(der)?;
         let want = if rsa_bits(alg).is_some() {
             bssl::NID_rsaEncryption
@@ -98,13 +99,13 @@ impl Pkey {
         };
         // SAFETY: our key.
         if unsafe { bssl::EVP_PKEY_id(key.0) } != want {
-            return Err(format!("boringssl: that private key is not for {alg}"));
+            return Err(anyhow!("boringssl: that private key is not for {alg}"));
         }
         Ok(key)
     }
 
     /// An EVP_PKEY that owns `ec`.
-    fn from_ec(ec: EcKey) -> Result<Pkey, String> {
+    fn from_ec(ec: EcKey) -> anyhow::Result<Pkey> {
         // SAFETY: a fresh EVP_PKEY; on success assign takes over `ec`, so it is not freed.
         unsafe {
             let k = Pkey::new(bssl::EVP_PKEY_new(), "EVP_PKEY_new")?;
@@ -154,7 +155,7 @@ impl Drop for EcKey {
 
 impl EcKey {
     /// An empty key on the algorithm's curve (P-384 for ecdsa-p384, else P-256).
-    fn on_curve(alg: Algorithm) -> Result<EcKey, String> {
+    fn on_curve(alg: Algorithm) -> anyhow::Result<EcKey> {
         let nid = if alg == Algorithm::EcdsaP384 {
             bssl::NID_secp384r1
         } else {
@@ -168,7 +169,7 @@ impl EcKey {
         Ok(EcKey(k))
     }
 
-    fn generate(alg: Algorithm) -> Result<EcKey, String> {
+    fn generate(alg: Algorithm) -> anyhow::Result<EcKey> {
         let k = EcKey::on_curve(alg)?;
         // SAFETY: our key, with its group set.
         if unsafe { bssl::EC_KEY_generate_key(k.0) } != 1 {
@@ -178,7 +179,7 @@ impl EcKey {
     }
 
     /// A key from a big-endian scalar, with its public point computed.
-    fn from_scalar(alg: Algorithm, scalar: &[u8]) -> Result<EcKey, String> {
+    fn from_scalar(alg: Algorithm, scalar: &[u8]) -> anyhow::Result<EcKey> {
         let k = EcKey::on_curve(alg)?;
         // SAFETY: our key; the point is fresh, freed below; the private key is set first.
         unsafe {
@@ -206,7 +207,7 @@ impl EcKey {
     }
 
     /// A public key from a SEC1 point (checked to be on the curve).
-    fn from_point(alg: Algorithm, point: &[u8]) -> Result<EcKey, String> {
+    fn from_point(alg: Algorithm, point: &[u8]) -> anyhow::Result<EcKey> {
         let k = EcKey::on_curve(alg)?;
         let mut key = k.0;
         let mut p = point.as_ptr();
@@ -267,7 +268,7 @@ enum Sig {
 
 impl Sig {
     /// A context on `key` set up once to sign (`sign`) or verify.
-    fn digest(key: Pkey, alg: Algorithm, sign: bool) -> Result<Sig, String> {
+    fn digest(key: Pkey, alg: Algorithm, sign: bool) -> anyhow::Result<Sig> {
         // SAFETY: a fresh context on our key, owned by PkeyCtx.
         unsafe {
             let ctx = PkeyCtx(bssl::EVP_PKEY_CTX_new(key.0, ptr::null_mut()));
@@ -310,7 +311,7 @@ impl Sig {
         }
     }
 
-    fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         match self {
             Sig::Digest { ctx, p384, max, .. } => {
                 let (d, n) = hash(*p384, msg);
@@ -339,11 +340,11 @@ impl Sig {
                 }
                 Ok(sig)
             }
-            Sig::Ed25519 { private: None, .. } => Err("a public key does not sign".into()),
+            Sig::Ed25519 { private: None, .. } => Err(anyhow!("a public key does not sign")),
         }
     }
 
-    fn verify(&self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+    fn verify(&self, msg: &[u8], sig: &[u8]) -> anyhow::Result<()> {
         // SAFETY (both arms): every pointer and length describes a live slice; an
         // Ed25519 signature is checked to be 64 bytes first.
         let ok = match self {
@@ -353,7 +354,7 @@ impl Sig {
             }
             Sig::Ed25519 { public, .. } => {
                 if sig.len() != 64 {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "boringssl: an Ed25519 signature has 64 bytes, not {}",
                         sig.len()
                     ));
@@ -366,7 +367,7 @@ impl Sig {
         if ok != 1 {
             // Drain the queue so a failed verify leaves nothing for the next call.
             let _ = fail("verify");
-            return Err("boringssl: the signature does not verify".into());
+            return Err(anyhow!("boringssl: the signature does not verify"));
         }
         Ok(())
     }
@@ -396,7 +397,7 @@ impl KeyPair for SignKeyPair {
     fn public_key(&self) -> Vec<u8> {
         self.public.clone()
     }
-    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         self.sig.sign(msg)
     }
 }
@@ -404,7 +405,7 @@ impl KeyPair for SignKeyPair {
 struct Verifier(Sig);
 
 impl PublicKey for Verifier {
-    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> anyhow::Result<()> {
         self.0.verify(msg, sig)
     }
 }
@@ -421,12 +422,12 @@ impl KeyPair for Agree {
             Agree::EcdhP256(k) => ec_public(k.0),
         }
     }
-    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         let mut out = vec![0u8; 32];
         match self {
             Agree::X25519 { private, .. } => {
                 if peer.len() != 32 {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "boringssl: an X25519 public key has 32 bytes, not {}",
                         peer.len()
                     ));
@@ -509,7 +510,7 @@ impl KeyPair for Kem {
     fn public_key(&self) -> Vec<u8> {
         self.public.clone()
     }
-    fn decaps(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+    fn decaps(&mut self, ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
         let mut ss = vec![0u8; bssl::MLKEM_SHARED_SECRET_BYTES as usize];
         // SAFETY: a 32-byte secret; the ciphertext's length is passed and checked.
         if unsafe {
@@ -521,14 +522,14 @@ impl KeyPair for Kem {
             )
         } != 1
         {
-            return Err(format!(
+            return Err(anyhow!(
                 "boringssl: an ML-KEM-768 ciphertext has {MLKEM768_CIPHERTEXT} bytes, not {}",
                 ciphertext.len()
             ));
         }
         Ok(ss)
     }
-    fn keygen(&mut self) -> Result<(), String> {
+    fn keygen(&mut self) -> anyhow::Result<()> {
         // SAFETY: as in Kem::generate, into the scratch buffers.
         unsafe {
             bssl::MLKEM768_generate_key(
@@ -544,7 +545,7 @@ impl KeyPair for Kem {
 struct Encapsulator(Box<bssl::MLKEM768_public_key>);
 
 impl Encapsulator {
-    fn parse(public: &[u8]) -> Result<Encapsulator, String> {
+    fn parse(public: &[u8]) -> anyhow::Result<Encapsulator> {
         let mut key: Box<bssl::MLKEM768_public_key> = zeroed();
         let mut cbs = bssl::CBS {
             data: public.as_ptr(),
@@ -562,7 +563,7 @@ impl Encapsulator {
 }
 
 impl PublicKey for Encapsulator {
-    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
         let mut ct = vec![0u8; MLKEM768_CIPHERTEXT];
         let mut ss = vec![0u8; bssl::MLKEM_SHARED_SECRET_BYTES as usize];
         // SAFETY: a 1088-byte ciphertext and a 32-byte secret; the parsed key.
@@ -571,7 +572,7 @@ impl PublicKey for Encapsulator {
     }
 }
 
-fn raw32(private: Option<&[u8]>, alg: Algorithm) -> Result<[u8; 32], String> {
+fn raw32(private: Option<&[u8]>, alg: Algorithm) -> anyhow::Result<[u8; 32]> {
     let raw = match private {
         Some(p) => p.to_vec(),
         None => pkey::random_bytes(32)?,
@@ -580,7 +581,7 @@ fn raw32(private: Option<&[u8]>, alg: Algorithm) -> Result<[u8; 32], String> {
         .map_err(|r: Vec<u8>| format!("a {alg} private key has 32 bytes, not {}", r.len()))
 }
 
-pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
     bssl::init();
     match alg {
         Algorithm::Ed25519 => {
@@ -614,7 +615,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             None => EcKey::generate(alg)?,
         }))),
         Algorithm::MlKem768 => match private {
-            Some(p) => Err(format!(
+            Some(p) => Err(anyhow!(
                 "boringssl {NO_IMPORT} a {}-byte ML-KEM-768 private key: its API takes only the 64-byte seed, not FIPS 203's expanded form",
                 p.len()
             )),
@@ -629,7 +630,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             };
             let public = key.encoded_public(alg);
             if public.len() != 1 + 2 * scalar_len {
-                return Err(format!("boringssl: the private key is not on {alg}'s curve"));
+                return Err(anyhow!("boringssl: the private key is not on {alg}'s curve"));
             }
             Ok(Box::new(SignKeyPair {
                 sig: Sig::digest(key, alg, true)?,
@@ -646,7 +647,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             // SAFETY: our key.
             let got = unsafe { bssl::EVP_PKEY_bits(key.0) } as usize;
             if got != bits {
-                return Err(format!("the key has {got} bits, not {bits}"));
+                return Err(anyhow!("the key has {got} bits, not {bits}"));
             }
             let public = key.encoded_public(a);
             Ok(Box::new(SignKeyPair {
@@ -657,13 +658,13 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
     }
 }
 
-pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+pub fn public_key(alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
     bssl::init();
     match alg {
         Algorithm::MlKem768 => Ok(Box::new(Encapsulator::parse(public)?)),
         Algorithm::Ed25519 => {
             let public: [u8; 32] = public.try_into().map_err(|_| {
-                format!(
+                anyhow!(
                     "boringssl: an Ed25519 public key has 32 bytes, not {}",
                     public.len()
                 )
@@ -697,7 +698,7 @@ pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, S
             Ok(Box::new(Verifier(Sig::digest(key, a, false)?)))
         }
         a if a.kind() == Kind::Agreement => {
-            Err(format!("{a} has no public-key operation of its own"))
+            Err(anyhow!("{a} has no public-key operation of its own"))
         }
         a => Err(pkey::not_offered(LIB, a)),
     }

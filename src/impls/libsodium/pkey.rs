@@ -3,15 +3,16 @@
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::{self, KeyPair, PublicKey};
+use anyhow::anyhow;
 use libsodium_sys as sodium;
 
 pub fn offers(alg: Algorithm) -> bool {
     matches!(alg, Algorithm::Ed25519 | Algorithm::X25519)
 }
 
-fn exact<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N], String> {
+fn exact<const N: usize>(b: &[u8], what: &str) -> anyhow::Result<[u8; N]> {
     b.try_into()
-        .map_err(|_| format!("{what} must be {N} bytes, got {}", b.len()))
+        .map_err(|_| anyhow!("{what} must be {N} bytes, got {}", b.len()))
 }
 
 struct Ed25519 {
@@ -24,7 +25,7 @@ impl KeyPair for Ed25519 {
     fn public_key(&self) -> Vec<u8> {
         self.public.to_vec()
     }
-    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         let mut sig = vec![0u8; 64];
         // SAFETY: sig has 64 bytes, msg is valid for its length, secret is 64 bytes.
         let rc = unsafe {
@@ -37,7 +38,7 @@ impl KeyPair for Ed25519 {
             )
         };
         if rc != 0 {
-            return Err("crypto_sign_detached failed".into());
+            return Err(anyhow!("crypto_sign_detached failed"));
         }
         Ok(sig)
     }
@@ -54,7 +55,7 @@ impl KeyPair for X25519 {
         unsafe { sodium::crypto_scalarmult_base(p.as_mut_ptr(), self.scalar.as_ptr()) };
         p.to_vec()
     }
-    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         let peer: [u8; 32] = exact(peer, "an X25519 public key")?;
         let mut s = vec![0u8; 32];
         // SAFETY: all three buffers are 32 bytes.
@@ -62,7 +63,9 @@ impl KeyPair for X25519 {
             sodium::crypto_scalarmult(s.as_mut_ptr(), self.scalar.as_ptr(), peer.as_ptr())
         };
         if rc != 0 {
-            return Err("crypto_scalarmult rejected the peer's public key (low order)".into());
+            return Err(anyhow!(
+                "crypto_scalarmult rejected the peer's public key (low order)"
+            ));
         }
         Ok(s)
     }
@@ -71,7 +74,7 @@ impl KeyPair for X25519 {
 struct Ed25519Public([u8; 32]);
 
 impl PublicKey for Ed25519Public {
-    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> anyhow::Result<()> {
         let sig: [u8; 64] = exact(sig, "an Ed25519 signature")?;
         // SAFETY: sig is 64 bytes, the key 32, msg valid for its length.
         let rc = unsafe {
@@ -83,13 +86,13 @@ impl PublicKey for Ed25519Public {
             )
         };
         if rc != 0 {
-            return Err("libsodium: the signature does not verify".into());
+            return Err(anyhow!("libsodium: the signature does not verify"));
         }
         Ok(())
     }
 }
 
-pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
     let raw: [u8; 32] = match private {
         Some(p) => exact(p, "the private key")?,
         None => exact(&pkey::random_bytes(32)?, "random bytes")?,
@@ -109,21 +112,21 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
                 )
             };
             if rc != 0 {
-                return Err("crypto_sign_seed_keypair failed".into());
+                return Err(anyhow!("crypto_sign_seed_keypair failed"));
             }
             Ok(Box::new(k))
         }
         Algorithm::X25519 => Ok(Box::new(X25519 { scalar: raw })),
-        a => Err(pkey::not_offered("libsodium", a)),
+        a => Err(anyhow::Error::msg(pkey::not_offered("libsodium", a))),
     }
 }
 
-pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+pub fn public_key(alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
     match alg {
         Algorithm::Ed25519 => Ok(Box::new(Ed25519Public(exact(
             public,
             "an Ed25519 public key",
         )?))),
-        a => Err(format!("libsodium has no {a} public-key operation")),
+        a => Err(anyhow!("libsodium has no {a} public-key operation")),
     }
 }

@@ -5,6 +5,7 @@
 use super::ffi::OPENSSL_VERSION;
 use super::OpenSsl;
 use crate::units::shown_path;
+use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -33,37 +34,42 @@ impl Build {
     /// in DIR/lib or DIR/lib64, of this machine's architecture, that loads, and a libssl
     /// of the same release series as the libcrypto. Errors are one line: the problem and
     /// the fix.
-    pub fn open(dir: &Path, need_libssl: bool) -> Result<Build, String> {
+    pub fn open(dir: &Path, need_libssl: bool) -> anyhow::Result<Build> {
         let bad = |why: String| format!("--openssl {}: {why}: {FIX}", shown_path(dir));
         if !dir.is_dir() {
-            return Err(bad("not a directory".into()));
+            return Err(anyhow::Error::msg(bad("not a directory".into())));
         }
         let dir = dir
             .canonicalize()
-            .map_err(|e| bad(format!("cannot resolve ({e})")))?;
+            .map_err(|e| bad(format!("cannot resolve ({e})")))
+            .map_err(anyhow::Error::msg)?;
         let found = ["lib", "lib64"].iter().find_map(|l| {
             let lib_dir = dir.join(l);
             Some((lib_dir.clone(), versioned(&lib_dir, "libcrypto.so.")?))
         });
         let Some((lib_dir, libcrypto)) = found else {
-            return Err(bad("no libcrypto.so.N in its lib or lib64 directory".into()));
+            return Err(anyhow::Error::msg(bad(
+                "no libcrypto.so.N in its lib or lib64 directory".into(),
+            )));
         };
         let libssl = versioned(&lib_dir, "libssl.so.");
         if need_libssl && libssl.is_none() {
-            return Err(bad(format!(
+            return Err(anyhow::Error::msg(bad(format!(
                 "no libssl.so.N beside {}",
                 shown_path(&libcrypto)
-            )));
+            ))));
         }
         for lib in std::iter::once(&libcrypto).chain(libssl.as_ref()) {
-            check_machine(lib).map_err(&bad)?;
+            check_machine(lib)
+                .map_err(|e| bad(e.to_string()))
+                .map_err(anyhow::Error::msg)?;
         }
         // The system libcrypto first: the loader hands a later dlopen("libcrypto.so.3")
         // whatever object of that soname is loaded already, and the system one must stay
         // the system one (the registry loads it first for the same reason).
         let _ = OpenSsl::load_system();
         let openssl = OpenSsl::load_path(&libcrypto)
-            .map_err(|e| format!("--openssl {}: {e}", shown_path(&dir)))?;
+            .map_err(|e| anyhow!("--openssl {}: {e}", shown_path(&dir)))?;
         let version = openssl
             .version_info(OPENSSL_VERSION)
             .unwrap_or_else(|| format!("OpenSSL {:#x}", openssl.version_num()));
@@ -71,13 +77,13 @@ impl Build {
             let (c, s) = (newest_node(&libcrypto), newest_node(ssl));
             if let (Some(c), Some(s)) = (&c, &s) {
                 if series(c) != series(s) {
-                    return Err(bad(format!(
+                    return Err(anyhow::Error::msg(bad(format!(
                         "mismatched pair: {} is from OpenSSL {} but {} is from {}; a libssl needs the libcrypto of its own build",
                         shown_path(ssl),
                         series(s),
                         shown_path(&libcrypto),
                         series(c)
-                    )));
+                    ))));
                 }
             }
         }
@@ -107,9 +113,9 @@ impl Build {
     /// Checks, from /proc/PID/maps, that process `pid` (`what`, for messages) mapped this
     /// build's libcrypto (and its libssl, when it mapped one) and no other: what it
     /// mapped, for the record, or why the point must be refused.
-    pub fn check_maps(&self, pid: i32, what: &str) -> Result<OpenSslBuild, String> {
+    pub fn check_maps(&self, pid: i32, what: &str) -> anyhow::Result<OpenSslBuild> {
         let maps = crate::sys::procfs::mapped_files(pid)
-            .map_err(|e| format!("{what} (pid {pid}): cannot read its maps: {e}"))?;
+            .map_err(|e| anyhow!("{what} (pid {pid}): cannot read its maps: {e}"))?;
         let mapped = |prefix: &str| -> Vec<&PathBuf> {
             maps.iter()
                 .filter(|p| {
@@ -123,10 +129,10 @@ impl Build {
             p.canonicalize()
                 .is_ok_and(|c| c.starts_with(&self.dir) || c.starts_with(&self.lib_dir))
         };
-        let check = |prefix: &str, required: bool| -> Result<Option<PathBuf>, String> {
+        let check = |prefix: &str, required: bool| -> anyhow::Result<Option<PathBuf>> {
             let libs = mapped(prefix);
             if let Some(other) = libs.iter().find(|p| !inside(p)) {
-                return Err(format!(
+                return Err(anyhow!(
                     "{what} (pid {pid}) mapped {}, not the build in {}: the loader did not take --openssl's library (is {what} linked with an rpath, or setuid?)",
                     shown_path(other),
                     shown_path(&self.dir)
@@ -134,7 +140,7 @@ impl Build {
             }
             match libs.first() {
                 Some(p) => Ok(Some((*p).clone())),
-                None if required => Err(format!(
+                None if required => Err(anyhow!(
                     "{what} (pid {pid}) mapped no {prefix}*: it does not use OpenSSL's libcrypto"
                 )),
                 None => Ok(None),
@@ -204,13 +210,13 @@ fn elf_machine(path: &Path) -> Option<(u8, u16)> {
 }
 
 /// A library of another architecture cannot be loaded here: say which it is.
-fn check_machine(lib: &Path) -> Result<(), String> {
+fn check_machine(lib: &Path) -> anyhow::Result<()> {
     let Some(ours) = elf_machine(Path::new("/proc/self/exe")) else {
         return Ok(());
     };
     match elf_machine(lib) {
-        None => Err(format!("{} is not an ELF library", shown_path(lib))),
-        Some(theirs) if theirs != ours => Err(format!(
+        None => Err(anyhow!("{} is not an ELF library", shown_path(lib))),
+        Some(theirs) if theirs != ours => Err(anyhow!(
             "{} is built for {} ({}-bit), this machine runs {} ({}-bit)",
             shown_path(lib),
             machine_name(theirs.1),

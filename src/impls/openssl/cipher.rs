@@ -3,6 +3,7 @@
 use super::engine::Engine;
 use super::ffi::*;
 use super::*;
+use anyhow::anyhow;
 
 impl OpenSsl {
     /// A context keyed for `alg` and `dir`, through `engine` if one is given (engines
@@ -13,7 +14,7 @@ impl OpenSsl {
         dir: Direction,
         key: &[u8],
         engine: Option<&Arc<Engine>>,
-    ) -> Result<CipherOp, String> {
+    ) -> anyhow::Result<CipherOp> {
         let api = &self.api;
         let fetch = if engine.is_some() {
             None
@@ -32,7 +33,7 @@ impl OpenSsl {
         let ctx = unsafe { (api.cipher_ctx_new)() };
         if ctx.is_null() {
             free_cipher();
-            return Err(api.fail("EVP_CIPHER_CTX_new"));
+            return Err(anyhow::Error::msg(api.fail("EVP_CIPHER_CTX_new")));
         }
         // From here the context is owned by `op` and freed by its Drop on every path.
         let op = CipherOp {
@@ -62,8 +63,8 @@ pub(super) fn non_dangling(b: &[u8]) -> *const u8 {
     }
 }
 
-pub(super) fn c_len(n: usize) -> Result<c_int, String> {
-    c_int::try_from(n).map_err(|_| format!("a message of {n} bytes is too long for OpenSSL"))
+pub(super) fn c_len(n: usize) -> anyhow::Result<c_int> {
+    c_int::try_from(n).map_err(|_| anyhow!("a message of {n} bytes is too long for OpenSSL"))
 }
 
 /// AES-GCM, ChaCha20-Poly1305, AES-CBC, AES-CTR, DES-CBC, 3DES-CBC and RC4: one keyed
@@ -88,10 +89,10 @@ impl CipherOp {
         cipher: *mut c_void,
         key: &[u8],
         alg: Algorithm,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         let api = &self.api;
         if key.len() != alg.key_len() {
-            return Err(format!(
+            return Err(anyhow!(
                 "{} needs a {}-byte key, got {} bytes",
                 alg.name(),
                 alg.key_len(),
@@ -113,7 +114,9 @@ impl CipherOp {
             )
         };
         if ok != 1 {
-            return Err(api.fail("EVP_CipherInit_ex with the key"));
+            return Err(anyhow::Error::msg(
+                api.fail("EVP_CipherInit_ex with the key"),
+            ));
         }
         if self.aead {
             self.set_nonce_len()?;
@@ -131,7 +134,7 @@ impl CipherOp {
             // SAFETY: a keyed context.
             let ok = unsafe { (api.cipher_ctx_set_padding)(self.ctx.0, 0) };
             if ok != 1 {
-                return Err(api.fail("EVP_CIPHER_CTX_set_padding"));
+                return Err(anyhow::Error::msg(api.fail("EVP_CIPHER_CTX_set_padding")));
             }
         }
         Ok(())
@@ -139,7 +142,7 @@ impl CipherOp {
 
     /// Sets the AEAD nonce length: 12 bytes.
     #[inline]
-    pub(super) fn set_nonce_len(&self) -> Result<(), String> {
+    pub(super) fn set_nonce_len(&self) -> anyhow::Result<()> {
         // SAFETY: a keyed AEAD context; SET_IVLEN takes its value in `arg`.
         let ok = unsafe {
             (self.api.cipher_ctx_ctrl)(
@@ -150,15 +153,15 @@ impl CipherOp {
             )
         };
         if ok != 1 {
-            return Err(self.api.fail("EVP_CTRL_AEAD_SET_IVLEN"));
+            return Err(anyhow::Error::msg(self.api.fail("EVP_CTRL_AEAD_SET_IVLEN")));
         }
         Ok(())
     }
 
     /// Sets the nonce or IV of the next message, keeping key and direction.
-    pub(super) fn set_iv(&self, iv: &[u8], want: usize) -> Result<(), String> {
+    pub(super) fn set_iv(&self, iv: &[u8], want: usize) -> anyhow::Result<()> {
         if iv.len() != want {
-            return Err(format!(
+            return Err(anyhow!(
                 "the nonce/IV must be {want} bytes, got {}",
                 iv.len()
             ));
@@ -176,13 +179,15 @@ impl CipherOp {
             )
         };
         if ok != 1 {
-            return Err(self.api.fail("EVP_CipherInit_ex with the IV"));
+            return Err(anyhow::Error::msg(
+                self.api.fail("EVP_CipherInit_ex with the IV"),
+            ));
         }
         Ok(())
     }
 
     /// Sets the key again, keeping cipher and direction: RC4's fresh keystream.
-    pub(super) fn set_key(&self, key: &[u8]) -> Result<(), String> {
+    pub(super) fn set_key(&self, key: &[u8]) -> anyhow::Result<()> {
         // SAFETY: a keyed context; cipher and engine NULL keep what it has, the key has
         // the length it was first keyed with (checked in `key`), no IV, enc -1 keeps the
         // direction.
@@ -197,7 +202,9 @@ impl CipherOp {
             )
         };
         if ok != 1 {
-            return Err(self.api.fail("EVP_CipherInit_ex with the key"));
+            return Err(anyhow::Error::msg(
+                self.api.fail("EVP_CipherInit_ex with the key"),
+            ));
         }
         Ok(())
     }
@@ -212,13 +219,13 @@ impl CipherOp {
         inp: *const u8,
         n: usize,
         out: *mut u8,
-    ) -> Result<usize, String> {
+    ) -> anyhow::Result<usize> {
         let n_c = c_len(n)?;
         let mut outl: c_int = 0;
         // SAFETY: per this function's contract.
         let ok = unsafe { (self.api.cipher_update)(self.ctx.0, out, &mut outl, inp, n_c) };
         if ok != 1 || outl < 0 || outl as usize > n {
-            return Err(self.api.fail("EVP_CipherUpdate"));
+            return Err(anyhow::Error::msg(self.api.fail("EVP_CipherUpdate")));
         }
         let mut fin: c_int = 0;
         // SAFETY: `out + outl` is within the output room; without padding Final writes
@@ -227,13 +234,13 @@ impl CipherOp {
             unsafe { (self.api.cipher_final_ex)(self.ctx.0, out.add(outl as usize), &mut fin) };
         if ok != 1 {
             if self.aead && !self.enc {
-                return Err(self.tag_mismatch());
+                return Err(anyhow::Error::msg(self.tag_mismatch()));
             }
-            return Err(self.api.fail("EVP_CipherFinal_ex"));
+            return Err(anyhow::Error::msg(self.api.fail("EVP_CipherFinal_ex")));
         }
         let total = outl as usize + fin.max(0) as usize;
         if total != n {
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenSSL wrote {total} bytes for a {n}-byte message"
             ));
         }
@@ -241,7 +248,7 @@ impl CipherOp {
     }
 
     /// Feeds the AAD of an AEAD message.
-    pub(super) fn aad(&self, aad: &[u8]) -> Result<(), String> {
+    pub(super) fn aad(&self, aad: &[u8]) -> anyhow::Result<()> {
         if aad.is_empty() {
             return Ok(());
         }
@@ -259,14 +266,16 @@ impl CipherOp {
             )
         };
         if ok != 1 {
-            return Err(self.api.fail("EVP_CipherUpdate with the AAD"));
+            return Err(anyhow::Error::msg(
+                self.api.fail("EVP_CipherUpdate with the AAD"),
+            ));
         }
         Ok(())
     }
 }
 
 impl Operation for CipherOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], mut io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], mut io: Io<'_>) -> anyhow::Result<usize> {
         let RawIo {
             input: inp,
             in_len,
@@ -275,7 +284,7 @@ impl Operation for CipherOp {
         } = io.raw();
         if !self.aead {
             if room < in_len + CIPHER_IV_LEN {
-                return Err(too_small());
+                return Err(anyhow::Error::msg(too_small()));
             }
             if let Some(e) = &self.engine {
                 e.check_message(in_len)?;
@@ -291,7 +300,7 @@ impl Operation for CipherOp {
         if self.enc {
             let n = in_len;
             if room < n + TAG_LEN {
-                return Err(format!(
+                return Err(anyhow!(
                     "output buffer too small: {room} bytes for {n} bytes and the tag"
                 ));
             }
@@ -305,7 +314,7 @@ impl Operation for CipherOp {
         } else {
             let n = opened_len(in_len)?;
             if room < n + TAG_LEN {
-                return Err(too_small());
+                return Err(anyhow::Error::msg(too_small()));
             }
             let mut tag = [0u8; TAG_LEN];
             // SAFETY: the input is `in_len` = n + 16 readable bytes; the tag is its last
@@ -343,7 +352,7 @@ impl CipherOp {
     /// # Safety
     /// `out` is writable for TAG_LEN bytes.
     #[inline]
-    pub(super) unsafe fn get_tag(&self, out: *mut u8) -> Result<(), String> {
+    pub(super) unsafe fn get_tag(&self, out: *mut u8) -> anyhow::Result<()> {
         // SAFETY: GET_TAG writes `arg` = TAG_LEN bytes to `out` (this function's contract).
         let ok = unsafe {
             (self.api.cipher_ctx_ctrl)(
@@ -354,14 +363,14 @@ impl CipherOp {
             )
         };
         if ok != 1 {
-            return Err(self.api.fail("EVP_CTRL_AEAD_GET_TAG"));
+            return Err(anyhow::Error::msg(self.api.fail("EVP_CTRL_AEAD_GET_TAG")));
         }
         Ok(())
     }
 
     /// Sets the tag an open's Final must verify (EVP_CTRL_AEAD_SET_TAG).
     #[inline]
-    pub(super) fn set_tag(&self, tag: &mut [u8; TAG_LEN]) -> Result<(), String> {
+    pub(super) fn set_tag(&self, tag: &mut [u8; TAG_LEN]) -> anyhow::Result<()> {
         // SAFETY: SET_TAG reads `arg` = TAG_LEN bytes from `tag`.
         let ok = unsafe {
             (self.api.cipher_ctx_ctrl)(
@@ -372,7 +381,7 @@ impl CipherOp {
             )
         };
         if ok != 1 {
-            return Err(self.api.fail("EVP_CTRL_AEAD_SET_TAG"));
+            return Err(anyhow::Error::msg(self.api.fail("EVP_CTRL_AEAD_SET_TAG")));
         }
         Ok(())
     }
@@ -383,7 +392,7 @@ impl CipherOp {
     /// # Safety
     /// `out` is writable for one block.
     #[inline]
-    pub(super) unsafe fn final_ex(&self, out: *mut u8) -> Result<usize, String> {
+    pub(super) unsafe fn final_ex(&self, out: *mut u8) -> anyhow::Result<usize> {
         let (f, what) = if self.enc {
             (self.api.encrypt_final_ex, "EVP_EncryptFinal_ex")
         } else {
@@ -393,9 +402,9 @@ impl CipherOp {
         // SAFETY: per this function's contract.
         if unsafe { f(self.ctx.0, out, &mut fin) } != 1 {
             if self.aead && !self.enc {
-                return Err(self.tag_mismatch());
+                return Err(anyhow::Error::msg(self.tag_mismatch()));
             }
-            return Err(self.api.fail(what));
+            return Err(anyhow::Error::msg(self.api.fail(what)));
         }
         Ok(fin.max(0) as usize)
     }
@@ -412,7 +421,7 @@ impl CipherOp {
         out: *mut u8,
         inp: *const u8,
         n: usize,
-    ) -> Result<usize, String> {
+    ) -> anyhow::Result<usize> {
         let n_c = c_len(n)?;
         let f = if self.enc {
             self.api.encrypt_update
@@ -427,7 +436,7 @@ impl CipherOp {
             } else {
                 "EVP_DecryptUpdate"
             };
-            return Err(self.api.fail(what));
+            return Err(anyhow::Error::msg(self.api.fail(what)));
         }
         Ok(outl as usize)
     }

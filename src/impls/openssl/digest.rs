@@ -2,9 +2,10 @@
 
 use super::ffi::*;
 use super::*;
+use anyhow::anyhow;
 
 impl OpenSsl {
-    pub(super) fn prepare_digest(&self, alg: Algorithm) -> Result<Box<dyn Operation>, String> {
+    pub(super) fn prepare_digest(&self, alg: Algorithm) -> anyhow::Result<Box<dyn Operation>> {
         let api = &self.api;
         let (md, owned) = self.digest(alg)?;
         // SAFETY: EVP_MD_CTX_new takes nothing and returns a new context or NULL.
@@ -18,7 +19,7 @@ impl OpenSsl {
             len: alg.digest_len(),
         };
         if ctx.is_null() {
-            return Err(api.fail("EVP_MD_CTX_new"));
+            return Err(anyhow::Error::msg(api.fail("EVP_MD_CTX_new")));
         }
         Ok(Box::new(op))
     }
@@ -27,7 +28,7 @@ impl OpenSsl {
         &self,
         alg: Algorithm,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         let api = &self.api;
         let (md, owned) = self.digest(alg)?;
         // SAFETY: HMAC_CTX_new takes nothing and returns a new context or NULL.
@@ -40,10 +41,10 @@ impl OpenSsl {
             len: alg.digest_len(),
         };
         if ctx.is_null() {
-            return Err(api.fail("HMAC_CTX_new"));
+            return Err(anyhow::Error::msg(api.fail("HMAC_CTX_new")));
         }
         let key_len = c_int::try_from(key.len())
-            .map_err(|_| format!("HMAC key of {} bytes is too long", key.len()))?;
+            .map_err(|_| anyhow!("HMAC key of {} bytes is too long", key.len()))?;
         // SAFETY: a live HMAC_CTX, a key of `key_len` readable bytes, and a
         // digest that `op` keeps alive for as long as the context.
         let ok = unsafe {
@@ -56,7 +57,7 @@ impl OpenSsl {
             )
         };
         if ok != 1 {
-            return Err(api.fail("HMAC_Init_ex with the key"));
+            return Err(anyhow::Error::msg(api.fail("HMAC_Init_ex with the key")));
         }
         Ok(Box::new(op))
     }
@@ -83,7 +84,7 @@ pub(super) struct DigestOp {
 }
 
 impl Operation for DigestOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let (input, output) = io.digest_room(self.len)?;
         let api = &self.api;
         let mut outl: c_uint = 0;
@@ -91,17 +92,17 @@ impl Operation for DigestOp {
         // is readable for its length; `output` has room for the digest (checked).
         unsafe {
             if (api.digest_init_ex)(self.ctx.0, self.md.0, std::ptr::null_mut()) != 1 {
-                return Err(api.fail("EVP_DigestInit_ex"));
+                return Err(anyhow::Error::msg(api.fail("EVP_DigestInit_ex")));
             }
             if (api.digest_update)(self.ctx.0, input.as_ptr() as *const c_void, input.len()) != 1 {
-                return Err(api.fail("EVP_DigestUpdate"));
+                return Err(anyhow::Error::msg(api.fail("EVP_DigestUpdate")));
             }
             if (api.digest_final_ex)(self.ctx.0, output.as_mut_ptr(), &mut outl) != 1 {
-                return Err(api.fail("EVP_DigestFinal_ex"));
+                return Err(anyhow::Error::msg(api.fail("EVP_DigestFinal_ex")));
             }
         }
         if outl as usize != self.len {
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenSSL gave a {outl}-byte digest, expected {}",
                 self.len
             ));
@@ -130,7 +131,7 @@ pub(super) struct HmacOp {
 }
 
 impl Operation for HmacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let (input, output) = io.digest_room(self.len)?;
         let api = &self.api;
         let mut outl: c_uint = 0;
@@ -145,17 +146,17 @@ impl Operation for HmacOp {
                 std::ptr::null_mut(),
             ) != 1
             {
-                return Err(api.fail("HMAC_Init_ex"));
+                return Err(anyhow::Error::msg(api.fail("HMAC_Init_ex")));
             }
             if (api.hmac_update)(self.ctx.0, input.as_ptr(), input.len()) != 1 {
-                return Err(api.fail("HMAC_Update"));
+                return Err(anyhow::Error::msg(api.fail("HMAC_Update")));
             }
             if (api.hmac_final)(self.ctx.0, output.as_mut_ptr(), &mut outl) != 1 {
-                return Err(api.fail("HMAC_Final"));
+                return Err(anyhow::Error::msg(api.fail("HMAC_Final")));
             }
         }
         if outl as usize != self.len {
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenSSL gave a {outl}-byte MAC, expected {}",
                 self.len
             ));

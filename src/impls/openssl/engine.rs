@@ -6,6 +6,7 @@
 use super::ffi::Api;
 use super::*;
 use crate::kernel;
+use anyhow::anyhow;
 
 /// Engines this variant knows, and the kernel interface each one reaches.
 const ENGINES: &[(&str, &str)] = &[("afalg", "AF_ALG"), ("devcrypto", "/dev/crypto")];
@@ -35,9 +36,9 @@ impl Engine {
         self.ptr
     }
     /// Refuses a message the engine would block on forever.
-    pub(super) fn check_message(&self, n: usize) -> Result<(), String> {
+    pub(super) fn check_message(&self, n: usize) -> anyhow::Result<()> {
         match self.max_message {
-            Some(max) if n > max => Err(format!(
+            Some(max) if n > max => Err(anyhow!(
                 "engine {} cannot take a {n}-byte message: it writes the whole message to its AF_ALG socket before reading any of it back, and the socket holds at most {max} bytes (net.core.wmem_default in whole pages), so the call would never return",
                 self.id
             )),
@@ -70,10 +71,10 @@ impl Drop for Engine {
 impl OpenSsl {
     /// This library with engine `id` initialised. Err says why this machine cannot offer
     /// it (the engine's kernel interface, or the engine itself).
-    pub(super) fn engine_variant(&self, id: &str) -> Result<OpenSsl, String> {
+    pub(super) fn engine_variant(&self, id: &str) -> anyhow::Result<OpenSsl> {
         let Some(&(_, path_kind)) = ENGINES.iter().find(|(e, _)| *e == id) else {
             let names: Vec<&str> = ENGINES.iter().map(|(e, _)| *e).collect();
-            return Err(format!(
+            return Err(anyhow!(
                 "unknown engine '{id}': use one of {}",
                 names.join(", ")
             ));
@@ -85,23 +86,25 @@ impl OpenSsl {
             kernel::cryptodev_status()
         };
         if !status.usable {
-            return Err(format!("engine {id} needs {path_kind}: {}", status.reason));
+            return Err(anyhow!("engine {id} needs {path_kind}: {}", status.reason));
         }
         let api = &self.api;
         let Some(calls) = &api.engine else {
-            return Err(format!(
+            return Err(anyhow!(
                 "{} has no ENGINE_by_id: an engine needs OpenSSL 1.1 or 3.x with engine support",
                 self.path().display()
             ));
         };
-        let cid = CString::new(id).map_err(|_| "engine name has a NUL byte".to_string())?;
+        let cid = CString::new(id)
+            .map_err(|_| "engine name has a NUL byte".to_string())
+            .map_err(anyhow::Error::msg)?;
         // SAFETY: ENGINE_by_id takes a C string; it loads a dynamic engine from the
         // engines directory when the id is not built in.
         let ptr = unsafe { (calls.by_id)(cid.as_ptr()) };
         if ptr.is_null() {
             // SAFETY: clearing this thread's error queue has no preconditions.
             unsafe { (api.err_clear_error)() };
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenSSL cannot load engine {id} (no {id}.so in its engines directory; OPENSSL_ENGINES overrides it)"
             ));
         }
@@ -112,7 +115,7 @@ impl OpenSsl {
                 (calls.free)(ptr);
                 (api.err_clear_error)();
             }
-            return Err(format!(
+            return Err(anyhow!(
                 "engine {id} loaded but would not initialise ({path_kind} refused it)"
             ));
         }

@@ -1,6 +1,7 @@
 //! The libcrypto function table: every function this module calls, resolved once.
 
 use crate::algorithms::Algorithm;
+use anyhow::anyhow;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr};
 use std::path::PathBuf;
@@ -201,7 +202,7 @@ pub(super) unsafe fn sym<T: Copy>(lib: &Library, name: &str) -> Option<T> {
 
 impl Api {
     /// Resolves everything from an opened library. Err is the reason, without the path.
-    pub(super) fn resolve(lib: Library, path: PathBuf) -> Result<Api, String> {
+    pub(super) fn resolve(lib: Library, path: PathBuf) -> anyhow::Result<Api> {
         // SAFETY: every symbol below is looked up with its C prototype from OpenSSL's
         // headers (crypto.h, evp.h, hmac.h, err.h, bn.h), identical in 1.1 and 3.x.
         unsafe {
@@ -209,16 +210,16 @@ impl Api {
                 Some(f) => f,
                 None => {
                     if sym::<VersionFn>(&lib, "SSLeay_version").is_some() {
-                        return Err("OpenSSL 1.0 or older (it has SSLeay_version but no OpenSSL_version), which is not supported".into());
+                        return Err(anyhow!("OpenSSL 1.0 or older (it has SSLeay_version but no OpenSSL_version), which is not supported"));
                     }
-                    return Err("not a libcrypto (no OpenSSL_version symbol)".into());
+                    return Err(anyhow!("not a libcrypto (no OpenSSL_version symbol)"));
                 }
             };
             macro_rules! need {
                 ($name:literal) => {
                     match sym(&lib, $name) {
                         Some(f) => f,
-                        None => return Err(format!("not a usable libcrypto (no {} symbol)", $name)),
+                        None => return Err(anyhow!("not a usable libcrypto (no {} symbol)", $name)),
                     }
                 };
             }

@@ -3,6 +3,7 @@
 
 use super::ffi::*;
 use super::*;
+use anyhow::anyhow;
 
 /// The variable libcrypto's constructor reads its CPU capability mask from, once, when the
 /// library is loaded (OPENSSL_ia32cap(3)).
@@ -83,13 +84,13 @@ pub(super) const NAMED_ARMCAP: [NamedArmcap; 3] = [
 
 /// What `isa=VALUE` sets on ARM: the OPENSSL_armcap value and what it turns off. A name
 /// clears its bits from `base`, the capabilities the loaded libcrypto reported.
-pub(super) fn armcap_request(value: &str, base: Option<u64>) -> Result<(String, String), String> {
+pub(super) fn armcap_request(value: &str, base: Option<u64>) -> anyhow::Result<(String, String)> {
     let hint =
         "use isa=no-neon, isa=no-aes, isa=no-sha or isa=<OPENSSL_armcap value>, e.g. isa=0x1";
     if let Some(n) = NAMED_ARMCAP.iter().find(|n| n.name == value) {
         let base = base.ok_or_else(|| {
             format!("isa={value}: libcrypto does not report the capabilities it found (OpenSSL 1.1?), so there is nothing to clear bits from: give the whole value, e.g. isa=0x1 (NEON only)")
-        })?;
+        }).map_err(anyhow::Error::msg)?;
         return Ok((format!("{:#x}", base & !n.clear), n.turns_off.into()));
     }
     match parse_c_number(value) {
@@ -97,7 +98,7 @@ pub(super) fn armcap_request(value: &str, base: Option<u64>) -> Result<(String, 
             value.to_string(),
             format!("the OPENSSL_armcap value {value} as given, in place of what libcrypto found"),
         )),
-        None => Err(format!(
+        None => Err(anyhow!(
             "isa={value}: not a known name nor an OPENSSL_armcap number: {hint}"
         )),
     }
@@ -109,13 +110,13 @@ pub(super) fn armcap_request(value: &str, base: Option<u64>) -> Result<(String, 
 pub(super) fn cap_request(
     value: &str,
     base: Option<u64>,
-) -> Result<(&'static str, (String, String)), String> {
+) -> anyhow::Result<(&'static str, (String, String))> {
     if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
         Ok((IA32CAP_ENV, isa_request(value)?))
     } else if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
         Ok((ARMCAP_ENV, armcap_request(value, base)?))
     } else {
-        Err(format!(
+        Err(anyhow!(
             "isa= needs OPENSSL_ia32cap (x86) or OPENSSL_armcap (ARM); this machine is {}",
             std::env::consts::ARCH
         ))
@@ -123,7 +124,7 @@ pub(super) fn cap_request(
 }
 
 /// Checks an `isa=` value's form before anything is loaded (any base will do for that).
-pub(crate) fn check_request(value: &str) -> Result<(), String> {
+pub(crate) fn check_request(value: &str) -> anyhow::Result<()> {
     cap_request(value, Some(0)).map(|_| ())
 }
 
@@ -153,22 +154,22 @@ pub(super) fn parse_c_number(s: &str) -> Option<u64> {
     u64::from_str_radix(digits, radix).ok()
 }
 
-pub(super) fn parse_ia32cap(s: &str) -> Result<Ia32cap, String> {
-    let word = |w: &str| -> Result<CapWord, String> {
+pub(super) fn parse_ia32cap(s: &str) -> anyhow::Result<Ia32cap> {
+    let word = |w: &str| -> anyhow::Result<CapWord> {
         let (complement, num) = match w.strip_prefix('~') {
             Some(rest) => (true, rest),
             None => (false, w),
         };
         parse_c_number(num)
             .map(|value| CapWord { complement, value })
-            .ok_or_else(|| format!("'{w}' is not [~]NUMBER (0x hex, 0 octal or decimal)"))
+            .ok_or_else(|| anyhow!("'{w}' is not [~]NUMBER (0x hex, 0 octal or decimal)"))
     };
     let (first, second) = match s.split_once(':') {
         Some((a, b)) => (a, Some(b)),
         None => (s, None),
     };
     if first.is_empty() && second.is_none() {
-        return Err("the mask is empty".into());
+        return Err(anyhow!("the mask is empty"));
     }
     let first = if first.is_empty() {
         None
@@ -180,13 +181,13 @@ pub(super) fn parse_ia32cap(s: &str) -> Result<Ia32cap, String> {
 }
 
 /// What `isa=VALUE` sets: the OPENSSL_ia32cap value, and what it turns off, in words.
-pub(crate) fn isa_request(value: &str) -> Result<(String, String), String> {
+pub(crate) fn isa_request(value: &str) -> anyhow::Result<(String, String)> {
     if let Some(n) = NAMED_ISA.iter().find(|n| n.name == value) {
         return Ok((n.mask.into(), n.turns_off.into()));
     }
     let hint = "use isa=no-aesni, isa=no-avx512, isa=no-avx2 or isa=<OPENSSL_ia32cap mask>, e.g. isa=~0x200000200000000:~0";
     let m = parse_ia32cap(value).map_err(|e| {
-        format!("isa={value}: not a known name nor an OPENSSL_ia32cap mask ({e}): {hint}")
+        anyhow!("isa={value}: not a known name nor an OPENSSL_ia32cap mask ({e}): {hint}")
     })?;
     let mut what = format!("the OPENSSL_ia32cap mask {value} as given");
     if m.1.is_none() {
@@ -247,7 +248,7 @@ pub(super) static IA32CAP_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(())
 pub(super) struct PrivateDir(PathBuf);
 
 impl PrivateDir {
-    pub(super) fn new() -> Result<PrivateDir, String> {
+    pub(super) fn new() -> anyhow::Result<PrivateDir> {
         use std::os::unix::fs::DirBuilderExt;
         let base = std::env::temp_dir();
         let stamp = std::time::SystemTime::now()
@@ -263,7 +264,7 @@ impl PrivateDir {
                 Ok(()) => return Ok(PrivateDir(p)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "cannot create a private directory in {}: {} (set TMPDIR to a writable directory)",
                         base.display(),
                         one_line(&e.to_string())
@@ -271,7 +272,7 @@ impl PrivateDir {
                 }
             }
         }
-        Err(format!(
+        Err(anyhow!(
             "cannot create a private directory in {}: every name tried exists",
             base.display()
         ))
@@ -314,13 +315,13 @@ impl OpenSsl {
     /// The environment is changed only while the copy's constructors run, under a lock;
     /// like any setenv it races with C code reading the environment on other threads,
     /// so variants are made while the registry is built, before any worker exists.
-    pub(super) fn isa_variant(&self, spec: &str, value: &str) -> Result<OpenSsl, String> {
+    pub(super) fn isa_variant(&self, spec: &str, value: &str) -> anyhow::Result<OpenSsl> {
         let base_cpu_info = self.version_info(OPENSSL_CPU_INFO);
         let base = base_cpu_info.as_deref().and_then(caps_of).map(|c| c.0);
         let (variable, (mask, turns_off)) = cap_request(value, base)?;
         let src = self.path();
         if !src.is_absolute() {
-            return Err(format!(
+            return Err(anyhow!(
                 "cannot copy libcrypto: the loader did not say which file {} is",
                 src.display()
             ));
@@ -333,7 +334,7 @@ impl OpenSsl {
                 .unwrap_or(std::ffi::OsStr::new("libcrypto.so"));
             let copy = dir.0.join(name);
             std::fs::copy(src, &copy).map_err(|e| {
-                format!(
+                anyhow!(
                     "cannot copy {} to {}: {}",
                     src.display(),
                     dir.0.display(),
@@ -344,13 +345,15 @@ impl OpenSsl {
             // SAFETY: a byte-for-byte copy of the library the base instance loaded; as in
             // `load_system`, loading runs only OpenSSL's own initialisers, which now read
             // the mask we set.
-            let lib = unsafe { Library::new(&copy) }.map_err(|e| {
-                let shown = copy.display().to_string();
-                format!(
+            let lib = unsafe { Library::new(&copy) }
+                .map_err(|e| {
+                    let shown = copy.display().to_string();
+                    format!(
                     "cannot load the copy {shown}: {} (a noexec temporary directory? set TMPDIR)",
                     dl_reason(&e, &shown)
                 )
-            })?;
+                })
+                .map_err(anyhow::Error::msg)?;
             let api = Api::resolve(lib, src.to_path_buf())?;
             // libcrypto builds its CPU info string on the first request and appends the
             // variable's value: ask while it is still set.
@@ -366,12 +369,12 @@ impl OpenSsl {
             (Some(b), Some(c)) => {
                 let (on0, on1) = (c.0 & !b.0, c.1 & !b.1);
                 if on0 != 0 || on1 != 0 {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "{variable}={mask} turns on capabilities this CPU does not report (bits {on0:#x}:{on1:#x}): OpenSSL could run instructions the CPU lacks; clear bits instead"
                     ));
                 }
                 if c == b {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "changes nothing on this CPU: with {variable}={mask} libcrypto reports the capabilities it has without it ({:#x}:{:#x})",
                         b.0, b.1
                     ));
@@ -380,7 +383,7 @@ impl OpenSsl {
                 if variable == IA32CAP_ENV && only_wide_aes_cleared(b, cleared) {
                     let version = self.api.version_num;
                     if (0x3000_0000..0x3050_0000).contains(&version) {
-                        return Err(format!(
+                        return Err(anyhow!(
                             "changes nothing on this CPU: it has no AVX-512 (libcrypto reports {:#x}:{:#x}), and the mask removes only VAES/VPCLMULQDQ here, which OpenSSL before 3.5 uses only together with AVX-512 (aes-gcm-avx512): the variant would run the base's code",
                             b.0, b.1
                         ));

@@ -8,20 +8,23 @@
 //! first asked for, so that no other measurement runs with it loaded.
 
 use super::ffi::*;
+use anyhow::anyhow;
 use std::ffi::CString;
 
 impl Api {
     /// Loads the legacy provider once (OpenSSL 3 only: 1.1 fetches nothing). Err is the
     /// reason, with how to fix it.
-    pub(super) fn legacy_provider(&self) -> Result<(), String> {
-        self.legacy_loaded
-            .get_or_init(|| self.load_legacy_provider())
-            .clone()
+    pub(super) fn legacy_provider(&self) -> anyhow::Result<()> {
+        (self
+            .legacy_loaded
+            .get_or_init(|| self.load_legacy_provider().map_err(|e| e.to_string()))
+            .clone())
+        .map_err(anyhow::Error::msg)
     }
 
-    fn load_legacy_provider(&self) -> Result<(), String> {
+    fn load_legacy_provider(&self) -> anyhow::Result<()> {
         let Some(load) = self.provider_load else {
-            return Err("this OpenSSL 3 libcrypto has no OSSL_PROVIDER_load, so its legacy provider (DES, RC4) cannot be loaded".into());
+            return Err(anyhow!("this OpenSSL 3 libcrypto has no OSSL_PROVIDER_load, so its legacy provider (DES, RC4) cannot be loaded"));
         };
         for name in ["default", "legacy"] {
             let cname = CString::new(name).expect("no NUL in a provider name");
@@ -36,7 +39,7 @@ impl Api {
                     .ok()
                     .or_else(|| self.version_info(OPENSSL_MODULES_DIR))
                     .unwrap_or_else(|| "its MODULESDIR".into());
-                return Err(format!(
+                return Err(anyhow!(
                     "OpenSSL's {name} provider is not loadable ({why}; looked in {dir}): OpenSSL 3 has single DES and RC4 only in legacy.so; install it (Debian: package libssl3) or set OPENSSL_MODULES to its directory"
                 ));
             }

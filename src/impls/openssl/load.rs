@@ -2,10 +2,11 @@
 
 use super::ffi::*;
 use super::*;
+use anyhow::anyhow;
 
 impl OpenSsl {
     /// The system libcrypto: "libcrypto.so.3", then "libcrypto.so.1.1", then "libcrypto.so".
-    pub fn load_system() -> Result<OpenSsl, String> {
+    pub fn load_system() -> anyhow::Result<OpenSsl> {
         let mut tried = Vec::new();
         for name in SYSTEM_NAMES {
             // SAFETY: loading libcrypto runs only its ELF initialisers, which set up
@@ -21,28 +22,39 @@ impl OpenSsl {
                 Err(e) => tried.push(format!("{name} ({})", dl_reason(&e, name))),
             }
         }
-        Err(format!(
+        Err(anyhow!(
             "no usable system libcrypto: tried {}: install libssl3 (e.g. `apt-get install libssl3`) or pass --libcrypto PATH",
             tried.join(", ")
         ))
     }
 
     /// A libcrypto at a given path (an OpenSSL build beside the system one).
-    pub fn load_path(path: &Path) -> Result<OpenSsl, String> {
+    pub fn load_path(path: &Path) -> anyhow::Result<OpenSsl> {
         let shown = path.display();
         let bad = |why: &str| format!("--libcrypto {shown}: {why}: {HOW_TO_FIX}");
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(bad("cannot load (file not found)"))
+                return Err(anyhow::Error::msg(bad("cannot load (file not found)")))
             }
-            Err(e) => return Err(bad(&format!("cannot load ({})", one_line(&e.to_string())))),
-            Ok(m) if m.is_dir() => return Err(bad("cannot load (is a directory)")),
+            Err(e) => {
+                return Err(anyhow::Error::msg(bad(&format!(
+                    "cannot load ({})",
+                    one_line(&e.to_string())
+                ))))
+            }
+            Ok(m) if m.is_dir() => {
+                return Err(anyhow::Error::msg(bad("cannot load (is a directory)")))
+            }
             // A FIFO or device would block or mislead dlopen: only regular files.
-            Ok(m) if !m.is_file() => return Err(bad("cannot load (not a regular file)")),
+            Ok(m) if !m.is_file() => {
+                return Err(anyhow::Error::msg(bad("cannot load (not a regular file)")))
+            }
             Ok(_) => {}
         }
         let Some(name) = path.to_str() else {
-            return Err(bad("cannot load (the path is not valid UTF-8)"));
+            return Err(anyhow::Error::msg(bad(
+                "cannot load (the path is not valid UTF-8)",
+            )));
         };
         // dlopen searches the library path for a bare name; a path with a slash is opened
         // as given, which is what the user asked for.
@@ -54,7 +66,8 @@ impl OpenSsl {
         // SAFETY: as in `load_system`; the user named this file as a libcrypto, and
         // anything without OpenSSL's symbols is refused before any of it is called.
         let lib = unsafe { Library::new(&name) }
-            .map_err(|e| bad(&format!("cannot load ({})", dl_reason(&e, &name))))?;
+            .map_err(|e| bad(&format!("cannot load ({})", dl_reason(&e, &name))))
+            .map_err(anyhow::Error::msg)?;
         // libssl (or any library linked against a libcrypto) resolves OpenSSL's symbols
         // through its dependency: measuring it would measure that other file.
         if let Some(real) = loaded_path(&lib) {
@@ -63,13 +76,15 @@ impl OpenSsl {
                 _ => a == b,
             };
             if !same(&real, path) {
-                return Err(bad(&format!(
+                return Err(anyhow::Error::msg(bad(&format!(
                     "its OpenSSL functions come from {} (it is not a libcrypto itself)",
                     real.display()
-                )));
+                ))));
             }
         }
-        let api = Api::resolve(lib, path.to_path_buf()).map_err(|why| bad(&why))?;
+        let api = Api::resolve(lib, path.to_path_buf())
+            .map_err(|why| bad(&why.to_string()))
+            .map_err(anyhow::Error::msg)?;
         Ok(OpenSsl::base(api))
     }
 

@@ -28,6 +28,7 @@
 //!   counted operation, where that still gives each call's true answer (see
 //!   [`SpeedLoopOp`]), so that cryptobench and `openssl speed` can be compared 1:1.
 
+use anyhow::anyhow;
 pub mod build;
 mod cipher;
 mod digest;
@@ -77,16 +78,16 @@ pub fn understands_variant(spec: &str) -> bool {
 }
 
 impl OpenSsl {
-    fn digest(&self, alg: Algorithm) -> Result<(Raw, bool), String> {
+    fn digest(&self, alg: Algorithm) -> anyhow::Result<(Raw, bool)> {
         self.resolve(alg, self.api.md_fetch)
     }
 
     /// The EVP_CIPHER/EVP_MD for `alg`: fetched from the providers in 3.x (so that no
     /// implicit fetch happens later), else the legacy getter's static object.
-    fn resolve(&self, alg: Algorithm, fetch: Option<FetchFn>) -> Result<(Raw, bool), String> {
+    fn resolve(&self, alg: Algorithm, fetch: Option<FetchFn>) -> anyhow::Result<(Raw, bool)> {
         let (getter_name, fetch_name) = evp_names(alg);
         let Some(getter) = self.api.getters[alg_index(alg)] else {
-            return Err(format!(
+            return Err(anyhow!(
                 "{} is not in this libcrypto (no {getter_name} symbol)",
                 alg.name()
             ));
@@ -94,13 +95,13 @@ impl OpenSsl {
         // SAFETY: an EVP getter takes nothing and returns a static object or NULL.
         let legacy = unsafe { getter() };
         if legacy.is_null() {
-            return Err(format!(
+            return Err(anyhow!(
                 "{getter_name}() returned NULL: disabled in this build"
             ));
         }
         if let Some(fetch) = fetch {
             let Ok(cname) = CString::new(fetch_name) else {
-                return Err(format!("bad algorithm name {fetch_name}"));
+                return Err(anyhow!("bad algorithm name {fetch_name}"));
             };
             // SAFETY: EVP_*_fetch(libctx NULL = default, NUL-terminated name, properties
             // NULL) returns a new reference or NULL; the caller frees it.
@@ -115,7 +116,7 @@ impl OpenSsl {
             }
             if p.is_null() {
                 let why = self.api.fail(&format!("fetching {fetch_name}"));
-                return Err(format!(
+                return Err(anyhow!(
                     "{why}: not offered by the loaded OpenSSL providers"
                 ));
             }
@@ -127,9 +128,11 @@ impl OpenSsl {
 
 impl OpenSsl {
     /// The EVP_PKEY table of this library; the speed-loop variant covers ciphers only.
-    fn pkey(&self) -> Result<std::sync::Arc<pkey::Pkey>, String> {
+    fn pkey(&self) -> anyhow::Result<std::sync::Arc<pkey::Pkey>> {
         if matches!(self.mode, Mode::SpeedLoop) {
-            return Err("speed-loop imitates `openssl speed -evp` for ciphers only".into());
+            return Err(anyhow!(
+                "speed-loop imitates `openssl speed -evp` for ciphers only"
+            ));
         }
         pkey::for_path(&self.api.path)
     }
@@ -140,9 +143,9 @@ impl Implementation for OpenSsl {
         &self,
         alg: Algorithm,
         private: Option<&[u8]>,
-    ) -> Result<Box<dyn super::pkey::KeyPair>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
         if let Support::No(why) = self.support(alg) {
-            return Err(why);
+            return Err(anyhow::Error::msg(why));
         }
         self.pkey()?.key_pair(alg, private)
     }
@@ -151,9 +154,9 @@ impl Implementation for OpenSsl {
         &self,
         alg: Algorithm,
         public: &[u8],
-    ) -> Result<Box<dyn super::pkey::PublicKey>, String> {
+    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
         if let Support::No(why) = self.support(alg) {
-            return Err(why);
+            return Err(anyhow::Error::msg(why));
         }
         self.pkey()?.public_key(alg, public)
     }
@@ -216,7 +219,7 @@ impl Implementation for OpenSsl {
                 }
                 return match self.pkey() {
                     Ok(_) => Support::Yes,
-                    Err(why) => Support::No(why),
+                    Err(why) => Support::No(why.to_string()),
                 };
             }
         };
@@ -228,7 +231,7 @@ impl Implementation for OpenSsl {
                 }
                 Support::Yes
             }
-            Err(why) => Support::No(why),
+            Err(why) => Support::No(why.to_string()),
         }
     }
 
@@ -237,17 +240,17 @@ impl Implementation for OpenSsl {
         alg: Algorithm,
         direction: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         match &self.mode {
             Mode::SpeedLoop => {
                 if let Some(why) = speed_loop_gap(alg) {
-                    return Err(why.into());
+                    return Err(anyhow!(why));
                 }
                 return self.prepare_speed_loop(alg, direction, key);
             }
             Mode::Engine(e) => {
                 if let Support::No(why) = engine_support(e, alg) {
-                    return Err(why);
+                    return Err(anyhow::Error::msg(why));
                 }
                 return Ok(Box::new(self.keyed_cipher(alg, direction, key, Some(e))?));
             }
@@ -255,7 +258,7 @@ impl Implementation for OpenSsl {
         }
         match alg.kind() {
             Kind::Signature | Kind::Agreement | Kind::Kem => {
-                Err(format!("{alg} is a public-key algorithm: use key_pair"))
+                Err(anyhow!("{alg} is a public-key algorithm: use key_pair"))
             }
             Kind::Aead | Kind::Cipher => {
                 Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
@@ -297,14 +300,18 @@ impl Implementation for OpenSsl {
         }
         if let Some(id) = engine_id(spec) {
             return Some(
-                self.engine_variant(id)
-                    .map(|o| Box::new(o) as Box<dyn Implementation>),
+                (self
+                    .engine_variant(id)
+                    .map(|o| Box::new(o) as Box<dyn Implementation>))
+                .map_err(|e| e.to_string()),
             );
         }
         let value = spec.strip_prefix("isa=")?;
         Some(
-            self.isa_variant(spec, value)
-                .map(|o| Box::new(o) as Box<dyn Implementation>),
+            (self
+                .isa_variant(spec, value)
+                .map(|o| Box::new(o) as Box<dyn Implementation>))
+            .map_err(|e| e.to_string()),
         )
     }
 

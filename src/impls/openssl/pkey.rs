@@ -11,6 +11,7 @@
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use anyhow::anyhow;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 use std::path::Path;
@@ -76,32 +77,32 @@ struct Fns {
 pub struct Pkey(Arc<Fns>);
 
 /// The table for the libcrypto at `path`, resolved on first use and kept for the run.
-pub fn for_path(path: &Path) -> Result<Arc<Pkey>, String> {
+pub fn for_path(path: &Path) -> anyhow::Result<Arc<Pkey>> {
     type Tables = Vec<(std::path::PathBuf, Result<Arc<Pkey>, String>)>;
     static TABLES: std::sync::Mutex<Tables> = std::sync::Mutex::new(Vec::new());
     let mut t = TABLES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, r)) = t.iter().find(|(p, _)| p == path) {
-        return r.clone();
+        return r.clone().map_err(anyhow::Error::msg);
     }
-    let r = Pkey::load(path).map(Arc::new);
+    let r = Pkey::load(path).map(Arc::new).map_err(|e| e.to_string());
     t.push((path.to_path_buf(), r.clone()));
-    r
+    r.map_err(anyhow::Error::msg)
 }
 
 impl Pkey {
     /// Err: why this libcrypto offers no public-key operations here (e.g. 1.1, whose
     /// EVP_PKEY_CTX_set_* are macros, not symbols).
-    pub fn load(path: &Path) -> Result<Pkey, String> {
+    pub fn load(path: &Path) -> anyhow::Result<Pkey> {
         // SAFETY: the library is already loaded by the caller; dlopen returns it again.
         let lib = unsafe { Library::new(path) }
-            .map_err(|e| format!("cannot reopen {}: {e}", path.display()))?;
+            .map_err(|e| anyhow!("cannot reopen {}: {e}", path.display()))?;
         macro_rules! f {
             ($($name:literal)|+) => {{
                 let mut found = None;
                 // SAFETY: each field's type is the symbol's C prototype (OpenSSL 3 evp.h,
                 // x509.h, err.h).
                 $( if found.is_none() { found = unsafe { lib.get(concat!($name, "\0").as_bytes()).ok().map(|s| *s) }; } )+
-                found.ok_or_else(|| format!("this libcrypto has no {} (public-key operations need OpenSSL 3.0 or later)", [$($name),+].join(" or ")))?
+                found.ok_or_else(|| anyhow!("this libcrypto has no {} (public-key operations need OpenSSL 3.0 or later)", [$($name),+].join(" or ")))?
             }};
         }
         let fns = Fns {
@@ -162,7 +163,7 @@ impl Pkey {
                 let md = match fetched {
                     Some(p) => p,
                     None => {
-                        let g: Getter = *fns._lib.get(getter).map_err(|e| e.to_string())?;
+                        let g: Getter = *fns._lib.get(getter).map_err(anyhow::Error::msg)?;
                         g()
                     }
                 };
@@ -190,7 +191,7 @@ impl Pkey {
         &self,
         alg: Algorithm,
         private: Option<&[u8]>,
-    ) -> Result<Box<dyn KeyPair>, String> {
+    ) -> anyhow::Result<Box<dyn KeyPair>> {
         let f = &self.0;
         let key = match (alg, private) {
             (Algorithm::Ed25519 | Algorithm::X25519, p) => {
@@ -223,7 +224,9 @@ impl Pkey {
                 Key::private_der(f, &der)?
             }
             (a, p) => {
-                let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("openssl", a))?;
+                let bits = rsa_bits(a)
+                    .ok_or_else(|| pkey::not_offered("openssl", a))
+                    .map_err(anyhow::Error::msg)?;
                 let der = match p {
                     Some(d) => d.to_vec(),
                     None => pkey::shared_rsa_pkcs8(bits)?,
@@ -234,7 +237,7 @@ impl Pkey {
         Ok(Box::new(OsslKeyPair::new(f.clone(), key, alg)?))
     }
 
-    pub fn public_key(&self, alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+    pub fn public_key(&self, alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
         let key = Key::public(&self.0, alg, public)?;
         Ok(Box::new(OsslPublic::new(self.0.clone(), key, alg)?))
     }
@@ -288,13 +291,13 @@ impl Drop for Key {
 }
 
 impl Key {
-    fn new(f: &Arc<Fns>, p: P, what: &str) -> Result<Key, String> {
+    fn new(f: &Arc<Fns>, p: P, what: &str) -> anyhow::Result<Key> {
         if p.is_null() {
-            return Err(fail(f, what));
+            return Err(anyhow::Error::msg(fail(f, what)));
         }
         Ok(Key(p, f.clone()))
     }
-    fn private_der(f: &Arc<Fns>, der: &[u8]) -> Result<Key, String> {
+    fn private_der(f: &Arc<Fns>, der: &[u8]) -> anyhow::Result<Key> {
         let mut p = der.as_ptr();
         // SAFETY: p and len describe `der`.
         Key::new(
@@ -303,7 +306,7 @@ impl Key {
             "d2i_AutoPrivateKey",
         )
     }
-    fn public(f: &Arc<Fns>, alg: Algorithm, public: &[u8]) -> Result<Key, String> {
+    fn public(f: &Arc<Fns>, alg: Algorithm, public: &[u8]) -> anyhow::Result<Key> {
         // SAFETY (all arms): pointers and lengths describe the caller's slices.
         let p = match alg {
             Algorithm::Ed25519 | Algorithm::X25519 => {
@@ -405,7 +408,7 @@ fn md_of(f: &Fns, alg: Algorithm) -> P {
 }
 
 /// A context set up once for sign (`sign` true) or verify with `key`.
-fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> Result<Signer, String> {
+fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> anyhow::Result<Signer> {
     // SAFETY: fresh contexts, owned by Ctx; key outlives them (held beside them).
     unsafe {
         if alg == Algorithm::Ed25519 {
@@ -421,18 +424,21 @@ fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> Result<Signer,
                 std::ptr::null_mut(),
             );
             if mctx.0.is_null() || init(mctx.0, no_pctx, no_md, no_engine, key.0) != 1 {
-                return Err(fail(f, "EVP_DigestSignInit/VerifyInit"));
+                return Err(anyhow::Error::msg(fail(f, "EVP_DigestSignInit/VerifyInit")));
             }
             return Ok(Signer::OneShot { mctx });
         }
         let pctx = Ctx((f.ctx_new)(key.0, std::ptr::null_mut()), f.ctx_free);
         let init = if sign { f.sign_init } else { f.verify_init };
         if pctx.0.is_null() || init(pctx.0) != 1 {
-            return Err(fail(f, "EVP_PKEY_sign_init/verify_init"));
+            return Err(anyhow::Error::msg(fail(
+                f,
+                "EVP_PKEY_sign_init/verify_init",
+            )));
         }
         let md = md_of(f, alg);
         if (f.set_signature_md)(pctx.0, md) != 1 {
-            return Err(fail(f, "EVP_PKEY_CTX_set_signature_md"));
+            return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_CTX_set_signature_md")));
         }
         if rsa_bits(alg).is_some() {
             let pad = if is_pss(alg) {
@@ -443,7 +449,7 @@ fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> Result<Signer,
             if (f.set_rsa_padding)(pctx.0, pad) != 1
                 || (is_pss(alg) && (f.set_rsa_pss_saltlen)(pctx.0, 32) != 1)
             {
-                return Err(fail(f, "setting the RSA padding"));
+                return Err(anyhow::Error::msg(fail(f, "setting the RSA padding")));
             }
         }
         let max = (f.pkey_size)(key.0).max(0) as usize;
@@ -451,7 +457,7 @@ fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> Result<Signer,
     }
 }
 
-fn digest(f: &Fns, md: P, msg: &[u8]) -> Result<([u8; 64], usize), String> {
+fn digest(f: &Fns, md: P, msg: &[u8]) -> anyhow::Result<([u8; 64], usize)> {
     let mut out = [0u8; 64];
     let mut n: c_uint = 0;
     // SAFETY: out holds the largest digest (64 bytes); msg valid for its length.
@@ -466,7 +472,7 @@ fn digest(f: &Fns, md: P, msg: &[u8]) -> Result<([u8; 64], usize), String> {
         )
     } != 1
     {
-        return Err(fail(f, "EVP_Digest"));
+        return Err(anyhow::Error::msg(fail(f, "EVP_Digest")));
     }
     Ok((out, n as usize))
 }
@@ -483,7 +489,7 @@ struct OsslKeyPair {
 }
 
 impl OsslKeyPair {
-    fn new(f: Arc<Fns>, key: Key, alg: Algorithm) -> Result<Self, String> {
+    fn new(f: Arc<Fns>, key: Key, alg: Algorithm) -> anyhow::Result<Self> {
         let signer = match alg.kind() {
             crate::algorithms::Kind::Signature => Some(signer(&f, &key, alg, true)?),
             _ => None,
@@ -496,7 +502,7 @@ impl OsslKeyPair {
                     f.ctx_free,
                 );
                 if ctx.0.is_null() || unsafe { (f.derive_init)(ctx.0) } != 1 {
-                    return Err(fail(&f, "EVP_PKEY_derive_init"));
+                    return Err(anyhow::Error::msg(fail(&f, "EVP_PKEY_derive_init")));
                 }
                 Some(ctx)
             }
@@ -516,7 +522,7 @@ impl KeyPair for OsslKeyPair {
     fn public_key(&self) -> Vec<u8> {
         self.key.encoded_public(self.alg)
     }
-    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         let f = &self.f;
         match &self.signer {
             Some(Signer::Digest { pctx, md, max }) => {
@@ -525,7 +531,7 @@ impl KeyPair for OsslKeyPair {
                 let mut len = sig.len();
                 // SAFETY: sig has `max` = EVP_PKEY_size bytes; d holds n bytes.
                 if unsafe { (f.sign)(pctx.0, sig.as_mut_ptr(), &mut len, d.as_ptr(), n) } != 1 {
-                    return Err(fail(f, "EVP_PKEY_sign"));
+                    return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_sign")));
                 }
                 sig.truncate(len);
                 Ok(sig)
@@ -538,20 +544,20 @@ impl KeyPair for OsslKeyPair {
                     (f.digest_sign)(mctx.0, sig.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len())
                 } != 1
                 {
-                    return Err(fail(f, "EVP_DigestSign"));
+                    return Err(anyhow::Error::msg(fail(f, "EVP_DigestSign")));
                 }
                 sig.truncate(len);
                 Ok(sig)
             }
-            None => Err(format!("{} does not sign", self.alg)),
+            None => Err(anyhow!("{} does not sign", self.alg)),
         }
     }
-    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         let f = &self.f;
         let ctx = self
             .deriver
             .as_ref()
-            .ok_or_else(|| format!("{} does not agree keys", self.alg))?;
+            .ok_or_else(|| anyhow!("{} does not agree keys", self.alg))?;
         let peer = if self.alg == Algorithm::EcdhP256 {
             // As libssl takes a TLS key share: our key's group, then the peer's point. The
             // SPKI decoder (d2i_PUBKEY) goes through 3.0's decoder framework, which costs
@@ -560,10 +566,13 @@ impl KeyPair for OsslKeyPair {
             // readable for its length.
             let k = Key::new(f, unsafe { (f.pkey_new)() }, "EVP_PKEY_new")?;
             if unsafe { (f.copy_parameters)(k.0, self.key.0) } != 1 {
-                return Err(fail(f, "EVP_PKEY_copy_parameters"));
+                return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_copy_parameters")));
             }
             if unsafe { (f.set1_encoded_public_key)(k.0, peer.as_ptr(), peer.len()) } != 1 {
-                return Err(fail(f, "EVP_PKEY_set1_encoded_public_key"));
+                return Err(anyhow::Error::msg(fail(
+                    f,
+                    "EVP_PKEY_set1_encoded_public_key",
+                )));
             }
             k
         } else {
@@ -572,12 +581,12 @@ impl KeyPair for OsslKeyPair {
         // SAFETY: the context is ours and initialised; the peer key outlives the derive.
         unsafe {
             if (f.derive_set_peer)(ctx.0, peer.0) != 1 {
-                return Err(fail(f, "EVP_PKEY_derive_set_peer"));
+                return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_derive_set_peer")));
             }
             let mut out = vec![0u8; 32];
             let mut len = out.len();
             if (f.derive)(ctx.0, out.as_mut_ptr(), &mut len) != 1 {
-                return Err(fail(f, "EVP_PKEY_derive"));
+                return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_derive")));
             }
             out.truncate(len);
             Ok(out)
@@ -592,9 +601,9 @@ struct OsslPublic {
 }
 
 impl OsslPublic {
-    fn new(f: Arc<Fns>, key: Key, alg: Algorithm) -> Result<Self, String> {
+    fn new(f: Arc<Fns>, key: Key, alg: Algorithm) -> anyhow::Result<Self> {
         if alg.kind() != crate::algorithms::Kind::Signature {
-            return Err(format!("openssl has no {alg} public-key operation here"));
+            return Err(anyhow!("openssl has no {alg} public-key operation here"));
         }
         let verifier = signer(&f, &key, alg, false)?;
         Ok(OsslPublic {
@@ -606,7 +615,7 @@ impl OsslPublic {
 }
 
 impl PublicKey for OsslPublic {
-    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> anyhow::Result<()> {
         let f = &self.f;
         // SAFETY: every pointer and length describes a live slice.
         let ok = unsafe {
@@ -623,7 +632,7 @@ impl PublicKey for OsslPublic {
         if ok != 1 {
             // Drain the queue so a failed verify leaves nothing for the next call.
             let _ = fail(f, "verify");
-            return Err("openssl: the signature does not verify".into());
+            return Err(anyhow!("openssl: the signature does not verify"));
         }
         Ok(())
     }

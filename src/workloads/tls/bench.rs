@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-fn input(m: String) -> Failure {
-    Failure::Input(m)
+fn input(m: impl std::fmt::Display) -> Failure {
+    Failure::input(m)
 }
 
 /// Everything about the input that can be checked before anything starts.
@@ -105,7 +105,7 @@ fn output_with(
     argv: &[&str],
     env: &[(&str, &Path)],
 ) -> Result<(Option<i32>, String, String), Failure> {
-    sys::run_bounded(guard, dir, argv, env, Duration::from_secs(20)).map_err(Failure::Runtime)
+    sys::run_bounded(guard, dir, argv, env, Duration::from_secs(20)).map_err(Failure::runtime)
 }
 
 fn catalogue(
@@ -126,7 +126,7 @@ fn catalogue(
 /// `--list`: the suites this OpenSSL can serve with the certificate.
 pub fn list(inputs: &Inputs, cert: CertKind) -> Result<String, Failure> {
     let guard = Guard::new();
-    let dir = guard.temp_dir("tls").map_err(Failure::Runtime)?;
+    let dir = guard.temp_dir("tls").map_err(Failure::runtime)?;
     let cat = catalogue(&guard, &dir, &inputs.openssl, cert)?;
     Ok(format!(
         "Suites this OpenSSL can serve with a{} certificate:\n  {}\n",
@@ -241,7 +241,7 @@ fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> 
         None => None,
     };
     if list.is_empty() {
-        return Err(input("no suite to measure".into()));
+        return Err(input("no suite to measure"));
     }
     Ok((list, mix, notes))
 }
@@ -251,7 +251,7 @@ impl Bench {
     /// files, ports, nginx configuration (checked with `nginx -t`), client configurations.
     pub fn build(args: &TlsArgs, inputs: &mut Inputs) -> Result<Bench, Failure> {
         let guard = Guard::new();
-        let dir = guard.temp_dir("tls").map_err(Failure::Runtime)?;
+        let dir = guard.temp_dir("tls").map_err(Failure::runtime)?;
         let cat = catalogue(&guard, &dir, &inputs.openssl, args.cert)?;
         let (suite_list, mix, mut notes) = select_suites(args, &cat)?;
         let nb = nginx_build(&guard, &dir, &inputs.nginx, inputs.build.as_ref())?;
@@ -294,7 +294,7 @@ impl Bench {
             contents.push(Content::Html);
             contents.push(Content::HtmlGzip);
         }
-        let ports = sys::free_ports(suite_list.len()).map_err(Failure::Runtime)?;
+        let ports = sys::free_ports(suite_list.len()).map_err(Failure::runtime)?;
         let bench = Bench {
             dir,
             nginx: inputs.nginx.clone(),
@@ -324,15 +324,15 @@ impl Bench {
             guard,
         };
         bench.write_files(&inputs.openssl)?;
-        bench.write_config().map_err(Failure::Runtime)?;
+        bench.write_config().map_err(Failure::runtime)?;
         bench.check_config()?;
         Ok(bench)
     }
 
     fn write_files(&self, openssl: &Path) -> Result<(), Failure> {
         let dir = &self.dir;
-        server::make_cert(&self.guard, dir, openssl, self.cert).map_err(Failure::Runtime)?;
-        server::write_files(&dir.join("www"), &self.contents).map_err(Failure::Runtime)?;
+        server::make_cert(&self.guard, dir, openssl, self.cert).map_err(Failure::runtime)?;
+        server::write_files(&dir.join("www"), &self.contents).map_err(Failure::runtime)?;
         let io = |e: std::io::Error| Failure::Runtime(e.to_string());
         for d in ["tmp", "logs"] {
             std::fs::create_dir_all(dir.join(d)).map_err(io)?;
@@ -346,7 +346,7 @@ impl Bench {
         Ok(())
     }
 
-    pub fn write_config(&self) -> Result<(), String> {
+    pub fn write_config(&self) -> anyhow::Result<()> {
         let conf = server::config(&server::Config {
             dir: &self.dir,
             suites: &self.suites,
@@ -358,7 +358,7 @@ impl Bench {
             gzip: self.gzip,
             as_root: sys::is_root(),
         });
-        std::fs::write(self.dir.join("nginx.conf"), conf).map_err(|e| e.to_string())
+        std::fs::write(self.dir.join("nginx.conf"), conf).map_err(anyhow::Error::msg)
     }
 
     fn check_config(&self) -> Result<(), Failure> {
@@ -407,13 +407,13 @@ impl Bench {
                 cpus.as_deref(),
             ) {
                 Ok(r) => return Ok(r),
-                Err(e) if e.contains("Address already in use") => {
+                Err(e) if e.to_string().contains("Address already in use") => {
                     eprintln!("cryptobench tls: a port was taken ({e}); choosing new ports");
-                    self.ports = sys::free_ports(self.suites.len()).map_err(Failure::Runtime)?;
-                    self.write_config().map_err(Failure::Runtime)?;
-                    last = e;
+                    self.ports = sys::free_ports(self.suites.len()).map_err(Failure::runtime)?;
+                    self.write_config().map_err(Failure::runtime)?;
+                    last = e.to_string();
                 }
-                Err(e) => return Err(Failure::Runtime(e)),
+                Err(e) => return Err(Failure::Runtime(e.to_string())),
             }
         }
         Err(Failure::Runtime(last))

@@ -7,6 +7,7 @@ use super::server::Content;
 use super::suites::Suite;
 use crate::kernel;
 use crate::record::tls::KtlsUse;
+use anyhow::anyhow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -54,7 +55,7 @@ pub struct Before {
     identical: Option<bool>,
 }
 
-pub fn before_load(b: &Bench, suite_index: usize, content: Content) -> Result<Before, String> {
+pub fn before_load(b: &Bench, suite_index: usize, content: Content) -> anyhow::Result<Before> {
     let suite = &b.suites[suite_index];
     // Asking for the protocol loads the module where it can (then the counters appear).
     let c0 = match kernel::tls_stat() {
@@ -64,13 +65,13 @@ pub fn before_load(b: &Bench, suite_index: usize, content: Content) -> Result<Be
             kernel::tls_stat(),
         ) {
             (true, Some(c)) => c,
-            _ => return Err(why_not_used(b, suite)),
+            _ => return Err(anyhow::Error::msg(why_not_used(b, suite))),
         },
     };
     let body = fetch(b, suite_index, content)?;
     let c1 = kernel::tls_stat().unwrap_or_default();
     if delta(&c1, &c0, tx) == 0 {
-        return Err(why_not_used(b, suite));
+        return Err(anyhow::Error::msg(why_not_used(b, suite)));
     }
     let mut identical = None;
     if !content.gzip() {
@@ -78,9 +79,9 @@ pub fn before_load(b: &Bench, suite_index: usize, content: Content) -> Result<Be
             .dir
             .join("www")
             .join(content.path().trim_start_matches('/'));
-        let want = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let want = std::fs::read(&file).map_err(|e| anyhow!("{}: {e}", file.display()))?;
         if body != want {
-            return Err(format!(
+            return Err(anyhow!(
                 "kTLS: the body fetched through the kernel's TLS ({} bytes) differs from {} ({} bytes)",
                 body.len(),
                 file.display(),
@@ -99,7 +100,7 @@ pub fn before_load(b: &Bench, suite_index: usize, content: Content) -> Result<Be
 }
 
 /// One HTTP/1.0 request through s_client, offering only the suite; the response body.
-fn fetch(b: &Bench, suite_index: usize, content: Content) -> Result<Vec<u8>, String> {
+fn fetch(b: &Bench, suite_index: usize, content: Content) -> anyhow::Result<Vec<u8>> {
     let req = b.dir.join(format!("ktls-request-{suite_index}.txt"));
     std::fs::write(
         &req,
@@ -108,7 +109,7 @@ fn fetch(b: &Bench, suite_index: usize, content: Content) -> Result<Vec<u8>, Str
             content.path()
         ),
     )
-    .map_err(|e| format!("{}: {e}", req.display()))?;
+    .map_err(|e| anyhow!("{}: {e}", req.display()))?;
     let conf = b.dir.join(format!("client-{suite_index}.cnf"));
     let connect = format!("127.0.0.1:{}", b.ports[suite_index]);
     let openssl = b.openssl.to_string_lossy();
@@ -130,14 +131,14 @@ fn fetch(b: &Bench, suite_index: usize, content: Content) -> Result<Vec<u8>, Str
         Duration::from_secs(60),
     )?;
     let Some(split) = out.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return Err(format!(
+        return Err(anyhow!(
             "kTLS check: openssl s_client got no HTTP response (exit {code:?}): {}",
             err.lines().last().unwrap_or("no message")
         ));
     };
     let head = String::from_utf8_lossy(&out[..split]);
     if !head.starts_with("HTTP/1.1 200") {
-        return Err(format!(
+        return Err(anyhow!(
             "kTLS check: nginx answered '{}'",
             head.lines().next().unwrap_or("")
         ));
@@ -152,14 +153,14 @@ pub fn after_load(
     suite: &Suite,
     before: &Before,
     connections: u64,
-) -> Result<(KtlsUse, Vec<String>), String> {
+) -> anyhow::Result<(KtlsUse, Vec<String>)> {
     let after = kernel::tls_stat().unwrap_or_default();
     let sent = delta(&after, &before.counters, tx);
     if sent == 0 {
-        return Err(why_not_used(b, suite));
+        return Err(anyhow::Error::msg(why_not_used(b, suite)));
     }
     if sent < connections {
-        return Err(format!(
+        return Err(anyhow!(
             "kTLS used by only {sent} of the {connections} connections: not a kTLS number"
         ));
     }

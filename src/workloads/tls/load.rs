@@ -6,6 +6,7 @@ use super::sys;
 use crate::record::tls::Latency;
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
+use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -90,7 +91,7 @@ pub struct Started {
     limit: Duration,
 }
 
-pub fn start(guard: &Guard, job: &Job) -> Result<Started, String> {
+pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
     let out = job.dir.join(format!("{}.out", job.tag));
     let err = job.dir.join(format!("{}.err", job.tag));
     let log = job.dir.join(format!("{}.h2log", job.tag));
@@ -159,8 +160,8 @@ pub fn start(guard: &Guard, job: &Job) -> Result<Started, String> {
         }
     }
     cmd.stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
-        .stderr(std::fs::File::create(&err).map_err(|e| e.to_string())?);
+        .stdout(std::fs::File::create(&out).map_err(anyhow::Error::msg)?)
+        .stderr(std::fs::File::create(&err).map_err(anyhow::Error::msg)?);
     let pid = sys::spawn(guard, &mut cmd, job.generator.name(), job.cpus)?;
     Ok(Started {
         pid,
@@ -187,14 +188,15 @@ impl Started {
     /// Checks once whether the generator has finished; stops it when it overran.
     pub fn poll(&self, guard: &Guard) -> Poll {
         match sys::try_exit(guard, self.pid) {
-            Some(exit) => Poll::Done(self.finish(exit)),
+            Some(exit) => Poll::Done(self.finish(exit).map_err(|e| e.to_string())),
             None if self.started.elapsed() > self.limit => {
                 guard.stop_process(self.pid);
-                Poll::Done(Err(format!(
+                Poll::Done(Err((anyhow!(
                     "{} did not finish within {} s",
                     self.generator.name(),
                     self.limit.as_secs()
-                )))
+                ))
+                .to_string()))
             }
             None => Poll::Running,
         }
@@ -204,7 +206,7 @@ impl Started {
         guard.stop_process(self.pid);
     }
 
-    fn finish(&self, exit: sys::Exit) -> Result<Outcome, String> {
+    fn finish(&self, exit: sys::Exit) -> anyhow::Result<Outcome> {
         let out = std::fs::read_to_string(&self.out).unwrap_or_default();
         let err = std::fs::read_to_string(&self.err).unwrap_or_default();
         let mut o = match self.generator {
@@ -228,7 +230,8 @@ impl Started {
                     .map(|c| c.to_string())
                     .unwrap_or("by signal".into())
             )
-        })?;
+        })
+        .map_err(anyhow::Error::msg)?;
         for p in [&self.out, &self.err, &self.log] {
             let _ = std::fs::remove_file(p);
         }
@@ -237,18 +240,18 @@ impl Started {
     }
 }
 
-pub fn parse_wrk(out: &str) -> Result<Outcome, String> {
+pub fn parse_wrk(out: &str) -> anyhow::Result<Outcome> {
     let line = out
         .lines()
         .find_map(|l| l.strip_prefix("CBENCH-WRK "))
-        .ok_or("printed no report")?;
+        .ok_or_else(|| anyhow!("printed no report"))?;
     let f: Vec<f64> = line
         .split_whitespace()
         .map(|x| x.parse::<f64>())
         .collect::<Result<_, _>>()
-        .map_err(|_| "printed an unreadable report")?;
+        .map_err(|_| anyhow!("printed an unreadable report"))?;
     if f.len() < 15 {
-        return Err("printed a short report".into());
+        return Err(anyhow!("printed a short report"));
     }
     let ms = |us: f64| us / 1000.0;
     let requests = f[1] as u64;
@@ -297,18 +300,18 @@ fn paren_before(line: &str, word: &str) -> Option<u64> {
     line[open + 1..i].parse().ok()
 }
 
-pub fn parse_h2load(out: &str) -> Result<Outcome, String> {
+pub fn parse_h2load(out: &str) -> anyhow::Result<Outcome> {
     let find = |p: &str| out.lines().find(|l| l.trim_start().starts_with(p));
-    let fin = find("finished in").ok_or("printed no summary")?;
+    let fin = find("finished in").ok_or_else(|| anyhow!("printed no summary"))?;
     let duration_s = fin
         .trim_start()
         .strip_prefix("finished in ")
         .and_then(|r| r.split(',').next())
         .and_then(parse_duration)
-        .ok_or("printed an unreadable duration")?;
-    let req = find("requests:").ok_or("printed no request counts")?;
+        .ok_or_else(|| anyhow!("printed an unreadable duration"))?;
+    let req = find("requests:").ok_or_else(|| anyhow!("printed no request counts"))?;
     let codes = find("status codes:").unwrap_or("");
-    let traffic = find("traffic:").ok_or("printed no traffic line")?;
+    let traffic = find("traffic:").ok_or_else(|| anyhow!("printed no traffic line"))?;
     let done = count_before(req, "done").unwrap_or(0);
     let errors = count_before(req, "errored").unwrap_or(0)
         + count_before(req, "timeout").unwrap_or(0)

@@ -7,6 +7,7 @@
 //! counters) and the generators. Every wait is bounded in time. The run itself (writer,
 //! signals, exit codes) is the driver's (`crate::driver`).
 
+use anyhow::anyhow;
 pub mod analysis;
 mod bench;
 mod ktls;
@@ -104,7 +105,7 @@ const DEFAULT_DURATION: f64 = 5.0;
 
 pub fn run(args: TlsArgs) -> Result<i32, Failure> {
     if args.list {
-        args.common.check("tls").map_err(Failure::Input)?;
+        args.common.check("tls").map_err(Failure::input)?;
         let inputs = bench::Inputs::check(&args)?;
         print!("{}", bench::list(&inputs, args.cert)?);
         return Ok(0);
@@ -116,31 +117,31 @@ pub fn run(args: TlsArgs) -> Result<i32, Failure> {
 /// Checks the input and finds every program, starting nothing: what a study asks before
 /// it runs this command in a child.
 pub fn check(args: &TlsArgs) -> Result<(), Failure> {
-    args.common.check("tls").map_err(Failure::Input)?;
+    args.common.check("tls").map_err(Failure::input)?;
     bench::Inputs::check(args).map(drop)
 }
 
 /// Measures without showing: the run, for a caller that shows it its own way (a study).
 pub fn measure(args: TlsArgs) -> Result<crate::driver::Finished, Failure> {
     let common = args.common.clone();
-    common.check("tls").map_err(Failure::Input)?;
+    common.check("tls").map_err(Failure::input)?;
     let inputs = bench::Inputs::check(&args)?;
     crate::driver::run(&mut workload::Tls::new(args, inputs), &common)
 }
 
-pub fn parse_concurrency(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_concurrency(s: &str) -> anyhow::Result<Vec<u32>> {
     let n = crate::units::counts(s, "--concurrency", 1..=MAX_CONCURRENCY as u64, "1,10,100")?;
     Ok(n.into_iter().map(|n| n as u32).collect())
 }
 
-pub fn parse_files(s: &str) -> Result<Vec<u64>, String> {
+pub fn parse_files(s: &str) -> anyhow::Result<Vec<u64>> {
     crate::units::byte_list(s, "--files", 1..=MAX_FILE, "4k,100k,10m")
 }
 
-fn check_duration(d: f64, g: Generator) -> Result<f64, String> {
+fn check_duration(d: f64, g: Generator) -> anyhow::Result<f64> {
     let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
     if g == Generator::Wrk && d.fract() != 0.0 {
-        return Err(format!(
+        return Err(anyhow!(
             "invalid --time {d}: wrk takes whole seconds, e.g. --time {}",
             d.round().max(1.0)
         ));

@@ -12,6 +12,7 @@ use crate::record::tls::{MixPart, TlsData, TlsRecord};
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
+use anyhow::anyhow;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -162,7 +163,7 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
                 Ok(m) => openssl_build = Some(m),
                 Err(reason) => {
                     server::stop(&b.guard, &running);
-                    return Ok(Outcome::Refused(reason));
+                    return Ok(Outcome::Refused(reason.to_string()));
                 }
             }
         }
@@ -173,7 +174,7 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     let ktls_before = match ktls_part.map(|pt| ktls::before_load(b, pt.suite, p.content)) {
         Some(Err(reason)) => {
             server::stop(&b.guard, &running);
-            return Ok(Outcome::Refused(reason));
+            return Ok(Outcome::Refused(reason.to_string()));
         }
         Some(Ok(k)) => Some(k),
         None => None,
@@ -189,7 +190,7 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     };
     let logs = match check_logs(b, p, &parts, &w.outcomes) {
         Ok(l) => l,
-        Err(reason) => return Ok(Outcome::Refused(reason)),
+        Err(reason) => return Ok(Outcome::Refused(reason.to_string())),
     };
     let mut r = record(b, p, &parts, &w, &logs, run_id);
     r.data.openssl_build = openssl_build;
@@ -200,7 +201,7 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
                 r.data.ktls = Some(k);
                 r.notes.extend(notes);
             }
-            Err(reason) => return Ok(Outcome::Refused(reason)),
+            Err(reason) => return Ok(Outcome::Refused(reason.to_string())),
         }
     }
     Ok(Outcome::Record(Box::new(r)))
@@ -224,7 +225,13 @@ fn h2load_counts(
         let n = (2 * part.connections as u64).max(20);
         let job = make_job(b, p, part, k, Some(n), gen_cpus);
         let t = Instant::now();
-        match wait_for(&b.guard, running, vec![load::start(&b.guard, &job)])? {
+        match wait_for(
+            &b.guard,
+            running,
+            vec![load::start(&b.guard, &job)
+                .map_err(|e| e.to_string())
+                .map_err(anyhow::Error::msg)],
+        )? {
             Some(mut r) => match r.remove(0) {
                 Ok(o) => {
                     let rate = o.requests as f64 / t.elapsed().as_secs_f64().max(1e-3);
@@ -289,7 +296,9 @@ fn load_window(
     settle(&logs);
     let profile = sampler.zip(sampled.take()).map(|(s, w)| match w {
         Ok(w) => s.finish(w, &p.label(b)),
-        Err(why) => ProfileField::Unavailable { unavailable: why },
+        Err(why) => ProfileField::Unavailable {
+            unavailable: why.to_string(),
+        },
     });
     let after = running.worker_cpu();
     let busy1 = sys::cpus_busy_s(&used_cpus);
@@ -321,7 +330,7 @@ fn check_logs(
     p: &Point,
     parts: &[Part],
     outcomes: &[load::Outcome],
-) -> Result<Vec<LogSummary>, String> {
+) -> anyhow::Result<Vec<LogSummary>> {
     let mut logs = Vec::new();
     for (part, o) in parts.iter().zip(outcomes) {
         let suite = &b.suites[part.suite];
@@ -330,25 +339,29 @@ fn check_logs(
         let s = server::summarise_log(&text);
         let expected = suite.expected_log();
         if o.requests == 0 {
-            return Err(format!(
+            return Err(anyhow!(
                 "{}: no request completed in {} s ({} errors)",
-                suite.name, b.duration, o.errors
+                suite.name,
+                b.duration,
+                o.errors
             ));
         }
         if let Some((bad, k)) = s.negotiated.iter().find(|(n, _)| *n != expected) {
-            return Err(format!(
+            return Err(anyhow!(
                 "{}: {k} of {} requests negotiated '{bad}', not '{expected}'",
-                suite.name, s.requests
+                suite.name,
+                s.requests
             ));
         }
         if s.unparsed > 0 {
-            return Err(format!(
+            return Err(anyhow!(
                 "{}: {} lines of nginx's log could not be read",
-                suite.name, s.unparsed
+                suite.name,
+                s.unparsed
             ));
         }
         if s.requests < o.requests {
-            return Err(format!(
+            return Err(anyhow!(
                 "{}: nginx logged {} requests but {} completed {}: not every request can be checked",
                 suite.name,
                 s.requests,
@@ -357,9 +370,11 @@ fn check_logs(
             ));
         }
         if p.content == Content::HtmlGzip && s.gzipped < o.requests {
-            return Err(format!(
+            return Err(anyhow!(
                 "{}: only {} of {} responses were gzip'd",
-                suite.name, s.gzipped, s.requests
+                suite.name,
+                s.gzipped,
+                s.requests
             ));
         }
         logs.push(s);
@@ -637,16 +652,16 @@ fn make_job<'a>(
 fn wait_for(
     guard: &Guard,
     running: &server::Running,
-    started: Vec<Result<load::Started, String>>,
+    started: Vec<anyhow::Result<load::Started>>,
 ) -> Result<Option<Vec<Result<load::Outcome, String>>>, Failure> {
-    let stop_all = |started: &[Result<load::Started, String>]| {
+    let stop_all = |started: &[anyhow::Result<load::Started>]| {
         for s in started.iter().flatten() {
             s.stop(guard);
         }
         server::stop(guard, running);
     };
     if let Some(Err(e)) = started.iter().find(|s| s.is_err()) {
-        let e = e.clone();
+        let e = e.to_string();
         stop_all(&started);
         return Err(Failure::Runtime(e));
     }

@@ -38,7 +38,7 @@ fn thread_cpu_s() -> f64 {
 }
 
 /// CPU seconds per GB of one algorithm at RECORD bytes per call, over about `budget`.
-fn cost(imp: &dyn Implementation, alg: Algorithm, budget: Duration) -> Result<f64, String> {
+fn cost(imp: &dyn Implementation, alg: Algorithm, budget: Duration) -> anyhow::Result<f64> {
     let per_call = cpu_per_call(imp, alg, Direction::Enc, RECORD, budget)?;
     Ok(per_call / (RECORD as f64 / 1e9))
 }
@@ -51,9 +51,9 @@ fn cpu_per_call(
     direction: Direction,
     size: usize,
     budget: Duration,
-) -> Result<f64, String> {
+) -> anyhow::Result<f64> {
     if let Support::No(why) = imp.support(alg) {
-        return Err(why);
+        return Err(anyhow::Error::msg(why));
     }
     crate::kat::known_answers(imp, alg)?;
     let mut w = Worker::new(imp, alg, direction, size, 0)?;
@@ -182,7 +182,7 @@ pub fn handshake_cost(p: &HandshakePrimitives, d: &TlsData) -> Option<HandshakeC
 }
 
 /// The libcrypto nginx runs on: the system one, or `--openssl`'s.
-fn nginx_libcrypto(libcrypto: Option<&Path>) -> Result<OpenSsl, String> {
+fn nginx_libcrypto(libcrypto: Option<&Path>) -> anyhow::Result<OpenSsl> {
     match libcrypto {
         Some(path) => OpenSsl::load_path(path),
         None => OpenSsl::load_system(),

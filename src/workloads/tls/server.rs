@@ -5,6 +5,7 @@ use super::suites::{CertKind, Proto, Suite};
 use super::sys;
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
+use anyhow::anyhow;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -67,8 +68,8 @@ fn fill_random(buf: &mut [u8], state: &mut u64) {
     }
 }
 
-fn write_random(path: &Path, size: u64, seed: u64) -> Result<(), String> {
-    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn write_random(path: &Path, size: u64, seed: u64) -> anyhow::Result<()> {
+    let f = std::fs::File::create(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     let mut state = seed | 1;
     let mut buf = vec![0u8; 1 << 20];
@@ -77,10 +78,10 @@ fn write_random(path: &Path, size: u64, seed: u64) -> Result<(), String> {
         let n = left.min(buf.len() as u64) as usize;
         fill_random(&mut buf[..n], &mut state);
         w.write_all(&buf[..n])
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
         left -= n as u64;
     }
-    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+    w.flush().map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
 /// A static HTML page of HTML_SIZE bytes that compresses like a real one (about 4:1).
@@ -136,8 +137,8 @@ pub fn html_page() -> Vec<u8> {
 }
 
 /// The files of a run, under `www`.
-pub fn write_files(www: &Path, contents: &[Content]) -> Result<(), String> {
-    std::fs::create_dir_all(www).map_err(|e| format!("{}: {e}", www.display()))?;
+pub fn write_files(www: &Path, contents: &[Content]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(www).map_err(|e| anyhow!("{}: {e}", www.display()))?;
     for (i, c) in contents.iter().enumerate() {
         let path = www.join(c.path().trim_start_matches('/'));
         if path.exists() {
@@ -146,14 +147,14 @@ pub fn write_files(www: &Path, contents: &[Content]) -> Result<(), String> {
         match c {
             Content::Random(n) => write_random(&path, *n, 0x5eed + i as u64)?,
             _ => std::fs::write(&path, html_page())
-                .map_err(|e| format!("{}: {e}", path.display()))?,
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?,
         }
     }
     Ok(())
 }
 
 /// A throwaway key (mode 0600) and self-signed certificate for localhost.
-pub fn make_cert(guard: &Guard, dir: &Path, openssl: &Path, kind: CertKind) -> Result<(), String> {
+pub fn make_cert(guard: &Guard, dir: &Path, openssl: &Path, kind: CertKind) -> anyhow::Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let key = dir.join("key.pem");
     let cert = dir.join("cert.pem");
@@ -168,7 +169,7 @@ pub fn make_cert(guard: &Guard, dir: &Path, openssl: &Path, kind: CertKind) -> R
         .write(true)
         .mode(0o600)
         .open(&key)
-        .map_err(|e| format!("{}: {e}", key.display()))?;
+        .map_err(|e| anyhow!("{}: {e}", key.display()))?;
     let key_s = key.to_string_lossy().to_string();
     let cert_s = cert.to_string_lossy().to_string();
     let openssl_s = openssl.to_string_lossy().to_string();
@@ -188,14 +189,14 @@ pub fn make_cert(guard: &Guard, dir: &Path, openssl: &Path, kind: CertKind) -> R
     ]);
     let (code, _, err) = sys::run_bounded(guard, dir, &argv, &[], Duration::from_secs(60))?;
     if code != Some(0) {
-        return Err(format!(
+        return Err(anyhow!(
             "openssl req could not make a {} certificate: {}",
             kind.label(),
             err.lines().next().unwrap_or("no message")
         ));
     }
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| format!("{}: {e}", key.display()))?;
+        .map_err(|e| anyhow!("{}: {e}", key.display()))?;
     Ok(())
 }
 
@@ -380,10 +381,10 @@ pub fn start(
     ports: &[u16],
     workers: usize,
     cpus: Option<&[usize]>,
-) -> Result<Running, String> {
+) -> anyhow::Result<Running> {
     let logs = dir.join("logs");
     let _ = std::fs::remove_dir_all(&logs);
-    std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&logs).map_err(anyhow::Error::msg)?;
     let _ = std::fs::remove_file(dir.join("error.log"));
     let _ = std::fs::remove_file(dir.join("nginx.pid"));
     let mut cmd = Command::new(nginx.path);
@@ -413,7 +414,7 @@ pub fn start(
     };
     loop {
         if sys::try_exit(guard, master).is_some() {
-            return Err(fail("nginx exited at start"));
+            return Err(anyhow::Error::msg(fail("nginx exited at start")));
         }
         let kids = sys::children(master);
         let ready = kids.len() >= workers
@@ -432,7 +433,9 @@ pub fn start(
         }
         if start.elapsed() > Duration::from_secs(10) || crate::measure::stopped() {
             guard.stop_process(master);
-            return Err(fail("nginx did not become ready within 10 s"));
+            return Err(anyhow::Error::msg(fail(
+                "nginx did not become ready within 10 s",
+            )));
         }
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -2,6 +2,7 @@
 //! give (OpenSSL names, short names, `http`, `null`), and `--mix`.
 
 use crate::algorithms::Algorithm;
+use anyhow::anyhow;
 use serde::Serialize;
 
 /// The certificate's key type, which decides the TLS 1.2 suites that can be served.
@@ -277,13 +278,13 @@ impl Catalogue {
     }
 
     /// One name as given by the user.
-    pub fn resolve(&self, given: &str) -> Result<Suite, String> {
+    pub fn resolve(&self, given: &str) -> anyhow::Result<Suite> {
         let g = given.trim();
         let lower = g.to_ascii_lowercase();
         if let Some(base) = lower.strip_suffix(KTLS_SUFFIX) {
             let s = self.resolve(&g[..base.len()])?;
             if s.cipher.is_none() {
-                return Err(format!(
+                return Err(anyhow!(
                     "'{g}': kernel TLS needs a TLS suite, not plain HTTP: e.g. tls12-aes128gcm{KTLS_SUFFIX}"
                 ));
             }
@@ -296,7 +297,7 @@ impl Catalogue {
             let c = self.fill(NULL_SUITE);
             return match self.lookup(&c) {
                 Some(o) => Ok(self.suite("null", o)),
-                None => Err(format!(
+                None => Err(anyhow!(
                     "suite null ({c}) is not offered by this OpenSSL: valid suites here: {}",
                     self.valid_names().join(", ")
                 )),
@@ -323,11 +324,11 @@ impl Catalogue {
             } else {
                 "an RSA certificate (--cert rsa)"
             };
-            return Err(format!(
+            return Err(anyhow!(
                 "suite {upper} needs {known_for}; with this certificate use {twin}"
             ));
         }
-        Err(format!(
+        Err(anyhow!(
             "suite '{g}' is not offered by this OpenSSL with a{} certificate: valid suites here: {}",
             if self.cert == CertKind::Rsa {
                 "n RSA"
@@ -340,14 +341,14 @@ impl Catalogue {
 
     /// `--suites LIST`, or the defaults (skipping, with a note, any default this OpenSSL
     /// lacks). Duplicates are dropped.
-    pub fn select(&self, list: Option<&str>) -> Result<(Vec<Suite>, Vec<String>), String> {
+    pub fn select(&self, list: Option<&str>) -> anyhow::Result<(Vec<Suite>, Vec<String>)> {
         let mut out: Vec<Suite> = Vec::new();
         let mut notes = Vec::new();
         match list {
             Some(l) => {
                 let names: Vec<&str> = l.split(',').filter(|s| !s.trim().is_empty()).collect();
                 if names.is_empty() {
-                    return Err(format!(
+                    return Err(anyhow!(
                         "--suites is empty: valid suites here: {}",
                         self.valid_names().join(", ")
                     ));
@@ -409,30 +410,34 @@ pub struct Mix {
     pub parts: Vec<(Suite, f64)>,
 }
 
-pub fn parse_mix(spec: &str, cat: &Catalogue) -> Result<Mix, String> {
+pub fn parse_mix(spec: &str, cat: &Catalogue) -> anyhow::Result<Mix> {
     let bad = || {
         format!("invalid --mix '{spec}': give two suites with their share of connections, e.g. --mix chacha=10%,aes128gcm=90%")
     };
     let mut parts = Vec::new();
     for p in spec.split(',') {
-        let (name, pct) = p.split_once('=').ok_or_else(bad)?;
+        let (name, pct) = p
+            .split_once('=')
+            .ok_or_else(bad)
+            .map_err(anyhow::Error::msg)?;
         let pct: f64 = pct
             .trim()
             .trim_end_matches('%')
             .parse()
-            .map_err(|_| bad())?;
+            .map_err(|_| bad())
+            .map_err(anyhow::Error::msg)?;
         if !(pct > 0.0 && pct < 100.0) {
-            return Err(bad());
+            return Err(anyhow::Error::msg(bad()));
         }
         parts.push((cat.resolve(name)?, pct));
     }
     if parts.len() != 2 || (parts[0].1 + parts[1].1 - 100.0).abs() > 0.01 {
-        return Err(format!(
+        return Err(anyhow!(
             "invalid --mix '{spec}': two suites whose shares add up to 100%, e.g. --mix chacha=10%,aes128gcm=90%"
         ));
     }
     if parts[0].0.name == parts[1].0.name {
-        return Err(format!(
+        return Err(anyhow!(
             "invalid --mix '{spec}': the two suites must differ"
         ));
     }
@@ -507,6 +512,7 @@ PSK-NULL-SHA                   SSLv3   Kx=PSK      Au=PSK   Enc=None            
         assert!(c
             .resolve("http+ktls")
             .unwrap_err()
+            .to_string()
             .contains("needs a TLS suite"));
     }
 
@@ -531,15 +537,21 @@ PSK-NULL-SHA                   SSLv3   Kx=PSK      Au=PSK   Enc=None            
         assert!(s.iter().any(|s| s.name == "ECDHE-ECDSA-AES256-GCM-SHA384"));
         assert!(!notes.is_empty());
         let e = c.resolve("ECDHE-RSA-AES256-GCM-SHA384").unwrap_err();
-        assert!(e.contains("ECDHE-ECDSA-AES256-GCM-SHA384"), "{e}");
+        assert!(
+            e.to_string().contains("ECDHE-ECDSA-AES256-GCM-SHA384"),
+            "{e}"
+        );
     }
 
     #[test]
     fn unknown_and_unservable_suites_list_valid_ones() {
         let e = cat().resolve("RC4-MD5").unwrap_err();
-        assert!(e.contains("valid suites here") && e.contains("TLS_AES_128_GCM_SHA256"));
         assert!(
-            !e.contains(" DHE-RSA-AES128-GCM") && !e.contains("PSK-NULL"),
+            e.to_string().contains("valid suites here")
+                && e.to_string().contains("TLS_AES_128_GCM_SHA256")
+        );
+        assert!(
+            !e.to_string().contains(" DHE-RSA-AES128-GCM") && !e.to_string().contains("PSK-NULL"),
             "{e}"
         );
         assert!(cat().resolve("DHE-RSA-AES128-GCM-SHA256").is_err());

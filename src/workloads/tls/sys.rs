@@ -3,6 +3,7 @@
 
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
+use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -89,7 +90,7 @@ pub fn spawn(
     cmd: &mut Command,
     name: &str,
     cpus: Option<&[usize]>,
-) -> Result<i32, String> {
+) -> anyhow::Result<i32> {
     let options = crate::sys::spawn::Options {
         own_group: true,
         cpus,
@@ -142,7 +143,7 @@ pub fn run_bounded(
     argv: &[&str],
     env: &[(&str, &Path)],
     limit: Duration,
-) -> Result<(Option<i32>, String, String), String> {
+) -> anyhow::Result<(Option<i32>, String, String)> {
     let (code, out, err) = run_bounded_bytes(guard, dir, argv, env, None, limit)?;
     Ok((code, String::from_utf8_lossy(&out).into_owned(), err))
 }
@@ -155,7 +156,7 @@ pub fn run_bounded_bytes(
     env: &[(&str, &Path)],
     stdin: Option<&Path>,
     limit: Duration,
-) -> Result<(Option<i32>, Vec<u8>, String), String> {
+) -> anyhow::Result<(Option<i32>, Vec<u8>, String)> {
     let tag = format!(
         "{}-{}",
         Path::new(argv[0])
@@ -166,12 +167,12 @@ pub fn run_bounded_bytes(
     );
     let out_path = dir.join(format!("{tag}.out"));
     let err_path = dir.join(format!("{tag}.err"));
-    let out = std::fs::File::create(&out_path).map_err(|e| e.to_string())?;
-    let err = std::fs::File::create(&err_path).map_err(|e| e.to_string())?;
+    let out = std::fs::File::create(&out_path).map_err(anyhow::Error::msg)?;
+    let err = std::fs::File::create(&err_path).map_err(anyhow::Error::msg)?;
     let mut cmd = Command::new(argv[0]);
     let input = match stdin {
         Some(p) => {
-            Stdio::from(std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?)
+            Stdio::from(std::fs::File::open(p).map_err(|e| anyhow!("{}: {e}", p.display()))?)
         }
         None => Stdio::null(),
     };
@@ -187,7 +188,7 @@ pub fn run_bounded_bytes(
         }
         if start.elapsed() > limit {
             guard.stop_process(pid);
-            return Err(format!(
+            return Err(anyhow!(
                 "{} did not finish within {} s",
                 argv.join(" "),
                 limit.as_secs()
@@ -208,17 +209,17 @@ static NEXT_TAG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 
 /// `n` distinct free TCP ports on 127.0.0.1 (held together while chosen, then released
 /// for nginx to bind).
-pub fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+pub fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
     let listeners: Vec<std::net::TcpListener> = (0..n)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("cannot find a free port on 127.0.0.1: {e}"))?;
+        .map_err(|e| anyhow!("cannot find a free port on 127.0.0.1: {e}"))?;
     listeners
         .iter()
         .map(|l| {
             l.local_addr()
                 .map(|a| a.port())
-                .map_err(|e| format!("cannot find a free port on 127.0.0.1: {e}"))
+                .map_err(|e| anyhow!("cannot find a free port on 127.0.0.1: {e}"))
         })
         .collect()
 }

@@ -2,6 +2,7 @@
 
 use super::lab::{self, Lab, CLIENT, SERVER};
 use crate::sys::guard::Guard;
+use anyhow::anyhow;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Child;
@@ -65,18 +66,18 @@ pub struct Outcome {
     pub server_cpu_pct: Option<f64>,
 }
 
-pub fn parse(text: &str) -> Result<Outcome, String> {
+pub fn parse(text: &str) -> anyhow::Result<Outcome> {
     let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("iperf3 printed no JSON result ({e})"))?;
+        serde_json::from_str(text).map_err(|e| anyhow!("iperf3 printed no JSON result ({e})"))?;
     if let Some(err) = v["error"].as_str() {
-        return Err(format!("iperf3: {err}"));
+        return Err(anyhow!("iperf3: {err}"));
     }
     let end = &v["end"];
     let recv = &end["sum_received"];
     let sent = &end["sum_sent"];
     let bytes = recv["bytes"]
         .as_u64()
-        .ok_or("iperf3 JSON has no end.sum_received.bytes")?;
+        .ok_or_else(|| anyhow!("iperf3 JSON has no end.sum_received.bytes"))?;
     let seconds = recv["seconds"].as_f64().unwrap_or(0.0);
     let udp = v["start"]["test_start"]["protocol"].as_str() == Some("UDP");
     let cpu = &end["cpu_utilization_percent"];
@@ -160,7 +161,7 @@ pub fn start_server(
         None,
         "iperf3 server",
     )
-    .map_err(LoadError::Failed)?;
+    .map_err(|e| LoadError::Failed(e.to_string()))?;
     let res = wait_for(&mut child, Duration::from_secs(10), "iperf3 server", || {
         read(&log).contains("Server listening")
     });
@@ -210,7 +211,7 @@ pub fn start_client(
         Some(&lab.path("iperf3-client.err")),
         "iperf3 client",
     )
-    .map_err(LoadError::Failed)
+    .map_err(|e| LoadError::Failed(e.to_string()))
 }
 
 /// Waits (bounded) for the client to finish and parses its result.
@@ -238,7 +239,7 @@ pub fn wait_client(child: &mut Child, lab: &Lab, duration_s: u32) -> Result<Outc
     parse(&text).map_err(|e| {
         let err = read(&lab.path("iperf3-client.err"));
         LoadError::Failed(if err.trim().is_empty() {
-            e
+            e.to_string()
         } else {
             format!("{e}: {}", last_line(&err))
         })
@@ -282,6 +283,6 @@ mod tests {
         let e = parse(
             r#"{"start":{},"end":{},"error":"unable to connect to server: Connection refused"}"#,
         );
-        assert!(e.unwrap_err().contains("Connection refused"));
+        assert!(e.unwrap_err().to_string().contains("Connection refused"));
     }
 }

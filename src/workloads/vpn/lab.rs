@@ -2,6 +2,7 @@
 //! run and starting with the guard's PREFIX, all of it owned by one Guard.
 
 use crate::sys::guard::{Guard, Resource, PREFIX};
+use anyhow::anyhow;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -28,12 +29,12 @@ pub fn if_name(pid: u32, kind: char, end: usize) -> String {
 }
 
 /// Runs a command to completion; its stdout, or its stderr's gist as the error.
-pub fn run(argv: &[&str]) -> Result<String, String> {
+pub fn run(argv: &[&str]) -> anyhow::Result<String> {
     let out = Command::new(argv[0])
         .args(&argv[1..])
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
+        .map_err(|e| anyhow!("cannot run {}: {e}", argv[0]))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
@@ -43,7 +44,7 @@ pub fn run(argv: &[&str]) -> Result<String, String> {
             .map(str::trim)
             .rfind(|l| !l.is_empty())
             .unwrap_or("no message");
-        Err(format!("`{}` failed: {gist}", argv.join(" ")))
+        Err(anyhow!("`{}` failed: {gist}", argv.join(" ")))
     }
 }
 
@@ -63,7 +64,7 @@ pub fn spawn_in_ns(
     log: &Path,
     err_log: Option<&Path>,
     name: &str,
-) -> Result<Child, String> {
+) -> anyhow::Result<Child> {
     spawn_in_ns_env(guard, ns, argv, &[], log, err_log, name)
 }
 
@@ -76,7 +77,7 @@ pub fn spawn_in_ns_with(
     env: &[(&str, &Path)],
     log: &Path,
     name: &str,
-) -> Result<Child, String> {
+) -> anyhow::Result<Child> {
     spawn_in_ns_env(guard, ns, argv, env, log, None, name)
 }
 
@@ -88,15 +89,15 @@ fn spawn_in_ns_env(
     log: &Path,
     err_log: Option<&Path>,
     name: &str,
-) -> Result<Child, String> {
+) -> anyhow::Result<Child> {
     let create =
-        |p: &Path| File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()));
+        |p: &Path| File::create(p).map_err(|e| anyhow!("cannot create {}: {e}", p.display()));
     let out = create(log)?;
     let err = match err_log {
         Some(p) => create(p)?,
         None => out
             .try_clone()
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?,
+            .map_err(|e| anyhow!("cannot create {}: {e}", log.display()))?,
     };
     let mut cmd = in_ns(ns, argv);
     cmd.envs(env.iter().copied())
@@ -117,14 +118,14 @@ pub struct LinkStats {
 }
 
 /// Every interface of a namespace, from `ip -j -s link show`.
-pub fn link_stats(ns: &str) -> Result<BTreeMap<String, LinkStats>, String> {
+pub fn link_stats(ns: &str) -> anyhow::Result<BTreeMap<String, LinkStats>> {
     let text = run(&["ip", "-n", ns, "-j", "-s", "link", "show"])?;
     parse_link_stats(&text)
 }
 
-pub fn parse_link_stats(text: &str) -> Result<BTreeMap<String, LinkStats>, String> {
+pub fn parse_link_stats(text: &str) -> anyhow::Result<BTreeMap<String, LinkStats>> {
     let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("ip -j link show: not JSON: {e}"))?;
+        serde_json::from_str(text).map_err(|e| anyhow!("ip -j link show: not JSON: {e}"))?;
     let mut out = BTreeMap::new();
     for l in v.as_array().into_iter().flatten() {
         let Some(name) = l["ifname"].as_str() else {
@@ -175,7 +176,7 @@ pub struct Lab {
 
 impl Lab {
     /// Two namespaces, a veth pair between them with VETH_ADDR, loopback up.
-    pub fn new() -> Result<Lab, String> {
+    pub fn new() -> anyhow::Result<Lab> {
         let guard = Guard::new();
         let pid = std::process::id();
         let dir = guard.temp_dir("vpn")?;

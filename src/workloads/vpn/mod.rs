@@ -4,6 +4,7 @@
 //! threads (cores) it used; then the crypto share of OpenVPN's CPU per cipher. The run
 //! itself (writer, signals, exit codes) is the driver's (`crate::driver`).
 
+use anyhow::anyhow;
 pub mod cleanup;
 mod cpu;
 mod iperf;
@@ -100,14 +101,14 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
 /// Checks the input, the programs and the privileges, starting nothing: what a study asks
 /// before it runs this command in a child.
 pub fn check(args: VpnArgs) -> Result<(), Failure> {
-    args.common.check("vpn").map_err(Failure::Input)?;
+    args.common.check("vpn").map_err(Failure::input)?;
     workload::Vpn::new(args).map(drop)
 }
 
 /// Measures without showing: the run, for a caller that shows it its own way (a study).
 pub fn measure(args: VpnArgs) -> Result<crate::driver::Finished, Failure> {
     let common = args.common.clone();
-    common.check("vpn").map_err(Failure::Input)?;
+    common.check("vpn").map_err(Failure::input)?;
     crate::driver::run(&mut workload::Vpn::new(args)?, &common)
 }
 
@@ -135,7 +136,7 @@ impl Wanted {
     }
 }
 
-fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
+fn parse_tunnels(s: &str) -> anyhow::Result<Vec<Wanted>> {
     let mut out = Vec::new();
     for t in crate::units::items(s, "--tunnels", "none,wireguard,openvpn")? {
         let w = match t.to_ascii_lowercase().as_str() {
@@ -146,7 +147,7 @@ fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
             "openvpn" => Wanted::OpenVpn,
             "openvpn-dco" => Wanted::OpenVpnDco,
             _ => {
-                return Err(format!(
+                return Err(anyhow!(
                 "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn, openvpn-dco",
                 crate::units::shown(t)
             ))
@@ -159,7 +160,7 @@ fn parse_tunnels(s: &str) -> Result<Vec<Wanted>, String> {
     Ok(out)
 }
 
-fn parse_streams(s: &str) -> Result<Vec<u32>, String> {
+fn parse_streams(s: &str) -> anyhow::Result<Vec<u32>> {
     let n = crate::units::counts(s, "--streams", 1..=MAX_STREAMS as u64, "1,4")?;
     Ok(n.into_iter().map(|n| n as u32).collect())
 }
@@ -169,14 +170,14 @@ fn parse_streams(s: &str) -> Result<Vec<u32>, String> {
 #[derive(Clone, Debug)]
 pub struct Directions(pub Vec<bool>);
 
-fn parse_directions(s: &str) -> Result<Directions, String> {
+fn parse_directions(s: &str) -> anyhow::Result<Directions> {
     let mut out = Vec::new();
     for p in crate::units::items(s, "--direction", "up,down")? {
         let down = match p {
             "up" => false,
             "down" => true,
             _ => {
-                return Err(format!(
+                return Err(anyhow!(
                     "invalid --direction '{}': give up, down or up,down",
                     crate::units::shown(p)
                 ))
@@ -189,10 +190,10 @@ fn parse_directions(s: &str) -> Result<Directions, String> {
     Ok(Directions(out))
 }
 
-fn parse_duration(d: f64) -> Result<u32, String> {
+fn parse_duration(d: f64) -> anyhow::Result<u32> {
     let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
     if d.fract() != 0.0 {
-        return Err(format!(
+        return Err(anyhow!(
             "invalid --time {d}: iperf3 takes whole seconds, e.g. --time {}",
             d.round().max(1.0)
         ));
@@ -211,7 +212,7 @@ const USUAL_CIPHERS: &[&str] = &[
 ];
 
 /// OpenVPN cipher names as the user gave them, checked against this OpenVPN's list.
-fn parse_ciphers(s: &str, supported: &[String], version: &str) -> Result<Vec<String>, String> {
+fn parse_ciphers(s: &str, supported: &[String], version: &str) -> anyhow::Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for c in crate::units::items(s, "--ciphers", "AES-128-GCM,none")? {
         let name = if c.eq_ignore_ascii_case("none") {
@@ -227,7 +228,7 @@ fn parse_ciphers(s: &str, supported: &[String], version: &str) -> Result<Vec<Str
                 .filter(|u| supported.iter().any(|s| s == u))
                 .collect();
             let more = supported.len().saturating_sub(usual.len());
-            return Err(format!(
+            return Err(anyhow!(
                 "invalid --ciphers '{}': this OpenVPN ({version}) supports {}{}",
                 crate::units::shown(c),
                 usual.join(", "),
@@ -288,6 +289,6 @@ mod tests {
             ["AES-128-GCM", "none"]
         );
         let e = parse_ciphers("rot13", &sup, "OpenVPN 2.6").unwrap_err();
-        assert!(e.contains("AES-256-CBC") && !e.contains('\n'));
+        assert!(e.to_string().contains("AES-256-CBC") && !e.to_string().contains('\n'));
     }
 }

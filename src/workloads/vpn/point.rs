@@ -71,8 +71,8 @@ fn measure_with_server(
 ) -> Result<VpnRecord, LoadError> {
     let stats = || -> Result<_, LoadError> {
         Ok([
-            lab::link_stats(&lab.ns[SERVER]).map_err(LoadError::Failed)?,
-            lab::link_stats(&lab.ns[CLIENT]).map_err(LoadError::Failed)?,
+            lab::link_stats(&lab.ns[SERVER]).map_err(|e| LoadError::Failed(e.to_string()))?,
+            lab::link_stats(&lab.ns[CLIENT]).map_err(|e| LoadError::Failed(e.to_string()))?,
         ])
     };
     let rcvbuf =
@@ -104,7 +104,9 @@ fn measure_with_server(
     let wall_s = wall.elapsed().as_secs_f64();
     let profile = window.zip(sampling).map(|(w, (s, label))| match w {
         Ok(w) => s.finish(w, label),
-        Err(why) => crate::profile::ProfileField::Unavailable { unavailable: why },
+        Err(why) => crate::profile::ProfileField::Unavailable {
+            unavailable: why.to_string(),
+        },
     });
     let cpu_after = cpu_snapshot(tun, false);
     let sys_after = cpu::snap_system();

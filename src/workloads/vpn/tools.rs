@@ -1,5 +1,6 @@
 //! The programs a run needs, where they are, which package brings each, and their versions.
 
+use anyhow::anyhow;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -68,8 +69,8 @@ pub fn find(tool: Tool) -> Option<PathBuf> {
 }
 
 /// A missing tool as a one-line message naming its package.
-pub fn require(tool: Tool) -> Result<PathBuf, String> {
-    find(tool).ok_or_else(|| format!("{} not found: install {}", tool.command(), tool.package()))
+pub fn require(tool: Tool) -> anyhow::Result<PathBuf> {
+    find(tool).ok_or_else(|| anyhow!("{} not found: install {}", tool.command(), tool.package()))
 }
 
 /// First non-empty line of `tool --version` (stdout or stderr; some exit non-zero).
@@ -101,15 +102,15 @@ pub fn describe(tool: Tool, path: &Path) -> crate::record::Library {
 }
 
 /// Ciphers `openvpn --show-ciphers` lists (upper case), plus "none".
-pub fn openvpn_ciphers(openvpn: &Path) -> Result<Vec<String>, String> {
+pub fn openvpn_ciphers(openvpn: &Path) -> anyhow::Result<Vec<String>> {
     let out = Command::new(openvpn)
         .arg("--show-ciphers")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", openvpn.display()))?;
+        .map_err(|e| anyhow!("cannot run {}: {e}", openvpn.display()))?;
     let mut v = parse_openvpn_ciphers(&String::from_utf8_lossy(&out.stdout));
     if v.is_empty() {
-        return Err("openvpn --show-ciphers listed no ciphers".into());
+        return Err(anyhow!("openvpn --show-ciphers listed no ciphers"));
     }
     v.push("none".into());
     Ok(v)

@@ -5,6 +5,7 @@
 use super::iperf::{wait_for, LoadError};
 use super::lab::{self, run, Lab, CLIENT, ENDS, SERVER, VETH_ADDR};
 use crate::sys::guard::{Guard, Resource};
+use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -123,11 +124,11 @@ pub struct Tunnel {
 
 impl Tunnel {
     /// An error if one of the tunnel's processes has exited.
-    pub fn check_alive(&mut self) -> Result<(), String> {
+    pub fn check_alive(&mut self) -> anyhow::Result<()> {
         for (i, c) in self.children.iter_mut().enumerate() {
             if let Ok(Some(status)) = c.try_wait() {
                 let (end, pid) = &self.procs[i];
-                return Err(format!(
+                return Err(anyhow!(
                     "the {end} {} (pid {pid}) exited ({status})",
                     self.spec.tunnel()
                 ));
@@ -163,21 +164,21 @@ pub fn up(lab: &Lab, progs: &Programs, spec: &Spec) -> Result<Tunnel, LoadError>
     }
 }
 
-fn failed(e: String) -> LoadError {
-    LoadError::Failed(e)
+fn failed(e: impl std::fmt::Display) -> LoadError {
+    LoadError::Failed(e.to_string())
 }
 
 /// `wg genkey` and `wg pubkey`: a fresh key pair, the private key in a 0600 file.
-fn wg_keys(wg: &Path, dir: &Path, name: &str) -> Result<(PathBuf, String), String> {
+fn wg_keys(wg: &Path, dir: &Path, name: &str) -> anyhow::Result<(PathBuf, String)> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let out = Command::new(wg)
         .arg("genkey")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("wg genkey: {e}"))?;
+        .map_err(|e| anyhow!("wg genkey: {e}"))?;
     if !out.status.success() {
-        return Err("wg genkey failed".into());
+        return Err(anyhow!("wg genkey failed"));
     }
     let private = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let path = dir.join(format!("{name}.key"));
@@ -187,23 +188,23 @@ fn wg_keys(wg: &Path, dir: &Path, name: &str) -> Result<(PathBuf, String), Strin
         .truncate(true)
         .mode(0o600)
         .open(&path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    writeln!(f, "{private}").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    writeln!(f, "{private}").map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     let mut child = Command::new(wg)
         .arg("pubkey")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("wg pubkey: {e}"))?;
+        .map_err(|e| anyhow!("wg pubkey: {e}"))?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = writeln!(stdin, "{private}");
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| format!("wg pubkey: {e}"))?;
+        .map_err(|e| anyhow!("wg pubkey: {e}"))?;
     let public = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if public.is_empty() {
-        return Err("wg pubkey printed nothing".into());
+        return Err(anyhow!("wg pubkey printed nothing"));
     }
     Ok((path, public))
 }
@@ -214,10 +215,7 @@ fn wireguard(
     kernel: bool,
     mut t: Tunnel,
 ) -> Result<Tunnel, LoadError> {
-    let wg = progs
-        .wg
-        .as_deref()
-        .ok_or_else(|| failed("wg not found".into()))?;
+    let wg = progs.wg.as_deref().ok_or_else(|| failed("wg not found"))?;
     let ifs = [
         lab::if_name(lab.pid, 'w', SERVER),
         lab::if_name(lab.pid, 'w', CLIENT),
@@ -241,7 +239,7 @@ fn wireguard(
             let go = progs
                 .wireguard_go
                 .as_deref()
-                .ok_or_else(|| failed("wireguard-go not found".into()))?;
+                .ok_or_else(|| failed("wireguard-go not found"))?;
             // Tracked before the daemon, so it is undone after the daemon stops.
             let sock = format!("/var/run/wireguard/{ifname}.sock");
             t.guard.track(Resource::Undo {
@@ -338,7 +336,7 @@ fn wireguard(
 }
 
 /// A throwaway CA, server and client certificate (P-256), made once per run.
-pub fn make_certs(openssl: &Path, dir: &Path) -> Result<(), String> {
+pub fn make_certs(openssl: &Path, dir: &Path) -> anyhow::Result<()> {
     let o = openssl.to_string_lossy().to_string();
     let p = |f: &str| dir.join(f).to_string_lossy().to_string();
     let key_args = [
@@ -428,12 +426,12 @@ fn openvpn(
     let ovpn = progs
         .openvpn
         .as_deref()
-        .ok_or_else(|| failed("openvpn not found".into()))?;
+        .ok_or_else(|| failed("openvpn not found"))?;
     if !lab.path("client.crt").exists() {
         let openssl = progs
             .openssl
             .as_deref()
-            .ok_or_else(|| failed("openssl not found".into()))?;
+            .ok_or_else(|| failed("openssl not found"))?;
         make_certs(openssl, &lab.dir).map_err(failed)?;
     }
     let ifs = [
@@ -603,7 +601,7 @@ fn openvpn(
 
 /// DCO really in use: both ends' logs say the DCO device was opened, and both tunnel
 /// links are of kind ovpn-dco (not tun); otherwise why not.
-fn check_dco(lab: &Lab, logs: &[PathBuf], ifs: &[String; 2]) -> Result<(), String> {
+fn check_dco(lab: &Lab, logs: &[PathBuf], ifs: &[String; 2]) -> anyhow::Result<()> {
     for end in [SERVER, CLIENT] {
         let log = std::fs::read_to_string(&logs[end]).unwrap_or_default();
         let opened = log
@@ -616,14 +614,15 @@ fn check_dco(lab: &Lab, logs: &[PathBuf], ifs: &[String; 2]) -> Result<(), Strin
                 .map(|l| format!(": OpenVPN said \"{}\"", l.trim()))
                 .unwrap_or_default();
             let k = crate::kernel::offload_paths(&crate::kernel::KernelConfig::read());
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenVPN DCO requested but not used on the {} end{said} (ovpn-dco: {})",
-                ENDS[end], k.ovpn_dco.reason
+                ENDS[end],
+                k.ovpn_dco.reason
             ));
         }
         let kind = link_kind(&lab.ns[end], &ifs[end]);
         if kind.as_deref() != Some("ovpn-dco") {
-            return Err(format!(
+            return Err(anyhow!(
                 "OpenVPN DCO requested, but {} is a {} link, not ovpn-dco",
                 ifs[end],
                 kind.as_deref().unwrap_or("missing")

@@ -47,9 +47,8 @@ fn load_label(l: &Load) -> String {
 impl Vpn {
     /// Checks every input and finds every program; nothing is started.
     pub fn new(args: VpnArgs) -> Result<Vpn, Failure> {
-        let input = Failure::Input;
         let duration = super::parse_duration(args.common.time.unwrap_or(super::DEFAULT_DURATION))
-            .map_err(input)?;
+            .map_err(Failure::input)?;
         if !(1..=super::MAX_ROUNDS).contains(&args.rounds) {
             return Err(Failure::Input(format!(
                 "invalid --rounds {}: give 1 to {}",
@@ -57,9 +56,9 @@ impl Vpn {
                 super::MAX_ROUNDS
             )));
         }
-        let streams = super::parse_streams(&args.streams).map_err(input)?;
+        let streams = super::parse_streams(&args.streams).map_err(Failure::input)?;
         let directions = args.direction.0.clone();
-        let wanted = super::parse_tunnels(&args.tunnels).map_err(input)?;
+        let wanted = super::parse_tunnels(&args.tunnels).map_err(Failure::input)?;
         let (mut progs, found) = programs(&wanted)?;
         if let Some(dir) = &args.openssl {
             if !wanted.iter().any(|w| w.openvpn()) {
@@ -68,13 +67,13 @@ impl Vpn {
                 ));
             }
             progs.openssl_build =
-                Some(crate::impls::openssl::build::Build::open(dir, true).map_err(Failure::Input)?);
+                Some(crate::impls::openssl::build::Build::open(dir, true).map_err(Failure::input)?);
         }
         let mut ciphers = Vec::new();
         if let Some(ovpn) = &progs.openvpn {
-            let supported = tools::openvpn_ciphers(ovpn).map_err(Failure::Runtime)?;
+            let supported = tools::openvpn_ciphers(ovpn).map_err(Failure::runtime)?;
             ciphers = super::parse_ciphers(&args.ciphers, &supported, &progs.openvpn_version)
-                .map_err(input)?;
+                .map_err(Failure::input)?;
         }
         if !super::privileged() {
             return Err(Failure::Unavailable(super::NEED_ROOT.into()));
@@ -87,7 +86,7 @@ impl Vpn {
                 )
             })
             .transpose()
-            .map_err(input)?;
+            .map_err(Failure::input)?;
         let mut loads = Vec::new();
         for udp in std::iter::once(false).chain(args.udp.then_some(true)) {
             for &s in &streams {
@@ -130,7 +129,7 @@ impl Vpn {
                 Wanted::WireGuardAuto if kernel_wg => specs.push(Spec::WireGuard { kernel: true }),
                 Wanted::WireGuardAuto | Wanted::WireGuardGo => {
                     let go = self.progs.wireguard_go.clone().ok_or_else(|| {
-                        Failure::Unavailable(tools::require(Tool::WireguardGo).unwrap_err())
+                        Failure::Unavailable((tools::require(Tool::WireguardGo).unwrap_err()).to_string())
                     })?;
                     self.progs.wireguard_go_version =
                         tools::short_version(&tools::version(&go, Tool::WireguardGo));
@@ -193,7 +192,7 @@ fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failu
     }
     let mut found = Vec::new();
     for t in needed {
-        found.push((t, tools::require(t).map_err(Failure::Unavailable)?));
+        found.push((t, tools::require(t).map_err(Failure::unavailable)?));
     }
     let path_of = |t: Tool| found.iter().find(|(x, _)| *x == t).map(|(_, p)| p.clone());
     let mut progs = Programs {
@@ -345,7 +344,7 @@ impl Workload for Vpn {
                     *round,
                     spec,
                     Some(load),
-                    e,
+                    e.to_string(),
                 )));
                 continue;
             }
