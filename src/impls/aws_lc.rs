@@ -41,7 +41,7 @@ impl Implementation for AwsLc {
             );
         }
         if alg.kind().is_public_key() && !pkey::offers(alg) {
-            return Support::No(crate::impls::pkey::not_offered("aws-lc", alg));
+            return Support::No((crate::impls::pkey::not_offered("aws-lc", alg)).to_string());
         }
         Support::Yes
     }
@@ -76,9 +76,7 @@ impl Implementation for AwsLc {
                     Algorithm::Aes256Gcm => &aead::AES_256_GCM,
                     _ => &aead::CHACHA20_POLY1305,
                 };
-                let unbound = UnboundKey::new(algorithm, key)
-                    .map_err(|_| key_error(alg, key))
-                    .map_err(anyhow::Error::msg)?;
+                let unbound = UnboundKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
                 Ok(Box::new(AeadOp {
                     key: LessSafeKey::new(unbound),
                     direction,
@@ -94,31 +92,18 @@ impl Implementation for AwsLc {
                     alg,
                     Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
                 );
-                let unbound = UnboundCipherKey::new(algorithm, key)
-                    .map_err(|_| key_error(alg, key))
-                    .map_err(anyhow::Error::msg)?;
-                let failed = |_| format!("aws-lc-rs could not set up the {alg} key");
+                let unbound =
+                    UnboundCipherKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
+                let failed = |_| anyhow!("aws-lc-rs could not set up the {alg} key");
                 let key = match (direction, cbc) {
-                    (Direction::Enc, true) => CipherKey::Enc(
-                        EncryptingKey::cbc(unbound)
-                            .map_err(failed)
-                            .map_err(anyhow::Error::msg)?,
-                    ),
-                    (Direction::Enc, false) => CipherKey::Enc(
-                        EncryptingKey::ctr(unbound)
-                            .map_err(failed)
-                            .map_err(anyhow::Error::msg)?,
-                    ),
-                    (_, true) => CipherKey::Dec(
-                        DecryptingKey::cbc(unbound)
-                            .map_err(failed)
-                            .map_err(anyhow::Error::msg)?,
-                    ),
-                    (_, false) => CipherKey::Dec(
-                        DecryptingKey::ctr(unbound)
-                            .map_err(failed)
-                            .map_err(anyhow::Error::msg)?,
-                    ),
+                    (Direction::Enc, true) => {
+                        CipherKey::Enc(EncryptingKey::cbc(unbound).map_err(failed)?)
+                    }
+                    (Direction::Enc, false) => {
+                        CipherKey::Enc(EncryptingKey::ctr(unbound).map_err(failed)?)
+                    }
+                    (_, true) => CipherKey::Dec(DecryptingKey::cbc(unbound).map_err(failed)?),
+                    (_, false) => CipherKey::Dec(DecryptingKey::ctr(unbound).map_err(failed)?),
                 };
                 Ok(Box::new(CipherOp { key, cbc }))
             }
@@ -160,8 +145,8 @@ impl Implementation for AwsLc {
     }
 }
 
-fn key_error(alg: Algorithm, key: &[u8]) -> String {
-    format!(
+fn key_error(alg: Algorithm, key: &[u8]) -> anyhow::Error {
+    anyhow!(
         "{alg} needs a {}-byte key, got {} bytes",
         alg.key_len(),
         key.len()
@@ -171,10 +156,7 @@ fn key_error(alg: Algorithm, key: &[u8]) -> String {
 /// `buf[..len]` and the 16 bytes after it, where a seal puts the tag.
 fn data_and_tag(buf: &mut [u8], len: usize) -> anyhow::Result<(&mut [u8], &mut [u8])> {
     let end = sealed_len(len)?;
-    let all = buf
-        .get_mut(..end)
-        .ok_or_else(too_small)
-        .map_err(anyhow::Error::msg)?;
+    let all = buf.get_mut(..end).ok_or_else(too_small)?;
     Ok(all.split_at_mut(len))
 }
 
@@ -210,10 +192,7 @@ impl Operation for AeadOp {
                 let n = opened_len(io.input_len())?;
                 let res = match io {
                     Io::InPlace { buf, len } => {
-                        let data = buf
-                            .get_mut(..len)
-                            .ok_or_else(too_small)
-                            .map_err(anyhow::Error::msg)?;
+                        let data = buf.get_mut(..len).ok_or_else(too_small)?;
                         let (ct, tag) = data.split_at_mut(n);
                         self.key
                             .open_in_place_separate_tag(nonce, aad, tag, ct)
@@ -221,10 +200,7 @@ impl Operation for AeadOp {
                     }
                     Io::Separate { input, output } => {
                         let (ct, tag) = input.split_at(n);
-                        let out = output
-                            .get_mut(..n)
-                            .ok_or_else(too_small)
-                            .map_err(anyhow::Error::msg)?;
+                        let out = output.get_mut(..n).ok_or_else(too_small)?;
                         self.key.open_separate_gather(nonce, aad, ct, tag, out)
                     }
                 };
@@ -265,10 +241,7 @@ impl Operation for CipherOp {
         // The only entry points without padding work in place: a Separate call pays a
         // copy here (noted for dec in `notes`).
         let (buf, len) = io.into_in_place();
-        let data = buf
-            .get_mut(..len)
-            .ok_or_else(too_small)
-            .map_err(anyhow::Error::msg)?;
+        let data = buf.get_mut(..len).ok_or_else(too_small)?;
         let iv = FixedLength::from(iv);
         match &self.key {
             CipherKey::Enc(k) => k

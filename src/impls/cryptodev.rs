@@ -470,11 +470,11 @@ fn len32(n: usize) -> anyhow::Result<u32> {
     u32::try_from(n).map_err(|_| anyhow!("{n} bytes is too long for one cryptodev call"))
 }
 
-fn op_error(e: i32) -> String {
+fn op_error(e: i32) -> anyhow::Error {
     if e == libc::EBADMSG {
-        "tag verification failed".into()
+        anyhow!("tag verification failed")
     } else {
-        format!("cryptodev ioctl: {}", os_err(e))
+        anyhow!("cryptodev ioctl: {}", os_err(e))
     }
 }
 
@@ -514,9 +514,7 @@ impl Operation for DevOp {
                     mac: out.as_mut_ptr(),
                     iv: std::ptr::null(),
                 };
-                ioctl(&self.fd, CIOCCRYPT, &mut c)
-                    .map_err(op_error)
-                    .map_err(anyhow::Error::msg)?;
+                ioctl(&self.fd, CIOCCRYPT, &mut c).map_err(op_error)?;
                 Ok(self.digest_len)
             }
             Kind::Cipher => {
@@ -538,9 +536,7 @@ impl Operation for DevOp {
                     mac: std::ptr::null_mut(),
                     iv: nonce.as_ptr(),
                 };
-                ioctl(&self.fd, CIOCCRYPT, &mut c)
-                    .map_err(op_error)
-                    .map_err(anyhow::Error::msg)?;
+                ioctl(&self.fd, CIOCCRYPT, &mut c).map_err(op_error)?;
                 Ok(len)
             }
             Kind::Aead => {
@@ -575,9 +571,7 @@ impl Operation for DevOp {
                     iv: nonce.as_ptr(),
                     iv_len: nonce.len() as u32,
                 };
-                ioctl(&self.fd, CIOCAUTHCRYPT, &mut c)
-                    .map_err(op_error)
-                    .map_err(anyhow::Error::msg)?;
+                ioctl(&self.fd, CIOCAUTHCRYPT, &mut c).map_err(op_error)?;
                 Ok(out_len)
             }
         }

@@ -86,11 +86,7 @@ impl<'a> Io<'a> {
                 return Err(anyhow::Error::msg(too_small()));
             }
         }
-        if out_len(r.in_len)
-            .ok_or_else(too_small)
-            .map_err(anyhow::Error::msg)?
-            > r.out_cap
-        {
+        if out_len(r.in_len).ok_or_else(too_small)? > r.out_cap {
             return Err(anyhow::Error::msg(too_small()));
         }
         Ok(r)
@@ -99,12 +95,7 @@ impl<'a> Io<'a> {
     /// Hashes and MACs: the message, and exactly `len` bytes of output for the digest.
     pub fn digest_room(self, len: usize) -> anyhow::Result<(&'a [u8], &'a mut [u8])> {
         let (msg, out) = self.split();
-        Ok((
-            msg,
-            out.get_mut(..len)
-                .ok_or_else(too_small)
-                .map_err(anyhow::Error::msg)?,
-        ))
+        Ok((msg, out.get_mut(..len).ok_or_else(too_small)?))
     }
 
     /// Hashes and MACs: computes `f(message)` and writes it to the output; returns its
@@ -114,8 +105,7 @@ impl<'a> Io<'a> {
         let d = f(msg);
         let d = d.as_ref();
         out.get_mut(..d.len())
-            .ok_or_else(too_small)
-            .map_err(anyhow::Error::msg)?
+            .ok_or_else(too_small)?
             .copy_from_slice(d);
         Ok(d.len())
     }
@@ -132,15 +122,13 @@ pub struct RawIo {
 }
 
 /// The error of an output buffer that cannot hold the result.
-pub fn too_small() -> String {
-    "output buffer too small".into()
+pub fn too_small() -> anyhow::Error {
+    anyhow!("output buffer too small")
 }
 
 /// Bytes an AEAD seal writes for `n` bytes of plaintext: the ciphertext and the tag.
 pub fn sealed_len(n: usize) -> anyhow::Result<usize> {
-    n.checked_add(TAG_LEN)
-        .ok_or_else(too_small)
-        .map_err(anyhow::Error::msg)
+    n.checked_add(TAG_LEN).ok_or_else(too_small)
 }
 
 /// Plaintext bytes of an AEAD open of `in_len` bytes (ciphertext || tag).

@@ -65,7 +65,7 @@ impl Implementation for Libsodium {
                 Support::No("libsodium has no AES-192".into())
             }
             a if pkey::offers(a) => Support::Yes,
-            a => Support::No(super::pkey::not_offered("libsodium", a)),
+            a => Support::No((super::pkey::not_offered("libsodium", a)).to_string()),
         }
     }
 

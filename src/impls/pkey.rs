@@ -117,6 +117,6 @@ fn getrandom(buf: &mut [u8]) -> anyhow::Result<()> {
 }
 
 /// The "unsupported" answer of libraries without any public-key operations.
-pub fn not_offered(lib: &str, alg: Algorithm) -> String {
-    format!("{lib} offers no {alg}")
+pub fn not_offered(lib: &str, alg: Algorithm) -> anyhow::Error {
+    anyhow!("{lib} offers no {alg}")
 }

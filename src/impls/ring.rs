@@ -150,11 +150,7 @@ impl Operation for AeadOp {
                 }
                 // Enc is timed in place, where this is free; a Separate seal copies.
                 let (buf, len) = io.into_in_place();
-                let (data, tag_out) = buf
-                    .get_mut(..end)
-                    .ok_or_else(too_small)
-                    .map_err(anyhow::Error::msg)?
-                    .split_at_mut(len);
+                let (data, tag_out) = buf.get_mut(..end).ok_or_else(too_small)?.split_at_mut(len);
                 let tag = self
                     .key
                     .seal_in_place_separate_tag(nonce, aad, data)
@@ -172,11 +168,7 @@ impl Operation for AeadOp {
                 }
                 // No out-of-place open in ring: a Separate call pays a copy here.
                 let (buf, len) = io.into_in_place();
-                let (ct, tag) = buf
-                    .get_mut(..len)
-                    .ok_or_else(too_small)
-                    .map_err(anyhow::Error::msg)?
-                    .split_at_mut(n);
+                let (ct, tag) = buf.get_mut(..len).ok_or_else(too_small)?.split_at_mut(n);
                 let tag = Tag::try_from(&*tag)
                     .map_err(|_| "malformed tag".to_string())
                     .map_err(anyhow::Error::msg)?;

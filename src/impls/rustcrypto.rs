@@ -68,7 +68,7 @@ impl Implementation for RustCrypto {
         key: &[u8],
     ) -> anyhow::Result<Box<dyn Operation>> {
         let bad_key = |_| {
-            format!(
+            anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",
                 alg.key_len(),
                 key.len()
@@ -76,70 +76,38 @@ impl Implementation for RustCrypto {
         };
         let dec = direction == Direction::Dec;
         Ok(match alg {
-            Algorithm::Aes128Gcm => aead_op(
-                Aes128Gcm::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-                dec,
-            ),
+            Algorithm::Aes128Gcm => aead_op(Aes128Gcm::new_from_slice(key).map_err(bad_key)?, dec),
             Algorithm::Aes192Gcm => aead_op(
                 AesGcm::<Aes192, aes_gcm::aead::consts::U12>::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
+                    .map_err(bad_key)?,
                 dec,
             ),
-            Algorithm::Aes256Gcm => aead_op(
-                Aes256Gcm::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-                dec,
-            ),
-            Algorithm::Chacha20Poly1305 => aead_op(
-                ChaCha20Poly1305::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-                dec,
-            ),
-            Algorithm::Aes128Cbc if dec => Box::new(CbcDec(
-                Aes128Dec::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-            )),
-            Algorithm::Aes128Cbc => Box::new(CbcEnc(
-                Aes128Enc::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-            )),
-            Algorithm::Aes192Cbc if dec => Box::new(CbcDec(
-                Aes192Dec::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-            )),
-            Algorithm::Aes192Cbc => Box::new(CbcEnc(
-                Aes192Enc::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-            )),
-            Algorithm::Aes256Cbc if dec => Box::new(CbcDec(
-                Aes256Dec::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-            )),
-            Algorithm::Aes256Cbc => Box::new(CbcEnc(
-                Aes256Enc::new_from_slice(key)
-                    .map_err(bad_key)
-                    .map_err(anyhow::Error::msg)?,
-            )),
+            Algorithm::Aes256Gcm => aead_op(Aes256Gcm::new_from_slice(key).map_err(bad_key)?, dec),
+            Algorithm::Chacha20Poly1305 => {
+                aead_op(ChaCha20Poly1305::new_from_slice(key).map_err(bad_key)?, dec)
+            }
+            Algorithm::Aes128Cbc if dec => {
+                Box::new(CbcDec(Aes128Dec::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes128Cbc => {
+                Box::new(CbcEnc(Aes128Enc::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes192Cbc if dec => {
+                Box::new(CbcDec(Aes192Dec::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes192Cbc => {
+                Box::new(CbcEnc(Aes192Enc::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes256Cbc if dec => {
+                Box::new(CbcDec(Aes256Dec::new_from_slice(key).map_err(bad_key)?))
+            }
+            Algorithm::Aes256Cbc => {
+                Box::new(CbcEnc(Aes256Enc::new_from_slice(key).map_err(bad_key)?))
+            }
             // CTR decrypts by encrypting: only the forward key schedule is needed.
-            Algorithm::Aes128Ctr => Box::new(Ctr(Aes128Enc::new_from_slice(key)
-                .map_err(bad_key)
-                .map_err(anyhow::Error::msg)?)),
-            Algorithm::Aes192Ctr => Box::new(Ctr(Aes192Enc::new_from_slice(key)
-                .map_err(bad_key)
-                .map_err(anyhow::Error::msg)?)),
-            Algorithm::Aes256Ctr => Box::new(Ctr(Aes256Enc::new_from_slice(key)
-                .map_err(bad_key)
-                .map_err(anyhow::Error::msg)?)),
+            Algorithm::Aes128Ctr => Box::new(Ctr(Aes128Enc::new_from_slice(key).map_err(bad_key)?)),
+            Algorithm::Aes192Ctr => Box::new(Ctr(Aes192Enc::new_from_slice(key).map_err(bad_key)?)),
+            Algorithm::Aes256Ctr => Box::new(Ctr(Aes256Enc::new_from_slice(key).map_err(bad_key)?)),
             Algorithm::Sha1 => Box::new(HashOp::<sha1::Sha1>(Default::default())),
             Algorithm::Sha256 => Box::new(HashOp::<sha2::Sha256>(Default::default())),
             Algorithm::Sha512 => Box::new(HashOp::<sha2::Sha512>(Default::default())),
@@ -188,25 +156,15 @@ impl<A: AeadInOut + Send> Operation for AeadSeal<A> {
         let end = sealed_len(n)?;
         let (tag, tag_out) = match io {
             Io::InPlace { buf, len } => {
-                let (data, tag_out) = buf
-                    .get_mut(..end)
-                    .ok_or_else(too_small)
-                    .map_err(anyhow::Error::msg)?
-                    .split_at_mut(len);
+                let (data, tag_out) = buf.get_mut(..end).ok_or_else(too_small)?.split_at_mut(len);
                 (
                     self.0.encrypt_inout_detached(nonce, aad, data.into()),
                     tag_out,
                 )
             }
             Io::Separate { input, output } => {
-                let (ct, tag_out) = output
-                    .get_mut(..end)
-                    .ok_or_else(too_small)
-                    .map_err(anyhow::Error::msg)?
-                    .split_at_mut(n);
-                let buf = InOutBuf::new(input, ct)
-                    .map_err(|_| too_small())
-                    .map_err(anyhow::Error::msg)?;
+                let (ct, tag_out) = output.get_mut(..end).ok_or_else(too_small)?.split_at_mut(n);
+                let buf = InOutBuf::new(input, ct).map_err(|_| too_small())?;
                 (self.0.encrypt_inout_detached(nonce, aad, buf), tag_out)
             }
         };
@@ -229,11 +187,7 @@ impl<A: AeadInOut + Send> Operation for AeadOpen<A> {
         let n = opened_len(io.input_len())?;
         let res = match io {
             Io::InPlace { buf, len } => {
-                let (ct, tag) = buf
-                    .get_mut(..len)
-                    .ok_or_else(too_small)
-                    .map_err(anyhow::Error::msg)?
-                    .split_at_mut(n);
+                let (ct, tag) = buf.get_mut(..len).ok_or_else(too_small)?.split_at_mut(n);
                 let tag: &Array<u8, A::TagSize> = (&*tag)
                     .try_into()
                     .map_err(|_| "malformed tag".to_string())
@@ -246,13 +200,8 @@ impl<A: AeadInOut + Send> Operation for AeadOpen<A> {
                     .try_into()
                     .map_err(|_| "malformed tag".to_string())
                     .map_err(anyhow::Error::msg)?;
-                let out = output
-                    .get_mut(..n)
-                    .ok_or_else(too_small)
-                    .map_err(anyhow::Error::msg)?;
-                let buf = InOutBuf::new(ct, out)
-                    .map_err(|_| too_small())
-                    .map_err(anyhow::Error::msg)?;
+                let out = output.get_mut(..n).ok_or_else(too_small)?;
+                let buf = InOutBuf::new(ct, out).map_err(|_| too_small())?;
                 self.0.decrypt_inout_detached(nonce, aad, buf, tag)
             }
         };
@@ -265,19 +214,10 @@ impl<A: AeadInOut + Send> Operation for AeadOpen<A> {
 /// The message as an in/out buffer of n bytes, whichever way it came.
 fn inout<'a>(io: Io<'a>) -> anyhow::Result<InOutBuf<'a, 'a, u8>> {
     match io {
-        Io::InPlace { buf, len } => Ok(buf
-            .get_mut(..len)
-            .ok_or_else(too_small)
-            .map_err(anyhow::Error::msg)?
-            .into()),
+        Io::InPlace { buf, len } => Ok(buf.get_mut(..len).ok_or_else(too_small)?.into()),
         Io::Separate { input, output } => {
-            let out = output
-                .get_mut(..input.len())
-                .ok_or_else(too_small)
-                .map_err(anyhow::Error::msg)?;
-            InOutBuf::new(input, out)
-                .map_err(|_| too_small())
-                .map_err(anyhow::Error::msg)
+            let out = output.get_mut(..input.len()).ok_or_else(too_small)?;
+            InOutBuf::new(input, out).map_err(|_| too_small())
         }
     }
 }

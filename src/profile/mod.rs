@@ -1,6 +1,7 @@
 //! `--profile`: where a point's CPU time goes, sampled with perf and sorted into
 //! categories (AES, GHASH, ..., kernel network stack, scheduler), with Wilson intervals,
 //! the crypto share and its Amdahl ceiling, and optionally folded stacks and flame graphs.
+use anyhow::anyhow;
 
 pub mod classify;
 mod decode;
@@ -113,18 +114,14 @@ pub struct Sampler {
 /// Checks `--profile-dir` (created if missing, must be writable) before anything starts.
 pub fn check_dir(dir: &Path) -> anyhow::Result<()> {
     let unwritable = |e: std::io::Error| {
-        format!(
+        anyhow!(
             "--profile-dir {}: not writable ({e}); give a directory you can write to",
             dir.display()
         )
     };
-    std::fs::create_dir_all(dir)
-        .map_err(unwritable)
-        .map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(dir).map_err(unwritable)?;
     let probe = dir.join(format!(".cryptobench-write-check-{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .map_err(unwritable)
-        .map_err(anyhow::Error::msg)?;
+    std::fs::write(&probe, b"").map_err(unwritable)?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }

@@ -294,7 +294,7 @@ impl JsonLinesWriter {
     }
 
     pub fn write<T: Serialize>(&mut self, value: &T) -> anyhow::Result<()> {
-        let mut line = serde_json::to_string(value).map_err(anyhow::Error::msg)?;
+        let mut line = serde_json::to_string(value)?;
         line.push('\n');
         self.file
             .write_all(line.as_bytes())

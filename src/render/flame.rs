@@ -65,20 +65,18 @@ pub fn sanitise(svg: &str, prefix: &str) -> anyhow::Result<Sanitised> {
                 let _ = write!(out, "</{}>", String::from_utf8_lossy(e.name().as_ref()));
             }
             Event::Text(t) if dropped == 0 && open_elements > 0 => {
-                let text = t.decode().map_err(anyhow::Error::msg)?;
+                let text = t.decode()?;
                 out.push_str(&esc(&text));
                 if let (true, Some(s)) = (in_title, title.as_mut()) {
                     s.push_str(&text);
                 }
             }
             Event::GeneralRef(r) if dropped == 0 && open_elements > 0 => {
-                let c = match r.resolve_char_ref().map_err(anyhow::Error::msg)? {
+                let c = match r.resolve_char_ref()? {
                     Some(c) => c.to_string(),
-                    None => quick_xml::escape::resolve_predefined_entity(
-                        &r.decode().map_err(anyhow::Error::msg)?,
-                    )
-                    .unwrap_or("")
-                    .to_string(),
+                    None => quick_xml::escape::resolve_predefined_entity(&r.decode()?)
+                        .unwrap_or("")
+                        .to_string(),
                 };
                 out.push_str(&esc(&c));
                 if let (true, Some(s)) = (in_title, title.as_mut()) {

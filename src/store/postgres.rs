@@ -73,9 +73,7 @@ impl Postgres {
             config.ssl_mode(postgres::config::SslMode::Disable);
             config.connect(NoTls)
         };
-        let client = connected
-            .map_err(|e| connect_error(&name, &e))
-            .map_err(anyhow::Error::msg)?;
+        let client = connected.map_err(|e| connect_error(&name, &e))?;
         Ok(Postgres { client, name })
     }
 }
@@ -185,7 +183,7 @@ fn tls_connector() -> anyhow::Result<tokio_postgres_rustls::MakeRustlsConnect> {
 }
 
 /// One line naming the store and the fix: a failed login, or a server not reachable.
-fn connect_error(name: &str, e: &postgres::Error) -> String {
+fn connect_error(name: &str, e: &postgres::Error) -> anyhow::Error {
     use postgres::error::SqlState;
     let detail = e
         .as_db_error()
@@ -193,13 +191,13 @@ fn connect_error(name: &str, e: &postgres::Error) -> String {
         .or_else(|| e.source().map(|s| s.to_string()))
         .unwrap_or_else(|| e.to_string());
     match e.code() {
-        Some(c) if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => format!(
+        Some(c) if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => anyhow!(
             "login to store {name} failed: {detail}: check the user and password (in the URL, PGPASSWORD or ~/.pgpass)"
         ),
-        Some(c) if *c == SqlState::INVALID_CATALOG_NAME => format!(
+        Some(c) if *c == SqlState::INVALID_CATALOG_NAME => anyhow!(
             "store {name}: {detail}: create the database (createdb) or name another in the URL"
         ),
-        _ => format!(
+        _ => anyhow!(
             "cannot reach store {name}: {detail}: start the server or fix the URL (--store or CRYPTOBENCH_STORE), or run with --no-store"
         ),
     }

@@ -15,7 +15,7 @@ fn now() -> i64 {
 }
 
 fn to_text<T: serde::Serialize>(v: &T) -> anyhow::Result<String> {
-    serde_json::to_string(v).map_err(anyhow::Error::msg)
+    Ok(serde_json::to_string(v)?)
 }
 
 /// The machine of a run: its recorded id, else one made from what the environment says.
@@ -60,7 +60,7 @@ pub fn add_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> anyhow::Resu
 /// The point's statements, in a transaction the caller holds.
 fn write_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> anyhow::Result<()> {
     let text = to_text(rec)?;
-    let v: Value = serde_json::from_str(&text).map_err(anyhow::Error::msg)?;
+    let v: Value = serde_json::from_str(&text)?;
     let str_of = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| v[*k].as_str())

@@ -78,13 +78,12 @@ impl Sqlite {
     fn check_ours(&mut self, access: Access) -> anyhow::Result<()> {
         let name = self.name.clone();
         let not_sqlite = |e: rusqlite::Error| {
-            format!("cannot open store {name}: {e}: is it an SQLite file? give another --store sqlite:PATH")
+            anyhow!("cannot open store {name}: {e}: is it an SQLite file? give another --store sqlite:PATH")
         };
         let id: i32 = self
             .conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
-            .map_err(not_sqlite)
-            .map_err(anyhow::Error::msg)?;
+            .map_err(not_sqlite)?;
         if id == APPLICATION_ID {
             return Ok(());
         }
@@ -92,8 +91,7 @@ impl Sqlite {
             .conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
-            .map_err(not_sqlite)
-            .map_err(anyhow::Error::msg)?;
+            .map_err(not_sqlite)?;
         let foreign = || {
             format!(
                 "store {name} is not a cryptobench store (an SQLite database of another program): give another --store sqlite:PATH"
@@ -199,20 +197,15 @@ impl Store for Sqlite {
             .map_err(|e| anyhow!("store {}: {e}", self.name))
     }
     fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Vec<Val>>> {
-        let err = |e: rusqlite::Error| format!("store {}: {e}", self.name);
-        let mut stmt = self
-            .conn
-            .prepare_cached(&placeholders(sql))
-            .map_err(err)
-            .map_err(anyhow::Error::msg)?;
+        let err = |e: rusqlite::Error| anyhow!("store {}: {e}", self.name);
+        let mut stmt = self.conn.prepare_cached(&placeholders(sql)).map_err(err)?;
         let n = stmt.column_count();
         let rows = stmt
             .query_map(params_from_iter(params), |row| {
                 (0..n).map(|i| row.get_ref(i).map(val)).collect()
             })
-            .map_err(err)
-            .map_err(anyhow::Error::msg)?;
-        (rows.collect::<Result<Vec<_>, _>>().map_err(err)).map_err(anyhow::Error::msg)
+            .map_err(err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err)
     }
     fn begin(&mut self, exclusive: bool) -> anyhow::Result<()> {
         // IMMEDIATE takes the write lock now: two writers never both read then write.

@@ -79,7 +79,7 @@ impl OpensslEnc {
         let before = children_cpu();
         let t = Instant::now();
         let mut c = spawn(&self.guard, &mut cmd, "openssl enc", Options::default())?;
-        let st = c.wait().map_err(anyhow::Error::msg)?;
+        let st = c.wait()?;
         let wall = t.elapsed().as_secs_f64();
         self.guard.stop_process(c.id() as i32);
         if !st.success() {
@@ -138,14 +138,14 @@ fn tmpfs_dir(guard: &Guard) -> anyhow::Result<PathBuf> {
 
 /// The plaintext: `bytes` of incompressible-looking data.
 fn write_plain(path: &Path, bytes: u64) -> anyhow::Result<()> {
-    let mut f = std::fs::File::create(path).map_err(anyhow::Error::msg)?;
+    let mut f = std::fs::File::create(path)?;
     let block: Vec<u8> = (0..1 << 20)
         .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect();
     let mut left = bytes;
     while left > 0 {
         let n = left.min(block.len() as u64) as usize;
-        f.write_all(&block[..n]).map_err(anyhow::Error::msg)?;
+        f.write_all(&block[..n])?;
         left -= n as u64;
     }
     Ok(())

@@ -358,7 +358,7 @@ fn guest_in(run: &Path, cmds: &[Vec<String>], file: &Path) -> anyhow::Result<i32
         ));
     }
     script.push_str(&format!("; echo {MARK}; cat /tmp/r.jsonl; exit $c"));
-    let exe = std::env::current_exe().map_err(anyhow::Error::msg)?;
+    let exe = std::env::current_exe()?;
     let o = Command::new(run)
         .args(["sh", "-c", &script])
         .env("CRYPTOBENCH_BIN", exe)

@@ -107,10 +107,9 @@ pub fn detect() -> &'static Result<Source, String> {
 
 fn read_at(path: &Path, offset: u64) -> anyhow::Result<u64> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path).map_err(anyhow::Error::msg)?;
+    let f = std::fs::File::open(path)?;
     let mut b = [0u8; 8];
-    f.read_exact_at(&mut b, offset)
-        .map_err(anyhow::Error::msg)?;
+    f.read_exact_at(&mut b, offset)?;
     parse_counter(&b).ok_or_else(|| anyhow!("short read"))
 }
 

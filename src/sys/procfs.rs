@@ -51,7 +51,7 @@ pub fn stat(pid: i32) -> Option<ProcStat> {
 /// The files a process has mapped (the path column of /proc/PID/maps), each once, in
 /// order of first mapping; a file deleted since keeps its " (deleted)" mark.
 pub fn mapped_files(pid: i32) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).map_err(anyhow::Error::msg)?;
+    let text = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
     Ok(parse_maps(&text))
 }
 

@@ -20,9 +20,7 @@ impl Operation for OpenWithoutTag {
         let mut iv = [0u8; 16];
         iv[..12].copy_from_slice(nonce);
         iv[15] = 2;
-        ctr::Ctr32BE::<aes::Aes128>::new_from_slices(&self.0, &iv)
-            .map_err(anyhow::Error::msg)?
-            .apply_keystream(&mut buf[..n]);
+        ctr::Ctr32BE::<aes::Aes128>::new_from_slices(&self.0, &iv)?.apply_keystream(&mut buf[..n]);
         Ok(n)
     }
 }

@@ -22,11 +22,11 @@ fn too_big(what: &str, sent: usize, out_len: usize) -> String {
     )
 }
 
-fn aead_error(e: i32, call: &str, sent: usize, out_len: usize) -> String {
+fn aead_error(e: i32, call: &str, sent: usize, out_len: usize) -> anyhow::Error {
     match e {
-        libc::EBADMSG => "tag verification failed".into(),
-        libc::ENOMEM => too_big(&format!("{call}: ENOMEM"), sent, out_len),
-        _ => format!("AF_ALG {call}: {}", os_err(e)),
+        libc::EBADMSG => anyhow!("tag verification failed"),
+        libc::ENOMEM => anyhow::Error::msg(too_big(&format!("{call}: ENOMEM"), sent, out_len)),
+        _ => anyhow!("AF_ALG {call}: {}", os_err(e)),
     }
 }
 
@@ -168,9 +168,7 @@ impl AlgOp {
                     unsafe { r.out.add(off + got) },
                     piece - got,
                 )];
-                let k = recv_msg(fd, &mut v)
-                    .map_err(recv_error)
-                    .map_err(anyhow::Error::msg)?;
+                let k = recv_msg(fd, &mut v).map_err(recv_error)?;
                 if k == 0 {
                     return Err(anyhow!(
                         "AF_ALG recvmsg returned nothing after {got} of {piece} bytes"
@@ -209,8 +207,7 @@ impl AlgOp {
             None => {
                 let mut v = [iov(aad.as_ptr(), aad.len()), iov(r.input, r.in_len)];
                 let k = send_msg(fd, &mut v, Some(&mut control), false)
-                    .map_err(|e| aead_error(e, "sendmsg", sent, out_len))
-                    .map_err(anyhow::Error::msg)?;
+                    .map_err(|e| aead_error(e, "sendmsg", sent, out_len))?;
                 if k != sent {
                     return Err(anyhow::Error::msg(too_big(
                         &format!("sendmsg took {k} of {sent} bytes"),
@@ -241,9 +238,7 @@ impl AlgOp {
             iov(self.scratch.as_mut_ptr(), aad.len() + spare),
             iov(r.out, out_len),
         ];
-        let k = recv_msg(fd, &mut v)
-            .map_err(|e| aead_error(e, "recvmsg", sent, out_len))
-            .map_err(anyhow::Error::msg)?;
+        let k = recv_msg(fd, &mut v).map_err(|e| aead_error(e, "recvmsg", sent, out_len))?;
         if k != aad.len() + out_len {
             return Err(anyhow::Error::msg(too_big(
                 &format!("recvmsg returned {k} of {} bytes", aad.len() + out_len),

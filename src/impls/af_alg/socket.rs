@@ -140,11 +140,11 @@ pub(super) fn recv_msg(fd: RawFd, iovs: &mut [libc::iovec]) -> Result<usize, i32
     }
 }
 
-pub(super) fn recv_error(e: i32) -> String {
+pub(super) fn recv_error(e: i32) -> anyhow::Error {
     if e == libc::EBADMSG {
-        "tag verification failed".into()
+        anyhow!("tag verification failed")
     } else {
-        format!("AF_ALG recvmsg: {}", os_err(e))
+        anyhow!("AF_ALG recvmsg: {}", os_err(e))
     }
 }
 

@@ -57,29 +57,19 @@ impl KeyPair for SignKeyPair {
         }
     }
     fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
-        let failed = |_| "aws-lc could not sign".to_string();
+        let failed = |_| anyhow!("aws-lc could not sign");
         match &self.signer {
             Signer::Rsa(k, enc) => {
                 let mut sig = vec![0u8; k.public_modulus_len()];
-                k.sign(*enc, &self.rng, msg, &mut sig)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?;
+                k.sign(*enc, &self.rng, msg, &mut sig).map_err(failed)?;
                 Ok(sig)
             }
-            Signer::Ecdsa(k) => Ok(k
-                .sign(&self.rng, msg)
-                .map_err(failed)
-                .map_err(anyhow::Error::msg)?
-                .as_ref()
-                .to_vec()),
+            Signer::Ecdsa(k) => Ok(k.sign(&self.rng, msg).map_err(failed)?.as_ref().to_vec()),
             Signer::Ed25519(k) => Ok(k.sign(msg).as_ref().to_vec()),
             // Hedged signing (FIPS 204's default): aws-lc offers no deterministic variant.
             Signer::MlDsa(k) => {
                 let mut sig = vec![0u8; k.algorithm().signature_len()];
-                let n = k
-                    .sign(msg, &mut sig)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?;
+                let n = k.sign(msg, &mut sig).map_err(failed)?;
                 sig.truncate(n);
                 Ok(sig)
             }
@@ -157,8 +147,8 @@ impl PublicKey for Encapsulator {
 }
 
 pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
-    let rejected = |e: aws_lc_rs::error::KeyRejected| format!("aws-lc rejected the {alg} key: {e}");
-    let failed = |_| format!("aws-lc could not generate a {alg} key");
+    let rejected = |e: aws_lc_rs::error::KeyRejected| anyhow!("aws-lc rejected the {alg} key: {e}");
+    let failed = |_| anyhow!("aws-lc could not generate a {alg} key");
     let signer = match alg {
         Algorithm::Ed25519 => {
             let seed = match private {
@@ -166,20 +156,14 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
                 None => pkey::random_bytes(32)?,
             };
             Signer::Ed25519(
-                signature::Ed25519KeyPair::from_seed_unchecked(&seed)
-                    .map_err(rejected)
-                    .map_err(anyhow::Error::msg)?,
+                signature::Ed25519KeyPair::from_seed_unchecked(&seed).map_err(rejected)?,
             )
         }
         Algorithm::MlDsa65 => {
             let sa = &signature::ML_DSA_65_SIGNING;
             Signer::MlDsa(match private {
-                Some(seed) => signature::PqdsaKeyPair::from_seed(sa, seed)
-                    .map_err(rejected)
-                    .map_err(anyhow::Error::msg)?,
-                None => signature::PqdsaKeyPair::generate(sa)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?,
+                Some(seed) => signature::PqdsaKeyPair::from_seed(sa, seed).map_err(rejected)?,
+                None => signature::PqdsaKeyPair::generate(sa).map_err(failed)?,
             })
         }
         Algorithm::X25519MlKem768 => return hybrid::key_pair(PARTS, private),
@@ -190,48 +174,32 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
                 &signature::ECDSA_P384_SHA384_ASN1_SIGNING
             };
             Signer::Ecdsa(match private {
-                Some(der) => signature::EcdsaKeyPair::from_pkcs8(sa, der)
-                    .map_err(rejected)
-                    .map_err(anyhow::Error::msg)?,
-                None => signature::EcdsaKeyPair::generate(sa)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?,
+                Some(der) => signature::EcdsaKeyPair::from_pkcs8(sa, der).map_err(rejected)?,
+                None => signature::EcdsaKeyPair::generate(sa).map_err(failed)?,
             })
         }
         Algorithm::X25519 | Algorithm::EcdhP256 => {
             let a = agreement_alg(alg);
             let key = match private {
-                Some(raw) => agreement::PrivateKey::from_private_key(a, raw)
-                    .map_err(rejected)
-                    .map_err(anyhow::Error::msg)?,
-                None => agreement::PrivateKey::generate(a)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?,
+                Some(raw) => agreement::PrivateKey::from_private_key(a, raw).map_err(rejected)?,
+                None => agreement::PrivateKey::generate(a).map_err(failed)?,
             };
             return Ok(Box::new(AgreeKeyPair { key, alg: a }));
         }
         Algorithm::MlKem768 => {
             let key = match private {
-                Some(raw) => DecapsulationKey::new(&ML_KEM_768, raw)
-                    .map_err(rejected)
-                    .map_err(anyhow::Error::msg)?,
-                None => DecapsulationKey::generate(&ML_KEM_768)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?,
+                Some(raw) => DecapsulationKey::new(&ML_KEM_768, raw).map_err(rejected)?,
+                None => DecapsulationKey::generate(&ML_KEM_768).map_err(failed)?,
             };
             return Ok(Box::new(KemKeyPair(key)));
         }
         a => {
-            let bits = rsa_bits(a)
-                .ok_or_else(|| pkey::not_offered(LIB, a))
-                .map_err(anyhow::Error::msg)?;
+            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered(LIB, a))?;
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => pkey::shared_rsa_pkcs8(bits)?,
             };
-            let k = rsa::KeyPair::from_pkcs8(&der)
-                .map_err(rejected)
-                .map_err(anyhow::Error::msg)?;
+            let k = rsa::KeyPair::from_pkcs8(&der).map_err(rejected)?;
             if k.public_modulus_len() * 8 != bits {
                 return Err(anyhow!(
                     "the key has {} bits, not {bits}",

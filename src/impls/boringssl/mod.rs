@@ -86,7 +86,7 @@ impl Implementation for BoringSsl {
     ) -> anyhow::Result<Box<dyn Operation>> {
         bssl::init();
         let bad_key = || {
-            format!(
+            anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",
                 alg.key_len(),
                 key.len()

@@ -163,7 +163,7 @@ impl Pkey {
                 let md = match fetched {
                     Some(p) => p,
                     None => {
-                        let g: Getter = *fns._lib.get(getter).map_err(anyhow::Error::msg)?;
+                        let g: Getter = *fns._lib.get(getter)?;
                         g()
                     }
                 };
@@ -224,9 +224,7 @@ impl Pkey {
                 Key::private_der(f, &der)?
             }
             (a, p) => {
-                let bits = rsa_bits(a)
-                    .ok_or_else(|| pkey::not_offered("openssl", a))
-                    .map_err(anyhow::Error::msg)?;
+                let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("openssl", a))?;
                 let der = match p {
                     Some(d) => d.to_vec(),
                     None => pkey::shared_rsa_pkcs8(bits)?,

@@ -58,21 +58,14 @@ impl KeyPair for SignKeyPair {
         }
     }
     fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
-        let failed = |_| "ring could not sign".to_string();
+        let failed = |_| anyhow!("ring could not sign");
         match &self.signer {
             Signer::Rsa(k, enc) => {
                 let mut sig = vec![0u8; k.public().modulus_len()];
-                k.sign(*enc, &self.rng, msg, &mut sig)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?;
+                k.sign(*enc, &self.rng, msg, &mut sig).map_err(failed)?;
                 Ok(sig)
             }
-            Signer::Ecdsa(k) => Ok(k
-                .sign(&self.rng, msg)
-                .map_err(failed)
-                .map_err(anyhow::Error::msg)?
-                .as_ref()
-                .to_vec()),
+            Signer::Ecdsa(k) => Ok(k.sign(&self.rng, msg).map_err(failed)?.as_ref().to_vec()),
             Signer::Ed25519(k) => Ok(k.sign(msg).as_ref().to_vec()),
         }
     }
@@ -114,8 +107,8 @@ impl PublicKey for Verifier {
 
 pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
     let rng = SystemRandom::new();
-    let rejected = |e: ring::error::KeyRejected| format!("ring rejected the {alg} key: {e}");
-    let failed = |_| format!("ring could not generate a {alg} key");
+    let rejected = |e: ring::error::KeyRejected| anyhow!("ring rejected the {alg} key: {e}");
+    let failed = |_| anyhow!("ring could not generate a {alg} key");
     let signer = match alg {
         Algorithm::Ed25519 => {
             let seed = match private {
@@ -123,9 +116,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
                 None => pkey::random_bytes(32)?,
             };
             Signer::Ed25519(
-                signature::Ed25519KeyPair::from_seed_unchecked(&seed)
-                    .map_err(rejected)
-                    .map_err(anyhow::Error::msg)?,
+                signature::Ed25519KeyPair::from_seed_unchecked(&seed).map_err(rejected)?,
             )
         }
         Algorithm::EcdsaP256 | Algorithm::EcdsaP384 => {
@@ -137,16 +128,11 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => signature::EcdsaKeyPair::generate_pkcs8(sa, &rng)
-                    .map_err(failed)
-                    .map_err(anyhow::Error::msg)?
+                    .map_err(failed)?
                     .as_ref()
                     .to_vec(),
             };
-            Signer::Ecdsa(
-                signature::EcdsaKeyPair::from_pkcs8(sa, &der, &rng)
-                    .map_err(rejected)
-                    .map_err(anyhow::Error::msg)?,
-            )
+            Signer::Ecdsa(signature::EcdsaKeyPair::from_pkcs8(sa, &der, &rng).map_err(rejected)?)
         }
         Algorithm::X25519 | Algorithm::EcdhP256 => {
             if private.is_some() {
@@ -159,13 +145,10 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             } else {
                 &agreement::ECDH_P256
             };
-            let first = EphemeralPrivateKey::generate(a, &rng)
-                .map_err(failed)
-                .map_err(anyhow::Error::msg)?;
+            let first = EphemeralPrivateKey::generate(a, &rng).map_err(failed)?;
             let public = first
                 .compute_public_key()
-                .map_err(failed)
-                .map_err(anyhow::Error::msg)?
+                .map_err(failed)?
                 .as_ref()
                 .to_vec();
             return Ok(Box::new(AgreeKeyPair {
@@ -176,16 +159,12 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             }));
         }
         a => {
-            let bits = rsa_bits(a)
-                .ok_or_else(|| pkey::not_offered(LIB, a))
-                .map_err(anyhow::Error::msg)?;
+            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered(LIB, a))?;
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => pkey::shared_rsa_pkcs8(bits)?,
             };
-            let k = signature::RsaKeyPair::from_pkcs8(&der)
-                .map_err(rejected)
-                .map_err(anyhow::Error::msg)?;
+            let k = signature::RsaKeyPair::from_pkcs8(&der).map_err(rejected)?;
             let enc: &'static dyn signature::RsaEncoding = if is_pss(a) {
                 &signature::RSA_PSS_SHA256
             } else {

@@ -18,28 +18,18 @@ pub(super) fn prepare(alg: Algorithm, dec: bool, key: &[u8]) -> anyhow::Result<B
             key.len()
         ));
     }
-    let bad_key = |_| format!("{alg} rejected the key");
+    let bad_key = |_| anyhow!("{alg} rejected the key");
     Ok(match alg {
-        Algorithm::DesCbc if dec => Box::new(CbcDec(
-            des::Des::new_from_slice(key)
-                .map_err(bad_key)
-                .map_err(anyhow::Error::msg)?,
-        )),
-        Algorithm::DesCbc => Box::new(CbcEnc(
-            des::Des::new_from_slice(key)
-                .map_err(bad_key)
-                .map_err(anyhow::Error::msg)?,
-        )),
-        Algorithm::DesEde3Cbc if dec => Box::new(CbcDec(
-            des::TdesEde3::new_from_slice(key)
-                .map_err(bad_key)
-                .map_err(anyhow::Error::msg)?,
-        )),
-        Algorithm::DesEde3Cbc => Box::new(CbcEnc(
-            des::TdesEde3::new_from_slice(key)
-                .map_err(bad_key)
-                .map_err(anyhow::Error::msg)?,
-        )),
+        Algorithm::DesCbc if dec => {
+            Box::new(CbcDec(des::Des::new_from_slice(key).map_err(bad_key)?))
+        }
+        Algorithm::DesCbc => Box::new(CbcEnc(des::Des::new_from_slice(key).map_err(bad_key)?)),
+        Algorithm::DesEde3Cbc if dec => {
+            Box::new(CbcDec(des::TdesEde3::new_from_slice(key).map_err(bad_key)?))
+        }
+        Algorithm::DesEde3Cbc => {
+            Box::new(CbcEnc(des::TdesEde3::new_from_slice(key).map_err(bad_key)?))
+        }
         Algorithm::Rc4 => Box::new(Rc4Op(key.to_vec())),
         other => return Err(anyhow!("{other} is not a legacy cipher")),
     })

@@ -241,9 +241,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             Box::new(Decapsulating(Box::new(dk)))
         }
         a => {
-            let bits = rsa_bits(a)
-                .ok_or_else(|| pkey::not_offered("rustcrypto", a))
-                .map_err(anyhow::Error::msg)?;
+            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("rustcrypto", a))?;
             let der = match private {
                 Some(d) => d.to_vec(),
                 None => pkey::shared_rsa_pkcs8(bits)?,

@@ -358,7 +358,7 @@ impl Bench {
             gzip: self.gzip,
             as_root: sys::is_root(),
         });
-        std::fs::write(self.dir.join("nginx.conf"), conf).map_err(anyhow::Error::msg)
+        Ok(std::fs::write(self.dir.join("nginx.conf"), conf)?)
     }
 
     fn check_config(&self) -> Result<(), Failure> {

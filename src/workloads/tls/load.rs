@@ -160,8 +160,8 @@ pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
         }
     }
     cmd.stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).map_err(anyhow::Error::msg)?)
-        .stderr(std::fs::File::create(&err).map_err(anyhow::Error::msg)?);
+        .stdout(std::fs::File::create(&out)?)
+        .stderr(std::fs::File::create(&err)?);
     let pid = sys::spawn(guard, &mut cmd, job.generator.name(), job.cpus)?;
     Ok(Started {
         pid,

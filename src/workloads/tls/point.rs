@@ -228,8 +228,7 @@ fn h2load_counts(
         match wait_for(
             &b.guard,
             running,
-            vec![load::start(&b.guard, &job)
-                .map_err(|e| e.to_string())
+            vec![(load::start(&b.guard, &job).map_err(|e| e.to_string()))
                 .map_err(anyhow::Error::msg)],
         )? {
             Some(mut r) => match r.remove(0) {

@@ -384,7 +384,7 @@ pub fn start(
 ) -> anyhow::Result<Running> {
     let logs = dir.join("logs");
     let _ = std::fs::remove_dir_all(&logs);
-    std::fs::create_dir_all(&logs).map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(&logs)?;
     let _ = std::fs::remove_file(dir.join("error.log"));
     let _ = std::fs::remove_file(dir.join("nginx.pid"));
     let mut cmd = Command::new(nginx.path);

@@ -167,8 +167,8 @@ pub fn run_bounded_bytes(
     );
     let out_path = dir.join(format!("{tag}.out"));
     let err_path = dir.join(format!("{tag}.err"));
-    let out = std::fs::File::create(&out_path).map_err(anyhow::Error::msg)?;
-    let err = std::fs::File::create(&err_path).map_err(anyhow::Error::msg)?;
+    let out = std::fs::File::create(&out_path)?;
+    let err = std::fs::File::create(&err_path)?;
     let mut cmd = Command::new(argv[0]);
     let input = match stdin {
         Some(p) => {
