@@ -235,7 +235,7 @@ impl Operation for CipherOp {
         }
         if let Io::Separate { output, .. } = &io {
             if output.len() < n {
-                return Err(anyhow::Error::msg(too_small()));
+                return Err(too_small());
             }
         }
         // The only entry points without padding work in place: a Separate call pays a

@@ -83,11 +83,11 @@ impl<'a> Io<'a> {
         let r = self.raw();
         if let Io::InPlace { buf, len } = &self {
             if *len > buf.len() {
-                return Err(anyhow::Error::msg(too_small()));
+                return Err(too_small());
             }
         }
         if out_len(r.in_len).ok_or_else(too_small)? > r.out_cap {
-            return Err(anyhow::Error::msg(too_small()));
+            return Err(too_small());
         }
         Ok(r)
     }

@@ -170,7 +170,7 @@ pub trait Implementation: Send + Sync {
         alg: Algorithm,
         _private: Option<&[u8]>,
     ) -> anyhow::Result<Box<dyn pkey::KeyPair>> {
-        Err(anyhow::Error::msg(pkey::not_offered(self.name(), alg)))
+        Err(pkey::not_offered(self.name(), alg))
     }
     /// A peer's public key in the interchange encoding, for verify and encaps.
     fn public_key(
@@ -178,7 +178,7 @@ pub trait Implementation: Send + Sync {
         alg: Algorithm,
         _public: &[u8],
     ) -> anyhow::Result<Box<dyn pkey::PublicKey>> {
-        Err(anyhow::Error::msg(pkey::not_offered(self.name(), alg)))
+        Err(pkey::not_offered(self.name(), alg))
     }
     /// Facts a reader of the numbers must know (e.g. a copy inside the timed call).
     fn notes(&self, _alg: Algorithm, _direction: Direction) -> Vec<String> {

@@ -145,7 +145,7 @@ impl Operation for AeadOp {
                 let end = sealed_len(n)?;
                 if let Io::Separate { output, .. } = &io {
                     if output.len() < end {
-                        return Err(anyhow::Error::msg(too_small()));
+                        return Err(too_small());
                     }
                 }
                 // Enc is timed in place, where this is free; a Separate seal copies.
@@ -163,7 +163,7 @@ impl Operation for AeadOp {
                 let n = opened_len(io.input_len())?;
                 if let Io::Separate { output, .. } = &io {
                     if output.len() < n + TAG_LEN {
-                        return Err(anyhow::Error::msg(too_small()));
+                        return Err(too_small());
                     }
                 }
                 // No out-of-place open in ring: a Separate call pays a copy here.

@@ -93,7 +93,7 @@ impl KeyPair for AgreeKeyPair {
         agreement::agree(
             &self.key,
             PeerKey::new(self.alg, peer),
-            anyhow::Error::msg("aws-lc rejected the peer's public key".to_string()),
+            anyhow!("aws-lc rejected the peer's public key"),
             |s| Ok(s.to_vec()),
         )
     }

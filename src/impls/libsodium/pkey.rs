@@ -117,7 +117,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             Ok(Box::new(k))
         }
         Algorithm::X25519 => Ok(Box::new(X25519 { scalar: raw })),
-        a => Err(anyhow::Error::msg(pkey::not_offered("libsodium", a))),
+        a => Err(pkey::not_offered("libsodium", a)),
     }
 }
 

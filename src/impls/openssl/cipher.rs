@@ -284,7 +284,7 @@ impl Operation for CipherOp {
         } = io.raw();
         if !self.aead {
             if room < in_len + CIPHER_IV_LEN {
-                return Err(anyhow::Error::msg(too_small()));
+                return Err(too_small());
             }
             if let Some(e) = &self.engine {
                 e.check_message(in_len)?;
@@ -314,7 +314,7 @@ impl Operation for CipherOp {
         } else {
             let n = opened_len(in_len)?;
             if room < n + TAG_LEN {
-                return Err(anyhow::Error::msg(too_small()));
+                return Err(too_small());
             }
             let mut tag = [0u8; TAG_LEN];
             // SAFETY: the input is `in_len` = n + 16 readable bytes; the tag is its last

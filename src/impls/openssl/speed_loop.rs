@@ -287,7 +287,7 @@ impl SpeedLoopOp {
             Io::Separate { output, .. } => output.len(),
         };
         if room < n + CIPHER_IV_LEN {
-            return Err(anyhow::Error::msg(too_small()));
+            return Err(too_small());
         }
         if n == 0 {
             return Ok(0);
@@ -362,7 +362,7 @@ impl SpeedLoopOp {
             out_cap: room,
         } = io.raw();
         if room < n + CIPHER_IV_LEN {
-            return Err(anyhow::Error::msg(too_small()));
+            return Err(too_small());
         }
         c.set_iv(nonce, CIPHER_IV_LEN)?;
         // SAFETY: `inp` readable for n bytes, `out` writable for n + 16; the same buffer
