@@ -18,22 +18,28 @@ fn guest(args: &[&str]) -> Output {
         .expect("guest/run starts")
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 #[test]
 fn guest_run_passes_exit_status_and_exact_stdout() {
     if !common::guest_enabled() {
         return;
     }
     let o = guest(&["sh", "-c", "exit 3"]);
-    assert_eq!(o.status.code(), Some(3), "stderr: {}", text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "stderr: {}",
+        common::utf8(&o.stderr)
+    );
     assert!(o.stdout.is_empty());
 
     let o = guest(&["echo", "a  b", "it's \"q\"", "$(x)"]);
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
-    assert_eq!(text(&o.stdout), "a  b it's \"q\" $(x)\n");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        common::utf8(&o.stderr)
+    );
+    assert_eq!(common::utf8(&o.stdout), "a  b it's \"q\" $(x)\n");
 }
 
 #[test]
@@ -46,8 +52,13 @@ fn guest_has_af_alg_and_cryptobench() {
         "-c",
         "ls /sys/module | grep algif; echo ---; cryptobench speed --list; echo oops >&2",
     ]);
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
-    let out = text(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        common::utf8(&o.stderr)
+    );
+    let out = common::utf8(&o.stdout);
     let (modules, list) = out.split_once("---\n").expect("marker line");
     for m in ["algif_aead", "algif_hash", "algif_skcipher"] {
         assert!(modules.lines().any(|l| l == m), "{m} not loaded: {modules}");
@@ -57,10 +68,15 @@ fn guest_has_af_alg_and_cryptobench() {
         "speed --list in the guest: {list}"
     );
     // The command's stderr comes back on stderr, without kernel messages.
-    assert_eq!(text(&o.stderr), "oops\n");
+    assert_eq!(common::utf8(&o.stderr), "oops\n");
 
     let o = guest(&["cryptobench", "probe", "--format", "json"]);
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        common::utf8(&o.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout)
         .expect("probe --format json in the guest prints one JSON document");
     assert!(v.to_string().contains("af_alg"), "{v}");
@@ -72,7 +88,12 @@ fn probe_in_the_guest_lists_af_alg_usable_with_drivers() {
         return;
     }
     let o = guest(&["cryptobench", "probe", "--format", "json"]);
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stderr: {}",
+        common::utf8(&o.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("probe prints JSON");
     for kind in ["skcipher", "aead", "hash"] {
         assert_eq!(

@@ -22,20 +22,16 @@ fn run(args: &[&str]) -> Output {
     run_env(args, None)
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn json(args: &[&str]) -> Value {
     let o = run(args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+    assert!(o.status.success(), "{args:?}: {}", common::utf8(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("one JSON document")
 }
 
 /// Whether this machine's openssl offers the legacy ciphers; skips (with the reason it
 /// gives) when it does not.
 fn openssl_offers_legacy() -> bool {
-    let list = text(&run(&["speed", "--list"]).stdout);
+    let list = common::utf8(&run(&["speed", "--list"]).stdout);
     let openssl = list.split("\naws-lc").next().unwrap_or("");
     if let Some(line) = openssl.lines().find(|l| l.contains("missing des-cbc")) {
         common::skip(&format!("openssl has no legacy ciphers here: {line}"));
@@ -49,7 +45,7 @@ fn legacy_ciphers_are_measured_and_labelled_in_every_output() {
     if !openssl_offers_legacy() {
         return;
     }
-    let list = text(&run(&["speed", "--list"]).stdout);
+    let list = common::utf8(&run(&["speed", "--list"]).stdout);
     let offers = |imp: &str| {
         let block = list.split(&format!("{imp}: ")).nth(1).unwrap_or("");
         block.lines().nth(1).unwrap_or("").to_string()
@@ -112,14 +108,14 @@ fn legacy_ciphers_are_measured_and_labelled_in_every_output() {
         v["exclusions"]
     );
     // The table and the openssl layout mark them too; an AES row is not marked.
-    let table = text(&run(&args).stdout);
+    let table = common::utf8(&run(&args).stdout);
     for alg in LEGACY {
         assert!(table.contains(&format!("{alg} (legacy)")), "{table}");
     }
     let o = run(&[&args[..], &["--format", "openssl"]].concat());
-    let layout = text(&o.stdout);
+    let layout = common::utf8(&o.stdout);
     assert!(layout.contains("DES-EDE3-CBC enc (legacy)"), "{layout}");
-    let aes = text(
+    let aes = common::utf8(
         &run(&[
             "speed",
             "--impl",
@@ -138,14 +134,14 @@ fn legacy_ciphers_are_measured_and_labelled_in_every_output() {
 
 #[test]
 fn without_the_legacy_provider_openssl_says_why_and_keeps_the_rest() {
-    let version = text(&run(&["speed", "--list"]).stdout);
+    let version = common::utf8(&run(&["speed", "--list"]).stdout);
     if !version.starts_with("openssl: OpenSSL 3") {
         common::skip("the legacy provider exists only in OpenSSL 3");
         return;
     }
     let empty = std::env::temp_dir().join(format!("cryptobench-no-modules-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
-    let list = text(&run_env(&["speed", "--list"], Some(&empty)).stdout);
+    let list = common::utf8(&run_env(&["speed", "--list"], Some(&empty)).stdout);
     let list = list.split("\naws-lc").next().unwrap_or("").to_string();
     let v: Value = {
         let o = run_env(
@@ -165,7 +161,7 @@ fn without_the_legacy_provider_openssl_says_why_and_keeps_the_rest() {
             Some(&empty),
         );
         let _ = std::fs::remove_dir(&empty);
-        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(o.status.success(), "{}", common::utf8(&o.stderr));
         serde_json::from_slice(&o.stdout).unwrap()
     };
     // Triple DES stays in OpenSSL 3's default provider; single DES and RC4 need legacy.so.

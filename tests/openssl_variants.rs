@@ -4,6 +4,7 @@
 //! libcrypto reports, the correctness gate, notes. Speeds are never asserted.
 
 mod common;
+use common::stderr;
 
 use serde_json::Value;
 use std::process::Output;
@@ -15,10 +16,6 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
         c.env(k, v);
     }
     c.output().expect("binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn json(args: &[&str], env: &[(&str, &str)]) -> Value {

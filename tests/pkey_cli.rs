@@ -3,20 +3,13 @@
 //! Speeds are never asserted; shapes and consistency are.
 
 mod common;
+use common::run;
 
 use serde_json::Value;
 use std::process::Output;
 
-fn run(args: &[&str]) -> Output {
-    common::command().args(args).output().expect("binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn json(o: &Output) -> Value {
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", common::utf8(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("one JSON document")
 }
 
@@ -39,9 +32,9 @@ fn public_key_records_count_operations_not_bytes() {
     ]);
     let v = json(&o);
     assert!(
-        text(&o.stderr).contains("--sizes does not apply to public-key algorithms"),
+        common::utf8(&o.stderr).contains("--sizes does not apply to public-key algorithms"),
         "{}",
-        text(&o.stderr)
+        common::utf8(&o.stderr)
     );
     let recs = v["records"].as_array().unwrap();
     // (ed25519 sign, verify + x25519 derive) x 2 libraries x 2 thread counts
@@ -82,8 +75,8 @@ fn openssl_format_prints_the_speed_blocks() {
         "--format",
         "openssl",
     ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", common::utf8(&o.stderr));
+    let out = common::utf8(&o.stdout);
     let lines: Vec<&str> = out.lines().collect();
     let at = |header: &str| {
         lines
@@ -321,8 +314,8 @@ fn wrong_post_quantum_backends_are_refused_before_timing() {
 #[test]
 fn list_says_where_post_quantum_is_offered_and_why_not() {
     let o = run(&["speed", "--list"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", common::utf8(&o.stderr));
+    let out = common::utf8(&o.stdout);
     let section = |lib: &str| -> String {
         let start = out
             .lines()

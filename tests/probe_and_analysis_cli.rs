@@ -1,13 +1,10 @@
 //! `probe` on this host, and the analysis that `speed` adds to its output.
 
 mod common;
+use common::run;
 
 use serde_json::Value;
 use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    common::command().args(args).output().expect("binary runs")
-}
 
 fn json(args: &[&str]) -> Value {
     let o = run(args);

@@ -1,15 +1,9 @@
 //! `--profile`: real perf sampling real OpenSSL, classified by the rules table.
 mod common;
+use common::run;
 
 use serde_json::Value;
 use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    common::command()
-        .args(args)
-        .output()
-        .expect("cryptobench runs")
-}
 
 /// The profile of one speed point, checked for internal consistency.
 fn profile_of(alg: &str) -> Value {

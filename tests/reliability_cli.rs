@@ -2,18 +2,11 @@
 //! main of that day and must keep passing.
 
 mod common;
+use common::{run, stderr};
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn run(args: &[&str]) -> Output {
-    common::command().args(args).output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("cb-rel-{}", std::process::id()));

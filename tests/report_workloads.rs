@@ -4,13 +4,10 @@
 //! Needs root (vpn) and nginx, wrk, openvpn, iperf3 (scripts/deps/*.sh).
 
 mod common;
+use common::run;
 
 use serde_json::Value;
 use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    common::command().args(args).output().expect("binary runs")
-}
 
 fn ok(o: &Output, what: &str) -> String {
     assert!(

@@ -2,28 +2,13 @@
 //! input and threads. Speeds are never asserted; shapes and consistency are.
 
 mod common;
+use common::{run, stderr, stdout};
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    common::command()
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn json(args: &[&str]) -> Value {
     let mut a = args.to_vec();
@@ -452,7 +437,7 @@ fn output_file_appends_runs() {
 #[test]
 fn interrupted_run_keeps_its_finished_points() {
     let f = temp_file("interrupt.jsonl");
-    let mut child = bin()
+    let mut child = common::command()
         .args([
             "speed",
             "--time",

@@ -11,10 +11,6 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Instant;
 
-fn bin() -> Command {
-    common::command()
-}
-
 fn temp_file(name: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("cryptobench-study-{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&p);
@@ -41,7 +37,7 @@ fn result_or_unavailable(out: &str, c: &str, result: &str, tag: &str, lacks: Opt
 fn study(name: &str, extra: &[&str]) -> (String, String, PathBuf) {
     let file = temp_file(&format!("{name}.jsonl"));
     let t = Instant::now();
-    let o: Output = bin()
+    let o: Output = common::command()
         .args(["study", name, "--quick", "--output"])
         .arg(&file)
         .args(extra)
@@ -73,7 +69,11 @@ fn conclusion(out: &str) -> String {
 
 /// `report` renders the study's records as ordinary records.
 fn reported(file: &PathBuf, workload_line: &str) {
-    let o = bin().arg("report").arg(file).output().expect("report runs");
+    let o = common::command()
+        .arg("report")
+        .arg(file)
+        .output()
+        .expect("report runs");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains(workload_line), "{out}");
@@ -87,7 +87,10 @@ fn reported(file: &PathBuf, workload_line: &str) {
 
 #[test]
 fn list_describes_all_five() {
-    let o = bin().args(["study", "--list"]).output().unwrap();
+    let o = common::command()
+        .args(["study", "--list"])
+        .output()
+        .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success());
     for n in ["offload:", "aesni:", "scaling:", "avx512:", "router-vpn:"] {
@@ -107,7 +110,7 @@ fn bad_input_is_one_line_and_exit_2() {
             "nonexistent-dir",
         ),
     ] {
-        let o = bin().args(&args).output().unwrap();
+        let o = common::command().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -340,7 +343,7 @@ fn offload_quick_with_the_kernel_part_in_the_guest_as_html() {
 #[test]
 fn a_failed_step_fails_the_study() {
     let file = temp_file("failed.jsonl");
-    let o = bin()
+    let o = common::command()
         .args(["study", "offload", "--quick", "--guest", "--format", "json"])
         .arg("--output")
         .arg(&file)

@@ -5,24 +5,13 @@
 //! Needs nginx, wrk and nghttp2-client (scripts/deps/tls.sh, run by .ci/run).
 
 mod common;
+use common::{run, stderr};
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    common::command()
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn temp_file(name: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!(
@@ -546,17 +535,10 @@ fn bad_input_exits_2_with_one_line() {
         (&["tls", "--format", "openssl"], "offered by speed only"),
         (&["tls", "--output", "/"], "is a directory"),
     ];
-    for (args, needle) in cases {
-        let o = run(args);
-        let e = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-        assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: one line: {e}");
-        assert!(e.contains(needle), "{args:?}: '{needle}' in {e}");
-        assert!(o.stdout.is_empty(), "{args:?}");
-    }
+    common::refused_in_one_line(cases);
     // Generators missing from PATH: the package to install is named.
     for (gen, pkg) in [("wrk", "package wrk"), ("h2load", "package nghttp2-client")] {
-        let o = bin()
+        let o = common::command()
             .args(["tls", "--generator", gen, "--nginx", "/usr/sbin/nginx"])
             .env("PATH", "/nonexistent")
             .output()
@@ -623,7 +605,7 @@ fn listening(port: &str) -> bool {
 #[test]
 fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
     let out = temp_file("sigint.jsonl");
-    let mut child = bin()
+    let mut child = common::command()
         .args([
             "tls",
             "--suites",

@@ -5,18 +5,11 @@
 //! with one line; af_alg passes in the guest.
 
 mod common;
+use common::run;
 
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    common::command().args(args).output().expect("binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// Minimum Wycheproof vectors each path must pass per algorithm: the vectors of the
 /// file that fit the Operation (12-byte nonce, 16-byte tag, the algorithm's key).
@@ -237,7 +230,7 @@ fn every_in_process_path_passes_known_answers_wycheproof_and_round_trip() {
         &["openssl", "aws-lc", "ring", "rustcrypto", "libsodium"],
     );
     // Exit 1 with one line on stderr exactly when a known finding showed.
-    let err = text(&o.stderr);
+    let err = common::utf8(&o.stderr);
     assert_eq!(o.status.code(), Some(i32::from(known > 0)), "{err}");
     assert_eq!(err.lines().count(), usize::from(known > 0), "{err}");
     // The round trip ran against a second implementation wherever one exists.
@@ -265,7 +258,7 @@ fn every_in_process_path_passes_known_answers_wycheproof_and_round_trip() {
     // The table shows the same paths, and says nothing failed.
     let o = run(&["verify", "--impl", "ring", "--alg", "aes-*-gcm"]);
     assert_eq!(o.status.code(), Some(0));
-    let table = text(&o.stdout);
+    let table = common::utf8(&o.stdout);
     assert_eq!(
         table.lines().filter(|l| l.starts_with("ring ")).count(),
         2,
@@ -318,8 +311,8 @@ fn a_corrupt_path_is_caught_with_the_failing_vector_named() {
         "rustcrypto",
     ];
     let o = run(&args);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{}", common::utf8(&o.stderr));
+    let out = common::utf8(&o.stdout);
     // Symmetric outputs with a flipped bit, signatures accepted unverified, secrets with
     // a flipped bit: each caught on a named vector of its file.
     for (alg, file) in [
@@ -336,7 +329,12 @@ fn a_corrupt_path_is_caught_with_the_failing_vector_named() {
         );
     }
     assert!(!out.contains("FAILED openssl"), "{out}");
-    assert_eq!(text(&o.stderr).lines().count(), 1, "{}", text(&o.stderr));
+    assert_eq!(
+        common::utf8(&o.stderr).lines().count(),
+        1,
+        "{}",
+        common::utf8(&o.stderr)
+    );
 
     let mut json = args.to_vec();
     json.extend(["--format", "json"]);
@@ -378,9 +376,14 @@ fn bad_input_exits_2_with_one_line() {
         &["verify", "--test-corrupt", "nope"],
     ] {
         let o = run(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            common::utf8(&o.stderr)
+        );
         assert!(o.stdout.is_empty(), "{args:?}");
-        let err = text(&o.stderr);
+        let err = common::utf8(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("cryptobench: "), "{args:?}: {err}");
     }
@@ -410,9 +413,13 @@ fn af_alg_passes_verify_in_the_guest() {
         .env_remove("GUEST_VERBOSE")
         .output()
         .unwrap_or_else(|e| panic!("{} does not start: {e}", run.display()));
-    let err = text(&o.stderr);
-    let v: Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("no JSON from the guest ({e}): {err}\n{}", text(&o.stdout)));
+    let err = common::utf8(&o.stderr);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON from the guest ({e}): {err}\n{}",
+            common::utf8(&o.stdout)
+        )
+    });
     assert_eq!(o.status.code(), Some(0), "{err}\n{v:#}");
     assert_eq!(assert_all_pass(&v, &["af_alg"]), 0);
     let variants: Vec<&Value> = v["paths"]
@@ -441,19 +448,19 @@ fn verify_that_checks_nothing_fails_and_unwritable_formats_are_refused() {
         "--format",
         "json",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{}", common::utf8(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).expect("a JSON report");
     assert_eq!(v["ok"], false, "{v}");
     assert_eq!(v["paths"].as_array().map(Vec::len), Some(0), "{v}");
     assert!(v["seconds"].as_f64().unwrap().is_sign_positive(), "{v}");
     assert!(
-        text(&o.stderr).contains("nothing was checked"),
+        common::utf8(&o.stderr).contains("nothing was checked"),
         "{}",
-        text(&o.stderr)
+        common::utf8(&o.stderr)
     );
     let o = run(&["verify", "--impl", "libsodium", "--alg", "aes-128-cbc"]);
     assert_eq!(o.status.code(), Some(1));
-    let out = text(&o.stdout);
+    let out = common::utf8(&o.stdout);
     assert!(
         !out.contains("-0.00") && out.contains("NOTHING CHECKED"),
         "{out}"
@@ -461,7 +468,7 @@ fn verify_that_checks_nothing_fails_and_unwritable_formats_are_refused() {
     for f in ["html", "openssl"] {
         let o = run(&["verify", "--impl", "ring", "--alg", "sha256", "--format", f]);
         assert_eq!(o.status.code(), Some(2), "{f}");
-        let err = text(&o.stderr);
+        let err = common::utf8(&o.stderr);
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(&format!("--format {f}")), "{err}");
     }

@@ -4,23 +4,12 @@
 //! The tunnel tests need root (CI runs as root); elsewhere they say so and pass.
 
 mod common;
+use common::{run, stderr};
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    common::command()
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn root() -> bool {
     let yes = common::is_root();
@@ -182,14 +171,7 @@ fn bad_input_exits_2_with_one_line() {
         (&["vpn", "--output", "/"], "is a directory"),
         (&["vpn", "--rounds", "0"], "--rounds"),
     ];
-    for (args, needle) in cases {
-        let o = run(args);
-        let e = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-        assert_eq!(e.trim().lines().count(), 1, "{args:?}: {e}");
-        assert!(e.contains(needle), "{args:?}: '{needle}' in {e}");
-        assert!(o.stdout.is_empty(), "{args:?}");
-    }
+    common::refused_in_one_line(cases);
     // An unknown cipher: the one line lists what this OpenVPN supports.
     let o = run(&[
         "vpn",
@@ -206,7 +188,7 @@ fn bad_input_exits_2_with_one_line() {
         "{e}"
     );
     // A missing tool: the one line names its package.
-    let o = bin()
+    let o = common::command()
         .args(["vpn", "--tunnels", "none"])
         .env("PATH", "/nonexistent")
         .output()
@@ -226,7 +208,7 @@ fn bad_input_exits_2_with_one_line() {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir(&dir).unwrap();
         std::os::unix::fs::symlink(ip, dir.join("ip")).unwrap();
-        let o = bin()
+        let o = common::command()
             .args(["vpn", "--tunnels", "none"])
             .env("PATH", &dir)
             .output()
@@ -545,7 +527,7 @@ fn rounds_interleave_tunnels_and_shares_use_medians() {
 }
 
 fn interrupted_run_leaves_nothing(tunnels: &str, daemon: &str, sig: nix::sys::signal::Signal) {
-    let mut child = bin()
+    let mut child = common::command()
         .args([
             "vpn",
             "--tunnels",
@@ -624,7 +606,7 @@ fn cleanup_removes_what_a_killed_run_left() {
     if !root() {
         return;
     }
-    let mut child = bin()
+    let mut child = common::command()
         .args([
             "vpn",
             "--tunnels",

@@ -162,5 +162,7 @@ pub fn check_paths(
     (checks, not_offered)
 }
 
+#[cfg(all(test, feature = "boringssl"))]
+mod boringssl_tests;
 #[cfg(test)]
 mod tests;

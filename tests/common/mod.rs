@@ -141,9 +141,37 @@ pub fn cryptobench(args: &[&str]) -> std::process::Output {
     run(args)
 }
 
+/// Bad input: each command line exits 2 with one line on stderr that contains its needle,
+/// and writes nothing on stdout.
+pub fn refused_in_one_line(cases: &[(&[&str], &str)]) {
+    for (args, needle) in cases {
+        let e = one_line_exit_2(&run(args), &format!("{args:?}"));
+        assert!(e.contains(needle), "{args:?}: '{needle}' in {e}");
+    }
+}
+
+/// A run that must have been refused: exit 2, one line on stderr, nothing on stdout. The line.
+pub fn one_line_exit_2(o: &std::process::Output, what: &str) -> String {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{what}: {e}");
+    assert_eq!(e.trim().lines().count(), 1, "{what}: one line: {e}");
+    assert!(o.stdout.is_empty(), "{what}: stdout {}", stdout(o));
+    e
+}
+
+/// A finished run's stdout, as text.
+pub fn stdout(o: &std::process::Output) -> String {
+    utf8(&o.stdout)
+}
+
+/// Bytes a process wrote, as text (invalid UTF-8 replaced).
+pub fn utf8(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 /// A finished run's stderr, as text.
 pub fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    utf8(&o.stderr)
 }
 
 /// True when running as root (namespaces, nginx on any port, perf on every process).

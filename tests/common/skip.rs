@@ -1,5 +1,5 @@
 //! The one skip rule, shared by the integration tests (tests/common) and the unit tests
-//! (src/testing.rs includes this file).
+//! (crates/impls/src/testing.rs includes this file).
 
 /// Call when a test cannot run on this machine, then `return`. Prints `SKIPPED: why`.
 /// Under `CRYPTOBENCH_REQUIRE_ALL=1` (CI) a skip is a failure, so that a green run proves

@@ -16,7 +16,7 @@ use boring_sys as bssl;
 use std::ffi::CStr;
 use std::ptr;
 
-mod pkey;
+pub mod pkey;
 
 /// boring-sys does not report its own crate version at run time; this is the major
 /// version Cargo.toml asks for.

@@ -34,7 +34,7 @@ mod cipher;
 mod digest;
 mod engine;
 mod ffi;
-pub(crate) mod isa;
+pub mod isa;
 mod legacy;
 mod load;
 mod pkey;

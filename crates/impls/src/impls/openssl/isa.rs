@@ -181,7 +181,7 @@ pub(super) fn parse_ia32cap(s: &str) -> anyhow::Result<Ia32cap> {
 }
 
 /// What `isa=VALUE` sets: the OPENSSL_ia32cap value, and what it turns off, in words.
-pub(crate) fn isa_request(value: &str) -> anyhow::Result<(String, String)> {
+pub fn isa_request(value: &str) -> anyhow::Result<(String, String)> {
     if let Some(n) = NAMED_ISA.iter().find(|n| n.name == value) {
         return Ok((n.mask.into(), n.turns_off.into()));
     }
@@ -200,7 +200,7 @@ pub(crate) fn isa_request(value: &str) -> anyhow::Result<(String, String)> {
 
 /// The two capability words in libcrypto's `CPUINFO: OPENSSL_ia32cap=0x...:0x... env:...`;
 /// on ARM, `CPUINFO: OPENSSL_armcap=0x...` gives one word (the second is 0).
-pub(crate) fn caps_of(cpu_info: &str) -> Option<(u64, u64)> {
+pub fn caps_of(cpu_info: &str) -> Option<(u64, u64)> {
     if let Some(rest) = cpu_info.split("OPENSSL_armcap=").nth(1) {
         let word = rest.split_whitespace().next()?;
         return Some((u64::from_str_radix(word.strip_prefix("0x")?, 16).ok()?, 0));

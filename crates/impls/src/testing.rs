@@ -1,7 +1,7 @@
 //! What unit tests share with the integration tests: the one skip rule (honouring
 //! CRYPTOBENCH_REQUIRE_ALL), and the system libcrypto as the loader finds it.
 
-#[path = "../tests/common/skip.rs"]
+#[path = "../../../tests/common/skip.rs"]
 mod skip_rule;
 pub use skip_rule::skip;
 
