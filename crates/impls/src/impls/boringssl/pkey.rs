@@ -40,7 +40,7 @@ pub fn offers(alg: Algorithm) -> bool {
 }
 
 /// What the library says went wrong; clears this thread's error queue.
-fn fail(what: &str) -> String {
+fn fail(what: &str) -> anyhow::Error {
     // SAFETY: this thread's error queue; the buffer is ours and its size is passed.
     unsafe {
         let code = bssl::ERR_get_error();
@@ -51,9 +51,9 @@ fn fail(what: &str) -> String {
         bssl::ERR_clear_error();
         let detail = CStr::from_ptr(buf.as_ptr()).to_string_lossy();
         if detail.is_empty() {
-            format!("boringssl: {what} failed")
+            anyhow!("boringssl: {what} failed")
         } else {
-            format!("boringssl: {what} failed ({detail})")
+            anyhow!("boringssl: {what} failed ({detail})")
         }
     }
 }
@@ -434,9 +434,9 @@ impl KeyPair for Agree {
                 }
                 // SAFETY: three 32-byte buffers.
                 if unsafe { bssl::X25519(out.as_mut_ptr(), private.as_ptr(), peer.as_ptr()) } != 1 {
-                    return Err(
-                        "boringssl: X25519 gave the all-zero secret (a low-order peer key)".into(),
-                    );
+                    return Err(anyhow!(
+                        "boringssl: X25519 gave the all-zero secret (a low-order peer key)"
+                    ));
                 }
             }
             Agree::EcdhP256(key) => {
@@ -578,7 +578,7 @@ fn raw32(private: Option<&[u8]>, alg: Algorithm) -> anyhow::Result<[u8; 32]> {
         None => pkey::random_bytes(32)?,
     };
     raw.try_into()
-        .map_err(|r: Vec<u8>| format!("a {alg} private key has 32 bytes, not {}", r.len()))
+        .map_err(|r: Vec<u8>| anyhow!("a {alg} private key has 32 bytes, not {}", r.len()))
 }
 
 pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {

@@ -68,7 +68,10 @@ fn load_path_of_the_system_library() {
 /// The libcrypto of `scripts/build-openssl 3.5` (scripts/test builds it before the tests,
 /// so it comes from the cache), or why there is none.
 fn built_libcrypto() -> anyhow::Result<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-openssl");
+    let script = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/build-openssl"
+    ));
     let o = std::process::Command::new(&script)
         .arg("3.5")
         .stdin(std::process::Stdio::null())

@@ -2,7 +2,8 @@ use super::*;
 use anyhow::anyhow;
 
 fn fixture(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // The repository's fixtures: this crate sits in crates/impls.
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .join("tests/fixtures/clock")
         .join(p)
 }
