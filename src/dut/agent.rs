@@ -3,12 +3,77 @@
 //! session through stdin: a `stop` line is the controller's Ctrl-C (finish the point,
 //! end the run), EOF means the controller or the connection is gone (stop everything now,
 //! clean up, exit).
+//!
+//! A workload whose load comes from the controller (`tls --dut`) asks for it with a
+//! `request` line on stdout (`ask`); the controller runs it and writes `answer JSON` on
+//! stdin, picked up with `answer`.
 
 use crate::record::JsonLinesWriter;
-use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, Ordering};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Answers from the controller, by request id, until taken.
+static ANSWERS: Mutex<Option<HashMap<u64, Result<Value, String>>>> = Mutex::new(None);
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+
+/// The first bytes of a request line: what the controller looks for.
+pub const REQUEST_PREFIX: &str = "{\"kind\":\"request\",";
+
+/// A request line on the agent's stdout (`kind` first: see REQUEST_PREFIX).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Request {
+    pub kind: String,
+    pub id: u64,
+    pub body: Value,
+}
+
+/// The controller's answer, a line `answer JSON` on the agent's stdin.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Answer {
+    pub id: u64,
+    pub result: Result<Value, String>,
+}
+
+/// Asks the controller to do `body` (e.g. run a load generator); returns the request id.
+pub fn ask(body: Value) -> Result<u64, String> {
+    let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
+    let req = Request {
+        kind: "request".into(),
+        id,
+        body,
+    };
+    let mut line = serde_json::to_string(&req).map_err(|e| e.to_string())?;
+    line.push('\n');
+    let mut out = std::io::stdout().lock();
+    out.write_all(line.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| format!("cannot ask the controller: {e}"))?;
+    Ok(id)
+}
+
+/// The controller's answer to request `id`, once it has come.
+pub fn answer(id: u64) -> Option<Result<Value, String>> {
+    ANSWERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()?
+        .remove(&id)
+}
+
+fn take_answer_line(text: &str) {
+    if let Ok(a) = serde_json::from_str::<Answer>(text) {
+        ANSWERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(HashMap::new)
+            .insert(a.id, a.result);
+    }
+}
 
 /// True in a run started with `--agent`: nothing is rendered on stdout.
 pub fn active() -> bool {
@@ -28,6 +93,7 @@ pub fn start() -> Result<JsonLinesWriter, String> {
                 Ok(l) if l.trim() == "stop" => {
                     crate::sys::signal::STOP.store(true, Ordering::SeqCst);
                 }
+                Ok(l) if l.starts_with("answer ") => take_answer_line(&l["answer ".len()..]),
                 Ok(_) => {}
                 Err(_) => break,
             }

@@ -162,6 +162,12 @@ pub struct TlsData {
     /// system OpenSSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub openssl_build: Option<crate::record::OpenSslBuild>,
+    /// `tls --dut` points (nginx on the DUT, the generator on the controller): the side
+    /// that limited the point, "server" (nginx used 90% or more of the DUT's CPUs),
+    /// "generator" (the same on the controller's) or "neither" (the network, or the
+    /// latency of the connections); absent when both ran here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
     /// `+ktls` suites: what the kernel did; absent for user-space TLS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ktls: Option<KtlsUse>,

@@ -245,6 +245,7 @@ impl Workload for OpensslEnc {
             )],
             profile: None,
             dut: None,
+            dut_agent_cpu_pct: None,
             data: SpeedData {
                 access: Access::Process,
                 driver: None,

@@ -1,6 +1,8 @@
 //! Shared by the integration tests: how a test that cannot run here says so.
 #![allow(dead_code)]
 
+pub mod dut_lab;
+
 use std::path::{Path, PathBuf};
 
 /// The binary under test.
@@ -29,7 +31,9 @@ pub fn arm_cache() -> PathBuf {
     }
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+        })
         .join("cryptobench/arm")
 }
 

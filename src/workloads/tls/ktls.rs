@@ -110,7 +110,11 @@ fn fetch(b: &Bench, suite_index: usize, content: Content) -> Result<Vec<u8>, Str
     )
     .map_err(|e| format!("{}: {e}", req.display()))?;
     let conf = b.dir.join(format!("client-{suite_index}.cnf"));
-    let connect = format!("127.0.0.1:{}", b.ports[suite_index]);
+    let connect = format!(
+        "{}:{}",
+        super::load::url_host(&b.host),
+        b.ports[suite_index]
+    );
     let openssl = b.openssl.to_string_lossy();
     let argv = [
         &*openssl,

@@ -6,11 +6,12 @@ use super::sys;
 use crate::record::tls::Latency;
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 pub enum Generator {
     /// wrk (Debian package wrk).
     Wrk,
@@ -55,6 +56,10 @@ pub struct Job<'a> {
     /// A tag unique within the point, for its output files.
     pub tag: String,
     pub suite: &'a Suite,
+    /// The server's address: 127.0.0.1, or the DUT's (`tls --dut`).
+    pub host: &'a str,
+    /// Run on the controller (`tls --dut`: this is the DUT's agent), not here.
+    pub remote: bool,
     /// OPENSSL_CONF for wrk, restricting the client to the suite.
     pub client_conf: Option<PathBuf>,
     pub port: u16,
@@ -70,17 +75,43 @@ pub struct Job<'a> {
 }
 
 /// What a generator measured.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Outcome {
     pub requests: u64,
     pub errors: u64,
     pub bytes: u64,
     pub duration_s: f64,
     pub latency: Option<Latency>,
+    #[serde(with = "cpu_time")]
     pub cpu: CpuTime,
+    /// Run on the controller (`tls --dut`): its CPUs, and their busy seconds during the
+    /// run (by every process), as it measured them.
+    #[serde(default)]
+    pub host_cpus: Option<Vec<usize>>,
+    #[serde(default)]
+    pub host_busy_s: Option<f64>,
 }
 
-pub struct Started {
+/// CpuTime on the wire between the DUT and the controller: [user, sys].
+mod cpu_time {
+    use crate::sys::cpu::CpuTime;
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(c: &CpuTime, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq([c.user, c.sys])
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CpuTime, D::Error> {
+        let [user, sys] = <[f64; 2]>::deserialize(d)?;
+        Ok(CpuTime { user, sys })
+    }
+}
+
+/// A generator started: here, or on the controller for a DUT's agent.
+pub enum Started {
+    Local(Local),
+    Remote(super::remote::Pending),
+}
+
+pub struct Local {
     pid: i32,
     out: PathBuf,
     err: PathBuf,
@@ -91,6 +122,14 @@ pub struct Started {
 }
 
 pub fn start(guard: &Guard, job: &Job) -> Result<Started, String> {
+    if job.remote {
+        return super::remote::ask(job).map(Started::Remote);
+    }
+    start_here(guard, job).map(Started::Local)
+}
+
+/// Starts the generator on this machine.
+pub fn start_here(guard: &Guard, job: &Job) -> Result<Local, String> {
     let out = job.dir.join(format!("{}.out", job.tag));
     let err = job.dir.join(format!("{}.err", job.tag));
     let log = job.dir.join(format!("{}.h2log", job.tag));
@@ -99,7 +138,7 @@ pub fn start(guard: &Guard, job: &Job) -> Result<Started, String> {
     } else {
         "http"
     };
-    let url = format!("{scheme}://127.0.0.1:{}{}", job.port, job.path);
+    let url = format!("{scheme}://{}:{}{}", url_host(job.host), job.port, job.path);
     let mut cmd = Command::new(job.program);
     match job.generator {
         Generator::Wrk => {
@@ -162,7 +201,7 @@ pub fn start(guard: &Guard, job: &Job) -> Result<Started, String> {
         .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
         .stderr(std::fs::File::create(&err).map_err(|e| e.to_string())?);
     let pid = sys::spawn(guard, &mut cmd, job.generator.name(), job.cpus)?;
-    Ok(Started {
+    Ok(Local {
         pid,
         out,
         err,
@@ -178,12 +217,37 @@ pub fn start(guard: &Guard, job: &Job) -> Result<Started, String> {
     })
 }
 
+/// An address as a URL or nginx `listen` takes it: an IPv6 one in brackets.
+pub fn url_host(addr: &str) -> String {
+    if addr.contains(':') {
+        format!("[{addr}]")
+    } else {
+        addr.to_string()
+    }
+}
+
 pub enum Poll {
     Running,
     Done(Result<Outcome, String>),
 }
 
 impl Started {
+    pub fn poll(&self, guard: &Guard) -> Poll {
+        match self {
+            Started::Local(l) => l.poll(guard),
+            Started::Remote(r) => r.poll(),
+        }
+    }
+
+    /// Stops a generator started here; one on the controller is bounded there.
+    pub fn stop(&self, guard: &Guard) {
+        if let Started::Local(l) = self {
+            l.stop(guard);
+        }
+    }
+}
+
+impl Local {
     /// Checks once whether the generator has finished; stops it when it overran.
     pub fn poll(&self, guard: &Guard) -> Poll {
         match sys::try_exit(guard, self.pid) {
@@ -268,6 +332,8 @@ pub fn parse_wrk(out: &str) -> Result<Outcome, String> {
             mean: ms(f[14]),
         }),
         cpu: CpuTime::default(),
+        host_cpus: None,
+        host_busy_s: None,
     })
 }
 
@@ -323,6 +389,8 @@ pub fn parse_h2load(out: &str) -> Result<Outcome, String> {
         duration_s,
         latency: None,
         cpu: CpuTime::default(),
+        host_cpus: None,
+        host_busy_s: None,
     })
 }
 

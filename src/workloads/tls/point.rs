@@ -60,6 +60,8 @@ struct Window {
     used_cpus: usize,
     /// Where the workers' CPU went, when this is the sampled rerun (--profile).
     profile: Option<ProfileField>,
+    /// A DUT's agent: its own CPU during the window, in percent of one core.
+    agent_cpu_pct: Option<f64>,
 }
 
 impl Point {
@@ -263,9 +265,13 @@ fn load_window(
     });
     let gen_cpus = b.pinned.then_some(&b.gen_cpus[..]);
     let mut used_cpus = b.server_cpus.clone();
-    used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
+    // The controller's CPUs (tls --dut) are not this machine's: it reports their use.
+    if !b.remote {
+        used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
+    }
     let busy0 = sys::cpus_busy_s(&used_cpus);
     let gen_busy0 = sys::cpus_busy_s(&b.gen_cpus);
+    let agent0 = crate::dut::agent::active().then(crate::sys::cpu::process_cpu);
     let before = running.worker_cpu();
     let t0 = Instant::now();
     let mut started = Vec::new();
@@ -279,6 +285,8 @@ fn load_window(
         return Ok(None);
     };
     let seconds = t0.elapsed().as_secs_f64();
+    let agent_cpu_pct =
+        agent0.map(|a| crate::sys::cpu::process_cpu().since(a).total() / seconds * 100.0);
     // Requests cut off when the generator closed its connections are logged (with the
     // bytes they did send) as nginx notices the close: wait for the logs to settle, so
     // that bytes and CPU cover the same work.
@@ -301,6 +309,11 @@ fn load_window(
         Ok(o) => o,
         Err(e) => return Ok(Some(Err(e))),
     };
+    let gen_busy = if b.remote {
+        outcomes.iter().map(|o| o.host_busy_s).sum::<Option<f64>>()
+    } else {
+        gen_busy0.zip(gen_busy1).map(|(a, b)| b - a)
+    };
     Ok(Some(Ok(Window {
         outcomes,
         seconds,
@@ -308,9 +321,10 @@ fn load_window(
         server_cpu: sum_cpu(&before, &after),
         workers_seen,
         busy: busy0.zip(busy1).map(|(a, b)| b - a),
-        gen_busy: gen_busy0.zip(gen_busy1).map(|(a, b)| b - a),
+        gen_busy,
         used_cpus: used_cpus.len(),
         profile,
+        agent_cpu_pct,
     })))
 }
 
@@ -373,6 +387,8 @@ struct Cpu {
     client_pct: f64,
     generator_bound: bool,
     others_pct: f64,
+    /// Which side limited the point (see `limit`).
+    limit: &'static str,
     notes: Vec<String>,
 }
 
@@ -420,10 +436,21 @@ fn cpu(b: &Bench, w: &Window) -> Cpu {
     if !b.pinned {
         notes.push("server and generator shared one CPU".into());
     }
+    let client_here = if b.remote { 0.0 } else { client.total() };
     let others_pct = w.busy.map_or(0.0, |busy| {
-        ((busy - server - client.total()).max(0.0) / (window * w.used_cpus.max(1) as f64) * 100.0)
+        ((busy - server - client_here).max(0.0) / (window * w.used_cpus.max(1) as f64) * 100.0)
             .clamp(0.0, 100.0)
     });
+    let server_pct = server / (window * server_cpus) * 100.0;
+    let limit = limit(server_pct, client_pct, starved);
+    if b.remote {
+        notes.push(format!(
+            "limit: {limit} (nginx used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
+            b.server_cpus.len(),
+            b.generator.name(),
+            b.gen_cpus.len()
+        ));
+    }
     if others_pct >= DISTURBED_PCT {
         notes.push(format!(
             "disturbed: other processes used {others_pct:.0}% of the server and generator CPUs"
@@ -434,7 +461,21 @@ fn cpu(b: &Bench, w: &Window) -> Cpu {
         client_pct,
         generator_bound,
         others_pct,
+        limit,
         notes,
+    }
+}
+
+/// `tls --dut`: which side limited the point, the DUT's server or the controller's
+/// generator (saturated, or starved by other work on its CPUs), or neither (the network,
+/// or the latency of `concurrency` connections).
+fn limit(server_pct: f64, client_pct: f64, gen_starved: bool) -> &'static str {
+    if server_pct >= GENERATOR_BOUND_PCT {
+        "server"
+    } else if client_pct >= GENERATOR_BOUND_PCT || gen_starved {
+        "generator"
+    } else {
+        "neither"
     }
 }
 
@@ -543,6 +584,7 @@ fn record(
         disturbed: cpu.others_pct >= DISTURBED_PCT,
         profile: w.profile.clone().map(Box::new),
         dut: None,
+        dut_agent_cpu_pct: w.agent_cpu_pct,
         notes,
         data: TlsData {
             suite,
@@ -597,6 +639,7 @@ fn record(
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
             handshake_cost: None,
             key_exchange: one_group(logs, server_requests),
+            limit: b.remote.then(|| cpu.limit.to_string()),
             openssl_build: None,
             ktls: None,
         },
@@ -618,6 +661,8 @@ fn make_job<'a>(
         dir: &b.dir,
         tag: format!("gen-{k}"),
         suite: &b.suites[part.suite],
+        host: &b.host,
+        remote: b.remote,
         client_conf: conf.exists().then_some(conf),
         port: b.ports[part.suite],
         path: p.content.path(),

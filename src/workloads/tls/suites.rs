@@ -2,7 +2,7 @@
 //! give (OpenSSL names, short names, `http`, `null`), and `--mix`.
 
 use crate::algorithms::Algorithm;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The certificate's key type, which decides the TLS 1.2 suites that can be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -30,7 +30,7 @@ impl CertKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Proto {
     #[serde(rename = "http")]
     Http,
@@ -84,7 +84,7 @@ pub fn parse_ciphers(text: &str) -> Vec<Offered> {
 }
 
 /// A suite as measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Suite {
     /// The name in records: "http", "null", or the OpenSSL name.
     pub name: String,
