@@ -430,3 +430,33 @@ fn a_fleet_of_three_into_one_store() {
     assert_eq!(records(&out2).len(), 1, "{err}");
     assert_eq!(records(&out2)[0]["dut"], u0.as_str());
 }
+
+/// What a crashed run left on the DUT (an upload no agent runs from, a workload's temp dir
+/// whose process is gone) is removed by `cleanup --dut`, which leaves nothing of its own.
+#[test]
+fn cleanup_on_the_dut_removes_what_a_crashed_run_left() {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let tmp = &lab.duts[0].tmp;
+    let upload = tmp.join("cbench-dut.crash1");
+    std::fs::create_dir_all(&upload).unwrap();
+    std::fs::write(upload.join("cryptobench"), "left by a killed session").unwrap();
+    ok(&format!("touch -d '10 minutes ago' {}", upload.display()));
+    // A pid no process can have (above pid_max).
+    let run_dir = tmp.join("cbench-tls-2147483646-0");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(run_dir.join("key.pem"), "a private key").unwrap();
+    let url = lab.url();
+    let o = lab.run(&["cleanup", "--dut", &url]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("removed upload"), "{out}");
+    assert!(out.contains("removed temp dir"), "{out}");
+    assert!(!upload.exists() && !run_dir.exists());
+    lab.assert_clean(5);
+}

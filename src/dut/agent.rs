@@ -106,6 +106,48 @@ pub fn start() -> Result<JsonLinesWriter, String> {
     JsonLinesWriter::stdout()
 }
 
+/// The name deploy gives an upload's directory on the DUT: `cbench-dut.XXXXXX` (mktemp).
+const UPLOAD_PREFIX: &str = "cbench-dut.";
+
+/// An upload this young may be about to run: a cleanup leaves it alone.
+const UPLOAD_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `cleanup` on a DUT (`cleanup --dut URL`): removes the uploads of agents that are gone
+/// (a session killed with SIGKILL, a DUT that lost power): an upload whose binary no
+/// process runs and that is over a minute old. Never this process's own. One line each.
+pub fn remove_orphan_uploads() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return Vec::new();
+    };
+    // The binaries running now, as /proc/PID/exe names them.
+    let running: Vec<std::path::PathBuf> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path().join("exe")).ok())
+        .collect();
+    let mut report = Vec::new();
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let old = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            m.is_dir()
+                && m.modified()
+                    .is_ok_and(|t| t.elapsed().unwrap_or_default() > UPLOAD_GRACE)
+        });
+        if !name.starts_with(UPLOAD_PREFIX) || !old || running.iter().any(|x| x.starts_with(&path))
+        {
+            continue;
+        }
+        let shown = path.display().to_string();
+        report.push(match std::fs::remove_dir_all(&path) {
+            Ok(()) => format!("removed upload {shown} (no agent runs from it)"),
+            Err(err) => format!("could not remove upload {shown}: {err}"),
+        });
+    }
+    report
+}
+
 /// The directory the controller uploaded this binary into, removed when the session
 /// drops (the controller can no longer do it). Only a directory deploy made.
 fn remove_own_upload() {
@@ -114,7 +156,7 @@ fn remove_own_upload() {
     };
     if let Some(dir) = exe.parent().filter(|d| {
         d.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("cbench-dut."))
+            .is_some_and(|n| n.to_string_lossy().starts_with(UPLOAD_PREFIX))
     }) {
         let _ = std::fs::remove_dir_all(dir);
     }
