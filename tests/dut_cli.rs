@@ -460,3 +460,41 @@ fn cleanup_on_the_dut_removes_what_a_crashed_run_left() {
     assert!(!upload.exists() && !run_dir.exists());
     lab.assert_clean(5);
 }
+
+/// A fleet of three DUTs into one PostgreSQL (a real server, in the controller's
+/// namespace): every DUT's run is in it, and `report --machines` shows all three.
+#[test]
+fn a_fleet_of_three_into_postgresql() {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::fleet(3, PATH_PLAIN);
+    // Dropped before the lab (which empties the namespace).
+    let Some(pg) = common::postgres::Server::start_in("dutfleet", Some(&lab.ctl_ns)) else {
+        return;
+    };
+    let store = pg.url();
+    let urls: Vec<String> = lab.duts.iter().map(|d| d.url()).collect();
+    let mut duts: Vec<&str> = Vec::new();
+    for u in &urls {
+        duts.extend(["--dut", u.as_str()]);
+    }
+    let o = lab.run(&speed_args(&duts, &["--store", &store]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let hosts: Vec<&str> = lab.duts.iter().map(|d| d.host.as_str()).collect();
+    let r = Command::new("ip")
+        .args(["netns", "exec", &lab.ctl_ns, BIN, "report", "--machines"])
+        .arg(hosts.join(","))
+        .args(["--store", &store])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    eprintln!("{shown}");
+    for h in &hosts {
+        assert!(shown.contains(h), "{h} missing: {shown}");
+    }
+    drop(pg);
+    lab.assert_clean(5);
+}
