@@ -193,3 +193,30 @@ fn tls_dut_sshd_killed_leaves_nothing() {
     assert!(err.contains("connection dropped"), "{err}");
     lab.assert_clean(30);
 }
+
+/// `study router-vpn --quick --dut`: the study runs on the DUT (its tunnels in the DUT's
+/// namespace) and its table and conclusions come back; --output is refused with --dut.
+#[test]
+fn router_vpn_study_runs_on_the_dut() {
+    if let Some(why) = common::vpn_lacks(true) {
+        skip(&format!("study router-vpn --dut: {why}"));
+        return;
+    }
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let url = lab.url();
+    let o = lab.run(&["study", "router-vpn", "--quick", "--dut", &url]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("OpenVPN") || out.contains("openvpn"), "{out}");
+    lab.assert_clean(10);
+    let o = lab.run(&["study", "scaling", "--dut", &url, "--output", "x.jsonl"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
