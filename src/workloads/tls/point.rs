@@ -8,7 +8,7 @@ use super::server::{self, Content, LogSummary};
 use super::{ktls, suites, sys};
 use crate::measure;
 use crate::profile::ProfileField;
-use crate::record::tls::{MixPart, TlsData, TlsRecord};
+use crate::record::tls::{Limit, MixPart, TlsData, TlsRecord};
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
@@ -388,7 +388,7 @@ struct Cpu {
     generator_bound: bool,
     others_pct: f64,
     /// Which side limited the point (see `limit`).
-    limit: &'static str,
+    limit: Limit,
     notes: Vec<String>,
 }
 
@@ -445,7 +445,8 @@ fn cpu(b: &Bench, w: &Window) -> Cpu {
     let limit = limit(server_pct, client_pct, starved);
     if b.remote {
         notes.push(format!(
-            "limit: {limit} (nginx used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
+            "limit: {} (nginx used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
+            limit.name(),
             b.server_cpus.len(),
             b.generator.name(),
             b.gen_cpus.len()
@@ -469,13 +470,13 @@ fn cpu(b: &Bench, w: &Window) -> Cpu {
 /// `tls --dut`: which side limited the point, the DUT's server or the controller's
 /// generator (saturated, or starved by other work on its CPUs), or neither (the network,
 /// or the latency of `concurrency` connections).
-fn limit(server_pct: f64, client_pct: f64, gen_starved: bool) -> &'static str {
+fn limit(server_pct: f64, client_pct: f64, gen_starved: bool) -> Limit {
     if server_pct >= GENERATOR_BOUND_PCT {
-        "server"
+        Limit::Server
     } else if client_pct >= GENERATOR_BOUND_PCT || gen_starved {
-        "generator"
+        Limit::Generator
     } else {
-        "neither"
+        Limit::Neither
     }
 }
 
@@ -639,7 +640,7 @@ fn record(
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
             handshake_cost: None,
             key_exchange: one_group(logs, server_requests),
-            limit: b.remote.then(|| cpu.limit.to_string()),
+            limit: b.remote.then_some(cpu.limit),
             openssl_build: None,
             ktls: None,
         },
