@@ -50,7 +50,8 @@ end
 
 /// One generator run against one server block.
 pub struct Job<'a> {
-    pub generator: Generator,
+    /// What the generator does: the same here and on a controller (`tls --dut`).
+    pub load: Load,
     pub program: &'a Path,
     pub dir: &'a Path,
     /// A tag unique within the point, for its output files.
@@ -62,6 +63,13 @@ pub struct Job<'a> {
     pub remote: bool,
     /// OPENSSL_CONF for wrk, restricting the client to the suite.
     pub client_conf: Option<PathBuf>,
+    pub cpus: Option<&'a [usize]>,
+}
+
+/// What one generator run does, whichever machine runs it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Load {
+    pub generator: Generator,
     pub port: u16,
     pub path: String,
     pub connections: u32,
@@ -71,7 +79,18 @@ pub struct Job<'a> {
     pub count: Option<u64>,
     pub handshake: bool,
     pub gzip: bool,
-    pub cpus: Option<&'a [usize]>,
+}
+
+impl Load {
+    /// How long a run may take: connection setup and wind-down on top of the duration
+    /// (`slack` seconds), then it is stuck.
+    pub fn limit(&self, slack: f64) -> Duration {
+        Duration::from_secs_f64(
+            self.duration_s * if self.count.is_some() { 4.0 } else { 1.0 }
+                + slack
+                + self.connections as f64 / 500.0,
+        )
+    }
 }
 
 /// What a generator measured.
@@ -138,25 +157,30 @@ pub fn start_here(guard: &Guard, job: &Job) -> Result<Local, String> {
     } else {
         "http"
     };
-    let url = format!("{scheme}://{}:{}{}", url_host(job.host), job.port, job.path);
+    let url = format!(
+        "{scheme}://{}:{}{}",
+        url_host(job.host),
+        job.load.port,
+        job.load.path
+    );
     let mut cmd = Command::new(job.program);
-    match job.generator {
+    match job.load.generator {
         Generator::Wrk => {
             cmd.arg("-t")
-                .arg(job.threads.to_string())
+                .arg(job.load.threads.to_string())
                 .arg("-c")
-                .arg(job.connections.to_string())
+                .arg(job.load.connections.to_string())
                 // wrk takes whole seconds only (checked with the input).
                 .arg("-d")
-                .arg(format!("{}s", job.duration_s.round() as u64))
+                .arg(format!("{}s", job.load.duration_s.round() as u64))
                 .arg("--timeout")
                 .arg("10s")
                 .arg("-s")
                 .arg(job.dir.join("report.lua"));
-            if job.handshake {
+            if job.load.handshake {
                 cmd.arg("-H").arg("Connection: close");
             }
-            if job.gzip {
+            if job.load.gzip {
                 cmd.arg("-H").arg("Accept-Encoding: gzip");
             }
             cmd.arg(&url);
@@ -167,16 +191,17 @@ pub fn start_here(guard: &Guard, job: &Job) -> Result<Local, String> {
         Generator::H2load => {
             cmd.arg("--h1")
                 .arg("-c")
-                .arg(job.connections.to_string())
+                .arg(job.load.connections.to_string())
                 .arg("-t")
-                .arg(job.threads.to_string());
+                .arg(job.load.threads.to_string());
             // h2load 1.52 never exits from a timed run (-D) whose server closes every
             // connection, so handshake mode runs a request count sized to the duration.
-            match job.count {
+            match job.load.count {
                 Some(n) => cmd.arg("-n").arg(n.to_string()),
-                None => cmd
-                    .arg("-D")
-                    .arg(format!("{}ms", (job.duration_s * 1000.0).round() as u64)),
+                None => cmd.arg("-D").arg(format!(
+                    "{}ms",
+                    (job.load.duration_s * 1000.0).round() as u64
+                )),
             };
             cmd.arg("-T")
                 .arg("10s")
@@ -188,10 +213,10 @@ pub fn start_here(guard: &Guard, job: &Job) -> Result<Local, String> {
                     _ => cmd.arg(format!("--ciphers={c}{sec}")),
                 };
             }
-            if job.handshake {
+            if job.load.handshake {
                 cmd.arg("-H").arg("connection: close");
             }
-            if job.gzip {
+            if job.load.gzip {
                 cmd.arg("-H").arg("accept-encoding: gzip");
             }
             cmd.arg(&url);
@@ -200,20 +225,15 @@ pub fn start_here(guard: &Guard, job: &Job) -> Result<Local, String> {
     cmd.stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
         .stderr(std::fs::File::create(&err).map_err(|e| e.to_string())?);
-    let pid = sys::spawn(guard, &mut cmd, job.generator.name(), job.cpus)?;
+    let pid = sys::spawn(guard, &mut cmd, job.load.generator.name(), job.cpus)?;
     Ok(Local {
         pid,
         out,
         err,
         log,
-        generator: job.generator,
+        generator: job.load.generator,
         started: Instant::now(),
-        // Connection setup and wind-down on top of the duration, then it is stuck.
-        limit: Duration::from_secs_f64(
-            job.duration_s * if job.count.is_some() { 4.0 } else { 1.0 }
-                + 20.0
-                + job.connections as f64 / 500.0,
-        ),
+        limit: job.load.limit(20.0),
     })
 }
 

@@ -3,7 +3,7 @@
 //! (never timed into the results), with the reason.
 
 use super::bench::Bench;
-use super::load::{self, Generator, Job, Poll};
+use super::load::{self, Generator, Job, Load, Poll};
 use super::server::{self, Content, LogSummary};
 use super::{ktls, suites, sys};
 use crate::measure;
@@ -278,7 +278,7 @@ fn load_window(
     let mut threads = 0u32;
     for (k, part) in parts.iter().enumerate() {
         let job = make_job(b, p, part, k, counts[k], gen_cpus);
-        threads += job.threads;
+        threads += job.load.threads;
         started.push(load::start(guard, &job));
     }
     let Some(results) = wait_for(guard, running, started)? else {
@@ -657,7 +657,17 @@ fn make_job<'a>(
 ) -> Job<'a> {
     let conf = b.dir.join(format!("client-{}.cnf", part.suite));
     Job {
-        generator: b.generator,
+        load: Load {
+            generator: b.generator,
+            port: b.ports[part.suite],
+            path: p.content.path(),
+            connections: part.connections,
+            threads: part.connections.min(b.gen_cpus.len().max(1) as u32),
+            duration_s: b.duration,
+            count,
+            handshake: b.handshake,
+            gzip: p.content.gzip(),
+        },
         program: &b.gen_program,
         dir: &b.dir,
         tag: format!("gen-{k}"),
@@ -665,14 +675,6 @@ fn make_job<'a>(
         host: &b.host,
         remote: b.remote,
         client_conf: conf.exists().then_some(conf),
-        port: b.ports[part.suite],
-        path: p.content.path(),
-        connections: part.connections,
-        threads: part.connections.min(b.gen_cpus.len().max(1) as u32),
-        duration_s: b.duration,
-        count,
-        handshake: b.handshake,
-        gzip: p.content.gzip(),
         cpus,
     }
 }

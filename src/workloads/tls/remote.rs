@@ -4,7 +4,7 @@
 //! `LoadJob`, and the controller runs it pinned to its own CPUs (`serve`) and answers
 //! with the generator's `Outcome`, its CPU taken on the controller.
 
-use super::load::{self, Generator, Job, Outcome, Poll};
+use super::load::{self, Generator, Job, Load, Outcome, Poll};
 use super::suites::Suite;
 use super::{sys, TlsArgs};
 use crate::dut::relay::{Serve, Service};
@@ -19,18 +19,10 @@ use std::time::{Duration, Instant};
 /// needs, with the client's OpenSSL configuration as text.
 #[derive(Serialize, Deserialize)]
 struct LoadJob {
-    generator: Generator,
+    load: Load,
     suite: Suite,
     client_conf: Option<String>,
     host: String,
-    port: u16,
-    path: String,
-    connections: u32,
-    threads: u32,
-    duration_s: f64,
-    count: Option<u64>,
-    handshake: bool,
-    gzip: bool,
 }
 
 /// A generator run asked of the controller, not answered yet.
@@ -48,32 +40,20 @@ pub fn ask(job: &Job) -> Result<Pending, String> {
         None => None,
     };
     let wire = LoadJob {
-        generator: job.generator,
+        load: job.load.clone(),
         suite: job.suite.clone(),
         client_conf,
         host: job.host.to_string(),
-        port: job.port,
-        path: job.path.clone(),
-        connections: job.connections,
-        threads: job.threads,
-        duration_s: job.duration_s,
-        count: job.count,
-        handshake: job.handshake,
-        gzip: job.gzip,
     };
     let body = serde_json::to_value(&wire).map_err(|e| e.to_string())?;
     let id = crate::dut::agent::ask(body)?;
     Ok(Pending {
         id,
-        generator: job.generator,
+        generator: job.load.generator,
         started: Instant::now(),
         // The controller bounds the generator (see load::start_here); then the answer
         // has this long to arrive.
-        limit: Duration::from_secs_f64(
-            job.duration_s * if job.count.is_some() { 4.0 } else { 1.0 }
-                + 40.0
-                + job.connections as f64 / 500.0,
-        ),
+        limit: job.load.limit(40.0),
     })
 }
 
@@ -98,11 +78,12 @@ impl Pending {
 /// The controller's side: runs one job the DUT asked for, pinned to this process's CPUs.
 fn serve(body: serde_json::Value) -> Result<serde_json::Value, String> {
     let job: LoadJob = serde_json::from_value(body).map_err(|e| format!("bad request: {e}"))?;
-    let program = sys::find_program(job.generator.name(), None).ok_or_else(|| {
+    let generator = job.load.generator;
+    let program = sys::find_program(generator.name(), None).ok_or_else(|| {
         format!(
             "{} not found on the controller's PATH: install the Debian package {}",
-            job.generator.name(),
-            job.generator.package()
+            generator.name(),
+            generator.package()
         )
     })?;
     let guard = Guard::new();
@@ -118,7 +99,7 @@ fn serve(body: serde_json::Value) -> Result<serde_json::Value, String> {
     };
     let cpus = sys::allowed_cpus();
     let here = Job {
-        generator: job.generator,
+        load: job.load,
         program: &program,
         dir: &dir,
         tag: "gen".into(),
@@ -126,14 +107,6 @@ fn serve(body: serde_json::Value) -> Result<serde_json::Value, String> {
         host: &job.host,
         remote: false,
         client_conf,
-        port: job.port,
-        path: job.path.clone(),
-        connections: job.connections,
-        threads: job.threads,
-        duration_s: job.duration_s,
-        count: job.count,
-        handshake: job.handshake,
-        gzip: job.gzip,
         cpus: Some(&cpus),
     };
     let busy0 = sys::cpus_busy_s(&cpus);
