@@ -134,6 +134,21 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
     let listed = String::from_utf8_lossy(&h.stdout);
     assert!(listed.contains(env["run_id"].as_str().unwrap()), "{listed}");
     lab.assert_clean(10);
+
+    // --nginx names a path on the DUT: one it lacks is exit 2, one line, saying where.
+    let o = lab.run(&[
+        "tls",
+        "--dut",
+        &url,
+        "--nginx",
+        "/nonexistent/sbin/nginx",
+        "--no-store",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no such path on the DUT"), "{err}");
+    lab.assert_clean(5);
 }
 
 /// The records of a run stopped in its middle, and what the controller said.
