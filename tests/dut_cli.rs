@@ -129,12 +129,7 @@ fn speed_probe_and_verify_run_on_the_dut() {
     let shown: Value = serde_json::from_slice(&o.stdout).expect("json on stdout");
     assert!(shown.to_string().contains("aes-128-gcm"));
     // The store kept it.
-    let h = Command::new(BIN)
-        .args(["history", "--store", &store, "--format", "json"])
-        .output()
-        .unwrap();
-    let listed = String::from_utf8_lossy(&h.stdout);
-    assert!(listed.contains(env["run_id"].as_str().unwrap()), "{listed}");
+    assert_stored(&store, env);
     lab.assert_clean(5);
 
     // probe: the DUT's facts, as JSON, passed through.
@@ -168,10 +163,7 @@ fn speed_probe_and_verify_run_on_the_dut() {
         "--time",
         "0.05",
     ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("no such path on the DUT"), "{err}");
+    refused(&o, "no such path on the DUT");
     lab.assert_clean(5);
 }
 
@@ -195,22 +187,14 @@ fn unknown_architecture_and_unknown_host_key_are_refused() {
     let lab = Lab::new(&format!("{}:{PATH_PLAIN}", fake.display()));
     let url = lab.url();
     let o = lab.run(&["speed", "--dut", &url, "--time", "0.05"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("mips64") && err.contains("scripts/release"),
-        "{err}"
-    );
+    refused(&o, "mips64");
+    refused(&o, "scripts/release");
     lab.assert_clean(5);
 
     // Unknown host key: an empty known_hosts.
     std::fs::write(lab.dir.join("known_hosts"), "").unwrap();
     let o = lab.run(&["probe", "--dut", &url]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("Host key verification failed"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    refused(&o, "Host key verification failed");
     lab.assert_clean(5);
     let _ = std::fs::remove_dir_all(&fake);
 }

@@ -321,3 +321,21 @@ pub fn wait_exit(child: &mut Child, secs: u64) -> (Option<i32>, String) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Bad input: exit 2 and one line of stderr, saying `want`.
+pub fn refused(o: &Output, want: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(want), "{want}: {err}");
+}
+
+/// The store lists the run `env` (its environment line) began.
+pub fn assert_stored(store: &str, env: &Value) {
+    let h = Command::new(BIN)
+        .args(["history", "--store", store, "--format", "json"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&h.stdout);
+    assert!(listed.contains(env["run_id"].as_str().unwrap()), "{listed}");
+}
