@@ -76,8 +76,12 @@ enum Command {
         dir: Option<std::path::PathBuf>,
     },
     /// Remove what killed runs left behind: temp dirs of every workload (also done at the
-    /// start of each run) and, as root, vpn's namespaces, links and daemons.
-    Cleanup,
+    /// start of each run), uploads of agents that are gone and, as root, vpn's namespaces,
+    /// links and daemons; with --dut, on the DUTs.
+    Cleanup {
+        #[command(flatten)]
+        dut: dut::DutArgs,
+    },
     /// The runs kept in the store: list them, show, tag, export, import or remove one.
     History(workloads::history::HistoryArgs),
     /// One of the five studies (offload, aesni, scaling, avx512, router-vpn) as one
@@ -148,7 +152,8 @@ fn main() {
         Command::Speed(args) => speed::run(*args),
         Command::Tls(args) => workloads::tls::run(*args),
         Command::Vpn(args) => workloads::vpn::run(*args),
-        Command::Cleanup => Ok(workloads::cleanup()),
+        Command::Cleanup { dut } if dut.named() => dut::passthrough(&dut, &[]),
+        Command::Cleanup { .. } => Ok(workloads::cleanup()),
         Command::Verify(args) => workloads::verify::run(*args),
         Command::Probe { dut, .. } if dut.named() => dut::passthrough(&dut, &[]),
         Command::Probe { format, .. } => workloads::probe::run(format),

@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::{skip, BIN};
+use common::dut_lab::*;
+use common::BIN;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Bad input needs no DUT: exit 2 and one line each.
@@ -50,7 +50,7 @@ fn bad_dut_input_exits_2_with_one_line() {
             "KEY=VALUE",
         ),
     ];
-    for cmd in ["speed", "probe", "verify"] {
+    for cmd in ["speed", "probe", "verify", "tls"] {
         for (args, want) in &cases {
             let o = Command::new(BIN).arg(cmd).args(args).output().unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
@@ -61,302 +61,6 @@ fn bad_dut_input_exits_2_with_one_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
-
-static LABS: AtomicU32 = AtomicU32::new(0);
-
-/// One DUT: a network namespace running sshd on its own veth address.
-struct Dut {
-    ns: String,
-    addr: String,
-    port: u16,
-    /// Its own temp dir (TMPDIR of its sessions): uploads and the agent's temp dirs.
-    tmp: PathBuf,
-    pid_file: PathBuf,
-    /// Its hostname (a UTS namespace of its own).
-    host: String,
-    sshd: Child,
-}
-
-/// DUT namespaces and one controller namespace, each DUT joined to it by a veth pair;
-/// one key pair and one known_hosts for all.
-struct Lab {
-    duts: Vec<Dut>,
-    ctl_ns: String,
-    dir: PathBuf,
-    ctl_cpu: usize,
-}
-
-fn sh(cmd: &str) -> Output {
-    Command::new("sh").args(["-c", cmd]).output().unwrap()
-}
-
-fn ok(cmd: &str) {
-    let o = sh(cmd);
-    assert!(
-        o.status.success(),
-        "{cmd}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// True when a lab can be built here; otherwise says why.
-fn lab_possible() -> bool {
-    if !common::is_root() {
-        skip("--dut tests need root (network namespaces, sshd)");
-        return false;
-    }
-    if !Path::new("/usr/sbin/sshd").exists() || !sh("command -v ssh").status.success() {
-        skip("openssh-server or openssh-client missing: run scripts/deps/dut.sh");
-        return false;
-    }
-    true
-}
-
-impl Lab {
-    /// One DUT; `path`: PATH of its sessions (a fake `uname` may go first).
-    fn new(path: &str) -> Lab {
-        Lab::fleet(1, path)
-    }
-
-    fn fleet(count: usize, path: &str) -> Lab {
-        let n = LABS.fetch_add(1, Ordering::Relaxed);
-        let pid = std::process::id();
-        let tag = format!("{}{n}", pid % 100000);
-        let ctl_ns = format!("cbctl{tag}");
-        let dir = std::env::temp_dir().join(format!("cbench-dutlab-{pid}-{n}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        ok(&format!(
-            "ip netns add {ctl_ns} && ip -n {ctl_ns} link set lo up"
-        ));
-        let ctl_cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
-        let mut lab = Lab {
-            duts: Vec::new(),
-            ctl_ns: ctl_ns.clone(),
-            dir: dir.clone(),
-            ctl_cpu,
-        };
-        let d = dir.display();
-        ok(&format!(
-            "ssh-keygen -q -t ed25519 -N '' -f {d}/id && ssh-keygen -q -t ed25519 -N '' -f {d}/hostkey && \
-             cp {d}/id.pub {d}/authorized_keys && mkdir -p /run/sshd && chmod 0755 /run/sshd"
-        ));
-        let key = std::fs::read_to_string(dir.join("hostkey.pub")).unwrap();
-        let key: Vec<&str> = key.split_whitespace().take(2).collect();
-        let mut known = String::new();
-        // 10.201.NET.0/24 for this lab, a /30 per DUT.
-        let net = (pid as usize * 7 + n as usize) % 250 + 1;
-        for i in 0..count {
-            let ns = format!("cbdut{tag}{i}");
-            let addr = format!("10.201.{net}.{}", 4 * i + 1);
-            let ctl_addr = format!("10.201.{net}.{}", 4 * i + 2);
-            let (a, b) = (format!("cbv{tag}{i}a"), format!("cbv{tag}{i}b"));
-            ok(&format!(
-                "ip netns add {ns} && ip link add {a} type veth peer name {b} && \
-                 ip link set {a} netns {ns} && ip link set {b} netns {ctl_ns} && \
-                 ip -n {ns} addr add {addr}/30 dev {a} && ip -n {ctl_ns} addr add {ctl_addr}/30 dev {b} && \
-                 ip -n {ns} link set {a} up && ip -n {ctl_ns} link set {b} up && ip -n {ns} link set lo up"
-            ));
-            let port = 20000 + (pid as u16 % 20000) + n as u16 * 8 + i as u16;
-            let tmp = dir.join(format!("tmp{i}"));
-            std::fs::create_dir_all(&tmp).unwrap();
-            let pid_file = dir.join(format!("sshd{i}.pid"));
-            let config = format!(
-                "Port {port}\nListenAddress {addr}\nHostKey {d}/hostkey\nAuthorizedKeysFile {d}/authorized_keys\n\
-                 PidFile {}\nPermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n\
-                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nLogLevel ERROR\n\
-                 SetEnv PATH={path} TMPDIR={}\n",
-                pid_file.display(),
-                tmp.display()
-            );
-            let config_file = dir.join(format!("sshd{i}_config"));
-            std::fs::write(&config_file, config).unwrap();
-            known.push_str(&format!("[{addr}]:{port} {}\n", key.join(" ")));
-            // A host of its own: its hostname and /etc/machine-id (a UTS and a mount
-            // namespace), every process of it (sshd, its sessions, the agent) on CPU 0.
-            let host = format!("dut{i}-{tag}");
-            let machine_id = dir.join(format!("machine-id{i}"));
-            std::fs::write(
-                &machine_id,
-                format!(
-                    "{:032x}\n",
-                    (pid as u128) << 16 | (n as u128) << 8 | i as u128
-                ),
-            )
-            .unwrap();
-            let sshd = Command::new("ip")
-                .args(["netns", "exec", &ns, "unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c"])
-                .arg(format!(
-                    "hostname {host} && mount --bind {} /etc/machine-id && exec taskset -c 0 /usr/sbin/sshd -D -e -f {}",
-                    machine_id.display(),
-                    config_file.display()
-                ))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .unwrap();
-            lab.duts.push(Dut {
-                ns,
-                addr,
-                port,
-                tmp,
-                pid_file,
-                host,
-                sshd,
-            });
-        }
-        std::fs::write(dir.join("known_hosts"), known).unwrap();
-        // sshd writes its pid file once it listens.
-        let start = Instant::now();
-        while lab.duts.iter().any(|d| d.sshd_pid().is_none()) {
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "sshd did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        lab
-    }
-
-    fn url(&self) -> String {
-        self.duts[0].url()
-    }
-
-    /// cryptobench in the controller's namespace, pinned to the controller's CPU, with the
-    /// lab's key and known_hosts.
-    fn controller(&self, args: &[&str]) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.ctl_ns, "taskset", "-c"])
-            .arg(self.ctl_cpu.to_string())
-            .arg(BIN)
-            .args(args)
-            .arg("--ssh-option")
-            .arg(format!(
-                "UserKnownHostsFile={}",
-                self.dir.join("known_hosts").display()
-            ))
-            .arg("--ssh-option")
-            .arg(format!("IdentityFile={}", self.dir.join("id").display()))
-            .args(["--ssh-option", "IdentitiesOnly=yes"]);
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.controller(args).output().unwrap()
-    }
-
-    /// PIDs of the processes in a namespace.
-    fn pids(ns: &str) -> Vec<i32> {
-        let o = sh(&format!("ip netns pids {ns}"));
-        String::from_utf8_lossy(&o.stdout)
-            .split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .collect()
-    }
-
-    /// What is left in the namespaces besides each sshd's listener, and in the DUTs' temp
-    /// dirs.
-    fn leftovers(&self) -> Vec<String> {
-        let mut left: Vec<String> = Lab::pids(&self.ctl_ns)
-            .into_iter()
-            .map(|p| format!("{}: pid {p} {}", self.ctl_ns, comm(p)))
-            .collect();
-        for d in &self.duts {
-            let listener = d.sshd_pid();
-            for p in Lab::pids(&d.ns) {
-                if Some(p) != listener {
-                    left.push(format!("{}: pid {p} {}", d.ns, comm(p)));
-                }
-            }
-            left.extend(d.uploads().into_iter().map(|u| u.display().to_string()));
-        }
-        left
-    }
-
-    /// Waits up to `secs` for the namespaces to hold nothing but sshd's listeners.
-    fn assert_clean(&self, secs: u64) {
-        let start = Instant::now();
-        loop {
-            let left = self.leftovers();
-            if left.is_empty() {
-                return;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(secs),
-                "left behind: {left:?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Dut {
-    fn url(&self) -> String {
-        format!("ssh://root@{}:{}", self.addr, self.port)
-    }
-
-    /// What runs on the DUT left in its temp dir (uploads, the agent's temp dirs).
-    fn uploads(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(&self.tmp)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .collect()
-    }
-
-    fn sshd_pid(&self) -> Option<i32> {
-        std::fs::read_to_string(&self.pid_file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let mut spaces: Vec<String> = self.duts.iter().map(|d| d.ns.clone()).collect();
-        spaces.push(self.ctl_ns.clone());
-        for ns in &spaces {
-            for p in Lab::pids(ns) {
-                // SAFETY: killing what runs in our own test namespaces.
-                unsafe { libc::kill(p, libc::SIGKILL) };
-            }
-        }
-        for d in self.duts.iter_mut() {
-            let _ = d.sshd.kill();
-            let _ = d.sshd.wait();
-        }
-        for ns in spaces {
-            let _ = sh(&format!("ip netns del {ns}"));
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn comm(pid: i32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn records(path: &Path) -> Vec<Value> {
-    lines(path)
-        .into_iter()
-        .filter(|v| v["kind"] == "record")
-        .collect()
-}
-
-const PATH_PLAIN: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// The DUT has no cryptobench: it gets this binary, runs speed, and the records come
 /// back into the controller's file and store, marked with the DUT; probe and verify run
@@ -425,12 +129,7 @@ fn speed_probe_and_verify_run_on_the_dut() {
     let shown: Value = serde_json::from_slice(&o.stdout).expect("json on stdout");
     assert!(shown.to_string().contains("aes-128-gcm"));
     // The store kept it.
-    let h = Command::new(BIN)
-        .args(["history", "--store", &store, "--format", "json"])
-        .output()
-        .unwrap();
-    let listed = String::from_utf8_lossy(&h.stdout);
-    assert!(listed.contains(env["run_id"].as_str().unwrap()), "{listed}");
+    assert_stored(&store, env);
     lab.assert_clean(5);
 
     // probe: the DUT's facts, as JSON, passed through.
@@ -464,10 +163,7 @@ fn speed_probe_and_verify_run_on_the_dut() {
         "--time",
         "0.05",
     ]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("no such path on the DUT"), "{err}");
+    refused(&o, "no such path on the DUT");
     lab.assert_clean(5);
 }
 
@@ -491,22 +187,14 @@ fn unknown_architecture_and_unknown_host_key_are_refused() {
     let lab = Lab::new(&format!("{}:{PATH_PLAIN}", fake.display()));
     let url = lab.url();
     let o = lab.run(&["speed", "--dut", &url, "--time", "0.05"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("mips64") && err.contains("scripts/release"),
-        "{err}"
-    );
+    refused(&o, "mips64");
+    refused(&o, "scripts/release");
     lab.assert_clean(5);
 
     // Unknown host key: an empty known_hosts.
     std::fs::write(lab.dir.join("known_hosts"), "").unwrap();
     let o = lab.run(&["probe", "--dut", &url]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("Host key verification failed"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    refused(&o, "Host key verification failed");
     lab.assert_clean(5);
     let _ = std::fs::remove_dir_all(&fake);
 }
@@ -551,22 +239,6 @@ fn start_long_run(lab: &Lab, out: &Path) -> Child {
     let exe = std::fs::read_link(format!("/proc/{agent}/exe")).unwrap();
     assert!(exe.to_string_lossy().contains("/cbench-dut."), "{exe:?}");
     child
-}
-
-fn wait_exit(child: &mut Child, secs: u64) -> (Option<i32>, String) {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            return (s.code(), err);
-        }
-        assert!(start.elapsed() < Duration::from_secs(secs), "did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// SIGINT or SIGTERM on the controller: the DUT finishes its point, the run ends as
@@ -741,4 +413,72 @@ fn a_fleet_of_three_into_one_store() {
     assert_eq!(about_u1.len(), 1, "{err}");
     assert_eq!(records(&out2).len(), 1, "{err}");
     assert_eq!(records(&out2)[0]["dut"], u0.as_str());
+}
+
+/// What a crashed run left on the DUT (an upload no agent runs from, a workload's temp dir
+/// whose process is gone) is removed by `cleanup --dut`, which leaves nothing of its own.
+#[test]
+fn cleanup_on_the_dut_removes_what_a_crashed_run_left() {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let tmp = &lab.duts[0].tmp;
+    let upload = tmp.join("cbench-dut.crash1");
+    std::fs::create_dir_all(&upload).unwrap();
+    std::fs::write(upload.join("cryptobench"), "left by a killed session").unwrap();
+    ok(&format!("touch -d '10 minutes ago' {}", upload.display()));
+    // A pid no process can have (above pid_max).
+    let run_dir = tmp.join("cbench-tls-2147483646-0");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(run_dir.join("key.pem"), "a private key").unwrap();
+    let url = lab.url();
+    let o = lab.run(&["cleanup", "--dut", &url]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("removed upload"), "{out}");
+    assert!(out.contains("removed temp dir"), "{out}");
+    assert!(!upload.exists() && !run_dir.exists());
+    lab.assert_clean(5);
+}
+
+/// A fleet of three DUTs into one PostgreSQL (a real server, in the controller's
+/// namespace): every DUT's run is in it, and `report --machines` shows all three.
+#[test]
+fn a_fleet_of_three_into_postgresql() {
+    if !lab_possible() {
+        return;
+    }
+    let lab = Lab::fleet(3, PATH_PLAIN);
+    // Dropped before the lab (which empties the namespace).
+    let Some(pg) = common::postgres::Server::start_in("dutfleet", Some(&lab.ctl_ns)) else {
+        return;
+    };
+    let store = pg.url();
+    let urls: Vec<String> = lab.duts.iter().map(|d| d.url()).collect();
+    let mut duts: Vec<&str> = Vec::new();
+    for u in &urls {
+        duts.extend(["--dut", u.as_str()]);
+    }
+    let o = lab.run(&speed_args(&duts, &["--store", &store]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let hosts: Vec<&str> = lab.duts.iter().map(|d| d.host.as_str()).collect();
+    let r = Command::new("ip")
+        .args(["netns", "exec", &lab.ctl_ns, BIN, "report", "--machines"])
+        .arg(hosts.join(","))
+        .args(["--store", &store])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    eprintln!("{shown}");
+    for h in &hosts {
+        assert!(shown.contains(h), "{h} missing: {shown}");
+    }
+    drop(pg);
+    lab.assert_clean(5);
 }

@@ -3,12 +3,78 @@
 //! session through stdin: a `stop` line is the controller's Ctrl-C (finish the point,
 //! end the run), EOF means the controller or the connection is gone (stop everything now,
 //! clean up, exit).
+//!
+//! A workload whose load comes from the controller (`tls --dut`) asks for it with a
+//! `request` line on stdout (`ask`); the controller runs it and writes `answer JSON` on
+//! stdin, picked up with `answer`.
 
 use crate::record::JsonLinesWriter;
-use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, Ordering};
+use anyhow::anyhow;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Answers from the controller, by request id, until taken.
+static ANSWERS: Mutex<Option<HashMap<u64, Result<Value, String>>>> = Mutex::new(None);
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+
+/// The first bytes of a request line: what the controller looks for.
+pub const REQUEST_PREFIX: &str = "{\"kind\":\"request\",";
+
+/// A request line on the agent's stdout (`kind` first: see REQUEST_PREFIX).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Request {
+    pub kind: String,
+    pub id: u64,
+    pub body: Value,
+}
+
+/// The controller's answer, a line `answer JSON` on the agent's stdin.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Answer {
+    pub id: u64,
+    pub result: Result<Value, String>,
+}
+
+/// Asks the controller to do `body` (e.g. run a load generator); returns the request id.
+pub fn ask(body: Value) -> anyhow::Result<u64> {
+    let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
+    let req = Request {
+        kind: "request".into(),
+        id,
+        body,
+    };
+    let mut line = serde_json::to_string(&req)?;
+    line.push('\n');
+    let mut out = std::io::stdout().lock();
+    out.write_all(line.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| anyhow!("cannot ask the controller: {e}"))?;
+    Ok(id)
+}
+
+/// The controller's answer to request `id`, once it has come.
+pub fn answer(id: u64) -> Option<Result<Value, String>> {
+    ANSWERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()?
+        .remove(&id)
+}
+
+fn take_answer_line(text: &str) {
+    if let Ok(a) = serde_json::from_str::<Answer>(text) {
+        ANSWERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(HashMap::new)
+            .insert(a.id, a.result);
+    }
+}
 
 /// True in a run started with `--agent`: nothing is rendered on stdout.
 pub fn active() -> bool {
@@ -28,6 +94,7 @@ pub fn start() -> anyhow::Result<JsonLinesWriter> {
                 Ok(l) if l.trim() == "stop" => {
                     crate::sys::signal::STOP.store(true, Ordering::SeqCst);
                 }
+                Ok(l) if l.starts_with("answer ") => take_answer_line(&l["answer ".len()..]),
                 Ok(_) => {}
                 Err(_) => break,
             }
@@ -40,6 +107,48 @@ pub fn start() -> anyhow::Result<JsonLinesWriter> {
     JsonLinesWriter::stdout()
 }
 
+/// The name deploy gives an upload's directory on the DUT: `cbench-dut.XXXXXX` (mktemp).
+const UPLOAD_PREFIX: &str = "cbench-dut.";
+
+/// An upload this young may be about to run: a cleanup leaves it alone.
+const UPLOAD_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `cleanup` on a DUT (`cleanup --dut URL`): removes the uploads of agents that are gone
+/// (a session killed with SIGKILL, a DUT that lost power): an upload whose binary no
+/// process runs and that is over a minute old. Never this process's own. One line each.
+pub fn remove_orphan_uploads() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+        return Vec::new();
+    };
+    // The binaries running now, as /proc/PID/exe names them.
+    let running: Vec<std::path::PathBuf> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path().join("exe")).ok())
+        .collect();
+    let mut report = Vec::new();
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let old = std::fs::symlink_metadata(&path).is_ok_and(|m| {
+            m.is_dir()
+                && m.modified()
+                    .is_ok_and(|t| t.elapsed().unwrap_or_default() > UPLOAD_GRACE)
+        });
+        if !name.starts_with(UPLOAD_PREFIX) || !old || running.iter().any(|x| x.starts_with(&path))
+        {
+            continue;
+        }
+        let shown = path.display().to_string();
+        report.push(match std::fs::remove_dir_all(&path) {
+            Ok(()) => format!("removed upload {shown} (no agent runs from it)"),
+            Err(err) => format!("could not remove upload {shown}: {err}"),
+        });
+    }
+    report
+}
+
 /// The directory the controller uploaded this binary into, removed when the session
 /// drops (the controller can no longer do it). Only a directory deploy made.
 fn remove_own_upload() {
@@ -48,7 +157,7 @@ fn remove_own_upload() {
     };
     if let Some(dir) = exe.parent().filter(|d| {
         d.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("cbench-dut."))
+            .is_some_and(|n| n.to_string_lossy().starts_with(UPLOAD_PREFIX))
     }) {
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -46,6 +46,18 @@ struct Host {
     outcome: Option<Result<i32, Failure>>,
 }
 
+/// What the controller does for an agent that asks (`agent::ask`), e.g. run the load of
+/// `tls --dut` here: the request's body in, the answer out; each on its own thread.
+pub type Serve = Arc<dyn Fn(serde_json::Value) -> anyhow::Result<serde_json::Value> + Send + Sync>;
+
+/// A workload split between the DUT and the controller: the arguments that tell the
+/// agent so, and what the controller does when it asks.
+#[derive(Clone)]
+pub struct Service {
+    pub args: Vec<String>,
+    pub serve: Serve,
+}
+
 /// The runs measured on the DUTs, and how the command ends.
 pub struct Relayed {
     pub runs: Vec<Run>,
@@ -53,12 +65,13 @@ pub struct Relayed {
 }
 
 /// Runs `workload` (already checked here) on every DUT of `dut`; `paths` must exist on
-/// each DUT.
+/// each DUT; `service`: what this side does for the agents.
 pub fn run(
     workload: &str,
     common: &CommonArgs,
     dut: &DutArgs,
     paths: &[(&'static str, PathBuf)],
+    service: Option<Service>,
 ) -> Result<Relayed, Failure> {
     common.check(workload).map_err(Failure::input)?;
     let targets = dut.targets()?;
@@ -76,17 +89,22 @@ pub fn run(
     crate::sys::signal::install_signal_handler();
     let mut argv = super::remote_argv(false);
     argv.extend(["--agent".to_string(), "--no-store".to_string()]);
+    if let Some(s) = &service {
+        argv.extend(s.args.iter().cloned());
+    }
+    let serve = service.map(|s| s.serve);
     let queue: Arc<Mutex<VecDeque<(usize, DutUrl)>>> =
         Arc::new(Mutex::new(targets.iter().cloned().enumerate().collect()));
     let (tx, rx) = channel::<(usize, Msg)>();
     let mut workers = Vec::new();
     for _ in 0..(dut.parallel as usize).min(targets.len()) {
-        let (queue, tx, dut, argv, paths) = (
+        let (queue, tx, dut, argv, paths, serve) = (
             queue.clone(),
             tx.clone(),
             dut.clone(),
             argv.clone(),
             paths.to_vec(),
+            serve.clone(),
         );
         workers.push(std::thread::spawn(move || loop {
             let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
@@ -100,7 +118,7 @@ pub fn run(
                 ));
                 continue;
             }
-            let ended = on_dut(&url, &dut, &argv, &paths, &tx, i);
+            let ended = on_dut(&url, &dut, &argv, &paths, serve.as_ref(), &tx, i);
             let _ = tx.send((i, Msg::Done(ended)));
         }));
     }
@@ -250,12 +268,14 @@ impl Host {
 }
 
 /// One DUT, start to end, on its own thread: connect, deploy, run the agent and pass its
-/// lines on. Returns after the connection is closed and the upload removed.
+/// lines on; its requests go to `serve`, each answered on the agent's stdin. Returns after
+/// the connection is closed and the upload removed.
 fn on_dut(
     url: &DutUrl,
     dut: &DutArgs,
     argv: &[String],
     paths: &[(&'static str, PathBuf)],
+    serve: Option<&Serve>,
     tx: &Sender<(usize, Msg)>,
     i: usize,
 ) -> Result<Ended, Failure> {
@@ -270,8 +290,9 @@ fn on_dut(
         .stderr(Stdio::piped());
     let mut child = session.spawn(&mut cmd, "ssh")?;
     let over = Arc::new(AtomicBool::new(false));
-    // The agent's stdin: `stop` on our Ctrl-C; held open until the run is over (its EOF
-    // would stop the agent at once).
+    // The agent's stdin: answers to its requests, `stop` on our Ctrl-C; held open until
+    // the run is over (its EOF would stop the agent at once).
+    let (to_agent, from_us) = channel::<String>();
     let stdin = child.stdin.take().map(|mut input| {
         let over = over.clone();
         std::thread::spawn(move || {
@@ -281,7 +302,9 @@ fn on_dut(
                     let _ = input.write_all(b"stop\n").and_then(|_| input.flush());
                     told = true;
                 }
-                std::thread::sleep(Duration::from_millis(50));
+                if let Ok(line) = from_us.recv_timeout(Duration::from_millis(50)) {
+                    let _ = input.write_all(line.as_bytes()).and_then(|_| input.flush());
+                }
             }
         })
     });
@@ -295,7 +318,12 @@ fn on_dut(
     });
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(Result::ok) {
-            let _ = tx.send((i, Msg::Line(line)));
+            match serve.filter(|_| line.starts_with(super::agent::REQUEST_PREFIX)) {
+                Some(serve) => answer(serve, &line, &to_agent),
+                None => {
+                    let _ = tx.send((i, Msg::Line(line)));
+                }
+            }
         }
     }
     if let Some(t) = stderr {
@@ -317,4 +345,21 @@ fn on_dut(
         code: status.and_then(|s| s.code()),
         ssh_said,
     })
+}
+
+/// Does what an agent's request line asks, on a thread of its own, and sends the answer
+/// line for its stdin.
+fn answer(serve: &Serve, line: &str, to_agent: &Sender<String>) {
+    let (serve, to_agent) = (serve.clone(), to_agent.clone());
+    let request = serde_json::from_str::<super::agent::Request>(line);
+    std::thread::spawn(move || {
+        let Ok(req) = request else { return };
+        let a = super::agent::Answer {
+            id: req.id,
+            result: serve(req.body).map_err(|e| e.to_string()),
+        };
+        if let Ok(text) = serde_json::to_string(&a) {
+            let _ = to_agent.send(format!("answer {text}\n"));
+        }
+    });
 }

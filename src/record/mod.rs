@@ -65,6 +65,10 @@ pub struct Record<D> {
     /// measured where cryptobench was started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dut: Option<String>,
+    /// `--dut` tls and vpn points: the CPU the agent (cryptobench on the DUT) used during
+    /// the measured window, in percent of one core; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dut_agent_cpu_pct: Option<f64>,
     /// The workload's own fields.
     #[serde(flatten)]
     pub data: D,

@@ -246,6 +246,7 @@ impl Workload for OpensslEnc {
             )],
             profile: None,
             dut: None,
+            dut_agent_cpu_pct: None,
             data: SpeedData {
                 access: Access::Process,
                 driver: None,

@@ -51,6 +51,10 @@ pub struct StudyArgs {
     pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = StudyFormat::Table)]
     pub format: StudyFormat,
+    /// With --dut: the study runs on the DUT (all of it, as it would there), its table
+    /// and conclusions shown here; --libcrypto names paths on the DUT.
+    #[command(flatten)]
+    pub dut: crate::dut::DutArgs,
 }
 
 /// What the steps of a study depend on.
@@ -201,6 +205,21 @@ pub fn all() -> Vec<Box<dyn Study>> {
     ]
 }
 
+/// `study NAME --dut URL`: the study on each DUT, its output passed through.
+fn on_dut(args: &StudyArgs) -> Result<i32, Failure> {
+    if args.output.is_some() {
+        return Err(Failure::Input(
+            "study --output with --dut: a study's records stay on the DUT (the table and conclusions come back); drop --output, or run speed/tls --dut --output FILE for records here".into(),
+        ));
+    }
+    let paths: Vec<(&'static str, PathBuf)> = args
+        .libcrypto
+        .iter()
+        .map(|p| ("--libcrypto", p.clone()))
+        .collect();
+    crate::dut::passthrough(&args.dut, &paths)
+}
+
 pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     let studies = all();
     let names: Vec<&str> = studies.iter().map(|s| s.name()).collect();
@@ -230,6 +249,9 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
         return Err(Failure::Input(
             "--libcrypto is router-vpn's (one table per build): drop it for this study".into(),
         ));
+    }
+    if args.dut.named() {
+        return on_dut(&args);
     }
     if let Some(p) = &args.output {
         crate::record::JsonLinesWriter::check(p).map_err(Failure::input)?;

@@ -43,6 +43,7 @@ pub fn cleanup() -> i32 {
         );
         l
     };
+    lines.extend(crate::dut::agent::remove_orphan_uploads());
     if lines.is_empty() {
         lines.push("nothing left behind".into());
     }

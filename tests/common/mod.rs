@@ -1,6 +1,9 @@
 //! Shared by the integration tests: how a test that cannot run here says so.
 #![allow(dead_code)]
 
+pub mod dut_lab;
+pub mod postgres;
+
 use std::path::{Path, PathBuf};
 
 /// The binary under test.

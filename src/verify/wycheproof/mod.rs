@@ -147,9 +147,13 @@ fn cached_with<T>(
     make: impl FnOnce() -> anyhow::Result<T>,
 ) -> anyhow::Result<&'static T> {
     // The error is kept as text: the cell is shared, and an anyhow::Error cannot be cloned.
-    cell.get_or_init(|| make().map_err(|e| format!("wycheproof {file}: {e}")))
-        .as_ref()
-        .map_err(|e| anyhow!("{e}"))
+    cell.get_or_init(|| {
+        make()
+            .map_err(|e| anyhow!("wycheproof {file}: {e}"))
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| anyhow!("{e}"))
 }
 
 /// Vectors of a file whose AES key size (bits) no algorithm of `family` takes, by size.

@@ -108,7 +108,8 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             .as_deref()
             .and_then(|c| c.split_once(','))
             .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()));
-        let relayed = crate::dut::relay::run("speed", &common, &args.dut, &args.paths.on_dut())?;
+        let relayed =
+            crate::dut::relay::run("speed", &common, &args.dut, &args.paths.on_dut(), None)?;
         return super::show_runs(
             relayed.runs,
             relayed.outcome,
@@ -688,6 +689,7 @@ fn to_record(
         notes,
         profile: None,
         dut: None,
+        dut_agent_cpu_pct: None,
         data: SpeedData {
             access: imp.access(),
             library: imp

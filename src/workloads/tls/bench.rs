@@ -55,14 +55,18 @@ impl Inputs {
                 None => "nginx not found on PATH or in /usr/sbin: install the Debian package nginx (apt-get install nginx) or give --nginx PATH".into(),
             })
         })?;
-        let gen_program = sys::find_program(args.generator.name(), None).ok_or_else(|| {
-            Failure::Unavailable(format!(
-                "{} not found on PATH: install the Debian package {} (apt-get install {})",
-                args.generator.name(),
-                args.generator.package(),
-                args.generator.package()
-            ))
-        })?;
+        // With the load from the controller (`tls --dut`), the generator is found there.
+        let gen_program = match &args.remote_load {
+            Some(_) => PathBuf::from(args.generator.name()),
+            None => sys::find_program(args.generator.name(), None).ok_or_else(|| {
+                Failure::Unavailable(format!(
+                    "{} not found on PATH: install the Debian package {} (apt-get install {})",
+                    args.generator.name(),
+                    args.generator.package(),
+                    args.generator.package()
+                ))
+            })?,
+        };
         let openssl = sys::find_program("openssl", None).ok_or_else(|| {
             Failure::Unavailable("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
         })?;
@@ -152,6 +156,12 @@ pub struct Bench {
     pub suites: Vec<Suite>,
     pub mix: Option<(Mix, Vec<usize>)>,
     pub ports: Vec<u16>,
+    /// The address nginx listens on and the generator connects to: 127.0.0.1, or the
+    /// DUT's (`tls --dut`).
+    pub host: String,
+    /// `tls --dut`: this is the DUT's agent, and the generator runs on the controller
+    /// (on `gen_cpus`, the controller's CPUs).
+    pub remote: bool,
     pub server_cpus: Vec<usize>,
     pub gen_cpus: Vec<usize>,
     pub pinned: bool,
@@ -277,7 +287,29 @@ impl Bench {
             )));
         }
         let allowed = sys::allowed_cpus();
-        let (server_cpus, gen_cpus, pinned) = sys::split_cpus(&allowed);
+        let remote = args
+            .remote_load
+            .as_deref()
+            .map(super::remote::parse_cpus)
+            .transpose()
+            .map_err(input)?;
+        let host = match &remote {
+            Some(_) => super::remote::dut_address(args.dut_address.as_deref())?,
+            None => "127.0.0.1".to_string(),
+        };
+        // On a DUT every CPU is the server's: the generator has the controller's.
+        let (server_cpus, gen_cpus, pinned) = match &remote {
+            Some(controller) => (allowed.clone(), controller.clone(), true),
+            None => sys::split_cpus(&allowed),
+        };
+        if remote.is_some() {
+            notes.push(format!(
+                "load from the controller: nginx on this DUT at {host} (CPUs {}), {} on the controller (its CPUs {})",
+                sys::cpu_list(&server_cpus),
+                args.generator.name(),
+                sys::cpu_list(&gen_cpus)
+            ));
+        }
         if !pinned {
             notes.push("one CPU: server and generator share it (no pinning)".into());
         }
@@ -305,6 +337,8 @@ impl Bench {
             suites: suite_list,
             mix,
             ports,
+            host,
+            remote: remote.is_some(),
             workers: server_cpus.len().max(1),
             server_cpus,
             gen_cpus,
@@ -354,6 +388,7 @@ impl Bench {
             workers: self.workers,
             worker_cpus: self.pinned.then_some(&self.server_cpus[..]),
             worker_connections: self.worker_connections,
+            host: &self.host,
             handshake: self.handshake,
             gzip: self.gzip,
             as_root: sys::is_root(),
@@ -402,6 +437,7 @@ impl Bench {
                 &self.guard,
                 &nginx,
                 &self.dir,
+                &self.host,
                 &self.ports,
                 self.workers,
                 cpus.as_deref(),

@@ -7,11 +7,12 @@ use crate::record::tls::Latency;
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 pub enum Generator {
     /// wrk (Debian package wrk).
     Wrk,
@@ -50,14 +51,26 @@ end
 
 /// One generator run against one server block.
 pub struct Job<'a> {
-    pub generator: Generator,
+    /// What the generator does: the same here and on a controller (`tls --dut`).
+    pub load: Load,
     pub program: &'a Path,
     pub dir: &'a Path,
     /// A tag unique within the point, for its output files.
     pub tag: String,
     pub suite: &'a Suite,
+    /// The server's address: 127.0.0.1, or the DUT's (`tls --dut`).
+    pub host: &'a str,
+    /// Run on the controller (`tls --dut`: this is the DUT's agent), not here.
+    pub remote: bool,
     /// OPENSSL_CONF for wrk, restricting the client to the suite.
     pub client_conf: Option<PathBuf>,
+    pub cpus: Option<&'a [usize]>,
+}
+
+/// What one generator run does, whichever machine runs it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Load {
+    pub generator: Generator,
     pub port: u16,
     pub path: String,
     pub connections: u32,
@@ -67,21 +80,58 @@ pub struct Job<'a> {
     pub count: Option<u64>,
     pub handshake: bool,
     pub gzip: bool,
-    pub cpus: Option<&'a [usize]>,
+}
+
+impl Load {
+    /// How long a run may take: connection setup and wind-down on top of the duration
+    /// (`slack` seconds), then it is stuck.
+    pub fn limit(&self, slack: f64) -> Duration {
+        Duration::from_secs_f64(
+            self.duration_s * if self.count.is_some() { 4.0 } else { 1.0 }
+                + slack
+                + self.connections as f64 / 500.0,
+        )
+    }
 }
 
 /// What a generator measured.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Outcome {
     pub requests: u64,
     pub errors: u64,
     pub bytes: u64,
     pub duration_s: f64,
     pub latency: Option<Latency>,
+    #[serde(with = "cpu_time")]
     pub cpu: CpuTime,
+    /// Run on the controller (`tls --dut`): its CPUs, and their busy seconds during the
+    /// run (by every process), as it measured them.
+    #[serde(default)]
+    pub host_cpus: Option<Vec<usize>>,
+    #[serde(default)]
+    pub host_busy_s: Option<f64>,
 }
 
-pub struct Started {
+/// CpuTime on the wire between the DUT and the controller: [user, sys].
+mod cpu_time {
+    use crate::sys::cpu::CpuTime;
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(c: &CpuTime, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq([c.user, c.sys])
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CpuTime, D::Error> {
+        let [user, sys] = <[f64; 2]>::deserialize(d)?;
+        Ok(CpuTime { user, sys })
+    }
+}
+
+/// A generator started: here, or on the controller for a DUT's agent.
+pub enum Started {
+    Local(Local),
+    Remote(super::remote::Pending),
+}
+
+pub struct Local {
     pid: i32,
     out: PathBuf,
     err: PathBuf,
@@ -92,6 +142,14 @@ pub struct Started {
 }
 
 pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
+    if job.remote {
+        return super::remote::ask(job).map(Started::Remote);
+    }
+    start_here(guard, job).map(Started::Local)
+}
+
+/// Starts the generator on this machine.
+pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
     let out = job.dir.join(format!("{}.out", job.tag));
     let err = job.dir.join(format!("{}.err", job.tag));
     let log = job.dir.join(format!("{}.h2log", job.tag));
@@ -100,25 +158,30 @@ pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
     } else {
         "http"
     };
-    let url = format!("{scheme}://127.0.0.1:{}{}", job.port, job.path);
+    let url = format!(
+        "{scheme}://{}:{}{}",
+        url_host(job.host),
+        job.load.port,
+        job.load.path
+    );
     let mut cmd = Command::new(job.program);
-    match job.generator {
+    match job.load.generator {
         Generator::Wrk => {
             cmd.arg("-t")
-                .arg(job.threads.to_string())
+                .arg(job.load.threads.to_string())
                 .arg("-c")
-                .arg(job.connections.to_string())
+                .arg(job.load.connections.to_string())
                 // wrk takes whole seconds only (checked with the input).
                 .arg("-d")
-                .arg(format!("{}s", job.duration_s.round() as u64))
+                .arg(format!("{}s", job.load.duration_s.round() as u64))
                 .arg("--timeout")
                 .arg("10s")
                 .arg("-s")
                 .arg(job.dir.join("report.lua"));
-            if job.handshake {
+            if job.load.handshake {
                 cmd.arg("-H").arg("Connection: close");
             }
-            if job.gzip {
+            if job.load.gzip {
                 cmd.arg("-H").arg("Accept-Encoding: gzip");
             }
             cmd.arg(&url);
@@ -129,16 +192,17 @@ pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
         Generator::H2load => {
             cmd.arg("--h1")
                 .arg("-c")
-                .arg(job.connections.to_string())
+                .arg(job.load.connections.to_string())
                 .arg("-t")
-                .arg(job.threads.to_string());
+                .arg(job.load.threads.to_string());
             // h2load 1.52 never exits from a timed run (-D) whose server closes every
             // connection, so handshake mode runs a request count sized to the duration.
-            match job.count {
+            match job.load.count {
                 Some(n) => cmd.arg("-n").arg(n.to_string()),
-                None => cmd
-                    .arg("-D")
-                    .arg(format!("{}ms", (job.duration_s * 1000.0).round() as u64)),
+                None => cmd.arg("-D").arg(format!(
+                    "{}ms",
+                    (job.load.duration_s * 1000.0).round() as u64
+                )),
             };
             cmd.arg("-T")
                 .arg("10s")
@@ -150,10 +214,10 @@ pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
                     _ => cmd.arg(format!("--ciphers={c}{sec}")),
                 };
             }
-            if job.handshake {
+            if job.load.handshake {
                 cmd.arg("-H").arg("connection: close");
             }
-            if job.gzip {
+            if job.load.gzip {
                 cmd.arg("-H").arg("accept-encoding: gzip");
             }
             cmd.arg(&url);
@@ -162,41 +226,63 @@ pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
     cmd.stdin(Stdio::null())
         .stdout(std::fs::File::create(&out)?)
         .stderr(std::fs::File::create(&err)?);
-    let pid = sys::spawn(guard, &mut cmd, job.generator.name(), job.cpus)?;
-    Ok(Started {
+    let pid = sys::spawn(guard, &mut cmd, job.load.generator.name(), job.cpus)?;
+    Ok(Local {
         pid,
         out,
         err,
         log,
-        generator: job.generator,
+        generator: job.load.generator,
         started: Instant::now(),
-        // Connection setup and wind-down on top of the duration, then it is stuck.
-        limit: Duration::from_secs_f64(
-            job.duration_s * if job.count.is_some() { 4.0 } else { 1.0 }
-                + 20.0
-                + job.connections as f64 / 500.0,
-        ),
+        limit: job.load.limit(20.0),
     })
+}
+
+/// An address as a URL or nginx `listen` takes it: an IPv6 one in brackets.
+pub fn url_host(addr: &str) -> String {
+    if addr.contains(':') {
+        format!("[{addr}]")
+    } else {
+        addr.to_string()
+    }
 }
 
 pub enum Poll {
     Running,
-    Done(Result<Outcome, String>),
+    Done(anyhow::Result<Outcome>),
 }
 
 impl Started {
+    pub fn poll(&self, guard: &Guard) -> Poll {
+        match self {
+            Started::Local(l) => l.poll(guard),
+            Started::Remote(r) => r.poll(),
+        }
+    }
+
+    /// Stops a generator started here; one on the controller is bounded there.
+    pub fn stop(&self, guard: &Guard) {
+        if let Started::Local(l) = self {
+            l.stop(guard);
+        }
+    }
+}
+
+impl Local {
     /// Checks once whether the generator has finished; stops it when it overran.
     pub fn poll(&self, guard: &Guard) -> Poll {
         match sys::try_exit(guard, self.pid) {
-            Some(exit) => Poll::Done(self.finish(exit).map_err(|e| e.to_string())),
+            Some(exit) => Poll::Done(self.finish(exit)),
             None if self.started.elapsed() > self.limit => {
                 guard.stop_process(self.pid);
-                Poll::Done(Err((anyhow!(
-                    "{} did not finish within {} s",
-                    self.generator.name(),
-                    self.limit.as_secs()
-                ))
-                .to_string()))
+                Poll::Done(Err(anyhow::Error::msg(
+                    (anyhow!(
+                        "{} did not finish within {} s",
+                        self.generator.name(),
+                        self.limit.as_secs()
+                    ))
+                    .to_string(),
+                )))
             }
             None => Poll::Running,
         }
@@ -271,6 +357,8 @@ pub fn parse_wrk(out: &str) -> anyhow::Result<Outcome> {
             mean: ms(f[14]),
         }),
         cpu: CpuTime::default(),
+        host_cpus: None,
+        host_busy_s: None,
     })
 }
 
@@ -326,6 +414,8 @@ pub fn parse_h2load(out: &str) -> anyhow::Result<Outcome> {
         duration_s,
         latency: None,
         cpu: CpuTime::default(),
+        host_cpus: None,
+        host_busy_s: None,
     })
 }
 

@@ -15,6 +15,7 @@ pub mod load;
 pub mod plots;
 mod point;
 pub mod primitive;
+pub mod remote;
 pub mod render;
 pub mod server;
 pub mod suites;
@@ -95,6 +96,18 @@ pub struct TlsArgs {
     /// With --profile: keep folded stacks and a flame graph SVG per point in DIR.
     #[arg(long, value_name = "DIR")]
     pub profile_dir: Option<PathBuf>,
+    /// With --dut: nginx runs on the DUT (bound to its address; --nginx and --openssl
+    /// name paths there), the load generator here.
+    #[command(flatten)]
+    pub dut: crate::dut::DutArgs,
+    /// With --dut: the DUT's address for the data, when it differs from the one SSH
+    /// reaches [default: the address the SSH connection came in on].
+    #[arg(long, value_name = "ADDR")]
+    pub dut_address: Option<String>,
+    /// The DUT's agent: the load generator runs on the controller, on these CPUs. Given
+    /// by the controller, never by hand.
+    #[arg(long, hide = true, value_name = "CPUS")]
+    pub remote_load: Option<String>,
 }
 
 const MAX_CONCURRENCY: u32 = 10_000;
@@ -104,6 +117,9 @@ const MAX_DURATION: f64 = 3600.0;
 const DEFAULT_DURATION: f64 = 5.0;
 
 pub fn run(args: TlsArgs) -> Result<i32, Failure> {
+    if args.dut.named() && !args.list {
+        return remote::controller(args);
+    }
     if args.list {
         args.common.check("tls").map_err(Failure::input)?;
         let inputs = bench::Inputs::check(&args)?;

@@ -3,12 +3,12 @@
 //! (never timed into the results), with the reason.
 
 use super::bench::Bench;
-use super::load::{self, Generator, Job, Poll};
+use super::load::{self, Generator, Job, Load, Poll};
 use super::server::{self, Content, LogSummary};
 use super::{ktls, suites, sys};
 use crate::measure;
 use crate::profile::ProfileField;
-use crate::record::tls::{MixPart, TlsData, TlsRecord};
+use crate::record::tls::{Limit, MixPart, TlsData, TlsRecord};
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
@@ -61,6 +61,8 @@ struct Window {
     used_cpus: usize,
     /// Where the workers' CPU went, when this is the sampled rerun (--profile).
     profile: Option<ProfileField>,
+    /// A DUT's agent: its own CPU during the window, in percent of one core.
+    agent_cpu_pct: Option<f64>,
 }
 
 impl Point {
@@ -228,8 +230,7 @@ fn h2load_counts(
         match wait_for(
             &b.guard,
             running,
-            vec![(load::start(&b.guard, &job).map_err(|e| e.to_string()))
-                .map_err(anyhow::Error::msg)],
+            vec![(load::start(&b.guard, &job)).map_err(anyhow::Error::msg)],
         )? {
             Some(mut r) => match r.remove(0) {
                 Ok(o) => {
@@ -269,22 +270,28 @@ fn load_window(
     });
     let gen_cpus = b.pinned.then_some(&b.gen_cpus[..]);
     let mut used_cpus = b.server_cpus.clone();
-    used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
+    // The controller's CPUs (tls --dut) are not this machine's: it reports their use.
+    if !b.remote {
+        used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
+    }
     let busy0 = sys::cpus_busy_s(&used_cpus);
     let gen_busy0 = sys::cpus_busy_s(&b.gen_cpus);
+    let agent0 = crate::dut::agent::active().then(crate::sys::cpu::process_cpu);
     let before = running.worker_cpu();
     let t0 = Instant::now();
     let mut started = Vec::new();
     let mut threads = 0u32;
     for (k, part) in parts.iter().enumerate() {
         let job = make_job(b, p, part, k, counts[k], gen_cpus);
-        threads += job.threads;
+        threads += job.load.threads;
         started.push(load::start(guard, &job));
     }
     let Some(results) = wait_for(guard, running, started)? else {
         return Ok(None);
     };
     let seconds = t0.elapsed().as_secs_f64();
+    let agent_cpu_pct =
+        agent0.map(|a| crate::sys::cpu::process_cpu().since(a).total() / seconds * 100.0);
     // Requests cut off when the generator closed its connections are logged (with the
     // bytes they did send) as nginx notices the close: wait for the logs to settle, so
     // that bytes and CPU cover the same work.
@@ -305,9 +312,14 @@ fn load_window(
     let workers_seen = running.workers.len();
     server::stop(guard, running);
     // A generator that failed refuses the point, with its reason.
-    let outcomes = match results.into_iter().collect::<Result<Vec<_>, String>>() {
+    let outcomes = match results.into_iter().collect::<anyhow::Result<Vec<_>>>() {
         Ok(o) => o,
-        Err(e) => return Ok(Some(Err(e))),
+        Err(e) => return Ok(Some(Err(e.to_string()))),
+    };
+    let gen_busy = if b.remote {
+        outcomes.iter().map(|o| o.host_busy_s).sum::<Option<f64>>()
+    } else {
+        gen_busy0.zip(gen_busy1).map(|(a, b)| b - a)
     };
     Ok(Some(Ok(Window {
         outcomes,
@@ -316,9 +328,10 @@ fn load_window(
         server_cpu: sum_cpu(&before, &after),
         workers_seen,
         busy: busy0.zip(busy1).map(|(a, b)| b - a),
-        gen_busy: gen_busy0.zip(gen_busy1).map(|(a, b)| b - a),
+        gen_busy,
         used_cpus: used_cpus.len(),
         profile,
+        agent_cpu_pct,
     })))
 }
 
@@ -387,6 +400,8 @@ struct Cpu {
     client_pct: f64,
     generator_bound: bool,
     others_pct: f64,
+    /// Which side limited the point (see `limit`).
+    limit: Limit,
     notes: Vec<String>,
 }
 
@@ -434,10 +449,22 @@ fn cpu(b: &Bench, w: &Window) -> Cpu {
     if !b.pinned {
         notes.push("server and generator shared one CPU".into());
     }
+    let client_here = if b.remote { 0.0 } else { client.total() };
     let others_pct = w.busy.map_or(0.0, |busy| {
-        ((busy - server - client.total()).max(0.0) / (window * w.used_cpus.max(1) as f64) * 100.0)
+        ((busy - server - client_here).max(0.0) / (window * w.used_cpus.max(1) as f64) * 100.0)
             .clamp(0.0, 100.0)
     });
+    let server_pct = server / (window * server_cpus) * 100.0;
+    let limit = limit(server_pct, client_pct, starved);
+    if b.remote {
+        notes.push(format!(
+            "limit: {} (nginx used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
+            limit.name(),
+            b.server_cpus.len(),
+            b.generator.name(),
+            b.gen_cpus.len()
+        ));
+    }
     if others_pct >= DISTURBED_PCT {
         notes.push(format!(
             "disturbed: other processes used {others_pct:.0}% of the server and generator CPUs"
@@ -448,7 +475,21 @@ fn cpu(b: &Bench, w: &Window) -> Cpu {
         client_pct,
         generator_bound,
         others_pct,
+        limit,
         notes,
+    }
+}
+
+/// `tls --dut`: which side limited the point, the DUT's server or the controller's
+/// generator (saturated, or starved by other work on its CPUs), or neither (the network,
+/// or the latency of `concurrency` connections).
+fn limit(server_pct: f64, client_pct: f64, gen_starved: bool) -> Limit {
+    if server_pct >= GENERATOR_BOUND_PCT {
+        Limit::Server
+    } else if client_pct >= GENERATOR_BOUND_PCT || gen_starved {
+        Limit::Generator
+    } else {
+        Limit::Neither
     }
 }
 
@@ -557,6 +598,7 @@ fn record(
         disturbed: cpu.others_pct >= DISTURBED_PCT,
         profile: w.profile.clone().map(Box::new),
         dut: None,
+        dut_agent_cpu_pct: w.agent_cpu_pct,
         notes,
         data: TlsData {
             suite,
@@ -611,6 +653,7 @@ fn record(
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
             handshake_cost: None,
             key_exchange: one_group(logs, server_requests),
+            limit: b.remote.then_some(cpu.limit),
             openssl_build: None,
             ktls: None,
         },
@@ -627,20 +670,24 @@ fn make_job<'a>(
 ) -> Job<'a> {
     let conf = b.dir.join(format!("client-{}.cnf", part.suite));
     Job {
-        generator: b.generator,
+        load: Load {
+            generator: b.generator,
+            port: b.ports[part.suite],
+            path: p.content.path(),
+            connections: part.connections,
+            threads: part.connections.min(b.gen_cpus.len().max(1) as u32),
+            duration_s: b.duration,
+            count,
+            handshake: b.handshake,
+            gzip: p.content.gzip(),
+        },
         program: &b.gen_program,
         dir: &b.dir,
         tag: format!("gen-{k}"),
         suite: &b.suites[part.suite],
+        host: &b.host,
+        remote: b.remote,
         client_conf: conf.exists().then_some(conf),
-        port: b.ports[part.suite],
-        path: p.content.path(),
-        connections: part.connections,
-        threads: part.connections.min(b.gen_cpus.len().max(1) as u32),
-        duration_s: b.duration,
-        count,
-        handshake: b.handshake,
-        gzip: p.content.gzip(),
         cpus,
     }
 }
@@ -652,7 +699,7 @@ fn wait_for(
     guard: &Guard,
     running: &server::Running,
     started: Vec<anyhow::Result<load::Started>>,
-) -> Result<Option<Vec<Result<load::Outcome, String>>>, Failure> {
+) -> Result<Option<Vec<anyhow::Result<load::Outcome>>>, Failure> {
     let stop_all = |started: &[anyhow::Result<load::Started>]| {
         for s in started.iter().flatten() {
             s.stop(guard);
@@ -664,7 +711,8 @@ fn wait_for(
         stop_all(&started);
         return Err(Failure::Runtime(e));
     }
-    let mut results: Vec<Option<Result<load::Outcome, String>>> = vec![None; started.len()];
+    let mut results: Vec<Option<anyhow::Result<load::Outcome>>> =
+        started.iter().map(|_| None).collect();
     while results.iter().any(Option::is_none) {
         if measure::stopped() {
             stop_all(&started);

@@ -209,6 +209,8 @@ pub struct Config<'a> {
     /// One CPU per worker (nginx `worker_cpu_affinity`), when pinned.
     pub worker_cpus: Option<&'a [usize]>,
     pub worker_connections: u64,
+    /// The address every server block listens on.
+    pub host: &'a str,
     pub handshake: bool,
     pub gzip: bool,
     pub as_root: bool,
@@ -222,7 +224,7 @@ pub fn log_path(dir: &Path, suite: usize) -> PathBuf {
 pub const LOG_FORMAT: &str =
     "$ssl_protocol $ssl_cipher $status $bytes_sent $body_bytes_sent $connection $gzip_ratio $ssl_curve";
 
-/// nginx.conf with one server block per suite on its own port of 127.0.0.1.
+/// nginx.conf with one server block per suite on its own port of `host`.
 pub fn config(c: &Config) -> String {
     let d = c.dir.display();
     let mut s = String::new();
@@ -286,7 +288,8 @@ pub fn config(c: &Config) -> String {
         let tls = suite.cipher.is_some();
         let _ = writeln!(
             s,
-            "        listen 127.0.0.1:{port}{};",
+            "        listen {}:{port}{};",
+            super::load::url_host(c.host),
             if tls { " ssl" } else { "" }
         );
         let _ = writeln!(s, "        root {d}/www;");
@@ -372,12 +375,13 @@ pub struct Program<'a> {
     pub env: &'a [(&'a str, &'a Path)],
 }
 
-/// Starts nginx on the configuration in `dir` and waits until every port accepts and
-/// every worker runs. On failure, the reason from nginx's error log.
+/// Starts nginx on the configuration in `dir` and waits until every port of `host`
+/// accepts and every worker runs. On failure, the reason from nginx's error log.
 pub fn start(
     guard: &Guard,
     nginx: &Program,
     dir: &Path,
+    host: &str,
     ports: &[u16],
     workers: usize,
     cpus: Option<&[usize]>,
@@ -419,11 +423,12 @@ pub fn start(
         let kids = sys::children(master);
         let ready = kids.len() >= workers
             && ports.iter().all(|&p| {
-                std::net::TcpStream::connect_timeout(
-                    &std::net::SocketAddr::from(([127, 0, 0, 1], p)),
-                    Duration::from_millis(200),
-                )
-                .is_ok()
+                std::net::ToSocketAddrs::to_socket_addrs(&(host, p))
+                    .ok()
+                    .and_then(|mut a| a.next())
+                    .is_some_and(|a| {
+                        std::net::TcpStream::connect_timeout(&a, Duration::from_millis(200)).is_ok()
+                    })
             });
         if ready {
             return Ok(Running {
@@ -571,6 +576,7 @@ mod tests {
             workers: 1,
             worker_cpus: Some(&[2]),
             worker_connections: 1000,
+            host: "127.0.0.1",
             handshake: false,
             gzip: false,
             as_root: false,

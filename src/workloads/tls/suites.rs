@@ -3,7 +3,7 @@
 
 use crate::algorithms::Algorithm;
 use anyhow::anyhow;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The certificate's key type, which decides the TLS 1.2 suites that can be served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -31,7 +31,7 @@ impl CertKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Proto {
     #[serde(rename = "http")]
     Http,
@@ -85,7 +85,7 @@ pub fn parse_ciphers(text: &str) -> Vec<Offered> {
 }
 
 /// A suite as measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Suite {
     /// The name in records: "http", "null", or the OpenSSL name.
     pub name: String,

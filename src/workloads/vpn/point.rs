@@ -197,6 +197,7 @@ fn measure_with_server(
         notes,
         profile: profile.map(Box::new),
         dut: None,
+        dut_agent_cpu_pct: None,
         data: VpnData {
             tunnel,
             cipher,

@@ -72,7 +72,7 @@ fn built_libcrypto() -> anyhow::Result<String> {
         env!("CARGO_MANIFEST_DIR"),
         "/../../scripts/build-openssl"
     ));
-    let o = std::process::Command::new(&script)
+    let o = std::process::Command::new(script)
         .arg("3.5")
         .stdin(std::process::Stdio::null())
         .output()

@@ -1,0 +1,222 @@
+//! `tls --dut`: nginx on the DUT, the load generator on the controller. The whole tls
+//! workload runs on the DUT as its agent (bench, nginx, logs, server CPU, --profile);
+//! for each generator run the agent asks the controller (`dut::agent::ask`) with a
+//! `LoadJob`, and the controller runs it pinned to its own CPUs (`serve`) and answers
+//! with the generator's `Outcome`, its CPU taken on the controller.
+
+use super::load::{self, Generator, Job, Load, Outcome, Poll};
+use super::suites::Suite;
+use super::{sys, TlsArgs};
+use crate::dut::relay::{Serve, Service};
+use crate::sys::guard::Guard;
+use crate::workloads::Failure;
+use anyhow::anyhow;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One generator run, as the DUT asks the controller for it: everything `load::start`
+/// needs, with the client's OpenSSL configuration as text.
+#[derive(Serialize, Deserialize)]
+struct LoadJob {
+    load: Load,
+    suite: Suite,
+    client_conf: Option<String>,
+    host: String,
+}
+
+/// A generator run asked of the controller, not answered yet.
+pub struct Pending {
+    id: u64,
+    generator: Generator,
+    started: Instant,
+    limit: Duration,
+}
+
+/// The agent's side: asks the controller to run `job`.
+pub fn ask(job: &Job) -> anyhow::Result<Pending> {
+    let client_conf = match &job.client_conf {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| anyhow!("{}: {e}", p.display()))?),
+        None => None,
+    };
+    let wire = LoadJob {
+        load: job.load.clone(),
+        suite: job.suite.clone(),
+        client_conf,
+        host: job.host.to_string(),
+    };
+    let body = serde_json::to_value(&wire)?;
+    let id = crate::dut::agent::ask(body)?;
+    Ok(Pending {
+        id,
+        generator: job.load.generator,
+        started: Instant::now(),
+        // The controller bounds the generator (see load::start_here); then the answer
+        // has this long to arrive.
+        limit: job.load.limit(40.0),
+    })
+}
+
+impl Pending {
+    pub fn poll(&self) -> Poll {
+        match crate::dut::agent::answer(self.id) {
+            Some(Ok(v)) => Poll::Done(
+                serde_json::from_value::<Outcome>(v)
+                    .map_err(|e| anyhow!("the controller's answer is not an outcome: {e}")),
+            ),
+            Some(Err(why)) => Poll::Done(Err(anyhow!("on the controller: {why}"))),
+            None if self.started.elapsed() > self.limit => Poll::Done(Err(anyhow!(
+                "the controller did not answer for {} within {} s",
+                self.generator.name(),
+                self.limit.as_secs()
+            ))),
+            None => Poll::Running,
+        }
+    }
+}
+
+/// The controller's side: runs one job the DUT asked for, pinned to this process's CPUs.
+fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
+    let job: LoadJob = serde_json::from_value(body).map_err(|e| anyhow!("bad request: {e}"))?;
+    let generator = job.load.generator;
+    let program = sys::find_program(generator.name(), None)
+        .ok_or_else(|| {
+            format!(
+                "{} not found on the controller's PATH: install the Debian package {}",
+                generator.name(),
+                generator.package()
+            )
+        })
+        .map_err(anyhow::Error::msg)?;
+    let guard = Guard::new();
+    let dir = guard.temp_dir("tls-load")?;
+    std::fs::write(dir.join("report.lua"), load::WRK_SCRIPT)?;
+    let client_conf: Option<PathBuf> = match &job.client_conf {
+        Some(text) => {
+            let p = dir.join("client.cnf");
+            std::fs::write(&p, text)?;
+            Some(p)
+        }
+        None => None,
+    };
+    let cpus = sys::allowed_cpus();
+    let here = Job {
+        load: job.load,
+        program: &program,
+        dir: &dir,
+        tag: "gen".into(),
+        suite: &job.suite,
+        host: &job.host,
+        remote: false,
+        client_conf,
+        cpus: Some(&cpus),
+    };
+    let busy0 = sys::cpus_busy_s(&cpus);
+    let started = load::start_here(&guard, &here)?;
+    let outcome = loop {
+        if crate::sys::signal::stopped() {
+            started.stop(&guard);
+            return Err(anyhow!("interrupted on the controller"));
+        }
+        if let Poll::Done(r) = started.poll(&guard) {
+            break r.map_err(anyhow::Error::msg)?;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let busy1 = sys::cpus_busy_s(&cpus);
+    let outcome = Outcome {
+        host_busy_s: busy0.zip(busy1).map(|(a, b)| b - a),
+        host_cpus: Some(cpus),
+        ..outcome
+    };
+    Ok(serde_json::to_value(&outcome)?)
+}
+
+/// `tls --dut URL` on the controller: the workload runs on the DUT (one DUT at a time:
+/// they would share this machine's load), the generator here.
+pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
+    let common = args.common.clone();
+    common.check("tls").map_err(Failure::input)?;
+    args.dut.targets()?;
+    if sys::find_program(args.generator.name(), None).is_none() {
+        return Err(Failure::Unavailable(format!(
+            "{} not found on PATH: with --dut the load generator runs here; install the Debian package {}",
+            args.generator.name(),
+            args.generator.package()
+        )));
+    }
+    let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
+    if let Some(p) = &args.nginx {
+        paths.push(("--nginx", p.clone()));
+    }
+    if let Some(p) = &args.openssl {
+        paths.push(("--openssl", p.clone()));
+    }
+    let mut dut = args.dut.clone();
+    dut.parallel = 1;
+    let service = Service {
+        args: vec!["--remote-load".into(), sys::cpu_list(&sys::allowed_cpus())],
+        serve: Arc::new(serve) as Serve,
+    };
+    let relayed = crate::dut::relay::run("tls", &common, &dut, &paths, Some(service))?;
+    crate::workloads::show_runs(
+        relayed.runs,
+        relayed.outcome,
+        common.format,
+        &crate::workloads::render_options(None),
+    )
+}
+
+/// `--remote-load CPUS`: the controller's CPUs, "0-3,6" as `sys::cpu_list` writes them.
+pub fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
+    let bad = || format!("--remote-load {s}: give the controller's CPUs, e.g. 1 or 0-3,6");
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (
+            a.trim()
+                .parse()
+                .map_err(|_| bad())
+                .map_err(anyhow::Error::msg)?,
+            b.trim()
+                .parse()
+                .map_err(|_| bad())
+                .map_err(anyhow::Error::msg)?,
+        );
+        if a > b || b >= 4096 {
+            return Err(anyhow::Error::msg(bad()));
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The DUT's address for the data: `--dut-address`, else the one this SSH session came
+/// in on ($SSH_CONNECTION: client address, client port, server address, server port).
+pub fn dut_address(given: Option<&str>) -> Result<String, Failure> {
+    if let Some(a) = given {
+        return Ok(a.to_string());
+    }
+    std::env::var("SSH_CONNECTION")
+        .ok()
+        .and_then(|c| c.split_whitespace().nth(2).map(String::from))
+        .ok_or_else(|| {
+            Failure::Input(
+                "the DUT's address is unknown (no SSH_CONNECTION): give --dut-address ADDR".into(),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn controller_cpus_parse() {
+        assert_eq!(super::parse_cpus("1").unwrap(), [1]);
+        assert_eq!(super::parse_cpus("0-2,6").unwrap(), [0, 1, 2, 6]);
+        assert!(super::parse_cpus("2-1").is_err());
+        assert!(super::parse_cpus("x").is_err());
+    }
+}
