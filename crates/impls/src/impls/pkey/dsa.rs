@@ -11,7 +11,7 @@
 use crate::algorithms::Algorithm;
 
 /// What a reader of DSA numbers must know about the key.
-pub const KEY_NOTE: &str = "DSA: one fixed key per size (L = 2048 or 3072, N = 256, SHA-256), made once with openssl genpkey and built into cryptobench, as `openssl speed` times fixed built-in keys (its dsa2048 key's N may differ)";
+pub const KEY_NOTE: &str = "DSA: one fixed key per size (L = 2048 or 3072, N = 256, SHA-256), made once with openssl genpkey and built into cryptobench, as `openssl speed` times fixed built-in keys; its dsa2048 key (apps/testdsa.h) has a 160-bit q, so its exponents are 160 bits against our 256 and it does less work per operation";
 
 /// Modulus bits (L) of a DSA algorithm; the subgroup (N) is 256 bits for both.
 pub fn dsa_bits(alg: Algorithm) -> Option<usize> {
