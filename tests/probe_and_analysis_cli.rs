@@ -4,7 +4,6 @@ mod common;
 use common::run;
 
 use serde_json::Value;
-use std::process::Output;
 
 fn json(args: &[&str]) -> Value {
     let o = run(args);

@@ -3,7 +3,6 @@ mod common;
 use common::run;
 
 use serde_json::Value;
-use std::process::Output;
 
 /// The profile of one speed point, checked for internal consistency.
 fn profile_of(alg: &str) -> Value {

@@ -7,7 +7,7 @@ use common::{run, stderr, stdout};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn json(args: &[&str]) -> Value {

@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Instant;
 
 fn temp_file(name: &str) -> PathBuf {

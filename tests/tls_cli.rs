@@ -10,7 +10,7 @@ use common::{run, stderr};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn temp_file(name: &str) -> PathBuf {

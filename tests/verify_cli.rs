@@ -9,7 +9,7 @@ use common::run;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// Minimum Wycheproof vectors each path must pass per algorithm: the vectors of the
 /// file that fit the Operation (12-byte nonce, 16-byte tag, the algorithm's key).
