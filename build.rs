@@ -30,6 +30,8 @@ const FILES: &[(&str, &str)] = &[
     ("mlkem", "mlkem_768_semi_expanded_decaps"),
     ("mlkem", "mlkem_768_encaps"),
     ("mldsa_verify", "mldsa_65_verify"),
+    ("dsa", "dsa_2048_256_sha256"),
+    ("dsa", "dsa_3072_256_sha256"),
 ];
 
 fn json(module: &str, name: &str) -> Option<&'static str> {
@@ -52,6 +54,7 @@ fn json(module: &str, name: &str) -> Option<&'static str> {
         "ecdh" => name.parse::<w::ecdh::TestName>().ok()?.json_data(),
         "mlkem" => name.parse::<w::mlkem::TestName>().ok()?.json_data(),
         "mldsa_verify" => name.parse::<w::mldsa_verify::TestName>().ok()?.json_data(),
+        "dsa" => name.parse::<w::dsa::TestName>().ok()?.json_data(),
         _ => return None,
     })
 }

@@ -62,21 +62,32 @@ fn public_key_records_count_operations_not_bytes() {
         && r["notes"].to_string().contains("single-use")));
 }
 
-#[test]
-fn openssl_format_prints_the_speed_blocks() {
+/// `speed --format openssl` of `algs` on `imp`, `time` seconds per point.
+fn openssl_table(imp: &str, algs: &str, time: &str) -> String {
     let o = run(&[
-        "speed",
-        "--time",
-        "0.02",
-        "--impl",
-        "aws-lc",
-        "--alg",
-        "rsa2048-pkcs1,ecdsa-p256,ed25519,x25519",
-        "--format",
-        "openssl",
+        "speed", "--time", time, "--impl", imp, "--alg", algs, "--format", "openssl",
     ]);
     assert!(o.status.success(), "{}", common::utf8(&o.stderr));
-    let out = common::utf8(&o.stdout);
+    common::utf8(&o.stdout)
+}
+
+/// A `NAME BITS bits` row of the RSA or DSA block, whose seconds per operation are the
+/// reciprocal of the rate, as `openssl speed` prints them.
+fn assert_bits_row(line: &str, name: &str, bits: &str) {
+    let row: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&row[..3], [name, bits, "bits"], "{line}");
+    let sign_s: f64 = row[3].trim_end_matches('s').parse().unwrap();
+    let sign_rate: f64 = row[5].parse().unwrap();
+    assert!((sign_s * sign_rate - 1.0).abs() < 0.01, "{line}");
+    assert!(
+        line.starts_with(&format!("{name} {bits} bits 0.")),
+        "{line}"
+    );
+}
+
+#[test]
+fn openssl_format_prints_the_speed_blocks() {
+    let out = openssl_table("aws-lc", "rsa2048-pkcs1,ecdsa-p256,ed25519,x25519", "0.02");
     let lines: Vec<&str> = out.lines().collect();
     let at = |header: &str| {
         lines
@@ -85,17 +96,7 @@ fn openssl_format_prints_the_speed_blocks() {
             .unwrap_or_else(|| panic!("no header {header:?} in\n{out}"))
     };
     let rsa = at("                  sign    verify    sign/s verify/s");
-    let row: Vec<&str> = lines[rsa + 1].split_whitespace().collect();
-    assert_eq!(&row[..3], ["rsa", "2048", "bits"], "{}", lines[rsa + 1]);
-    // The seconds per operation are the reciprocal of the rate, as openssl speed prints.
-    let sign_s: f64 = row[3].trim_end_matches('s').parse().unwrap();
-    let sign_rate: f64 = row[5].parse().unwrap();
-    assert!(
-        (sign_s * sign_rate - 1.0).abs() < 0.01,
-        "{}",
-        lines[rsa + 1]
-    );
-    assert!(lines[rsa + 1].starts_with("rsa 2048 bits 0."));
+    assert_bits_row(lines[rsa + 1], "rsa", "2048");
     let sig = "                              sign    verify    sign/s verify/s";
     assert!(lines
         .iter()
@@ -141,38 +142,49 @@ fn a_missing_curve_is_listed_unavailable_not_skipped() {
     assert_eq!(dirs, ["keygen", "encaps", "decaps"]);
 }
 
+/// `speed` of `alg` on `impls` with `corrupt` wrapped by the corrupt implementation.
+fn corrupt_speed(impls: &str, alg: &str, corrupt: &str) -> Value {
+    json(&run(&[
+        "speed",
+        "--time",
+        "0.02",
+        "--impl",
+        impls,
+        "--alg",
+        alg,
+        "--test-corrupt",
+        corrupt,
+        "--format",
+        "json",
+    ]))
+}
+
+/// The gate refused `corrupt` for `alg` (never timed) and `good` was measured.
+fn assert_refused_not_timed(v: &Value, alg: &str, corrupt: &str, good: &str) {
+    let recs = v["records"].as_array().unwrap();
+    assert!(
+        recs.iter().all(|r| r["impl"] != corrupt),
+        "{alg}: {corrupt} timed"
+    );
+    assert!(recs.iter().any(|r| r["impl"] == good), "{alg}: {good}");
+    assert!(
+        v["exclusions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "refused"
+                && e["alg"] == alg
+                && e["impl"].as_str().unwrap().starts_with(corrupt)),
+        "{alg}: {}",
+        v["exclusions"]
+    );
+}
+
 #[test]
 fn wrong_signatures_and_secrets_are_refused_before_timing() {
     for alg in ["ed25519", "ecdsa-p256", "rsa2048-pss", "x25519"] {
-        let v = json(&run(&[
-            "speed",
-            "--time",
-            "0.02",
-            "--impl",
-            "rustcrypto,aws-lc",
-            "--alg",
-            alg,
-            "--test-corrupt",
-            "rustcrypto",
-            "--format",
-            "json",
-        ]));
-        let recs = v["records"].as_array().unwrap();
-        assert!(
-            recs.iter().all(|r| r["impl"] != "rustcrypto"),
-            "{alg}: timed"
-        );
-        assert!(recs.iter().any(|r| r["impl"] == "aws-lc"), "{alg}");
-        assert!(
-            v["exclusions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["kind"] == "refused"
-                    && e["impl"].as_str().unwrap().starts_with("rustcrypto")),
-            "{alg}: {}",
-            v["exclusions"]
-        );
+        let v = corrupt_speed("rustcrypto,aws-lc", alg, "rustcrypto");
+        assert_refused_not_timed(&v, alg, "rustcrypto", "aws-lc");
     }
 }
 
@@ -347,4 +359,60 @@ fn list_says_where_post_quantum_is_offered_and_why_not() {
         section("openssl").contains("missing ml-dsa-65: OpenSSL"),
         "{out}"
     );
+}
+
+/// The exclusion of `imp` for `alg` that is not the gate's refusal (a library without
+/// DSA, e.g. an OpenSSL built `no-dsa`), if there is one.
+fn not_offered(v: &Value, imp: &str, alg: &str) -> Option<String> {
+    v["exclusions"].as_array()?.iter().find_map(|e| {
+        (e["impl"] == imp && e["alg"] == alg && e["kind"] != "refused")
+            .then(|| e["reason"].to_string())
+    })
+}
+
+#[test]
+fn dsa_is_measured_through_openssl_and_printed_in_its_block() {
+    let v = json(&run(&[
+        "speed", "--impl", "openssl", "--alg", "dsa2048", "--time", "0.05", "--format", "json",
+    ]));
+    if let Some(why) = not_offered(&v, "openssl", "dsa2048") {
+        common::skip(&format!("this libcrypto offers no DSA: {why}"));
+        return;
+    }
+    let recs = v["records"].as_array().unwrap();
+    let dirs: Vec<&str> = recs
+        .iter()
+        .filter(|r| r["impl"] == "openssl" && r["alg"] == "dsa2048")
+        .map(|r| r["direction"].as_str().unwrap())
+        .collect();
+    assert_eq!(dirs, ["sign", "verify"], "{recs:?}");
+    for r in recs {
+        assert!(r["ops_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["notes"].to_string().contains("fixed key"), "{r}");
+    }
+
+    let out = openssl_table("openssl", "dsa2048,dsa3072", "0.05");
+    let lines: Vec<&str> = out.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| *l == "                  sign    verify    sign/s verify/s")
+        .unwrap_or_else(|| panic!("no dsa header in\n{out}"));
+    assert_bits_row(lines[header + 1], "dsa", "2048");
+    assert_bits_row(lines[header + 2], "dsa", "3072");
+}
+
+#[test]
+fn a_wrong_dsa_is_refused_before_timing() {
+    if !cfg!(feature = "test-corrupt") {
+        common::skip("the corrupt implementation is only in builds with `--features test-corrupt` (scripts/test turns it on)");
+        return;
+    }
+    for (corrupt, good) in [("openssl", "rustcrypto"), ("rustcrypto", "openssl")] {
+        let v = corrupt_speed("openssl,rustcrypto", "dsa2048", corrupt);
+        if let Some(why) = not_offered(&v, "openssl", "dsa2048") {
+            common::skip(&format!("this libcrypto offers no DSA: {why}"));
+            return;
+        }
+        assert_refused_not_timed(&v, "dsa2048", corrupt, good);
+    }
 }

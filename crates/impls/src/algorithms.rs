@@ -74,6 +74,12 @@ pub enum Algorithm {
     Rsa4096Pkcs1,
     #[serde(rename = "rsa4096-pss")]
     Rsa4096Pss,
+    /// FIPS 186-4 DSA, (L, N) = (2048, 256), SHA-256: `openssl speed dsa2048`'s row.
+    #[serde(rename = "dsa2048")]
+    Dsa2048,
+    /// FIPS 186-4 DSA, (L, N) = (3072, 256), SHA-256.
+    #[serde(rename = "dsa3072")]
+    Dsa3072,
     #[serde(rename = "ecdsa-p256")]
     EcdsaP256,
     #[serde(rename = "ecdsa-p384")]
@@ -163,7 +169,7 @@ impl fmt::Display for Direction {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 31] = [
+    pub const ALL: [Algorithm; 33] = [
         Algorithm::Aes128Gcm,
         Algorithm::Aes192Gcm,
         Algorithm::Aes256Gcm,
@@ -187,6 +193,8 @@ impl Algorithm {
         Algorithm::Rsa3072Pss,
         Algorithm::Rsa4096Pkcs1,
         Algorithm::Rsa4096Pss,
+        Algorithm::Dsa2048,
+        Algorithm::Dsa3072,
         Algorithm::EcdsaP256,
         Algorithm::EcdsaP384,
         Algorithm::Ed25519,
@@ -219,6 +227,8 @@ impl Algorithm {
             Algorithm::Rsa3072Pss => "rsa3072-pss",
             Algorithm::Rsa4096Pkcs1 => "rsa4096-pkcs1",
             Algorithm::Rsa4096Pss => "rsa4096-pss",
+            Algorithm::Dsa2048 => "dsa2048",
+            Algorithm::Dsa3072 => "dsa3072",
             Algorithm::EcdsaP256 => "ecdsa-p256",
             Algorithm::EcdsaP384 => "ecdsa-p384",
             Algorithm::Ed25519 => "ed25519",
@@ -278,6 +288,8 @@ impl Algorithm {
             Algorithm::Rsa2048Pkcs1 | Algorithm::Rsa2048Pss => "rsa 2048 bits",
             Algorithm::Rsa3072Pkcs1 | Algorithm::Rsa3072Pss => "rsa 3072 bits",
             Algorithm::Rsa4096Pkcs1 | Algorithm::Rsa4096Pss => "rsa 4096 bits",
+            Algorithm::Dsa2048 => "dsa 2048 bits",
+            Algorithm::Dsa3072 => "dsa 3072 bits",
             Algorithm::EcdsaP256 => "256 bits ecdsa (nistp256)",
             Algorithm::EcdsaP384 => "384 bits ecdsa (nistp384)",
             Algorithm::Ed25519 => "253 bits EdDSA (Ed25519)",
@@ -320,6 +332,8 @@ impl Algorithm {
             | Algorithm::Rsa3072Pss
             | Algorithm::Rsa4096Pkcs1
             | Algorithm::Rsa4096Pss
+            | Algorithm::Dsa2048
+            | Algorithm::Dsa3072
             | Algorithm::EcdsaP256
             | Algorithm::EcdsaP384
             | Algorithm::Ed25519

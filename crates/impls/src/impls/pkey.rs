@@ -6,6 +6,7 @@
 //! | algorithm        | private key              | public key                  | signature / secret |
 //! |------------------|--------------------------|-----------------------------|--------------------|
 //! | rsa*-pkcs1/-pss  | PKCS#8 DER               | PKCS#1 RSAPublicKey DER     | raw, SHA-256; PSS salt 32, MGF1-SHA-256 |
+//! | dsa2048/3072     | PKCS#8 DER               | SubjectPublicKeyInfo DER (p, q, g, y) | ASN.1 DER, SHA-256 |
 //! | ecdsa-p256/p384  | PKCS#8 DER               | SEC1 uncompressed point     | ASN.1 DER, SHA-256 / SHA-384 |
 //! | ed25519          | 32-byte seed (RFC 8032)  | 32 bytes                    | 64 bytes |
 //! | x25519           | 32-byte scalar (RFC 7748)| 32 bytes                    | 32-byte secret |
@@ -18,6 +19,7 @@ use crate::algorithms::Algorithm;
 use anyhow::anyhow;
 use std::sync::OnceLock;
 
+pub mod dsa;
 pub mod hybrid;
 
 /// One key pair of one library for one public-key algorithm, made outside any timed loop.

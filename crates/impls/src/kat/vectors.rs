@@ -200,6 +200,8 @@ pub fn vectors(alg: Algorithm) -> &'static [Vector] {
         | Algorithm::Rsa3072Pss
         | Algorithm::Rsa4096Pkcs1
         | Algorithm::Rsa4096Pss
+        | Algorithm::Dsa2048
+        | Algorithm::Dsa3072
         | Algorithm::EcdsaP256
         | Algorithm::EcdsaP384
         | Algorithm::Ed25519

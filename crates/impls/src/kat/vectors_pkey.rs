@@ -45,6 +45,12 @@ const RFC6979_P256_SAMPLE: &str = "3046022100efd48b2aacb6a8fd1140dd9cd45e81d69d2
 const RFC6979_P384_PUBLIC: &str = "04ec3a4e415b4e19a4568618029f427fa5da9a8bc4ae92e02e06aae5286b300c64def8f0ea9055866064a254515480bc138015d9b72d7d57244ea8ef9ac0c621896708a59367f9dfb9f54ca84b3f1c9db1288b231c3ae0d4fe7344fd2533264720";
 /// RFC 6979 A.2.6, SHA-384, "sample".
 const RFC6979_P384_SAMPLE: &str = "306602310094edbb92a5ecb8aad4736e56c691916b3f88140666ce9fa73d64c4ea95ad133c81a648152e44acf96e36dd1e80fabe4602310099ef4aeb15f178cea1fe40db2603138f130e740a19624526203b6351d0a3a94fa329c145786e679e7b82c71a38628ac8";
+/// Wycheproof's dsa_2048_256_sha256 key, group 1 (SubjectPublicKeyInfo DER).
+const WYCHEPROOF_DSA2048: &str = "308203463082023906072a8648ce3804013082022c0282010100faa45850a6f185cff01790524f60c6867461578fcb013cf340fe495b43b46acc759c0d2f61bfaef901f510274298876f3048f41d13697ccb77fb540ed0b3fbc7a60a3c97297310fa929d90837eeb6ed0ee82a36c5f4c9dc4e2ea07d20f27675c48152abdf6f6dba66cfd8f58aed85d77ae8bb367b1348a5f46099d511507ad6575bbf8ec6ba48baa620cdcf1bd2ec7aaafeae6d98d235921203af64814163cdd11424968f5ab77fad662306eea7ee69792f2b5d39d658ab9d927f368e68363ac18178e30409633c4d488fb1fb92d22bca9214a4dfb720f28f4511f9be42e53e7f907d2d41f92bac9ca5e87580082390bbd0c229b2dc7e899aed654f7df062cf9022100fefbe4917b5ea7dbb3d5c62dc15bf430d8464813d2431819fe556832c3889d2f0282010038971fbfad52d9e8a84a2c17ed90ccff311648100e962c3269be255cab1471507ba40f457f5fb7990f6591b72b146e65213c619275b9b58d7597f41b42c55535592301e35b3a469dd5b204d70ccdd3cd477f65bd0f52eae53578fee143a43ae68b725c3c324fc91a84ecb7489dc67346ad11f3a0afdea009ce53201fa12207aea5b4461ab0ffaa801beab94f648797aa1192be18345b270435ccb4678ce663c7bf35f7a7a3c98fc4907bd12701230469a18e3ae6327acad29dac259bc5f5e912e64fe7ad0364af74ecace858cbf7a36a1dac9f9ddc7665fb7c639019971cc2691e2b586666691914b4f3785ef0d1a83f34a8130ed29724ce443493fceee25aa7038201050002820100669300e7128ef31a126fb015c525596a21bbd43082f8ca6d6f7a9974e4825085d1a50092956cd02016206c572d43eb90146f384454ac7f185f85af8855efcd3b9116c14e4ff859e07b2dad84f91fe23d7c09945368db0ab30fff942741fcfa40f39ea82596370149bf168b79ef3067ba883ee3af6025465a79e96de11bd2f7f6eda740398ef4347ee4551b8571281272f5cb83b0356f37e3ed5a19b084dff5156a3c78f8fdc3ccb5b3db431aa08a280c4a9da780aa4eeca8fb74ed7135b1370121c15328f17e0504ea2e2c68e2e53268f875f17ce3cabd34e77866711c68c711a8ea4fa136a685cd07f5fff584d6c813cf3bffd0d705795998562b9235e61430";
+
+/// Wycheproof's dsa_3072_256_sha256 key, group 1 (SubjectPublicKeyInfo DER).
+const WYCHEPROOF_DSA3072: &str = "308204c63082033906072a8648ce3804013082032c0282018100dcd2f71fba7aeb46aeea858ab76f2102fa97a953abce9d791aa269f0161733ac3df25f5c9db3448f82846e355e23089614046d42b030298d94f5365d942cbb5490e40a1d5e6e577cc646a807f049a1fb42b97a9e64efa1aa9ef93bb3c7120ddbf9c403e580431f1789127f0a64ea7b036ef12d07f02103655d63ddda3c44ad328f727c1d060fc92e3616976cf11bf1feefff033490d98929252b585cd92c081afcc71dae6341ae8dd05e62ae297ad2b00560ec94f1f64482816e3af052fc1daff0a9bf52034012594d4246036d040fa5e741e693e36b064bedb224ea1f7c6c86171ca8fcfac98c5db6e34dad307c5bfdece4e578f0e18fcaaee9d5b330ed69a72d8fddf878a58a57914247825ae6ed1cb8a6b241ea694b77f843eee40f1be90f26b26154813647d1e1af01254cf21cfdd2e9eba7e431bd8db6164d05a3d3ae9371af5d0d39a3a9b9f07ba61233c77a6bfc273515fb844db8fafd69b559ce844c7a3d686ea4991d9fe74cad560489f3c1dbb4fd171ea8ae7874e302207c02a7b1022100f870d35ca9f84e6acad808d6ac35b13ee4073f26ea84fefe08c4d9a565754037028201806dea4b8c3fe3ab91e3229fb14c1cfa822915769af161405f48b7fadfe1ec5d9fec4ef0cfbb2233ffddfa5a554cfc68c6bc6a0ba30cef6f51309294e622b58d4face00ae9669d9172b15696839ed332afd906e3f427d85a9af73562b845be53a3713c0219402a4c208e9b6a6873235e0bc20442e70ab69edd46e8f3f7d58cb35ea3690c673f54cd37377725739f00ebe2b3b53bdaf89ddac74012f8486bd3f5217579b4a303f61bccc98931faba969c8c2a27acb04bc21201edf9a7f6b42e10f75dd23c3ab073d7290d173ebe6cb1919607bfe2bf0d829a609d8d3cda7044ff8dfbbd463e68c9403a45834ec547a7d4fd5abc68c5997cdc397120698f879356e0e74b62fe1a2938a5d1b486b53a5e0cb875e23a2e834ea563a4a9d4be44045877df020c30e22e55603f63d74ed2cafde18180ec294a7ce263d56eb280562687f61f898f3c7d2b37d7f00250a43ca989de16fa1aab7d83e0dbf6aa66edc36ad79eecfe2f91cfab6285ba10ae713126f69326540c461e44e45bdf076e4ed8d3e9240382018500028201807e0062e6f32ecab1effa38391b71a523221d6e97a61f55238f0a623cc42980b987fb22ec6138e8d1c0d36c05d059ca0ca3f1a526a5f67b216341abcd04105bb8efc9e479c2532f9dea6cddfb4f57de5b9d6964e3d314eb89693a3d57f82b9ff93e0e0d11d72fa4f1bd82bb2b20f1b59547aff7711db319d7d06e6964beb294e44d34c2a21c7ac7cdac5e91f2f6d183042afc3644b09837fa2225a074ceb65d499f73cee04c705c82bb912f97d765d5f9c8cb442019e7dac1e1ccccee990335ea3b8c837583595cd4f83169d4787fe4675386d604e8e205b977c7ab236950428254e3b836bd00296257238d22bda16a722e405df82029e3384931fb0e4903c3f8771fb15708d4cb3238e7b2a68131be518a08d6efd483a01537a432046dcbd1ffa5ff831e0257b292012d5e1a44c6e32019a6b3ae176a67edaf12eb27e68fa60a05af4e5448d606c392b4a672b44298b1775a16b9440b131eb0d91ca3fde1a1e528b5fffc31ffdf1449169c2f4abd96809a75fb6c85ae845940c45d5af8334057";
+
 /// "sample"
 const SAMPLE: &str = "73616d706c65";
 
@@ -94,6 +100,66 @@ pub fn signature_vectors(alg: Algorithm) -> &'static [SignatureVector] {
             sig: WYCHEPROOF_MLDSA65_TC1_SIG,
             valid: true,
         }],
+        Algorithm::Dsa2048 => &[
+            SignatureVector {
+                source: "Wycheproof dsa_2048_256_sha256 tcId 2",
+                public: WYCHEPROOF_DSA2048,
+                msg: "313233343030",
+                sig: "3045022100abd2a785a219e884fd96d92b8b29ba2b68e4a693ab9c4a55d98ca24addb271ad02205bf17d17a8d9172cab83df9e56cccce8f282e35bbdbe99eadf8bc20ae9722c6f",
+                valid: true,
+            },
+            SignatureVector {
+                source: "Wycheproof dsa_2048_256_sha256 tcId 5 (length of sequence [r, s] uses 70 instead of 69: invalid)",
+                public: WYCHEPROOF_DSA2048,
+                msg: "313233343030",
+                sig: "3046022100abd2a785a219e884fd96d92b8b29ba2b68e4a693ab9c4a55d98ca24addb271ad02205bf17d17a8d9172cab83df9e56cccce8f282e35bbdbe99eadf8bc20ae9722c6f",
+                valid: false,
+            },
+            SignatureVector {
+                source: "Wycheproof dsa_2048_256_sha256 tcId 136 (modifying last byte of s: invalid)",
+                public: WYCHEPROOF_DSA2048,
+                msg: "313233343030",
+                sig: "3045022100abd2a785a219e884fd96d92b8b29ba2b68e4a693ab9c4a55d98ca24addb271ad02205bf17d17a8d9172cab83df9e56cccce8f282e35bbdbe99eadf8bc20ae9722cef",
+                valid: false,
+            },
+            SignatureVector {
+                source: "Wycheproof dsa_2048_256_sha256 tcId 143 (replaced r by r + q: invalid)",
+                public: WYCHEPROOF_DSA2048,
+                msg: "313233343030",
+                sig: "3045022101aace8c171d789060b16c9f594c85ae5c412aeea77ddf626fd7e20a7da13b0edc02205bf17d17a8d9172cab83df9e56cccce8f282e35bbdbe99eadf8bc20ae9722c6f",
+                valid: false,
+            },
+        ],
+        Algorithm::Dsa3072 => &[
+            SignatureVector {
+                source: "Wycheproof dsa_3072_256_sha256 tcId 2",
+                public: WYCHEPROOF_DSA3072,
+                msg: "313233343030",
+                sig: "30450221008c7f9b7f5d53a4d3877185d2ef69b2b3ab16321d996940c2efcbef01c0b598b4022033708b0fd4109873550d02340918ec93e5383d471c9d0a322aa76c2872783cba",
+                valid: true,
+            },
+            SignatureVector {
+                source: "Wycheproof dsa_3072_256_sha256 tcId 5 (length of sequence [r, s] uses 70 instead of 69: invalid)",
+                public: WYCHEPROOF_DSA3072,
+                msg: "313233343030",
+                sig: "30460221008c7f9b7f5d53a4d3877185d2ef69b2b3ab16321d996940c2efcbef01c0b598b4022033708b0fd4109873550d02340918ec93e5383d471c9d0a322aa76c2872783cba",
+                valid: false,
+            },
+            SignatureVector {
+                source: "Wycheproof dsa_3072_256_sha256 tcId 136 (modifying last byte of s: invalid)",
+                public: WYCHEPROOF_DSA3072,
+                msg: "313233343030",
+                sig: "30450221008c7f9b7f5d53a4d3877185d2ef69b2b3ab16321d996940c2efcbef01c0b598b4022033708b0fd4109873550d02340918ec93e5383d471c9d0a322aa76c2872783c3a",
+                valid: false,
+            },
+            SignatureVector {
+                source: "Wycheproof dsa_3072_256_sha256 tcId 143 (replaced r by r + q: invalid)",
+                public: WYCHEPROOF_DSA3072,
+                msg: "313233343030",
+                sig: "304502210184f06edc074bf33e52498ea99b9f63f28f1d714483ee3fc0f890c8a7262ad8eb022033708b0fd4109873550d02340918ec93e5383d471c9d0a322aa76c2872783cba",
+                valid: false,
+            },
+        ],
         // RSA-3072/4096: no vector here; the gate's own-key and cross-library checks apply.
         _ => &[],
     }

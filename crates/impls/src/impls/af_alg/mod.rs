@@ -148,7 +148,7 @@ impl AfAlg {
             types,
             driver: None,
             zerocopy: false,
-            support: Default::default(),
+            support: [const { OnceLock::new() }; Algorithm::ALL.len()],
         })
     }
 
@@ -228,7 +228,7 @@ impl AfAlg {
             types: self.types.clone(),
             driver,
             zerocopy,
-            support: Default::default(),
+            support: [const { OnceLock::new() }; Algorithm::ALL.len()],
         }
     }
 

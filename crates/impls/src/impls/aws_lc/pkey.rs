@@ -12,8 +12,9 @@ use aws_lc_rs::signature::{self, KeyPair as _, UnparsedPublicKey};
 
 const LIB: &str = "aws-lc";
 
+/// Every public-key algorithm but DSA, which aws-lc-rs does not expose.
 pub fn offers(alg: Algorithm) -> bool {
-    alg.kind().is_public_key()
+    alg.kind().is_public_key() && pkey::dsa::dsa_bits(alg).is_none()
 }
 
 fn verification(alg: Algorithm) -> &'static dyn signature::VerificationAlgorithm {

@@ -356,6 +356,9 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
             "each call is one independent message: EVP_CipherInit_ex with a fresh IV, Update, Final (`openssl speed -evp` streams one endless message and never re-sets the IV)".into(),
         ],
         Kind::Hash | Kind::Mac => Vec::new(),
+        Kind::Signature if crate::impls::pkey::dsa::dsa_bits(alg).is_some() => {
+            vec![pkey::SIGN_NOTE.into(), crate::impls::pkey::dsa::KEY_NOTE.into()]
+        }
         Kind::Signature => vec![pkey::SIGN_NOTE.into()],
         Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
         Kind::Kem => Vec::new(),

@@ -1,7 +1,7 @@
 //! OpenSSL's public-key operations through EVP_PKEY, from the same libcrypto as the
 //! ciphers (dlopen'd again by path: the loader hands back the same mapping).
 //!
-//! Per call, as `openssl speed` does its own loops: RSA and ECDSA sign and verify a
+//! Per call, as `openssl speed` does its own loops: RSA, DSA and ECDSA sign and verify a
 //! SHA-256 (SHA-384) digest with `EVP_PKEY_sign`/`EVP_PKEY_verify` on a context set up
 //! once (the digest of the 64-byte message is computed inside the call, which `openssl
 //! speed` skips: it signs a fixed 36- or 20-byte buffer); Ed25519 uses `EVP_DigestSign`/
@@ -10,6 +10,7 @@
 //! (`openssl speed` derives with one fixed peer key, set once).
 
 use crate::algorithms::Algorithm;
+use crate::impls::pkey::dsa::{dsa_bits, shared_dsa_pkcs8};
 use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
 use anyhow::anyhow;
 use libloading::Library;
@@ -39,6 +40,7 @@ struct Fns {
     d2i_public_key: unsafe extern "C" fn(c_int, *mut P, *mut *const u8, c_long) -> P,
     d2i_pubkey: unsafe extern "C" fn(*mut P, *mut *const u8, c_long) -> P,
     i2d_public_key: unsafe extern "C" fn(P, *mut *mut u8) -> c_int,
+    i2d_pubkey: unsafe extern "C" fn(P, *mut *mut u8) -> c_int,
     new_raw_private: unsafe extern "C" fn(c_int, P, *const u8, usize) -> P,
     new_raw_public: unsafe extern "C" fn(c_int, P, *const u8, usize) -> P,
     get_raw_public: unsafe extern "C" fn(P, *mut u8, *mut usize) -> c_int,
@@ -110,6 +112,7 @@ impl Pkey {
             d2i_public_key: f!("d2i_PublicKey"),
             d2i_pubkey: f!("d2i_PUBKEY"),
             i2d_public_key: f!("i2d_PublicKey"),
+            i2d_pubkey: f!("i2d_PUBKEY"),
             new_raw_private: f!("EVP_PKEY_new_raw_private_key"),
             new_raw_public: f!("EVP_PKEY_new_raw_public_key"),
             get_raw_public: f!("EVP_PKEY_get_raw_public_key"),
@@ -223,6 +226,15 @@ impl Pkey {
                 };
                 Key::private_der(f, &der)?
             }
+            (Algorithm::Dsa2048 | Algorithm::Dsa3072, p) => {
+                let der = match p {
+                    Some(d) => d.to_vec(),
+                    None => {
+                        shared_dsa_pkcs8(alg).ok_or_else(|| pkey::not_offered("openssl", alg))?
+                    }
+                };
+                Key::private_der(f, &der)?
+            }
             (a, p) => {
                 let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("openssl", a))?;
                 let der = match p {
@@ -317,6 +329,11 @@ impl Key {
                     (f.new_raw_public)(ty, std::ptr::null_mut(), public.as_ptr(), public.len())
                 }
             }
+            // The SubjectPublicKeyInfo carries the domain parameters with the key.
+            Algorithm::Dsa2048 | Algorithm::Dsa3072 => {
+                let mut p = public.as_ptr();
+                unsafe { (f.d2i_pubkey)(std::ptr::null_mut(), &mut p, public.len() as c_long) }
+            }
             Algorithm::EcdsaP256 | Algorithm::EcdsaP384 | Algorithm::EcdhP256 => {
                 let prefix = if alg == Algorithm::EcdsaP384 {
                     SPKI_P384
@@ -354,13 +371,19 @@ impl Key {
                 }
                 return Vec::new();
             }
-            let n = (f.i2d_public_key)(self.0, std::ptr::null_mut());
+            // DSA's bare public key (y) means nothing without p, q and g: SPKI.
+            let encode = if dsa_bits(alg).is_some() {
+                f.i2d_pubkey
+            } else {
+                f.i2d_public_key
+            };
+            let n = encode(self.0, std::ptr::null_mut());
             if n <= 0 {
                 return Vec::new();
             }
             let mut out = vec![0u8; n as usize];
             let mut p = out.as_mut_ptr();
-            (f.i2d_public_key)(self.0, &mut p);
+            encode(self.0, &mut p);
             out
         }
     }

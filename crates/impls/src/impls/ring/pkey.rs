@@ -19,6 +19,7 @@ pub fn support(alg: Algorithm) -> Option<String> {
     match alg {
         Algorithm::MlKem768 => Some("ring offers no ML-KEM".into()),
         Algorithm::MlDsa65 => Some("ring offers no ML-DSA".into()),
+        Algorithm::Dsa2048 | Algorithm::Dsa3072 => Some("ring offers no DSA".into()),
         Algorithm::X25519MlKem768 => {
             Some("ring offers no ML-KEM, the other half of X25519MLKEM768".into())
         }

@@ -1,14 +1,18 @@
-//! RustCrypto's public-key operations: rsa, p256 (ECDSA and ECDH), p384, ed25519-dalek,
+//! RustCrypto's public-key operations: rsa, dsa, p256 (ECDSA and ECDH), p384, ed25519-dalek,
 //! x25519-dalek, ml-kem, ml-dsa, and the TLS hybrid X25519MLKEM768 from x25519-dalek and
 //! ml-kem.
 //!
 //! RSA keys come from the run's shared key (pkey.rs): the rsa crate generates them
-//! too, but a 4096-bit one takes seconds. ECDSA signs deterministically (RFC 6979), and so
+//! too, but a 4096-bit one takes seconds; DSA keys are the fixed ones of pkey/dsa.rs (the
+//! dsa crate's parameter generation takes minutes). DSA and ECDSA sign deterministically
+//! (RFC 6979), and so
 //! does ML-DSA (FIPS 204's deterministic variant, the only one ml-dsa's `Signer` offers).
 
 use crate::algorithms::Algorithm;
+use crate::impls::pkey::dsa::shared_dsa_pkcs8;
 use crate::impls::pkey::{self, hybrid, is_pss, rsa_bits, KeyPair, PublicKey};
 use anyhow::anyhow;
+use dsa::pkcs8::{DecodePublicKey, EncodePublicKey};
 use ml_kem::kem::{Decapsulate, Encapsulate};
 use ml_kem::{EncodedSizeUser, KemCore, MlKem768};
 use p256::elliptic_curve::sec1::ToEncodedPoint;
@@ -39,6 +43,7 @@ enum Signing {
     P384(p384::ecdsa::SigningKey),
     Ed25519(ed25519_dalek::SigningKey),
     MlDsa(Box<MlDsaSk>),
+    Dsa(Box<dsa::SigningKey>),
 }
 
 impl KeyPair for Signing {
@@ -57,6 +62,11 @@ impl KeyPair for Signing {
                 .to_vec(),
             Signing::Ed25519(k) => k.verifying_key().to_bytes().to_vec(),
             Signing::MlDsa(k) => ml_dsa::Keypair::verifying_key(&**k).encode().to_vec(),
+            Signing::Dsa(k) => k
+                .verifying_key()
+                .to_public_key_der()
+                .map(|d| d.as_bytes().to_vec())
+                .unwrap_or_default(),
         }
     }
     fn sign(&mut self, msg: &[u8]) -> anyhow::Result<Vec<u8>> {
@@ -77,6 +87,11 @@ impl KeyPair for Signing {
                 .map_err(anyhow::Error::msg)?
                 .encode()
                 .to_vec(),
+            Signing::Dsa(k) => k
+                .try_sign(msg)
+                .map_err(bad("DSA signing"))
+                .map_err(anyhow::Error::msg)?
+                .to_vec(),
         })
     }
 }
@@ -89,6 +104,7 @@ enum Verifying {
     Ed25519(ed25519_dalek::VerifyingKey),
     MlDsa(Box<MlDsaVk>),
     MlKem(Box<MlKemEk>),
+    Dsa(Box<dsa::VerifyingKey>),
 }
 
 impl PublicKey for Verifying {
@@ -116,6 +132,9 @@ impl PublicKey for Verifying {
                     .then_some(())
                     .ok_or_else(|| anyhow!("rustcrypto: the signature does not verify"))
             }
+            Verifying::Dsa(k) => k
+                .verify(msg, &dsa::Signature::try_from(sig).map_err(no)?)
+                .map_err(no),
             Verifying::MlKem(_) => Err(anyhow!("an ML-KEM key does not verify")),
         }
     }
@@ -206,6 +225,19 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             Box::new(Signing::MlDsa(Box::new(MlDsaSk::from_seed(&seed.into()))))
         }
         Algorithm::X25519MlKem768 => return hybrid::key_pair(PARTS, private),
+        Algorithm::Dsa2048 | Algorithm::Dsa3072 => {
+            let der = match private {
+                Some(d) => d.to_vec(),
+                None => {
+                    shared_dsa_pkcs8(alg).ok_or_else(|| pkey::not_offered("rustcrypto", alg))?
+                }
+            };
+            Box::new(Signing::Dsa(Box::new(
+                dsa::SigningKey::from_pkcs8_der(&der)
+                    .map_err(bad("DSA PKCS#8"))
+                    .map_err(anyhow::Error::msg)?,
+            )))
+        }
         Algorithm::EcdsaP256 => Box::new(Signing::P256(match private {
             Some(der) => p256::ecdsa::SigningKey::from_pkcs8_der(der)
                 .map_err(bad("P-256 PKCS#8"))
@@ -289,6 +321,11 @@ pub fn public_key(alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn Publi
                 .map_err(bad("Ed25519 public key"))
                 .map_err(anyhow::Error::msg)?,
         ),
+        Algorithm::Dsa2048 | Algorithm::Dsa3072 => Verifying::Dsa(Box::new(
+            dsa::VerifyingKey::from_public_key_der(public)
+                .map_err(bad("DSA public key"))
+                .map_err(anyhow::Error::msg)?,
+        )),
         Algorithm::EcdsaP256 => Verifying::P256(
             p256::ecdsa::VerifyingKey::from_sec1_bytes(public)
                 .map_err(bad("P-256 public key"))
