@@ -323,7 +323,7 @@ pub fn run_group(
             let t = match trial(ws, m.batch, trial_dur) {
                 Ok(t) => t,
                 Err(e) => {
-                    results[i] = Err(anyhow::Error::msg(e.to_string()));
+                    results[i] = Err(e);
                     continue;
                 }
             };
