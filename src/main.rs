@@ -28,7 +28,7 @@ use workloads::speed::{self, SpeedArgs};
 #[derive(Parser)]
 #[command(
     name = "cryptobench",
-    version,
+    version = workloads::probe::version_line(),
     about = "Honest symmetric-crypto measurements across libraries and paths"
 )]
 struct Cli {

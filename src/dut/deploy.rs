@@ -121,8 +121,9 @@ pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Fa
     };
     let (arch, libc) = (arch.to_string(), libc.to_string());
     let theirs = lines.next().unwrap_or("none");
-    let ours = format!("cryptobench {}", env!("CARGO_PKG_VERSION"));
-    if explicit.is_none() && theirs == ours {
+    // "cryptobench 0.1.0 (arm musl, dynamic; features: ...)": the version is what counts.
+    let ours = ["cryptobench", env!("CARGO_PKG_VERSION")];
+    if explicit.is_none() && theirs.split_whitespace().take(2).eq(ours) {
         return Ok(Deployed {
             program: "cryptobench".into(),
         });

@@ -45,6 +45,8 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, for the flame graphs' palette.
+    #[cfg(feature = "flame")]
     pub const ALL: [Category; 17] = [
         Category::Aes,
         Category::Ghash,

@@ -1,12 +1,15 @@
 //! Folded stacks and a flame graph SVG per point, crypto frames coloured by category.
 
+#[cfg(feature = "flame")]
 use super::classify::Category;
 use anyhow::anyhow;
+#[cfg(feature = "flame")]
 use inferno::flamegraph::{self, color::PaletteMap, Options};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One colour per crypto category, so AES, GHASH, ChaCha20... read apart at a glance.
+#[cfg(feature = "flame")]
 fn colour(c: Category) -> Option<(u8, u8, u8)> {
     Some(match c {
         Category::Aes => (214, 39, 40),
@@ -31,6 +34,33 @@ pub fn write(
     let folded_path = dir.join(format!("{stem}.folded"));
     std::fs::write(&folded_path, lines.join("\n") + "\n")
         .map_err(|e| anyhow!("cannot write {}: {e}", folded_path.display()))?;
+    draw(dir, stem, title, folded, &lines)
+}
+
+/// Without the `flame` feature (the lean router build) the folded stacks are all there is.
+#[cfg(not(feature = "flame"))]
+fn draw(
+    dir: &Path,
+    stem: &str,
+    _title: &str,
+    _folded: &BTreeMap<String, u64>,
+    _lines: &[String],
+) -> anyhow::Result<PathBuf> {
+    Err(anyhow!(
+        "{}: folded stacks written, no flame graph drawn: this build has no flame graphs (built without the `flame` feature); draw them with a full build or inferno-flamegraph",
+        dir.join(format!("{stem}.folded")).display()
+    ))
+}
+
+/// The flame graph SVG of the folded stacks, crypto frames coloured; returns its path.
+#[cfg(feature = "flame")]
+fn draw(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    folded: &BTreeMap<String, u64>,
+    lines: &[String],
+) -> anyhow::Result<PathBuf> {
     let mut palette = PaletteMap::default();
     for stack in folded.keys() {
         let leaf = stack.rsplit(';').next().unwrap_or("");

@@ -11,17 +11,31 @@ use super::model::{Block, Column, Table};
 use crate::profile::{Profile, ProfileField};
 use crate::record::read::{AnyRecord, Run};
 use anyhow::anyhow;
+#[cfg(feature = "flame")]
 use quick_xml::events::{BytesStart, Event};
+#[cfg(feature = "flame")]
 use quick_xml::XmlVersion;
 use std::fmt::Write;
 
 /// Elements kept; anything else is dropped with everything inside it, as is any element
 /// painted with a `url()` (inferno's background gradient: the page has no url() at all).
+#[cfg(feature = "flame")]
 const ELEMENTS: [&str; 5] = ["svg", "g", "rect", "text", "title"];
 /// Attributes kept (no event handlers, links, styles or classes).
+#[cfg(feature = "flame")]
 const ATTRIBUTES: [&str; 7] = ["x", "y", "width", "height", "fill", "viewBox", "id"];
 /// inferno's interactive controls: without the script they do nothing.
+#[cfg(feature = "flame")]
 const CONTROLS: [&str; 4] = ["unzoom", "search", "matched", "details"];
+
+/// Without the `flame` feature (the lean router build) a graph is not inlined: the
+/// section says so under each category table.
+#[cfg(not(feature = "flame"))]
+pub fn sanitise(_svg: &str, _prefix: &str) -> anyhow::Result<Sanitised> {
+    Err(anyhow!(
+        "not inlined: this build has no flame graphs (built without the `flame` feature); report with a full build"
+    ))
+}
 
 /// A flame graph made safe to inline.
 pub struct Sanitised {
@@ -31,6 +45,7 @@ pub struct Sanitised {
 }
 
 /// A flame graph SVG as a self-contained, script-free fragment; ids start with `prefix`.
+#[cfg(feature = "flame")]
 pub fn sanitise(svg: &str, prefix: &str) -> anyhow::Result<Sanitised> {
     let mut reader = quick_xml::Reader::from_str(svg);
     let mut out = String::with_capacity(svg.len());
@@ -94,6 +109,7 @@ pub fn sanitise(svg: &str, prefix: &str) -> anyhow::Result<Sanitised> {
     Ok(Sanitised { svg: out, title })
 }
 
+#[cfg(feature = "flame")]
 fn keep(e: &BytesStart) -> bool {
     let name = e.name();
     if !ELEMENTS.iter().any(|k| k.as_bytes() == name.as_ref()) {
@@ -111,6 +127,7 @@ fn keep(e: &BytesStart) -> bool {
 }
 
 /// Writes a kept element's start tag with its allowed attributes; true for the title.
+#[cfg(feature = "flame")]
 fn open(
     e: &BytesStart,
     prefix: &str,

@@ -3,16 +3,22 @@
 //! the store keeps each line's exact text beside the columns it is searched by.
 
 use anyhow::anyhow;
+#[cfg(feature = "store")]
 pub mod postgres;
 pub mod resolve;
 pub mod runs;
+#[cfg(feature = "store")]
 pub mod schema;
 pub mod sink;
+#[cfg(feature = "store")]
 pub mod sqlite;
 pub mod url;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "store"))]
 mod tests;
+
+/// Why a build without the `store` feature (the lean router build) keeps no store.
+pub const NOT_BUILT: &str = "this build has no store (built without the `store` feature, as the lean router build is): write the records with --output FILE and read or import them with a full build";
 
 pub use url::StoreUrl;
 
@@ -92,8 +98,15 @@ pub enum Access {
     Write,
 }
 
+/// Without the `store` feature there is none to open.
+#[cfg(not(feature = "store"))]
+pub fn open(_url: &StoreUrl, _access: Access) -> anyhow::Result<Box<dyn Store>> {
+    Err(anyhow!(NOT_BUILT))
+}
+
 /// Opens the store; for writing, creates it where missing and brings its schema up to
 /// date. Errors are one line naming the store (password masked) and the fix.
+#[cfg(feature = "store")]
 pub fn open(url: &StoreUrl, access: Access) -> anyhow::Result<Box<dyn Store>> {
     let mut store: Box<dyn Store> = match url {
         StoreUrl::Sqlite(path) => Box::new(sqlite::Sqlite::open(path, access)?),

@@ -24,6 +24,11 @@ impl StoreUrl {
             }
             return Ok(StoreUrl::Sqlite(PathBuf::from(p)));
         }
+        #[cfg(not(feature = "store"))]
+        if t.starts_with("postgresql://") || t.starts_with("postgres://") {
+            return Ok(StoreUrl::Postgres(t.to_string()));
+        }
+        #[cfg(feature = "store")]
         if t.starts_with("postgresql://") || t.starts_with("postgres://") {
             return match t.parse::<::postgres::Config>() {
                 Ok(_) => Ok(StoreUrl::Postgres(t.to_string())),
@@ -41,9 +46,26 @@ impl StoreUrl {
 
     /// The store a run writes to: `--no-store` none; `--store` or `CRYPTOBENCH_STORE`
     /// ("none" turns it off); else the default SQLite file, when a home is known.
+    /// A build without the `store` feature writes to none by default, and refuses one
+    /// that is named.
     pub fn choose(flag: Option<&str>, no_store: bool) -> anyhow::Result<Option<StoreUrl>> {
         if no_store {
             return Ok(None);
+        }
+        if cfg!(not(feature = "store")) {
+            let named = flag.map(str::to_string).or_else(|| {
+                std::env::var("CRYPTOBENCH_STORE")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty() && v.trim() != "none")
+            });
+            return match named {
+                Some(s) => Err(anyhow!(
+                    "--store {}: {}",
+                    crate::units::shown(&masked(&s)),
+                    super::NOT_BUILT
+                )),
+                None => Ok(None),
+            };
         }
         if let Some(f) = flag {
             return StoreUrl::parse(f).map(Some);

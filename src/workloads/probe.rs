@@ -37,6 +37,53 @@ fn cpu() -> Value {
     v
 }
 
+/// This binary: version, target, C library and link mode, and the optional features it
+/// was built with (a lean router build lacks the store, PNG and flame graphs).
+pub fn build() -> Value {
+    let features: Vec<&str> = [
+        ("aws-lc", cfg!(feature = "aws-lc")),
+        ("libsodium", cfg!(feature = "libsodium")),
+        ("store", cfg!(feature = "store")),
+        ("png", cfg!(feature = "png")),
+        ("flame", cfg!(feature = "flame")),
+        ("boringssl", cfg!(feature = "boringssl")),
+    ]
+    .into_iter()
+    .filter_map(|(f, on)| on.then_some(f))
+    .collect();
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "arch": std::env::consts::ARCH,
+        "libc": crate::sys::libc(),
+        "features": features,
+    })
+}
+
+/// `--version`: "0.1.0 (arm musl, dynamic; features: aws-lc, libsodium)".
+pub fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        let b = build();
+        let features: Vec<&str> = b["features"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        format!(
+            "{} ({} {}; features: {})",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::ARCH,
+            crate::sys::libc(),
+            if features.is_empty() {
+                "none".to_string()
+            } else {
+                features.join(", ")
+            }
+        )
+    })
+}
+
 pub fn facts() -> Value {
     let registry = impls::registry(&[], &[]);
     let (libraries, missing): (Vec<Value>, Vec<Value>) = match &registry {
@@ -55,6 +102,7 @@ pub fn facts() -> Value {
         .cloned()
         .unwrap_or_else(|| json!({"usable": false, "reason": missing.iter().find(|m| m["name"] == "openssl").map(|m| m["reason"].clone())}));
     json!({
+        "build": build(),
         "cpu": cpu(),
         "kernel": kernel::facts(),
         "openssl": openssl,
@@ -65,6 +113,7 @@ pub fn facts() -> Value {
 
 fn table(v: &Value) -> String {
     let mut out = String::new();
+    let _ = writeln!(out, "cryptobench {}\n", version_line());
     let cpu = &v["cpu"];
     let _ = writeln!(
         out,

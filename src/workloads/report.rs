@@ -203,7 +203,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
 }
 
 /// Checks `--plots DIR` and loads the PNG font before anything is read or written.
-fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure> {
+fn check_plots_dir(dir: &Path) -> Result<crate::render::plots::png::Font, Failure> {
     let shown = crate::units::shown_path(dir);
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => {
@@ -261,7 +261,7 @@ fn write_plots(
     loaded: &crate::record::read::Loaded,
     opts: &Options,
     dir: &Path,
-    font: &resvg::usvg::Options,
+    font: &crate::render::plots::png::Font,
 ) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Failure::Input(format!(

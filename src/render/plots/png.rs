@@ -1,14 +1,37 @@
 //! PNG from the same SVG a figure has, rendered with resvg. Text needs a font: DejaVu Sans
 //! from Debian's fonts-dejavu-core (scripts/deps/report.sh), mapped to "sans-serif".
+//! A build without the `png` feature (the lean router build) has no resvg: it refuses
+//! `--plots` before anything is read.
 
 use anyhow::anyhow;
 use std::path::Path;
 
 /// Where fonts-dejavu-core puts DejaVu Sans.
+#[cfg(feature = "png")]
 pub const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 
+/// What rendering needs, loaded once per process: the font.
+#[cfg(feature = "png")]
+pub type Font = resvg::usvg::Options<'static>;
+#[cfg(not(feature = "png"))]
+pub struct Font;
+
+#[cfg(not(feature = "png"))]
+const NO_PNG: &str = "this build has no PNG figures (built without the `png` feature, as the lean router build is): run report --plots with a full build";
+
+#[cfg(not(feature = "png"))]
+pub fn options() -> anyhow::Result<Font> {
+    Err(anyhow!(NO_PNG))
+}
+
+#[cfg(not(feature = "png"))]
+pub fn write(_dir: &Path, _stem: &str, _svg: &str, _font: &Font) -> anyhow::Result<()> {
+    Err(anyhow!(NO_PNG))
+}
+
 /// Font options, loaded once per process (reading the font is most of a small render).
-pub fn options() -> anyhow::Result<resvg::usvg::Options<'static>> {
+#[cfg(feature = "png")]
+pub fn options() -> anyhow::Result<Font> {
     let font = std::fs::read(FONT).map_err(|e| {
         anyhow!(
             "cannot read the font {FONT}: {e}: install fonts-dejavu-core (scripts/deps/report.sh)"
@@ -24,6 +47,7 @@ pub fn options() -> anyhow::Result<resvg::usvg::Options<'static>> {
 }
 
 /// Renders an SVG document to PNG bytes at its own size.
+#[cfg(feature = "png")]
 pub fn png(svg: &str, opt: &resvg::usvg::Options) -> anyhow::Result<Vec<u8>> {
     let tree = resvg::usvg::Tree::from_str(svg, opt).map_err(|e| anyhow!("SVG: {e}"))?;
     let size = tree.size().to_int_size();
@@ -38,6 +62,7 @@ pub fn png(svg: &str, opt: &resvg::usvg::Options) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Writes `stem.svg` and `stem.png` into `dir`.
+#[cfg(feature = "png")]
 pub fn write(dir: &Path, stem: &str, svg: &str, opt: &resvg::usvg::Options) -> anyhow::Result<()> {
     let shown = crate::units::shown_path(dir);
     std::fs::write(dir.join(format!("{stem}.svg")), svg)

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 pub use io::{opened_len, sealed_len, too_small, Io, RawIo};
 
 pub mod af_alg;
+#[cfg(feature = "aws-lc")]
 pub mod aws_lc;
 #[cfg(feature = "boringssl")]
 pub mod boringssl;
@@ -19,6 +20,7 @@ pub mod boringssl;
 pub mod corrupt;
 pub mod cryptodev;
 mod io;
+#[cfg(feature = "libsodium")]
 pub mod libsodium;
 pub mod openssl;
 pub mod pkey;
@@ -255,9 +257,13 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> anyhow::Result<Re
             None => found.push(Box::new(o)),
         }
     }
+    #[cfg(feature = "aws-lc")]
     found.push(Box::new(aws_lc::AwsLc));
+    #[cfg(not(feature = "aws-lc"))]
+    missing.push(not_built("aws-lc", "aws-lc", ""));
     found.push(Box::new(ring::Ring));
     found.push(Box::new(rustcrypto::RustCrypto));
+    #[cfg(feature = "libsodium")]
     match libsodium::Libsodium::init() {
         Ok(s) => found.push(Box::new(s)),
         Err(reason) => missing.push(Unavailable {
@@ -265,13 +271,12 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> anyhow::Result<Re
             reason: reason.to_string(),
         }),
     }
+    #[cfg(not(feature = "libsodium"))]
+    missing.push(not_built("libsodium", "libsodium", ""));
     #[cfg(feature = "boringssl")]
     found.push(Box::new(boringssl::BoringSsl));
     #[cfg(not(feature = "boringssl"))]
-    missing.push(Unavailable {
-        name: "boringssl".into(),
-        reason: "not in this build: rebuild with `cargo build --release --features boringssl` (needs libclang-dev)".into(),
-    });
+    missing.push(not_built("boringssl", "boringssl", " (needs libclang-dev)"));
     match af_alg::AfAlg::probe() {
         Ok(a) => found.push(Box::new(a)),
         Err(reason) => missing.push(Unavailable {
@@ -288,6 +293,17 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> anyhow::Result<Re
     }
     add_variants(&mut found, &mut missing, variants)?;
     Ok(Registry { found, missing })
+}
+
+/// A library this build was made without (a cargo feature off), and how to get it.
+#[allow(dead_code)] // with every optional library built in, nothing is missing
+fn not_built(name: &str, feature: &str, needs: &str) -> Unavailable {
+    Unavailable {
+        name: name.into(),
+        reason: format!(
+            "not in this build: rebuild with `cargo build --release --features {feature}`{needs}"
+        ),
+    }
 }
 
 /// The implementations that take a `--variant` spec.

@@ -77,30 +77,47 @@ pub fn is_pss(alg: Algorithm) -> bool {
     )
 }
 
-/// One RSA private key (PKCS#8) per modulus size for the whole run, made by aws-lc.
-/// Libraries that cannot generate RSA keys (ring) sign with it, and every library is
-/// timed on a key of the same size and public exponent (65537).
+/// One RSA private key (PKCS#8) per modulus size for the whole run, made by aws-lc (by
+/// RustCrypto in a build without it). Libraries that cannot generate RSA keys (ring) sign
+/// with it, and every library is timed on a key of the same size and public exponent
+/// (65537).
 pub fn shared_rsa_pkcs8(bits: usize) -> anyhow::Result<Vec<u8>> {
-    use aws_lc_rs::encoding::AsDer;
-    use aws_lc_rs::rsa::{KeyPair, KeySize};
     static KEYS: [OnceLock<Result<Vec<u8>, String>>; 3] =
         [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let (slot, size) = match bits {
-        2048 => (0, KeySize::Rsa2048),
-        3072 => (1, KeySize::Rsa3072),
-        4096 => (2, KeySize::Rsa4096),
+    let slot = match bits {
+        2048 => 0,
+        3072 => 1,
+        4096 => 2,
         _ => return Err(anyhow!("no RSA key size {bits}")),
     };
-    (KEYS[slot]
-        .get_or_init(|| {
-            let kp = KeyPair::generate(size).map_err(|_| "aws-lc could not generate an RSA key")?;
-            let der = kp
-                .as_der()
-                .map_err(|_| "aws-lc could not encode the RSA key as PKCS#8")?;
-            Ok(der.as_ref().to_vec())
-        })
-        .clone())
-    .map_err(anyhow::Error::msg)
+    (KEYS[slot].get_or_init(|| generate_rsa_pkcs8(bits)).clone()).map_err(anyhow::Error::msg)
+}
+
+#[cfg(feature = "aws-lc")]
+fn generate_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
+    use aws_lc_rs::encoding::AsDer;
+    use aws_lc_rs::rsa::{KeyPair, KeySize};
+    let size = match bits {
+        2048 => KeySize::Rsa2048,
+        3072 => KeySize::Rsa3072,
+        _ => KeySize::Rsa4096,
+    };
+    let kp = KeyPair::generate(size).map_err(|_| "aws-lc could not generate an RSA key")?;
+    let der = kp
+        .as_der()
+        .map_err(|_| "aws-lc could not encode the RSA key as PKCS#8")?;
+    Ok(der.as_ref().to_vec())
+}
+
+#[cfg(not(feature = "aws-lc"))]
+fn generate_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
+    use rsa::pkcs8::EncodePrivateKey;
+    let key = rsa::RsaPrivateKey::new(&mut rand_core_06::OsRng, bits)
+        .map_err(|e| format!("RustCrypto could not generate an RSA key: {e}"))?;
+    let der = key
+        .to_pkcs8_der()
+        .map_err(|e| format!("RustCrypto could not encode the RSA key as PKCS#8: {e}"))?;
+    Ok(der.as_bytes().to_vec())
 }
 
 /// Random bytes from the OS, for seeds and scalars.
@@ -111,11 +128,10 @@ pub fn random_bytes(n: usize) -> anyhow::Result<Vec<u8>> {
 }
 
 fn getrandom(buf: &mut [u8]) -> anyhow::Result<()> {
-    use aws_lc_rs::rand::SecureRandom;
-    (aws_lc_rs::rand::SystemRandom::new()
-        .fill(buf)
-        .map_err(|_| "the system random generator failed".to_string()))
-    .map_err(anyhow::Error::msg)
+    use rand_core_06::RngCore;
+    rand_core_06::OsRng
+        .try_fill_bytes(buf)
+        .map_err(|e| anyhow!("the system random generator failed: {e}"))
 }
 
 /// The "unsupported" answer of libraries without any public-key operations.

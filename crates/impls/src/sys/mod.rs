@@ -19,3 +19,28 @@ pub fn errno() -> i32 {
 pub fn os_err(e: i32) -> String {
     std::io::Error::from_raw_os_error(e).to_string()
 }
+
+/// The C library this binary runs on and how it is linked, as `--version` and `probe`
+/// say it: "glibc, dynamic", "musl, dynamic" (OpenWrt's ld-musl), "musl, static". Asked
+/// at run time, as the link decided it: a static executable has no program interpreter,
+/// so the kernel gives it no AT_BASE.
+pub fn libc() -> &'static str {
+    // SAFETY: getauxval has no preconditions; it reads the auxiliary vector.
+    let is_static = unsafe { libc::getauxval(libc::AT_BASE) } == 0;
+    match (cfg!(target_env = "musl"), is_static) {
+        (true, true) => "musl, static",
+        (true, false) => "musl, dynamic",
+        (false, true) => "glibc, static",
+        (false, false) => "glibc, dynamic",
+    }
+}
+
+/// Why this binary cannot load a library at run time: musl's static libc has no dlopen.
+pub fn cannot_dlopen() -> Option<String> {
+    let libc = libc();
+    (libc == "musl, static").then(|| {
+        format!(
+            "this binary is linked statically ({libc}) and musl's static libc cannot dlopen a libcrypto: use the dynamic musl build (the release file without -static) for the openssl path"
+        )
+    })
+}

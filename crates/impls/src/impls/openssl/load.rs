@@ -7,6 +7,9 @@ use anyhow::anyhow;
 impl OpenSsl {
     /// The system libcrypto: "libcrypto.so.3", then "libcrypto.so.1.1", then "libcrypto.so".
     pub fn load_system() -> anyhow::Result<OpenSsl> {
+        if let Some(why) = crate::sys::cannot_dlopen() {
+            return Err(anyhow!(why));
+        }
         let mut tried = Vec::new();
         for name in SYSTEM_NAMES {
             // SAFETY: loading libcrypto runs only its ELF initialisers, which set up
@@ -32,6 +35,9 @@ impl OpenSsl {
     pub fn load_path(path: &Path) -> anyhow::Result<OpenSsl> {
         let shown = path.display();
         let bad = |why: &str| format!("--libcrypto {shown}: {why}: {HOW_TO_FIX}");
+        if let Some(why) = crate::sys::cannot_dlopen() {
+            return Err(anyhow!("--libcrypto {shown}: {why}"));
+        }
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(anyhow::Error::msg(bad("cannot load (file not found)")))

@@ -131,7 +131,7 @@ pub fn public_key(parts: Parts, client_share: &[u8]) -> anyhow::Result<Box<dyn P
     }))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "aws-lc"))]
 mod tests {
     use super::*;
     use crate::impls::aws_lc::AwsLc;
