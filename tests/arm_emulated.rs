@@ -111,102 +111,20 @@ fn features_on(cpu: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `--list`, then a short `speed` over everything: every in-process implementation is
-/// there, nothing is refused by the gate, every offered (implementation, algorithm) is
-/// measured in both directions, and every record says it was emulated.
+/// `--list`, then a short `speed` over everything, through the gate (common::gate).
 fn list_and_gate(t: &Target, cpu: &str) {
     let Some(env) = ready(t) else { return };
     let list = run(t, &env, cpu, &["speed", "--list"]);
     assert!(list.status.success());
-    let text = String::from_utf8_lossy(&list.stdout);
-    for name in IN_PROCESS {
-        assert!(
-            text.lines()
-                .any(|l| l.starts_with(&format!("{name}: ")) && !l.contains("not available")),
-            "{name} missing from --list on {}:\n{text}",
-            t.triple
-        );
-    }
-    let v = json(
-        t,
-        &env,
-        cpu,
-        &[
-            "speed", "--alg", "*", "--time", "0.01", "--sizes", "1k", "--format", "json",
-        ],
+    let v = json(t, &env, cpu, common::gate::SPEED_EVERYTHING);
+    common::gate::check(
+        t.triple,
+        &String::from_utf8_lossy(&list.stdout),
+        &v,
+        &IN_PROCESS,
+        t.arch,
+        true,
     );
-    assert_eq!(v["environment"]["emulated"], true);
-    assert_eq!(v["environment"]["cpu"]["arch"], t.arch);
-    let refused: Vec<&Value> = v["exclusions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["kind"] != "not_offered")
-        .collect();
-    assert!(
-        refused.is_empty(),
-        "the gate refused on {}: {refused:?}",
-        t.triple
-    );
-    let records = v["records"].as_array().unwrap();
-    for name in IN_PROCESS {
-        let mine: Vec<&Value> = records.iter().filter(|r| r["impl"] == name).collect();
-        assert!(!mine.is_empty(), "{name}: nothing measured on {}", t.triple);
-        // Each offered algorithm: enc always, dec for everything but hashes and HMAC.
-        for alg in mine.iter().map(|r| r["alg"].as_str().unwrap()) {
-            let dirs: Vec<&str> = mine
-                .iter()
-                .filter(|r| r["alg"] == alg)
-                .map(|r| r["direction"].as_str().unwrap())
-                .collect();
-            let hash = alg.starts_with("sha") || alg.starts_with("hmac");
-            // Public-key operations: a signature both ways, a KEM both ways, an agreement.
-            let whole = if dirs.contains(&"sign") || dirs.contains(&"verify") {
-                dirs.contains(&"sign") && dirs.contains(&"verify")
-            } else if dirs.contains(&"encaps") || dirs.contains(&"decaps") {
-                dirs.contains(&"encaps") && dirs.contains(&"decaps")
-            } else if dirs.contains(&"derive") {
-                true
-            } else {
-                dirs.contains(&"enc") && (hash || dirs.contains(&"dec"))
-            };
-            assert!(whole, "{name} {alg}: {dirs:?}");
-        }
-    }
-    // What --list says each implementation offers was all measured.
-    let mut current = "";
-    for line in text.lines() {
-        if let Some((name, _)) = line.split_once(": ").filter(|_| !line.starts_with(' ')) {
-            current = name;
-        } else if let Some(algs) = line.trim_start().strip_prefix("offers: ") {
-            // Legacy ciphers carry a "(legacy)" mark in the list; records use the name.
-            for alg in algs.split(", ").map(|a| a.trim_end_matches(" (legacy)")) {
-                assert!(
-                    records
-                        .iter()
-                        .any(|r| r["impl"] == current && r["alg"] == alg),
-                    "{current} offers {alg} on {} but it was not measured",
-                    t.triple
-                );
-            }
-        }
-    }
-    for r in records {
-        // Bulk points have a byte rate; public-key points an operation rate instead.
-        let rate = r["throughput_bps"]
-            .as_f64()
-            .or_else(|| r["ops_per_s"].as_f64())
-            .unwrap_or_else(|| panic!("neither throughput_bps nor ops_per_s: {r}"));
-        assert!(rate > 0.0, "{r}");
-        assert!(
-            r["notes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|n| n.as_str().unwrap().contains("emulated")),
-            "record without the emulation note: {r}"
-        );
-    }
 }
 
 #[test]

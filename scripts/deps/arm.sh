@@ -49,15 +49,7 @@ done
 # providers) at their multiarch paths. Rebuilt when the package list changes.
 SYSROOT_PKGS="libc6 libssl3 libgcc-s1 zlib1g"
 for arch in arm64 armhf; do
-  root="$CACHE/sysroot-$arch"
-  want="$SYSROOT_PKGS"
-  [ "$(cat "$root/.pkgs" 2>/dev/null)" = "$want" ] && continue
-  debs=$(scripts/apt-foreign "$CACHE/debs" $(for p in $want; do echo "$p:$arch"; done))
-  rm -rf "$root.tmp" && mkdir -p "$root.tmp"
-  for d in $debs; do dpkg -x "$d" "$root.tmp"; done
-  echo "$want" >"$root.tmp/.pkgs"
-  rm -rf "$root" && mv "$root.tmp" "$root"
-  echo "arm.sh: sysroot $root ready" >&2
+  scripts/sysroot "$CACHE/sysroot-$arch" "$CACHE/debs" "$arch" $SYSROOT_PKGS
 done
 
 # The arm64 guest (Debian's arm64 kernel under qemu-system-aarch64) that

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod dut_lab;
+pub mod gate;
 pub mod postgres;
 
 use std::path::{Path, PathBuf};

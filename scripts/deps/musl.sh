@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# musl (OpenWrt) cross builds and their emulation: Debian's gcc cross compilers (the same
+# ones scripts/deps/arm.sh installs, plus mipsel), qemu-user, the host's musl (so that the
+# dynamic x86_64 musl build runs here natively), the Rust targets (stable where rustup has
+# the standard library, nightly's rust-src for -Zbuild-std where it has not), and one
+# sysroot per architecture made of Debian's own musl and musl-dev packages, unpacked with
+# dpkg -x under ${CRYPTOBENCH_MUSL_CACHE:-~/.cache/cryptobench/musl}/sysroot-<arch>
+# (headers, crt files, libc.a, libc.so and /lib/ld-musl-<arch>.so.1, for `qemu-<arch> -L`).
+# Idempotent: a second run with everything present takes well under a second.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export DEBIAN_FRONTEND=noninteractive PATH="$HOME/.cargo/bin:$PATH"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+CACHE=${CRYPTOBENCH_MUSL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cryptobench/musl}
+
+# linux-libc-dev*: the kernel's headers, which musl does not ship (OpenSSL needs them).
+PKGS="musl-tools gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-mipsel-linux-gnu qemu-user
+      linux-libc-dev linux-libc-dev-arm64-cross linux-libc-dev-armhf-cross linux-libc-dev-mipsel-cross"
+ARCHS="amd64 arm64 armhf mipsel"
+SYSROOT_PKGS="musl musl-dev"
+# rustup has no standard library for armv7-unknown-linux-musleabihf here (its download
+# answers 404), so that target, like the tier-3 mipsel one, is built with -Zbuild-std.
+STABLE_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl"
+
+if [ "${1:-}" = "--check" ]; then
+  missing=""
+  for p in $PKGS; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
+  done
+  installed=$(rustup target list --installed 2>/dev/null || true)
+  for t in $STABLE_TARGETS; do
+    grep -qx "$t" <<<"$installed" || missing="$missing rustup:$t"
+  done
+  rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' ||
+    missing="$missing rustup:nightly-rust-src"
+  for arch in $ARCHS; do
+    [ "$(cat "$CACHE/sysroot-$arch/.pkgs" 2>/dev/null)" = "$SYSROOT_PKGS" ] || missing="$missing musl-sysroot-$arch"
+  done
+  [ -z "$missing" ] || { echo "musl:$missing"; exit 1; }
+  exit 0
+fi
+
+missing=""
+for p in $PKGS; do
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  $SUDO apt-get install -y -q --no-install-recommends $missing ||
+    { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends $missing; }
+fi
+
+installed=$(rustup target list --installed)
+for t in $STABLE_TARGETS; do
+  grep -qx "$t" <<<"$installed" || rustup target add "$t"
+done
+rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' ||
+  rustup component add rust-src --toolchain nightly 2>/dev/null ||
+  { rustup toolchain install nightly --profile minimal && rustup component add rust-src --toolchain nightly; }
+
+for arch in $ARCHS; do
+  scripts/sysroot "$CACHE/sysroot-$arch" "$CACHE/debs" "$arch" $SYSROOT_PKGS
+done

@@ -1,0 +1,392 @@
+//! The musl (OpenWrt) builds: the lean feature set, static and dynamic, for x86_64 (run
+//! here natively) and armv7 and aarch64 (under qemu-user, the dynamic ones with Debian's
+//! musl as the sysroot). Each says what it is, lists every in-process implementation and
+//! passes the correctness gate over everything; the dynamic armv7 build loads a libcrypto
+//! built for musl and passes the gate on the openssl path; a full build reads what the
+//! lean one writes; the armv7 binary fits the flash budget.
+//!
+//! The binaries come from scripts/build-musl, the musl libcrypto from scripts/build-openssl
+//! (scripts/test runs both first); the toolchain and sysroots from scripts/deps/musl.sh.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Build {
+    triple: &'static str,
+    /// "static" or "dynamic", as scripts/build-musl names them.
+    mode: &'static str,
+    /// qemu-user and the CPU it emulates; None: this machine runs it.
+    qemu: Option<(&'static str, &'static str)>,
+    /// Debian's name for the architecture (the sysroot's).
+    debian_arch: &'static str,
+    /// std::env::consts::ARCH of the build.
+    arch: &'static str,
+    /// musl's dynamic loader, as the dynamic build names it.
+    loader: &'static str,
+}
+
+const fn build(triple: &'static str, mode: &'static str) -> Build {
+    let (qemu, debian_arch, arch, loader) = match triple.as_bytes()[0] {
+        b'x' => (None, "amd64", "x86_64", "lib/ld-musl-x86_64.so.1"),
+        b'a' => (
+            Some(("qemu-aarch64", "cortex-a53")),
+            "arm64",
+            "aarch64",
+            "lib/ld-musl-aarch64.so.1",
+        ),
+        _ => (
+            Some(("qemu-arm", "cortex-a7")),
+            "armhf",
+            "arm",
+            "lib/ld-musl-armhf.so.1",
+        ),
+    };
+    Build {
+        triple,
+        mode,
+        qemu,
+        debian_arch,
+        arch,
+        loader,
+    }
+}
+
+const X86_64_STATIC: Build = build("x86_64-unknown-linux-musl", "static");
+const X86_64_DYNAMIC: Build = build("x86_64-unknown-linux-musl", "dynamic");
+const ARMV7_DYNAMIC: Build = build("armv7-unknown-linux-musleabihf", "dynamic");
+const ARMV7_STATIC: Build = build("armv7-unknown-linux-musleabihf", "static");
+const AARCH64_DYNAMIC: Build = build("aarch64-unknown-linux-musl", "dynamic");
+const AARCH64_STATIC: Build = build("aarch64-unknown-linux-musl", "static");
+
+/// The in-process libraries: openssl is checked on its own (a static build cannot load
+/// it, a dynamic one loads what it is given).
+const IN_PROCESS: [&str; 4] = ["aws-lc", "ring", "rustcrypto", "libsodium"];
+
+/// OpenWrt's flash budget for the lean armv7 binary: stripped, and gzipped (as packaged).
+const BUDGET_STRIPPED: u64 = 6 << 20;
+const BUDGET_GZIPPED: u64 = 3 << 20;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn musl_cache() -> PathBuf {
+    std::env::var_os("CRYPTOBENCH_MUSL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::arm_cache().with_file_name("musl"))
+}
+
+fn sysroot(b: &Build) -> PathBuf {
+    musl_cache().join(format!("sysroot-{}", b.debian_arch))
+}
+
+/// The binary of a build, or None after reporting the skip.
+fn ready(b: &Build) -> Option<PathBuf> {
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let bin = target_dir
+        .join("musl")
+        .join(format!("{}-{}", b.triple, b.mode))
+        .join("cryptobench");
+    if !bin.is_file() {
+        common::skip(&format!(
+            "{} is not built: run scripts/deps/musl.sh, then scripts/build-musl",
+            bin.display()
+        ));
+        return None;
+    }
+    let loader = b.loader;
+    let runnable = match b.qemu {
+        Some((qemu, _)) => {
+            Command::new(qemu).arg("--version").output().is_ok()
+                && (b.mode == "static" || sysroot(b).join(loader).exists())
+        }
+        // The dynamic x86_64 build runs on this machine's musl (musl-tools brings it).
+        None => b.mode == "static" || Path::new("/").join(loader).exists(),
+    };
+    if !runnable {
+        common::skip(&format!(
+            "qemu-user or musl's loader /{loader} is missing for {} {}: run scripts/deps/musl.sh",
+            b.triple, b.mode
+        ));
+        return None;
+    }
+    Some(bin)
+}
+
+fn command(b: &Build, bin: &Path) -> Command {
+    let mut c = match b.qemu {
+        Some((qemu, cpu)) => {
+            let mut c = Command::new(qemu);
+            c.arg("-L").arg(sysroot(b)).args(["-cpu", cpu]).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    c.env("XDG_DATA_HOME", common::data_home())
+        .env_remove("CRYPTOBENCH_STORE")
+        .env_remove("OPENSSL_CONF");
+    c
+}
+
+fn run(b: &Build, bin: &Path, args: &[&str]) -> Output {
+    command(b, bin)
+        .args(args)
+        .output()
+        .expect("the musl build starts")
+}
+
+fn json(b: &Build, bin: &Path, args: &[&str]) -> Value {
+    let o = run(b, bin, args);
+    assert!(
+        o.status.success(),
+        "{} {} {args:?}: {}",
+        b.triple,
+        b.mode,
+        common::stderr(&o)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: {e}: {}",
+            String::from_utf8_lossy(&o.stdout[..o.stdout.len().min(400)])
+        )
+    })
+}
+
+/// `--version` and `probe` say musl and the link mode; the lean build has its libraries
+/// and none of the other optional features; a static build reports openssl unavailable because it cannot
+/// dlopen; then `--list` and the gate over everything in-process.
+fn says_what_it_is_and_passes_the_gate(b: &Build) {
+    let Some(bin) = ready(b) else { return };
+    let what = format!("{} {}", b.triple, b.mode);
+    let version = common::stdout(&run(b, &bin, &["--version"]));
+    assert!(
+        version.contains(&format!("musl, {}; features: aws-lc, libsodium)", b.mode)),
+        "{what}: --version says {version}"
+    );
+    let probe = json(b, &bin, &["probe", "--format", "json"]);
+    assert_eq!(
+        probe["build"]["libc"],
+        format!("musl, {}", b.mode),
+        "{probe}"
+    );
+    assert_eq!(probe["build"]["arch"], b.arch);
+    assert_eq!(
+        probe["build"]["features"],
+        serde_json::json!(["aws-lc", "libsodium"]),
+        "{what}: the lean build has no store, PNG or flame graphs"
+    );
+    let openssl_reason = probe["unavailable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["name"] == "openssl")
+        .map(|u| u["reason"].as_str().unwrap().to_string());
+    if b.mode == "static" {
+        let why = openssl_reason.expect("a static build has no openssl");
+        assert!(why.contains("cannot dlopen"), "{what}: {why}");
+    }
+    let list = run(b, &bin, &["speed", "--list"]);
+    assert!(list.status.success(), "{what}: {}", common::stderr(&list));
+    let v = json(b, &bin, common::gate::SPEED_EVERYTHING);
+    common::gate::check(
+        &what,
+        &common::stdout(&list),
+        &v,
+        &IN_PROCESS,
+        b.arch,
+        b.qemu.is_some(),
+    );
+}
+
+#[test]
+fn x86_64_static_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&X86_64_STATIC);
+}
+
+#[test]
+fn x86_64_dynamic_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&X86_64_DYNAMIC);
+}
+
+#[test]
+fn armv7_dynamic_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&ARMV7_DYNAMIC);
+}
+
+#[test]
+fn armv7_static_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&ARMV7_STATIC);
+}
+
+#[test]
+fn aarch64_dynamic_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&AARCH64_DYNAMIC);
+}
+
+#[test]
+fn aarch64_static_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&AARCH64_STATIC);
+}
+
+/// The libcrypto of `scripts/build-openssl 3.5 --target <musl triple>`, or None after
+/// reporting the skip.
+fn musl_libcrypto(b: &Build) -> Option<PathBuf> {
+    let o = Command::new(root().join("scripts/build-openssl"))
+        .args(["3.5", "--target", b.triple])
+        .output()
+        .expect("scripts/build-openssl runs");
+    if !o.status.success() {
+        common::skip(&format!(
+            "scripts/build-openssl 3.5 --target {} failed: {}",
+            b.triple,
+            common::stderr(&o).lines().last().unwrap_or("")
+        ));
+        return None;
+    }
+    Some(PathBuf::from(common::stdout(&o).trim()).join("lib/libcrypto.so.3"))
+}
+
+/// The dynamic armv7 build dlopens OpenSSL built with the musl cross compiler (what
+/// OpenWrt's libopenssl3 is) and passes the gate on the openssl path; the static build
+/// refuses the same `--libcrypto` in one line.
+#[test]
+fn armv7_dynamic_loads_a_musl_libcrypto_and_passes_the_gate() {
+    let b = &ARMV7_DYNAMIC;
+    let Some(bin) = ready(b) else { return };
+    let Some(lib) = musl_libcrypto(b) else { return };
+    let lib = lib.to_str().unwrap();
+    let mut args = common::gate::SPEED_EVERYTHING.to_vec();
+    args.extend(["--impl", "openssl", "--libcrypto", lib]);
+    let v = json(b, &bin, &args);
+    let records = v["records"].as_array().unwrap();
+    let name = format!("openssl@{lib}");
+    let mine: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["impl"].as_str().is_some_and(|i| i.starts_with("openssl")))
+        .collect();
+    assert!(
+        !mine.is_empty(),
+        "{name}: nothing measured: {}",
+        v["unavailable"]
+    );
+    let lib_of = |r: &Value| r.to_string();
+    assert!(
+        mine.iter().all(|r| lib_of(r).contains("3.5.5")),
+        "not the musl OpenSSL 3.5.5: {}",
+        mine[0]
+    );
+    let refused: Vec<&Value> = v["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] != "not_offered")
+        .collect();
+    assert!(refused.is_empty(), "the gate refused: {refused:?}");
+    for alg in ["aes-128-gcm", "chacha20-poly1305", "sha256", "ed25519"] {
+        assert!(
+            mine.iter().any(|r| r["alg"] == alg),
+            "{alg} not measured through the musl libcrypto"
+        );
+    }
+    if let Some(st) = ready(&ARMV7_STATIC) {
+        let o = run(
+            &ARMV7_STATIC,
+            &st,
+            &["speed", "--libcrypto", lib, "--time", "0.01"],
+        );
+        let e = common::one_line_exit_2(&o, "--libcrypto on a static build");
+        assert!(e.contains("cannot dlopen"), "{e}");
+    }
+}
+
+/// What a lean build writes, a full build reads: `report` renders it and `compare`
+/// compares it with itself. A store named to the lean build is refused in one line.
+#[test]
+fn lean_records_render_in_a_full_build() {
+    let b = &X86_64_STATIC;
+    let Some(bin) = ready(b) else { return };
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "musl-lean-records");
+    let file = dir.join("lean.jsonl");
+    let o = run(
+        b,
+        &bin,
+        &[
+            "speed",
+            "--impl",
+            "ring,aws-lc",
+            "--alg",
+            "aes-128-gcm,sha256",
+            "--sizes",
+            "1k",
+            "--time",
+            "0.02",
+            "--output",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let report = common::run(&["report", "--format", "json", file.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", common::stderr(&report));
+    let v: Value = serde_json::from_slice(&report.stdout).expect("report JSON");
+    let text = v.to_string();
+    for needle in ["\"ring\"", "\"aws-lc\"", "aes-128-gcm", "sha256"] {
+        assert!(text.contains(needle), "{needle} in {text:.400}");
+    }
+    let table = common::run(&["report", file.to_str().unwrap()]);
+    assert!(table.status.success(), "{}", common::stderr(&table));
+    assert!(common::stdout(&table).contains("aes-128-gcm"));
+    let f = file.to_str().unwrap();
+    let cmp = common::run(&["compare", f, f]);
+    assert!(cmp.status.success(), "{}", common::stderr(&cmp));
+    // The lean build has no store: named, it is refused; by default there is none.
+    let o = run(
+        b,
+        &bin,
+        &[
+            "speed",
+            "--alg",
+            "sha256",
+            "--time",
+            "0.01",
+            "--store",
+            "sqlite:/tmp/x.db",
+        ],
+    );
+    let e = common::one_line_exit_2(&o, "--store on a lean build");
+    assert!(e.contains("this build has no store"), "{e}");
+}
+
+/// The lean armv7 binary, stripped and gzipped, fits OpenWrt's flash.
+#[test]
+fn lean_armv7_fits_the_flash_budget() {
+    let b = &ARMV7_DYNAMIC;
+    let Some(bin) = ready(b) else { return };
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "musl-size");
+    let stripped = dir.join("cryptobench");
+    let o = Command::new("arm-linux-gnueabihf-strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&bin)
+        .output()
+        .expect("arm-linux-gnueabihf-strip runs (scripts/deps/musl.sh)");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let bytes = std::fs::read(&stripped).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    let gzipped = gz.finish().unwrap().len() as u64;
+    let size = bytes.len() as u64;
+    eprintln!("lean armv7 musl dynamic: {size} bytes stripped, {gzipped} gzipped");
+    assert!(
+        size <= BUDGET_STRIPPED,
+        "{size} bytes stripped > {BUDGET_STRIPPED}"
+    );
+    assert!(
+        gzipped <= BUDGET_GZIPPED,
+        "{gzipped} bytes gzipped > {BUDGET_GZIPPED}"
+    );
+}
