@@ -264,28 +264,31 @@ fn armv7_dynamic_loads_a_musl_libcrypto_and_passes_the_gate() {
     args.extend(["--impl", "openssl", "--libcrypto", lib]);
     let v = json(b, &bin, &args);
     let records = v["records"].as_array().unwrap();
-    let name = format!("openssl@{lib}");
-    let mine: Vec<&Value> = records
-        .iter()
-        .filter(|r| r["impl"].as_str().is_some_and(|i| i.starts_with("openssl")))
-        .collect();
+    let mine: Vec<&Value> = records.iter().filter(|r| r["impl"] == "openssl").collect();
     assert!(
         !mine.is_empty(),
-        "{name}: nothing measured: {}",
+        "openssl: nothing measured: {}",
         v["unavailable"]
     );
-    let lib_of = |r: &Value| r.to_string();
-    assert!(
-        mine.iter().all(|r| lib_of(r).contains("3.5.5")),
-        "not the musl OpenSSL 3.5.5: {}",
-        mine[0]
-    );
-    let refused: Vec<&Value> = v["exclusions"]
+    // The library measured is that build, OpenSSL 3.5.5, at that path.
+    let loaded = v["environment"]["libraries"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["kind"] != "not_offered")
-        .collect();
+        .find(|l| l["impl"] == "openssl")
+        .expect("openssl among the environment's libraries");
+    assert!(
+        loaded.to_string().contains("3.5.5") && loaded.to_string().contains(lib),
+        "not the musl OpenSSL 3.5.5 at {lib}: {loaded}"
+    );
+    assert!(
+        mine.iter().all(|r| r["impl_version"]
+            .as_str()
+            .is_none_or(|v| v.contains("3.5.5"))),
+        "{}",
+        mine[0]
+    );
+    let refused = common::gate::refused(&v);
     assert!(refused.is_empty(), "the gate refused: {refused:?}");
     for alg in ["aes-128-gcm", "chacha20-poly1305", "sha256", "ed25519"] {
         assert!(

@@ -9,6 +9,16 @@ pub const SPEED_EVERYTHING: &[&str] = &[
     "speed", "--alg", "*", "--time", "0.01", "--sizes", "1k", "--format", "json",
 ];
 
+/// What a speed document's gate refused (anything excluded but not merely not offered).
+pub fn refused(v: &Value) -> Vec<&Value> {
+    v["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] != "not_offered")
+        .collect()
+}
+
 /// `speed --list` (`list`) and the `SPEED_EVERYTHING` document `v` of the build `what`:
 /// every implementation of `in_process` is there, nothing is refused by the gate, every
 /// offered (implementation, algorithm) is measured in both directions, the records are of
@@ -24,16 +34,10 @@ pub fn check(what: &str, list: &str, v: &Value, in_process: &[&str], arch: &str,
     }
     assert_eq!(v["environment"]["emulated"], emulated, "{what}");
     assert_eq!(v["environment"]["cpu"]["arch"], arch, "{what}");
-    let refused: Vec<&Value> = v["exclusions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["kind"] != "not_offered")
-        .collect();
+    let refused = refused(v);
     assert!(
         refused.is_empty(),
-        "the gate refused on {}: {refused:?}",
-        what
+        "the gate refused on {what}: {refused:?}"
     );
     let records = v["records"].as_array().unwrap();
     for &name in in_process {
