@@ -2,7 +2,7 @@
 //! by name instead of by key. Every struct reads older files too (missing fields take
 //! their defaults).
 
-use super::LineKind;
+use super::{LineKind, WorkloadSettings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -151,9 +151,8 @@ pub struct Library {
     /// How it is reached: in-process, syscall, engine, tool, process.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access: Option<String>,
-    /// The implementation's own facts (paths, builds, drivers): free-form, each
-    /// implementation's own shape.
-    pub details: serde_json::Value,
+    /// The implementation's own facts (paths, builds, drivers): each fills its fields.
+    pub details: crate::impls::details::Details,
 }
 
 /// Something that could not be used, and why.
@@ -167,24 +166,6 @@ pub struct Settings {
     pub workload: WorkloadSettings,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub study_neighbour: bool,
-}
-
-/// Each workload's settings, told apart by the fields only it has.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum WorkloadSettings {
-    Speed(SpeedSettings),
-    Vpn(VpnSettings),
-    Process(ProcessSettings),
-    Tls(Box<TlsSettings>),
-    /// Settings of a file this version does not know (older schemas): shown, not read.
-    Other(BTreeMap<String, serde_json::Value>),
-}
-
-impl Default for WorkloadSettings {
-    fn default() -> Self {
-        WorkloadSettings::Other(BTreeMap::new())
-    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -406,7 +387,7 @@ mod tests {
                     WorkloadSettings::Tls(_) => "tls",
                     WorkloadSettings::Vpn(_) => "vpn",
                     WorkloadSettings::Process(_) => "process",
-                    WorkloadSettings::Other(_) => "other",
+                    WorkloadSettings::Other {} => "other",
                 });
             }
         }

@@ -144,7 +144,7 @@ fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
             .collect();
         if same.len() > 1 {
             for j in same {
-                if let Some(p) = found[j].details().get("path").and_then(|p| p.as_str()) {
+                if let Some(p) = found[j].details().path {
                     labels[j] = format!("{}@{p}", labels[j]);
                 }
             }

@@ -6,12 +6,13 @@ use super::load::{self, Generator};
 use super::server::{self, Content};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::{sys, TlsArgs};
+use crate::impls::details::Details;
 use crate::impls::openssl::build::Build;
 use crate::record::environment::{TlsSettings, TlsSuiteSettings};
 use crate::record::{Library, Unavailable, WorkloadSettings};
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
-use serde_json::{json, Value};
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -521,7 +522,7 @@ fn tool_versions(
     inputs: &Inputs,
     nb: &NginxBuild,
 ) -> Result<(Vec<Library>, Vec<Unavailable>), Failure> {
-    let tool = |name: &str, version: String, details: Value| Library {
+    let tool = |name: &str, version: String, details: Details| Library {
         implementation: name.into(),
         version,
         details,
@@ -530,18 +531,28 @@ fn tool_versions(
     let mut libraries = vec![tool(
         "nginx",
         nb.version.clone(),
-        json!({"path": inputs.nginx, "openssl": nb.ssl}),
+        Details {
+            openssl: Some(nb.ssl.clone()),
+            ..Details::at(inputs.nginx.display().to_string())
+        },
     )];
     let (_, ov, _) = output(guard, dir, &[&inputs.openssl.to_string_lossy(), "version"])?;
     libraries.push(tool(
         "openssl",
         ov.trim().into(),
-        json!({"path": inputs.openssl, "note": "the openssl command; nginx's own build is in nginx.details.openssl"}),
+        Details {
+            note: Some("the openssl command; nginx's own build is in nginx.details.openssl".into()),
+            ..Details::at(inputs.openssl.display().to_string())
+        },
     ));
     let mut unavailable = Vec::new();
     for g in [Generator::Wrk, Generator::H2load] {
         match sys::find_program(g.name(), None) {
-            Some(p) => libraries.push(tool(g.name(), load::version(g, &p), json!({ "path": p }))),
+            Some(p) => libraries.push(tool(
+                g.name(),
+                load::version(g, &p),
+                Details::at(p.display().to_string()),
+            )),
             None => unavailable.push(Unavailable {
                 name: g.name().into(),
                 reason: format!("not installed (Debian package {})", g.package()),

@@ -4,11 +4,10 @@
 
 use super::analysis::{Analysis, Share};
 use crate::record::tls::{Latency, TlsData, TlsRecord};
-use crate::record::{Environment, Exclusion};
+use crate::record::{Coordinate, Environment, Exclusion};
 use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};
 use crate::units::{mbps, size_label};
-use serde_json::Value;
 
 /// Every block of one run's tls records.
 pub fn blocks(run: &RunView<TlsData>, a: &Analysis) -> Vec<Block> {
@@ -93,7 +92,7 @@ fn header(env: Option<&Environment>) -> Vec<String> {
         .libraries
         .iter()
         .find(|l| l.implementation == "nginx")
-        .and_then(|l| l.details["openssl"].as_str())
+        .and_then(|l| l.details.openssl.as_deref())
         .unwrap_or("");
     let cpus = |c: &[usize]| {
         c.iter()
@@ -418,7 +417,7 @@ fn not_measured(excl: &[&Exclusion]) -> Table {
         ],
     );
     for e in excl {
-        let get = |k: &str| e.point.get(k).cloned().unwrap_or(Value::Null);
+        let get = |k: &str| e.point.get(k).cloned().unwrap_or(Coordinate::Null);
         t.push(vec![
             e.kind.name().to_string(),
             get("suite").as_str().unwrap_or("").to_string(),

@@ -142,12 +142,13 @@ impl Implementation for AwsLc {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": CRATE_VERSION,
-            "crate_version_note": "aws-lc-rs exposes no crate version at run time; this is the minor version Cargo.toml requires",
-            "awslc_version": aws_lc_rs::awslc_version(),
-        })
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crate_version: Some(CRATE_VERSION.into()),
+            crate_version_note: Some("aws-lc-rs exposes no crate version at run time; this is the minor version Cargo.toml requires".into()),
+            awslc_version: Some(aws_lc_rs::awslc_version().to_string()),
+            ..Default::default()
+        }
     }
 }
 

@@ -436,18 +436,23 @@ impl Implementation for Cryptodev {
         self.driver_for(alg)
     }
 
-    fn details(&self) -> serde_json::Value {
-        let drivers: serde_json::Map<String, serde_json::Value> = self
+    fn details(&self) -> super::details::Details {
+        let drivers = self
             .offered
             .iter()
             .filter(|(_, s, _)| *s == Support::Yes)
-            .map(|(a, _, d)| (a.name().to_string(), serde_json::json!(d)))
+            .map(|(a, _, d)| (a.name().to_string(), d.clone()))
             .collect();
-        serde_json::json!({
-            "interface": "/dev/crypto",
-            "abi": match self.abi { Abi::Release => "cryptodev-linux release", Abi::Compr => "compression branch" },
-            "drivers": drivers,
-        })
+        let abi = match self.abi {
+            Abi::Release => "cryptodev-linux release",
+            Abi::Compr => "compression branch",
+        };
+        super::details::Details {
+            interface: Some("/dev/crypto".into()),
+            abi: Some(abi.into()),
+            drivers: Some(drivers),
+            ..Default::default()
+        }
     }
 }
 

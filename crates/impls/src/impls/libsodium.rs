@@ -136,11 +136,12 @@ impl Implementation for Libsodium {
         })
     }
 
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": "libsodium-sys-stable 1.24",
-            "aes256gcm_available": self.aes_gcm,
-        })
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crate_version: Some("libsodium-sys-stable 1.24".into()),
+            aes256gcm_available: Some(self.aes_gcm),
+            ..Default::default()
+        }
     }
 }
 

@@ -18,6 +18,7 @@ pub mod boringssl;
 #[cfg(feature = "test-corrupt")]
 pub mod corrupt;
 pub mod cryptodev;
+pub mod details;
 mod io;
 pub mod libsodium;
 pub mod openssl;
@@ -195,8 +196,8 @@ pub trait Implementation: Send + Sync {
         None
     }
     /// Where the code came from: a path, build flags, features. Goes into the environment.
-    fn details(&self) -> serde_json::Value {
-        serde_json::Value::Null
+    fn details(&self) -> details::Details {
+        details::Details::default()
     }
 }
 
@@ -244,7 +245,7 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> anyhow::Result<Re
         // path: measured once, and the run says so.
         let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         let twin = found.iter().find_map(|f| {
-            let p = f.details().get("path")?.as_str().map(PathBuf::from)?;
+            let p = f.details().path.map(PathBuf::from)?;
             (canon(&p) == canon(o.path())).then(|| p.display().to_string())
         });
         match twin {

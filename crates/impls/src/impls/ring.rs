@@ -121,11 +121,12 @@ impl Implementation for Ring {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": VERSION,
-            "version_note": "ring exposes no version at run time; this is the minor version Cargo.toml requires",
-        })
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crate_version: Some(VERSION.into()),
+            version_note: Some("ring exposes no version at run time; this is the minor version Cargo.toml requires".into()),
+            ..Default::default()
+        }
     }
 }
 

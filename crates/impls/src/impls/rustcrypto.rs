@@ -124,12 +124,13 @@ impl Implementation for RustCrypto {
         })
     }
 
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crates": VERSION,
-            "version_note": "the crates expose no version at run time; these are the versions Cargo.toml requires",
-            "backends": "aes, ghash/polyval, chacha20 and sha2 pick AES-NI/CLMUL/AVX2/SHA-NI at run time when the CPU has them",
-        })
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crates: Some(VERSION.into()),
+            version_note: Some("the crates expose no version at run time; these are the versions Cargo.toml requires".into()),
+            backends: Some("aes, ghash/polyval, chacha20 and sha2 pick AES-NI/CLMUL/AVX2/SHA-NI at run time when the CPU has them".into()),
+            ..Default::default()
+        }
     }
 }
 

@@ -397,14 +397,14 @@ impl Implementation for AfAlg {
         )
     }
 
-    fn details(&self) -> serde_json::Value {
-        let types: serde_json::Map<String, serde_json::Value> = self
+    fn details(&self) -> crate::impls::details::Details {
+        let types = self
             .types
             .iter()
-            .map(|(k, u)| (k.to_string(), serde_json::json!(u)))
+            .map(|(k, u)| (k.to_string(), u.clone()))
             .collect();
         let entries = kernel::proc_crypto();
-        let mut drivers = serde_json::Map::new();
+        let mut drivers = std::collections::BTreeMap::new();
         for alg in Algorithm::ALL {
             if self.support(alg) != Support::Yes {
                 continue;
@@ -413,16 +413,17 @@ impl Implementation for AfAlg {
                 Some(d) => Some(d.name.clone()),
                 None => chosen(&entries, kernel_name(alg).1),
             };
-            drivers.insert(alg.name().to_string(), serde_json::json!(d));
+            drivers.insert(alg.name().to_string(), d);
         }
-        serde_json::json!({
-            "interface": "AF_ALG",
-            "types": types,
-            "driver": self.driver.as_ref().map(|d| d.name.clone()),
-            "driver_implements": self.driver.as_ref().and_then(|d| d.alg_name.clone()),
-            "zerocopy": self.zerocopy,
-            "drivers": drivers,
-        })
+        crate::impls::details::Details {
+            interface: Some("AF_ALG".into()),
+            types: Some(types),
+            driver: self.driver.as_ref().map(|d| d.name.clone()),
+            driver_implements: self.driver.as_ref().and_then(|d| d.alg_name.clone()),
+            zerocopy: Some(self.zerocopy),
+            drivers: Some(drivers),
+            ..Default::default()
+        }
     }
 }
 

@@ -197,12 +197,15 @@ impl Implementation for BoringSsl {
         }
     }
 
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": CRATE_VERSION,
-            "api_version": bssl::BORINGSSL_API_VERSION,
-            "source": "BoringSSL sources vendored in boring-sys, built by its build script",
-        })
+    fn details(&self) -> crate::impls::details::Details {
+        crate::impls::details::Details {
+            crate_version: Some(CRATE_VERSION.into()),
+            api_version: Some(bssl::BORINGSSL_API_VERSION as u64),
+            source: Some(
+                "BoringSSL sources vendored in boring-sys, built by its build script".into(),
+            ),
+            ..Default::default()
+        }
     }
 }
 

@@ -315,31 +315,38 @@ impl Implementation for OpenSsl {
         )
     }
 
-    fn details(&self) -> serde_json::Value {
-        let mut d = self.library_details();
+    fn details(&self) -> crate::impls::details::Details {
+        use crate::impls::details::VariantDetails;
         let variant = match &self.mode {
-            Mode::Base => return d,
-            Mode::Isa(v) => serde_json::json!({
-                "spec": v.spec,
-                "variable": v.variable,
-                (v.variable.to_ascii_lowercase()): v.mask,
-                "turns_off": v.turns_off,
-                "cleared_bits": v.cleared.map(|(a, b)| format!("{a:#x}:{b:#x}")),
-                "base_cpu_info": v.base_cpu_info,
-                "loaded_from": format!("{} (a private copy, deleted once loaded)", v.loaded_from.display()),
+            Mode::Base => None,
+            Mode::Isa(v) => Some(VariantDetails {
+                spec: v.spec.clone(),
+                variable: Some(v.variable.into()),
+                mask: [(v.variable.to_ascii_lowercase(), v.mask.clone())].into(),
+                turns_off: Some(v.turns_off.clone()),
+                cleared_bits: v.cleared.map(|(a, b)| format!("{a:#x}:{b:#x}")),
+                base_cpu_info: v.base_cpu_info.clone(),
+                loaded_from: Some(format!(
+                    "{} (a private copy, deleted once loaded)",
+                    v.loaded_from.display()
+                )),
+                ..Default::default()
             }),
-            Mode::SpeedLoop => serde_json::json!({
-                "spec": SPEED_LOOP,
-                "per_call": "the EVP calls `openssl speed -evp` 3.0 makes per counted operation (see each record's notes)",
+            Mode::SpeedLoop => Some(VariantDetails {
+                spec: SPEED_LOOP.into(),
+                per_call: Some("the EVP calls `openssl speed -evp` 3.0 makes per counted operation (see each record's notes)".into()),
+                ..Default::default()
             }),
-            Mode::Engine(e) => {
-                serde_json::json!({ "spec": format!("engine={}", e.id), "engine": e.id })
-            }
+            Mode::Engine(e) => Some(VariantDetails {
+                spec: format!("engine={}", e.id),
+                engine: Some(e.id.to_string()),
+                ..Default::default()
+            }),
         };
-        if let Some(obj) = d.as_object_mut() {
-            obj.insert("variant".into(), variant);
+        crate::impls::details::Details {
+            variant,
+            ..self.library_details()
         }
-        d
     }
 }
 
