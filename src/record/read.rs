@@ -2,50 +2,14 @@
 //! or more files and runs, schema 1 (issues 2-5) upgraded on the fly. A bad line is
 //! reported by number and skipped; every good line is kept.
 
-use super::{Environment, Record, RunEnd, SCHEMA};
-use crate::record::speed::SpeedData;
-use crate::record::tls::TlsData;
-use crate::record::vpn::VpnData;
+use super::{Environment, RunEnd, Workload, SCHEMA};
 use anyhow::anyhow;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-/// A record of any workload; serialized as the record itself (its JSON Lines line).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(untagged)]
-pub enum AnyRecord {
-    Speed(Record<SpeedData>),
-    Tls(Record<TlsData>),
-    Vpn(Record<VpnData>),
-}
-
-impl AnyRecord {
-    #[cfg(test)]
-    pub fn workload(&self) -> super::Workload {
-        match self {
-            AnyRecord::Speed(r) => r.workload,
-            AnyRecord::Tls(r) => r.workload,
-            AnyRecord::Vpn(r) => r.workload,
-        }
-    }
-    pub fn run_id(&self) -> &str {
-        match self {
-            AnyRecord::Speed(r) => &r.run_id,
-            AnyRecord::Tls(r) => &r.run_id,
-            AnyRecord::Vpn(r) => &r.run_id,
-        }
-    }
-    pub fn to_json(&self) -> Value {
-        match self {
-            AnyRecord::Speed(r) => serde_json::to_value(r),
-            AnyRecord::Tls(r) => serde_json::to_value(r),
-            AnyRecord::Vpn(r) => serde_json::to_value(r),
-        }
-        .unwrap_or(Value::Null)
-    }
-}
+pub use super::AnyRecord;
 
 /// One run found in the files: its environment (if its line was there) and its records,
 /// in file order. Runs are never merged with each other.
@@ -91,13 +55,7 @@ type PointIdentity = (super::identity::Identity, String, u32);
 impl SeenPoints {
     /// True the first time a run's point is seen.
     pub fn first_time(&mut self, rec: &AnyRecord) -> bool {
-        // Kernel WireGuard and wireguard-go share tunnel and label: what ran it
-        // (impl_version) tells their points apart.
-        let (label, round) = match rec {
-            AnyRecord::Speed(r) => (r.label.clone(), 0),
-            AnyRecord::Tls(r) => (r.label.clone(), 0),
-            AnyRecord::Vpn(r) => (format!("{} [{}]", r.label, r.impl_version), r.round),
-        };
+        let (label, round) = rec.point_key();
         let identity = super::identity::identity(rec, None);
         self.0
             .insert((rec.run_id().to_string(), (identity, label, round)))
@@ -262,12 +220,10 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
                 upgrade_v1(&mut v)?;
             }
             let workload = v.get("workload").and_then(Value::as_str).unwrap_or("");
-            let rec = match workload {
-                "speed" => AnyRecord::Speed(from(v)?),
-                "tls" => AnyRecord::Tls(from(v)?),
-                "vpn" => AnyRecord::Vpn(from(v)?),
-                other => return Err(anyhow!("unknown workload {other:?}")),
+            let Some(workload) = Workload::ALL.iter().find(|w| w.name() == workload) else {
+                return Err(anyhow!("unknown workload {workload:?}"));
             };
+            let rec = AnyRecord::from_value(*workload, v).map_err(|e| anyhow!("record: {e}"))?;
             check(&rec)?;
             Ok(Line::Record(Box::new(rec)))
         }
@@ -278,42 +234,21 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
 fn typed_record(text: &str) -> Option<AnyRecord> {
     let head = text.strip_prefix("{\"kind\":\"record\",\"schema\":2,")?;
     let head = head.get(..head.len().min(200)).unwrap_or(head);
-    let rec = if head.contains("\"workload\":\"speed\"") {
-        AnyRecord::Speed(serde_json::from_str(text).ok()?)
-    } else if head.contains("\"workload\":\"tls\"") {
-        AnyRecord::Tls(serde_json::from_str(text).ok()?)
-    } else if head.contains("\"workload\":\"vpn\"") {
-        AnyRecord::Vpn(serde_json::from_str(text).ok()?)
-    } else {
-        return None;
-    };
-    let (kind, workload) = match &rec {
-        AnyRecord::Speed(r) => (&r.kind, (&r.workload, "speed")),
-        AnyRecord::Tls(r) => (&r.kind, (&r.workload, "tls")),
-        AnyRecord::Vpn(r) => (&r.kind, (&r.workload, "vpn")),
-    };
-    (*kind == super::LineKind::Record && *workload.0 == workload.1).then_some(rec)
-}
-
-fn from<D: serde::de::DeserializeOwned>(v: Value) -> anyhow::Result<Record<D>> {
-    serde_json::from_value(v).map_err(|e| anyhow!("record: {e}"))
+    let name = &head[head.find("\"workload\":\"")? + "\"workload\":\"".len()..];
+    let name = &name[..name.find('"')?];
+    let workload = Workload::ALL.iter().find(|w| w.name() == name)?;
+    let rec = AnyRecord::from_text(*workload, text).ok()?;
+    (rec.workload() == *workload).then_some(rec)
 }
 
 /// Values that no run can produce: a record holding them is damaged or hand-made.
 fn check(rec: &AnyRecord) -> anyhow::Result<()> {
-    let (bps, ci, others) = match rec {
-        AnyRecord::Speed(r) => {
-            if r.trials == 0 {
-                return Err(anyhow!("invalid record: trials is 0"));
-            }
-            if r.threads == 0 {
-                return Err(anyhow!("invalid record: threads is 0"));
-            }
-            (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct)
-        }
-        AnyRecord::Tls(r) => (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct),
-        AnyRecord::Vpn(r) => (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct),
-    };
+    rec.check()?;
+    let (bps, ci, others) = (
+        rec.throughput_bps(),
+        rec.throughput_bps_ci(),
+        rec.others_cpu_pct(),
+    );
     if bps < 0.0 || ci.is_some_and(|[lo, hi]| lo < 0.0 || hi < lo) {
         return Err(anyhow!(
             "invalid record: negative throughput or an inverted interval"
@@ -424,7 +359,7 @@ mod tests;
 /// A schema-1 record (as issues 2-5 wrote it) upgraded to its workload's record type:
 /// how the unit tests build records, so that they also exercise the upgrade.
 #[cfg(test)]
-pub fn from_v1<D: serde::de::DeserializeOwned>(mut v: Value) -> Record<D> {
+pub fn from_v1<D: serde::de::DeserializeOwned>(mut v: Value) -> super::Record<D> {
     upgrade_v1(&mut v).expect("a schema-1 record");
     serde_json::from_value(v).expect("an upgraded record")
 }

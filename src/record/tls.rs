@@ -1,6 +1,7 @@
 //! The tls record: one measured point (a suite or a mix, a file, a concurrency), in the
 //! same JSON Lines envelope as `speed` records. See docs/records.md, "tls record".
 
+use crate::record::identity::KeyValue;
 use serde::{Deserialize, Serialize};
 
 /// Latency percentiles from the generator, in milliseconds.
@@ -194,4 +195,38 @@ pub struct TlsData {
     /// `+ktls` suites: what the kernel did; absent for user-space TLS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ktls: Option<KtlsUse>,
+}
+
+/// A suite's record protection timed alone, in process, on the same libcrypto: what the
+/// crypto share of the server's CPU is computed against (kept in the run's end line).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CipherAlone {
+    pub suite: String,
+    /// The primitives timed, e.g. ["aes-128-cbc", "hmac-sha256"].
+    pub algs: Vec<String>,
+    /// CPU seconds per 10^9 bytes of all of them together (seal/encrypt direction).
+    pub cpu_s_per_gb: f64,
+    pub implementation: String,
+    pub note: Option<String>,
+}
+
+impl crate::record::RecordData for TlsData {
+    fn identity_keys<'a>(
+        r: &'a crate::record::Record<Self>,
+        label: Option<&str>,
+    ) -> (&'a str, Vec<(&'static str, KeyValue)>) {
+        let text = |s: &str| KeyValue::Text(s.to_string());
+        (
+            &r.implementation,
+            vec![
+                // A tls record's label is its suite (or mix): a renamed side is paired by
+                // the name it is given.
+                ("suite", text(label.unwrap_or(&r.suite))),
+                ("content", text(&r.content)),
+                ("file_size", KeyValue::Num(r.file_size)),
+                ("concurrency", KeyValue::Num(r.concurrency as u64)),
+                ("handshake", text(&r.handshake.to_string())),
+            ],
+        )
+    }
 }

@@ -1,5 +1,6 @@
 //! The vpn record: one measured point of a tunnel. See docs/records.md, "vpn record".
 
+use crate::record::identity::KeyValue;
 use serde::{Deserialize, Serialize};
 
 /// One measured point: a tunnel (and cipher), a protocol, a direction and a number of
@@ -141,4 +142,31 @@ pub struct ProcessCpu {
     pub user_s: f64,
     pub sys_s: f64,
     pub cpu_pct: f64,
+}
+
+impl crate::record::RecordData for VpnData {
+    fn selection_label(r: &VpnRecord) -> &str {
+        &r.implementation
+    }
+    fn identity_keys<'a>(
+        r: &'a VpnRecord,
+        _label: Option<&str>,
+    ) -> (&'a str, Vec<(&'static str, KeyValue)>) {
+        let text = |s: &str| KeyValue::Text(s.to_string());
+        (
+            &r.implementation,
+            vec![
+                ("tunnel", text(&r.tunnel)),
+                ("cipher", text(&r.cipher)),
+                ("protocol", text(&r.protocol)),
+                ("direction", text(&r.direction)),
+                ("streams", KeyValue::Num(r.streams as u64)),
+            ],
+        )
+    }
+    /// Kernel WireGuard and wireguard-go share tunnel and label: what ran it
+    /// (impl_version) tells their points apart; one record per point and round.
+    fn point_key(r: &VpnRecord) -> (String, u32) {
+        (format!("{} [{}]", r.label, r.impl_version), r.round)
+    }
 }

@@ -4,7 +4,7 @@
 use super::model::{self, Block, Table};
 use super::plots::Figure;
 use super::Format;
-use crate::record::read::{AnyRecord, Loaded, Run};
+use crate::record::read::{Loaded, Run};
 use crate::record::{Environment, Exclusion, Record};
 use serde_json::Value;
 
@@ -37,10 +37,7 @@ impl<D> RunView<'_, D> {
 
 /// How a workload shows its records: pure functions of them.
 pub trait View {
-    type Data;
-    const WORKLOAD: &'static str;
-    /// Pick this workload's records out of a run.
-    fn pick(r: &AnyRecord) -> Option<&Record<Self::Data>>;
+    type Data: crate::record::RecordData;
     /// Headings, tables and lines for the terminal and Markdown.
     fn blocks(run: &RunView<Self::Data>, opts: &Options) -> Vec<Block>;
     /// One row per record with raw values, for CSV.
@@ -85,7 +82,7 @@ impl<V> Registered<V> {
 
 impl<V: View> WorkloadView for Registered<V> {
     fn workload(&self) -> &'static str {
-        V::WORKLOAD
+        <V::Data as crate::record::Listed>::WORKLOAD.name()
     }
     fn parts(&self, run: &Run, opts: &Options, format: Format, parts: &mut Parts) {
         parts_of::<V>(run, opts, format, parts)
@@ -126,12 +123,16 @@ pub fn figures_of(run: &Run, opts: &Options) -> Vec<(String, Vec<Figure>)> {
 }
 
 fn view<'a, V: View>(run: &'a Run) -> Option<RunView<'a, V::Data>> {
-    let records: Vec<&Record<V::Data>> = run.records.iter().filter_map(V::pick).collect();
+    let records: Vec<&Record<V::Data>> = run
+        .records
+        .iter()
+        .filter_map(<V::Data as crate::record::Listed>::pick)
+        .collect();
     let exclusions: Vec<&Exclusion> = run
         .end
         .iter()
         .flat_map(|e| &e.exclusions)
-        .filter(|e| e.workload == V::WORKLOAD)
+        .filter(|e| e.workload == <V::Data as crate::record::Listed>::WORKLOAD)
         .collect();
     if records.is_empty() && exclusions.is_empty() {
         return None;
@@ -163,9 +164,10 @@ fn parts_of<V: View>(run: &Run, opts: &Options, format: Format, parts: &mut Part
             parts.blocks.extend(V::blocks(&v, opts));
         }
         if format == Format::Json {
-            parts
-                .analysis
-                .insert(V::WORKLOAD.into(), V::analysis(&v, opts));
+            parts.analysis.insert(
+                <V::Data as crate::record::Listed>::WORKLOAD.name().into(),
+                V::analysis(&v, opts),
+            );
         }
     }
 }

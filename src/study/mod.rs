@@ -335,33 +335,23 @@ mod tests;
 use crate::record::speed::SpeedRecord;
 use crate::record::tls::TlsRecord;
 use crate::record::vpn::VpnRecord;
+use crate::record::{Listed, Record};
 
 impl Observed {
     pub fn speed(&self, tag: &str) -> Vec<&SpeedRecord> {
-        self.tagged(tag)
-            .flat_map(|r| &r.records)
-            .filter_map(|r| match r {
-                AnyRecord::Speed(s) => Some(s),
-                _ => None,
-            })
-            .collect()
+        self.records(tag)
     }
     pub fn tls(&self, tag: &str) -> Vec<&TlsRecord> {
-        self.tagged(tag)
-            .flat_map(|r| &r.records)
-            .filter_map(|r| match r {
-                AnyRecord::Tls(s) => Some(s),
-                _ => None,
-            })
-            .collect()
+        self.records(tag)
     }
     pub fn vpn(&self, tag: &str) -> Vec<&VpnRecord> {
+        self.records(tag)
+    }
+    /// The records of one workload under a tag.
+    pub fn records<D: Listed>(&self, tag: &str) -> Vec<&Record<D>> {
         self.tagged(tag)
             .flat_map(|r| &r.records)
-            .filter_map(|r| match r {
-                AnyRecord::Vpn(s) => Some(s),
-                _ => None,
-            })
+            .filter_map(D::pick)
             .collect()
     }
     /// Why a tag has no records: its failure, why it cannot run here, or "nothing
@@ -371,8 +361,6 @@ impl Observed {
             .unwrap_or_else(|| "nothing measured".into())
     }
 }
-
-use crate::record::read::AnyRecord;
 
 /// Mbit/s, as the studies quote them.
 pub fn mbit(bps: f64) -> String {

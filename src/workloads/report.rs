@@ -92,7 +92,6 @@ fn newest_runs(names: &[&str], store: Option<&str>) -> anyhow::Result<Vec<String
 
 /// Speed points of several runs side by side: one column per run (machine), MB/s.
 fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> String {
-    use crate::record::read::AnyRecord;
     use crate::render::model::{terminal, Block, Column, Table};
     use std::collections::BTreeMap;
     let mut cols = vec![
@@ -107,7 +106,7 @@ fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> Strin
     let mut rows: BTreeMap<(String, &str, &str, u64, u32), Vec<String>> = BTreeMap::new();
     for (k, run) in loaded.runs.iter().enumerate() {
         for r in &run.records {
-            if let AnyRecord::Speed(r) = r {
+            if let Some(r) = <crate::record::speed::SpeedData as crate::record::Listed>::pick(r) {
                 let key = (
                     r.label.clone(),
                     r.alg.name(),

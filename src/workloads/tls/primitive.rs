@@ -9,23 +9,13 @@ use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{openssl::OpenSsl, Implementation, Support};
 use crate::measure::worker::Worker;
 use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
-use serde::Serialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Bytes per call: the largest TLS record, which bulk transfers fill.
 pub const RECORD: usize = 16384;
 
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
-pub struct CipherAlone {
-    pub suite: String,
-    /// The primitives timed, e.g. ["aes-128-cbc", "hmac-sha256"].
-    pub algs: Vec<String>,
-    /// CPU seconds per 10^9 bytes of all of them together (seal/encrypt direction).
-    pub cpu_s_per_gb: f64,
-    pub implementation: String,
-    pub note: Option<String>,
-}
+pub use crate::record::tls::CipherAlone;
 
 fn thread_cpu_s() -> f64 {
     // SAFETY: clock_gettime only writes into the timespec we own.

@@ -7,11 +7,9 @@ use super::primitive::{self, CipherAlone};
 use super::{sys, TlsArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::profile::ProfileField;
-use crate::record::read::AnyRecord;
 use crate::record::tls::TlsData;
-use crate::record::{Exclusion, ExclusionKind, Record};
+use crate::record::{AnalysisInputs, Exclusion, ExclusionKind, Record};
 use crate::workloads::Failure;
-use serde_json::json;
 use std::time::Duration;
 
 pub struct Tls {
@@ -39,16 +37,19 @@ impl Tls {
 }
 
 fn exclusion(b: &Bench, p: &Point, kind: ExclusionKind, reason: String) -> Exclusion {
-    let point = json!({
-        "suite": p.suite(b), "content": p.content.label(),
-        "file_size": p.content.size(), "concurrency": p.concurrency,
-    });
+    let point = [
+        ("suite".to_string(), p.suite(b).into()),
+        ("content".to_string(), p.content.label().into()),
+        ("file_size".to_string(), p.content.size().into()),
+        ("concurrency".to_string(), u64::from(p.concurrency).into()),
+    ]
+    .into();
     Exclusion {
         workload: crate::record::Workload::Tls,
         implementation: b.implementation(),
         kind,
         reason,
-        point: point.as_object().cloned().unwrap_or_default(),
+        point,
     }
 }
 
@@ -157,16 +158,12 @@ impl Workload for Tls {
         })
     }
 
-    fn wrap(record: Record<TlsData>) -> AnyRecord {
-        AnyRecord::Tls(record)
-    }
-
     fn nothing_measured(&self, _exclusions: &[Exclusion]) -> String {
         "nothing measured: every point was refused (see above)".into()
     }
 
-    fn analysis_inputs(&self) -> serde_json::Value {
-        serde_json::to_value(&self.alone).unwrap_or_default()
+    fn analysis_inputs(&self) -> AnalysisInputs {
+        AnalysisInputs::TlsCipherAlone(self.alone.clone())
     }
 
     fn finish(&mut self) {

@@ -10,11 +10,9 @@ use super::{VpnArgs, Wanted};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::measure;
 use crate::profile::{ProfileField, Sampler};
-use crate::record::read::AnyRecord;
-use crate::record::vpn::{VpnData, VpnRecord};
+use crate::record::vpn::VpnData;
 use crate::record::Exclusion;
 use crate::workloads::Failure;
-use serde_json::json;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -159,10 +157,14 @@ impl Vpn {
         } else {
             String::new()
         };
-        let point = json!({
-            "tunnel": format!("{}{round}", spec.label()),
-            "load": load.map(load_label),
-        });
+        let point = [
+            (
+                "tunnel".to_string(),
+                format!("{}{round}", spec.label()).into(),
+            ),
+            ("load".to_string(), load.map(load_label).into()),
+        ]
+        .into();
         Exclusion {
             workload: crate::record::Workload::Vpn,
             implementation: match (&self.progs.openssl_build, spec) {
@@ -173,7 +175,7 @@ impl Vpn {
             },
             kind: crate::record::ExclusionKind::Failed,
             reason,
-            point: point.as_object().cloned().unwrap_or_default(),
+            point,
         }
     }
 }
@@ -405,10 +407,6 @@ impl Workload for Vpn {
             }
         }
         Ok(out)
-    }
-
-    fn wrap(record: VpnRecord) -> AnyRecord {
-        AnyRecord::Vpn(record)
     }
 
     fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
