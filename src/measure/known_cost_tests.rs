@@ -49,6 +49,9 @@ impl Implementation for SpinImpl {
     fn support(&self, _alg: Algorithm) -> Support {
         Support::Yes
     }
+}
+
+impl crate::impls::Symmetric for SpinImpl {
     fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
         Ok(Box::new(Spin { cost: self.cost }))
     }

@@ -300,42 +300,6 @@ impl Implementation for AfAlg {
             .clone()
     }
 
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
-        let kind = alg.kind();
-        if matches!(kind, Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
-            return Err(anyhow!(
-                "{alg} needs a {}-byte key, got {} bytes",
-                alg.key_len(),
-                key.len()
-            ));
-        }
-        let (sock_type, _) = kernel_name(alg);
-        let bind = self.bind_name(alg);
-        let tfm = kernel::af_alg_bind(sock_type, &bind)
-            .map_err(|e| anyhow!("AF_ALG bind {sock_type}/{bind}: {}", os_err(e)))?;
-        if kind == Kind::Aead {
-            socket::set_tag_len(&tfm, TAG_LEN)?;
-        }
-        if matches!(kind, Kind::Aead | Kind::Cipher | Kind::Mac) {
-            socket::set_key(&tfm, key)?;
-        }
-        let sock = socket::accept(&tfm)?;
-        let pipe = if self.zerocopy {
-            Some(socket::Pipe::new()?)
-        } else {
-            None
-        };
-        Ok(Box::new(ops::AlgOp::new(alg, direction, tfm, sock, pipe)))
-    }
-
     fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
         let (sock_type, name) = kernel_name(alg);
         let mut notes = vec![format!(
@@ -372,10 +336,6 @@ impl Implementation for AfAlg {
             _ => {}
         }
         notes
-    }
-
-    fn driver(&self, alg: Algorithm) -> Option<String> {
-        self.driver_for(alg)
     }
 
     fn with_variant(&self, spec: &str) -> Option<Result<Box<dyn Implementation>, String>> {
@@ -424,6 +384,53 @@ impl Implementation for AfAlg {
             drivers: Some(drivers),
             ..Default::default()
         }
+    }
+    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+        Some(self)
+    }
+}
+
+impl crate::impls::Symmetric for AfAlg {
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> anyhow::Result<Box<dyn Operation>> {
+        if let Support::No(reason) = self.support(alg) {
+            return Err(anyhow::Error::msg(reason));
+        }
+        let kind = alg.kind();
+        if matches!(kind, Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
+            return Err(anyhow!(
+                "{alg} needs a {}-byte key, got {} bytes",
+                alg.key_len(),
+                key.len()
+            ));
+        }
+        let (sock_type, _) = kernel_name(alg);
+        let bind = self.bind_name(alg);
+        let tfm = kernel::af_alg_bind(sock_type, &bind)
+            .map_err(|e| anyhow!("AF_ALG bind {sock_type}/{bind}: {}", os_err(e)))?;
+        if kind == Kind::Aead {
+            socket::set_tag_len(&tfm, TAG_LEN)?;
+        }
+        if matches!(kind, Kind::Aead | Kind::Cipher | Kind::Mac) {
+            socket::set_key(&tfm, key)?;
+        }
+        let sock = socket::accept(&tfm)?;
+        let pipe = if self.zerocopy {
+            Some(socket::Pipe::new()?)
+        } else {
+            None
+        };
+        Ok(Box::new(ops::AlgOp::new(alg, direction, tfm, sock, pipe)))
+    }
+}
+
+impl crate::impls::KernelDriver for AfAlg {
+    fn driver(&self, alg: Algorithm) -> Option<String> {
+        self.driver_for(alg)
     }
 }
 

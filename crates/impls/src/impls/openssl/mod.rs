@@ -139,28 +139,6 @@ impl OpenSsl {
 }
 
 impl Implementation for OpenSsl {
-    fn key_pair(
-        &self,
-        alg: Algorithm,
-        private: Option<&[u8]>,
-    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
-        if let Support::No(why) = self.support(alg) {
-            return Err(anyhow::Error::msg(why));
-        }
-        self.pkey()?.key_pair(alg, private)
-    }
-
-    fn public_key(
-        &self,
-        alg: Algorithm,
-        public: &[u8],
-    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
-        if let Support::No(why) = self.support(alg) {
-            return Err(anyhow::Error::msg(why));
-        }
-        self.pkey()?.public_key(alg, public)
-    }
-
     fn name(&self) -> &str {
         "openssl"
     }
@@ -190,13 +168,6 @@ impl Implementation for OpenSsl {
         match self.mode {
             Mode::Engine(_) => Access::Engine,
             _ => Access::InProcess,
-        }
-    }
-
-    fn driver(&self, alg: Algorithm) -> Option<String> {
-        match &self.mode {
-            Mode::Engine(e) => engine_driver(e, alg),
-            _ => None,
         }
     }
 
@@ -232,39 +203,6 @@ impl Implementation for OpenSsl {
                 Support::Yes
             }
             Err(why) => Support::No(why.to_string()),
-        }
-    }
-
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        match &self.mode {
-            Mode::SpeedLoop => {
-                if let Some(why) = speed_loop_gap(alg) {
-                    return Err(anyhow!(why));
-                }
-                return self.prepare_speed_loop(alg, direction, key);
-            }
-            Mode::Engine(e) => {
-                if let Support::No(why) = engine_support(e, alg) {
-                    return Err(anyhow::Error::msg(why));
-                }
-                return Ok(Box::new(self.keyed_cipher(alg, direction, key, Some(e))?));
-            }
-            _ => {}
-        }
-        match alg.kind() {
-            Kind::Signature | Kind::Agreement | Kind::Kem => {
-                Err(anyhow!("{alg} is a public-key algorithm: use key_pair"))
-            }
-            Kind::Aead | Kind::Cipher => {
-                Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
-            }
-            Kind::Hash => self.prepare_digest(alg),
-            Kind::Mac => self.prepare_hmac(alg, key),
         }
     }
 
@@ -346,6 +284,80 @@ impl Implementation for OpenSsl {
         crate::impls::details::Details {
             variant,
             ..self.library_details()
+        }
+    }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+        Some(self)
+    }
+}
+
+impl crate::impls::PublicKeyOps for OpenSsl {
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(anyhow::Error::msg(why));
+        }
+        self.pkey()?.key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(anyhow::Error::msg(why));
+        }
+        self.pkey()?.public_key(alg, public)
+    }
+}
+
+impl crate::impls::KernelDriver for OpenSsl {
+    fn driver(&self, alg: Algorithm) -> Option<String> {
+        match &self.mode {
+            Mode::Engine(e) => engine_driver(e, alg),
+            _ => None,
+        }
+    }
+}
+
+impl crate::impls::Symmetric for OpenSsl {
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> anyhow::Result<Box<dyn Operation>> {
+        match &self.mode {
+            Mode::SpeedLoop => {
+                if let Some(why) = speed_loop_gap(alg) {
+                    return Err(anyhow!(why));
+                }
+                return self.prepare_speed_loop(alg, direction, key);
+            }
+            Mode::Engine(e) => {
+                if let Support::No(why) = engine_support(e, alg) {
+                    return Err(anyhow::Error::msg(why));
+                }
+                return Ok(Box::new(self.keyed_cipher(alg, direction, key, Some(e))?));
+            }
+            _ => {}
+        }
+        match alg.kind() {
+            Kind::Signature | Kind::Agreement | Kind::Kem => {
+                Err(anyhow!("{alg} is a public-key algorithm: use key_pair"))
+            }
+            Kind::Aead | Kind::Cipher => {
+                Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
+            }
+            Kind::Hash => self.prepare_digest(alg),
+            Kind::Mac => self.prepare_hmac(alg, key),
         }
     }
 }

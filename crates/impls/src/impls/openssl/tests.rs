@@ -1,4 +1,5 @@
 use super::*;
+use crate::impls::Symmetric;
 use anyhow::anyhow;
 
 fn system() -> OpenSsl {
