@@ -106,8 +106,10 @@ fn choose_binary(
 pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Failure> {
     let url = session.url.to_string();
     // One round trip: architecture, C library, and the DUT's own cryptobench if any.
+    // glibc is asked first: a glibc system may have a musl loader too (Debian's musl).
     let facts = session.run(
-        "uname -m; if ls /lib/ld-musl-* >/dev/null 2>&1; then echo musl; else echo gnu; fi; \
+        "uname -m; if getconf GNU_LIBC_VERSION >/dev/null 2>&1; then echo gnu; \
+         elif ls /lib/ld-musl-* >/dev/null 2>&1; then echo musl; else echo gnu; fi; \
          cryptobench --version 2>/dev/null || echo none",
         None,
     )?;

@@ -27,11 +27,21 @@ pub struct Vpn {
     progs: Programs,
     /// Programs found, for the environment.
     found: Vec<(Tool, PathBuf)>,
-    lab: Option<Lab>,
+    lab: Option<Bed>,
+    /// `vpn --dut`'s agent: the client ends are the controller's (`--remote-client`), the
+    /// DUT's data address (`--dut-address`).
+    remote: Option<Option<String>>,
     /// (round, tunnel) per point, rounds outermost so drift hits every tunnel alike.
     points: Vec<(u32, Spec)>,
     /// --profile: every point is run again under perf.
     sampler: Option<Sampler>,
+}
+
+/// Where the tunnels run: both ends in the lab's namespaces, or (`vpn --dut`) the server
+/// end here and the client end on the controller.
+enum Bed {
+    Lab(Lab),
+    Dut(super::remote::DutEnd),
 }
 
 fn progress(msg: &str) {
@@ -108,9 +118,19 @@ impl Vpn {
             progs,
             found,
             lab: None,
+            remote: args.remote_client.then_some(args.dut_address),
             points: Vec::new(),
             sampler,
         })
+    }
+
+    /// The programs the client ends need (`vpn --dut`'s controller), checked by `new`.
+    pub fn client_programs(mut self) -> Programs {
+        if let Some(go) = &self.progs.wireguard_go {
+            self.progs.wireguard_go_version =
+                tools::short_version(&tools::version(go, Tool::WireguardGo));
+        }
+        self.progs
     }
 
     /// The tunnels to measure, in the order asked; WireGuard is the kernel's where it
@@ -244,10 +264,19 @@ impl Workload for Vpn {
     }
 
     fn plan(&mut self) -> Result<Plan, Failure> {
-        let lab =
-            Lab::new().map_err(|e| Failure::Runtime(format!("cannot build the test bed: {e}")))?;
+        let lab = match &self.remote {
+            Some(addr) => Bed::Dut(super::remote::DutEnd::new(addr.as_deref())?),
+            None => Bed::Lab(
+                Lab::new()
+                    .map_err(|e| Failure::Runtime(format!("cannot build the test bed: {e}")))?,
+            ),
+        };
+        let server = match &lab {
+            Bed::Lab(l) => l.place(lab::SERVER),
+            Bed::Dut(d) => d.place.clone(),
+        };
         let wants_wg = self.wanted.iter().any(|w| w.wireguard());
-        let kernel_wg = wants_wg && lab.kernel_wireguard();
+        let kernel_wg = wants_wg && server.kernel_wireguard();
         let mut unavailable = Vec::new();
         if wants_wg && !kernel_wg {
             unavailable.push(crate::record::Unavailable {
@@ -274,9 +303,18 @@ impl Workload for Vpn {
                 rounds: self.rounds,
                 udp: self.loads.iter().any(|l| l.udp),
                 kernel_wireguard: kernel_wg,
-                netns: lab.ns.to_vec(),
-                veth: lab.veth.to_vec(),
-                outer_addresses: lab::VETH_ADDR.iter().map(|a| a.to_string()).collect(),
+                netns: match &lab {
+                    Bed::Lab(l) => l.ns.to_vec(),
+                    Bed::Dut(_) => Vec::new(),
+                },
+                veth: match &lab {
+                    Bed::Lab(l) => l.veth.to_vec(),
+                    Bed::Dut(d) => vec![d.place.outer_if.clone()],
+                },
+                outer_addresses: match &lab {
+                    Bed::Lab(_) => lab::VETH_ADDR.iter().map(|a| a.to_string()).collect(),
+                    Bed::Dut(d) => vec![d.place.addr.clone()],
+                },
             });
         self.points = (1..=self.rounds)
             .flat_map(|r| specs.iter().map(move |s| (r, s.clone())))
@@ -325,7 +363,11 @@ impl Workload for Vpn {
         ctx.progress
             .set_message(format!("{}{round_label}", spec.label()));
         let mut out = Vec::new();
-        let mut tun = match tunnel::up(lab, &self.progs, spec) {
+        let up = match lab {
+            Bed::Lab(l) => tunnel::up(l, &self.progs, spec).map(|t| (t, None)),
+            Bed::Dut(d) => d.up(&self.progs, spec).map(|(t, c)| (t, Some(c))),
+        };
+        let (mut tun, client) = match up {
             Ok(t) => t,
             Err(LoadError::Interrupted) => return Ok(out),
             Err(LoadError::Failed(e)) => {
@@ -348,19 +390,30 @@ impl Workload for Vpn {
                 )));
                 continue;
             }
-            let point = super::point::measure_point(
-                lab,
-                &mut tun,
-                &self.progs,
-                *load,
-                self.duration,
-                &ctx.environment.run_id,
-                None,
-            );
+            let point = match (lab, &client) {
+                (Bed::Dut(d), Some(c)) => d.measure_point(
+                    &mut tun,
+                    c,
+                    &self.progs,
+                    *load,
+                    self.duration,
+                    &ctx.environment.run_id,
+                ),
+                (Bed::Lab(l), _) => super::point::measure_point(
+                    l,
+                    &mut tun,
+                    &self.progs,
+                    *load,
+                    self.duration,
+                    &ctx.environment.run_id,
+                    None,
+                ),
+                (Bed::Dut(_), None) => Err(LoadError::Failed("no client end".into())),
+            };
             match point {
                 Ok(mut rec) => {
                     rec.round = *round;
-                    if let Some(s) = &self.sampler {
+                    if let (Some(s), Bed::Lab(lab)) = (&self.sampler, lab) {
                         let label =
                             format!("vpn {}{round_label} {}", spec.label(), load_label(load));
                         rec.profile = sampled_rerun(
