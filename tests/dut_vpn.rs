@@ -294,9 +294,15 @@ fn vpn_dut_bad_input_is_one_line() {
         &with(&["--dut-address", "router.lan"]),
         "invalid --dut-address",
     );
-    refused(
-        &with(&["--dut-address", "192.0.2.77"]),
-        "no interface of the DUT has this address",
+    // Found on the DUT, after the upload's note: exit 2 and one line of error.
+    let o = with(&["--dut-address", "192.0.2.77"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let said: Vec<&str> = err.lines().filter(|l| !l.contains("uploaded")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].contains("no interface of the DUT has this address"),
+        "{err}"
     );
     refused(
         &with(&["--openssl", "/nonexistent/openssl"]),
