@@ -62,14 +62,6 @@ fn wait_for_split(lab: &Lab, child: &mut Child) {
     }
 }
 
-fn start(lab: &Lab, args: &[&str]) -> Child {
-    lab.controller(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// nginx served from the DUT, wrk loaded it from the controller: the record arrives in
 /// the controller's file and store, marked with the DUT, with the server's CPUs the
 /// DUT's, the generator's the controller's, the side that limited it, and the agent's CPU.
@@ -90,7 +82,7 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
         "--format",
         "json",
     ];
-    let mut child = start(&lab, &tls_args(&url, "tls12-aes128gcm", "2", &sinks));
+    let mut child = lab.start(&tls_args(&url, "tls12-aes128gcm", "2", &sinks));
     wait_for_split(&lab, &mut child);
     let (code, err) = wait_exit(&mut child, 180);
     assert_eq!(code, Some(0), "{err}");
@@ -147,10 +139,12 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
 fn stopped_run(lab: &Lab, out: &Path, stop: impl FnOnce(&Lab, &Child)) -> (Option<i32>, String) {
     let url = lab.url();
     let sinks = ["--output", out.to_str().unwrap(), "--no-store"];
-    let mut child = start(
-        lab,
-        &tls_args(&url, "tls12-aes128gcm,tls12-aes256gcm", "3", &sinks),
-    );
+    let mut child = lab.start(&tls_args(
+        &url,
+        "tls12-aes128gcm,tls12-aes256gcm",
+        "3",
+        &sinks,
+    ));
     wait_for_split(lab, &mut child);
     stop(lab, &child);
     wait_exit(&mut child, 90)
@@ -165,17 +159,8 @@ fn tls_dut_sigint_leaves_nothing() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let out = lab.dir.join("int.jsonl");
-    let (code, err) = stopped_run(&lab, &out, |_, child| {
-        // SAFETY: signalling the process this test started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    });
-    assert_eq!(code, Some(130), "{err}");
-    let end: Vec<Value> = lines(&out)
-        .into_iter()
-        .filter(|v| v["kind"] == "end")
-        .collect();
-    assert_eq!(end.len(), 1, "{err}");
-    assert_eq!(end[0]["interrupted"], true);
+    let (code, err) = stopped_run(&lab, &out, |_, child| interrupt(child));
+    assert_interrupted(&out, code, &err);
     lab.assert_clean(20);
 }
 
@@ -188,14 +173,7 @@ fn tls_dut_sshd_killed_leaves_nothing() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let out = lab.dir.join("drop.jsonl");
-    let (code, err) = stopped_run(&lab, &out, |lab, _| {
-        for p in Lab::pids(&lab.duts[0].ns) {
-            if comm(p) == "sshd" {
-                // SAFETY: killing the test's own sshd processes.
-                unsafe { libc::kill(p, libc::SIGKILL) };
-            }
-        }
-    });
+    let (code, err) = stopped_run(&lab, &out, |lab, _| lab.kill_sshd());
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("connection dropped"), "{err}");
     lab.assert_clean(30);

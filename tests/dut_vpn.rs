@@ -27,22 +27,6 @@ fn vpn_possible(wireguard_go: bool) -> bool {
     lab_possible()
 }
 
-/// The controller's temp dir: empty again once the run is over.
-fn ctl_tmp(lab: &Lab) -> PathBuf {
-    let t = lab.dir.join("ctl-tmp");
-    std::fs::create_dir_all(&t).unwrap();
-    t
-}
-
-fn start(lab: &Lab, args: &[&str]) -> Child {
-    lab.controller(args)
-        .env("TMPDIR", ctl_tmp(lab))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 fn vpn_args<'a>(url: &'a str, tunnels: &'a str, time: &'a str, sinks: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "vpn",
@@ -87,7 +71,7 @@ fn assert_all_clean(lab: &Lab, secs: u64) {
     for ns in [lab.duts[0].ns.as_str(), lab.ctl_ns.as_str()] {
         assert_eq!(links(ns), Vec::<String>::new(), "links left in {ns}");
     }
-    let left: Vec<_> = std::fs::read_dir(ctl_tmp(lab))
+    let left: Vec<_> = std::fs::read_dir(lab.ctl_tmp())
         .unwrap()
         .flatten()
         .map(|e| e.path())
@@ -152,7 +136,7 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
         "--format",
         "json",
     ];
-    let mut child = start(&lab, &vpn_args(&url, "openvpn,wireguard-go", "2", &sinks));
+    let mut child = lab.start(&vpn_args(&url, "openvpn,wireguard-go", "2", &sinks));
     let mut seen: [BTreeSet<i64>; 2] = Default::default();
     for daemon in ["openvpn", "wireguard-go"] {
         let (d, c) = wait_for_split(&lab, &mut child, daemon);
@@ -224,7 +208,7 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
 fn stopped_run(lab: &Lab, out: &Path, stop: impl FnOnce(&Lab, &Child)) -> (Option<i32>, String) {
     let url = lab.url();
     let sinks = ["--output", out.to_str().unwrap(), "--no-store"];
-    let mut child = start(lab, &vpn_args(&url, "openvpn", "6", &sinks));
+    let mut child = lab.start(&vpn_args(&url, "openvpn", "6", &sinks));
     wait_for_split(lab, &mut child, "openvpn");
     stop(lab, &child);
     wait_exit(&mut child, 90)
@@ -239,17 +223,8 @@ fn vpn_dut_sigint_leaves_nothing() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let out = lab.dir.join("int.jsonl");
-    let (code, err) = stopped_run(&lab, &out, |_, child| {
-        // SAFETY: signalling the process this test started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    });
-    assert_eq!(code, Some(130), "{err}");
-    let end: Vec<Value> = lines(&out)
-        .into_iter()
-        .filter(|v| v["kind"] == "end")
-        .collect();
-    assert_eq!(end.len(), 1, "{err}");
-    assert_eq!(end[0]["interrupted"], true);
+    let (code, err) = stopped_run(&lab, &out, |_, child| interrupt(child));
+    assert_interrupted(&out, code, &err);
     assert_all_clean(&lab, 20);
 }
 
@@ -262,12 +237,7 @@ fn vpn_dut_sshd_killed_leaves_nothing() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let out = lab.dir.join("drop.jsonl");
-    let (code, err) = stopped_run(&lab, &out, |lab, _| {
-        for p in named(&lab.duts[0].ns, "sshd") {
-            // SAFETY: killing the test's own sshd processes.
-            unsafe { libc::kill(p, libc::SIGKILL) };
-        }
-    });
+    let (code, err) = stopped_run(&lab, &out, |lab, _| lab.kill_sshd());
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("connection dropped"), "{err}");
     assert_all_clean(&lab, 30);

@@ -186,8 +186,35 @@ impl Lab {
             ))
             .arg("--ssh-option")
             .arg(format!("IdentityFile={}", self.dir.join("id").display()))
-            .args(["--ssh-option", "IdentitiesOnly=yes"]);
+            .args(["--ssh-option", "IdentitiesOnly=yes"])
+            .env("TMPDIR", self.ctl_tmp());
         c
+    }
+
+    /// The controller's temp dir (its TMPDIR).
+    pub fn ctl_tmp(&self) -> PathBuf {
+        let t = self.dir.join("ctl-tmp");
+        std::fs::create_dir_all(&t).unwrap();
+        t
+    }
+
+    /// The controller started in the background, its stderr kept for `wait_exit`.
+    pub fn start(&self, args: &[&str]) -> Child {
+        self.controller(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Kills the first DUT's sshd, listener and sessions: the connection drops.
+    pub fn kill_sshd(&self) {
+        for p in Lab::pids(&self.duts[0].ns) {
+            if comm(p) == "sshd" {
+                // SAFETY: killing the test's own sshd processes.
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+        }
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
@@ -320,6 +347,23 @@ pub fn wait_exit(child: &mut Child, secs: u64) -> (Option<i32>, String) {
         assert!(start.elapsed() < Duration::from_secs(secs), "did not exit");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Ctrl-C to a controller this test started.
+pub fn interrupt(child: &Child) {
+    // SAFETY: signalling the process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+/// A run stopped by SIGINT: exit 130, and its file ends with one end line, interrupted.
+pub fn assert_interrupted(out: &Path, code: Option<i32>, err: &str) {
+    assert_eq!(code, Some(130), "{err}");
+    let end: Vec<Value> = lines(out)
+        .into_iter()
+        .filter(|v| v["kind"] == "end")
+        .collect();
+    assert_eq!(end.len(), 1, "{err}");
+    assert_eq!(end[0]["interrupted"], true);
 }
 
 /// Bad input: exit 2 and one line of stderr, saying `want`.
