@@ -8,9 +8,8 @@ mod common;
 
 use common::dut_lab::*;
 use common::{skip, tls_lacks};
-use serde_json::Value;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 /// One tls point (or two, with `suites`), from the lab's controller to its DUT.

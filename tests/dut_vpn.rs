@@ -11,8 +11,8 @@ use common::dut_lab::*;
 use common::skip;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::path::Path;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 fn vpn_possible(wireguard_go: bool) -> bool {
