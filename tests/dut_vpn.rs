@@ -136,7 +136,7 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
         "--format",
         "json",
     ];
-    let mut child = lab.start(&vpn_args(&url, "openvpn,wireguard-go", "2", &sinks));
+    let mut child = lab.start(&vpn_args(&url, "none,openvpn,wireguard-go", "2", &sinks));
     let mut seen: [BTreeSet<i64>; 2] = Default::default();
     for daemon in ["openvpn", "wireguard-go"] {
         let (d, c) = wait_for_split(&lab, &mut child, daemon);
@@ -148,10 +148,21 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
     let (code, err) = wait_exit(&mut child, 180);
     assert_eq!(code, Some(0), "{err}");
     let recs = records(&out);
-    assert_eq!(recs.len(), 2, "{err}");
+    assert_eq!(recs.len(), 3, "{err}");
     for r in &recs {
         assert_eq!(r["dut"], url.as_str(), "{r}");
         assert!(r["throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    // The bare link between the two hosts: no tunnel, its interfaces the lab's veth ends.
+    let bare = &recs[0];
+    assert_eq!(bare["tunnel"], "none", "{bare}");
+    assert_eq!(bare["tunnel_cpu_s"], Value::Null, "{bare}");
+    let ifs = bare["tunnel_if"].as_array().unwrap();
+    assert!(
+        ifs.iter().all(|i| i.as_str().unwrap().starts_with("cbv")) && ifs[0] != ifs[1],
+        "{bare}"
+    );
+    for r in &recs[1..] {
         // The payload crossed the tunnel: the DUT's tunnel link received it all.
         assert!(
             r["tunnel_rx_bytes"].as_u64().unwrap() >= r["bytes"].as_u64().unwrap(),
@@ -184,11 +195,11 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
         );
         assert!((0.0..5.0).contains(&agent), "{r}");
     }
-    let ovpn = &recs[0];
+    let ovpn = &recs[1];
     assert_eq!(ovpn["tunnel"], "openvpn", "{ovpn}");
     assert_eq!(ovpn["cipher"], "AES-128-GCM", "{ovpn}");
     assert!(ovpn["negotiated"].as_str().unwrap().contains("AES-128-GCM"));
-    let wg = &recs[1];
+    let wg = &recs[2];
     assert_eq!(wg["tunnel"], "wireguard", "{wg}");
     assert!(wg["impl_version"]
         .as_str()
@@ -282,5 +293,9 @@ fn vpn_dut_bad_input_is_one_line() {
         &lab.run(&["vpn", "--dut-address", "10.0.0.1", "--no-store"]),
         "use it with --dut",
     );
+    // --cleanup with --dut runs vpn's cleanup on the DUT (as root there).
+    let o = lab.run(&["vpn", "--cleanup", "--dut", &url]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
     assert_all_clean(&lab, 10);
 }
