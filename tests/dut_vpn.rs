@@ -236,6 +236,9 @@ fn vpn_dut_sigint_leaves_nothing() {
     let out = lab.dir.join("int.jsonl");
     let (code, err) = stopped_run(&lab, &out, |_, child| interrupt(child));
     assert_interrupted(&out, code, &err);
+    // The point under way was interrupted, not failed.
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains("on the controller"), "{text}");
     assert_all_clean(&lab, 20);
 }
 

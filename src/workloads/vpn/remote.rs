@@ -69,7 +69,7 @@ struct Loaded {
 
 /// The DUT's end of the test bed: this host's own network, at its data address.
 pub struct DutEnd {
-    /// Owns the temp dir (keys, certificates, logs); dropped last.
+    /// Owns the temp dir (keys, certificates, logs).
     _guard: Guard,
     pub place: Place,
     /// This process's CPUs: the DUT's, when it shares a machine with its controller.
@@ -111,6 +111,8 @@ fn call(ask: &Ask, limit: Duration) -> Result<Value, LoadError> {
     loop {
         match crate::dut::agent::answer(id) {
             Some(Ok(v)) => return Ok(v),
+            // A Ctrl-C there: its `stop` line may come just after this answer.
+            Some(Err(why)) if why == INTERRUPTED => return Err(LoadError::Interrupted),
             Some(Err(why)) => return Err(LoadError::Failed(format!("on the controller: {why}"))),
             None if crate::measure::stopped() => return Err(LoadError::Interrupted),
             None if start.elapsed() > limit => {
@@ -393,9 +395,12 @@ fn client_implementation(t: &Tunnel, progs: &Programs) -> String {
     }
 }
 
+/// The controller's answer when its Ctrl-C stopped what the DUT asked for.
+const INTERRUPTED: &str = "interrupted on the controller";
+
 fn load_error(e: LoadError) -> anyhow::Error {
     match e {
-        LoadError::Interrupted => anyhow!("interrupted on the controller"),
+        LoadError::Interrupted => anyhow!(INTERRUPTED),
         LoadError::Failed(m) => anyhow!("{m}"),
     }
 }
