@@ -499,3 +499,132 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(end: &str, pid: i32, pct: f64) -> ThreadCpu {
+        ThreadCpu {
+            end: end.into(),
+            pid,
+            tid: pid,
+            name: "openvpn".into(),
+            cpu_s: pct / 100.0 * 2.0,
+            cpu_pct: pct,
+        }
+    }
+
+    fn process(end: &str, pid: i32, pct: f64) -> ProcessCpu {
+        ProcessCpu {
+            end: end.into(),
+            pid,
+            name: "openvpn".into(),
+            user_s: pct / 100.0 * 2.0,
+            sys_s: 0.0,
+            cpu_pct: pct,
+        }
+    }
+
+    fn links(end: usize, ifs: &[&str], rx: u64) -> EndLinks {
+        let at = |n: u64| -> LinkMap {
+            ifs.iter()
+                .map(|i| {
+                    let s = lab::LinkStats {
+                        rx_bytes: n,
+                        tx_bytes: n,
+                        dropped: 0,
+                        mtu: 1500,
+                    };
+                    (i.to_string(), s)
+                })
+                .collect()
+        };
+        (end, at(0), at(rx))
+    }
+
+    /// `vpn --dut`: the record's tunnel CPU and busiest thread are the DUT's alone, the
+    /// client end's are in `controller`, and each end's counters are read where it runs.
+    #[test]
+    fn a_dut_point_keeps_each_hosts_cpu_apart() {
+        let place = Place {
+            end: SERVER,
+            ns: None,
+            dir: std::env::temp_dir(),
+            pid: 1,
+            addr: "10.0.0.1".into(),
+            peer: String::new(),
+            outer_if: "eth0".into(),
+        };
+        let spec = Spec::OpenVpn {
+            cipher: "AES-128-GCM".into(),
+            dco: false,
+        };
+        let mut tun = Tunnel::new(&spec, std::slice::from_ref(&place));
+        tun.ifname = ["tun-s".into(), "tun-c".into()];
+        tun.outer_if = ["eth0".into(), "veth-c".into()];
+        let here = HostSeen {
+            links: vec![links(SERVER, &["tun-s", "eth0"], 2_000_000)],
+            procs: vec![process("server", 10, 60.0)],
+            threads: vec![thread("server", 10, 60.0)],
+            cpus: Some(vec![0]),
+            busy_s: 1.6,
+            total_s: 2.0,
+            ..HostSeen::default()
+        };
+        let controller = HostSeen {
+            links: vec![links(CLIENT, &["tun-c", "veth-c"], 2_100_000)],
+            procs: vec![process("client", 20, 90.0)],
+            threads: vec![thread("client", 20, 90.0)],
+            cpus: Some(vec![1]),
+            busy_s: 1.0,
+            total_s: 2.0,
+            ..HostSeen::default()
+        };
+        let outcome = iperf::Outcome {
+            bytes: 1_000_000,
+            sent_bytes: 1_000_000,
+            seconds: 2.0,
+            throughput_bps: 500_000.0,
+            ..Default::default()
+        };
+        let load = Load {
+            udp: false,
+            streams: 1,
+            down: false,
+        };
+        let r = record(Observed {
+            tun: &tun,
+            load,
+            duration: 2,
+            run_id: "r",
+            outcome,
+            wall_s: 2.0,
+            here,
+            controller: Some(ControllerSide {
+                implementation: "OpenVPN 2.6".into(),
+                seen: controller,
+            }),
+            profile: None,
+        });
+        assert_eq!(r.tunnel_cpu_s, Some(1.2));
+        assert_eq!(r.busiest_thread_cpu_pct, Some(60.0));
+        assert_eq!(r.server_busiest_thread_cpu_pct, Some(60.0));
+        assert_eq!(r.client_busiest_thread_cpu_pct, Some(90.0));
+        assert!(r.processes.iter().all(|p| p.end == "server"));
+        let c = r.controller.as_ref().unwrap();
+        assert_eq!(
+            (c.cpus.as_slice(), c.tunnel_cpu_s),
+            ([1].as_slice(), Some(1.8))
+        );
+        assert_eq!(c.system_busy_pct, 50.0);
+        assert_eq!(r.system_busy_pct, 80.0);
+        // Up: the controller's tunnel link sent, the DUT's received.
+        assert_eq!(r.tunnel_if, ["tun-c", "tun-s"]);
+        assert_eq!(
+            (r.tunnel_tx_bytes, r.tunnel_rx_bytes),
+            (2_100_000, 2_000_000)
+        );
+        assert_eq!(r.outer_tx_bytes, 2_100_000);
+    }
+}
