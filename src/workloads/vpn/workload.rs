@@ -44,6 +44,60 @@ enum Bed {
     Dut(super::remote::DutEnd),
 }
 
+/// A tunnel that is up, and with `vpn --dut` its client end on the controller.
+type Up = (super::tunnel::Tunnel, Option<super::remote::ClientEnd>);
+
+impl Bed {
+    /// Where the server end runs.
+    fn server(&self) -> lab::Place {
+        match self {
+            Bed::Lab(l) => l.place(lab::SERVER),
+            Bed::Dut(d) => d.place.clone(),
+        }
+    }
+
+    /// The environment's names: namespaces, outer links and their addresses.
+    fn names(&self) -> (Vec<String>, Vec<String>, Vec<String>) {
+        match self {
+            Bed::Lab(l) => (
+                l.ns.to_vec(),
+                l.veth.to_vec(),
+                lab::VETH_ADDR.iter().map(|a| a.to_string()).collect(),
+            ),
+            Bed::Dut(d) => (
+                Vec::new(),
+                vec![d.place.outer_if.clone()],
+                vec![d.place.addr.clone()],
+            ),
+        }
+    }
+
+    fn up(&self, progs: &Programs, spec: &Spec) -> Result<Up, LoadError> {
+        match self {
+            Bed::Lab(l) => tunnel::up(l, progs, spec).map(|t| (t, None)),
+            Bed::Dut(d) => d.up(progs, spec).map(|(t, c)| (t, Some(c))),
+        }
+    }
+
+    fn measure_point(
+        &self,
+        up: &mut Up,
+        progs: &Programs,
+        load: Load,
+        duration: u32,
+        run_id: &str,
+    ) -> Result<VpnRecord, LoadError> {
+        let (tun, client) = up;
+        match (self, client) {
+            (Bed::Dut(d), Some(c)) => d.measure_point(tun, c, progs, load, duration, run_id),
+            (Bed::Lab(l), _) => {
+                super::point::measure_point(l, tun, progs, load, duration, run_id, None)
+            }
+            (Bed::Dut(_), None) => Err(LoadError::Failed("no client end".into())),
+        }
+    }
+}
+
 fn progress(msg: &str) {
     if std::io::stderr().is_terminal() {
         eprintln!("{msg}");
@@ -271,12 +325,8 @@ impl Workload for Vpn {
                     .map_err(|e| Failure::Runtime(format!("cannot build the test bed: {e}")))?,
             ),
         };
-        let server = match &lab {
-            Bed::Lab(l) => l.place(lab::SERVER),
-            Bed::Dut(d) => d.place.clone(),
-        };
         let wants_wg = self.wanted.iter().any(|w| w.wireguard());
-        let kernel_wg = wants_wg && server.kernel_wireguard();
+        let kernel_wg = wants_wg && lab.server().kernel_wireguard();
         let mut unavailable = Vec::new();
         if wants_wg && !kernel_wg {
             unavailable.push(crate::record::Unavailable {
@@ -294,6 +344,7 @@ impl Workload for Vpn {
         }
         let mut streams: Vec<u32> = self.loads.iter().map(|l| l.streams).collect();
         streams.dedup();
+        let (netns, veth, outer_addresses) = lab.names();
         let settings =
             crate::record::WorkloadSettings::Vpn(crate::record::environment::VpnSettings {
                 tunnels: specs.iter().map(Spec::label).collect(),
@@ -303,18 +354,9 @@ impl Workload for Vpn {
                 rounds: self.rounds,
                 udp: self.loads.iter().any(|l| l.udp),
                 kernel_wireguard: kernel_wg,
-                netns: match &lab {
-                    Bed::Lab(l) => l.ns.to_vec(),
-                    Bed::Dut(_) => Vec::new(),
-                },
-                veth: match &lab {
-                    Bed::Lab(l) => l.veth.to_vec(),
-                    Bed::Dut(d) => vec![d.place.outer_if.clone()],
-                },
-                outer_addresses: match &lab {
-                    Bed::Lab(_) => lab::VETH_ADDR.iter().map(|a| a.to_string()).collect(),
-                    Bed::Dut(d) => vec![d.place.addr.clone()],
-                },
+                netns,
+                veth,
+                outer_addresses,
             });
         self.points = (1..=self.rounds)
             .flat_map(|r| specs.iter().map(move |s| (r, s.clone())))
@@ -363,11 +405,7 @@ impl Workload for Vpn {
         ctx.progress
             .set_message(format!("{}{round_label}", spec.label()));
         let mut out = Vec::new();
-        let up = match lab {
-            Bed::Lab(l) => tunnel::up(l, &self.progs, spec).map(|t| (t, None)),
-            Bed::Dut(d) => d.up(&self.progs, spec).map(|(t, c)| (t, Some(c))),
-        };
-        let (mut tun, client) = match up {
+        let mut up = match lab.up(&self.progs, spec) {
             Ok(t) => t,
             Err(LoadError::Interrupted) => return Ok(out),
             Err(LoadError::Failed(e)) => {
@@ -381,7 +419,7 @@ impl Workload for Vpn {
             if measure::stopped() {
                 break;
             }
-            if let Err(e) = tun.check_alive() {
+            if let Err(e) = up.0.check_alive() {
                 out.push(driver::Outcome::Excluded(self.exclusion(
                     *round,
                     spec,
@@ -390,26 +428,13 @@ impl Workload for Vpn {
                 )));
                 continue;
             }
-            let point = match (lab, &client) {
-                (Bed::Dut(d), Some(c)) => d.measure_point(
-                    &mut tun,
-                    c,
-                    &self.progs,
-                    *load,
-                    self.duration,
-                    &ctx.environment.run_id,
-                ),
-                (Bed::Lab(l), _) => super::point::measure_point(
-                    l,
-                    &mut tun,
-                    &self.progs,
-                    *load,
-                    self.duration,
-                    &ctx.environment.run_id,
-                    None,
-                ),
-                (Bed::Dut(_), None) => Err(LoadError::Failed("no client end".into())),
-            };
+            let point = lab.measure_point(
+                &mut up,
+                &self.progs,
+                *load,
+                self.duration,
+                &ctx.environment.run_id,
+            );
             match point {
                 Ok(mut rec) => {
                     rec.round = *round;
@@ -418,7 +443,7 @@ impl Workload for Vpn {
                             format!("vpn {}{round_label} {}", spec.label(), load_label(load));
                         rec.profile = sampled_rerun(
                             lab,
-                            &mut tun,
+                            &mut up.0,
                             &self.progs,
                             *load,
                             self.duration,
