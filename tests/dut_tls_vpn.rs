@@ -71,21 +71,13 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let url = lab.url();
-    let out = lab.dir.join("tls.jsonl");
-    let store = format!("sqlite:{}", lab.dir.join("tls.db").display());
-    let sinks = [
-        "--output",
-        out.to_str().unwrap(),
-        "--store",
-        &store,
-        "--format",
-        "json",
-    ];
-    let mut child = lab.start(&tls_args(&url, "tls12-aes128gcm", "2", &sinks));
+    let sinks = lab.sinks("tls");
+    let (out, store) = (&sinks.out, &sinks.store);
+    let mut child = lab.start(&tls_args(&url, "tls12-aes128gcm", "2", &sinks.args()));
     wait_for_split(&lab, &mut child);
     let (code, err) = wait_exit(&mut child, 180);
     assert_eq!(code, Some(0), "{err}");
-    let recs = records(&out);
+    let recs = records(out);
     assert_eq!(recs.len(), 1, "{err}");
     let r = &recs[0];
     assert_eq!(r["dut"], url.as_str(), "{r}");
@@ -113,12 +105,12 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
     );
     assert!((0.0..5.0).contains(&agent), "{r}");
     // The run's environment is the DUT's.
-    let env = lines(&out)
+    let env = lines(out)
         .into_iter()
         .find(|v| v["kind"] == "environment")
         .unwrap();
     assert_eq!(env["hostname"], lab.duts[0].host.as_str());
-    assert_stored(&store, &env);
+    assert_stored(store, &env);
     lab.assert_clean(10);
 
     // --nginx names a path on the DUT: one it lacks is exit 2, one line, saying where.

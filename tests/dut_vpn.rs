@@ -126,17 +126,14 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let url = lab.url();
-    let out = lab.dir.join("vpn.jsonl");
-    let store = format!("sqlite:{}", lab.dir.join("vpn.db").display());
-    let sinks = [
-        "--output",
-        out.to_str().unwrap(),
-        "--store",
-        &store,
-        "--format",
-        "json",
-    ];
-    let mut child = lab.start(&vpn_args(&url, "none,openvpn,wireguard-go", "2", &sinks));
+    let sinks = lab.sinks("vpn");
+    let (out, store) = (&sinks.out, &sinks.store);
+    let mut child = lab.start(&vpn_args(
+        &url,
+        "none,openvpn,wireguard-go",
+        "2",
+        &sinks.args(),
+    ));
     let mut seen: [BTreeSet<i64>; 2] = Default::default();
     for daemon in ["openvpn", "wireguard-go"] {
         let (d, c) = wait_for_split(&lab, &mut child, daemon);
@@ -147,7 +144,7 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
     }
     let (code, err) = wait_exit(&mut child, 180);
     assert_eq!(code, Some(0), "{err}");
-    let recs = records(&out);
+    let recs = records(out);
     assert_eq!(recs.len(), 3, "{err}");
     for r in &recs {
         assert_eq!(r["dut"], url.as_str(), "{r}");
@@ -206,12 +203,12 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
         .unwrap()
         .contains("wireguard-go"));
     // The run's environment is the DUT's.
-    let env = lines(&out)
+    let env = lines(out)
         .into_iter()
         .find(|v| v["kind"] == "environment")
         .unwrap();
     assert_eq!(env["hostname"], lab.duts[0].host.as_str());
-    assert_stored(&store, &env);
+    assert_stored(store, &env);
     assert_all_clean(&lab, 10);
 }
 

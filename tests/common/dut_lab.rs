@@ -198,6 +198,14 @@ impl Lab {
         t
     }
 
+    /// A results file and an SQLite store in the lab's dir, named `name`.
+    pub fn sinks(&self, name: &str) -> Sinks {
+        Sinks {
+            out: self.dir.join(format!("{name}.jsonl")),
+            store: format!("sqlite:{}", self.dir.join(format!("{name}.db")).display()),
+        }
+    }
+
     /// The controller started in the background, its stderr kept for `wait_exit`.
     pub fn start(&self, args: &[&str]) -> Child {
         self.controller(args)
@@ -263,6 +271,20 @@ impl Lab {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+/// Where a controller's run goes: a results file and a store.
+pub struct Sinks {
+    pub out: PathBuf,
+    pub store: String,
+}
+
+impl Sinks {
+    /// The controller's options for both, with JSON on stdout.
+    pub fn args(&self) -> [&str; 6] {
+        let out = self.out.to_str().unwrap();
+        ["--output", out, "--store", &self.store, "--format", "json"]
     }
 }
 
