@@ -10,7 +10,6 @@ use common::dut_lab::*;
 use common::{skip, tls_lacks};
 use std::path::Path;
 use std::process::Child;
-use std::time::{Duration, Instant};
 
 /// One tls point (or two, with `suites`), from the lab's controller to its DUT.
 fn tls_args<'a>(url: &'a str, suites: &'a str, time: &'a str, sinks: &[&'a str]) -> Vec<&'a str> {
@@ -42,23 +41,16 @@ fn tls_possible() -> bool {
 /// Waits (bounded) until nginx runs in the DUT's namespace and wrk in the controller's:
 /// the server's side is the DUT's, the load's the controller's.
 fn wait_for_split(lab: &Lab, child: &mut Child) {
-    let start = Instant::now();
-    loop {
-        let on = |ns: &str, name: &str| Lab::pids(ns).into_iter().any(|p| comm(p) == name);
-        if on(&lab.duts[0].ns, "nginx") && on(&lab.ctl_ns, "wrk") {
-            assert!(!on(&lab.ctl_ns, "nginx") && !on(&lab.duts[0].ns, "wrk"));
-            return;
-        }
-        if child.try_wait().unwrap().is_some() {
-            let (code, err) = wait_exit(child, 1);
-            panic!("the controller ended first ({code:?}): {err}");
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "nginx on the DUT and wrk here never ran at once"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let on = |ns: &str, name: &str| Lab::pids(ns).into_iter().any(|p| comm(p) == name);
+    poll_while_running(
+        child,
+        90,
+        "nginx on the DUT and wrk here never ran at once",
+        || {
+            let both = on(&lab.duts[0].ns, "nginx") && on(&lab.ctl_ns, "wrk");
+            both.then(|| assert!(!on(&lab.ctl_ns, "nginx") && !on(&lab.duts[0].ns, "wrk")))
+        },
+    )
 }
 
 /// nginx served from the DUT, wrk loaded it from the controller: the record arrives in

@@ -13,7 +13,6 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Child;
-use std::time::{Duration, Instant};
 
 fn vpn_possible(wireguard_go: bool) -> bool {
     if let Some(why) = common::vpn_lacks(wireguard_go) {
@@ -85,24 +84,13 @@ fn assert_all_clean(lab: &Lab, secs: u64) {
 /// Waits (bounded) until iperf3 runs on both sides, with the tunnel daemon `daemon` on
 /// both; returns the daemons' PIDs seen in the DUT's namespace and the controller's.
 fn wait_for_split(lab: &Lab, child: &mut Child, daemon: &str) -> (Vec<i32>, Vec<i32>) {
-    let start = Instant::now();
-    loop {
-        let (dut, ctl) = (&lab.duts[0].ns, &lab.ctl_ns);
+    let (dut, ctl) = (&lab.duts[0].ns, &lab.ctl_ns);
+    let what = format!("{daemon} and iperf3 never ran on both sides at once");
+    poll_while_running(child, 90, &what, || {
         let (d, c) = (named(dut, daemon), named(ctl, daemon));
         let iperf3 = (named(dut, "iperf3").len(), named(ctl, "iperf3").len());
-        if !d.is_empty() && !c.is_empty() && iperf3 == (1, 1) {
-            return (d, c);
-        }
-        if child.try_wait().unwrap().is_some() {
-            let (code, err) = wait_exit(child, 1);
-            panic!("the controller ended first ({code:?}): {err}");
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "{daemon} and iperf3 never ran on both sides at once"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        (!d.is_empty() && !c.is_empty() && iperf3 == (1, 1)).then_some((d, c))
+    })
 }
 
 /// Every PID of a record's processes (the DUT's, or the controller's end's).

@@ -371,6 +371,28 @@ pub fn wait_exit(child: &mut Child, secs: u64) -> (Option<i32>, String) {
     }
 }
 
+/// Polls `ready` every 50 ms until it gives something, while the controller `child` runs:
+/// panics with its stderr if it ends first, or saying `what` never happened in `secs`.
+pub fn poll_while_running<T>(
+    child: &mut Child,
+    secs: u64,
+    what: &str,
+    mut ready: impl FnMut() -> Option<T>,
+) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(t) = ready() {
+            return t;
+        }
+        if child.try_wait().unwrap().is_some() {
+            let (code, err) = wait_exit(child, 1);
+            panic!("the controller ended first ({code:?}): {err}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(secs), "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Ctrl-C to a controller this test started.
 pub fn interrupt(child: &Child) {
     // SAFETY: signalling the process this test started.
