@@ -102,7 +102,7 @@ pub struct TlsArgs {
     pub dut: crate::dut::DutArgs,
     /// With --dut: the DUT's address for the data, when it differs from the one SSH
     /// reaches [default: the address the SSH connection came in on].
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = crate::dut::parse_address)]
     pub dut_address: Option<String>,
     /// The DUT's agent: the load generator runs on the controller, on these CPUs. Given
     /// by the controller, never by hand.

@@ -194,22 +194,6 @@ pub fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
     Ok(out)
 }
 
-/// The DUT's address for the data: `--dut-address`, else the one this SSH session came
-/// in on ($SSH_CONNECTION: client address, client port, server address, server port).
-pub fn dut_address(given: Option<&str>) -> Result<String, Failure> {
-    if let Some(a) = given {
-        return Ok(a.to_string());
-    }
-    std::env::var("SSH_CONNECTION")
-        .ok()
-        .and_then(|c| c.split_whitespace().nth(2).map(String::from))
-        .ok_or_else(|| {
-            Failure::Input(
-                "the DUT's address is unknown (no SSH_CONNECTION): give --dut-address ADDR".into(),
-            )
-        })
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
