@@ -32,9 +32,9 @@ pub struct Environment {
     #[serde(default)]
     pub settings: Settings,
     /// What `cryptobench probe` reports about the kernel's crypto paths: most of an
-    /// environment's size, and the same in every run on one machine, so shared (`read`
-    /// keeps one copy per distinct value).
-    #[serde(default)]
+    /// environment's size, and the same in every run on one machine, so read once and
+    /// shared (`interned`).
+    #[serde(default, deserialize_with = "interned")]
     pub kernel_crypto: std::sync::Arc<crate::kernel::KernelFacts>,
     /// True under qemu-user or a qemu-system TCG guest: the CPU is emulated and the
     /// numbers are not performance.
@@ -287,6 +287,29 @@ pub struct ProcessSettings {
     pub rounds: u32,
     #[serde(default)]
     pub dir: String,
+}
+
+/// One copy of each distinct `kernel_crypto` text read by this thread: a year of nightly
+/// runs on a few machines holds a few, and a value seen before is only scanned, not parsed.
+fn interned<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::sync::Arc<crate::kernel::KernelFacts>, D::Error> {
+    type Seen = Vec<(Box<str>, std::sync::Arc<crate::kernel::KernelFacts>)>;
+    thread_local! {
+        static SEEN: std::cell::RefCell<Seen> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+    let text = raw.get();
+    if let Some(k) = SEEN.with_borrow(|seen| {
+        seen.iter()
+            .find(|(t, _)| **t == *text)
+            .map(|(_, k)| k.clone())
+    }) {
+        return Ok(k);
+    }
+    let facts = std::sync::Arc::new(serde_json::from_str(text).map_err(serde::de::Error::custom)?);
+    SEEN.with_borrow_mut(|seen| seen.push((text.into(), std::sync::Arc::clone(&facts))));
+    Ok(facts)
 }
 
 #[cfg(test)]

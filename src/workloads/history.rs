@@ -178,14 +178,14 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
         if loaded.runs.is_empty() && !from_spool {
             return Err(Failure::Input(super::report::no_records(
                 std::slice::from_ref(file),
-                &loaded,
+                &loaded.skipped,
             )));
         }
         read.push(loaded);
     }
     let store = resolver.store().map_err(Failure::input)?;
     for (file, loaded) in files.iter().zip(&read) {
-        super::report::print_skipped(loaded);
+        super::report::print_skipped(&loaded.skipped);
         let (n, added) = runs::import(store, loaded).map_err(Failure::runtime)?;
         println!(
             "{}: {n} run(s), {added} new point(s) of {} into {}",
