@@ -182,6 +182,20 @@ pub struct TlsData {
     /// before it existed).
     #[serde(default)]
     pub key_exchange: Option<String>,
+    /// `--groups`: the key-exchange group both ends were restricted to, e.g.
+    /// "x25519mlkem768"; absent otherwise (and in records from before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// `--groups`: the group the handshake negotiated, as `openssl s_client` reported it
+    /// ("X25519MLKEM768"); nginx's log agreed for every request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negotiated_group: Option<String>,
+    /// `--groups`: the ClientHello and ServerHello handshake messages of one full
+    /// handshake (header included), in bytes, from `openssl s_client -msg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_hello_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_hello_bytes: Option<u64>,
     /// `--openssl DIR`: the build nginx ran on, as its processes mapped it; absent on the
     /// system OpenSSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -226,7 +240,11 @@ impl crate::record::RecordData for TlsData {
                 ("file_size", KeyValue::Num(r.file_size)),
                 ("concurrency", KeyValue::Num(r.concurrency as u64)),
                 ("handshake", text(&r.handshake.to_string())),
-            ],
+            ]
+            .into_iter()
+            // Only --groups records have a group: older ones keep their identity.
+            .chain(r.group.as_deref().map(|g| ("group", text(g))))
+            .collect(),
         )
     }
 }

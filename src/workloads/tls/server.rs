@@ -317,6 +317,9 @@ pub fn config(c: &Config) -> String {
         if suite.ktls {
             let _ = writeln!(s, "        ssl_conf_command Options KTLS;");
         }
+        if let Some(g) = suite.group.as_deref().and_then(super::groups::find) {
+            let _ = writeln!(s, "        ssl_ecdh_curve {};", g.openssl);
+        }
         let _ = writeln!(s, "    }}");
     }
     let _ = writeln!(s, "}}");
@@ -332,6 +335,9 @@ pub fn client_openssl_conf(suite: &Suite) -> Option<String> {
          openssl_conf = cbench_conf\n[cbench_conf]\nssl_conf = cbench_ssl\n[cbench_ssl]\n\
          system_default = cbench_client\n[cbench_client]\n",
     );
+    if let Some(g) = suite.group.as_deref().and_then(super::groups::find) {
+        let _ = writeln!(s, "Groups = {}", g.openssl);
+    }
     match suite.proto {
         Proto::Tls13 => {
             let _ = writeln!(
