@@ -113,14 +113,14 @@ pub fn measure_handshake(
             )
         }
     };
-    let (mut rates, mut notes) = (Vec::new(), Vec::new());
+    let mut rates = Vec::new();
     for (alg, dir) in handshake_ops(cert) {
         if crate::measure::stopped() {
             return (None, Vec::new());
         }
-        // The hybrid only where nginx's libcrypto has it (3.5 and later).
-        if let (Direction::Encaps, Support::No(why)) = (dir, imp.support(alg)) {
-            notes.push(format!("{alg} {dir} not measured: {why}"));
+        // The hybrid only where nginx's libcrypto has it (3.5 and later): before, no
+        // handshake can negotiate it either.
+        if dir == Direction::Encaps && imp.support(alg) != Support::Yes {
             continue;
         }
         match cpu_per_call(&imp, alg, dir, 0, budget) {
@@ -149,7 +149,7 @@ pub fn measure_handshake(
             rates,
             implementation,
         }),
-        notes,
+        Vec::new(),
     )
 }
 

@@ -599,6 +599,35 @@ mod tests {
         assert!(client_openssl_conf(&suites[2]).is_none());
     }
 
+    /// `--groups`: the server block and the client restricted to the one group.
+    #[test]
+    fn a_group_restricts_both_ends() {
+        let cat = Catalogue::new(
+            parse_ciphers(
+                "TLS_AES_128_GCM_SHA256 TLSv1.3 Kx=any Au=any Enc=AESGCM(128) Mac=AEAD\n",
+            ),
+            CertKind::Rsa,
+        );
+        let (suites, _) = cat.select(Some("aes128gcm")).unwrap();
+        let suites = [suites[0].with_group("x25519mlkem768")];
+        let c = config(&Config {
+            dir: Path::new("/tmp/x"),
+            suites: &suites,
+            ports: &[1001],
+            workers: 1,
+            worker_cpus: None,
+            worker_connections: 100,
+            host: "127.0.0.1",
+            handshake: true,
+            gzip: false,
+            as_root: false,
+        });
+        assert!(c.contains("ssl_ecdh_curve X25519MLKEM768;"), "{c}");
+        let client = client_openssl_conf(&suites[0]).unwrap();
+        assert!(client.contains("Groups = X25519MLKEM768"), "{client}");
+        assert_eq!(suites[0].shown(), "TLS_AES_128_GCM_SHA256 x25519mlkem768");
+    }
+
     #[test]
     fn logs_summarise() {
         let log = "TLSv1.3 TLS_AES_128_GCM_SHA256 200 4340 4096 1 - X25519\n\

@@ -728,6 +728,19 @@ fn digest(f: &Fns, md: P, msg: &[u8]) -> anyhow::Result<([u8; 64], usize)> {
     Ok((out, n as usize))
 }
 
+/// EVP_PKEY_sign of `tbs` (a digest, or the message after sign_message_init) into a
+/// signature of at most `max` (EVP_PKEY_get_size) bytes.
+fn pkey_sign(f: &Fns, pctx: &Ctx, max: usize, tbs: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut sig = vec![0u8; max];
+    let mut len = sig.len();
+    // SAFETY: sig is writable for `max` bytes; tbs is a live slice.
+    if unsafe { (f.sign)(pctx.0, sig.as_mut_ptr(), &mut len, tbs.as_ptr(), tbs.len()) } != 1 {
+        return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_sign")));
+    }
+    sig.truncate(len);
+    Ok(sig)
+}
+
 struct OsslKeyPair {
     f: Arc<Fns>,
     alg: Algorithm,
@@ -798,27 +811,9 @@ impl KeyPair for OsslKeyPair {
         match &self.signer {
             Some(Signer::Digest { pctx, md, max }) => {
                 let (d, n) = digest(f, *md, msg)?;
-                let mut sig = vec![0u8; *max];
-                let mut len = sig.len();
-                // SAFETY: sig has `max` = EVP_PKEY_size bytes; d holds n bytes.
-                if unsafe { (f.sign)(pctx.0, sig.as_mut_ptr(), &mut len, d.as_ptr(), n) } != 1 {
-                    return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_sign")));
-                }
-                sig.truncate(len);
-                Ok(sig)
+                pkey_sign(f, pctx, *max, &d[..n])
             }
-            Some(Signer::Message { pctx, max }) => {
-                let mut sig = vec![0u8; *max];
-                let mut len = sig.len();
-                // SAFETY: sig has EVP_PKEY_get_size bytes; msg is a live slice.
-                if unsafe { (f.sign)(pctx.0, sig.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len()) }
-                    != 1
-                {
-                    return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_sign")));
-                }
-                sig.truncate(len);
-                Ok(sig)
-            }
+            Some(Signer::Message { pctx, max }) => pkey_sign(f, pctx, *max, msg),
             Some(Signer::OneShot { mctx, max }) => {
                 let mut sig = vec![0u8; *max];
                 let mut len = sig.len();
