@@ -540,6 +540,33 @@ fn nginx_on_the_build_negotiates_x25519mlkem768_per_group() {
             .any(|p| p["alg"] == "x25519-mlkem768" && p["direction"] == "encaps"),
         "{prims}"
     );
+    // h2load sets its own groups: it is given the one under test.
+    if !found("h2load") {
+        return;
+    }
+    let (o, v) = run_json(&[
+        "tls",
+        "--openssl",
+        dir.to_str().unwrap(),
+        "--groups",
+        "x25519mlkem768",
+        "--generator",
+        "h2load",
+        "--handshake",
+        "--files",
+        "4k",
+        "--concurrency",
+        "2",
+        "--duration",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        v["records"][0]["negotiated_group"],
+        "X25519MLKEM768",
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `--groups` bad input: an unknown name lists the valid ones; the hybrid on Debian's

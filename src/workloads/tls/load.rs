@@ -213,9 +213,9 @@ pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
             cmd.arg("-T")
                 .arg("10s")
                 .arg(format!("--log-file={}", log.display()));
-            // The group (--groups) is set only through OpenSSL's configuration.
-            if let (Some(conf), Some(_)) = (&job.client_conf, &job.suite.group) {
-                cmd.env("OPENSSL_CONF", conf);
+            // h2load sets its own groups (X25519:P-256:P-384:P-521), over OpenSSL's config.
+            if let Some(g) = job.suite.group.as_deref().and_then(super::groups::find) {
+                cmd.arg(format!("--groups={}", g.openssl));
             }
             if let Some(c) = &job.suite.cipher {
                 let sec = if job.suite.null { ":@SECLEVEL=0" } else { "" };
