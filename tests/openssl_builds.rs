@@ -346,23 +346,31 @@ fn run_json(args: &[&str]) -> (Output, Value) {
     (o, v)
 }
 
+/// `speed --impl openssl --openssl DIR --alg ALGS` in short trials, with `more`.
+fn speed_on(dir: &Path, algs: &str, more: &[&str]) -> (Output, Value) {
+    let d = dir.to_str().unwrap();
+    let mut a = vec![
+        "speed",
+        "--impl",
+        "openssl",
+        "--openssl",
+        d,
+        "--alg",
+        algs,
+        "--time",
+        "0.02",
+    ];
+    a.extend(more);
+    run_json(&a)
+}
+
 /// ML-KEM-768, ML-DSA-65 and X25519MLKEM768 on the 3.5 build: through the same known
 /// answers and aws-lc cross-checks as aws-lc, then measured; Debian's 3.0 beside it says
 /// why it has none.
 #[test]
 fn post_quantum_on_the_35_build_passes_the_gate() {
     let Some(dir) = build(&[]) else { return };
-    let (o, v) = run_json(&[
-        "speed",
-        "--impl",
-        "openssl",
-        "--openssl",
-        dir.to_str().unwrap(),
-        "--alg",
-        "ml-kem-768,ml-dsa-65,x25519-mlkem768",
-        "--time",
-        "0.02",
-    ]);
+    let (o, v) = speed_on(&dir, "ml-kem-768,ml-dsa-65,x25519-mlkem768", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = v["records"].as_array().unwrap();
     for (alg, dirs) in [
@@ -449,19 +457,7 @@ fn a_corrupt_ml_kem_on_the_build_is_refused_before_timing() {
         return;
     }
     let Some(dir) = build(&[]) else { return };
-    let (o, v) = run_json(&[
-        "speed",
-        "--impl",
-        "openssl",
-        "--openssl",
-        dir.to_str().unwrap(),
-        "--alg",
-        "ml-kem-768",
-        "--time",
-        "0.02",
-        "--test-corrupt",
-        "openssl 3.5.5",
-    ]);
+    let (o, v) = speed_on(&dir, "ml-kem-768", &["--test-corrupt", "openssl 3.5.5"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(v["records"].as_array().unwrap().is_empty(), "timed: {v}");
     let refusal = v["exclusions"]
@@ -478,6 +474,15 @@ fn a_corrupt_ml_kem_on_the_build_is_refused_before_timing() {
     );
 }
 
+/// `tls_point_args` on `dir` with a full handshake per request and `more`.
+fn tls_groups(dir: &Path, more: &[&str]) -> (Output, Value) {
+    let args = tls_point_args(dir);
+    let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+    a.push("--handshake");
+    a.extend(more);
+    run_json(&a)
+}
+
 /// nginx on the 3.5 build, one point per group with a full handshake per request: the
 /// 3.5 client (wrk on the build's libssl, s_client of the build) negotiates
 /// X25519MLKEM768, whose hellos carry the ML-KEM key share and ciphertext (about 1.2 KB
@@ -488,20 +493,7 @@ fn nginx_on_the_build_negotiates_x25519mlkem768_per_group() {
     if !found("nginx") || !found("wrk") {
         return;
     }
-    let (o, v) = run_json(&[
-        "tls",
-        "--openssl",
-        dir.to_str().unwrap(),
-        "--groups",
-        "x25519,x25519mlkem768,secp256r1",
-        "--handshake",
-        "--files",
-        "4k",
-        "--concurrency",
-        "2",
-        "--duration",
-        "1",
-    ]);
+    let (o, v) = tls_groups(&dir, &["--groups", "x25519,x25519mlkem768,secp256r1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let recs = v["records"].as_array().unwrap();
     let of = |g: &str| {
@@ -544,22 +536,10 @@ fn nginx_on_the_build_negotiates_x25519mlkem768_per_group() {
     if !found("h2load") {
         return;
     }
-    let (o, v) = run_json(&[
-        "tls",
-        "--openssl",
-        dir.to_str().unwrap(),
-        "--groups",
-        "x25519mlkem768",
-        "--generator",
-        "h2load",
-        "--handshake",
-        "--files",
-        "4k",
-        "--concurrency",
-        "2",
-        "--duration",
-        "1",
-    ]);
+    let (o, v) = tls_groups(
+        &dir,
+        &["--groups", "x25519mlkem768", "--generator", "h2load"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         v["records"][0]["negotiated_group"],
