@@ -182,6 +182,20 @@ pub struct TlsData {
     /// before it existed).
     #[serde(default)]
     pub key_exchange: Option<String>,
+    /// `--groups`: the key-exchange group both ends were restricted to, e.g.
+    /// "x25519mlkem768"; absent otherwise (and in records from before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// `--groups`: the group the handshake negotiated, as `openssl s_client` reported it
+    /// ("X25519MLKEM768"); nginx's log agreed for every request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negotiated_group: Option<String>,
+    /// `--groups`: the ClientHello and ServerHello handshake messages of one full
+    /// handshake (header included), in bytes, from `openssl s_client -msg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_hello_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_hello_bytes: Option<u64>,
     /// `--openssl DIR`: the build nginx ran on, as its processes mapped it; absent on the
     /// system OpenSSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -226,7 +240,51 @@ impl crate::record::RecordData for TlsData {
                 ("file_size", KeyValue::Num(r.file_size)),
                 ("concurrency", KeyValue::Num(r.concurrency as u64)),
                 ("handshake", text(&r.handshake.to_string())),
-            ],
+            ]
+            .into_iter()
+            // Only --groups records have a group: older ones keep their identity.
+            .chain(r.group.as_deref().map(|g| ("group", text(g))))
+            .collect(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record written before --groups existed reads, without the group fields, and a
+    /// record without them writes none of them.
+    #[test]
+    fn records_without_groups_still_read() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        for k in [
+            "group",
+            "negotiated_group",
+            "client_hello_bytes",
+            "server_hello_bytes",
+        ] {
+            assert!(v.get(k).is_none(), "{k} written when absent");
+        }
+        v.as_object_mut().unwrap().remove("key_exchange");
+        let back: TlsData = serde_json::from_value(v).unwrap();
+        assert_eq!((back.group, back.client_hello_bytes), (None, None));
+    }
+
+    fn sample() -> TlsData {
+        serde_json::from_value(serde_json::json!({
+            "suite": "TLS_AES_128_GCM_SHA256", "protocol": "TLSv1.3",
+            "negotiated": "TLSv1.3 TLS_AES_128_GCM_SHA256", "mix": null, "generator": "wrk",
+            "handshake": true, "cert": "rsa2048", "content": "random", "file_size": 4096,
+            "concurrency": 10, "duration_s": 1.0, "requests": 10, "errors": 0, "bytes": 1,
+            "requests_per_s": 10.0, "latency_ms": null, "server_requests": 10,
+            "server_bytes": 1, "server_body_bytes": 1, "server_connections": 10,
+            "negotiated_requests": 10, "server_cpu_s": 0.1, "server_cpu_pct": 10.0,
+            "server_workers": 1, "server_cpus": [0], "client_cpu_s": 0.1,
+            "client_cpu_user_s": 0.1, "client_cpu_sys_s": 0.0, "client_cpu_pct": 10.0,
+            "client_threads": 1, "client_cpus": [1], "generator_bound": false,
+            "cpu_ms_per_request": 10.0, "ports": [1]
+        }))
+        .unwrap()
     }
 }

@@ -2,6 +2,7 @@
 //! (temp dir, certificate, files, nginx configuration, ports, CPUs), built once in
 //! `Bench::build` before the first point.
 
+use super::groups::Group;
 use super::load::{self, Generator};
 use super::server::{self, Content};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
@@ -32,6 +33,8 @@ pub struct Inputs {
     pub sampler: Option<crate::profile::Sampler>,
     /// --openssl DIR: the build nginx runs on.
     pub build: Option<Build>,
+    /// --groups: the key-exchange groups, one point each.
+    pub groups: Option<Vec<&'static Group>>,
 }
 
 impl Inputs {
@@ -77,6 +80,12 @@ impl Inputs {
             .map(|dir| Build::open(dir, true))
             .transpose()
             .map_err(input)?;
+        let groups = args
+            .groups
+            .as_deref()
+            .map(super::groups::parse)
+            .transpose()
+            .map_err(input)?;
         let sampler = (args.profile || args.profile_dir.is_some())
             .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
             .transpose()
@@ -90,6 +99,7 @@ impl Inputs {
             openssl,
             sampler,
             build,
+            groups,
         })
     }
 }
@@ -184,6 +194,8 @@ pub struct Bench {
     pub sampler: Option<crate::profile::Sampler>,
     /// --openssl DIR: nginx runs on this build, checked at every point.
     pub build: Option<Build>,
+    /// --groups that nginx's OpenSSL (or the suite) cannot do: (suite, group, why).
+    pub group_gaps: Vec<(String, String, String)>,
 }
 
 /// nginx's version line and its "built with" line, from `nginx -V`.
@@ -225,7 +237,14 @@ type Selection = (Vec<Suite>, Option<(Mix, Vec<usize>)>, Vec<String>);
 
 /// The suites asked for, and the mix's suites added to them where missing.
 fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> {
-    let (mut list, mut notes) = cat.select(args.suites.as_deref()).map_err(input)?;
+    // --groups alone: one TLS 1.3 suite, where every group can be negotiated.
+    let default = (args.groups.is_some() && args.suites.is_none()).then_some("aes128gcm");
+    let (mut list, mut notes) = cat
+        .select(args.suites.as_deref().or(default))
+        .map_err(input)?;
+    if default.is_some() {
+        notes.push("--groups without --suites: TLS_AES_128_GCM_SHA256 per group".into());
+    }
     if args.ktls {
         list = suites::add_ktls_twins(list, &mut notes);
     }
@@ -265,6 +284,10 @@ impl Bench {
         let dir = guard.temp_dir("tls").map_err(Failure::runtime)?;
         let cat = catalogue(&guard, &dir, &inputs.openssl, args.cert)?;
         let (suite_list, mix, mut notes) = select_suites(args, &cat)?;
+        let (suite_list, group_gaps) = match &inputs.groups {
+            Some(g) => per_group(suite_list, g, inputs.build.as_ref())?,
+            None => (suite_list, Vec::new()),
+        };
         let nb = nginx_build(&guard, &dir, &inputs.nginx, inputs.build.as_ref())?;
         let numeric = super::version_tuple(&nb.version);
         if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
@@ -356,6 +379,7 @@ impl Bench {
             notes,
             sampler: inputs.sampler.take(),
             build: inputs.build.take(),
+            group_gaps,
             guard,
         };
         bench.write_files(&inputs.openssl)?;
@@ -513,6 +537,53 @@ impl Bench {
             notes: self.notes.clone(),
         }))
     }
+}
+
+/// `--groups`: every TLS suite once per group nginx's OpenSSL can do (plain HTTP once), and
+/// the pairs it cannot, with the reason. Nothing left to run is bad input (exit 2).
+type PerGroup = (Vec<Suite>, Vec<(String, String, String)>);
+fn per_group(
+    list: Vec<Suite>,
+    groups: &[&Group],
+    build: Option<&Build>,
+) -> Result<PerGroup, Failure> {
+    let loaded = match build {
+        Some(b) => crate::impls::openssl::OpenSsl::load_path(&b.libcrypto),
+        None => crate::impls::openssl::OpenSsl::load_system(),
+    }
+    .map_err(Failure::unavailable)?;
+    let version = format!(
+        "OpenSSL {}",
+        crate::units::short_version(&loaded.version_info(0).unwrap_or_default())
+    );
+    let (mut out, mut gaps) = (Vec::new(), Vec::new());
+    for s in list {
+        if s.cipher.is_none() {
+            out.push(s);
+            continue;
+        }
+        for g in groups {
+            let why = g.gap(loaded.version_num(), &version).or_else(|| {
+                (g.tls13_only && s.proto != suites::Proto::Tls13).then(|| {
+                    format!(
+                        "{} is TLS 1.3 only: {} is a TLS 1.2 suite",
+                        g.openssl, s.name
+                    )
+                })
+            });
+            match why {
+                Some(why) => gaps.push((s.name.clone(), g.name.to_string(), why)),
+                None => out.push(s.with_group(g.name)),
+            }
+        }
+    }
+    if !out.iter().any(|s| s.group.is_some()) {
+        let (suite, group, why) = gaps.first().cloned().unwrap_or_default();
+        return Err(input(format!(
+            "--groups: nothing can run: {suite} {group}: not available: {why}"
+        )));
+    }
+    Ok((out, gaps))
 }
 
 /// nginx's, the openssl command's and each generator's version; generators missing.

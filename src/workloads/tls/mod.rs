@@ -10,6 +10,7 @@
 use anyhow::anyhow;
 pub mod analysis;
 mod bench;
+pub mod groups;
 mod ktls;
 pub mod load;
 pub mod plots;
@@ -66,6 +67,13 @@ pub struct TlsArgs {
     /// session resumption).
     #[arg(long)]
     pub handshake: bool,
+    /// Key-exchange groups, comma-separated (x25519, secp256r1, secp384r1, x448,
+    /// x25519mlkem768, secp256r1mlkem768, mlkem768): each TLS suite once per group, nginx
+    /// restricted to it (`ssl_ecdh_curve`) and the client too; the ML-KEM groups
+    /// need OpenSSL 3.5 (--openssl DIR). Records give the negotiated group and the
+    /// ClientHello and ServerHello sizes. Without --suites: TLS_AES_128_GCM_SHA256 only.
+    #[arg(long, value_name = "LIST")]
+    pub groups: Option<String>,
     /// Also serve two suites at once from one server, splitting the connections, e.g.
     /// chacha=10%,aes128gcm=90%; compared with each suite alone.
     #[arg(long, value_name = "A=P%,B=Q%")]

@@ -69,7 +69,7 @@ impl Point {
     /// "TLS_AES_128_GCM_SHA256 4k c=10", for progress lines.
     pub fn label(&self, b: &Bench) -> String {
         let what = match self.what {
-            What::Suite(i) => b.suites[i].name.clone(),
+            What::Suite(i) => b.suites[i].shown(),
             What::Mix => format!(
                 "mix {}",
                 b.mix.as_ref().map(|(m, _)| m.spec.as_str()).unwrap_or("")
@@ -181,6 +181,23 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
         Some(Ok(k)) => Some(k),
         None => None,
     };
+    // --groups: one handshake by the build's own client, for its size on the wire.
+    let group = match p.what {
+        What::Suite(i) => b.suites[i]
+            .group
+            .as_deref()
+            .and_then(super::groups::find)
+            .map(|g| (i, g)),
+        What::Mix => None,
+    };
+    let hello = match group.map(|(i, g)| hello(b, i, g)) {
+        Some(Err(reason)) => {
+            server::stop(&b.guard, &running);
+            return Ok(Outcome::Refused(reason.to_string()));
+        }
+        Some(Ok(h)) => Some(h),
+        None => None,
+    };
     let counts = match h2load_counts(b, p, &parts, &running)? {
         Ok(c) => c,
         Err(outcome) => return Ok(outcome),
@@ -196,6 +213,26 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     };
     let mut r = record(b, p, &parts, &w, &logs, run_id);
     r.data.openssl_build = openssl_build;
+    if let (Some((_, g)), Some(h)) = (group, hello) {
+        // Both ends were restricted to the group: nginx must have logged it for every
+        // request, and the probe's client must have negotiated it.
+        let logged = r
+            .data
+            .key_exchange
+            .clone()
+            .unwrap_or_else(|| "no one group".into());
+        let negotiated = h.negotiated.clone().unwrap_or_else(|| logged.clone());
+        if !g.is_logged_as(&logged) || !g.is_logged_as(&negotiated) {
+            return Ok(Outcome::Refused(format!(
+                "{} {}: nginx logged {logged} and s_client negotiated {negotiated}, not {}",
+                b.suites[parts[0].suite].name, g.name, g.openssl
+            )));
+        }
+        r.data.group = Some(g.name.into());
+        r.data.negotiated_group = Some(negotiated);
+        r.data.client_hello_bytes = Some(h.client_hello);
+        r.data.server_hello_bytes = Some(h.server_hello);
+    }
     if let (Some(pt), Some(before)) = (ktls_part, &ktls_before) {
         let connections = r.data.server_connections;
         match ktls::after_load(b, &b.suites[pt.suite], before, connections) {
@@ -207,6 +244,29 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
         }
     }
     Ok(Outcome::Record(Box::new(r)))
+}
+
+/// One full handshake of `openssl s_client -groups G -msg` against suite `i`'s server
+/// block: the build's own openssl command where it has one, else the system's on the
+/// build's libraries.
+fn hello(b: &Bench, i: usize, g: &super::groups::Group) -> anyhow::Result<super::groups::Hello> {
+    let own = b
+        .build
+        .as_ref()
+        .map(|x| x.dir.join("bin/openssl"))
+        .filter(|p| p.is_file());
+    let program = own.as_deref().unwrap_or(&b.openssl);
+    let env = b.build.as_ref().map(|x| x.env()).unwrap_or_default();
+    let tls13 = b.suites[i].proto == suites::Proto::Tls13;
+    super::groups::probe(
+        &b.guard,
+        &b.dir,
+        program,
+        &env,
+        (&b.host, b.ports[i]),
+        g,
+        tls13,
+    )
 }
 
 /// h2load in handshake mode runs a request count: size it with a short run first.
@@ -653,6 +713,10 @@ fn record(
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
             handshake_cost: None,
             key_exchange: one_group(logs, server_requests),
+            group: None,
+            negotiated_group: None,
+            client_hello_bytes: None,
+            server_hello_bytes: None,
             limit: b.remote.then_some(cpu.limit),
             openssl_build: None,
             ktls: None,
@@ -688,6 +752,12 @@ fn make_job<'a>(
         host: &b.host,
         remote: b.remote,
         client_conf: conf.exists().then_some(conf),
+        // --groups on a build: the generator runs on it too, to offer what only it has.
+        lib_path: b.suites[part.suite]
+            .group
+            .as_ref()
+            .and(b.build.as_ref())
+            .map(|x| x.lib_dir.as_path()),
         cpus,
     }
 }

@@ -110,6 +110,7 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
         host: &job.host,
         remote: false,
         client_conf,
+        lib_path: None,
         cpus: Some(&cpus),
     };
     let busy0 = sys::cpus_busy_s(&cpus);

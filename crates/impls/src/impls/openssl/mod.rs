@@ -189,7 +189,10 @@ impl Implementation for OpenSsl {
                     return Support::No(why);
                 }
                 return match self.pkey() {
-                    Ok(_) => Support::Yes,
+                    Ok(p) => match p.pq_gap(alg) {
+                        Some(why) => Support::No(why),
+                        None => Support::Yes,
+                    },
                     Err(why) => Support::No(why.to_string()),
                 };
             }
@@ -378,8 +381,9 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
         Kind::Signature if crate::impls::pkey::dsa::dsa_bits(alg).is_some() => {
             vec![pkey::SIGN_NOTE.into(), crate::impls::pkey::dsa::KEY_NOTE.into()]
         }
+        Kind::Signature if alg == Algorithm::MlDsa65 => vec![pkey::MLDSA_NOTE.into()],
         Kind::Signature => vec![pkey::SIGN_NOTE.into()],
         Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
-        Kind::Kem => Vec::new(),
+        Kind::Kem => vec![pkey::KEM_NOTE.into()],
     }
 }

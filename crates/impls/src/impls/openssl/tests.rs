@@ -146,6 +146,25 @@ fn known_answers_for_other_builds_from_env() {
                 panic!("{p} ({}) vs system: {alg}: {e}", o.version());
             }
         }
+        // 3.5 and later: ML-KEM, ML-DSA and the TLS hybrid, through the same known
+        // answers as aws-lc and against aws-lc both ways.
+        for alg in [
+            Algorithm::MlKem768,
+            Algorithm::MlDsa65,
+            Algorithm::X25519MlKem768,
+        ] {
+            if o.version_num() < 0x3050_0000 {
+                assert!(
+                    matches!(o.support(alg), Support::No(ref why) if why.contains("before 3.5")),
+                    "{p}: {alg}"
+                );
+                continue;
+            }
+            assert_eq!(o.support(alg), Support::Yes, "{p}: {alg}");
+            crate::kat::known_answers(&o, alg).unwrap_or_else(|e| panic!("{p}: {alg}: {e}"));
+            crate::kat::pkey::cross_check(&o, &crate::impls::aws_lc::AwsLc, alg)
+                .unwrap_or_else(|e| panic!("{p} vs aws-lc: {alg}: {e}"));
+        }
         let d = o.details();
         assert!(d.version.is_some() && d.built_on.is_some(), "{d:?}");
     }
