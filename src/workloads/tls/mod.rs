@@ -22,6 +22,7 @@ pub mod server;
 pub mod suites;
 pub mod sys;
 pub mod view;
+mod window;
 mod workload;
 
 use super::Failure;

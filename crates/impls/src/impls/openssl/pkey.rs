@@ -24,6 +24,11 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 use std::path::Path;
 use std::sync::Arc;
 
+mod pq;
+mod sign;
+use pq::*;
+use sign::*;
+
 pub const SIGN_NOTE: &str = "each call hashes the 64-byte message (EVP_Digest, SHA-256; SHA-384 for P-384) and signs or verifies the digest with EVP_PKEY_sign/EVP_PKEY_verify on a context set up once; Ed25519 uses EVP_DigestSign/EVP_DigestVerify on a context initialised once (from OpenSSL 3.4, which refuses a second EVP_DigestSign on one context, EVP_PKEY_sign/EVP_PKEY_verify of the message after EVP_PKEY_sign_message_init once)";
 pub const KEM_NOTE: &str = "OpenSSL's provider key types by name (EVP_PKEY_CTX_new_from_name): keygen is EVP_PKEY_keygen on a context initialised once; encaps is EVP_PKEY_encapsulate to a public key imported once (EVP_PKEY_fromdata), as libssl's server answers a key share; decaps is EVP_PKEY_decapsulate on a context initialised once; X25519MLKEM768 is OpenSSL's own hybrid key type, the one libssl negotiates";
 pub const MLDSA_NOTE: &str = "ML-DSA-65: EVP_PKEY_sign_message_init (verify_message_init) once, then EVP_PKEY_sign/EVP_PKEY_verify of the 64-byte message per call (pure ML-DSA, empty context, hedged signing: OpenSSL's default); the key is imported from its 32-byte seed with EVP_PKEY_fromdata";
@@ -89,78 +94,7 @@ struct Fns {
     _lib: Library,
 }
 
-/// One OSSL_PARAM (core.h): a named octet string here.
-#[repr(C)]
-struct OsslParam {
-    key: *const c_char,
-    data_type: c_uint,
-    data: *mut c_void,
-    data_size: usize,
-    return_size: usize,
-}
-
-const OSSL_PARAM_OCTET_STRING: c_uint = 5;
-/// OSSL_PARAM_UNMODIFIED.
-const UNMODIFIED: usize = usize::MAX;
-/// EVP_PKEY_fromdata selections (evp.h): EVP_PKEY_PUBLIC_KEY and EVP_PKEY_KEYPAIR.
-const SELECT_PUBLIC: c_int = 0x86;
-const SELECT_KEYPAIR: c_int = 0x87;
-
-/// `[param(name, bytes), end]`: the array EVP_PKEY_fromdata reads; `bytes` outlives it.
-fn octet_param(name: &std::ffi::CStr, bytes: &[u8]) -> [OsslParam; 2] {
-    [
-        OsslParam {
-            key: name.as_ptr(),
-            data_type: OSSL_PARAM_OCTET_STRING,
-            data: bytes.as_ptr() as *mut c_void,
-            data_size: bytes.len(),
-            return_size: UNMODIFIED,
-        },
-        OsslParam {
-            key: std::ptr::null(),
-            data_type: 0,
-            data: std::ptr::null_mut(),
-            data_size: 0,
-            return_size: 0,
-        },
-    ]
-}
-
 type MessageInit = unsafe extern "C" fn(P, P, *const OsslParam) -> c_int;
-
-struct PqFns {
-    ctx_new_from_name: unsafe extern "C" fn(P, *const c_char, *const c_char) -> P,
-    fromdata_init: unsafe extern "C" fn(P) -> c_int,
-    fromdata: unsafe extern "C" fn(P, *mut P, c_int, *mut OsslParam) -> c_int,
-    keygen_init: unsafe extern "C" fn(P) -> c_int,
-    keygen: unsafe extern "C" fn(P, *mut P) -> c_int,
-    encapsulate_init: unsafe extern "C" fn(P, *const OsslParam) -> c_int,
-    encapsulate: unsafe extern "C" fn(P, *mut u8, *mut usize, *mut u8, *mut usize) -> c_int,
-    decapsulate_init: unsafe extern "C" fn(P, *const OsslParam) -> c_int,
-    decapsulate: unsafe extern "C" fn(P, *mut u8, *mut usize, *const u8, usize) -> c_int,
-    get_octet_string_param:
-        unsafe extern "C" fn(P, *const c_char, *mut u8, usize, *mut usize) -> c_int,
-}
-
-/// OpenSSL's provider name of a post-quantum algorithm, and the key parameters its
-/// interchange encodings are (pkey.rs's table): private, public.
-fn pq_names(
-    alg: Algorithm,
-) -> Option<(
-    &'static std::ffi::CStr,
-    &'static std::ffi::CStr,
-    &'static std::ffi::CStr,
-)> {
-    match alg {
-        // FIPS 203's decapsulation key; the encapsulation key.
-        Algorithm::MlKem768 => Some((c"ML-KEM-768", c"priv", c"pub")),
-        // FIPS 204's 32-byte seed; the public key.
-        Algorithm::MlDsa65 => Some((c"ML-DSA-65", c"seed", c"pub")),
-        // ML-KEM's decapsulation key then X25519's scalar; ek then X25519's key (TLS order).
-        Algorithm::X25519MlKem768 => Some((c"X25519MLKEM768", c"priv", c"pub")),
-        _ => None,
-    }
-}
 
 /// The EVP_PKEY functions of one libcrypto, or why it has none usable.
 pub struct Pkey(Arc<Fns>);
@@ -619,128 +553,6 @@ impl Drop for Ctx {
 // SAFETY: the contexts are used by one thread at a time; `md` is a static method table.
 unsafe impl Send for Signer {}
 
-/// What a signing or verifying context does per call.
-enum Signer {
-    /// EVP_PKEY_sign / _verify over a digest (RSA, ECDSA).
-    Digest { pctx: Ctx, md: P, max: usize },
-    /// EVP_DigestSign / _Verify on a context initialised once (Ed25519, ML-DSA).
-    OneShot { mctx: Ctx, max: usize },
-    /// EVP_PKEY_sign / _verify of the whole message after EVP_PKEY_sign_message_init
-    /// (OpenSSL 3.4 and later: Ed25519, ML-DSA).
-    Message { pctx: Ctx, max: usize },
-}
-
-/// A message digest method, valid while its library is loaded.
-struct Md(P);
-
-// SAFETY: EVP_MD methods are immutable and shared between threads by OpenSSL itself.
-unsafe impl Send for Md {}
-unsafe impl Sync for Md {}
-
-fn md_of(f: &Fns, alg: Algorithm) -> P {
-    if alg == Algorithm::EcdsaP384 {
-        f.sha384.0
-    } else {
-        f.sha256.0
-    }
-}
-
-/// A context set up once for sign (`sign` true) or verify with `key`.
-fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> anyhow::Result<Signer> {
-    // SAFETY: fresh contexts, owned by Ctx; key outlives them (held beside them).
-    unsafe {
-        let one_shot = matches!(alg, Algorithm::Ed25519 | Algorithm::MlDsa65);
-        // OpenSSL 3.4 and later refuse a second EVP_DigestSign on one context ("final
-        // error"): their message-signing init signs message after message instead.
-        if let (true, Some((sign_init, verify_init))) = (one_shot, f.message_init) {
-            let pctx = Ctx((f.ctx_new)(key.0, std::ptr::null_mut()), f.ctx_free);
-            let init = if sign { sign_init } else { verify_init };
-            if !pctx.0.is_null() && init(pctx.0, std::ptr::null_mut(), std::ptr::null()) == 1 {
-                let max = ((f.pkey_size)(key.0).max(0) as usize).max(64);
-                return Ok(Signer::Message { pctx, max });
-            }
-            let _ = fail(f, "EVP_PKEY_sign_message_init");
-        }
-        if one_shot {
-            let mctx = Ctx((f.md_ctx_new)(), f.md_ctx_free);
-            let init = if sign {
-                f.digest_sign_init
-            } else {
-                f.digest_verify_init
-            };
-            let (no_pctx, no_md, no_engine) = (
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
-            if mctx.0.is_null() || init(mctx.0, no_pctx, no_md, no_engine, key.0) != 1 {
-                return Err(anyhow::Error::msg(fail(f, "EVP_DigestSignInit/VerifyInit")));
-            }
-            let max = ((f.pkey_size)(key.0).max(0) as usize).max(64);
-            return Ok(Signer::OneShot { mctx, max });
-        }
-        let pctx = Ctx((f.ctx_new)(key.0, std::ptr::null_mut()), f.ctx_free);
-        let init = if sign { f.sign_init } else { f.verify_init };
-        if pctx.0.is_null() || init(pctx.0) != 1 {
-            return Err(anyhow::Error::msg(fail(
-                f,
-                "EVP_PKEY_sign_init/verify_init",
-            )));
-        }
-        let md = md_of(f, alg);
-        if (f.set_signature_md)(pctx.0, md) != 1 {
-            return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_CTX_set_signature_md")));
-        }
-        if rsa_bits(alg).is_some() {
-            let pad = if is_pss(alg) {
-                RSA_PKCS1_PSS_PADDING
-            } else {
-                RSA_PKCS1_PADDING
-            };
-            if (f.set_rsa_padding)(pctx.0, pad) != 1
-                || (is_pss(alg) && (f.set_rsa_pss_saltlen)(pctx.0, 32) != 1)
-            {
-                return Err(anyhow::Error::msg(fail(f, "setting the RSA padding")));
-            }
-        }
-        let max = (f.pkey_size)(key.0).max(0) as usize;
-        Ok(Signer::Digest { pctx, md, max })
-    }
-}
-
-fn digest(f: &Fns, md: P, msg: &[u8]) -> anyhow::Result<([u8; 64], usize)> {
-    let mut out = [0u8; 64];
-    let mut n: c_uint = 0;
-    // SAFETY: out holds the largest digest (64 bytes); msg valid for its length.
-    if unsafe {
-        (f.digest)(
-            msg.as_ptr(),
-            msg.len(),
-            out.as_mut_ptr(),
-            &mut n,
-            md,
-            std::ptr::null_mut(),
-        )
-    } != 1
-    {
-        return Err(anyhow::Error::msg(fail(f, "EVP_Digest")));
-    }
-    Ok((out, n as usize))
-}
-
-/// EVP_PKEY_sign of `tbs` (a digest, or the message after sign_message_init) into a
-/// signature of at most `max` (EVP_PKEY_get_size) bytes.
-fn pkey_sign(f: &Fns, pctx: &Ctx, max: usize, tbs: &[u8]) -> anyhow::Result<Vec<u8>> {
-    let mut sig = vec![0u8; max];
-    let mut len = sig.len();
-    // SAFETY: sig is writable for `max` bytes; tbs is a live slice.
-    if unsafe { (f.sign)(pctx.0, sig.as_mut_ptr(), &mut len, tbs.as_ptr(), tbs.len()) } != 1 {
-        return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_sign")));
-    }
-    sig.truncate(len);
-    Ok(sig)
-}
-
 struct OsslKeyPair {
     f: Arc<Fns>,
     alg: Algorithm,
@@ -946,100 +758,5 @@ impl PublicKey for OsslPublic {
             return Err(anyhow!("openssl: the signature does not verify"));
         }
         Ok(())
-    }
-}
-
-/// A context by algorithm name with EVP_PKEY_keygen_init done once: each call one key.
-struct KeyGen {
-    f: Arc<Fns>,
-    ctx: Ctx,
-}
-
-impl KeyGen {
-    fn new(f: &Arc<Fns>, name: &std::ffi::CStr) -> anyhow::Result<KeyGen> {
-        let pq =
-            f.pq.as_ref()
-                .ok_or_else(|| anyhow!("this libcrypto has no EVP_PKEY_CTX_new_from_name"))?;
-        // SAFETY: a fresh context owned by Ctx; NULL library context and properties.
-        let ctx = Ctx(
-            unsafe {
-                (pq.ctx_new_from_name)(std::ptr::null_mut(), name.as_ptr(), std::ptr::null())
-            },
-            f.ctx_free,
-        );
-        if ctx.0.is_null() || unsafe { (pq.keygen_init)(ctx.0) } != 1 {
-            return Err(anyhow::Error::msg(fail(
-                f,
-                &format!("EVP_PKEY_keygen_init for {}", name.to_string_lossy()),
-            )));
-        }
-        Ok(KeyGen { f: f.clone(), ctx })
-    }
-    fn generate(&self) -> anyhow::Result<Key> {
-        let pq = self
-            .f
-            .pq
-            .as_ref()
-            .ok_or_else(|| anyhow!("no EVP_PKEY_keygen"))?;
-        let mut key: P = std::ptr::null_mut();
-        // SAFETY: the context is ours and initialised; the new key goes to Key.
-        if unsafe { (pq.keygen)(self.ctx.0, &mut key) } != 1 {
-            return Err(anyhow::Error::msg(fail(&self.f, "EVP_PKEY_keygen")));
-        }
-        Key::new(&self.f, key, "EVP_PKEY_keygen")
-    }
-}
-
-/// The server's side of a KEM: a context on the peer's public key with
-/// EVP_PKEY_encapsulate_init done once.
-struct Encapsulator {
-    f: Arc<Fns>,
-    ctx: Ctx,
-    // Declared after the context that uses it, so dropped after it.
-    _key: Key,
-}
-
-impl Encapsulator {
-    fn new(f: Arc<Fns>, key: Key) -> anyhow::Result<Self> {
-        let pq =
-            f.pq.as_ref()
-                .ok_or_else(|| anyhow!("no EVP_PKEY_encapsulate"))?;
-        // SAFETY: a fresh context on the key, owned by Ctx; the key outlives it.
-        let ctx = Ctx(
-            unsafe { (f.ctx_new)(key.0, std::ptr::null_mut()) },
-            f.ctx_free,
-        );
-        if ctx.0.is_null() || unsafe { (pq.encapsulate_init)(ctx.0, std::ptr::null()) } != 1 {
-            return Err(anyhow::Error::msg(fail(&f, "EVP_PKEY_encapsulate_init")));
-        }
-        Ok(Encapsulator { f, ctx, _key: key })
-    }
-}
-
-impl PublicKey for Encapsulator {
-    fn encaps(&mut self) -> anyhow::Result<(Vec<u8>, Vec<u8>)> {
-        let f = &self.f;
-        let pq =
-            f.pq.as_ref()
-                .ok_or_else(|| anyhow!("no EVP_PKEY_encapsulate"))?;
-        // ML-KEM-768: 1088 and 32 bytes; the hybrid 1120 and 64.
-        let (mut ct, mut ss) = (vec![0u8; 1120], vec![0u8; 64]);
-        let (mut ct_len, mut ss_len) = (ct.len(), ss.len());
-        // SAFETY: both buffers are writable for the lengths passed.
-        if unsafe {
-            (pq.encapsulate)(
-                self.ctx.0,
-                ct.as_mut_ptr(),
-                &mut ct_len,
-                ss.as_mut_ptr(),
-                &mut ss_len,
-            )
-        } != 1
-        {
-            return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_encapsulate")));
-        }
-        ct.truncate(ct_len);
-        ss.truncate(ss_len);
-        Ok((ct, ss))
     }
 }
