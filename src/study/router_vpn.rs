@@ -6,7 +6,22 @@ use crate::render::model::{Block, Column, Table};
 
 pub struct RouterVpn;
 
-const ALGS: [&str; 5] = ["sha1", "aes-128-cbc", "aes-256-cbc", "sha256", "sha512"];
+/// Study 5's table, its rows in its order.
+const ALGS: [&str; 8] = [
+    "sha1",
+    "des-cbc",
+    "des-ede3-cbc",
+    "aes-128-cbc",
+    "aes-192-cbc",
+    "aes-256-cbc",
+    "sha256",
+    "sha512",
+];
+/// Its public-key rows: `rsa 2048 bits` and `dsa 2048 bits`, sign/s and verify/s.
+const PKEY: [(&str, &str); 2] = [
+    ("rsa2048-pkcs1", "rsa 2048 bits"),
+    ("dsa2048", "dsa 2048 bits"),
+];
 const SIZES: [u64; 5] = [16, 64, 256, 1024, 8192];
 
 impl Study for RouterVpn {
@@ -46,6 +61,20 @@ impl Study for RouterVpn {
         for l in &o.libcrypto {
             speed.extend(["--libcrypto".into(), l.display().to_string()]);
         }
+        let mut pkey = argv(&[
+            "speed",
+            "--impl",
+            "openssl",
+            "--alg",
+            &PKEY.map(|(a, _)| a).join(","),
+            "--direction",
+            "sign,verify",
+            "--time",
+            t,
+        ]);
+        for l in &o.libcrypto {
+            pkey.extend(["--libcrypto".into(), l.display().to_string()]);
+        }
         let builds = 2.0 + o.libcrypto.len() as f64;
         let streams = o.cores.max(2).to_string();
         let mut vpn = argv(&[
@@ -69,8 +98,13 @@ impl Study for RouterVpn {
         vec![
             Step {
                 tag: "speed".into(),
-                seconds: 25.0 * builds * tf * 1.2 + 2.0,
+                seconds: 40.0 * builds * tf * 1.2 + 2.0,
                 action: Action::Workload(speed),
+            },
+            Step {
+                tag: "pkey".into(),
+                seconds: 4.0 * (builds - 1.0) * tf * 1.5 + 2.0,
+                action: Action::Workload(pkey),
             },
             Step {
                 tag: "vpn".into(),
@@ -119,9 +153,18 @@ fn analyse(o: &Observed) -> Findings {
             table.push(row);
         }
     }
-    table.notes.push("aes-192-cbc, des and des-ede3 are not measured: cryptobench's algorithm catalogue has none of them (OpenSSL 3 keeps des-ede3-cbc in its default provider, plain des only in the legacy one).".into());
+    for alg in ALGS {
+        if !recs.iter().any(|r| r.alg.name() == alg) {
+            table.notes.push(format!(
+                "{alg}: no path measured it here (the run's exclusions say why)"
+            ));
+        }
+    }
     if !recs.is_empty() {
         blocks.push(Block::Table(table));
+        if let Some(t) = pkey_table(&o.speed("pkey")) {
+            blocks.push(Block::Table(t));
+        }
         let at = |label: &str, alg: &str| {
             recs.iter()
                 .find(|r| r.label == label && r.alg.name() == alg && r.size == 8192)
@@ -225,6 +268,37 @@ fn analyse(o: &Observed) -> Findings {
     }
 }
 
+/// Study 5's public-key block, one row per algorithm and build: sign/s and verify/s.
+fn pkey_table(recs: &[&crate::record::speed::SpeedRecord]) -> Option<Table> {
+    let mut t = Table::new(
+        "Public-key operations (the `openssl speed` layout)",
+        vec![
+            Column::text(""),
+            Column::text("path"),
+            Column::num("sign/s"),
+            Column::num("verify/s"),
+        ],
+    );
+    let mut labels: Vec<&str> = recs.iter().map(|r| r.label.as_str()).collect();
+    labels.sort();
+    labels.dedup();
+    for (alg, name) in PKEY {
+        for label in &labels {
+            let ops = |dir: &str| {
+                recs.iter()
+                    .find(|r| r.label == *label && r.alg.name() == alg && r.direction.name() == dir)
+                    .map(|r| format!("{:.1}", r.ops_per_s))
+                    .unwrap_or("-".into())
+            };
+            let (sign, verify) = (ops("sign"), ops("verify"));
+            if sign != "-" || verify != "-" {
+                t.push(vec![name.into(), label.to_string(), sign, verify]);
+            }
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,7 +327,15 @@ mod tests {
         if let crate::record::read::AnyRecord::Vpn(r) = &mut ov {
             r.busiest_thread_cpu_pct = Some(99.0);
         }
-        let o = observed(vec![("speed", recs), ("vpn", vec![ov, wg])]);
+        let mut pkey = Vec::new();
+        for (alg, dir, ops) in [
+            ("rsa2048-pkcs1", "sign", 1303.0),
+            ("dsa2048", "verify", 2511.7),
+        ] {
+            // One "byte" per operation: ops_per_s comes out as `ops`.
+            pkey.push(speed_rec("openssl", None, alg, dir, 1, 1, ops));
+        }
+        let o = observed(vec![("speed", recs), ("pkey", pkey), ("vpn", vec![ov, wg])]);
         let f = analyse(&o);
         let c = f.conclusions.join("\n");
         assert!(
@@ -271,6 +353,19 @@ mod tests {
         let Block::Table(t) = &f.blocks[0] else {
             panic!()
         };
+        // Every row of study 5's table is asked for; the ones without a record say so.
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.starts_with("des-ede3-cbc: no path measured it")),
+            "{:?}",
+            t.notes
+        );
+        let Block::Table(p) = &f.blocks[1] else {
+            panic!("no public-key table: {:?}", f.blocks)
+        };
+        assert_eq!(p.rows[0], ["rsa 2048 bits", "openssl", "1303.0", "-"]);
+        assert_eq!(p.rows[1], ["dsa 2048 bits", "openssl", "-", "2511.7"]);
         assert_eq!(
             t.rows[0],
             [
