@@ -58,9 +58,7 @@ impl Study for RouterVpn {
             "--variant",
             isa,
         ]);
-        for l in &o.libcrypto {
-            speed.extend(["--libcrypto".into(), l.display().to_string()]);
-        }
+        speed.extend(builds(o));
         let mut pkey = argv(&[
             "speed",
             "--impl",
@@ -72,10 +70,8 @@ impl Study for RouterVpn {
             "--time",
             t,
         ]);
-        for l in &o.libcrypto {
-            pkey.extend(["--libcrypto".into(), l.display().to_string()]);
-        }
-        let builds = 2.0 + o.libcrypto.len() as f64;
+        pkey.extend(builds(o));
+        let n_builds = 2.0 + o.libcrypto.len() as f64;
         let streams = o.cores.max(2).to_string();
         let mut vpn = argv(&[
             "vpn",
@@ -98,12 +94,12 @@ impl Study for RouterVpn {
         vec![
             Step {
                 tag: "speed".into(),
-                seconds: 40.0 * builds * tf * 1.2 + 2.0,
+                seconds: 40.0 * n_builds * tf * 1.2 + 2.0,
                 action: Action::Workload(speed),
             },
             Step {
                 tag: "pkey".into(),
-                seconds: 4.0 * (builds - 1.0) * tf * 1.5 + 2.0,
+                seconds: 4.0 * (n_builds - 1.0) * tf * 1.5 + 2.0,
                 action: Action::Workload(pkey),
             },
             Step {
@@ -116,6 +112,14 @@ impl Study for RouterVpn {
     fn analyse(&self, o: &Observed) -> Findings {
         analyse(o)
     }
+}
+
+/// `--libcrypto PATH` for each build the study was given, for both speed steps.
+fn builds(o: &Opts) -> Vec<String> {
+    o.libcrypto
+        .iter()
+        .flat_map(|l| ["--libcrypto".to_string(), l.display().to_string()])
+        .collect()
 }
 
 fn analyse(o: &Observed) -> Findings {

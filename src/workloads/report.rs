@@ -177,13 +177,12 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     };
     let opts = super::render_options(crossover);
     let mut out = std::io::stdout().lock();
-    let is_file = |p: &PathBuf| p.as_os_str() == "-" || p.exists();
     // Files in a format written run by run are read that way: only the run at hand is
     // held, whatever the size of the files.
     let written = if document::streams(args.format)
         && plots.is_none()
         && machines.is_empty()
-        && files.iter().all(is_file)
+        && crate::store::resolve::all_files(&files)
     {
         use crate::record::read::{Reader, RunSource};
         let mut reader = Reader::open(&files).map_err(Failure::input)?;
