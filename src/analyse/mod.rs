@@ -1,6 +1,7 @@
 //! Pure functions over numbers and records: no I/O, no clocks.
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod compare;
 pub mod crossover;
 pub mod model;
