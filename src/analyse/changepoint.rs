@@ -187,6 +187,8 @@ fn merge(mut cps: Vec<ChangePoint>, series: &[f64], s: &Settings) -> Vec<ChangeP
         };
         cps.remove(weakest);
         let indices: Vec<usize> = cps.iter().map(|c| c.index).collect();
+        // The removed point's two neighbours now reach further. (Otava 0.8 recomputes the
+        // right neighbour and the one after it, leaving the left one stale.)
         for k in [weakest.wrapping_sub(1), weakest] {
             if k < cps.len() {
                 cps[k] = stats_at(&indices, k, series, s.spread);
@@ -204,11 +206,17 @@ fn with_stats(indices: &[usize], series: &[f64], spread: bool) -> Vec<ChangePoin
 }
 
 /// Point `k` of `indices`, its sides running to the neighbouring points.
+/// A side of one run is an outlier, not a level: such a point gets p = 1, so the merge
+/// drops it (Otava would keep 1, 1 | 5 at p = 0).
 fn stats_at(indices: &[usize], k: usize, series: &[f64], spread: bool) -> ChangePoint {
     let from = if k == 0 { 0 } else { indices[k - 1] };
     let to = indices.get(k + 1).copied().unwrap_or(series.len());
     let at = indices[k];
-    significance(at, &series[from..at], &series[at..to], spread)
+    let mut c = significance(at, &series[from..at], &series[at..to], spread);
+    if at - from < 2 || to - at < 2 {
+        c.pvalue = 1.0;
+    }
+    c
 }
 
 /// The change point at `index` between `left` and `right`: the t-test on the values, and
@@ -243,13 +251,12 @@ fn significance(index: usize, left: &[f64], right: &[f64], spread: bool) -> Chan
 }
 
 /// Student's two-sample t-test (pooled variance), two-sided p-value, with each side's
-/// standard deviation taken over n (as Otava does). A side of one value is an outlier,
-/// not a level: it makes no claim (Otava would call 1, 1 | 5 a change at p = 0).
+/// standard deviation taken over n (as Otava does).
 fn t_test(left: &[f64], right: &[f64]) -> f64 {
     let (m1, s1) = mean_std(left);
     let (m2, s2) = mean_std(right);
     let (n1, n2) = (left.len() as f64, right.len() as f64);
-    if left.len() < 2 || right.len() < 2 {
+    if left.len() + right.len() <= 2 || left.is_empty() || right.is_empty() {
         1.0
     } else {
         let df = n1 + n2 - 2.0;

@@ -186,3 +186,102 @@ fn appending_retests_the_tail_only_and_agrees_with_a_full_pass() {
         );
     }
 }
+
+/// The Python of a venv holding Apache Otava (scripts/deps/trend.sh makes it).
+fn otava_python() -> Option<std::path::PathBuf> {
+    let p = std::env::var_os("CRYPTOBENCH_OTAVA_PYTHON")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| std::path::Path::new(&h).join(".cache/cryptobench/otava-0.8.0/bin/python"))
+        })?;
+    p.exists().then_some(p)
+}
+
+#[test]
+fn agrees_with_apache_otava() {
+    let Some(python) = otava_python() else {
+        return crate::testing::skip("Apache Otava is not installed: run scripts/deps/trend.sh");
+    };
+    // Series with 0 to 3 steps of 3-20% at 2% noise, steps at least 5 runs from either
+    // end (a side of one run makes no claim here, where Otava would make one).
+    let mut rng = Rng::new(11);
+    let mut all = Vec::new();
+    for _ in 0..30 {
+        let n = 60 + rng.below(140);
+        let steps = rng.below(4);
+        let mut at: Vec<usize> = (0..steps).map(|_| 5 + rng.below(n - 10)).collect();
+        at.sort_unstable();
+        let mut level = 100.0;
+        let series: Vec<f64> = (0..n)
+            .map(|i| {
+                if at.contains(&i) {
+                    let size = 0.03 + 0.17 * rng.unit();
+                    level *= if rng.below(2) == 0 {
+                        1.0 + size
+                    } else {
+                        1.0 - size
+                    };
+                }
+                normal(&mut rng, level, 2.0)
+            })
+            .collect();
+        all.push(series);
+    }
+    // Otava's split step (its weak points) and its final change points.
+    let script = "import json, sys\n\
+        from otava.analysis import compute_change_points, split\n\
+        out = []\n\
+        for s in json.load(sys.stdin):\n\
+        \x20   weak = split(s, 50, 0.01)\n\
+        \x20   cps, _ = compute_change_points(s, window_len=50, max_pvalue=0.001)\n\
+        \x20   out.append([[int(c.index) for c in weak], [int(c.index) for c in cps]])\n\
+        print(json.dumps(out))\n";
+    let mut child = std::process::Command::new(python)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(serde_json::to_string(&all).unwrap().as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<[Vec<usize>; 2]> = serde_json::from_slice(&out.stdout).unwrap();
+    let otava = Settings {
+        spread: false,
+        ..Settings::default()
+    };
+    let mut differ = 0;
+    for (s, [weak, last]) in all.iter().zip(&theirs) {
+        let d = detect(s, &otava);
+        // The split step is the same computation: the same weak points.
+        let ours_weak: Vec<usize> = d.weak.iter().map(|c| c.index).collect();
+        assert_eq!(&ours_weak, weak, "weak change points of {s:?}");
+        let ours: Vec<usize> = d.change_points.iter().map(|c| c.index).collect();
+        if &ours != last {
+            // Only where Otava's own answer breaks its rule: one of its points, tested
+            // against its actual neighbours, is not significant (its merge leaves a
+            // neighbour's statistics stale) or bounds a single run.
+            differ += 1;
+            let fails =
+                (0..last.len()).any(|k| stats_at(last, k, s, false).pvalue >= otava.max_pvalue);
+            assert!(fails, "ours {ours:?}, Otava {last:?}, for {s:?}");
+        }
+    }
+    let found: usize = theirs.iter().map(|t| t[1].len()).sum();
+    assert!(
+        found >= 20,
+        "the series should have steps to find: {theirs:?}"
+    );
+    assert!(differ <= 3, "{differ} of {} series differ", all.len());
+}
