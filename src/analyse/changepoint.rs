@@ -71,14 +71,6 @@ pub struct ChangePoint {
 }
 
 impl ChangePoint {
-    /// after / before − 1.
-    pub fn forward_change(&self) -> f64 {
-        if self.mean_before == 0.0 {
-            0.0
-        } else {
-            self.mean_after / self.mean_before - 1.0
-        }
-    }
     /// The larger of the relative changes either way (a halving and a doubling weigh the
     /// same), of the mean, or of the standard deviation where the spread changed.
     pub fn magnitude(&self) -> f64 {
@@ -371,4 +363,4 @@ impl ColumnPrefix {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

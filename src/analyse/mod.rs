@@ -8,3 +8,4 @@ pub mod model;
 pub mod paths;
 pub mod scaling;
 pub mod stats;
+pub mod trend;

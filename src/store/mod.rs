@@ -7,6 +7,7 @@ pub mod postgres;
 pub mod resolve;
 pub mod runs;
 pub mod schema;
+pub mod series;
 pub mod sink;
 pub mod sqlite;
 pub mod url;

@@ -9,6 +9,8 @@ use crate::store::{Access, StoreUrl};
 use std::io::Write;
 use std::path::PathBuf;
 
+pub mod trend;
+
 #[derive(clap::Args)]
 pub struct HistoryArgs {
     #[command(subcommand)]
@@ -65,6 +67,9 @@ pub enum Action {
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// Each point over time on each machine: the change points, and what the
+    /// environment recorded as different at each (table, markdown, json or html).
+    Trend(Box<trend::TrendArgs>),
     /// Delete a run, its points and tags.
     Rm {
         run: String,
@@ -90,7 +95,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
     // Listing, show and export only read: they work on a store this user cannot write,
     // and never create one.
     let access = match args.action {
-        None | Some(Action::Show { .. } | Action::Export { .. }) => Access::Read,
+        None | Some(Action::Show { .. } | Action::Export { .. } | Action::Trend(_)) => Access::Read,
         Some(Action::Tag { .. } | Action::Rm { .. }) => Access::Update,
         Some(Action::Import { .. }) => Access::Write,
     };
@@ -136,6 +141,9 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             }
         }
         Some(Action::Import { files }) => import(&mut resolver, files)?,
+        Some(Action::Trend(t)) => {
+            return trend::run(resolver.store().map_err(Failure::input)?, &t);
+        }
         Some(Action::Rm { run, force }) => {
             let id = resolver.run_id(&run).map_err(Failure::input)?;
             let store = resolver.store().map_err(Failure::input)?;
@@ -257,7 +265,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468
 }
 
-fn utc(t: i64) -> String {
+pub fn utc(t: i64) -> String {
     let (days, secs) = (t.div_euclid(86400), t.rem_euclid(86400));
     let z = days + 719468;
     let era = z.div_euclid(146097);
@@ -276,7 +284,7 @@ fn utc(t: i64) -> String {
 }
 
 /// `--since`: YYYY-MM-DD, 7d, 12h, or Unix seconds.
-fn since_unix(s: &str) -> anyhow::Result<i64> {
+pub fn since_unix(s: &str) -> anyhow::Result<i64> {
     let t = s.trim();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -226,7 +226,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
 }
 
 /// Checks `--plots DIR` and loads the PNG font before anything is read or written.
-fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure> {
+pub fn check_plots_dir(dir: &Path) -> Result<resvg::usvg::Options<'static>, Failure> {
     let shown = crate::units::shown_path(dir);
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => {

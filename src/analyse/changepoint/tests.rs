@@ -82,7 +82,7 @@ fn a_step_is_found_where_it_is() {
     let c = d.change_points[0];
     assert_eq!(c.index, 40);
     assert_eq!(c.kind, Kind::Mean);
-    assert!((c.forward_change() - 0.10).abs() < 0.01, "{c:?}");
+    assert!((c.mean_after / c.mean_before - 1.10).abs() < 0.01, "{c:?}");
     assert!(c.pvalue < 1e-6);
 }
 

@@ -1,0 +1,324 @@
+//! Series over time: each point identity on each machine, run against median, with its
+//! change points and, for each, what the environment recorded as different on either side
+//! (the library, the kernel, cryptobench, the CPU, the governor), or the other processes'
+//! CPU where nothing else changed. Pure: rows in, series out.
+
+use super::changepoint::{self, ChangePoint, Kind, Settings};
+use super::compare::ratio_ci;
+use super::stats::median;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// One stored point, as the store gives it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointRow {
+    pub run_id: String,
+    pub started_unix: i64,
+    pub machine_id: String,
+    pub hostname: String,
+    pub workload: String,
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub impl_version: String,
+    pub variant: Option<String>,
+    pub label: String,
+    pub subject: Option<String>,
+    pub size: Option<u64>,
+    pub direction: Option<String>,
+    pub parallel: Option<u64>,
+    /// The point's median throughput (bytes/s, or the workload's unit).
+    pub median: f64,
+    pub ci: Option<[f64; 2]>,
+    pub disturbed: bool,
+    pub others_cpu_pct: f64,
+}
+
+/// The environment facts of a run that can explain a change (read from its environment
+/// line: only these fields are parsed).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct RunFacts {
+    pub cryptobench_version: String,
+    pub kernel: String,
+    pub cpu: CpuFacts,
+    pub frequency: FrequencyFacts,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct CpuFacts {
+    pub model: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct FrequencyFacts {
+    pub governor: Option<String>,
+}
+
+/// What makes points one series: the machine and the point's identity. The label is kept
+/// without versions and library paths, so that a library update stays in its series
+/// (that is the change to find), while a differently built library (no-asm) or another
+/// VPN cipher is its own.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct SeriesKey {
+    pub machine_id: String,
+    pub workload: String,
+    #[serde(rename = "impl")]
+    pub implementation: String,
+    pub label: String,
+    pub variant: Option<String>,
+    pub subject: Option<String>,
+    pub direction: Option<String>,
+    pub size: Option<u64>,
+    pub parallel: Option<u64>,
+}
+
+impl SeriesKey {
+    pub fn of(p: &PointRow) -> SeriesKey {
+        SeriesKey {
+            machine_id: p.machine_id.clone(),
+            workload: p.workload.clone(),
+            implementation: p.implementation.clone(),
+            label: stable_label(&p.label),
+            variant: p.variant.clone(),
+            subject: p.subject.clone(),
+            direction: p.direction.clone(),
+            size: p.size,
+            parallel: p.parallel,
+        }
+    }
+
+    /// "openssl aes-128-gcm enc 16k x1" for a table.
+    pub fn point(&self) -> String {
+        let mut parts = vec![self.label.clone()];
+        parts.extend(self.subject.clone());
+        parts.extend(self.direction.clone());
+        parts.extend(self.size.map(crate::units::size_label));
+        parts.extend(self.parallel.map(|n| format!("x{n}")));
+        parts.join(" ")
+    }
+}
+
+/// A label without its version words and library path: "openssl 3.5.5 no-asm
+/// [isa=no-aesni]" is "openssl no-asm [isa=no-aesni]", "openssl@/x/libcrypto.so" is
+/// "openssl".
+pub fn stable_label(label: &str) -> String {
+    let label = match label.split_once('@') {
+        Some((name, _)) => name,
+        None => label,
+    };
+    label
+        .split(' ')
+        .filter(|w| !w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One run's value in a series.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrendPoint {
+    pub run_id: String,
+    pub started_unix: i64,
+    pub median: f64,
+    pub ci: Option<[f64; 2]>,
+    pub disturbed: bool,
+    pub others_cpu_pct: f64,
+    /// The library as the point recorded it.
+    pub impl_version: String,
+}
+
+/// A change point as the user reads it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Change {
+    /// The first run after the change.
+    pub run_id: String,
+    pub started_unix: i64,
+    pub kind: Kind,
+    /// The medians of the runs on either side (to the neighbouring change points).
+    pub median_before: f64,
+    pub median_after: f64,
+    /// after / before − 1, with its 95% interval.
+    pub change: f64,
+    pub change_ci: [f64; 2],
+    pub pvalue: f64,
+    /// What the environment recorded as different between the last run before and the
+    /// first run after ("library: OpenSSL 3.0.17 → OpenSSL 3.0.18"); empty: nothing.
+    pub causes: Vec<String>,
+}
+
+/// Where the environment changed between two consecutive runs of a series.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EnvChange {
+    pub run_id: String,
+    pub started_unix: i64,
+    pub what: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Series {
+    pub key: SeriesKey,
+    pub hostname: String,
+    pub points: Vec<TrendPoint>,
+    pub changes: Vec<Change>,
+    pub env_changes: Vec<EnvChange>,
+}
+
+impl Series {
+    pub fn latest(&self) -> Option<&TrendPoint> {
+        self.points.last()
+    }
+}
+
+/// The rows grouped into series (one point per run: a run that measured a series twice
+/// keeps its first), each with its change points.
+pub fn series(rows: Vec<PointRow>, facts: &HashMap<String, RunFacts>, s: &Settings) -> Vec<Series> {
+    let mut by_key: BTreeMap<SeriesKey, (String, Vec<TrendPoint>)> = BTreeMap::new();
+    for r in rows {
+        let (host, points) = by_key
+            .entry(SeriesKey::of(&r))
+            .or_insert_with(|| (r.hostname.clone(), Vec::new()));
+        if points.last().is_some_and(|p| p.run_id == r.run_id) {
+            continue;
+        }
+        *host = r.hostname;
+        points.push(TrendPoint {
+            run_id: r.run_id,
+            started_unix: r.started_unix,
+            median: r.median,
+            ci: r.ci,
+            disturbed: r.disturbed,
+            others_cpu_pct: r.others_cpu_pct,
+            impl_version: r.impl_version,
+        });
+    }
+    by_key
+        .into_iter()
+        .map(|(key, (hostname, points))| analyse(key, hostname, points, facts, s))
+        .collect()
+}
+
+/// A series' change points (found among its undisturbed runs) and environment changes.
+pub fn analyse(
+    key: SeriesKey,
+    hostname: String,
+    points: Vec<TrendPoint>,
+    facts: &HashMap<String, RunFacts>,
+    s: &Settings,
+) -> Series {
+    let steady: Vec<&TrendPoint> = points.iter().filter(|p| !p.disturbed).collect();
+    let values: Vec<f64> = steady.iter().map(|p| p.median).collect();
+    let found = changepoint::detect(&values, s).change_points;
+    let changes = found
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let from = if k == 0 { 0 } else { found[k - 1].index };
+            let to = found.get(k + 1).map_or(values.len(), |n| n.index);
+            change(
+                c,
+                &values[from..c.index],
+                &values[c.index..to],
+                &steady,
+                facts,
+            )
+        })
+        .collect();
+    let env_changes = points
+        .windows(2)
+        .filter_map(|w| {
+            let what = differences(&w[0], &w[1], facts);
+            (!what.is_empty()).then(|| EnvChange {
+                run_id: w[1].run_id.clone(),
+                started_unix: w[1].started_unix,
+                what,
+            })
+        })
+        .collect();
+    Series {
+        key,
+        hostname,
+        points,
+        changes,
+        env_changes,
+    }
+}
+
+fn change(
+    c: &ChangePoint,
+    before: &[f64],
+    after: &[f64],
+    steady: &[&TrendPoint],
+    facts: &HashMap<String, RunFacts>,
+) -> Change {
+    let (ratio, ci) = ratio_ci(before, after);
+    let (last, first) = (steady[c.index - 1], steady[c.index]);
+    let mut causes = differences(last, first, facts);
+    if causes.is_empty() {
+        causes = noisy(
+            before.len(),
+            &steady[c.index - before.len()..c.index + after.len()],
+        );
+    }
+    Change {
+        run_id: first.run_id.clone(),
+        started_unix: first.started_unix,
+        kind: c.kind,
+        median_before: median(before),
+        median_after: median(after),
+        change: ratio - 1.0,
+        change_ci: [ci[0] - 1.0, ci[1] - 1.0],
+        pvalue: c.pvalue,
+        causes,
+    }
+}
+
+/// Where nothing in the environment changed: the other processes' CPU on the two sides,
+/// when it differs enough to be the likelier cause.
+fn noisy(before: usize, around: &[&TrendPoint]) -> Vec<String> {
+    let (b, a) = around.split_at(before.min(around.len()));
+    let others =
+        |ps: &[&TrendPoint]| median(&ps.iter().map(|p| p.others_cpu_pct).collect::<Vec<_>>());
+    let (ob, oa) = (others(b), others(a));
+    if (oa - ob).abs() >= 10.0 {
+        vec![format!(
+            "others' CPU went from {ob:.0}% to {oa:.0}% (median per run): a busier or quieter machine, not a change in what was measured"
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// What differs between two runs' environments, as "what: before → after".
+pub fn differences(
+    a: &TrendPoint,
+    b: &TrendPoint,
+    facts: &HashMap<String, RunFacts>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: &str, y: &str| {
+        if x != y && !x.is_empty() && !y.is_empty() {
+            out.push(format!("{what}: {x} → {y}"));
+        }
+    };
+    differ("library", &a.impl_version, &b.impl_version);
+    if let (Some(fa), Some(fb)) = (facts.get(&a.run_id), facts.get(&b.run_id)) {
+        differ("kernel", &fa.kernel, &fb.kernel);
+        differ(
+            "cryptobench",
+            &fa.cryptobench_version,
+            &fb.cryptobench_version,
+        );
+        let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+        differ("CPU", &opt(&fa.cpu.model), &opt(&fb.cpu.model));
+        differ(
+            "governor",
+            &opt(&fa.frequency.governor),
+            &opt(&fb.frequency.governor),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
