@@ -92,7 +92,12 @@ impl SeriesKey {
     /// "openssl aes-128-gcm enc 16k x1" for a table.
     pub fn point(&self) -> String {
         let mut parts = vec![self.label.clone()];
-        parts.extend(self.subject.clone());
+        // A VPN's label names its tunnel already.
+        parts.extend(
+            self.subject
+                .clone()
+                .filter(|s| !self.label.split(' ').any(|w| w == s)),
+        );
         parts.extend(self.direction.clone());
         parts.extend(self.size.map(crate::units::size_label));
         parts.extend(self.parallel.map(|n| format!("x{n}")));
