@@ -290,8 +290,13 @@ fn pair(
     };
     s += &if !beyond_noise(base.primitive, new.primitive) {
         format!(
-            ". {} did not change beyond noise ({NOISE_PCT:.0}%), so this pair says nothing about study 5's inference.",
-            alg.to_uppercase()
+            ". {} did not change beyond noise ({NOISE_PCT:.0}%), so this pair says nothing about study 5's inference{}.",
+            alg.to_uppercase(),
+            if beyond_noise(base.tunnel, new.tunnel) {
+                " (the tunnel's change is not AES's: the rest of the build, or this machine's noise)"
+            } else {
+                ""
+            }
         )
     } else if !beyond_noise(base.tunnel, new.tunnel) {
         format!(
