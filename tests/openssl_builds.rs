@@ -334,6 +334,42 @@ fn study_router_vpn_compares_two_builds_table_tunnel_and_conclusion() {
     );
 }
 
+/// study aesni with a no-asm build: the build beside the stock one and its ISA-off path.
+#[test]
+fn study_aesni_puts_a_no_asm_build_beside_the_isa_off_path() {
+    if !common::is_root() {
+        common::skip("the aesni study's tunnel needs root (CI runs the tests as root)");
+        return;
+    }
+    let Some(no_asm) = build(&["--no-asm"]) else {
+        return;
+    };
+    if !found("openvpn") || !found("iperf3") {
+        return;
+    }
+    let n = no_asm.to_str().unwrap();
+    // The same build twice would share one label: refused before anything runs.
+    refused(
+        &["study", "aesni", "--openssl", n, "--openssl", n],
+        "the same build (openssl 3.5.5 no-asm)",
+    );
+    let o = run(&["study", "aesni", "--quick", "--openssl", n]);
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    let (_, c) = out.split_once("Conclusion").expect("a conclusion");
+    let line = c
+        .lines()
+        .find(|l| l.starts_with("openssl 3.5.5 no-asm against the stock build (openssl 3.0."))
+        .unwrap_or_else(|| panic!("no line for the build: {c}"));
+    // No assembly at all is slower than the stock build's AES-NI code.
+    assert!(
+        line.contains("AES-256-GCM at 16 KiB 0.") && line.contains("x the stock build's (slower)"),
+        "{line}"
+    );
+    assert!(line.contains("the ISA-off path's"), "{line}");
+    assert!(line.contains("the OpenVPN tunnel "), "{line}");
+}
+
 #[test]
 fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
     // No libraries at all.
