@@ -59,7 +59,7 @@ pub struct StudyArgs {
     #[arg(long, value_enum, default_value_t = StudyFormat::Table)]
     pub format: StudyFormat,
     /// With --dut: the study runs on the DUT (all of it, as it would there), its table
-    /// and conclusions shown here; --libcrypto names paths on the DUT.
+    /// and conclusions shown here; --libcrypto and --openssl name paths on the DUT.
     #[command(flatten)]
     pub dut: crate::dut::DutArgs,
 }
