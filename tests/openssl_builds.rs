@@ -264,6 +264,112 @@ fn openvpn_runs_a_tunnel_on_the_no_asm_build_and_maps_it() {
     check_mapped(r, &dir, true);
 }
 
+/// The cells of a table row (columns are two spaces or more apart).
+fn cells(line: &str) -> Vec<&str> {
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// Study 5 end to end on two builds: each one's `openssl speed` table, an OpenVPN tunnel
+/// on each (and on the system's libcrypto, the baseline), and the conclusion per pair.
+#[test]
+fn study_router_vpn_compares_two_builds_table_tunnel_and_conclusion() {
+    if !common::is_root() {
+        common::skip("cryptobench vpn needs root (CI runs the tests as root)");
+        return;
+    }
+    let (Some(asm), Some(no_asm)) = (build(&[]), build(&["--no-asm"])) else {
+        return;
+    };
+    if !found("openvpn") || !found("iperf3") {
+        return;
+    }
+    let (a, n) = (asm.to_str().unwrap(), no_asm.to_str().unwrap());
+    let o = run(&[
+        "study",
+        "router-vpn",
+        "--quick",
+        "--openssl",
+        a,
+        "--openssl",
+        n,
+    ]);
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    let rows: Vec<Vec<&str>> = out.lines().map(cells).collect();
+    for build in ["openssl 3.5.5", "openssl 3.5.5 no-asm"] {
+        // Its speed table row, and its tunnel's Mbit/s.
+        assert!(
+            rows.iter()
+                .any(|r| r.len() == 7 && r[0] == "aes-256-cbc" && r[1] == build),
+            "no aes-256-cbc row for {build}: {out}"
+        );
+        let tunnel = rows
+            .iter()
+            .find(|r| r.len() == 4 && r[0] == build)
+            .unwrap_or_else(|| panic!("no tunnel row for {build}: {out}"));
+        assert!(tunnel[1].parse::<f64>().unwrap() > 0.0, "{tunnel:?}");
+    }
+    let (_, c) = out.split_once("Conclusion").expect("a conclusion");
+    assert!(
+        c.contains("the baseline is the system's libcrypto (openssl 3.0."),
+        "{c}"
+    );
+    // The no-asm build's AES is slower: the direction, not a number.
+    let line = c
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "openssl 3.5.5 no-asm against openssl 3.5.5: the build changed AES-256-CBC by -",
+            )
+        })
+        .unwrap_or_else(|| panic!("no conclusion for the pair: {c}"));
+    assert!(line.contains("and the OpenVPN tunnel by "), "{line}");
+    assert!(
+        line.contains("by Amdahl from the sampled crypto share")
+            || line.contains("the crypto share was not sampled"),
+        "{line}"
+    );
+}
+
+/// study aesni with a no-asm build: the build beside the stock one and its ISA-off path.
+#[test]
+fn study_aesni_puts_a_no_asm_build_beside_the_isa_off_path() {
+    if !common::is_root() {
+        common::skip("the aesni study's tunnel needs root (CI runs the tests as root)");
+        return;
+    }
+    let Some(no_asm) = build(&["--no-asm"]) else {
+        return;
+    };
+    if !found("openvpn") || !found("iperf3") {
+        return;
+    }
+    let n = no_asm.to_str().unwrap();
+    // The same build twice would share one label: refused before anything runs.
+    refused(
+        &["study", "aesni", "--openssl", n, "--openssl", n],
+        "the same build (openssl 3.5.5 no-asm)",
+    );
+    let o = run(&["study", "aesni", "--quick", "--openssl", n]);
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    let (_, c) = out.split_once("Conclusion").expect("a conclusion");
+    let line = c
+        .lines()
+        .find(|l| l.starts_with("openssl 3.5.5 no-asm against the stock build (openssl 3.0."))
+        .unwrap_or_else(|| panic!("no line for the build: {c}"));
+    // No assembly at all is slower than the stock build's AES-NI code.
+    assert!(
+        line.contains("AES-256-GCM at 16 KiB 0.") && line.contains("x the stock build's (slower)"),
+        "{line}"
+    );
+    assert!(line.contains("the ISA-off path's"), "{line}");
+    assert!(line.contains("the OpenVPN tunnel "), "{line}");
+}
+
 #[test]
 fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
     // No libraries at all.
@@ -274,6 +380,14 @@ fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
         "no libcrypto.so.N in its lib or lib64 directory: give the install dir of an OpenSSL 3.x build (scripts/build-openssl VERSION prints it)",
     );
     refused(&["tls", "--openssl", e], "no libcrypto.so.N");
+    refused(
+        &["study", "router-vpn", "--quick", "--openssl", e],
+        "no libcrypto.so.N",
+    );
+    refused(
+        &["study", "scaling", "--openssl", e],
+        "--openssl is router-vpn's and aesni's",
+    );
     refused(
         &[
             "speed",
