@@ -36,6 +36,16 @@ pub fn trend_plot(s: &Series, date: impl Fn(i64) -> String) -> Figure {
         ),
         None => format!("{n} runs, no change point"),
     };
+    // The legend where the latest runs are not: above them when they are low.
+    let low = s
+        .points
+        .last()
+        .is_some_and(|p| mb(p.median) < (y.range.start + y.range.end) / 2.0);
+    let legend_at = if low {
+        SeriesLabelPosition::UpperRight
+    } else {
+        SeriesLabelPosition::LowerRight
+    };
     let draw = |root: DrawingArea<SVGBackend, plotters::coord::Shift>| -> Drawn {
         let x_max = (n as f64 - 0.5).max(0.5);
         let mut chart = ChartBuilder::on(&root)
@@ -164,7 +174,7 @@ pub fn trend_plot(s: &Series, date: impl Fn(i64) -> String) -> Figure {
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
+            .position(legend_at)
             .draw()?;
         Ok(())
     };

@@ -65,7 +65,6 @@ pub fn run(r: Request) -> Result<i32, Failure> {
         )));
     };
     let machine = first.machine_id.clone();
-    let started = new_rows.iter().map(|p| p.started_unix).min().unwrap_or(0);
     let mut subjects: Vec<String> = new_rows.iter().filter_map(|p| p.subject.clone()).collect();
     subjects.sort();
     subjects.dedup();
@@ -81,12 +80,12 @@ pub fn run(r: Request) -> Result<i32, Failure> {
     .map_err(Failure::runtime)?;
     let new_ids: HashSet<&str> = ids.iter().map(String::as_str).collect();
     let mut history: BTreeMap<SeriesKey, Vec<(String, f64)>> = BTreeMap::new();
-    for p in past.iter().filter(|p| {
-        !p.disturbed
-            && p.started_unix <= started
-            && !new_ids.contains(p.run_id.as_str())
-            && p.machine_id == machine
-    }) {
+    // The runs before the first new one, in the store's order (start time, then id: runs
+    // of one second are ordered too).
+    let before = past
+        .iter()
+        .take_while(|p| !new_ids.contains(p.run_id.as_str()));
+    for p in before.filter(|p| !p.disturbed && p.machine_id == machine) {
         let runs = history.entry(SeriesKey::of(p)).or_default();
         if runs.last().is_none_or(|(id, _)| *id != p.run_id) {
             runs.push((p.run_id.clone(), p.median));

@@ -144,7 +144,7 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
             ))
         })?;
         for s in &all {
-            let f = trend_plot(s, day);
+            let f = trend_plot(s, axis_date(s));
             crate::render::plots::png::write(dir, &f.id, &f.svg, font).map_err(Failure::runtime)?;
         }
         eprintln!(
@@ -166,6 +166,17 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
 /// The date of a run, for axes and tables.
 fn day(t: i64) -> String {
     utc(t)[..10].to_string()
+}
+
+/// A run's date on a chart's axis, or its time of day where the series spans one day.
+fn axis_date(s: &Series) -> fn(i64) -> String {
+    let first = s.points.first().map(|p| day(p.started_unix));
+    let last = s.points.last().map(|p| day(p.started_unix));
+    if first == last {
+        |t| utc(t)[11..].to_string()
+    } else {
+        day
+    }
 }
 
 fn mb(v: f64) -> String {
@@ -281,7 +292,7 @@ fn html(all: &[Series]) -> String {
             "<h2>{}</h2>\n",
             html::esc(&format!("{} on {}", s.key.point(), s.hostname))
         ));
-        html::figure(&trend_plot(s, day), &mut body);
+        html::figure(&trend_plot(s, axis_date(s)), &mut body);
     }
     html::page("cryptobench: results over time", &body)
 }
