@@ -7,7 +7,7 @@ use super::changepoint::{self, ChangePoint, Kind, Settings};
 use super::compare::ratio_ci;
 use super::stats::median;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// One stored point, as the store gives it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -31,6 +31,8 @@ pub struct PointRow {
     pub ci: Option<[f64; 2]>,
     pub disturbed: bool,
     pub others_cpu_pct: f64,
+    /// Its place in its run.
+    pub seq: i64,
 }
 
 /// The environment facts of a run that can explain a change (read from its environment
@@ -42,6 +44,32 @@ pub struct RunFacts {
     pub kernel: String,
     pub cpu: CpuFacts,
     pub frequency: FrequencyFacts,
+}
+
+impl RunFacts {
+    /// How much of an environment line `from_head` needs: the facts come first.
+    pub const HEAD: usize = 8192;
+
+    /// The facts from the head of an environment line (cut anywhere: each field is read
+    /// where its key is, and missing ones stay empty). The line's field order puts them
+    /// before the CPU's feature lists and the kernel's crypto tables.
+    pub fn from_head(head: &str) -> RunFacts {
+        fn field<T: serde::de::DeserializeOwned>(head: &str, key: &str) -> Option<T> {
+            let at = head.find(&format!("\"{key}\":"))? + key.len() + 3;
+            let mut de = serde_json::Deserializer::from_str(&head[at..]);
+            T::deserialize(&mut de).ok()
+        }
+        RunFacts {
+            cryptobench_version: field(head, "cryptobench_version").unwrap_or_default(),
+            kernel: field(head, "kernel").unwrap_or_default(),
+            cpu: CpuFacts {
+                model: field(head, "model").flatten(),
+            },
+            frequency: FrequencyFacts {
+                governor: field(head, "governor").flatten(),
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -105,10 +133,26 @@ impl SeriesKey {
     }
 }
 
-/// A label without its version words and library path: "openssl 3.5.5 no-asm
-/// [isa=no-aesni]" is "openssl no-asm [isa=no-aesni]", "openssl@/x/libcrypto.so" is
-/// "openssl".
-pub fn stable_label(label: &str) -> String {
+/// The hash of `SeriesKey::of(p)`, field by field as the key holds them.
+fn key_hash(p: &PointRow) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    p.machine_id.hash(&mut h);
+    p.workload.hash(&mut h);
+    p.implementation.hash(&mut h);
+    for w in stable_words(&p.label) {
+        w.hash(&mut h);
+    }
+    p.variant.hash(&mut h);
+    p.subject.hash(&mut h);
+    p.direction.hash(&mut h);
+    p.size.hash(&mut h);
+    p.parallel.hash(&mut h);
+    h.finish()
+}
+
+/// The words `stable_label` keeps.
+fn stable_words(label: &str) -> impl Iterator<Item = &str> {
     let label = match label.split_once('@') {
         Some((name, _)) => name,
         None => label,
@@ -116,8 +160,13 @@ pub fn stable_label(label: &str) -> String {
     label
         .split(' ')
         .filter(|w| !w.chars().next().is_some_and(|c| c.is_ascii_digit()))
-        .collect::<Vec<_>>()
-        .join(" ")
+}
+
+/// A label without its version words and library path: "openssl 3.5.5 no-asm
+/// [isa=no-aesni]" is "openssl no-asm [isa=no-aesni]", "openssl@/x/libcrypto.so" is
+/// "openssl".
+pub fn stable_label(label: &str) -> String {
+    stable_words(label).collect::<Vec<_>>().join(" ")
 }
 
 /// One run's value in a series.
@@ -175,32 +224,95 @@ impl Series {
     }
 }
 
-/// The rows grouped into series (one point per run: a run that measured a series twice
-/// keeps its first), each with its change points.
+/// The rows grouped into series, each with its change points.
+#[cfg(test)]
 pub fn series(rows: Vec<PointRow>, facts: &HashMap<String, RunFacts>, s: &Settings) -> Vec<Series> {
-    let mut by_key: BTreeMap<SeriesKey, (String, Vec<TrendPoint>)> = BTreeMap::new();
-    for r in rows {
-        let (host, points) = by_key
-            .entry(SeriesKey::of(&r))
-            .or_insert_with(|| (r.hostname.clone(), Vec::new()));
-        if points.last().is_some_and(|p| p.run_id == r.run_id) {
-            continue;
-        }
+    let mut c = Collector::default();
+    rows.into_iter().for_each(|r| c.add(r));
+    c.finish(facts, s)
+}
+
+/// Points gathered into series as they come, in any order.
+#[derive(Default)]
+pub struct Collector {
+    /// Series by the hash of their key (computed without building the key: a million
+    /// points are a million lookups).
+    by_key: HashMap<u64, usize>,
+    series: Vec<Gathered>,
+}
+
+/// A series being gathered: its key, host, and points with their place in their run.
+type Gathered = (SeriesKey, String, Vec<(i64, TrendPoint)>);
+
+impl Collector {
+    pub fn add(&mut self, r: PointRow) {
+        let hash = key_hash(&r);
+        let i = match self.by_key.get(&hash) {
+            Some(i) => *i,
+            None => {
+                self.series
+                    .push((SeriesKey::of(&r), String::new(), Vec::new()));
+                self.by_key.insert(hash, self.series.len() - 1);
+                self.series.len() - 1
+            }
+        };
+        let (_, host, points) = &mut self.series[i];
         *host = r.hostname;
-        points.push(TrendPoint {
-            run_id: r.run_id,
-            started_unix: r.started_unix,
-            median: r.median,
-            ci: r.ci,
-            disturbed: r.disturbed,
-            others_cpu_pct: r.others_cpu_pct,
-            impl_version: r.impl_version,
-        });
+        // A run's points of one series usually come together: only its first is kept
+        // (`finish` takes care of the others).
+        if let Some((seq, last)) = points.last_mut() {
+            if last.run_id == r.run_id {
+                if r.seq < *seq {
+                    *seq = r.seq;
+                    last.median = r.median;
+                    last.ci = r.ci;
+                    last.disturbed = r.disturbed;
+                    last.others_cpu_pct = r.others_cpu_pct;
+                    last.impl_version = r.impl_version;
+                }
+                return;
+            }
+        }
+        points.push((
+            r.seq,
+            TrendPoint {
+                run_id: r.run_id,
+                started_unix: r.started_unix,
+                median: r.median,
+                ci: r.ci,
+                disturbed: r.disturbed,
+                others_cpu_pct: r.others_cpu_pct,
+                impl_version: r.impl_version,
+            },
+        ));
     }
-    by_key
-        .into_iter()
-        .map(|(key, (hostname, points))| analyse(key, hostname, points, facts, s))
-        .collect()
+
+    /// Every run a point came from, once.
+    pub fn run_ids(&self) -> std::collections::BTreeSet<&str> {
+        self.series
+            .iter()
+            .flat_map(|(_, _, ps)| ps.iter().map(|(_, p)| p.run_id.as_str()))
+            .collect()
+    }
+
+    /// The series in key order, each oldest run first with one point per run (the first
+    /// its run wrote, where a run measured a series twice), and its change points.
+    pub fn finish(self, facts: &HashMap<String, RunFacts>, s: &Settings) -> Vec<Series> {
+        let mut all: Vec<Series> = self
+            .series
+            .into_iter()
+            .map(|(key, host, mut points)| {
+                points.sort_by(|(sa, a), (sb, b)| {
+                    (a.started_unix, &a.run_id, sa).cmp(&(b.started_unix, &b.run_id, sb))
+                });
+                points.dedup_by(|(_, b), (_, a)| a.run_id == b.run_id);
+                let points = points.into_iter().map(|(_, p)| p).collect();
+                analyse(key, host, points, facts, s)
+            })
+            .collect();
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        all
+    }
 }
 
 /// A series' change points (found among its undisturbed runs) and environment changes.

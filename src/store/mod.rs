@@ -55,6 +55,14 @@ pub trait Store {
     fn name(&self) -> &str;
     fn execute(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<u64>;
     fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Vec<Val>>>;
+    /// The rows one at a time, as the database hands them out: memory does not grow with
+    /// the result.
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Val],
+        each: &mut dyn FnMut(&[Val]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()>;
     /// Starts a transaction; `exclusive` also keeps every other writer out until it ends
     /// (for migrations).
     fn begin(&mut self, exclusive: bool) -> anyhow::Result<()>;

@@ -224,6 +224,27 @@ impl Store for Postgres {
             .map(|r| (0..r.len()).map(|i| r.get::<_, Val>(i)).collect())
             .collect())
     }
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Val],
+        each: &mut dyn FnMut(&[Val]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let name = self.name.clone();
+        let err = |e: postgres::Error| anyhow!("store {name}: {}", db_message(&e));
+        let p: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        let mut rows = self.client.query_raw(sql, p).map_err(err)?;
+        let mut row_vals = Vec::new();
+        while let Some(r) = rows.next().map_err(err)? {
+            row_vals.clear();
+            for i in 0..r.len() {
+                row_vals.push(r.try_get::<_, Val>(i).map_err(err)?);
+            }
+            each(&row_vals)?;
+        }
+        Ok(())
+    }
     fn begin(&mut self, exclusive: bool) -> anyhow::Result<()> {
         self.client
             .batch_execute(if exclusive {

@@ -104,63 +104,83 @@ fn condition(f: &Selection) -> (String, Vec<Val>) {
 
 /// The selected points, oldest run first (then in the order each run wrote them).
 pub fn points(s: &mut dyn Store, f: &Selection) -> anyhow::Result<Vec<PointRow>> {
+    let mut out = Vec::new();
+    for_each_point(s, f, |p| out.push(p))?;
+    out.sort_by(|a, b| (a.started_unix, &a.run_id, a.seq).cmp(&(b.started_unix, &b.run_id, b.seq)));
+    Ok(out)
+}
+
+/// The selected points one at a time, in no particular order: nothing is held here, and
+/// the database sorts nothing (it scans the points_trend index).
+pub fn for_each_point(
+    s: &mut dyn Store,
+    f: &Selection,
+    mut each: impl FnMut(PointRow),
+) -> anyhow::Result<()> {
     let (cond, params) = condition(f);
     let sql = format!(
         "SELECT p.run_id, r.started_unix, r.machine_id, r.hostname, p.workload, p.impl, p.impl_version,
            p.variant, p.label, p.subject, p.size, p.direction, p.parallel, p.throughput_bps, p.ci_low,
-           p.ci_high, p.disturbed, p.others_cpu_pct
-         FROM points p JOIN runs r ON r.run_id = p.run_id{cond}
-         ORDER BY r.started_unix, p.run_id, p.seq"
+           p.ci_high, p.disturbed, p.others_cpu_pct, p.seq
+         FROM points p JOIN runs r ON r.run_id = p.run_id{cond}"
     );
-    let rows = s.query(&sql, &params)?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|r| {
-            let text = |i: usize| r[i].text().unwrap_or("").to_string();
-            let opt = |i: usize| r[i].text().map(str::to_string);
-            let real = |i: usize| match r[i] {
-                Val::Real(x) => Some(x),
-                Val::Int(i) => Some(i as f64),
-                _ => None,
-            };
-            Some(PointRow {
-                run_id: text(0),
-                started_unix: r[1].int().unwrap_or(0),
-                machine_id: text(2),
-                hostname: text(3),
-                workload: text(4),
-                implementation: text(5),
-                impl_version: text(6),
-                variant: opt(7),
-                label: text(8),
-                subject: opt(9),
-                size: r[10].int().map(|i| i as u64),
-                direction: opt(11),
-                parallel: r[12].int().map(|i| i as u64),
-                median: real(13).filter(|x| x.is_finite())?,
-                ci: real(14).zip(real(15)).map(|(a, b)| [a, b]),
-                disturbed: r[16].int().unwrap_or(0) != 0,
-                others_cpu_pct: real(17).unwrap_or(0.0),
-            })
-        })
-        .collect())
+    s.query_each(&sql, &params, &mut |r| {
+        let text = |i: usize| r[i].text().unwrap_or("").to_string();
+        let opt = |i: usize| r[i].text().map(str::to_string);
+        let real = |i: usize| match r[i] {
+            Val::Real(x) => Some(x),
+            Val::Int(i) => Some(i as f64),
+            _ => None,
+        };
+        let Some(median) = real(13).filter(|x| x.is_finite()) else {
+            return Ok(());
+        };
+        each(PointRow {
+            run_id: text(0),
+            started_unix: r[1].int().unwrap_or(0),
+            machine_id: text(2),
+            hostname: text(3),
+            workload: text(4),
+            implementation: text(5),
+            impl_version: text(6),
+            variant: opt(7),
+            label: text(8),
+            subject: opt(9),
+            size: r[10].int().map(|i| i as u64),
+            direction: opt(11),
+            parallel: r[12].int().map(|i| i as u64),
+            median,
+            ci: real(14).zip(real(15)).map(|(a, b)| [a, b]),
+            disturbed: r[16].int().unwrap_or(0) != 0,
+            others_cpu_pct: real(17).unwrap_or(0.0),
+            seq: r[18].int().unwrap_or(0),
+        });
+        Ok(())
+    })
 }
 
-/// What each selected run's environment says that can explain a change.
-pub fn facts(s: &mut dyn Store, f: &Selection) -> anyhow::Result<HashMap<String, RunFacts>> {
-    let (cond, params) = condition(f);
-    let sql = format!(
-        "SELECT run_id, environment FROM runs WHERE run_id IN
-           (SELECT p.run_id FROM points p JOIN runs r ON r.run_id = p.run_id{cond})"
-    );
+/// The environment facts of these runs that can explain a change. Only the head of each
+/// environment line is read: the facts come before the kernel's crypto tables.
+pub fn facts<'a>(
+    s: &mut dyn Store,
+    run_ids: impl Iterator<Item = &'a str>,
+) -> anyhow::Result<HashMap<String, RunFacts>> {
+    let ids: Vec<&str> = run_ids.collect();
     let mut out = HashMap::new();
-    for r in s.query(&sql, &params)? {
-        let (Some(id), Some(env)) = (r[0].text(), r[1].text()) else {
-            continue;
-        };
-        // Only the few fields wanted are kept; the rest is skipped unparsed.
-        let facts: RunFacts = serde_json::from_str(env).unwrap_or_default();
-        out.insert(id.to_string(), facts);
+    for chunk in ids.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT run_id, substr(environment, 1, {}) FROM runs WHERE run_id IN ({})",
+            RunFacts::HEAD,
+            marks.join(", ")
+        );
+        let params: Vec<Val> = chunk.iter().map(|id| Val::Text(id.to_string())).collect();
+        s.query_each(&sql, &params, &mut |r| {
+            if let (Some(id), Some(head)) = (r[0].text(), r[1].text()) {
+                out.insert(id.to_string(), RunFacts::from_head(head));
+            }
+            Ok(())
+        })?;
     }
     Ok(out)
 }

@@ -21,6 +21,7 @@ fn row(run: usize, median: f64, version: &str) -> PointRow {
         ci: Some([median * 0.99, median * 1.01]),
         disturbed: false,
         others_cpu_pct: 1.0,
+        seq: 0,
     }
 }
 
@@ -134,4 +135,17 @@ fn kernel_and_governor_changes_are_read_from_the_facts() {
             "governor: performance → powersave"
         ]
     );
+}
+
+#[test]
+fn facts_are_read_from_the_head_of_an_environment_line() {
+    let line = r#"{"kind":"environment","schema":1,"run_id":"r","cryptobench_version":"0.9.0","command_line":["cryptobench","--kernel\"x"],"hostname":"h","kernel":"6.1.0-41-cloud-amd64","cpu":{"arch":"x86_64","model":"AMD EPYC 7B13","logical_cpus":2},"frequency":{"governor":null,"source":"none"},"kernel_crypto":{"drivers":[1,2,3]}}"#;
+    let f = RunFacts::from_head(line);
+    assert_eq!(f, serde_json::from_str::<RunFacts>(line).unwrap());
+    assert_eq!(f.kernel, "6.1.0-41-cloud-amd64");
+    assert_eq!(f.cpu.model.as_deref(), Some("AMD EPYC 7B13"));
+    // Cut before the frequency: what is there is read, the rest stays empty.
+    let cut = RunFacts::from_head(&line[..line.find("\"frequency\"").unwrap() - 3]);
+    assert_eq!(cut.kernel, "6.1.0-41-cloud-amd64");
+    assert_eq!(cut.frequency.governor, None);
 }

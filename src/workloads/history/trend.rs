@@ -125,9 +125,10 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
         Some(dir) => Some(crate::workloads::report::check_plots_dir(dir)?),
         None => None,
     };
-    let rows = series::points(store, &selection).map_err(Failure::runtime)?;
-    let facts = series::facts(store, &selection).map_err(Failure::runtime)?;
-    let mut all = trend::series(rows, &facts, &settings);
+    let mut collector = trend::Collector::default();
+    series::for_each_point(store, &selection, |p| collector.add(p)).map_err(Failure::runtime)?;
+    let facts = series::facts(store, collector.run_ids().into_iter()).map_err(Failure::runtime)?;
+    let mut all = collector.finish(&facts, &settings);
     all.retain(|s| s.points.len() >= args.min_runs.max(1));
     if all.is_empty() {
         return Err(Failure::Input(format!(
