@@ -186,6 +186,31 @@ fn trend_finds_a_library_change_and_the_history_gate_calls_it() {
     assert_eq!(sizes.len(), 1, "{v}");
     assert!(sizes[0][1].as_i64().unwrap() > 100 && sizes[0][2].as_i64().unwrap() > 50);
 
+    // report's HTML of those runs has the same series over time, with its change point.
+    let o = command()
+        .args([
+            "report",
+            &format!("last:{}", 2 * RUNS_EACH),
+            "--store",
+            &store,
+        ])
+        .args(["--format", "html"])
+        .output()
+        .unwrap();
+    let (report, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        report.contains("<h2>Results over time</h2>"),
+        "no trend section"
+    );
+    assert_eq!(
+        report
+            .matches("<figure class=\"figure\" id=\"trend-")
+            .count(),
+        1
+    );
+    assert!(report.contains("library: OpenSSL 3."), "no named cause");
+
     // The same runs in PostgreSQL: exported, imported, the same change point.
     let Some(server) = common::postgres::Server::start("trend") else {
         return;

@@ -46,6 +46,21 @@ pub struct RunFacts {
     pub frequency: FrequencyFacts,
 }
 
+impl From<&crate::record::Environment> for RunFacts {
+    fn from(e: &crate::record::Environment) -> RunFacts {
+        RunFacts {
+            cryptobench_version: e.cryptobench_version.clone(),
+            kernel: e.kernel.clone(),
+            cpu: CpuFacts {
+                model: e.cpu.model.clone(),
+            },
+            frequency: FrequencyFacts {
+                governor: e.frequency.governor.clone(),
+            },
+        }
+    }
+}
+
 impl RunFacts {
     /// How much of an environment line `from_head` needs: the facts come first.
     pub const HEAD: usize = 8192;

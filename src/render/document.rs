@@ -414,6 +414,11 @@ fn whole(doc: &Loaded, format: Format, opts: &Options) -> String {
         .map(|r| (r, parts(r, opts, format)))
         .collect();
     let mut body = String::new();
+    let series = trend_series(doc);
+    if !series.is_empty() {
+        body.push_str("<h2>Results over time</h2>\n");
+        super::trend::html_section(&series, MAX_TREND_CHARTS, &mut body);
+    }
     // A year of nightly runs would be thousands of figures (hundreds of MB): the last
     // runs are drawn, every run keeps its environment and tables.
     let drawn_from = all.len().saturating_sub(MAX_RUNS_DRAWN);
@@ -440,6 +445,36 @@ fn whole(doc: &Loaded, format: Format, opts: &Options) -> String {
         super::html::blocks(&[b], &mut body);
     }
     super::html::page("cryptobench report", &body)
+}
+
+/// Runs a series needs for the HTML report to draw it over time.
+pub const TREND_FROM_RUNS: usize = 5;
+/// Trend charts in one report.
+const MAX_TREND_CHARTS: usize = 24;
+
+/// The series of these runs (points and machines as `history trend` makes them) that
+/// have TREND_FROM_RUNS runs or more.
+fn trend_series(doc: &Loaded) -> Vec<crate::analyse::trend::Series> {
+    use crate::analyse::trend::{Collector, RunFacts};
+    let mut collector = Collector::default();
+    let mut facts = std::collections::HashMap::new();
+    for run in &doc.runs {
+        let Some(env) = &run.environment else {
+            continue;
+        };
+        facts.insert(run.run_id.clone(), RunFacts::from(env));
+        for (seq, rec) in run.records.iter().enumerate() {
+            if let Some(p) = crate::store::runs::point_row(rec, env, seq) {
+                collector.add(p);
+            }
+        }
+    }
+    if facts.len() < TREND_FROM_RUNS {
+        return Vec::new();
+    }
+    let mut all = collector.finish(&facts, &Default::default());
+    all.retain(|s| s.points.len() >= TREND_FROM_RUNS);
+    all
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::Failure;
 use crate::render::model::{self, Block, Column, Table};
+use crate::render::trend::utc;
 use crate::render::Format;
 use crate::store::resolve::Resolver;
 use crate::store::runs::{self, Filter};
@@ -265,24 +266,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468
 }
 
-pub fn utc(t: i64) -> String {
-    let (days, secs) = (t.div_euclid(86400), t.rem_euclid(86400));
-    let z = days + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        secs / 3600,
-        secs % 3600 / 60
-    )
-}
-
 /// `--since`: YYYY-MM-DD, 7d, 12h, or Unix seconds.
 pub fn since_unix(s: &str) -> anyhow::Result<i64> {
     let t = s.trim();
@@ -322,10 +305,10 @@ pub fn since_unix(s: &str) -> anyhow::Result<i64> {
 mod tests {
     #[test]
     fn dates_round_trip() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00");
+        assert_eq!(crate::render::trend::utc(0), "1970-01-01 00:00");
         let t = super::since_unix("2026-11-23").unwrap();
-        assert_eq!(super::utc(t), "2026-11-23 00:00");
-        assert_eq!(super::utc(t + 3661), "2026-11-23 01:01");
+        assert_eq!(crate::render::trend::utc(t), "2026-11-23 00:00");
+        assert_eq!(crate::render::trend::utc(t + 3661), "2026-11-23 01:01");
         assert!(super::since_unix("yesterday").is_err());
         assert!(super::since_unix("2026-13-01").is_err());
     }

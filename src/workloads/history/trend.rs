@@ -2,11 +2,12 @@
 //! points and what the environment says changed there. Table, Markdown, JSON or HTML
 //! (one chart per series); `--plots DIR` also writes each chart as SVG and PNG.
 
-use super::{since_unix, utc, Failure};
+use super::{since_unix, Failure};
 use crate::analyse::changepoint::Settings;
-use crate::analyse::trend::{self, Series};
-use crate::render::model::{self, Block, Column, Table};
+use crate::analyse::trend;
+use crate::render::model;
 use crate::render::plots::trend::trend_plot;
+use crate::render::trend::{axis_date, blocks, html, json};
 use crate::render::Format;
 use crate::store::series::{self, Selection};
 use crate::store::Store;
@@ -162,138 +163,4 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
     };
     print!("{out}");
     Ok(0)
-}
-
-/// The date of a run, for axes and tables.
-fn day(t: i64) -> String {
-    utc(t)[..10].to_string()
-}
-
-/// A run's date on a chart's axis, or its time of day where the series spans one day.
-fn axis_date(s: &Series) -> fn(i64) -> String {
-    let first = s.points.first().map(|p| day(p.started_unix));
-    let last = s.points.last().map(|p| day(p.started_unix));
-    if first == last {
-        |t| utc(t)[11..].to_string()
-    } else {
-        day
-    }
-}
-
-fn mb(v: f64) -> String {
-    crate::units::mbps(v)
-}
-
-fn pct(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
-}
-
-/// The summary table and the change points' table.
-pub fn blocks(all: &[Series]) -> Vec<Block> {
-    let mut t = Table::new(
-        "Each series: run medians in MB/s (disturbed runs included), and its change points",
-        vec![
-            Column::text("host"),
-            Column::text("series"),
-            Column::num("runs"),
-            Column::num("latest"),
-            Column::num("min"),
-            Column::num("max"),
-            Column::num("change points"),
-        ],
-    );
-    for s in all {
-        let values = s.points.iter().map(|p| p.median);
-        let min = values.clone().fold(f64::INFINITY, f64::min);
-        let max = values.fold(f64::NEG_INFINITY, f64::max);
-        let latest = s.latest().map_or("-".into(), |p| {
-            format!(
-                "{}{}",
-                mb(p.median),
-                if p.disturbed { " (disturbed)" } else { "" }
-            )
-        });
-        t.push(vec![
-            s.hostname.clone(),
-            s.key.point(),
-            s.points.len().to_string(),
-            latest,
-            mb(min),
-            mb(max),
-            s.changes.len().to_string(),
-        ]);
-    }
-    let mut blocks = vec![Block::Table(t)];
-    let mut c = Table::new(
-        "Change points: the first run after each, the medians of the runs on either side (MB/s), the change with its 95% interval, and what the environment recorded as different",
-        vec![
-            Column::text("host"),
-            Column::text("series"),
-            Column::text("date"),
-            Column::text("run"),
-            Column::num("before"),
-            Column::num("after"),
-            Column::num("change"),
-            Column::text("95% interval"),
-            Column::num("p"),
-            Column::text("likely cause"),
-        ],
-    );
-    for s in all {
-        for ch in &s.changes {
-            c.push(vec![
-                s.hostname.clone(),
-                s.key.point(),
-                day(ch.started_unix),
-                ch.run_id.clone(),
-                mb(ch.median_before),
-                mb(ch.median_after),
-                pct(ch.change),
-                format!("{} to {}", pct(ch.change_ci[0]), pct(ch.change_ci[1])),
-                format!("{:.1e}", ch.pvalue),
-                cause(ch),
-            ]);
-        }
-    }
-    if c.rows.is_empty() {
-        blocks.push(Block::Lines(vec![
-            "No change point in any series: every series is level at this p-value.".into(),
-        ]));
-    } else {
-        blocks.push(Block::Table(c));
-    }
-    blocks
-}
-
-fn cause(ch: &trend::Change) -> String {
-    let kind = match ch.kind {
-        crate::analyse::changepoint::Kind::Spread => "the spread changed; ",
-        crate::analyse::changepoint::Kind::Mean => "",
-    };
-    if ch.causes.is_empty() {
-        format!("{kind}nothing recorded changed (a code or system change cryptobench does not see)")
-    } else {
-        format!("{kind}{}", ch.causes.join("; "))
-    }
-}
-
-fn json(all: &[Series]) -> String {
-    let mut s =
-        serde_json::to_string_pretty(&serde_json::json!({ "series": all })).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
-fn html(all: &[Series]) -> String {
-    use crate::render::html;
-    let mut body = String::new();
-    html::blocks(&blocks(all), &mut body);
-    for s in all {
-        body.push_str(&format!(
-            "<h2>{}</h2>\n",
-            html::esc(&format!("{} on {}", s.key.point(), s.hostname))
-        ));
-        html::figure(&trend_plot(s, axis_date(s)), &mut body);
-    }
-    html::page("cryptobench: results over time", &body)
 }
