@@ -35,7 +35,11 @@ pub fn axis_date(s: &Series) -> fn(i64) -> String {
     let first = s.points.first().map(|p| day(p.started_unix));
     let last = s.points.last().map(|p| day(p.started_unix));
     if first == last {
-        |t| utc(t)[11..].to_string()
+        // One day: the time, to the second (runs a minute apart are told apart).
+        |t| {
+            let s = t.rem_euclid(86400);
+            format!("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+        }
     } else {
         day
     }

@@ -57,6 +57,7 @@ pub fn trend_plot(s: &Series, date: impl Fn(i64) -> String) -> Figure {
         let every = n.div_ceil(6).max(1);
         chart
             .configure_mesh()
+            .light_line_style(TRANSPARENT)
             .x_desc("run (oldest first)")
             .y_desc("median MB/s")
             .x_labels(n.min(7))
@@ -138,9 +139,11 @@ pub fn trend_plot(s: &Series, date: impl Fn(i64) -> String) -> Figure {
                     ORANGE.stroke_width(2),
                 ))?;
             }
+            // Between the two levels, right of the line: clear of the legend's corner.
+            let mid = (mb(c.median_before) + mb(c.median_after)) / 2.0;
             chart.draw_series(std::iter::once(Text::new(
                 format!("{:+.1}%", c.change * 100.0),
-                (x + 0.2, hi - (hi - lo) * 0.06),
+                (x + 0.15, mid),
                 ("sans-serif", 13).into_font().color(&ORANGE),
             )))?;
         }
