@@ -35,6 +35,80 @@ pub struct PointRow {
     pub seq: i64,
 }
 
+/// A stored point with its text borrowed (as the store hands rows out).
+#[derive(Clone, Copy, Debug)]
+pub struct PointRef<'a> {
+    pub run_id: &'a str,
+    pub started_unix: i64,
+    pub machine_id: &'a str,
+    pub hostname: &'a str,
+    pub workload: &'a str,
+    pub implementation: &'a str,
+    pub impl_version: &'a str,
+    pub variant: Option<&'a str>,
+    pub label: &'a str,
+    pub subject: Option<&'a str>,
+    pub size: Option<u64>,
+    pub direction: Option<&'a str>,
+    pub parallel: Option<u64>,
+    pub median: f64,
+    pub ci: Option<[f64; 2]>,
+    pub disturbed: bool,
+    pub others_cpu_pct: f64,
+    pub seq: i64,
+}
+
+impl PointRef<'_> {
+    pub fn to_row(self) -> PointRow {
+        let own = |s: Option<&str>| s.map(str::to_string);
+        PointRow {
+            run_id: self.run_id.into(),
+            started_unix: self.started_unix,
+            machine_id: self.machine_id.into(),
+            hostname: self.hostname.into(),
+            workload: self.workload.into(),
+            implementation: self.implementation.into(),
+            impl_version: self.impl_version.into(),
+            variant: own(self.variant),
+            label: self.label.into(),
+            subject: own(self.subject),
+            size: self.size,
+            direction: own(self.direction),
+            parallel: self.parallel,
+            median: self.median,
+            ci: self.ci,
+            disturbed: self.disturbed,
+            others_cpu_pct: self.others_cpu_pct,
+            seq: self.seq,
+        }
+    }
+}
+
+impl PointRow {
+    pub fn as_ref(&self) -> PointRef<'_> {
+        PointRef {
+            run_id: &self.run_id,
+            started_unix: self.started_unix,
+            machine_id: &self.machine_id,
+            hostname: &self.hostname,
+            workload: &self.workload,
+            implementation: &self.implementation,
+            impl_version: &self.impl_version,
+            variant: self.variant.as_deref(),
+            label: &self.label,
+            subject: self.subject.as_deref(),
+            size: self.size,
+            direction: self.direction.as_deref(),
+            parallel: self.parallel,
+            median: self.median,
+            ci: self.ci,
+            disturbed: self.disturbed,
+            others_cpu_pct: self.others_cpu_pct,
+            seq: self.seq,
+        }
+    }
+}
+
 /// The environment facts of a run that can explain a change (read from its environment
 /// line: only these fields are parsed).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -118,15 +192,16 @@ pub struct SeriesKey {
 }
 
 impl SeriesKey {
-    pub fn of(p: &PointRow) -> SeriesKey {
+    pub fn of(p: &PointRef) -> SeriesKey {
+        let own = |s: Option<&str>| s.map(str::to_string);
         SeriesKey {
-            machine_id: p.machine_id.clone(),
-            workload: p.workload.clone(),
-            implementation: p.implementation.clone(),
-            label: stable_label(&p.label),
-            variant: p.variant.clone(),
-            subject: p.subject.clone(),
-            direction: p.direction.clone(),
+            machine_id: p.machine_id.into(),
+            workload: p.workload.into(),
+            implementation: p.implementation.into(),
+            label: stable_label(p.label),
+            variant: own(p.variant),
+            subject: own(p.subject),
+            direction: own(p.direction),
             size: p.size,
             parallel: p.parallel,
         }
@@ -149,13 +224,14 @@ impl SeriesKey {
 }
 
 /// The hash of `SeriesKey::of(p)`, field by field as the key holds them.
-fn key_hash(p: &PointRow) -> u64 {
+fn key_hash(p: &PointRef) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    // Not keyed: the keys are the user's own data, and this runs once per stored point.
+    let mut h = rustc_hash::FxHasher::default();
     p.machine_id.hash(&mut h);
     p.workload.hash(&mut h);
     p.implementation.hash(&mut h);
-    for w in stable_words(&p.label) {
+    for w in stable_words(p.label) {
         w.hash(&mut h);
     }
     p.variant.hash(&mut h);
@@ -243,7 +319,7 @@ impl Series {
 #[cfg(test)]
 pub fn series(rows: Vec<PointRow>, facts: &HashMap<String, RunFacts>, s: &Settings) -> Vec<Series> {
     let mut c = Collector::default();
-    rows.into_iter().for_each(|r| c.add(r));
+    rows.iter().for_each(|r| c.add(r.as_ref()));
     c.finish(facts, s)
 }
 
@@ -260,7 +336,7 @@ pub struct Collector {
 type Gathered = (SeriesKey, String, Vec<(i64, TrendPoint)>);
 
 impl Collector {
-    pub fn add(&mut self, r: PointRow) {
+    pub fn add(&mut self, r: PointRef) {
         let hash = key_hash(&r);
         let i = match self.by_key.get(&hash) {
             Some(i) => *i,
@@ -272,7 +348,9 @@ impl Collector {
             }
         };
         let (_, host, points) = &mut self.series[i];
-        *host = r.hostname;
+        if host != r.hostname {
+            *host = r.hostname.to_string();
+        }
         // A run's points of one series usually come together: only its first is kept
         // (`finish` takes care of the others).
         if let Some((seq, last)) = points.last_mut() {
@@ -283,7 +361,7 @@ impl Collector {
                     last.ci = r.ci;
                     last.disturbed = r.disturbed;
                     last.others_cpu_pct = r.others_cpu_pct;
-                    last.impl_version = r.impl_version;
+                    last.impl_version = r.impl_version.to_string();
                 }
                 return;
             }
@@ -291,13 +369,13 @@ impl Collector {
         points.push((
             r.seq,
             TrendPoint {
-                run_id: r.run_id,
+                run_id: r.run_id.to_string(),
                 started_unix: r.started_unix,
                 median: r.median,
                 ci: r.ci,
                 disturbed: r.disturbed,
                 others_cpu_pct: r.others_cpu_pct,
-                impl_version: r.impl_version,
+                impl_version: r.impl_version.to_string(),
             },
         ));
     }

@@ -465,7 +465,7 @@ fn trend_series(doc: &Loaded) -> Vec<crate::analyse::trend::Series> {
         facts.insert(run.run_id.clone(), RunFacts::from(env));
         for (seq, rec) in run.records.iter().enumerate() {
             if let Some(p) = crate::store::runs::point_row(rec, env, seq) {
-                collector.add(p);
+                collector.add(p.as_ref());
             }
         }
     }

@@ -48,6 +48,38 @@ impl Val {
     }
 }
 
+/// A value of a row handed out by `query_each`: text borrowed from the database's buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValRef<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(std::borrow::Cow<'a, str>),
+}
+
+impl ValRef<'_> {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            ValRef::Int(i) => Some(*i),
+            ValRef::Real(r) => Some(*r as i64),
+            _ => None,
+        }
+    }
+    pub fn real(&self) -> Option<f64> {
+        match self {
+            ValRef::Real(r) => Some(*r),
+            ValRef::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            ValRef::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
 /// One SQL database holding runs. The SQL is written once (`schema`, `runs`) with `$1`
 /// placeholders; a back end only executes it.
 pub trait Store {
@@ -55,13 +87,13 @@ pub trait Store {
     fn name(&self) -> &str;
     fn execute(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<u64>;
     fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Vec<Val>>>;
-    /// The rows one at a time, as the database hands them out: memory does not grow with
-    /// the result.
+    /// The rows one at a time, as the database hands them out, their text borrowed:
+    /// memory does not grow with the result, and nothing is copied that is not kept.
     fn query_each(
         &mut self,
         sql: &str,
         params: &[Val],
-        each: &mut dyn FnMut(&[Val]) -> anyhow::Result<()>,
+        each: &mut dyn for<'r> FnMut(&[ValRef<'r>]) -> anyhow::Result<()>,
     ) -> anyhow::Result<()>;
     /// Starts a transaction; `exclusive` also keeps every other writer out until it ends
     /// (for migrations).

@@ -3,7 +3,7 @@
 //! environment that can explain a change. Only the rows asked for are read.
 
 use super::{Store, Val};
-use crate::analyse::trend::{PointRow, RunFacts};
+use crate::analyse::trend::{PointRef, PointRow, RunFacts};
 use std::collections::HashMap;
 
 /// Which points: every field narrows (empty lists: all).
@@ -105,17 +105,18 @@ fn condition(f: &Selection) -> (String, Vec<Val>) {
 /// The selected points, oldest run first (then in the order each run wrote them).
 pub fn points(s: &mut dyn Store, f: &Selection) -> anyhow::Result<Vec<PointRow>> {
     let mut out = Vec::new();
-    for_each_point(s, f, |p| out.push(p))?;
+    for_each_point(s, f, |p| out.push(p.to_row()))?;
     out.sort_by(|a, b| (a.started_unix, &a.run_id, a.seq).cmp(&(b.started_unix, &b.run_id, b.seq)));
     Ok(out)
 }
 
-/// The selected points one at a time, in no particular order: nothing is held here, and
-/// the database sorts nothing (it scans the points_trend index).
+/// The selected points one at a time, in no particular order, their text borrowed from
+/// the row: nothing is held or copied here, and the database sorts nothing (it scans the
+/// points_trend index).
 pub fn for_each_point(
     s: &mut dyn Store,
     f: &Selection,
-    mut each: impl FnMut(PointRow),
+    mut each: impl FnMut(PointRef),
 ) -> anyhow::Result<()> {
     let (cond, params) = condition(f);
     let sql = format!(
@@ -125,17 +126,11 @@ pub fn for_each_point(
          FROM points p JOIN runs r ON r.run_id = p.run_id{cond}"
     );
     s.query_each(&sql, &params, &mut |r| {
-        let text = |i: usize| r[i].text().unwrap_or("").to_string();
-        let opt = |i: usize| r[i].text().map(str::to_string);
-        let real = |i: usize| match r[i] {
-            Val::Real(x) => Some(x),
-            Val::Int(i) => Some(i as f64),
-            _ => None,
-        };
-        let Some(median) = real(13).filter(|x| x.is_finite()) else {
+        let text = |i: usize| r[i].text().unwrap_or("");
+        let Some(median) = r[13].real().filter(|x| x.is_finite()) else {
             return Ok(());
         };
-        each(PointRow {
+        each(PointRef {
             run_id: text(0),
             started_unix: r[1].int().unwrap_or(0),
             machine_id: text(2),
@@ -143,16 +138,16 @@ pub fn for_each_point(
             workload: text(4),
             implementation: text(5),
             impl_version: text(6),
-            variant: opt(7),
+            variant: r[7].text(),
             label: text(8),
-            subject: opt(9),
+            subject: r[9].text(),
             size: r[10].int().map(|i| i as u64),
-            direction: opt(11),
+            direction: r[11].text(),
             parallel: r[12].int().map(|i| i as u64),
             median,
-            ci: real(14).zip(real(15)).map(|(a, b)| [a, b]),
+            ci: r[14].real().zip(r[15].real()).map(|(a, b)| [a, b]),
             disturbed: r[16].int().unwrap_or(0) != 0,
-            others_cpu_pct: real(17).unwrap_or(0.0),
+            others_cpu_pct: r[17].real().unwrap_or(0.0),
             seq: r[18].int().unwrap_or(0),
         });
         Ok(())

@@ -1,7 +1,7 @@
 //! The embedded store: one SQLite file (the bundled library), created readable by its
 //! owner only.
 
-use super::{Access, Store, Val};
+use super::{Access, Store, Val, ValRef};
 use anyhow::anyhow;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, OpenFlags};
@@ -215,20 +215,28 @@ impl Store for Sqlite {
         &mut self,
         sql: &str,
         params: &[Val],
-        each: &mut dyn FnMut(&[Val]) -> anyhow::Result<()>,
+        each: &mut dyn for<'r> FnMut(&[ValRef<'r>]) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         let name = self.name.clone();
         let err = |e: rusqlite::Error| anyhow!("store {name}: {e}");
         let mut stmt = self.conn.prepare_cached(&placeholders(sql)).map_err(err)?;
         let n = stmt.column_count();
         let mut rows = stmt.query(params_from_iter(params)).map_err(err)?;
-        let mut row_vals = Vec::with_capacity(n);
         while let Some(row) = rows.next().map_err(err)? {
-            row_vals.clear();
-            for i in 0..n {
-                row_vals.push(row.get_ref(i).map(val).map_err(err)?);
-            }
-            each(&row_vals)?;
+            let vals = (0..n)
+                .map(|i| {
+                    row.get_ref(i).map(|v| match v {
+                        ValueRef::Null => ValRef::Null,
+                        ValueRef::Integer(i) => ValRef::Int(i),
+                        ValueRef::Real(r) => ValRef::Real(r),
+                        ValueRef::Text(t) | ValueRef::Blob(t) => {
+                            ValRef::Text(String::from_utf8_lossy(t))
+                        }
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(err)?;
+            each(&vals)?;
         }
         Ok(())
     }

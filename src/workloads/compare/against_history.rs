@@ -86,7 +86,7 @@ pub fn run(r: Request) -> Result<i32, Failure> {
         .iter()
         .take_while(|p| !new_ids.contains(p.run_id.as_str()));
     for p in before.filter(|p| !p.disturbed && p.machine_id == machine) {
-        let runs = history.entry(SeriesKey::of(p)).or_default();
+        let runs = history.entry(SeriesKey::of(&p.as_ref())).or_default();
         if runs.last().is_none_or(|(id, _)| *id != p.run_id) {
             runs.push((p.run_id.clone(), p.median));
         }
@@ -94,7 +94,7 @@ pub fn run(r: Request) -> Result<i32, Failure> {
     let rows: Vec<Row> = new_rows
         .iter()
         .map(|p: &PointRow| {
-            let key = SeriesKey::of(p);
+            let key = SeriesKey::of(&p.as_ref());
             let h = history.get(&key).map_or(&[][..], Vec::as_slice);
             let last: Vec<f64> = h[h.len().saturating_sub(r.runs)..]
                 .iter()
