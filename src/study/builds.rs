@@ -1,4 +1,4 @@
-//! Build against build (study 5's stock against optimised firmware, issue 26): an OpenVPN
+//! Build against build (study 5's stock against optimised firmware): an OpenVPN
 //! tunnel on each `--openssl` build beside the speed figures a study's speed step takes
 //! of it, and what a build's change of the primitive did to the tunnel, against what
 //! Amdahl's law allows from the sampled crypto share.
