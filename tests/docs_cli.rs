@@ -139,6 +139,14 @@ fn every_documented_flag_is_in_its_commands_help() {
     );
 }
 
+/// What `documented` finds on one line, without the places.
+fn paths_and_flags(line: &str, subs: &BTreeSet<String>) -> Vec<(String, String)> {
+    documented(line, "x", subs)
+        .into_iter()
+        .map(|(p, f, _)| (p, f))
+        .collect()
+}
+
 /// The parser on a known line: flags after the subcommand, history's action in the
 /// path, a comment or a second command ends the first.
 #[test]
@@ -148,10 +156,7 @@ fn the_parser_reads_command_lines_and_code_spans() {
         .map(String::from)
         .collect();
     let line = "cryptobench history show last --format json # --nope && cryptobench compare a b --fail-on-regression; see `speed --time 0.1` or `--bare`";
-    let got: Vec<(String, String)> = documented(line, "x", &subs)
-        .into_iter()
-        .map(|(p, f, _)| (p, f))
-        .collect();
+    let got = paths_and_flags(line, &subs);
     assert_eq!(
         got,
         [
@@ -162,10 +167,7 @@ fn the_parser_reads_command_lines_and_code_spans() {
     );
     // A nested command's flags are its own; history trend is an action too.
     let line = r#"cryptobench speed --openssl "$(scripts/build-openssl 3.5 --no-asm)" --quick; `history trend --alg x`"#;
-    let got: Vec<(String, String)> = documented(line, "x", &subs)
-        .into_iter()
-        .map(|(p, f, _)| (p, f))
-        .collect();
+    let got = paths_and_flags(line, &subs);
     assert_eq!(
         got,
         [

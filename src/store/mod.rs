@@ -48,6 +48,31 @@ impl Val {
     }
 }
 
+/// SQL built a clause at a time: each `#` in a clause becomes the next `$N`, bound to the
+/// clause's values in order.
+#[derive(Default)]
+pub struct Sql {
+    pub text: String,
+    pub params: Vec<Val>,
+}
+
+impl Sql {
+    pub fn new(start: &str) -> Sql {
+        Sql {
+            text: start.to_string(),
+            params: Vec::new(),
+        }
+    }
+    pub fn add(&mut self, clause: &str, vals: Vec<Val>) {
+        let mut clause = clause.to_string();
+        for v in vals {
+            self.params.push(v);
+            clause = clause.replacen('#', &format!("${}", self.params.len()), 1);
+        }
+        self.text.push_str(&clause);
+    }
+}
+
 /// A value of a row handed out by `query_each`: text borrowed from the database's buffer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ValRef<'a> {

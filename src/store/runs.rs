@@ -234,18 +234,10 @@ pub struct Filter {
 
 /// Runs, newest first. Only the rows asked for are read (an index on the start time).
 pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
-    let mut sql = String::from(
+    let mut sql = super::Sql::new(
         "SELECT run_id, machine_id, hostname, cpu_model, workload, started_unix, ended_unix, interrupted, points FROM runs WHERE 1 = 1",
     );
-    let mut params = Vec::new();
-    let mut add = |cond: &str, vals: Vec<Val>| {
-        let mut cond = cond.to_string();
-        for v in vals {
-            params.push(v);
-            cond = cond.replacen('#', &format!("${}", params.len()), 1);
-        }
-        sql.push_str(&cond);
-    };
+    let mut add = |cond: &str, vals: Vec<Val>| sql.add(cond, vals);
     if let Some(m) = &f.machine {
         add(
             " AND (machine_id LIKE # OR hostname = #)",
@@ -268,7 +260,7 @@ pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
     if f.limit > 0 {
         add(" LIMIT #", vec![Val::Int(f.limit as i64)]);
     }
-    let rows = s.query(&sql, &params)?;
+    let rows = s.query(&sql.text, &sql.params)?;
     let tags = all_tags(s)?;
     Ok(rows
         .into_iter()

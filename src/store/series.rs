@@ -27,16 +27,8 @@ pub struct Selection {
 
 /// The WHERE clause over `points p JOIN runs r`, and its parameters.
 fn condition(f: &Selection) -> (String, Vec<Val>) {
-    let mut sql = String::from(" WHERE 1 = 1");
-    let mut params: Vec<Val> = Vec::new();
-    let mut add = |cond: &str, vals: Vec<Val>| {
-        let mut cond = cond.to_string();
-        for v in vals {
-            params.push(v);
-            cond = cond.replacen('#', &format!("${}", params.len()), 1);
-        }
-        sql.push_str(&cond);
-    };
+    let mut sql = super::Sql::new(" WHERE 1 = 1");
+    let mut add = |cond: &str, vals: Vec<Val>| sql.add(cond, vals);
     let any_of = |column: &str, n: usize| {
         let marks = vec!["#"; n].join(", ");
         format!(" AND {column} IN ({marks})")
@@ -99,7 +91,7 @@ fn condition(f: &Selection) -> (String, Vec<Val>) {
             add(&any_of("p.run_id", runs.len()), texts(runs));
         }
     }
-    (sql, params)
+    (sql.text, sql.params)
 }
 
 /// The selected points, oldest run first (then in the order each run wrote them).
