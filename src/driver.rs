@@ -4,11 +4,9 @@
 
 use crate::cli::CommonArgs;
 use crate::failure::{Failure, EXIT_INTERRUPTED};
-use crate::record::read::{AnyRecord, Run};
+use crate::record::read::Run;
 use crate::record::{Environment, Exclusion, ExclusionKind, Record, RunEnd, Sink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Serialize;
-use serde_json::Value;
 use std::io::IsTerminal;
 
 /// What a workload knows once its input is validated, before anything runs.
@@ -41,7 +39,7 @@ pub enum Outcome<D> {
 }
 
 pub trait Workload {
-    type Data: Serialize + Clone;
+    type Data: crate::record::RecordData;
     /// "speed", "tls", "vpn".
     fn name(&self) -> &'static str;
     /// Validates everything and plans the points. Nothing may be written or started
@@ -50,8 +48,6 @@ pub trait Workload {
     /// Measures point `index` (0-based). A failure here ends the run (finished points are
     /// kept); a point that could not be measured is an `Outcome::Excluded`.
     fn measure(&mut self, index: usize, ctx: &Ctx) -> Result<Vec<Outcome<Self::Data>>, Failure>;
-    /// The record as any workload's.
-    fn wrap(record: Record<Self::Data>) -> AnyRecord;
     /// Why nothing was measured, when that happens.
     fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
         let refused: Vec<String> = exclusions
@@ -75,8 +71,8 @@ pub trait Workload {
         None
     }
     /// What the analysis needs beyond the records, kept in the run's end line.
-    fn analysis_inputs(&self) -> Value {
-        Value::Null
+    fn analysis_inputs(&self) -> crate::record::AnalysisInputs {
+        crate::record::AnalysisInputs::None
     }
     /// Called once at the end, also after an interruption: stop what the workload started.
     fn finish(&mut self) {}
@@ -150,7 +146,7 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
                 for o in outcomes {
                     match o {
                         Outcome::Record(r) => {
-                            let record = W::wrap(r);
+                            let record = <W::Data as crate::record::Listed>::wrap(r);
                             for s in sinks.iter_mut() {
                                 if let Err(e) = s.record(&record) {
                                     failure = Some(Failure::Runtime(e.to_string()));

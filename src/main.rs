@@ -87,6 +87,10 @@ enum Command {
     /// One of the five studies (offload, aesni, scaling, avx512, router-vpn) as one
     /// command: its matrix, its table and its computed conclusion (--list describes them).
     Study(Box<study::StudyArgs>),
+    /// For bench/changepoints: series of runs judged by change points, one baseline and
+    /// the history gate (JSON on stdin and stdout).
+    #[command(hide = true)]
+    JudgeSeries(workloads::judge_series::JudgeArgs),
 }
 
 fn main() {
@@ -198,6 +202,7 @@ fn main() {
         }
         Command::History(args) => workloads::history::run(args),
         Command::Study(args) => study::run(*args),
+        Command::JudgeSeries(args) => workloads::judge_series::run(args),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -76,12 +76,19 @@ fn documented(text: &str, file: &str, subs: &BTreeSet<String>) -> Vec<(String, S
             if sub == "history" {
                 if let Some(action) = rest
                     .first()
-                    .filter(|w| ["show", "tag", "rm", "export", "import"].contains(w))
+                    .filter(|w| ["show", "tag", "rm", "export", "import", "trend"].contains(w))
                 {
                     path = format!("history {action}");
                 }
             }
+            // A `$(other command ...)` inside is that command's flags, not these.
+            let mut nested = 0usize;
             for w in rest {
+                nested += w.matches("$(").count();
+                if nested > 0 {
+                    nested = nested.saturating_sub(w.matches(')').count());
+                    continue;
+                }
                 if let Some(f) = flag_of(w) {
                     found.push((path.clone(), f, at.clone()));
                 }
@@ -132,6 +139,14 @@ fn every_documented_flag_is_in_its_commands_help() {
     );
 }
 
+/// What `documented` finds on one line, without the places.
+fn paths_and_flags(line: &str, subs: &BTreeSet<String>) -> Vec<(String, String)> {
+    documented(line, "x", subs)
+        .into_iter()
+        .map(|(p, f, _)| (p, f))
+        .collect()
+}
+
 /// The parser on a known line: flags after the subcommand, history's action in the
 /// path, a comment or a second command ends the first.
 #[test]
@@ -141,16 +156,24 @@ fn the_parser_reads_command_lines_and_code_spans() {
         .map(String::from)
         .collect();
     let line = "cryptobench history show last --format json # --nope && cryptobench compare a b --fail-on-regression; see `speed --time 0.1` or `--bare`";
-    let got: Vec<(String, String)> = documented(line, "x", &subs)
-        .into_iter()
-        .map(|(p, f, _)| (p, f))
-        .collect();
+    let got = paths_and_flags(line, &subs);
     assert_eq!(
         got,
         [
             ("history show".to_string(), "--format".to_string()),
             ("compare".into(), "--fail-on-regression".into()),
             ("speed".into(), "--time".into()),
+        ]
+    );
+    // A nested command's flags are its own; history trend is an action too.
+    let line = r#"cryptobench speed --openssl "$(scripts/build-openssl 3.5 --no-asm)" --quick; `history trend --alg x`"#;
+    let got = paths_and_flags(line, &subs);
+    assert_eq!(
+        got,
+        [
+            ("speed".to_string(), "--openssl".to_string()),
+            ("speed".into(), "--quick".into()),
+            ("history trend".into(), "--alg".into()),
         ]
     );
 }

@@ -8,10 +8,8 @@ mod common;
 
 use common::dut_lab::*;
 use common::{skip, tls_lacks};
-use serde_json::Value;
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Child;
 
 /// One tls point (or two, with `suites`), from the lab's controller to its DUT.
 fn tls_args<'a>(url: &'a str, suites: &'a str, time: &'a str, sinks: &[&'a str]) -> Vec<&'a str> {
@@ -43,31 +41,16 @@ fn tls_possible() -> bool {
 /// Waits (bounded) until nginx runs in the DUT's namespace and wrk in the controller's:
 /// the server's side is the DUT's, the load's the controller's.
 fn wait_for_split(lab: &Lab, child: &mut Child) {
-    let start = Instant::now();
-    loop {
-        let on = |ns: &str, name: &str| Lab::pids(ns).into_iter().any(|p| comm(p) == name);
-        if on(&lab.duts[0].ns, "nginx") && on(&lab.ctl_ns, "wrk") {
-            assert!(!on(&lab.ctl_ns, "nginx") && !on(&lab.duts[0].ns, "wrk"));
-            return;
-        }
-        if child.try_wait().unwrap().is_some() {
-            let (code, err) = wait_exit(child, 1);
-            panic!("the controller ended first ({code:?}): {err}");
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "nginx on the DUT and wrk here never ran at once"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn start(lab: &Lab, args: &[&str]) -> Child {
-    lab.controller(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    let on = |ns: &str, name: &str| Lab::pids(ns).into_iter().any(|p| comm(p) == name);
+    poll_while_running(
+        child,
+        90,
+        "nginx on the DUT and wrk here never ran at once",
+        || {
+            let both = on(&lab.duts[0].ns, "nginx") && on(&lab.ctl_ns, "wrk");
+            both.then(|| assert!(!on(&lab.ctl_ns, "nginx") && !on(&lab.duts[0].ns, "wrk")))
+        },
+    )
 }
 
 /// nginx served from the DUT, wrk loaded it from the controller: the record arrives in
@@ -80,21 +63,13 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let url = lab.url();
-    let out = lab.dir.join("tls.jsonl");
-    let store = format!("sqlite:{}", lab.dir.join("tls.db").display());
-    let sinks = [
-        "--output",
-        out.to_str().unwrap(),
-        "--store",
-        &store,
-        "--format",
-        "json",
-    ];
-    let mut child = start(&lab, &tls_args(&url, "tls12-aes128gcm", "2", &sinks));
+    let sinks = lab.sinks("tls");
+    let (out, store) = (&sinks.out, &sinks.store);
+    let mut child = lab.start(&tls_args(&url, "tls12-aes128gcm", "2", &sinks.args()));
     wait_for_split(&lab, &mut child);
     let (code, err) = wait_exit(&mut child, 180);
     assert_eq!(code, Some(0), "{err}");
-    let recs = records(&out);
+    let recs = records(out);
     assert_eq!(recs.len(), 1, "{err}");
     let r = &recs[0];
     assert_eq!(r["dut"], url.as_str(), "{r}");
@@ -122,12 +97,12 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
     );
     assert!((0.0..5.0).contains(&agent), "{r}");
     // The run's environment is the DUT's.
-    let env = lines(&out)
+    let env = lines(out)
         .into_iter()
         .find(|v| v["kind"] == "environment")
         .unwrap();
     assert_eq!(env["hostname"], lab.duts[0].host.as_str());
-    assert_stored(&store, &env);
+    assert_stored(store, &env);
     lab.assert_clean(10);
 
     // --nginx names a path on the DUT: one it lacks is exit 2, one line, saying where.
@@ -147,10 +122,12 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
 fn stopped_run(lab: &Lab, out: &Path, stop: impl FnOnce(&Lab, &Child)) -> (Option<i32>, String) {
     let url = lab.url();
     let sinks = ["--output", out.to_str().unwrap(), "--no-store"];
-    let mut child = start(
-        lab,
-        &tls_args(&url, "tls12-aes128gcm,tls12-aes256gcm", "3", &sinks),
-    );
+    let mut child = lab.start(&tls_args(
+        &url,
+        "tls12-aes128gcm,tls12-aes256gcm",
+        "3",
+        &sinks,
+    ));
     wait_for_split(lab, &mut child);
     stop(lab, &child);
     wait_exit(&mut child, 90)
@@ -165,17 +142,8 @@ fn tls_dut_sigint_leaves_nothing() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let out = lab.dir.join("int.jsonl");
-    let (code, err) = stopped_run(&lab, &out, |_, child| {
-        // SAFETY: signalling the process this test started.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    });
-    assert_eq!(code, Some(130), "{err}");
-    let end: Vec<Value> = lines(&out)
-        .into_iter()
-        .filter(|v| v["kind"] == "end")
-        .collect();
-    assert_eq!(end.len(), 1, "{err}");
-    assert_eq!(end[0]["interrupted"], true);
+    let (code, err) = stopped_run(&lab, &out, |_, child| interrupt(child));
+    assert_interrupted(&out, code, &err);
     lab.assert_clean(20);
 }
 
@@ -188,14 +156,7 @@ fn tls_dut_sshd_killed_leaves_nothing() {
     }
     let lab = Lab::new(PATH_PLAIN);
     let out = lab.dir.join("drop.jsonl");
-    let (code, err) = stopped_run(&lab, &out, |lab, _| {
-        for p in Lab::pids(&lab.duts[0].ns) {
-            if comm(p) == "sshd" {
-                // SAFETY: killing the test's own sshd processes.
-                unsafe { libc::kill(p, libc::SIGKILL) };
-            }
-        }
-    });
+    let (code, err) = stopped_run(&lab, &out, |lab, _| lab.kill_sshd());
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("connection dropped"), "{err}");
     lab.assert_clean(30);

@@ -264,6 +264,112 @@ fn openvpn_runs_a_tunnel_on_the_no_asm_build_and_maps_it() {
     check_mapped(r, &dir, true);
 }
 
+/// The cells of a table row (columns are two spaces or more apart).
+fn cells(line: &str) -> Vec<&str> {
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// Study 5 end to end on two builds: each one's `openssl speed` table, an OpenVPN tunnel
+/// on each (and on the system's libcrypto, the baseline), and the conclusion per pair.
+#[test]
+fn study_router_vpn_compares_two_builds_table_tunnel_and_conclusion() {
+    if !common::is_root() {
+        common::skip("cryptobench vpn needs root (CI runs the tests as root)");
+        return;
+    }
+    let (Some(asm), Some(no_asm)) = (build(&[]), build(&["--no-asm"])) else {
+        return;
+    };
+    if !found("openvpn") || !found("iperf3") {
+        return;
+    }
+    let (a, n) = (asm.to_str().unwrap(), no_asm.to_str().unwrap());
+    let o = run(&[
+        "study",
+        "router-vpn",
+        "--quick",
+        "--openssl",
+        a,
+        "--openssl",
+        n,
+    ]);
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    let rows: Vec<Vec<&str>> = out.lines().map(cells).collect();
+    for build in ["openssl 3.5.5", "openssl 3.5.5 no-asm"] {
+        // Its speed table row, and its tunnel's Mbit/s.
+        assert!(
+            rows.iter()
+                .any(|r| r.len() == 7 && r[0] == "aes-256-cbc" && r[1] == build),
+            "no aes-256-cbc row for {build}: {out}"
+        );
+        let tunnel = rows
+            .iter()
+            .find(|r| r.len() == 4 && r[0] == build)
+            .unwrap_or_else(|| panic!("no tunnel row for {build}: {out}"));
+        assert!(tunnel[1].parse::<f64>().unwrap() > 0.0, "{tunnel:?}");
+    }
+    let (_, c) = out.split_once("Conclusion").expect("a conclusion");
+    assert!(
+        c.contains("the baseline is the system's libcrypto (openssl 3.0."),
+        "{c}"
+    );
+    // The no-asm build's AES is slower: the direction, not a number.
+    let line = c
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "openssl 3.5.5 no-asm against openssl 3.5.5: the build changed AES-256-CBC by -",
+            )
+        })
+        .unwrap_or_else(|| panic!("no conclusion for the pair: {c}"));
+    assert!(line.contains("and the OpenVPN tunnel by "), "{line}");
+    assert!(
+        line.contains("by Amdahl from the sampled crypto share")
+            || line.contains("the crypto share was not sampled"),
+        "{line}"
+    );
+}
+
+/// study aesni with a no-asm build: the build beside the stock one and its ISA-off path.
+#[test]
+fn study_aesni_puts_a_no_asm_build_beside_the_isa_off_path() {
+    if !common::is_root() {
+        common::skip("the aesni study's tunnel needs root (CI runs the tests as root)");
+        return;
+    }
+    let Some(no_asm) = build(&["--no-asm"]) else {
+        return;
+    };
+    if !found("openvpn") || !found("iperf3") {
+        return;
+    }
+    let n = no_asm.to_str().unwrap();
+    // The same build twice would share one label: refused before anything runs.
+    refused(
+        &["study", "aesni", "--openssl", n, "--openssl", n],
+        "the same build (openssl 3.5.5 no-asm)",
+    );
+    let o = run(&["study", "aesni", "--quick", "--openssl", n]);
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{out}\n{}", stderr(&o));
+    let (_, c) = out.split_once("Conclusion").expect("a conclusion");
+    let line = c
+        .lines()
+        .find(|l| l.starts_with("openssl 3.5.5 no-asm against the stock build (openssl 3.0."))
+        .unwrap_or_else(|| panic!("no line for the build: {c}"));
+    // No assembly at all is slower than the stock build's AES-NI code.
+    assert!(
+        line.contains("AES-256-GCM at 16 KiB 0.") && line.contains("x the stock build's (slower)"),
+        "{line}"
+    );
+    assert!(line.contains("the ISA-off path's"), "{line}");
+    assert!(line.contains("the OpenVPN tunnel "), "{line}");
+}
+
 #[test]
 fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
     // No libraries at all.
@@ -274,6 +380,14 @@ fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
         "no libcrypto.so.N in its lib or lib64 directory: give the install dir of an OpenSSL 3.x build (scripts/build-openssl VERSION prints it)",
     );
     refused(&["tls", "--openssl", e], "no libcrypto.so.N");
+    refused(
+        &["study", "router-vpn", "--quick", "--openssl", e],
+        "no libcrypto.so.N",
+    );
+    refused(
+        &["study", "scaling", "--openssl", e],
+        "--openssl is router-vpn's and aesni's",
+    );
     refused(
         &[
             "speed",
@@ -334,4 +448,262 @@ fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
             arm64.display()
         ));
     }
+}
+
+/// The records of a finished run of `args` (`--format json` added), whatever its exit code.
+fn run_json(args: &[&str]) -> (Output, Value) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let o = run(&a);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{a:?}: no JSON document ({e}): {}", stderr(&o)));
+    (o, v)
+}
+
+/// `speed --impl openssl --openssl DIR --alg ALGS` in short trials, with `more`.
+fn speed_on(dir: &Path, algs: &str, more: &[&str]) -> (Output, Value) {
+    let d = dir.to_str().unwrap();
+    let mut a = vec![
+        "speed",
+        "--impl",
+        "openssl",
+        "--openssl",
+        d,
+        "--alg",
+        algs,
+        "--time",
+        "0.02",
+    ];
+    a.extend(more);
+    run_json(&a)
+}
+
+/// ML-KEM-768, ML-DSA-65 and X25519MLKEM768 on the 3.5 build: through the same known
+/// answers and aws-lc cross-checks as aws-lc, then measured; Debian's 3.0 beside it says
+/// why it has none.
+#[test]
+fn post_quantum_on_the_35_build_passes_the_gate() {
+    let Some(dir) = build(&[]) else { return };
+    let (o, v) = speed_on(&dir, "ml-kem-768,ml-dsa-65,x25519-mlkem768", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = v["records"].as_array().unwrap();
+    for (alg, dirs) in [
+        ("ml-kem-768", &["keygen", "encaps", "decaps"][..]),
+        ("ml-dsa-65", &["sign", "verify"][..]),
+        ("x25519-mlkem768", &["keygen", "encaps", "decaps"][..]),
+    ] {
+        for d in dirs {
+            assert!(
+                recs.iter().any(|r| r["label"] == "openssl 3.5.5"
+                    && r["alg"] == alg
+                    && r["direction"] == *d
+                    && r["ops_per_s"].as_f64().unwrap() > 0.0),
+                "openssl 3.5.5 {alg} {d} not measured: {}",
+                stderr(&o)
+            );
+        }
+    }
+    let excl = v["exclusions"].as_array().unwrap();
+    assert!(!excl.iter().any(|e| e["kind"] == "refused"), "{excl:?}");
+    // Debian's 3.0.19, loaded beside it: not available, with the reason, not a crash.
+    for (alg, what) in [("ml-kem-768", "ML-KEM"), ("ml-dsa-65", "ML-DSA")] {
+        let e = excl
+            .iter()
+            .find(|e| e["alg"] == alg && e["impl"].as_str().unwrap().starts_with("openssl 3.0"))
+            .unwrap_or_else(|| panic!("the system's {alg} not listed: {excl:?}"));
+        assert_eq!(e["kind"], "not_offered", "{e}");
+        let why = e["reason"].as_str().unwrap();
+        assert!(
+            why.contains(&format!("OpenSSL before 3.5 has no {what}")),
+            "{why}"
+        );
+    }
+}
+
+/// The system's OpenSSL 3.0 alone: ML-KEM is not available (exit 1: nothing to measure),
+/// with the reason.
+#[test]
+fn ml_kem_on_the_system_30_is_not_available_with_the_reason() {
+    let (o, v) = run_json(&[
+        "speed",
+        "--impl",
+        "openssl",
+        "--alg",
+        "ml-kem-768",
+        "--time",
+        "0.02",
+    ]);
+    let version = v["environment"]["libraries"]
+        .as_array()
+        .and_then(|l| l.iter().find(|x| x["impl"] == "openssl"))
+        .and_then(|x| x["version"].as_str())
+        .unwrap_or("")
+        .to_string();
+    if !version.starts_with("OpenSSL 3.0") && !version.starts_with("OpenSSL 1.") {
+        common::skip(&format!(
+            "the system OpenSSL is {version:?}, not one before 3.5"
+        ));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(v["records"].as_array().unwrap().is_empty());
+    let e = &v["exclusions"][0];
+    assert_eq!(
+        (&e["alg"], &e["kind"]),
+        (&"ml-kem-768".into(), &"not_offered".into()),
+        "{e}"
+    );
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("OpenSSL before 3.5 has no ML-KEM"),
+        "{e}"
+    );
+}
+
+/// A 3.5 build whose ML-KEM answers wrongly (--test-corrupt) fails FIPS 203's known
+/// answer and is refused before timing: nothing else offers ML-KEM, so exit 1.
+#[test]
+fn a_corrupt_ml_kem_on_the_build_is_refused_before_timing() {
+    if !cfg!(feature = "test-corrupt") {
+        common::skip("the corrupt implementation is only in builds with `--features test-corrupt` (scripts/test turns it on)");
+        return;
+    }
+    let Some(dir) = build(&[]) else { return };
+    let (o, v) = speed_on(&dir, "ml-kem-768", &["--test-corrupt", "openssl 3.5.5"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(v["records"].as_array().unwrap().is_empty(), "timed: {v}");
+    let refusal = v["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "refused")
+        .unwrap_or_else(|| panic!("refused: {v}"));
+    assert_eq!(refusal["impl"], "openssl 3.5.5 [test-corrupt]");
+    let why = refusal["reason"].as_str().unwrap();
+    assert!(
+        why.contains("FIPS 203") && why.contains("wrong shared secret"),
+        "{why}"
+    );
+}
+
+/// `tls_point_args` on `dir` with a full handshake per request and `more`.
+fn tls_groups(dir: &Path, more: &[&str]) -> (Output, Value) {
+    let args = tls_point_args(dir);
+    let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+    a.push("--handshake");
+    a.extend(more);
+    run_json(&a)
+}
+
+/// nginx on the 3.5 build, one point per group with a full handshake per request: the
+/// 3.5 client (wrk on the build's libssl, s_client of the build) negotiates
+/// X25519MLKEM768, whose hellos carry the ML-KEM key share and ciphertext (about 1.2 KB
+/// each way); the maps check passes; the handshake maps the hybrid to its encaps.
+#[test]
+fn nginx_on_the_build_negotiates_x25519mlkem768_per_group() {
+    let Some(dir) = build(&[]) else { return };
+    if !found("nginx") || !found("wrk") {
+        return;
+    }
+    let (o, v) = tls_groups(&dir, &["--groups", "x25519,x25519mlkem768,secp256r1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = v["records"].as_array().unwrap();
+    let of = |g: &str| {
+        recs.iter()
+            .find(|r| r["group"] == g)
+            .unwrap_or_else(|| panic!("no {g} record: {}", stderr(&o)))
+    };
+    for (g, negotiated) in [
+        ("x25519", "X25519"),
+        ("x25519mlkem768", "X25519MLKEM768"),
+        ("secp256r1", "prime256v1"),
+    ] {
+        let r = of(g);
+        assert_eq!(r["negotiated_group"], negotiated, "{r}");
+        assert!(r["requests"].as_u64().unwrap() > 0, "{r}");
+        check_mapped(r, &dir, true);
+    }
+    let hellos = |g: &str| {
+        let r = of(g);
+        r["client_hello_bytes"].as_u64().unwrap() + r["server_hello_bytes"].as_u64().unwrap()
+    };
+    // ML-KEM's encapsulation key (1184 B) out, its ciphertext (1088 B) back.
+    assert!(
+        hellos("x25519mlkem768") > hellos("x25519") + 2000,
+        "{} vs {}",
+        hellos("x25519mlkem768"),
+        hellos("x25519")
+    );
+    assert!(of("x25519mlkem768")["server_hello_bytes"].as_u64().unwrap() > 1088);
+    let prims = of("x25519mlkem768")["handshake_cost"]["primitives"].clone();
+    assert!(
+        prims
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["alg"] == "x25519-mlkem768" && p["direction"] == "encaps"),
+        "{prims}"
+    );
+    // h2load sets its own groups: it is given the one under test.
+    if !found("h2load") {
+        return;
+    }
+    let (o, v) = tls_groups(
+        &dir,
+        &["--groups", "x25519mlkem768", "--generator", "h2load"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        v["records"][0]["negotiated_group"],
+        "X25519MLKEM768",
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `--groups` bad input: an unknown name lists the valid ones; the hybrid on Debian's
+/// OpenSSL 3.0 (nothing else asked for) says why, both in one line with exit 2.
+#[test]
+fn bad_groups_exit_2_naming_the_problem_and_the_fix() {
+    if !found("nginx") || !found("wrk") {
+        return;
+    }
+    refused(
+        &["tls", "--groups", "nonsense", "--duration", "1"],
+        "valid groups are x25519",
+    );
+    refused(
+        &["tls", "--groups", "x25519mlkem768", "--duration", "1"],
+        "has no X25519MLKEM768 (OpenSSL 3.5 added it): give --openssl DIR",
+    );
+    // Beside a group it can do: that one runs, the hybrid is not available, with why.
+    let (o, v) = run_json(&[
+        "tls",
+        "--groups",
+        "x25519,x25519mlkem768",
+        "--files",
+        "4k",
+        "--concurrency",
+        "1",
+        "--duration",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(v["records"][0]["group"], "x25519", "{v}");
+    let e = v["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["group"] == "x25519mlkem768")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(e["kind"], "not_offered");
+    assert!(
+        e["reason"]
+            .as_str()
+            .unwrap()
+            .contains("OpenSSL 3.5 added it"),
+        "{e}"
+    );
 }

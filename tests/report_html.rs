@@ -3,8 +3,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
+use common::browser::{chromium, headless, ink, open_in_browser};
 use common::{
     fixture, run, significant_digits, speed_file, speed_run, svg_texts, tempdir, text, BIN,
 };
@@ -16,72 +17,6 @@ fn artefacts() -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
-
-/// Share of pixels that are not (near) white, and whether any pixel is coloured.
-fn ink(png: &Path) -> (f64, bool) {
-    let p = resvg::tiny_skia::Pixmap::load_png(png)
-        .unwrap_or_else(|e| panic!("{}: {e}", png.display()));
-    let (mut ink, mut colour) = (0usize, false);
-    for px in p.pixels() {
-        let (r, g, b) = (px.red() as i32, px.green() as i32, px.blue() as i32);
-        if r.min(g).min(b) < 235 {
-            ink += 1;
-        }
-        if (r - g).abs().max((g - b).abs()) > 60 {
-            colour = true;
-        }
-    }
-    (ink as f64 / p.pixels().len() as f64, colour)
-}
-
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|n| {
-            std::env::var_os("PATH").and_then(|paths| {
-                std::env::split_paths(&paths)
-                    .map(|p| p.join(n))
-                    .find(|p| p.is_file())
-            })
-        })
-}
-
-fn headless(browser: &Path, profile: &Path, extra: &[String], page: &Path) -> Output {
-    let mut c = Command::new(browser);
-    c.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--enable-logging=stderr",
-        "--v=0",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()))
-    .args(extra)
-    .arg(format!("file://{}", page.display()));
-    c.output().unwrap()
-}
-
-/// Measures every figure in the DOM: a copy of the page with a probe script (the report
-/// itself has none) that writes each figure's rendered size and any error into the DOM,
-/// read back with --dump-dom.
-const PROBE: &str = r#"<script>
-window.__errors = [];
-window.addEventListener('error', e => window.__errors.push(String(e.message)));
-const ce = console.error; console.error = (...a) => { window.__errors.push(a.join(' ')); ce(...a); };
-window.addEventListener('load', () => {
-  const sizes = [...document.querySelectorAll('figure.figure')].map(f => {
-    const s = f.querySelector('svg'); const r = s ? s.getBoundingClientRect() : {width: 0, height: 0};
-    return [f.id, Math.round(r.width), Math.round(r.height)];
-  });
-  const pre = document.createElement('pre'); pre.id = 'probe';
-  pre.textContent = 'PROBE' + JSON.stringify({sizes, errors: window.__errors}) + 'EBORP';
-  document.body.appendChild(pre);
-});
-</script>"#;
 
 #[test]
 fn html_report_renders_in_a_real_browser_and_figures_are_files() {
@@ -166,49 +101,7 @@ fn html_report_renders_in_a_real_browser_and_figures_are_files() {
         common::skip("no chromium: run scripts/deps/report.sh");
         return;
     };
-    let profile = tempdir(&dir, "profile");
-    let shot = dir.join("screenshot.png");
-    let o = headless(
-        &browser,
-        &profile,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1400,2600".into(),
-            "--hide-scrollbars".into(),
-        ],
-        &report,
-    );
-    let (_, log) = text(&o);
-    assert!(shot.is_file(), "no screenshot: {log}");
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:?}");
-    let (share, colour) = ink(&shot);
-    assert!(
-        share > 0.03 && colour,
-        "the screenshot looks blank: {share:.4}"
-    );
-
-    let probe_page = dir.join("report-probe.html");
-    std::fs::write(
-        &probe_page,
-        html.replacen("<head>", &format!("<head>{PROBE}"), 1),
-    )
-    .unwrap();
-    let profile = tempdir(&dir, "profile2");
-    let o = headless(
-        &browser,
-        &profile,
-        &["--dump-dom".into(), "--window-size=1400,2600".into()],
-        &probe_page,
-    );
-    let (dom, log) = text(&o);
-    let json = dom
-        .split("<pre id=\"probe\">PROBE")
-        .nth(1)
-        .and_then(|s| s.split("EBORP").next())
-        .unwrap_or_else(|| panic!("no probe output: {log}"));
-    let v: serde_json::Value = serde_json::from_str(json).unwrap();
-    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    let v = open_in_browser(&browser, &dir, &report, &html, 0.03);
     let sizes = v["sizes"].as_array().unwrap();
     assert_eq!(sizes.len(), figures);
     for s in sizes {

@@ -602,6 +602,12 @@ fn threads_report_aggregate_and_per_thread() {
     // Against the threads' mean rate: a thread starved by a busy machine may run alone
     // for a while, but together they always move more than one of them on average.
     let mean = per.iter().sum::<f64>() / per.len() as f64;
+    // Other work taking a core (the point says so) can stall one thread past the other's
+    // end: then the scaling is not observable, only the record's flag is.
+    if two["disturbed"] == true && agg <= mean {
+        eprintln!("not observable here: the 2-thread point was disturbed by other load ({per:?})");
+        return;
+    }
     assert!(
         agg > mean,
         "aggregate {agg} not above the mean per-thread rate {mean} ({per:?})"

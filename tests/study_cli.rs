@@ -254,6 +254,17 @@ fn router_vpn_quick() {
         out.contains("16 bytes") && out.contains("8192 bytes"),
         "{out}"
     );
+    // Every row of study 5's table, the public-key block included.
+    for row in [
+        "des-cbc",
+        "des-ede3-cbc",
+        "aes-192-cbc",
+        "rsa 2048 bits",
+        "dsa 2048 bits",
+    ] {
+        assert!(out.contains(row), "{row}: {out}");
+    }
+    assert!(!out.contains("catalogue has none"), "{out}");
     let c = conclusion(&out);
     assert!(c.contains("aes-256-cbc at 8 KiB: openssl "), "{c}");
     result_or_unavailable(&out, &c, "OpenVPN's best", "vpn", common::vpn_lacks(true));

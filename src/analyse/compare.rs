@@ -20,17 +20,13 @@ pub struct Trials {
 
 /// A record's trials (its median when it kept none), finite ones only.
 fn samples(rec: &AnyRecord) -> impl Iterator<Item = f64> + '_ {
-    let (samples, median) = match rec {
-        AnyRecord::Speed(r) => (&r.samples_bps, &r.throughput_bps),
-        AnyRecord::Tls(r) => (&r.samples_bps, &r.throughput_bps),
-        AnyRecord::Vpn(r) => (&r.samples_bps, &r.throughput_bps),
-    };
-    let own = if samples.is_empty() {
-        std::slice::from_ref(median)
-    } else {
-        &samples[..]
-    };
-    own.iter().copied().filter(|x| x.is_finite())
+    let samples = rec.samples_bps();
+    let median = samples.is_empty().then(|| rec.throughput_bps());
+    samples
+        .iter()
+        .copied()
+        .chain(median)
+        .filter(|x| x.is_finite())
 }
 
 /// One side's points: records picked by `label` (all when None), keyed by identity. With a

@@ -1,9 +1,12 @@
 //! Pure functions over numbers and records: no I/O, no clocks.
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod compare;
 pub mod crossover;
+pub mod history_gate;
 pub mod model;
 pub mod paths;
 pub mod scaling;
 pub mod stats;
+pub mod trend;

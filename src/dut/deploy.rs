@@ -105,9 +105,13 @@ fn choose_binary(
 /// Asks the DUT what it is and puts this version of cryptobench there.
 pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Failure> {
     let url = session.url.to_string();
-    // One round trip: architecture, C library, and the DUT's own cryptobench if any.
+    // One round trip: architecture, C library, and the DUT's own cryptobench if any. A
+    // glibc loader wins: a glibc system with musl installed beside it (Debian's musl
+    // package) runs the glibc build, which is the full one.
     let facts = session.run(
-        "uname -m; if ls /lib/ld-musl-* >/dev/null 2>&1; then echo musl; else echo gnu; fi; \
+        "uname -m; if ls /lib/ld-linux* >/dev/null 2>&1 || ls /lib64/ld-linux* >/dev/null 2>&1; \
+         then echo gnu; \
+         elif ls /lib/ld-musl-* >/dev/null 2>&1; then echo musl; else echo gnu; fi; \
          cryptobench --version 2>/dev/null || echo none",
         None,
     )?;

@@ -212,12 +212,48 @@ pub fn passthrough(dut: &DutArgs, paths: &[(&'static str, PathBuf)]) -> Result<i
     Ok(worst)
 }
 
+/// The DUT's address for the data: `--dut-address`, else the one this SSH session came
+/// in on ($SSH_CONNECTION: client address, client port, server address, server port).
+pub fn dut_address(given: Option<&str>) -> Result<String, Failure> {
+    if let Some(a) = given {
+        return Ok(a.to_string());
+    }
+    std::env::var("SSH_CONNECTION")
+        .ok()
+        .and_then(|c| c.split_whitespace().nth(2).map(String::from))
+        .ok_or_else(|| {
+            Failure::Input(
+                "the DUT's address is unknown (no SSH_CONNECTION): give --dut-address ADDR".into(),
+            )
+        })
+}
+
+/// `--dut-address ADDR`: an IP address (the data path is bound to it on the DUT).
+pub fn parse_address(s: &str) -> anyhow::Result<String> {
+    s.parse::<std::net::IpAddr>()
+        .map(|a| a.to_string())
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "invalid --dut-address '{}': give the DUT's IP address on the data path, e.g. 192.168.1.1",
+                crate::units::shown(s)
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::strip_controller_options as strip;
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn data_addresses_are_ip_addresses() {
+        assert_eq!(super::parse_address("10.0.0.1").unwrap(), "10.0.0.1");
+        assert_eq!(super::parse_address("fe80::1").unwrap(), "fe80::1");
+        assert!(super::parse_address("router.lan").is_err());
+        assert!(super::parse_address("10.0.0.256").is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::url::DutUrl;
 use super::{deploy, ssh, DutArgs};
 use crate::cli::CommonArgs;
 use crate::failure::Failure;
-use crate::record::read::{parse_line, AnyRecord, Line, Run};
+use crate::record::read::{parse_line, Line, Run};
 use crate::record::Sink;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -193,20 +193,8 @@ impl Host {
                 self.run.environment = Some(*env);
             }
             Ok(Line::Record(mut rec)) => {
-                let label = match rec.as_mut() {
-                    AnyRecord::Speed(r) => {
-                        r.dut = dut;
-                        r.label.clone()
-                    }
-                    AnyRecord::Tls(r) => {
-                        r.dut = dut;
-                        r.label.clone()
-                    }
-                    AnyRecord::Vpn(r) => {
-                        r.dut = dut;
-                        r.label.clone()
-                    }
-                };
+                rec.set_dut(dut);
+                let label = rec.label().to_string();
                 for s in self.sinks.iter_mut() {
                     if let Err(e) = s.record(&rec) {
                         failed = Some(e);

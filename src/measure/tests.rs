@@ -37,6 +37,9 @@ impl Implementation for Spin {
     fn support(&self, _alg: Algorithm) -> Support {
         Support::Yes
     }
+}
+
+impl crate::impls::Symmetric for Spin {
     fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
         Ok(Box::new(SpinOp {
             spins: self.spins,

@@ -81,9 +81,28 @@ pub fn amdahl_ceiling(crypto_share: f64) -> f64 {
     }
 }
 
+/// Amdahl: the whole's speed ratio when the `crypto_share` of its time runs `factor`
+/// times as fast (factor < 1: slower) and the rest is unchanged, 1 / (1 - s + s / k).
+pub fn amdahl(crypto_share: f64, factor: f64) -> f64 {
+    1.0 / (1.0 - crypto_share + crypto_share / factor)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amdahl_of_a_faster_and_a_slower_part() {
+        // Half the time in crypto made twice as fast: 1 / (0.5 + 0.25) = 1.333x.
+        assert!((amdahl(0.5, 2.0) - 4.0 / 3.0).abs() < 1e-12);
+        // A fifth in crypto made 2.5x slower: 1 / (0.8 + 0.5) = 0.769x.
+        assert!((amdahl(0.2, 0.4) - 1.0 / 1.3).abs() < 1e-12);
+        // No crypto: nothing changes; all crypto: the part's own factor.
+        assert_eq!(amdahl(0.0, 3.0), 1.0);
+        assert!((amdahl(1.0, 3.0) - 3.0).abs() < 1e-12);
+        // Free crypto is the ceiling.
+        assert_eq!(amdahl(0.25, f64::INFINITY), amdahl_ceiling(0.25));
+    }
 
     #[test]
     fn wilson_matches_the_textbook_values() {

@@ -2,7 +2,7 @@
 //! by name instead of by key. Every struct reads older files too (missing fields take
 //! their defaults).
 
-use super::LineKind;
+use super::{LineKind, WorkloadSettings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -32,9 +32,9 @@ pub struct Environment {
     #[serde(default)]
     pub settings: Settings,
     /// What `cryptobench probe` reports about the kernel's crypto paths: most of an
-    /// environment's size, and the same in every run on one machine, so shared (`read`
-    /// keeps one copy per distinct value).
-    #[serde(default)]
+    /// environment's size, and the same in every run on one machine, so read once and
+    /// shared (`interned`).
+    #[serde(default, deserialize_with = "interned")]
     pub kernel_crypto: std::sync::Arc<crate::kernel::KernelFacts>,
     /// True under qemu-user or a qemu-system TCG guest: the CPU is emulated and the
     /// numbers are not performance.
@@ -151,9 +151,8 @@ pub struct Library {
     /// How it is reached: in-process, syscall, engine, tool, process.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access: Option<String>,
-    /// The implementation's own facts (paths, builds, drivers): free-form, each
-    /// implementation's own shape.
-    pub details: serde_json::Value,
+    /// The implementation's own facts (paths, builds, drivers): each fills its fields.
+    pub details: crate::impls::details::Details,
 }
 
 /// Something that could not be used, and why.
@@ -167,24 +166,6 @@ pub struct Settings {
     pub workload: WorkloadSettings,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub study_neighbour: bool,
-}
-
-/// Each workload's settings, told apart by the fields only it has.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum WorkloadSettings {
-    Speed(SpeedSettings),
-    Vpn(VpnSettings),
-    Process(ProcessSettings),
-    Tls(Box<TlsSettings>),
-    /// Settings of a file this version does not know (older schemas): shown, not read.
-    Other(BTreeMap<String, serde_json::Value>),
-}
-
-impl Default for WorkloadSettings {
-    fn default() -> Self {
-        WorkloadSettings::Other(BTreeMap::new())
-    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -308,6 +289,29 @@ pub struct ProcessSettings {
     pub dir: String,
 }
 
+/// One copy of each distinct `kernel_crypto` text read by this thread: a year of nightly
+/// runs on a few machines holds a few, and a value seen before is only scanned, not parsed.
+fn interned<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::sync::Arc<crate::kernel::KernelFacts>, D::Error> {
+    type Seen = Vec<(Box<str>, std::sync::Arc<crate::kernel::KernelFacts>)>;
+    thread_local! {
+        static SEEN: std::cell::RefCell<Seen> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+    let text = raw.get();
+    if let Some(k) = SEEN.with_borrow(|seen| {
+        seen.iter()
+            .find(|(t, _)| **t == *text)
+            .map(|(_, k)| k.clone())
+    }) {
+        return Ok(k);
+    }
+    let facts = std::sync::Arc::new(serde_json::from_str(text).map_err(serde::de::Error::custom)?);
+    SEEN.with_borrow_mut(|seen| seen.push((text.into(), std::sync::Arc::clone(&facts))));
+    Ok(facts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,7 +410,7 @@ mod tests {
                     WorkloadSettings::Tls(_) => "tls",
                     WorkloadSettings::Vpn(_) => "vpn",
                     WorkloadSettings::Process(_) => "process",
-                    WorkloadSettings::Other(_) => "other",
+                    WorkloadSettings::Other {} => "other",
                 });
             }
         }

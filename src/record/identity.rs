@@ -61,45 +61,9 @@ impl Identity {
 /// The identity of a record. `label` replaces the record's own label (to match two
 /// different labels with `--a`/`--b`).
 pub fn identity(rec: &AnyRecord, label: Option<&str>) -> Identity {
-    let text = |s: &str| KeyValue::Text(s.to_string());
-    let (workload, own, keys): (&str, &str, Vec<(&'static str, KeyValue)>) = match rec {
-        AnyRecord::Speed(r) => (
-            "speed",
-            &r.label,
-            vec![
-                ("alg", text(r.alg.name())),
-                ("direction", text(r.direction.name())),
-                ("size", KeyValue::Num(r.size)),
-                ("threads", KeyValue::Num(r.threads as u64)),
-            ],
-        ),
-        AnyRecord::Tls(r) => (
-            "tls",
-            &r.implementation,
-            vec![
-                // A tls record's label is its suite (or mix): a renamed side is paired by
-                // the name it is given.
-                ("suite", text(label.unwrap_or(&r.suite))),
-                ("content", text(&r.content)),
-                ("file_size", KeyValue::Num(r.file_size)),
-                ("concurrency", KeyValue::Num(r.concurrency as u64)),
-                ("handshake", text(&r.handshake.to_string())),
-            ],
-        ),
-        AnyRecord::Vpn(r) => (
-            "vpn",
-            &r.implementation,
-            vec![
-                ("tunnel", text(&r.tunnel)),
-                ("cipher", text(&r.cipher)),
-                ("protocol", text(&r.protocol)),
-                ("direction", text(&r.direction)),
-                ("streams", KeyValue::Num(r.streams as u64)),
-            ],
-        ),
-    };
+    let (own, keys) = rec.identity_keys(label);
     Identity {
-        workload: workload.into(),
+        workload: rec.workload().name().into(),
         label: label.unwrap_or(own).to_string(),
         keys: keys.into_iter().collect(),
     }
@@ -107,9 +71,5 @@ pub fn identity(rec: &AnyRecord, label: Option<&str>) -> Identity {
 
 /// The label a record is selected by with `--a`/`--b`.
 pub fn label_of(rec: &AnyRecord) -> &str {
-    match rec {
-        AnyRecord::Speed(r) => &r.label,
-        AnyRecord::Tls(r) => &r.label,
-        AnyRecord::Vpn(r) => &r.implementation,
-    }
+    rec.selection_label()
 }

@@ -2,14 +2,17 @@
 //! Both are written as JSON Lines as soon as they exist; see docs/records.md.
 
 use anyhow::anyhow;
+pub mod any;
 pub mod environment;
 pub mod identity;
 pub mod speed;
 pub mod tls;
 pub mod vpn;
 
-pub use environment::{Environment, Library, Settings, Unavailable, WorkloadSettings};
+pub use any::{Head, Listed, RecordData};
+pub use environment::{Environment, Library, Settings, Unavailable};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
@@ -105,22 +108,30 @@ pub enum LineKind {
     End,
 }
 
-/// The workload that wrote a record or exclusion: its `workload` field.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Workload {
-    Speed,
-    Tls,
-    Vpn,
+// The workloads: one line each. A new workload adds its line here, its data type in its
+// own file beside these (with `RecordData`), and its settings variant below.
+any::workload_list! {
+    Speed(speed::SpeedData) = "speed",
+    Tls(tls::TlsData) = "tls",
+    Vpn(vpn::VpnData) = "vpn",
 }
 
-impl Workload {
-    pub fn name(self) -> &'static str {
-        match self {
-            Workload::Speed => "speed",
-            Workload::Tls => "tls",
-            Workload::Vpn => "vpn",
-        }
+/// Each workload's settings, told apart by the fields only it has.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum WorkloadSettings {
+    Speed(environment::SpeedSettings),
+    Vpn(environment::VpnSettings),
+    Process(environment::ProcessSettings),
+    Tls(Box<environment::TlsSettings>),
+    /// Settings this version does not know: not kept. Only a workload this version does
+    /// not know writes them, and its records cannot be read either.
+    Other {},
+}
+
+impl Default for WorkloadSettings {
+    fn default() -> Self {
+        WorkloadSettings::Other {}
     }
 }
 
@@ -192,8 +203,58 @@ pub struct Exclusion {
     pub implementation: String,
     pub kind: ExclusionKind,
     pub reason: String,
+    /// The point's coordinates (speed: alg, size, direction; tls: suite, content,
+    /// file_size, concurrency; vpn: tunnel, load).
     #[serde(flatten)]
-    pub point: serde_json::Map<String, serde_json::Value>,
+    pub point: BTreeMap<String, Coordinate>,
+}
+
+/// One coordinate of an excluded point: a name, a count, or null where it does not apply.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Coordinate {
+    Count(u64),
+    Name(String),
+    Null,
+}
+
+impl Coordinate {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Coordinate::Name(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Coordinate::Count(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+impl From<&str> for Coordinate {
+    fn from(s: &str) -> Self {
+        Coordinate::Name(s.to_string())
+    }
+}
+
+impl From<String> for Coordinate {
+    fn from(s: String) -> Self {
+        Coordinate::Name(s)
+    }
+}
+
+impl From<u64> for Coordinate {
+    fn from(n: u64) -> Self {
+        Coordinate::Count(n)
+    }
+}
+
+impl<T: Into<Coordinate>> From<Option<T>> for Coordinate {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Coordinate::Null, Into::into)
+    }
 }
 
 /// The last line of a run in a JSON Lines file: whether it finished, and what was not
@@ -210,8 +271,33 @@ pub struct RunEnd {
     pub unavailable: Vec<Unavailable>,
     /// What the workload's analysis needs beyond the records (tls: each suite's cipher
     /// timed in-process), so that `report` computes the same analysis as the run did.
-    #[serde(default)]
-    pub analysis_inputs: serde_json::Value,
+    #[serde(default, deserialize_with = "AnalysisInputs::lenient")]
+    pub analysis_inputs: AnalysisInputs,
+}
+
+/// What a workload's analysis needs beyond its records; null for most.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum AnalysisInputs {
+    #[default]
+    None,
+    /// tls: each suite's record protection timed alone.
+    TlsCipherAlone(Vec<tls::CipherAlone>),
+}
+
+impl AnalysisInputs {
+    /// Inputs of a shape this version does not know are left out: the report then lacks
+    /// only what needed them, not the whole run.
+    fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<AnalysisInputs, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Ok(AnalysisInputs::deserialize(v).unwrap_or_default())
+    }
+    pub fn tls_cipher_alone(&self) -> Vec<tls::CipherAlone> {
+        match self {
+            AnalysisInputs::TlsCipherAlone(a) => a.clone(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Appends JSON Lines to a file and flushes each line, so that an interrupted run keeps

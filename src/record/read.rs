@@ -2,50 +2,14 @@
 //! or more files and runs, schema 1 (issues 2-5) upgraded on the fly. A bad line is
 //! reported by number and skipped; every good line is kept.
 
-use super::{Environment, Record, RunEnd, SCHEMA};
-use crate::record::speed::SpeedData;
-use crate::record::tls::TlsData;
-use crate::record::vpn::VpnData;
+use super::{Environment, RunEnd, Workload, SCHEMA};
 use anyhow::anyhow;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::collections::{HashMap, VecDeque};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A record of any workload; serialized as the record itself (its JSON Lines line).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(untagged)]
-pub enum AnyRecord {
-    Speed(Record<SpeedData>),
-    Tls(Record<TlsData>),
-    Vpn(Record<VpnData>),
-}
-
-impl AnyRecord {
-    #[cfg(test)]
-    pub fn workload(&self) -> super::Workload {
-        match self {
-            AnyRecord::Speed(r) => r.workload,
-            AnyRecord::Tls(r) => r.workload,
-            AnyRecord::Vpn(r) => r.workload,
-        }
-    }
-    pub fn run_id(&self) -> &str {
-        match self {
-            AnyRecord::Speed(r) => &r.run_id,
-            AnyRecord::Tls(r) => &r.run_id,
-            AnyRecord::Vpn(r) => &r.run_id,
-        }
-    }
-    pub fn to_json(&self) -> Value {
-        match self {
-            AnyRecord::Speed(r) => serde_json::to_value(r),
-            AnyRecord::Tls(r) => serde_json::to_value(r),
-            AnyRecord::Vpn(r) => serde_json::to_value(r),
-        }
-        .unwrap_or(Value::Null)
-    }
-}
+pub use super::AnyRecord;
 
 /// One run found in the files: its environment (if its line was there) and its records,
 /// in file order. Runs are never merged with each other.
@@ -73,34 +37,31 @@ pub struct Loaded {
     /// In order of first appearance.
     pub runs: Vec<Run>,
     pub skipped: Vec<SkippedLine>,
-    /// Distinct `kernel_crypto` values seen: runs on one machine share one copy, so that
-    /// memory grows with machines, not with runs.
-    pub shared_kernel_crypto: Vec<std::sync::Arc<crate::kernel::KernelFacts>>,
 }
 
 /// The points of each run seen so far. A record repeating one (a run's lines read twice:
 /// a file concatenated to itself, the same run imported twice) is the same measurement,
-/// and must be counted once.
+/// and must be counted once. Kept as 64-bit hashes: a million points hold 16 MB, not the
+/// identities themselves.
 #[derive(Default)]
-pub struct SeenPoints(std::collections::HashSet<(String, PointIdentity)>);
-
-/// What tells two records of one run apart: compare's identity, the record's own label
-/// (unique within a run) and, for vpn, the round (one record per point and round).
-type PointIdentity = (super::identity::Identity, String, u32);
+pub struct SeenPoints(std::collections::HashSet<u64>);
 
 impl SeenPoints {
     /// True the first time a run's point is seen.
     pub fn first_time(&mut self, rec: &AnyRecord) -> bool {
-        // Kernel WireGuard and wireguard-go share tunnel and label: what ran it
-        // (impl_version) tells their points apart.
-        let (label, round) = match rec {
-            AnyRecord::Speed(r) => (r.label.clone(), 0),
-            AnyRecord::Tls(r) => (r.label.clone(), 0),
-            AnyRecord::Vpn(r) => (format!("{} [{}]", r.label, r.impl_version), r.round),
-        };
-        let identity = super::identity::identity(rec, None);
-        self.0
-            .insert((rec.run_id().to_string(), (identity, label, round)))
+        use std::hash::{Hash, Hasher};
+        // What tells two records of one run apart: compare's identity, the record's own
+        // label (unique within a run) and, for vpn, the round.
+        let (label, round) = rec.point_key();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (
+            rec.run_id(),
+            super::identity::identity(rec, None),
+            label,
+            round,
+        )
+            .hash(&mut h);
+        self.0.insert(h.finish())
     }
 }
 
@@ -108,24 +69,218 @@ impl Loaded {
     pub fn record_count(&self) -> usize {
         self.runs.iter().map(|r| r.records.len()).sum()
     }
+
+    /// Its runs as a source for the renderers.
+    pub fn source(&self) -> InMemory<'_> {
+        InMemory {
+            runs: self.runs.iter(),
+            skipped: &self.skipped,
+        }
+    }
+}
+
+/// Where a document's runs come from: the reader, one whole run at a time, or runs
+/// already in memory.
+pub trait RunSource {
+    type Item: std::borrow::Borrow<Run>;
+    /// The next run; None when there are no more. Err: a file could not be read.
+    fn next_run(&mut self) -> anyhow::Result<Option<Self::Item>>;
+    /// The lines skipped so far: all of them once `next_run` has returned None.
+    fn skipped(&self) -> &[SkippedLine];
+}
+
+/// The runs of a `Loaded`, in order.
+pub struct InMemory<'a> {
+    runs: std::slice::Iter<'a, Run>,
+    skipped: &'a [SkippedLine],
+}
+
+impl<'a> RunSource for InMemory<'a> {
+    type Item = &'a Run;
+    fn next_run(&mut self) -> anyhow::Result<Option<&'a Run>> {
+        Ok(self.runs.next())
+    }
+    fn skipped(&self) -> &[SkippedLine] {
+        self.skipped
+    }
+}
+
+impl RunSource for Reader {
+    type Item = Run;
+    fn next_run(&mut self) -> anyhow::Result<Option<Run>> {
+        Reader::next_run(self)
+    }
+    fn skipped(&self) -> &[SkippedLine] {
+        &self.skipped
+    }
 }
 
 /// Reads every file in order. An unreadable file is an error; a bad line is skipped and
 /// reported.
 pub fn read_files(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
-    let mut loaded = Loaded::default();
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    let mut seen = SeenPoints::default();
-    for path in paths {
-        let file = open_regular(path)?;
-        read_into(path, file, &mut loaded, &mut index, &mut seen)?;
+    let mut reader = Reader::open(paths)?;
+    let mut runs = Vec::new();
+    while let Some(run) = reader.next_run()? {
+        runs.push(run);
     }
-    Ok(loaded)
+    Ok(Loaded {
+        runs,
+        skipped: reader.skipped,
+    })
+}
+
+/// The files' runs one at a time: each is handed out once it is whole, when its end line
+/// has been read, or at the end of the last file for a run that never wrote one (killed,
+/// or schema 1). Runs come out in the order they first appeared: one that ends while a
+/// run begun before it is still open waits for it. Only open runs are held, so memory
+/// follows the runs written at the same time, not the size of the files.
+pub struct Reader {
+    paths: Vec<PathBuf>,
+    lines: parsed::Lines,
+    /// Open runs, in order of first appearance; `index` maps a run id to its place
+    /// counted from the first run ever opened (`handed_out` of them are gone).
+    open: VecDeque<(Run, bool)>,
+    index: HashMap<String, usize>,
+    handed_out: usize,
+    /// Whole runs read ahead by `has_records`.
+    ahead: VecDeque<Run>,
+    seen: SeenPoints,
+    skipped: Vec<SkippedLine>,
+}
+
+impl Reader {
+    /// Opens every file first, so that a missing one is refused before anything is read.
+    pub fn open(paths: &[PathBuf]) -> anyhow::Result<Reader> {
+        let files = paths
+            .iter()
+            .map(|p| Ok((crate::units::shown_path(p), open_regular(p)?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Reader {
+            paths: paths.to_vec(),
+            lines: parsed::Lines::start(files),
+            open: VecDeque::new(),
+            index: HashMap::new(),
+            handed_out: 0,
+            ahead: VecDeque::new(),
+            seen: SeenPoints::default(),
+            skipped: Vec::new(),
+        })
+    }
+
+    /// Whether the files hold any record: reads on until a run with one, holding the runs
+    /// before it, so that a file of no records is refused before anything is written.
+    pub fn has_records(&mut self) -> anyhow::Result<bool> {
+        loop {
+            if self.ahead.iter().any(|r| !r.records.is_empty()) {
+                return Ok(true);
+            }
+            match self.read_run()? {
+                Some(run) => self.ahead.push_back(run),
+                None => return Ok(false),
+            }
+        }
+    }
+
+    /// The next whole run; None when the files are done. Err: a file could not be read.
+    pub fn next_run(&mut self) -> anyhow::Result<Option<Run>> {
+        match self.ahead.pop_front() {
+            Some(run) => Ok(Some(run)),
+            None => self.read_run(),
+        }
+    }
+
+    fn read_run(&mut self) -> anyhow::Result<Option<Run>> {
+        loop {
+            if self.open.front().is_some_and(|(_, ended)| *ended) {
+                return Ok(self.pop());
+            }
+            // Every file read: what is still open never wrote its end line.
+            let Some(line) = self.lines.next_line().map_err(anyhow::Error::msg)? else {
+                return Ok(self.pop());
+            };
+            if let Err(reason) = line.parsed.and_then(|l| self.take_line(line.file, l)) {
+                self.skipped.push(SkippedLine {
+                    file: self.paths[line.file].clone(),
+                    line: line.line,
+                    reason,
+                });
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<Run> {
+        let (run, _) = self.open.pop_front()?;
+        self.handed_out += 1;
+        // Kept (without its place) so that a late line of a run handed out is told apart.
+        self.index.insert(run.run_id.clone(), usize::MAX);
+        Some(run)
+    }
+
+    /// Files one line of file `file` into its run. Err: why the line is skipped.
+    fn take_line(&mut self, file: usize, line: Line) -> Result<(), String> {
+        match line {
+            Line::Environment(env) => {
+                let (run, _) = self.run_mut(&env.run_id, file)?;
+                if run.environment.is_some() {
+                    return Err("a second environment line for the same run".into());
+                }
+                run.environment = Some(*env);
+            }
+            Line::End(end) => {
+                let (run, ended) = self.run_mut(&end.run_id, file)?;
+                if *ended {
+                    return Err("a second end line for the same run".into());
+                }
+                run.end = Some(*end);
+                *ended = true;
+            }
+            Line::Record(rec) => {
+                if !self.seen.first_time(&rec) {
+                    return Err("duplicate of an earlier line (same run and point)".into());
+                }
+                let (run, _) = self.run_mut(rec.run_id(), file)?;
+                run.records.push(*rec);
+            }
+        }
+        Ok(())
+    }
+
+    /// The open run `run_id` (opened now if new), with whether its end line came.
+    /// Err: the run was handed out already, its end line read before this line.
+    fn run_mut(&mut self, run_id: &str, file: usize) -> Result<&mut (Run, bool), String> {
+        let path = &self.paths[file];
+        // Nearly every line belongs to a run seen already: look it up without a new String.
+        let place = match self.index.get(run_id) {
+            Some(&usize::MAX) => {
+                return Err(format!(
+                "run {run_id} ended on an earlier line (its end line): a line after it is not read"
+            ))
+            }
+            Some(&place) => place,
+            None => {
+                let place = self.handed_out + self.open.len();
+                self.open.push_back((
+                    Run {
+                        run_id: run_id.to_string(),
+                        ..Run::default()
+                    },
+                    false,
+                ));
+                self.index.insert(run_id.to_string(), place);
+                place
+            }
+        };
+        let slot = &mut self.open[place - self.handed_out];
+        if !slot.0.sources.iter().any(|s| s == path) {
+            slot.0.sources.push(path.to_path_buf());
+        }
+        Ok(slot)
+    }
 }
 
 /// Opens a results file for reading, refusing anything but a regular file (a FIFO would
 /// block forever) — except standard input, given as `-`.
-fn open_regular(path: &Path) -> anyhow::Result<Box<dyn Read>> {
+fn open_regular(path: &Path) -> anyhow::Result<Box<dyn Read + Send>> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdin()));
     }
@@ -139,91 +294,8 @@ fn open_regular(path: &Path) -> anyhow::Result<Box<dyn Read>> {
         ));
     }
     std::fs::File::open(path)
-        .map(|f| Box::new(f) as Box<dyn Read>)
+        .map(|f| Box::new(f) as Box<dyn Read + Send>)
         .map_err(|e| anyhow!("cannot read {shown}: {e}"))
-}
-
-fn read_into(
-    path: &Path,
-    file: Box<dyn Read>,
-    loaded: &mut Loaded,
-    index: &mut BTreeMap<String, usize>,
-    seen: &mut SeenPoints,
-) -> anyhow::Result<()> {
-    let shown = crate::units::shown_path(path);
-    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line.map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
-        let skip = |reason: String| SkippedLine {
-            file: path.to_path_buf(),
-            line: i + 1,
-            reason,
-        };
-        let Ok(text) = std::str::from_utf8(&line) else {
-            loaded.skipped.push(skip("not UTF-8".into()));
-            continue;
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        match parse_line(text) {
-            Ok(Line::Environment(mut env)) => {
-                match loaded
-                    .shared_kernel_crypto
-                    .iter()
-                    .find(|k| ***k == *env.kernel_crypto)
-                {
-                    Some(k) => env.kernel_crypto = k.clone(),
-                    None => loaded.shared_kernel_crypto.push(env.kernel_crypto.clone()),
-                }
-                let run = run_mut(loaded, index, &env.run_id, path);
-                if run.environment.is_none() {
-                    run.environment = Some(*env);
-                } else {
-                    loaded
-                        .skipped
-                        .push(skip("a second environment line for the same run".into()));
-                }
-            }
-            Ok(Line::End(end)) => {
-                let id = end.run_id.clone();
-                run_mut(loaded, index, &id, path).end = Some(*end);
-            }
-            Ok(Line::Record(rec)) if !seen.first_time(&rec) => loaded.skipped.push(skip(
-                "duplicate of an earlier line (same run and point)".into(),
-            )),
-            Ok(Line::Record(rec)) => {
-                let run_id = rec.run_id().to_string();
-                run_mut(loaded, index, &run_id, path).records.push(*rec);
-            }
-            Err(reason) => loaded.skipped.push(skip(reason.to_string())),
-        }
-    }
-    Ok(())
-}
-
-fn run_mut<'a>(
-    loaded: &'a mut Loaded,
-    index: &mut BTreeMap<String, usize>,
-    run_id: &str,
-    path: &Path,
-) -> &'a mut Run {
-    // Nearly every line belongs to a run seen already: look it up without a new String.
-    let i = match index.get(run_id) {
-        Some(&i) => i,
-        None => {
-            loaded.runs.push(Run {
-                run_id: run_id.to_string(),
-                ..Run::default()
-            });
-            index.insert(run_id.to_string(), loaded.runs.len() - 1);
-            loaded.runs.len() - 1
-        }
-    };
-    let run = &mut loaded.runs[i];
-    if !run.sources.iter().any(|s| s == path) {
-        run.sources.push(path.to_path_buf());
-    }
-    run
 }
 
 pub enum Line {
@@ -242,6 +314,15 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
     if let Some(rec) = typed_record(text) {
         check(&rec)?;
         return Ok(Line::Record(Box::new(rec)));
+    }
+    // An environment (about 11 KB, most of it the kernel's crypto list) too: through a
+    // Value it was a third of reading a file of many short runs.
+    if text.starts_with("{\"kind\":\"environment\"") {
+        if let Ok(env) = serde_json::from_str::<Environment>(text) {
+            if env.schema <= SCHEMA {
+                return Ok(Line::Environment(Box::new(env)));
+            }
+        }
     }
     let mut v: Value = serde_json::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
     let schema = v.get("schema").and_then(Value::as_u64).unwrap_or(1);
@@ -262,12 +343,10 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
                 upgrade_v1(&mut v)?;
             }
             let workload = v.get("workload").and_then(Value::as_str).unwrap_or("");
-            let rec = match workload {
-                "speed" => AnyRecord::Speed(from(v)?),
-                "tls" => AnyRecord::Tls(from(v)?),
-                "vpn" => AnyRecord::Vpn(from(v)?),
-                other => return Err(anyhow!("unknown workload {other:?}")),
+            let Some(workload) = Workload::ALL.iter().find(|w| w.name() == workload) else {
+                return Err(anyhow!("unknown workload {workload:?}"));
             };
+            let rec = AnyRecord::from_value(*workload, v).map_err(|e| anyhow!("record: {e}"))?;
             check(&rec)?;
             Ok(Line::Record(Box::new(rec)))
         }
@@ -278,42 +357,21 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
 fn typed_record(text: &str) -> Option<AnyRecord> {
     let head = text.strip_prefix("{\"kind\":\"record\",\"schema\":2,")?;
     let head = head.get(..head.len().min(200)).unwrap_or(head);
-    let rec = if head.contains("\"workload\":\"speed\"") {
-        AnyRecord::Speed(serde_json::from_str(text).ok()?)
-    } else if head.contains("\"workload\":\"tls\"") {
-        AnyRecord::Tls(serde_json::from_str(text).ok()?)
-    } else if head.contains("\"workload\":\"vpn\"") {
-        AnyRecord::Vpn(serde_json::from_str(text).ok()?)
-    } else {
-        return None;
-    };
-    let (kind, workload) = match &rec {
-        AnyRecord::Speed(r) => (&r.kind, (&r.workload, "speed")),
-        AnyRecord::Tls(r) => (&r.kind, (&r.workload, "tls")),
-        AnyRecord::Vpn(r) => (&r.kind, (&r.workload, "vpn")),
-    };
-    (*kind == super::LineKind::Record && *workload.0 == workload.1).then_some(rec)
-}
-
-fn from<D: serde::de::DeserializeOwned>(v: Value) -> anyhow::Result<Record<D>> {
-    serde_json::from_value(v).map_err(|e| anyhow!("record: {e}"))
+    let name = &head[head.find("\"workload\":\"")? + "\"workload\":\"".len()..];
+    let name = &name[..name.find('"')?];
+    let workload = Workload::ALL.iter().find(|w| w.name() == name)?;
+    let rec = AnyRecord::from_text(*workload, text).ok()?;
+    (rec.workload() == *workload).then_some(rec)
 }
 
 /// Values that no run can produce: a record holding them is damaged or hand-made.
 fn check(rec: &AnyRecord) -> anyhow::Result<()> {
-    let (bps, ci, others) = match rec {
-        AnyRecord::Speed(r) => {
-            if r.trials == 0 {
-                return Err(anyhow!("invalid record: trials is 0"));
-            }
-            if r.threads == 0 {
-                return Err(anyhow!("invalid record: threads is 0"));
-            }
-            (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct)
-        }
-        AnyRecord::Tls(r) => (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct),
-        AnyRecord::Vpn(r) => (r.throughput_bps, r.throughput_bps_ci, r.others_cpu_pct),
-    };
+    rec.check()?;
+    let (bps, ci, others) = (
+        rec.throughput_bps(),
+        rec.throughput_bps_ci(),
+        rec.others_cpu_pct(),
+    );
     if bps < 0.0 || ci.is_some_and(|[lo, hi]| lo < 0.0 || hi < lo) {
         return Err(anyhow!(
             "invalid record: negative throughput or an inverted interval"
@@ -418,13 +476,14 @@ fn rename(o: &mut Map<String, Value>, from: &str, to: &str) {
     }
 }
 
+mod parsed;
 #[cfg(test)]
 mod tests;
 
 /// A schema-1 record (as issues 2-5 wrote it) upgraded to its workload's record type:
 /// how the unit tests build records, so that they also exercise the upgrade.
 #[cfg(test)]
-pub fn from_v1<D: serde::de::DeserializeOwned>(mut v: Value) -> Record<D> {
+pub fn from_v1<D: serde::de::DeserializeOwned>(mut v: Value) -> super::Record<D> {
     upgrade_v1(&mut v).expect("a schema-1 record");
     serde_json::from_value(v).expect("an upgraded record")
 }

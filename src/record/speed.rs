@@ -3,6 +3,7 @@
 
 use crate::algorithms::{Algorithm, Direction};
 pub use crate::impls::Access;
+use crate::record::identity::KeyValue;
 use crate::record::Record;
 use serde::{Deserialize, Serialize};
 
@@ -91,4 +92,34 @@ pub enum StopReason {
     Budget,
     /// The run was interrupted (SIGINT/SIGTERM) before it stopped by itself.
     Interrupted,
+}
+
+impl crate::record::RecordData for SpeedData {
+    fn identity_keys<'a>(
+        r: &'a Record<Self>,
+        _label: Option<&str>,
+    ) -> (&'a str, Vec<(&'static str, KeyValue)>) {
+        let text = |s: &str| KeyValue::Text(s.to_string());
+        (
+            &r.label,
+            vec![
+                ("alg", text(r.alg.name())),
+                ("direction", text(r.direction.name())),
+                ("size", KeyValue::Num(r.size)),
+                ("threads", KeyValue::Num(r.threads as u64)),
+            ],
+        )
+    }
+    fn check(r: &Record<Self>) -> anyhow::Result<()> {
+        if r.trials == 0 {
+            anyhow::bail!("invalid record: trials is 0");
+        }
+        if r.threads == 0 {
+            anyhow::bail!("invalid record: threads is 0");
+        }
+        Ok(())
+    }
+    fn suspect(r: &Record<Self>) -> bool {
+        r.disturbed || r.noisy
+    }
 }

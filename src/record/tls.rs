@@ -1,6 +1,7 @@
 //! The tls record: one measured point (a suite or a mix, a file, a concurrency), in the
 //! same JSON Lines envelope as `speed` records. See docs/records.md, "tls record".
 
+use crate::record::identity::KeyValue;
 use serde::{Deserialize, Serialize};
 
 /// Latency percentiles from the generator, in milliseconds.
@@ -181,6 +182,20 @@ pub struct TlsData {
     /// before it existed).
     #[serde(default)]
     pub key_exchange: Option<String>,
+    /// `--groups`: the key-exchange group both ends were restricted to, e.g.
+    /// "x25519mlkem768"; absent otherwise (and in records from before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// `--groups`: the group the handshake negotiated, as `openssl s_client` reported it
+    /// ("X25519MLKEM768"); nginx's log agreed for every request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negotiated_group: Option<String>,
+    /// `--groups`: the ClientHello and ServerHello handshake messages of one full
+    /// handshake (header included), in bytes, from `openssl s_client -msg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_hello_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_hello_bytes: Option<u64>,
     /// `--openssl DIR`: the build nginx ran on, as its processes mapped it; absent on the
     /// system OpenSSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,4 +209,82 @@ pub struct TlsData {
     /// `+ktls` suites: what the kernel did; absent for user-space TLS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ktls: Option<KtlsUse>,
+}
+
+/// A suite's record protection timed alone, in process, on the same libcrypto: what the
+/// crypto share of the server's CPU is computed against (kept in the run's end line).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CipherAlone {
+    pub suite: String,
+    /// The primitives timed, e.g. ["aes-128-cbc", "hmac-sha256"].
+    pub algs: Vec<String>,
+    /// CPU seconds per 10^9 bytes of all of them together (seal/encrypt direction).
+    pub cpu_s_per_gb: f64,
+    pub implementation: String,
+    pub note: Option<String>,
+}
+
+impl crate::record::RecordData for TlsData {
+    fn identity_keys<'a>(
+        r: &'a crate::record::Record<Self>,
+        label: Option<&str>,
+    ) -> (&'a str, Vec<(&'static str, KeyValue)>) {
+        let text = |s: &str| KeyValue::Text(s.to_string());
+        (
+            &r.implementation,
+            vec![
+                // A tls record's label is its suite (or mix): a renamed side is paired by
+                // the name it is given.
+                ("suite", text(label.unwrap_or(&r.suite))),
+                ("content", text(&r.content)),
+                ("file_size", KeyValue::Num(r.file_size)),
+                ("concurrency", KeyValue::Num(r.concurrency as u64)),
+                ("handshake", text(&r.handshake.to_string())),
+            ]
+            .into_iter()
+            // Only --groups records have a group: older ones keep their identity.
+            .chain(r.group.as_deref().map(|g| ("group", text(g))))
+            .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record written before --groups existed reads, without the group fields, and a
+    /// record without them writes none of them.
+    #[test]
+    fn records_without_groups_still_read() {
+        let mut v = serde_json::to_value(sample()).unwrap();
+        for k in [
+            "group",
+            "negotiated_group",
+            "client_hello_bytes",
+            "server_hello_bytes",
+        ] {
+            assert!(v.get(k).is_none(), "{k} written when absent");
+        }
+        v.as_object_mut().unwrap().remove("key_exchange");
+        let back: TlsData = serde_json::from_value(v).unwrap();
+        assert_eq!((back.group, back.client_hello_bytes), (None, None));
+    }
+
+    fn sample() -> TlsData {
+        serde_json::from_value(serde_json::json!({
+            "suite": "TLS_AES_128_GCM_SHA256", "protocol": "TLSv1.3",
+            "negotiated": "TLSv1.3 TLS_AES_128_GCM_SHA256", "mix": null, "generator": "wrk",
+            "handshake": true, "cert": "rsa2048", "content": "random", "file_size": 4096,
+            "concurrency": 10, "duration_s": 1.0, "requests": 10, "errors": 0, "bytes": 1,
+            "requests_per_s": 10.0, "latency_ms": null, "server_requests": 10,
+            "server_bytes": 1, "server_body_bytes": 1, "server_connections": 10,
+            "negotiated_requests": 10, "server_cpu_s": 0.1, "server_cpu_pct": 10.0,
+            "server_workers": 1, "server_cpus": [0], "client_cpu_s": 0.1,
+            "client_cpu_user_s": 0.1, "client_cpu_sys_s": 0.0, "client_cpu_pct": 10.0,
+            "client_threads": 1, "client_cpus": [1], "generator_bound": false,
+            "cpu_ms_per_request": 10.0, "ports": [1]
+        }))
+        .unwrap()
+    }
 }

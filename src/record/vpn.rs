@@ -1,5 +1,6 @@
 //! The vpn record: one measured point of a tunnel. See docs/records.md, "vpn record".
 
+use crate::record::identity::KeyValue;
 use serde::{Deserialize, Serialize};
 
 /// One measured point: a tunnel (and cipher), a protocol, a direction and a number of
@@ -84,6 +85,33 @@ pub struct VpnData {
     /// it; absent on the system OpenSSL and for other tunnels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub openssl_build: Option<crate::record::OpenSslBuild>,
+    /// The busiest thread of the tunnel's server end (on the DUT with `vpn --dut`) and of
+    /// its client end (on the controller), in percent of one core; null for the bare
+    /// veth and where the work is a kernel's (kworkers are no end's in the lab).
+    #[serde(default)]
+    pub server_busiest_thread_cpu_pct: Option<f64>,
+    #[serde(default)]
+    pub client_busiest_thread_cpu_pct: Option<f64>,
+    /// `vpn --dut`: the tunnel's client end and iperf3's client, on the controller. The
+    /// fields above (tunnel CPU, threads, shares, system use) are then the DUT's alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<ControllerEnd>,
+}
+
+/// `vpn --dut`: the controller's end of a point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ControllerEnd {
+    /// The client end's implementation there ("OpenVPN 2.6.14", "wireguard-go ...").
+    pub implementation: String,
+    /// The controller's CPUs (its affinity), and their busy share during the point.
+    pub cpus: Vec<usize>,
+    pub system_busy_pct: f64,
+    /// As tunnel_cpu_s and tunnel_cpu_pct, for the client end's processes.
+    pub tunnel_cpu_s: Option<f64>,
+    pub tunnel_cpu_pct: Option<f64>,
+    pub processes: Vec<ProcessCpu>,
+    /// Per thread, busiest first (under 1% of a core left out).
+    pub thread_cpu: Vec<ThreadCpu>,
 }
 
 /// A thread counts as used from this share of a core.
@@ -141,4 +169,31 @@ pub struct ProcessCpu {
     pub user_s: f64,
     pub sys_s: f64,
     pub cpu_pct: f64,
+}
+
+impl crate::record::RecordData for VpnData {
+    fn selection_label(r: &VpnRecord) -> &str {
+        &r.implementation
+    }
+    fn identity_keys<'a>(
+        r: &'a VpnRecord,
+        _label: Option<&str>,
+    ) -> (&'a str, Vec<(&'static str, KeyValue)>) {
+        let text = |s: &str| KeyValue::Text(s.to_string());
+        (
+            &r.implementation,
+            vec![
+                ("tunnel", text(&r.tunnel)),
+                ("cipher", text(&r.cipher)),
+                ("protocol", text(&r.protocol)),
+                ("direction", text(&r.direction)),
+                ("streams", KeyValue::Num(r.streams as u64)),
+            ],
+        )
+    }
+    /// Kernel WireGuard and wireguard-go share tunnel and label: what ran it
+    /// (impl_version) tells their points apart; one record per point and round.
+    fn point_key(r: &VpnRecord) -> (String, u32) {
+        (format!("{} [{}]", r.label, r.impl_version), r.round)
+    }
 }

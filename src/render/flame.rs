@@ -218,13 +218,8 @@ pub fn category_table(title: &str, p: &Profile) -> Table {
 }
 
 fn profile_of(r: &AnyRecord) -> Option<(&str, &Profile)> {
-    let (label, field) = match r {
-        AnyRecord::Speed(r) => (&r.label, r.profile.as_deref()),
-        AnyRecord::Tls(r) => (&r.label, r.profile.as_deref()),
-        AnyRecord::Vpn(r) => (&r.label, r.profile.as_deref()),
-    };
-    match field? {
-        ProfileField::Measured(p) => Some((label.as_str(), p)),
+    match r.profile()? {
+        ProfileField::Measured(p) => Some((r.label(), p)),
         ProfileField::Unavailable { .. } => None,
     }
 }

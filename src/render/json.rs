@@ -1,22 +1,14 @@
-//! `report --format json`: one document, written as it is serialized. Records go straight
-//! from their types to the output (no serde_json::Value per record, no whole-document
-//! string), so memory stays that of the records read. Keys keep the order the document
-//! has always had (sorted, as a serde_json map sorts them).
+//! `report --format json`: one document, written run by run as the runs are read. Records
+//! go straight from their types to the output (no serde_json::Value per record, no
+//! whole-document string), and only the run at hand is held: each run's entry of `runs`
+//! waits in an unlinked temporary file until every record is written, and what needs every
+//! run (the single run's analysis and environment, exclusions, skipped lines) comes last.
 
-use crate::record::read::{Loaded, Run};
-use crate::record::{Exclusion, SCHEMA};
+use crate::record::read::{Run, RunSource};
+use crate::record::{Exclusion, Unavailable, SCHEMA};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Map, Value};
-use std::io::Write;
-
-/// Every record of every run, in file order.
-struct Records<'a>(&'a Loaded);
-
-impl Serialize for Records<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.runs.iter().flat_map(|r| &r.records))
-    }
-}
+use std::io::{Seek, Write};
 
 /// One run's entry of `runs`: what it says about itself and its analysis.
 struct RunEntry<'a> {
@@ -47,83 +39,154 @@ impl Serialize for RunEntry<'_> {
     }
 }
 
-struct Runs<'a>(&'a [(&'a Run, Map<String, Value>)]);
-
-impl Serialize for Runs<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(
-            self.0
-                .iter()
-                .map(|(run, analysis)| RunEntry { run, analysis }),
-        )
-    }
-}
-
-/// The document: `runs` lists every run with its own environment and analysis; with one
-/// run, its environment and analysis are also at the top level (the shape `--format json`
-/// has always had). Absent values are left out at the top level.
-struct Document<'a> {
-    doc: &'a Loaded,
-    runs: &'a [(&'a Run, Map<String, Value>)],
-}
-
-impl Serialize for Document<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let doc = self.doc;
-        let one = (self.runs.len() == 1).then(|| &self.runs[0]);
-        let analysis = match one {
-            Some((_, a)) if a.len() == 1 => a.values().next().cloned(),
-            Some((_, a)) => Some(Value::Object(a.clone())),
-            None => None,
-        };
-        let exclusions: Vec<&Exclusion> = doc
-            .runs
-            .iter()
-            .flat_map(|r| r.end.iter().flat_map(|e| &e.exclusions))
-            .collect();
-        let unavailable: Vec<&crate::record::Unavailable> = doc
-            .runs
-            .iter()
-            .flat_map(|r| r.end.iter().flat_map(|e| &e.unavailable))
-            .collect();
-        let skipped: Vec<Value> = doc
-            .skipped
-            .iter()
-            .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
-            .collect();
-        let mut m = s.serialize_map(None)?;
-        if let Some(a) = analysis.filter(|a| !a.is_null()) {
-            m.serialize_entry("analysis", &a)?;
-        }
-        if let Some(e) = one.and_then(|(r, _)| r.environment.as_ref()) {
-            m.serialize_entry("environment", e)?;
-        }
-        m.serialize_entry("exclusions", &exclusions)?;
-        m.serialize_entry(
-            "interrupted",
-            &doc.runs
-                .iter()
-                .any(|r| r.end.as_ref().is_some_and(|e| e.interrupted)),
-        )?;
-        m.serialize_entry("records", &Records(doc))?;
-        m.serialize_entry("runs", &Runs(self.runs))?;
-        m.serialize_entry("schema", &SCHEMA)?;
-        m.serialize_entry("skipped_lines", &skipped)?;
-        m.serialize_entry("unavailable", &unavailable)?;
-        m.end()
-    }
-}
-
-/// Writes the document (pretty, with a final newline) to `out`.
-pub fn write(
-    doc: &Loaded,
-    runs: &[(&Run, Map<String, Value>)],
+/// Writes the document (pretty, with a final newline) to `out`, calling `analysis` once
+/// per run as it comes.
+pub fn write<S: RunSource>(
+    src: &mut S,
+    mut analysis: impl FnMut(&Run) -> Map<String, Value>,
     out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
-    Document { doc, runs }
-        .serialize(&mut serde_json::Serializer::pretty(&mut w))
-        .map_err(std::io::Error::other)?;
-    w.write_all(b"\n")?;
-    w.flush()
+) -> anyhow::Result<()> {
+    let mut spool = std::io::BufWriter::with_capacity(1 << 16, tempfile::tempfile()?);
+    let (mut records, mut runs) = (0usize, 0usize);
+    let (mut exclusions, mut unavailable) = (Vec::<Exclusion>::new(), Vec::<Unavailable>::new());
+    let mut interrupted = false;
+    let mut only: Option<(Option<crate::record::Environment>, Map<String, Value>)> = None;
+    out.write_all(b"{\n  \"records\": [")?;
+    while let Some(run) = src.next_run()? {
+        let run = std::borrow::Borrow::<Run>::borrow(&run);
+        let analysis = analysis(run);
+        for r in &run.records {
+            out.write_all(if records == 0 { b"\n    " } else { b",\n    " })?;
+            pretty_at(&mut *out, 2, r)?;
+            records += 1;
+        }
+        spool.write_all(if runs == 0 { b"\n    " } else { b",\n    " })?;
+        let entry = RunEntry {
+            run,
+            analysis: &analysis,
+        };
+        pretty_at(&mut spool, 2, &entry)?;
+        if let Some(end) = &run.end {
+            exclusions.extend(end.exclusions.iter().cloned());
+            unavailable.extend(end.unavailable.iter().cloned());
+            interrupted |= end.interrupted;
+        }
+        only = (runs == 0).then(|| (run.environment.clone(), analysis));
+        runs += 1;
+    }
+    out.write_all(if records == 0 { b"]" } else { b"\n  ]" })?;
+    out.write_all(b",\n  \"runs\": [")?;
+    let mut spooled = spool.into_inner().map_err(|e| e.into_error())?;
+    spooled.rewind()?;
+    std::io::copy(&mut spooled, &mut *out)?;
+    out.write_all(if runs == 0 { b"]" } else { b"\n  ]" })?;
+    // With one run, its analysis and environment are also at the top level (the shape
+    // `--format json` has always had). Absent values are left out.
+    let mut tail = Map::new();
+    if let Some((environment, analysis)) = only {
+        let analysis = match analysis.len() {
+            1 => analysis.into_iter().next().map(|(_, a)| a),
+            _ => Some(Value::Object(analysis)),
+        };
+        if let Some(a) = analysis.filter(|a| !a.is_null()) {
+            tail.insert("analysis".into(), a);
+        }
+        if let Some(e) = environment {
+            tail.insert("environment".into(), serde_json::to_value(e)?);
+        }
+    }
+    tail.insert("exclusions".into(), serde_json::to_value(&exclusions)?);
+    tail.insert("interrupted".into(), json!(interrupted));
+    tail.insert("schema".into(), json!(SCHEMA));
+    let skipped: Vec<Value> = src
+        .skipped()
+        .iter()
+        .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
+        .collect();
+    tail.insert("skipped_lines".into(), json!(skipped));
+    tail.insert("unavailable".into(), serde_json::to_value(&unavailable)?);
+    for (key, value) in &tail {
+        write!(out, ",\n  {}: ", Value::String(key.clone()))?;
+        pretty_at(&mut *out, 1, value)?;
+    }
+    out.write_all(b"\n}\n")?;
+    Ok(())
+}
+
+/// `value` pretty-printed `depth` levels in, straight into `out`.
+fn pretty_at(out: &mut dyn Write, depth: usize, value: &impl Serialize) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(
+        out,
+        PrettyAt {
+            depth,
+            has_value: false,
+        },
+    );
+    value.serialize(&mut ser).map_err(std::io::Error::other)
+}
+
+/// serde_json's `PrettyFormatter` (two spaces a level), starting `depth` levels in: a
+/// value written inside a document that is itself written piece by piece.
+struct PrettyAt {
+    depth: usize,
+    has_value: bool,
+}
+
+impl PrettyAt {
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline(w, true)?;
+        }
+        w.write_all(bracket)
+    }
+    fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+    }
+}
+
+impl serde_json::ser::Formatter for PrettyAt {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }

@@ -10,6 +10,7 @@ pub mod json;
 pub mod man;
 pub mod model;
 pub mod plots;
+pub mod trend;
 
 /// One output format for every subcommand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -9,6 +9,7 @@ pub mod resolve;
 pub mod runs;
 #[cfg(feature = "store")]
 pub mod schema;
+pub mod series;
 pub mod sink;
 #[cfg(feature = "store")]
 pub mod sqlite;
@@ -53,6 +54,63 @@ impl Val {
     }
 }
 
+/// SQL built a clause at a time: each `#` in a clause becomes the next `$N`, bound to the
+/// clause's values in order.
+#[derive(Default)]
+pub struct Sql {
+    pub text: String,
+    pub params: Vec<Val>,
+}
+
+impl Sql {
+    pub fn new(start: &str) -> Sql {
+        Sql {
+            text: start.to_string(),
+            params: Vec::new(),
+        }
+    }
+    pub fn add(&mut self, clause: &str, vals: Vec<Val>) {
+        let mut clause = clause.to_string();
+        for v in vals {
+            self.params.push(v);
+            clause = clause.replacen('#', &format!("${}", self.params.len()), 1);
+        }
+        self.text.push_str(&clause);
+    }
+}
+
+/// A value of a row handed out by `query_each`: text borrowed from the database's buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValRef<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(std::borrow::Cow<'a, str>),
+}
+
+impl ValRef<'_> {
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            ValRef::Int(i) => Some(*i),
+            ValRef::Real(r) => Some(*r as i64),
+            _ => None,
+        }
+    }
+    pub fn real(&self) -> Option<f64> {
+        match self {
+            ValRef::Real(r) => Some(*r),
+            ValRef::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            ValRef::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
 /// One SQL database holding runs. The SQL is written once (`schema`, `runs`) with `$1`
 /// placeholders; a back end only executes it.
 pub trait Store {
@@ -60,6 +118,14 @@ pub trait Store {
     fn name(&self) -> &str;
     fn execute(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<u64>;
     fn query(&mut self, sql: &str, params: &[Val]) -> anyhow::Result<Vec<Vec<Val>>>;
+    /// The rows one at a time, as the database hands them out, their text borrowed:
+    /// memory does not grow with the result, and nothing is copied that is not kept.
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Val],
+        each: &mut dyn for<'r> FnMut(&[ValRef<'r>]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()>;
     /// Starts a transaction; `exclusive` also keeps every other writer out until it ends
     /// (for migrations).
     fn begin(&mut self, exclusive: bool) -> anyhow::Result<()>;

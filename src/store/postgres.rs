@@ -3,7 +3,7 @@
 //! TLS (rustls) is used when the URL asks for it (sslmode=require).
 
 use super::url::masked;
-use super::{Store, Val};
+use super::{Store, Val, ValRef};
 use anyhow::anyhow;
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls};
@@ -51,6 +51,36 @@ impl<'a> FromSql<'a> for Val {
     }
     fn from_sql_null(_: &Type) -> Result<Val, BoxError> {
         Ok(Val::Null)
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+impl<'a> FromSql<'a> for ValRef<'a> {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<ValRef<'a>, BoxError> {
+        let number = [
+            Type::INT8,
+            Type::INT4,
+            Type::INT2,
+            Type::BOOL,
+            Type::FLOAT8,
+            Type::FLOAT4,
+        ];
+        if !number.contains(ty) {
+            // Text borrowed from the row, not copied.
+            return Ok(ValRef::Text(std::borrow::Cow::Borrowed(<&str>::from_sql(
+                ty, raw,
+            )?)));
+        }
+        Ok(match Val::from_sql(ty, raw)? {
+            Val::Int(i) => ValRef::Int(i),
+            Val::Real(r) => ValRef::Real(r),
+            _ => ValRef::Null,
+        })
+    }
+    fn from_sql_null(_: &Type) -> Result<ValRef<'a>, BoxError> {
+        Ok(ValRef::Null)
     }
     fn accepts(_: &Type) -> bool {
         true
@@ -223,6 +253,26 @@ impl Store for Postgres {
             .iter()
             .map(|r| (0..r.len()).map(|i| r.get::<_, Val>(i)).collect())
             .collect())
+    }
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Val],
+        each: &mut dyn for<'r> FnMut(&[ValRef<'r>]) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let name = self.name.clone();
+        let err = |e: postgres::Error| anyhow!("store {name}: {}", db_message(&e));
+        let p: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+        let mut rows = self.client.query_raw(sql, p).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let vals = (0..r.len())
+                .map(|i| r.try_get::<_, ValRef>(i))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(err)?;
+            each(&vals)?;
+        }
+        Ok(())
     }
     fn begin(&mut self, exclusive: bool) -> anyhow::Result<()> {
         self.client

@@ -120,12 +120,16 @@ impl Resolver {
     }
 }
 
+/// Whether every argument is a file (or `-`), none a run in the store.
+pub fn all_files(args: &[PathBuf]) -> bool {
+    args.iter().all(|p| p.as_os_str() == "-" || p.exists())
+}
+
 /// What `report` and `compare` take: files are read together (a run split over files is
 /// one run), like before; anything that is not a file is a run in the store (`store`:
 /// their --store, else the default).
 pub fn load_args(args: &[PathBuf], store: Option<&str>) -> anyhow::Result<Loaded> {
-    let is_file = |p: &PathBuf| p.as_os_str() == "-" || p.exists();
-    if args.iter().all(is_file) {
+    if all_files(args) {
         return read_files(args);
     }
     let url = StoreUrl::choose(store, false)?;

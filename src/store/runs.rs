@@ -2,6 +2,7 @@
 //! `last`, exported and imported as the exact JSON Lines text they were written as.
 
 use super::{in_transaction, Store, Val};
+use crate::analyse::trend::PointRow;
 use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run, SeenPoints};
 use crate::record::{Environment, RunEnd};
 use anyhow::anyhow;
@@ -57,43 +58,115 @@ pub fn add_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> anyhow::Resu
     in_transaction(s, false, |s| write_point(s, seq, rec))
 }
 
+/// A record's searchable columns, as the store keeps them beside its text.
+pub struct Columns {
+    pub workload: String,
+    pub implementation: String,
+    pub impl_version: String,
+    pub variant: Option<String>,
+    pub label: String,
+    pub subject: Option<String>,
+    pub size: Option<i64>,
+    pub direction: Option<String>,
+    pub parallel: Option<i64>,
+    pub throughput_bps: Option<f64>,
+    pub ci: Option<[f64; 2]>,
+    pub wall_s: f64,
+    pub cpu_user_s: Option<f64>,
+    pub cpu_sys_s: Option<f64>,
+    pub cpu_s_per_gb: Option<f64>,
+    pub others_cpu_pct: f64,
+    pub disturbed: bool,
+}
+
+impl Columns {
+    /// From a record's JSON: the subject is its algorithm, suite or tunnel, the size its
+    /// message or file size, the parallelism its threads, concurrency or streams.
+    pub fn of(v: &Value) -> Columns {
+        let text = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|k| v[*k].as_str())
+                .map(|s| s.to_string())
+        };
+        let int = |keys: &[&str]| keys.iter().find_map(|k| v[*k].as_i64());
+        let real = |k: &str| v[k].as_f64().filter(|x| x.is_finite());
+        let ci = v["throughput_bps_ci"].as_array();
+        let bound = |i: usize| ci.and_then(|c| c.get(i)).and_then(Value::as_f64);
+        Columns {
+            workload: text(&["workload"]).unwrap_or_default(),
+            implementation: text(&["impl"]).unwrap_or_default(),
+            impl_version: text(&["impl_version"]).unwrap_or_default(),
+            variant: text(&["variant"]),
+            label: text(&["label"]).unwrap_or_default(),
+            subject: text(&["alg", "suite", "tunnel"]),
+            size: int(&["size", "file_size"]),
+            direction: text(&["direction"]),
+            parallel: int(&["threads", "concurrency", "streams"]),
+            throughput_bps: real("throughput_bps"),
+            ci: bound(0).zip(bound(1)).map(|(a, b)| [a, b]),
+            wall_s: v["wall_s"].as_f64().unwrap_or(0.0),
+            cpu_user_s: real("cpu_user_s"),
+            cpu_sys_s: real("cpu_sys_s"),
+            cpu_s_per_gb: real("cpu_s_per_gb"),
+            others_cpu_pct: v["others_cpu_pct"].as_f64().unwrap_or(0.0),
+            disturbed: v["disturbed"].as_bool().unwrap_or(false),
+        }
+    }
+}
+
+/// A record of a run as `history trend` reads it from the store (for `report`, which
+/// reads records, not the store). None where it has no throughput.
+pub fn point_row(rec: &AnyRecord, env: &Environment, seq: usize) -> Option<PointRow> {
+    let c = Columns::of(&rec.to_json());
+    Some(PointRow {
+        run_id: rec.run_id().to_string(),
+        started_unix: env.started_unix as i64,
+        machine_id: machine_of(env),
+        hostname: env.hostname.clone(),
+        workload: c.workload,
+        implementation: c.implementation,
+        impl_version: c.impl_version,
+        variant: c.variant,
+        label: c.label,
+        subject: c.subject,
+        size: c.size.map(|s| s as u64),
+        direction: c.direction,
+        parallel: c.parallel.map(|p| p as u64),
+        median: c.throughput_bps?,
+        ci: c.ci,
+        disturbed: c.disturbed,
+        others_cpu_pct: c.others_cpu_pct,
+        seq: seq as i64,
+    })
+}
+
 /// The point's statements, in a transaction the caller holds.
 fn write_point(s: &mut dyn Store, seq: usize, rec: &AnyRecord) -> anyhow::Result<()> {
     let text = to_text(rec)?;
     let v: Value = serde_json::from_str(&text)?;
-    let str_of = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| v[*k].as_str())
-            .map(|s| s.to_string())
-    };
-    let int_of = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| v[*k].as_i64())
-            .map_or(Val::Null, Val::Int)
-    };
-    let real = |k: &str| Val::opt_real(v[k].as_f64());
-    let ci = v["throughput_bps_ci"].as_array();
+    let c = Columns::of(&v);
+    let int = |x: Option<i64>| x.map_or(Val::Null, Val::Int);
     let params = vec![
         Val::Text(rec.run_id().into()),
         Val::Int(seq as i64),
-        Val::Text(str_of(&["workload"]).unwrap_or_default()),
-        Val::Text(str_of(&["impl"]).unwrap_or_default()),
-        Val::Text(str_of(&["impl_version"]).unwrap_or_default()),
-        Val::opt_text(str_of(&["variant"]).as_deref()),
-        Val::Text(str_of(&["label"]).unwrap_or_default()),
-        Val::opt_text(str_of(&["alg", "suite", "tunnel"]).as_deref()),
-        int_of(&["size", "file_size"]),
-        Val::opt_text(str_of(&["direction"]).as_deref()),
-        int_of(&["threads", "concurrency", "streams"]),
-        real("throughput_bps"),
-        Val::opt_real(ci.and_then(|c| c.first()).and_then(Value::as_f64)),
-        Val::opt_real(ci.and_then(|c| c.get(1)).and_then(Value::as_f64)),
-        Val::Real(v["wall_s"].as_f64().unwrap_or(0.0)),
-        real("cpu_user_s"),
-        real("cpu_sys_s"),
-        real("cpu_s_per_gb"),
-        Val::Real(v["others_cpu_pct"].as_f64().unwrap_or(0.0)),
-        Val::Int(v["disturbed"].as_bool().unwrap_or(false) as i64),
+        Val::Text(c.workload),
+        Val::Text(c.implementation),
+        Val::Text(c.impl_version),
+        Val::opt_text(c.variant.as_deref()),
+        Val::Text(c.label),
+        Val::opt_text(c.subject.as_deref()),
+        int(c.size),
+        Val::opt_text(c.direction.as_deref()),
+        int(c.parallel),
+        Val::opt_real(c.throughput_bps),
+        Val::opt_real(c.ci.map(|c| c[0])),
+        Val::opt_real(c.ci.map(|c| c[1])),
+        Val::Real(c.wall_s),
+        Val::opt_real(c.cpu_user_s),
+        Val::opt_real(c.cpu_sys_s),
+        Val::opt_real(c.cpu_s_per_gb),
+        Val::Real(c.others_cpu_pct),
+        Val::Int(c.disturbed as i64),
         Val::Text(v["samples_bps"].to_string()),
         Val::Text(text),
     ];
@@ -161,18 +234,10 @@ pub struct Filter {
 
 /// Runs, newest first. Only the rows asked for are read (an index on the start time).
 pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
-    let mut sql = String::from(
+    let mut sql = super::Sql::new(
         "SELECT run_id, machine_id, hostname, cpu_model, workload, started_unix, ended_unix, interrupted, points FROM runs WHERE 1 = 1",
     );
-    let mut params = Vec::new();
-    let mut add = |cond: &str, vals: Vec<Val>| {
-        let mut cond = cond.to_string();
-        for v in vals {
-            params.push(v);
-            cond = cond.replacen('#', &format!("${}", params.len()), 1);
-        }
-        sql.push_str(&cond);
-    };
+    let mut add = |cond: &str, vals: Vec<Val>| sql.add(cond, vals);
     if let Some(m) = &f.machine {
         add(
             " AND (machine_id LIKE # OR hostname = #)",
@@ -195,7 +260,7 @@ pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
     if f.limit > 0 {
         add(" LIMIT #", vec![Val::Int(f.limit as i64)]);
     }
-    let rows = s.query(&sql, &params)?;
+    let rows = s.query(&sql.text, &sql.params)?;
     let tags = all_tags(s)?;
     Ok(rows
         .into_iter()

@@ -1,7 +1,7 @@
 //! Study 2: what AES-NI buys the primitive, and what it buys applications (nginx, an
 //! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file), side by side.
 
-use super::{argv, times, Action, Findings, Observed, Opts, Step, Study};
+use super::{argv, beyond_noise, builds, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats::median;
 use crate::render::model::{Block, Column, Table};
@@ -10,6 +10,8 @@ pub struct AesNi;
 
 const MASKED: &str = " no-aesni";
 const ALGS: [&str; 3] = ["aes-128-gcm", "aes-256-gcm", "aes-256-cbc"];
+/// The tunnel's cipher, and the primitive a build is compared on.
+const TUNNEL_CIPHER: &str = "AES-256-GCM";
 /// `openssl enc` runs per direction and path: the fewest trials whose median's interval
 /// covers 95% (one trial would have none).
 pub const ENC_ROUNDS: u32 = 6;
@@ -57,6 +59,7 @@ impl Study for AesNi {
         };
         let mut primitive = speed("openssl,aws-lc", &ALGS.join(","), "enc,dec");
         primitive.extend(argv(&["--variant", "isa=no-aesni"]));
+        primitive.extend(builds::openssl_flags(o));
         let tls = argv(&[
             "tls",
             "--suites",
@@ -98,10 +101,10 @@ impl Study for AesNi {
             seconds,
             action,
         };
-        vec![
+        let mut steps = vec![
             step(
                 "primitive",
-                18.0 * tf * 1.2 + 2.0,
+                18.0 * tf * 1.2 * (1.0 + o.openssl.len() as f64) + 2.0,
                 Action::Workload(primitive),
             ),
             step(
@@ -140,7 +143,11 @@ impl Study for AesNi {
                 mb as f64 / 5e7 * rounds as f64 + 1.0,
                 enc(mask(), Some("isa=no-aesni")),
             ),
-        ]
+        ];
+        // A build given with --openssl (a no-asm one, study 5's stock firmware): the same
+        // tunnel on it, beside the stock build and its ISA-off path.
+        steps.extend(builds::tunnel_steps(o, TUNNEL_CIPHER, d, false));
+        steps
     }
     fn analyse(&self, o: &Observed) -> Findings {
         analyse(o)
@@ -161,12 +168,15 @@ struct Gain {
 fn analyse(o: &Observed) -> Findings {
     let mut gains = Vec::new();
     let prim = o.speed("primitive");
+    // The stock build's records (an --openssl build's are compared in `builds_against`).
+    let stock = builds::system_label(o, "primitive");
     for alg in ALGS {
         for dir in ["enc", "dec"] {
             let pick = |variant: Option<&str>| {
                 prim.iter()
                     .find(|r| {
                         r.implementation == "openssl"
+                            && r.label.split(" [").next() == stock.as_deref()
                             && r.variant.as_deref() == variant
                             && r.alg.name() == alg
                             && r.direction.name() == dir
@@ -199,10 +209,7 @@ fn analyse(o: &Observed) -> Findings {
             gain: w / wo,
         });
     }
-    let vpn = |tag: &str| {
-        let v: Vec<f64> = o.vpn(tag).iter().map(|r| r.throughput_bps).collect();
-        (!v.is_empty()).then(|| median(&v))
-    };
+    let vpn = |tag: &str| builds::tunnel_bps(o, tag);
     if let (Some(w), Some(wo)) = (vpn("openvpn"), vpn(&format!("openvpn{MASKED}"))) {
         apps.push(Gain {
             what: "OpenVPN AES-256-GCM, 1 stream (both ends masked)".into(),
@@ -316,6 +323,7 @@ fn analyse(o: &Observed) -> Findings {
         }
     }
     conclusions.push(aws_lc_honours(o));
+    conclusions.extend(builds_against(o, stock.as_deref()));
     let mut blocks = vec![Block::Table(table)];
     if gains.is_empty() && apps.is_empty() {
         blocks.clear();
@@ -325,6 +333,70 @@ fn analyse(o: &Observed) -> Findings {
         conclusions,
         ..Findings::default()
     }
+}
+
+/// Each --openssl build (a no-asm one) against the stock build and its ISA-off path:
+/// AES-256-GCM at 16 KiB and the OpenVPN tunnel.
+fn builds_against(o: &Observed, stock: Option<&str>) -> Vec<String> {
+    let prim = o.speed("primitive");
+    let at = |label: &str| builds::primitive_bps(&prim, label, "aes-256-gcm", 16384);
+    let off = stock.map(|s| format!("{s} [isa=no-aesni]"));
+    let paths = [
+        (stock.and_then(at), builds::tunnel_bps(o, "openvpn")),
+        (
+            off.as_deref().and_then(at),
+            builds::tunnel_bps(o, &format!("openvpn{MASKED}")),
+        ),
+    ];
+    // "0.31x the ISA-off path's (slower than it)".
+    let against = |x: f64, y: f64, what: &str| {
+        let how = if !beyond_noise(x, y) {
+            "within noise of it"
+        } else if x < y {
+            "slower"
+        } else {
+            "faster"
+        };
+        format!("{} {what} ({how})", times(x / y))
+    };
+    let mut lines = Vec::new();
+    for name in builds::tunnelled(o) {
+        let (p, t) = (at(&name), builds::tunnel_bps(o, &builds::tunnel_tag(&name)));
+        let mut parts = Vec::new();
+        for (i, what) in ["the stock build's", "the ISA-off path's"]
+            .iter()
+            .enumerate()
+        {
+            let (sp, st) = paths[i];
+            if let (Some(p), Some(sp)) = (p, sp) {
+                parts.push(format!("AES-256-GCM at 16 KiB {}", against(p, sp, what)));
+            }
+            if let (Some(t), Some(st)) = (t, st) {
+                parts.push(format!("the OpenVPN tunnel {}", against(t, st, what)));
+            }
+        }
+        lines.push(if parts.is_empty() {
+            format!(
+                "{name} against the stock build and its ISA-off path: not observed ({})",
+                o.why_missing(&builds::tunnel_tag(&name))
+            )
+        } else {
+            format!(
+                "{name} against the stock build ({}) and its ISA-off path (isa=no-aesni): {}{}.",
+                stock.unwrap_or("?"),
+                parts.join(", "),
+                match (p, t) {
+                    (Some(p), Some(t)) => format!(
+                        " (on the build: {} MB/s, {} Mbit/s)",
+                        crate::units::mbps(p),
+                        super::mbit(t)
+                    ),
+                    _ => String::new(),
+                }
+            )
+        });
+    }
+    lines
 }
 
 fn short(what: &str) -> String {
@@ -482,5 +554,52 @@ mod tests {
         let c = analyse(&o).conclusions.join("\n");
         assert!(c.contains("0 of 1 application gains are smaller"), "{c}");
         assert!(c.contains("below study 2's"), "{c}");
+    }
+
+    /// A no-asm build beside Debian's (labels then carry versions): compared with the
+    /// stock build and with its ISA-off path, on the primitive and the tunnel; the
+    /// stock gain still comes from the system's records alone.
+    #[test]
+    fn a_no_asm_build_against_the_stock_build_and_the_isa_off_path() {
+        let gcm = |label: &str, variant, bps| {
+            let mut r = speed_rec("openssl", variant, "aes-256-gcm", "enc", 16384, 1, bps);
+            if let crate::record::read::AnyRecord::Speed(s) = &mut r {
+                s.label = label.into();
+            }
+            r
+        };
+        let tunnel = |bps| {
+            vec![crate::study::tests::vpn_rec(
+                "openvpn",
+                "AES-256-GCM",
+                1,
+                bps,
+                10.0,
+            )]
+        };
+        let o = observed(vec![
+            (
+                "primitive",
+                vec![
+                    gcm("openssl 3.5.5 no-asm", None, 1e8),
+                    gcm(
+                        "openssl 3.5.5 no-asm [isa=no-aesni]",
+                        Some("isa=no-aesni"),
+                        1e8,
+                    ),
+                    gcm("openssl 3.0.19", None, 4e9),
+                    gcm("openssl 3.0.19 [isa=no-aesni]", Some("isa=no-aesni"), 4e8),
+                ],
+            ),
+            ("openvpn", tunnel(100e6)),
+            ("openvpn no-aesni", tunnel(70e6)),
+            ("tunnel on openssl 3.5.5 no-asm", tunnel(40e6)),
+        ]);
+        let c = analyse(&o).conclusions.join("\n");
+        assert!(
+            c.contains("AES-NI: primitive 10.00x (median of 1 points)"),
+            "{c}"
+        );
+        assert!(c.contains("openssl 3.5.5 no-asm against the stock build (openssl 3.0.19) and its ISA-off path (isa=no-aesni): AES-256-GCM at 16 KiB 0.03x the stock build's (slower), the OpenVPN tunnel 0.40x the stock build's (slower), AES-256-GCM at 16 KiB 0.25x the ISA-off path's (slower), the OpenVPN tunnel 0.57x the ISA-off path's (slower) (on the build: 100 MB/s, 320 Mbit/s)."), "{c}");
     }
 }

@@ -177,12 +177,12 @@ impl Cpu {
                 .find(|l| l.variant.as_deref() == Some(VARIANT))
                 .map(|l| &l.details);
             if let Some(d) = variant {
-                let words = |v: &serde_json::Value| {
-                    v.as_str()
-                        .and_then(crate::impls::openssl::isa::caps_of)
+                let words = |v: Option<&str>| {
+                    v.and_then(crate::impls::openssl::isa::caps_of)
                         .map(|(a, b)| format!("{a:#x}:{b:#x}"))
                 };
-                let (b, v) = (words(&d["variant"]["base_cpu_info"]), words(&d["cpu_info"]));
+                let base = d.variant.as_ref().and_then(|v| v.base_cpu_info.as_deref());
+                let (b, v) = (words(base), words(d.cpu_info.as_deref()));
                 return Some(match (b, v) {
                     (Some(b), Some(v)) if b == v => format!("libcrypto reports the same capability words (OPENSSL_ia32cap {b}) for the base and {VARIANT}: they select the same code."),
                     (Some(b), Some(v)) => format!("libcrypto's capability words (OPENSSL_ia32cap): base {b}, {VARIANT} {v}: the paths differ in the bits cleared."),

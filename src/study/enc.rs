@@ -7,14 +7,12 @@
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats;
 use crate::driver::{Ctx, Outcome, Plan, Workload};
-use crate::record::read::AnyRecord;
 use crate::record::speed::{Access, SpeedData};
 use crate::record::{Record, SCHEMA};
 use crate::sys::guard::{Guard, Resource};
 use crate::sys::spawn::{spawn, Options};
 use crate::workloads::Failure;
 use anyhow::anyhow;
-use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -172,7 +170,10 @@ impl Workload for OpensslEnc {
                 version: self.version.clone(),
                 variant: self.variant.clone(),
                 access: Some("process".into()),
-                details: json!({"path": self.program, "env": self.env}),
+                details: crate::impls::details::Details {
+                    env: Some(self.env.clone()),
+                    ..crate::impls::details::Details::at(self.program.display().to_string())
+                },
             }],
             unavailable: Vec::new(),
             settings: crate::record::WorkloadSettings::Process(
@@ -281,9 +282,6 @@ impl Workload for OpensslEnc {
                 clock: None,
             },
         })])
-    }
-    fn wrap(record: Record<SpeedData>) -> AnyRecord {
-        AnyRecord::Speed(record)
     }
     fn finish(&mut self) {
         self.guard.release();

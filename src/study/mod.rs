@@ -6,6 +6,7 @@
 
 pub mod aesni;
 pub mod avx512;
+pub mod builds;
 pub mod enc;
 mod governor;
 pub mod offload;
@@ -14,6 +15,7 @@ mod runner;
 pub mod scaling;
 mod view;
 
+use crate::impls::openssl::build::Build;
 use crate::record::read::Run;
 use crate::render::model::Block;
 use crate::workloads::Failure;
@@ -46,13 +48,18 @@ pub struct StudyArgs {
     /// router-vpn: also measure this libcrypto build (repeatable).
     #[arg(long, value_name = "PATH")]
     pub libcrypto: Vec<PathBuf>,
+    /// router-vpn and aesni: also measure the OpenSSL build installed in DIR (its
+    /// lib*/libcrypto.so.N and libssl.so.N, e.g. what scripts/build-openssl prints): its
+    /// speed figures and an OpenVPN tunnel on it (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub openssl: Vec<PathBuf>,
     /// Keep the records (JSON Lines, appended) in FILE; default: a temp file removed after.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = StudyFormat::Table)]
     pub format: StudyFormat,
     /// With --dut: the study runs on the DUT (all of it, as it would there), its table
-    /// and conclusions shown here; --libcrypto names paths on the DUT.
+    /// and conclusions shown here; --libcrypto and --openssl name paths on the DUT.
     #[command(flatten)]
     pub dut: crate::dut::DutArgs,
 }
@@ -63,6 +70,8 @@ pub struct Opts {
     pub quick: bool,
     pub guest: bool,
     pub libcrypto: Vec<PathBuf>,
+    /// The `--openssl` builds, opened and checked.
+    pub openssl: Vec<Build>,
     /// Logical CPUs here.
     pub cores: usize,
     pub arch: &'static str,
@@ -212,10 +221,9 @@ fn on_dut(args: &StudyArgs) -> Result<i32, Failure> {
             "study --output with --dut: a study's records stay on the DUT (the table and conclusions come back); drop --output, or run speed/tls --dut --output FILE for records here".into(),
         ));
     }
-    let paths: Vec<(&'static str, PathBuf)> = args
-        .libcrypto
-        .iter()
-        .map(|p| ("--libcrypto", p.clone()))
+    let libcrypto = args.libcrypto.iter().map(|p| ("--libcrypto", p.clone()));
+    let paths: Vec<(&'static str, PathBuf)> = libcrypto
+        .chain(args.openssl.iter().map(|p| ("--openssl", p.clone())))
         .collect();
     crate::dut::passthrough(&args.dut, &paths)
 }
@@ -250,6 +258,11 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
             "--libcrypto is router-vpn's (one table per build): drop it for this study".into(),
         ));
     }
+    if !args.openssl.is_empty() && !["router-vpn", "aesni"].contains(&study.name()) {
+        return Err(Failure::Input(
+            "--openssl is router-vpn's and aesni's (a build against the default one): drop it for this study".into(),
+        ));
+    }
     if args.dut.named() {
         return on_dut(&args);
     }
@@ -264,7 +277,10 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
             )));
         }
     }
-    let o = opts(&args);
+    let o = Opts {
+        openssl: open_builds(&args.openssl)?,
+        ..opts(&args)
+    };
     let steps = study.steps(&o);
     let (mut observed, code) = runner::run(study.as_ref(), &steps, args.output.as_deref())?;
     observed.notes.extend(study.notes(&o));
@@ -276,11 +292,32 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     Ok(code)
 }
 
+/// The `--openssl` builds, each checked as `vpn --openssl` checks it (a libssl and
+/// libcrypto pair of this machine's architecture); two of one name would share a label.
+fn open_builds(dirs: &[PathBuf]) -> Result<Vec<Build>, Failure> {
+    let mut builds: Vec<Build> = Vec::new();
+    for dir in dirs {
+        let b = Build::open(dir, true).map_err(Failure::input)?;
+        if let Some(same) = builds.iter().find(|o| o.name() == b.name()) {
+            return Err(Failure::Input(format!(
+                "--openssl {}: the same build ({}) as {}: give builds that differ",
+                crate::units::shown_path(dir),
+                b.name(),
+                crate::units::shown_path(&same.dir)
+            )));
+        }
+        builds.push(b);
+    }
+    Ok(builds)
+}
+
+/// The options that need nothing opened (`--openssl` builds are added once checked).
 fn opts(args: &StudyArgs) -> Opts {
     Opts {
         quick: args.quick,
         guest: args.guest,
         libcrypto: args.libcrypto.clone(),
+        openssl: Vec::new(),
         cores: std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
@@ -335,33 +372,23 @@ mod tests;
 use crate::record::speed::SpeedRecord;
 use crate::record::tls::TlsRecord;
 use crate::record::vpn::VpnRecord;
+use crate::record::{Listed, Record};
 
 impl Observed {
     pub fn speed(&self, tag: &str) -> Vec<&SpeedRecord> {
-        self.tagged(tag)
-            .flat_map(|r| &r.records)
-            .filter_map(|r| match r {
-                AnyRecord::Speed(s) => Some(s),
-                _ => None,
-            })
-            .collect()
+        self.records(tag)
     }
     pub fn tls(&self, tag: &str) -> Vec<&TlsRecord> {
-        self.tagged(tag)
-            .flat_map(|r| &r.records)
-            .filter_map(|r| match r {
-                AnyRecord::Tls(s) => Some(s),
-                _ => None,
-            })
-            .collect()
+        self.records(tag)
     }
     pub fn vpn(&self, tag: &str) -> Vec<&VpnRecord> {
+        self.records(tag)
+    }
+    /// The records of one workload under a tag.
+    pub fn records<D: Listed>(&self, tag: &str) -> Vec<&Record<D>> {
         self.tagged(tag)
             .flat_map(|r| &r.records)
-            .filter_map(|r| match r {
-                AnyRecord::Vpn(s) => Some(s),
-                _ => None,
-            })
+            .filter_map(D::pick)
             .collect()
     }
     /// Why a tag has no records: its failure, why it cannot run here, or "nothing
@@ -372,8 +399,6 @@ impl Observed {
     }
 }
 
-use crate::record::read::AnyRecord;
-
 /// Mbit/s, as the studies quote them.
 pub fn mbit(bps: f64) -> String {
     format!("{:.0}", bps * 8.0 / 1e6)
@@ -382,12 +407,7 @@ pub fn mbit(bps: f64) -> String {
 /// A tunnel's crypto share as quoted: "4% [3-5%]" when sampled, "27%" per byte.
 pub fn share_text(s: &crate::workloads::vpn::shares::Share) -> String {
     match &s.sampled {
-        Some(x) => format!(
-            "{:.0}% [{:.0}-{:.0}%]",
-            x.share * 100.0,
-            x.ci[0] * 100.0,
-            x.ci[1] * 100.0
-        ),
+        Some(x) => sampled_text(x),
         None => format!("{:.0}%", s.crypto_share * 100.0),
     }
 }
@@ -404,9 +424,12 @@ pub fn share_source_text(s: &crate::workloads::vpn::shares::Share) -> String {
 }
 
 /// The crypto share sampled in the OpenVPN records of step `tag` for `cipher` (samples
-/// pooled over its points), as a conclusion's clause: "12% [10-14%] of the tunnel's CPU
-/// (sampled with perf), so free crypto gives at most 1.14x", or why it was not sampled.
-pub fn sampled_clause(o: &Observed, tag: &str, cipher: &str) -> Option<String> {
+/// pooled over its points), or why it was not sampled; None without such records.
+pub fn sampled_share(
+    o: &Observed,
+    tag: &str,
+    cipher: &str,
+) -> Option<Result<crate::profile::shares::Share, String>> {
     let recs: Vec<&VpnRecord> = o
         .vpn(tag)
         .into_iter()
@@ -416,25 +439,38 @@ pub fn sampled_clause(o: &Observed, tag: &str, cipher: &str) -> Option<String> {
         return None;
     }
     let fields = || recs.iter().filter_map(|r| r.profile.as_deref());
-    Some(match crate::profile::pooled_crypto(fields()) {
-        Some(x) => format!(
-            "{:.0}% [{:.0}-{:.0}%] of the tunnel's CPU (sampled with perf), so free crypto gives at most {}",
-            x.share * 100.0,
-            x.ci[0] * 100.0,
-            x.ci[1] * 100.0,
+    Some(crate::profile::pooled_crypto(fields()).ok_or_else(|| {
+        fields()
+            .find_map(|f| match f {
+                crate::profile::ProfileField::Unavailable { unavailable } => {
+                    Some(unavailable.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| "perf cannot sample here".into())
+    }))
+}
+
+/// A sampled share as quoted: "12% [10-14%]".
+pub fn sampled_text(x: &crate::profile::shares::Share) -> String {
+    format!(
+        "{:.0}% [{:.0}-{:.0}%]",
+        x.share * 100.0,
+        x.ci[0] * 100.0,
+        x.ci[1] * 100.0
+    )
+}
+
+/// [`sampled_share`] as a conclusion's clause: "12% [10-14%] of the tunnel's CPU
+/// (sampled with perf), so free crypto gives at most 1.14x", or why it was not sampled.
+pub fn sampled_clause(o: &Observed, tag: &str, cipher: &str) -> Option<String> {
+    Some(match sampled_share(o, tag, cipher)? {
+        Ok(x) => format!(
+            "{} of the tunnel's CPU (sampled with perf), so free crypto gives at most {}",
+            sampled_text(&x),
             times(crate::profile::shares::amdahl_ceiling(x.share))
         ),
-        None => {
-            let why = fields()
-                .find_map(|f| match f {
-                    crate::profile::ProfileField::Unavailable { unavailable } => {
-                        Some(unavailable.as_str())
-                    }
-                    _ => None,
-                })
-                .unwrap_or("perf cannot sample here");
-            format!("not sampled (no profile: {why})")
-        }
+        Err(why) => format!("not sampled (no profile: {why})"),
     })
 }
 

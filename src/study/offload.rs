@@ -621,7 +621,7 @@ mod tests {
                     reason: "not in this build".into(),
                 },
             ],
-            analysis_inputs: serde_json::Value::Null,
+            analysis_inputs: Default::default(),
         });
         let f = analyse(&o);
         let c = f.conclusions.join("\n");

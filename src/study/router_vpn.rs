@@ -1,13 +1,30 @@
 //! Study 5: the router's `openssl speed` table per build and ISA path, the kernel-path
 //! crossover where one exists, and OpenVPN (one thread) against WireGuard (many).
 
-use super::{argv, mbit, Action, Findings, Observed, Opts, Step, Study};
+use super::{argv, builds, mbit, Action, Findings, Observed, Opts, Step, Study};
 use crate::render::model::{Block, Column, Table};
 
 pub struct RouterVpn;
 
-const ALGS: [&str; 5] = ["sha1", "aes-128-cbc", "aes-256-cbc", "sha256", "sha512"];
+/// Study 5's table, its rows in its order.
+const ALGS: [&str; 8] = [
+    "sha1",
+    "des-cbc",
+    "des-ede3-cbc",
+    "aes-128-cbc",
+    "aes-192-cbc",
+    "aes-256-cbc",
+    "sha256",
+    "sha512",
+];
+/// Its public-key rows: `rsa 2048 bits` and `dsa 2048 bits`, sign/s and verify/s.
+const PKEY: [(&str, &str); 2] = [
+    ("rsa2048-pkcs1", "rsa 2048 bits"),
+    ("dsa2048", "dsa 2048 bits"),
+];
 const SIZES: [u64; 5] = [16, 64, 256, 1024, 8192];
+/// The tunnel on each build runs study 5's era cipher, the one its AES rows measure.
+const TUNNEL_CIPHER: &str = "AES-256-CBC";
 
 impl Study for RouterVpn {
     fn name(&self) -> &'static str {
@@ -43,10 +60,20 @@ impl Study for RouterVpn {
             "--variant",
             isa,
         ]);
-        for l in &o.libcrypto {
-            speed.extend(["--libcrypto".into(), l.display().to_string()]);
-        }
-        let builds = 2.0 + o.libcrypto.len() as f64;
+        speed.extend(builds(o));
+        let mut pkey = argv(&[
+            "speed",
+            "--impl",
+            "openssl",
+            "--alg",
+            &PKEY.map(|(a, _)| a).join(","),
+            "--direction",
+            "sign,verify",
+            "--time",
+            t,
+        ]);
+        pkey.extend(builds(o));
+        let n_builds = 2.0 + (o.libcrypto.len() + o.openssl.len()) as f64;
         let streams = o.cores.max(2).to_string();
         let mut vpn = argv(&[
             "vpn",
@@ -66,22 +93,45 @@ impl Study for RouterVpn {
         let profiled = o.profile_flag();
         let runs = 1.0 + profiled.len() as f64;
         vpn.extend(profiled);
-        vec![
+        let mut steps = vec![
             Step {
                 tag: "speed".into(),
-                seconds: 25.0 * builds * tf * 1.2 + 2.0,
+                seconds: 40.0 * n_builds * tf * 1.2 + 2.0,
                 action: Action::Workload(speed),
+            },
+            Step {
+                tag: "pkey".into(),
+                seconds: 4.0 * (n_builds - 1.0) * tf * 1.5 + 2.0,
+                action: Action::Workload(pkey),
             },
             Step {
                 tag: "vpn".into(),
                 seconds: 6.0 * runs * (df + 2.0) + 5.0,
                 action: Action::Workload(vpn),
             },
-        ]
+        ];
+        // The tunnel on each --openssl build, and on the system's libcrypto as the
+        // baseline, with study 5's cipher: what a build change did to OpenVPN.
+        if !o.openssl.is_empty() {
+            steps.extend(builds::tunnel_steps(o, TUNNEL_CIPHER, d, true));
+        }
+        steps
     }
     fn analyse(&self, o: &Observed) -> Findings {
         analyse(o)
     }
+}
+
+/// `--libcrypto PATH` and `--openssl DIR` for each build the study was given, for both
+/// speed steps.
+fn builds(o: &Opts) -> Vec<String> {
+    let mut flags: Vec<String> = o
+        .libcrypto
+        .iter()
+        .flat_map(|l| ["--libcrypto".to_string(), l.display().to_string()])
+        .collect();
+    flags.extend(builds::openssl_flags(o));
+    flags
 }
 
 fn analyse(o: &Observed) -> Findings {
@@ -119,20 +169,31 @@ fn analyse(o: &Observed) -> Findings {
             table.push(row);
         }
     }
-    table.notes.push("aes-192-cbc, des and des-ede3 are not measured: cryptobench's algorithm catalogue has none of them (OpenSSL 3 keeps des-ede3-cbc in its default provider, plain des only in the legacy one).".into());
+    for alg in ALGS {
+        if !recs.iter().any(|r| r.alg.name() == alg) {
+            table.notes.push(format!(
+                "{alg}: no path measured it here (the run's exclusions say why)"
+            ));
+        }
+    }
     if !recs.is_empty() {
         blocks.push(Block::Table(table));
+        if let Some(t) = pkey_table(&o.speed("pkey")) {
+            blocks.push(Block::Table(t));
+        }
         let at = |label: &str, alg: &str| {
             recs.iter()
                 .find(|r| r.label == label && r.alg.name() == alg && r.size == 8192)
                 .map(|r| r.throughput_bps)
         };
         for label in labels.iter().filter(|l| l.contains("isa=")) {
+            // The same build without the switch: "openssl 3.5.5" for "openssl 3.5.5 [isa=..]".
+            let base = label.split(" [").next().unwrap_or(label);
             for alg in ["aes-256-cbc", "sha512"] {
-                if let (Some(b), Some(v)) = (at("openssl", alg), at(label, alg)) {
+                if let (Some(b), Some(v)) = (at(base, alg), at(label, alg)) {
                     let r = b / v;
                     conclusions.push(format!(
-                        "{alg} at 8 KiB: openssl {:.0} MB/s against {label} {:.0} MB/s ({r:.2}x): {}",
+                        "{alg} at 8 KiB: {base} {:.0} MB/s against {label} {:.0} MB/s ({r:.2}x): {}",
                         b / 1e6,
                         v / 1e6,
                         if !super::beyond_noise(b, v) {
@@ -218,11 +279,52 @@ fn analyse(o: &Observed) -> Findings {
             }
         }
     }
+    if let Some(t) = builds::tunnel_table(o, TUNNEL_CIPHER) {
+        blocks.push(Block::Table(t));
+    }
+    conclusions.extend(builds::pairs(
+        o,
+        "speed",
+        "aes-256-cbc",
+        8192,
+        TUNNEL_CIPHER,
+    ));
     Findings {
         blocks,
         conclusions,
         ..Findings::default()
     }
+}
+
+/// Study 5's public-key block, one row per algorithm and build: sign/s and verify/s.
+fn pkey_table(recs: &[&crate::record::speed::SpeedRecord]) -> Option<Table> {
+    let mut t = Table::new(
+        "Public-key operations (the `openssl speed` layout)",
+        vec![
+            Column::text(""),
+            Column::text("path"),
+            Column::num("sign/s"),
+            Column::num("verify/s"),
+        ],
+    );
+    let mut labels: Vec<&str> = recs.iter().map(|r| r.label.as_str()).collect();
+    labels.sort();
+    labels.dedup();
+    for (alg, name) in PKEY {
+        for label in &labels {
+            let ops = |dir: &str| {
+                recs.iter()
+                    .find(|r| r.label == *label && r.alg.name() == alg && r.direction.name() == dir)
+                    .map(|r| format!("{:.1}", r.ops_per_s))
+                    .unwrap_or("-".into())
+            };
+            let (sign, verify) = (ops("sign"), ops("verify"));
+            if sign != "-" || verify != "-" {
+                t.push(vec![name.into(), label.to_string(), sign, verify]);
+            }
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
 }
 
 #[cfg(test)]
@@ -253,7 +355,15 @@ mod tests {
         if let crate::record::read::AnyRecord::Vpn(r) = &mut ov {
             r.busiest_thread_cpu_pct = Some(99.0);
         }
-        let o = observed(vec![("speed", recs), ("vpn", vec![ov, wg])]);
+        let mut pkey = Vec::new();
+        for (alg, dir, ops) in [
+            ("rsa2048-pkcs1", "sign", 1303.0),
+            ("dsa2048", "verify", 2511.7),
+        ] {
+            // One "byte" per operation: ops_per_s comes out as `ops`.
+            pkey.push(speed_rec("openssl", None, alg, dir, 1, 1, ops));
+        }
+        let o = observed(vec![("speed", recs), ("pkey", pkey), ("vpn", vec![ov, wg])]);
         let f = analyse(&o);
         let c = f.conclusions.join("\n");
         assert!(
@@ -271,6 +381,19 @@ mod tests {
         let Block::Table(t) = &f.blocks[0] else {
             panic!()
         };
+        // Every row of study 5's table is asked for; the ones without a record say so.
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.starts_with("des-ede3-cbc: no path measured it")),
+            "{:?}",
+            t.notes
+        );
+        let Block::Table(p) = &f.blocks[1] else {
+            panic!("no public-key table: {:?}", f.blocks)
+        };
+        assert_eq!(p.rows[0], ["rsa 2048 bits", "openssl", "1303.0", "-"]);
+        assert_eq!(p.rows[1], ["dsa 2048 bits", "openssl", "-", "2511.7"]);
         assert_eq!(
             t.rows[0],
             [
@@ -283,5 +406,114 @@ mod tests {
                 "1000000.00k"
             ]
         );
+    }
+
+    /// A speed record of AES-256-CBC at 8 KiB on the path labelled `label`.
+    fn cbc_8k(label: &str, bps: f64) -> crate::record::read::AnyRecord {
+        let mut r = speed_rec("openssl", None, "aes-256-cbc", "enc", 8192, 1, bps);
+        if let crate::record::read::AnyRecord::Speed(s) = &mut r {
+            s.label = label.into();
+        }
+        r
+    }
+
+    /// An OpenVPN AES-256-CBC record, `crypto` of 1000 perf samples in crypto (None: the
+    /// tunnel was not profiled).
+    fn cbc_tunnel(bps: f64, crypto: Option<u64>) -> crate::record::read::AnyRecord {
+        let mut r = vpn_rec("openvpn", "AES-256-CBC", 1, bps, 10.0);
+        if let crate::record::read::AnyRecord::Vpn(v) = &mut r {
+            v.profile = crypto.map(|k| crate::workloads::vpn::shares::tests::profile(k, 1000));
+        }
+        r
+    }
+
+    /// Debian's libcrypto, a 3.5 build and its no-asm twin: every pair compared, the
+    /// later against the earlier, with Amdahl from the earlier one's sampled share.
+    #[test]
+    fn each_build_against_the_system_one_with_amdahl_from_the_sampled_share() {
+        let o = observed(vec![
+            (
+                "speed",
+                vec![
+                    cbc_8k("openssl 3.0.19", 1e9),
+                    cbc_8k("openssl 3.5.5", 1.1e9),
+                    cbc_8k("openssl 3.5.5 no-asm", 2.5e8),
+                ],
+            ),
+            (
+                "tunnel on system openssl",
+                vec![cbc_tunnel(100e6, Some(300))],
+            ),
+            (
+                "tunnel on openssl 3.5.5",
+                vec![cbc_tunnel(120e6, Some(280))],
+            ),
+            (
+                "tunnel on openssl 3.5.5 no-asm",
+                vec![cbc_tunnel(60e6, Some(700))],
+            ),
+        ]);
+        let f = analyse(&o);
+        let c = f.conclusions.join("\n");
+        assert!(c.contains("each later build against each earlier one; the baseline is the system's libcrypto (openssl 3.0.19)."), "{c}");
+        // +10% AES: within the noise, though the arithmetic is still given
+        // (1 / (0.7 + 0.3 / 1.1) = 1.028); the tunnel's +20% is then not AES's.
+        assert!(c.contains("openssl 3.5.5 against openssl 3.0.19: the build changed AES-256-CBC by +10% (8 KiB, openssl speed: 1000 -> 1100 MB/s) and the OpenVPN tunnel by +20% (800 -> 960 Mbit/s, AES-256-CBC); by Amdahl from the sampled crypto share (30% [27-33%] of openssl 3.0.19's tunnel CPU), +3% was the most it could give. AES-256-CBC did not change beyond noise (15%), so this pair says nothing about study 5's inference (the tunnel's change is not AES's"), "{c}");
+        // -75% AES: Amdahl expects 1 / (0.7 + 0.3 / 0.25) = 0.526, -47%; the tunnel
+        // lost 40%, 53% of AES's change.
+        assert!(c.contains("openssl 3.5.5 no-asm against openssl 3.0.19: the build changed AES-256-CBC by -75% (8 KiB, openssl speed: 1000 -> 250 MB/s) and the OpenVPN tunnel by -40% (800 -> 480 Mbit/s, AES-256-CBC); by Amdahl from the sampled crypto share (30% [27-33%] of openssl 3.0.19's tunnel CPU), AES-256-CBC's change alone accounts for -47%. The tunnel moved 53% as far as AES-256-CBC did: study 5 inferred 35-50% for OpenVPN from 33% for AES, more than AES itself; that does not hold here."), "{c}");
+        // The third pair uses 3.5.5's own share: 1 / (0.72 + 0.28 / (2.5 / 11)) = 0.512.
+        assert!(
+            c.contains(
+                "openssl 3.5.5 no-asm against openssl 3.5.5: the build changed AES-256-CBC by -77%"
+            ),
+            "{c}"
+        );
+        assert!(c.contains("(28% [25-31%] of openssl 3.5.5's tunnel CPU), AES-256-CBC's change alone accounts for -49%."), "{c}");
+        let t = f
+            .blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.title.starts_with("OpenVPN on each build") => Some(t),
+                _ => None,
+            })
+            .expect("a tunnel table per build");
+        assert_eq!(t.rows.len(), 3);
+        assert_eq!(
+            t.rows[2],
+            ["openssl 3.5.5 no-asm", "480", "99", "70% [67-73%]"]
+        );
+    }
+
+    /// Only --openssl builds (no system tunnel): the first is the baseline. A gain gets
+    /// its Amdahl ceiling; an unprofiled baseline gets X and Y only, and says why.
+    #[test]
+    fn the_first_build_is_the_baseline_and_an_unsampled_share_gives_no_bound() {
+        let parts = |crypto| {
+            observed(vec![
+                (
+                    "speed",
+                    vec![
+                        cbc_8k("openssl 3.5.5 no-asm", 2.5e8),
+                        cbc_8k("openssl 3.5.5", 1e9),
+                    ],
+                ),
+                (
+                    "tunnel on openssl 3.5.5 no-asm",
+                    vec![cbc_tunnel(60e6, crypto)],
+                ),
+                ("tunnel on openssl 3.5.5", vec![cbc_tunnel(100e6, None)]),
+            ])
+        };
+        let c = analyse(&parts(Some(600))).conclusions.join("\n");
+        assert!(
+            c.contains("the baseline is the first --openssl build (openssl 3.5.5 no-asm)."),
+            "{c}"
+        );
+        // 4x AES on 60% crypto: 1 / (0.4 + 0.6 / 4) = 1.82, so +82% at most; the tunnel
+        // gained 67%, 22% of AES's +300%.
+        assert!(c.contains("the build changed AES-256-CBC by +300% (8 KiB, openssl speed: 250 -> 1000 MB/s) and the OpenVPN tunnel by +67% (480 -> 800 Mbit/s, AES-256-CBC); by Amdahl from the sampled crypto share (60% [57-63%] of openssl 3.5.5 no-asm's tunnel CPU), +82% was the most it could give. The tunnel moved 22% as far as AES-256-CBC did"), "{c}");
+        let c = analyse(&parts(None)).conclusions.join("\n");
+        assert!(c.contains("and the OpenVPN tunnel by +67% (480 -> 800 Mbit/s, AES-256-CBC); the crypto share was not sampled (perf cannot sample here), so there is no Amdahl bound."), "{c}");
     }
 }

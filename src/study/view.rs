@@ -209,12 +209,7 @@ fn disturbed(o: &Observed) -> Option<String> {
     for t in &o.runs {
         for r in &t.run.records {
             total += 1;
-            let shaky = match r {
-                crate::record::read::AnyRecord::Speed(s) => s.disturbed || s.noisy,
-                crate::record::read::AnyRecord::Tls(s) => s.disturbed,
-                crate::record::read::AnyRecord::Vpn(s) => s.disturbed,
-            };
-            bad += shaky as usize;
+            bad += r.suspect() as usize;
         }
     }
     (bad > 0).then(|| {

@@ -38,6 +38,9 @@ impl Implementation for NoTagCheck {
             _ => Support::No("test path".into()),
         }
     }
+}
+
+impl crate::impls::Symmetric for NoTagCheck {
     fn prepare(
         &self,
         alg: Algorithm,

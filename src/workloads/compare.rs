@@ -12,6 +12,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+pub mod against_history;
+
 #[derive(clap::Args)]
 pub struct CompareArgs {
     /// The baseline: a results file (JSON Lines written with --output), or runs of the
@@ -21,8 +23,14 @@ pub struct CompareArgs {
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
     /// The results file or runs to judge against it (may be BASE again, with --a and --b).
+    /// With BASE `history`: runs of the store, judged against their own past.
     #[arg(value_name = "NEW")]
-    pub new: PathBuf,
+    pub new: Option<PathBuf>,
+    /// Judge NEW against the last N runs of each point on the same machine in the store
+    /// (disturbed runs left out), not against one baseline: `compare history last` (N:
+    /// 20), or `compare --against-history N last`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(5..=100000))]
+    pub against_history: Option<u64>,
     /// Compare only BASE's records with this label (e.g. openssl).
     #[arg(long, value_name = "LABEL")]
     pub a: Option<String>,
@@ -154,16 +162,49 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             "compare --format: give table, markdown, json or html".into(),
         ));
     }
+    // BASE `history` (where no file has that name) judges NEW against the store's past.
+    let history = args.base.as_os_str() == "history" && !args.base.exists();
+    if history || args.against_history.is_some() {
+        let new = match (&args.new, history) {
+            (Some(n), true) => n,
+            (None, false) => &args.base,
+            (Some(_), false) => {
+                return Err(Failure::Input(
+                    "--against-history judges runs against the store's past, not against BASE: give `compare history NEW --against-history N`".into(),
+                ))
+            }
+            (None, true) => {
+                return Err(Failure::Input(
+                    "compare history: give NEW, the run(s) to judge (an id, a tag or last)".into(),
+                ))
+            }
+        };
+        if args.a.is_some() || args.b.is_some() {
+            return Err(Failure::Input(
+                "compare history: --a and --b pick labels of two sides; the history is one point's own past: drop them".into(),
+            ));
+        }
+        return against_history::run(against_history::Request {
+            new: &new.to_string_lossy(),
+            runs: args
+                .against_history
+                .map_or(against_history::DEFAULT_RUNS, |n| n as usize),
+            threshold: args.threshold,
+            fail_on_regression: args.fail_on_regression,
+            format: args.format,
+            store: args.store.as_deref(),
+        });
+    }
+    let new = args.new.ok_or_else(|| {
+        Failure::Input(
+            "compare: give BASE and NEW (files or runs of the store), or `compare history NEW`"
+                .into(),
+        )
+    })?;
     // Each flag picks its own side's records only.
     let (a, b) = (args.a, args.b);
     let base = read_side(args.base, a.clone(), "BASE", args.store.as_deref(), None)?;
-    let new = read_side(
-        args.new,
-        b.clone(),
-        "NEW",
-        args.store.as_deref(),
-        Some(&base),
-    )?;
+    let new = read_side(new, b.clone(), "NEW", args.store.as_deref(), Some(&base))?;
     let (sb, sn) = (base.schemas(), new.schemas());
     if !sb.is_empty() && !sn.is_empty() && sb != sn {
         return Err(Failure::Input(format!(

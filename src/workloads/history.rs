@@ -2,12 +2,15 @@
 
 use super::Failure;
 use crate::render::model::{self, Block, Column, Table};
+use crate::render::trend::utc;
 use crate::render::Format;
 use crate::store::resolve::Resolver;
 use crate::store::runs::{self, Filter};
 use crate::store::{Access, StoreUrl};
 use std::io::Write;
 use std::path::PathBuf;
+
+pub mod trend;
 
 #[derive(clap::Args)]
 pub struct HistoryArgs {
@@ -65,6 +68,9 @@ pub enum Action {
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
     },
+    /// Each point over time on each machine: the change points, and what the
+    /// environment recorded as different at each (table, markdown, json or html).
+    Trend(Box<trend::TrendArgs>),
     /// Delete a run, its points and tags.
     Rm {
         run: String,
@@ -90,7 +96,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
     // Listing, show and export only read: they work on a store this user cannot write,
     // and never create one.
     let access = match args.action {
-        None | Some(Action::Show { .. } | Action::Export { .. }) => Access::Read,
+        None | Some(Action::Show { .. } | Action::Export { .. } | Action::Trend(_)) => Access::Read,
         Some(Action::Tag { .. } | Action::Rm { .. }) => Access::Update,
         Some(Action::Import { .. }) => Access::Write,
     };
@@ -136,6 +142,9 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             }
         }
         Some(Action::Import { files }) => import(&mut resolver, files)?,
+        Some(Action::Trend(t)) => {
+            return trend::run(resolver.store().map_err(Failure::input)?, &t);
+        }
         Some(Action::Rm { run, force }) => {
             let id = resolver.run_id(&run).map_err(Failure::input)?;
             let store = resolver.store().map_err(Failure::input)?;
@@ -178,14 +187,14 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
         if loaded.runs.is_empty() && !from_spool {
             return Err(Failure::Input(super::report::no_records(
                 std::slice::from_ref(file),
-                &loaded,
+                &loaded.skipped,
             )));
         }
         read.push(loaded);
     }
     let store = resolver.store().map_err(Failure::input)?;
     for (file, loaded) in files.iter().zip(&read) {
-        super::report::print_skipped(loaded);
+        super::report::print_skipped(&loaded.skipped);
         let (n, added) = runs::import(store, loaded).map_err(Failure::runtime)?;
         println!(
             "{}: {n} run(s), {added} new point(s) of {} into {}",
@@ -257,26 +266,8 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468
 }
 
-fn utc(t: i64) -> String {
-    let (days, secs) = (t.div_euclid(86400), t.rem_euclid(86400));
-    let z = days + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        secs / 3600,
-        secs % 3600 / 60
-    )
-}
-
 /// `--since`: YYYY-MM-DD, 7d, 12h, or Unix seconds.
-fn since_unix(s: &str) -> anyhow::Result<i64> {
+pub fn since_unix(s: &str) -> anyhow::Result<i64> {
     let t = s.trim();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -314,10 +305,10 @@ fn since_unix(s: &str) -> anyhow::Result<i64> {
 mod tests {
     #[test]
     fn dates_round_trip() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00");
+        assert_eq!(crate::render::trend::utc(0), "1970-01-01 00:00");
         let t = super::since_unix("2026-11-23").unwrap();
-        assert_eq!(super::utc(t), "2026-11-23 00:00");
-        assert_eq!(super::utc(t + 3661), "2026-11-23 01:01");
+        assert_eq!(crate::render::trend::utc(t), "2026-11-23 00:00");
+        assert_eq!(crate::render::trend::utc(t + 3661), "2026-11-23 01:01");
         assert!(super::since_unix("yesterday").is_err());
         assert!(super::since_unix("2026-13-01").is_err());
     }

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod history;
+pub mod judge_series;
 pub mod paths;
 pub mod probe;
 pub mod report;

@@ -28,7 +28,7 @@ pub struct PathArgs {
     /// A switch on an implementation, used beside the base one (e.g. isa=no-avx512); repeatable.
     #[arg(long = "variant", value_name = "SPEC")]
     pub variants: Vec<String>,
-    /// Test only: wrap IMPL so that it flips a bit of every output. Only in builds with
+    /// Test only: wrap IMPL (a name, or a label such as "openssl 3.5.5") so that it flips a bit of every output. Only in builds with
     /// the `test-corrupt` feature, which the test suite turns on.
     #[cfg(feature = "test-corrupt")]
     #[arg(long, hide = true, value_name = "IMPL")]
@@ -74,11 +74,16 @@ pub fn load(args: &PathArgs) -> Result<Paths, Failure> {
         impls::registry(&libcrypto, &args.variants).map_err(Failure::input)?;
     #[cfg(feature = "test-corrupt")]
     if let Some(name) = &args.test_corrupt {
-        let i = found.iter().position(|x| x.name() == name).ok_or_else(|| {
-            Failure::Input(format!(
-                "--test-corrupt {name}: no such implementation here"
-            ))
-        })?;
+        // A label names one build among several ("openssl 3.5.5"); a bare name the first.
+        let shown = labels(&found);
+        let by_label = shown.iter().position(|l| l == name);
+        let i = by_label
+            .or_else(|| found.iter().position(|x| x.name() == name))
+            .ok_or_else(|| {
+                Failure::Input(format!(
+                    "--test-corrupt {name}: no such implementation here"
+                ))
+            })?;
         let inner = found.remove(i);
         found.insert(i, Box::new(impls::corrupt::Corrupt(inner)));
     }
@@ -144,7 +149,7 @@ fn labels(found: &[Box<dyn Implementation>]) -> Vec<String> {
             .collect();
         if same.len() > 1 {
             for j in same {
-                if let Some(p) = found[j].details().get("path").and_then(|p| p.as_str()) {
+                if let Some(p) = found[j].details().path {
                     labels[j] = format!("{}@{p}", labels[j]);
                 }
             }

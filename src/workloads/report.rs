@@ -34,15 +34,15 @@ pub struct ReportArgs {
 }
 
 /// Why `files` gave nothing to read, in one line (what `report` and `history import` say).
-pub fn no_records(files: &[PathBuf], loaded: &crate::record::read::Loaded) -> String {
+pub fn no_records(files: &[PathBuf], skipped: &[crate::record::read::SkippedLine]) -> String {
     let names: Vec<String> = files.iter().map(|f| crate::units::shown_path(f)).collect();
-    let skipped = if loaded.skipped.is_empty() {
+    let skipped = if skipped.is_empty() {
         String::new()
     } else {
-        let s = &loaded.skipped[0];
+        let s = &skipped[0];
         format!(
             " ({} unreadable line(s), the first: line {}: {})",
-            loaded.skipped.len(),
+            skipped.len(),
             s.line,
             crate::units::shown(&s.reason)
         )
@@ -54,8 +54,8 @@ pub fn no_records(files: &[PathBuf], loaded: &crate::record::read::Loaded) -> St
 }
 
 /// Each line that was skipped, on stderr.
-pub fn print_skipped(loaded: &crate::record::read::Loaded) {
-    for s in &loaded.skipped {
+pub fn print_skipped(skipped: &[crate::record::read::SkippedLine]) {
+    for s in skipped {
         eprintln!(
             "cryptobench: {} line {}: skipped: {}",
             crate::units::shown_path(&s.file),
@@ -92,7 +92,6 @@ fn newest_runs(names: &[&str], store: Option<&str>) -> anyhow::Result<Vec<String
 
 /// Speed points of several runs side by side: one column per run (machine), MB/s.
 fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> String {
-    use crate::record::read::AnyRecord;
     use crate::render::model::{terminal, Block, Column, Table};
     use std::collections::BTreeMap;
     let mut cols = vec![
@@ -107,7 +106,7 @@ fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> Strin
     let mut rows: BTreeMap<(String, &str, &str, u64, u32), Vec<String>> = BTreeMap::new();
     for (k, run) in loaded.runs.iter().enumerate() {
         for r in &run.records {
-            if let AnyRecord::Speed(r) = r {
+            if let Some(r) = <crate::record::speed::SpeedData as crate::record::Listed>::pick(r) {
                 let key = (
                     r.label.clone(),
                     r.alg.name(),
@@ -176,23 +175,47 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         }
         None => Vec::new(),
     };
-    let loaded =
-        crate::store::resolve::load_args(&files, args.store.as_deref()).map_err(Failure::input)?;
-    if loaded.record_count() == 0 {
-        return Err(Failure::Input(no_records(&args.files, &loaded)));
-    }
-    print_skipped(&loaded);
     let opts = super::render_options(crossover);
-    if let Some((dir, font)) = plots {
-        write_plots(&loaded, &opts, &dir, &font)?;
-    }
     let mut out = std::io::stdout().lock();
-    let written = document::write(&loaded, args.format, &opts, &mut out).and_then(|_| {
-        if !machines.is_empty() && matches!(args.format, Format::Table) {
-            write!(out, "\n{}", side_by_side(&loaded, &machines))?;
+    // Files in a format written run by run are read that way: only the run at hand is
+    // held, whatever the size of the files.
+    let written = if document::streams(args.format)
+        && plots.is_none()
+        && machines.is_empty()
+        && crate::store::resolve::all_files(&files)
+    {
+        use crate::record::read::{Reader, RunSource};
+        let mut reader = Reader::open(&files).map_err(Failure::input)?;
+        if !reader.has_records().map_err(Failure::input)? {
+            return Err(Failure::Input(no_records(&args.files, reader.skipped())));
         }
-        out.flush()
-    });
+        let written = document::write_runs(&mut reader, args.format, &opts, &mut out)
+            .and_then(|_| Ok(out.flush()?));
+        print_skipped(reader.skipped());
+        match written {
+            Ok(()) => Ok(()),
+            Err(e) => match e.downcast::<std::io::Error>() {
+                Ok(io) => Err(io),
+                Err(read) => return Err(Failure::Input(read.to_string())),
+            },
+        }
+    } else {
+        let loaded = crate::store::resolve::load_args(&files, args.store.as_deref())
+            .map_err(Failure::input)?;
+        if loaded.record_count() == 0 {
+            return Err(Failure::Input(no_records(&args.files, &loaded.skipped)));
+        }
+        print_skipped(&loaded.skipped);
+        if let Some((dir, font)) = plots {
+            write_plots(&loaded, &opts, &dir, &font)?;
+        }
+        document::write(&loaded, args.format, &opts, &mut out).and_then(|_| {
+            if !machines.is_empty() && matches!(args.format, Format::Table) {
+                write!(out, "\n{}", side_by_side(&loaded, &machines))?;
+            }
+            out.flush()
+        })
+    };
     match written {
         // A reader that stopped early (`| head`) is not a failure.
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -203,7 +226,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
 }
 
 /// Checks `--plots DIR` and loads the PNG font before anything is read or written.
-fn check_plots_dir(dir: &Path) -> Result<crate::render::plots::png::Font, Failure> {
+pub fn check_plots_dir(dir: &Path) -> Result<crate::render::plots::png::Font, Failure> {
     let shown = crate::units::shown_path(dir);
     match std::fs::metadata(dir) {
         Ok(m) if !m.is_dir() => {

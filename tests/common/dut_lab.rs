@@ -186,8 +186,43 @@ impl Lab {
             ))
             .arg("--ssh-option")
             .arg(format!("IdentityFile={}", self.dir.join("id").display()))
-            .args(["--ssh-option", "IdentitiesOnly=yes"]);
+            .args(["--ssh-option", "IdentitiesOnly=yes"])
+            .env("TMPDIR", self.ctl_tmp());
         c
+    }
+
+    /// The controller's temp dir (its TMPDIR).
+    pub fn ctl_tmp(&self) -> PathBuf {
+        let t = self.dir.join("ctl-tmp");
+        std::fs::create_dir_all(&t).unwrap();
+        t
+    }
+
+    /// A results file and an SQLite store in the lab's dir, named `name`.
+    pub fn sinks(&self, name: &str) -> Sinks {
+        Sinks {
+            out: self.dir.join(format!("{name}.jsonl")),
+            store: format!("sqlite:{}", self.dir.join(format!("{name}.db")).display()),
+        }
+    }
+
+    /// The controller started in the background, its stderr kept for `wait_exit`.
+    pub fn start(&self, args: &[&str]) -> Child {
+        self.controller(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Kills the first DUT's sshd, listener and sessions: the connection drops.
+    pub fn kill_sshd(&self) {
+        for p in Lab::pids(&self.duts[0].ns) {
+            if comm(p) == "sshd" {
+                // SAFETY: killing the test's own sshd processes.
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+        }
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
@@ -236,6 +271,20 @@ impl Lab {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+/// Where a controller's run goes: a results file and a store.
+pub struct Sinks {
+    pub out: PathBuf,
+    pub store: String,
+}
+
+impl Sinks {
+    /// The controller's options for both, with JSON on stdout.
+    pub fn args(&self) -> [&str; 6] {
+        let out = self.out.to_str().unwrap();
+        ["--output", out, "--store", &self.store, "--format", "json"]
     }
 }
 
@@ -320,6 +369,45 @@ pub fn wait_exit(child: &mut Child, secs: u64) -> (Option<i32>, String) {
         assert!(start.elapsed() < Duration::from_secs(secs), "did not exit");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Polls `ready` every 50 ms until it gives something, while the controller `child` runs:
+/// panics with its stderr if it ends first, or saying `what` never happened in `secs`.
+pub fn poll_while_running<T>(
+    child: &mut Child,
+    secs: u64,
+    what: &str,
+    mut ready: impl FnMut() -> Option<T>,
+) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(t) = ready() {
+            return t;
+        }
+        if child.try_wait().unwrap().is_some() {
+            let (code, err) = wait_exit(child, 1);
+            panic!("the controller ended first ({code:?}): {err}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(secs), "{what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Ctrl-C to a controller this test started.
+pub fn interrupt(child: &Child) {
+    // SAFETY: signalling the process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+/// A run stopped by SIGINT: exit 130, and its file ends with one end line, interrupted.
+pub fn assert_interrupted(out: &Path, code: Option<i32>, err: &str) {
+    assert_eq!(code, Some(130), "{err}");
+    let end: Vec<Value> = lines(out)
+        .into_iter()
+        .filter(|v| v["kind"] == "end")
+        .collect();
+    assert_eq!(end.len(), 1, "{err}");
+    assert_eq!(end[0]["interrupted"], true);
 }
 
 /// Bad input: exit 2 and one line of stderr, saying `want`.

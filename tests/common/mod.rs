@@ -1,6 +1,7 @@
 //! Shared by the integration tests: how a test that cannot run here says so.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod dut_lab;
 pub mod gate;
 pub mod postgres;

@@ -49,12 +49,8 @@ fn a_bad_line_is_skipped_by_number_and_the_rest_kept() {
     let mut lines: Vec<&str> = good.lines().collect();
     let cut = &lines[1][..lines[1].len() / 2];
     lines[1] = cut;
-    let dir = std::env::temp_dir().join(format!("cb-read-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("partial.jsonl");
-    std::fs::write(&path, lines.join("\n")).unwrap();
-    let loaded = read_files(std::slice::from_ref(&path)).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let loaded = read_lines("partial", &lines);
     assert_eq!(loaded.skipped.len(), 1);
     assert_eq!(loaded.skipped[0].line, 2);
     assert_eq!(loaded.record_count(), good.lines().count() - 3 - 1);
@@ -78,4 +74,112 @@ fn impossible_values_are_refused() {
     v["schema"] = json!(99);
     let e = parse_line(&v.to_string()).err().unwrap();
     assert!(e.to_string().contains("newer"), "{e}");
+}
+
+/// The fixture's first speed record as a schema-2 line of run `run_id`, at `size` bytes.
+fn speed_line(run_id: &str, size: u64) -> String {
+    let text = std::fs::read_to_string(FIXTURE).unwrap();
+    let rec = text
+        .lines()
+        .find_map(|l| match parse_line(l) {
+            Ok(Line::Record(r)) if r.workload().name() == "speed" => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    let mut v = rec.to_json();
+    v["run_id"] = json!(run_id);
+    v["size"] = json!(size);
+    v.to_string()
+}
+
+fn end_line(run_id: &str) -> String {
+    json!({"kind": "end", "run_id": run_id, "interrupted": false, "points": 1,
+           "exclusions": [], "unavailable": []})
+    .to_string()
+}
+
+fn read_lines(name: &str, lines: &[String]) -> Loaded {
+    let dir = std::env::temp_dir().join(format!("cb-read-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("runs.jsonl");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let loaded = read_files(std::slice::from_ref(&path)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    loaded
+}
+
+#[test]
+fn interleaved_runs_come_out_in_the_order_they_began() {
+    // b ends before a: it still comes second, and each run keeps only its own records.
+    let loaded = read_lines(
+        "order",
+        &[
+            speed_line("a", 16),
+            speed_line("b", 16),
+            speed_line("b", 64),
+            end_line("b"),
+            speed_line("a", 64),
+            end_line("a"),
+            speed_line("c", 16),
+        ],
+    );
+    assert!(loaded.skipped.is_empty(), "{:?}", loaded.skipped);
+    let runs: Vec<(&str, usize, bool)> = loaded
+        .runs
+        .iter()
+        .map(|r| (r.run_id.as_str(), r.records.len(), r.end.is_some()))
+        .collect();
+    // c never wrote its end line: handed out at the end of the file, as it was.
+    assert_eq!(runs, vec![("a", 2, true), ("b", 2, true), ("c", 1, false)]);
+}
+
+#[test]
+fn a_line_after_its_runs_end_is_skipped_with_the_reason() {
+    let loaded = read_lines(
+        "late",
+        &[
+            speed_line("a", 16),
+            end_line("a"),
+            speed_line("a", 16),
+            speed_line("a", 64),
+            end_line("a"),
+        ],
+    );
+    assert_eq!(loaded.record_count(), 1);
+    let reasons: Vec<(usize, &str)> = loaded
+        .skipped
+        .iter()
+        .map(|s| (s.line, s.reason.as_str()))
+        .collect();
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    assert!(reasons[0].1.starts_with("duplicate"), "{reasons:?}");
+    assert_eq!(reasons[1].0, 4);
+    assert!(
+        reasons[1].1.contains("ended on an earlier line"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[2].1.contains("ended on an earlier line"),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn many_files_and_batches_keep_their_line_numbers() {
+    // More lines than one worker batch: skipped lines still name their file and line.
+    let mut lines: Vec<String> = (0..1500).map(|k| speed_line("big", 16 + k)).collect();
+    lines[1200] = "{not json".into();
+    lines.push(end_line("big"));
+    let loaded = read_lines("batches", &lines);
+    assert_eq!(loaded.record_count(), 1499);
+    assert_eq!(loaded.skipped.len(), 1);
+    assert_eq!(loaded.skipped[0].line, 1201);
+    let sizes: Vec<u64> = loaded.runs[0]
+        .records
+        .iter()
+        .filter_map(|r| {
+            <crate::record::speed::SpeedData as crate::record::Listed>::pick(r).map(|s| s.size)
+        })
+        .collect();
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "file order kept");
 }

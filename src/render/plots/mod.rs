@@ -4,6 +4,7 @@
 
 pub mod compare;
 pub mod png;
+pub mod trend;
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

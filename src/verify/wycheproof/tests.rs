@@ -44,12 +44,22 @@ impl Implementation for AcceptsEverything {
     fn support(&self, _alg: Algorithm) -> Support {
         Support::Yes
     }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+}
+
+impl crate::impls::Symmetric for AcceptsEverything {
     fn prepare(&self, _: Algorithm, _: Direction, _: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
         Err(anyhow!("no symmetric algorithms"))
     }
+}
+
+impl crate::impls::PublicKeyOps for AcceptsEverything {
     fn key_pair(&self, _: Algorithm, _: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
         Ok(Box::new(Anything))
     }
+
     fn public_key(&self, _: Algorithm, _: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
         Ok(Box::new(Anything))
     }

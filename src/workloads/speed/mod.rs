@@ -9,7 +9,6 @@ use crate::cli::CommonArgs;
 use crate::driver::{self, Ctx, Outcome, Plan, Workload};
 use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, adaptive::Savings, worker::Worker, Measured, Settings};
-use crate::record::read::AnyRecord;
 use crate::record::speed::{SpeedData, SpeedRecord};
 use crate::record::{Record, SCHEMA};
 use indicatif::ProgressBar;
@@ -385,10 +384,6 @@ impl Workload for Speed {
         Ok(out)
     }
 
-    fn wrap(record: SpeedRecord) -> AnyRecord {
-        AnyRecord::Speed(record)
-    }
-
     fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
         let refused: Vec<String> = exclusions
             .iter()
@@ -692,11 +687,7 @@ fn to_record(
         dut_agent_cpu_pct: None,
         data: SpeedData {
             access: imp.access(),
-            library: imp
-                .details()
-                .get("path")
-                .and_then(|p| p.as_str())
-                .map(str::to_string),
+            library: imp.details().path,
             driver: imp.driver(g.alg),
             alg: g.alg,
             direction: g.direction,

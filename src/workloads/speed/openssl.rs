@@ -1,7 +1,7 @@
 //! The exact `openssl speed` layout, so that scripts written for it read ours.
 
 use crate::algorithms::Algorithm;
-use crate::record::read::{AnyRecord, Loaded};
+use crate::record::read::Loaded;
 use crate::record::Environment;
 use crate::workloads::speed::view::{is_ops, rows, sizes};
 use std::fmt::Write;
@@ -16,19 +16,14 @@ fn preamble(env: &Environment, out: &mut String) {
     };
     let version = lib.version.as_str();
     let _ = writeln!(out, "version: {}", crate::render::short_version(version));
-    let field = |k: &str| {
-        lib.details
-            .get(k)
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
-    for (key, prefix) in [
-        ("built_on", "built on: "),
-        ("bn_options", "options: "),
-        ("cflags", "compiler: "),
-        ("cpu_info", "CPUINFO: "),
+    let d = &lib.details;
+    for (field, prefix) in [
+        (&d.built_on, "built on: "),
+        (&d.bn_options, "options: "),
+        (&d.cflags, "compiler: "),
+        (&d.cpu_info, "CPUINFO: "),
     ] {
-        if let Some(v) = field(key) {
+        if let Some(v) = field {
             if v.starts_with(prefix.trim_end()) {
                 let _ = writeln!(out, "{v}");
             } else {
@@ -45,10 +40,7 @@ pub fn render_runs(doc: &Loaded) -> String {
         let recs: Vec<_> = run
             .records
             .iter()
-            .filter_map(|r| match r {
-                AnyRecord::Speed(s) => Some(s),
-                _ => None,
-            })
+            .filter_map(crate::record::Listed::pick)
             .collect();
         if let Some(env) = &run.environment {
             preamble(env, &mut out);

@@ -43,9 +43,11 @@ pub fn excluded(
     size: Option<usize>,
     reason: String,
 ) -> Exclusion {
-    let mut point = serde_json::Map::new();
-    point.insert("alg".into(), alg.name().into());
-    point.insert("size".into(), size.map(|s| s as u64).into());
+    let point = [
+        ("alg".to_string(), alg.name().into()),
+        ("size".to_string(), size.map(|s| s as u64).into()),
+    ]
+    .into();
     Exclusion {
         workload: Workload::Speed,
         implementation: label.into(),

@@ -5,7 +5,6 @@
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::crossover::MIN_SIZES_FOR_BOUNDS;
 use crate::analyse::paths::analyse;
-use crate::record::read::AnyRecord;
 use crate::record::read::Loaded;
 use crate::record::speed::{SpeedData, SpeedRecord as Record};
 use crate::record::ExclusionKind;
@@ -20,14 +19,6 @@ pub struct SpeedView;
 
 impl View for SpeedView {
     type Data = SpeedData;
-    const WORKLOAD: &'static str = "speed";
-
-    fn pick(r: &AnyRecord) -> Option<&Record> {
-        match r {
-            AnyRecord::Speed(s) => Some(s),
-            _ => None,
-        }
-    }
 
     fn blocks(run: &RunView<SpeedData>, opts: &Options) -> Vec<Block> {
         blocks(run, opts)
@@ -546,7 +537,7 @@ fn absent(run: &RunView<SpeedData>) -> Vec<String> {
         sizes
             .entry((
                 alg_of(e).to_string(),
-                e.point.get("size").and_then(Value::as_u64).unwrap_or(0),
+                e.point.get("size").and_then(|s| s.as_u64()).unwrap_or(0),
             ))
             .or_default()
             .push(e.reason.clone());
@@ -592,7 +583,7 @@ fn notes(recs: &[&Record]) -> Vec<String> {
 }
 
 fn alg_of(e: &crate::record::Exclusion) -> &str {
-    e.point.get("alg").and_then(Value::as_str).unwrap_or("?")
+    e.point.get("alg").and_then(|a| a.as_str()).unwrap_or("?")
 }
 
 const COLUMNS: &[&str] = &[

@@ -2,16 +2,18 @@
 //! (temp dir, certificate, files, nginx configuration, ports, CPUs), built once in
 //! `Bench::build` before the first point.
 
+use super::groups::Group;
 use super::load::{self, Generator};
 use super::server::{self, Content};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::{sys, TlsArgs};
+use crate::impls::details::Details;
 use crate::impls::openssl::build::Build;
 use crate::record::environment::{TlsSettings, TlsSuiteSettings};
 use crate::record::{Library, Unavailable, WorkloadSettings};
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
-use serde_json::{json, Value};
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,6 +33,8 @@ pub struct Inputs {
     pub sampler: Option<crate::profile::Sampler>,
     /// --openssl DIR: the build nginx runs on.
     pub build: Option<Build>,
+    /// --groups: the key-exchange groups, one point each.
+    pub groups: Option<Vec<&'static Group>>,
 }
 
 impl Inputs {
@@ -76,6 +80,12 @@ impl Inputs {
             .map(|dir| Build::open(dir, true))
             .transpose()
             .map_err(input)?;
+        let groups = args
+            .groups
+            .as_deref()
+            .map(super::groups::parse)
+            .transpose()
+            .map_err(input)?;
         let sampler = (args.profile || args.profile_dir.is_some())
             .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
             .transpose()
@@ -89,6 +99,7 @@ impl Inputs {
             openssl,
             sampler,
             build,
+            groups,
         })
     }
 }
@@ -183,6 +194,8 @@ pub struct Bench {
     pub sampler: Option<crate::profile::Sampler>,
     /// --openssl DIR: nginx runs on this build, checked at every point.
     pub build: Option<Build>,
+    /// --groups that nginx's OpenSSL (or the suite) cannot do: (suite, group, why).
+    pub group_gaps: Vec<(String, String, String)>,
 }
 
 /// nginx's version line and its "built with" line, from `nginx -V`.
@@ -224,7 +237,14 @@ type Selection = (Vec<Suite>, Option<(Mix, Vec<usize>)>, Vec<String>);
 
 /// The suites asked for, and the mix's suites added to them where missing.
 fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> {
-    let (mut list, mut notes) = cat.select(args.suites.as_deref()).map_err(input)?;
+    // --groups alone: one TLS 1.3 suite, where every group can be negotiated.
+    let default = (args.groups.is_some() && args.suites.is_none()).then_some("aes128gcm");
+    let (mut list, mut notes) = cat
+        .select(args.suites.as_deref().or(default))
+        .map_err(input)?;
+    if default.is_some() {
+        notes.push("--groups without --suites: TLS_AES_128_GCM_SHA256 per group".into());
+    }
     if args.ktls {
         list = suites::add_ktls_twins(list, &mut notes);
     }
@@ -264,6 +284,10 @@ impl Bench {
         let dir = guard.temp_dir("tls").map_err(Failure::runtime)?;
         let cat = catalogue(&guard, &dir, &inputs.openssl, args.cert)?;
         let (suite_list, mix, mut notes) = select_suites(args, &cat)?;
+        let (suite_list, group_gaps) = match &inputs.groups {
+            Some(g) => per_group(suite_list, g, inputs.build.as_ref())?,
+            None => (suite_list, Vec::new()),
+        };
         let nb = nginx_build(&guard, &dir, &inputs.nginx, inputs.build.as_ref())?;
         let numeric = super::version_tuple(&nb.version);
         if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
@@ -294,7 +318,7 @@ impl Bench {
             .transpose()
             .map_err(input)?;
         let host = match &remote {
-            Some(_) => super::remote::dut_address(args.dut_address.as_deref())?,
+            Some(_) => crate::dut::dut_address(args.dut_address.as_deref())?,
             None => "127.0.0.1".to_string(),
         };
         // On a DUT every CPU is the server's: the generator has the controller's.
@@ -355,6 +379,7 @@ impl Bench {
             notes,
             sampler: inputs.sampler.take(),
             build: inputs.build.take(),
+            group_gaps,
             guard,
         };
         bench.write_files(&inputs.openssl)?;
@@ -514,6 +539,53 @@ impl Bench {
     }
 }
 
+/// `--groups`: every TLS suite once per group nginx's OpenSSL can do (plain HTTP once), and
+/// the pairs it cannot, with the reason. Nothing left to run is bad input (exit 2).
+type PerGroup = (Vec<Suite>, Vec<(String, String, String)>);
+fn per_group(
+    list: Vec<Suite>,
+    groups: &[&Group],
+    build: Option<&Build>,
+) -> Result<PerGroup, Failure> {
+    let loaded = match build {
+        Some(b) => crate::impls::openssl::OpenSsl::load_path(&b.libcrypto),
+        None => crate::impls::openssl::OpenSsl::load_system(),
+    }
+    .map_err(Failure::unavailable)?;
+    let version = format!(
+        "OpenSSL {}",
+        crate::units::short_version(&loaded.version_info(0).unwrap_or_default())
+    );
+    let (mut out, mut gaps) = (Vec::new(), Vec::new());
+    for s in list {
+        if s.cipher.is_none() {
+            out.push(s);
+            continue;
+        }
+        for g in groups {
+            let why = g.gap(loaded.version_num(), &version).or_else(|| {
+                (g.tls13_only && s.proto != suites::Proto::Tls13).then(|| {
+                    format!(
+                        "{} is TLS 1.3 only: {} is a TLS 1.2 suite",
+                        g.openssl, s.name
+                    )
+                })
+            });
+            match why {
+                Some(why) => gaps.push((s.name.clone(), g.name.to_string(), why)),
+                None => out.push(s.with_group(g.name)),
+            }
+        }
+    }
+    if !out.iter().any(|s| s.group.is_some()) {
+        let (suite, group, why) = gaps.first().cloned().unwrap_or_default();
+        return Err(input(format!(
+            "--groups: nothing can run: {suite} {group}: not available: {why}"
+        )));
+    }
+    Ok((out, gaps))
+}
+
 /// nginx's, the openssl command's and each generator's version; generators missing.
 fn tool_versions(
     guard: &Guard,
@@ -521,7 +593,7 @@ fn tool_versions(
     inputs: &Inputs,
     nb: &NginxBuild,
 ) -> Result<(Vec<Library>, Vec<Unavailable>), Failure> {
-    let tool = |name: &str, version: String, details: Value| Library {
+    let tool = |name: &str, version: String, details: Details| Library {
         implementation: name.into(),
         version,
         details,
@@ -530,18 +602,28 @@ fn tool_versions(
     let mut libraries = vec![tool(
         "nginx",
         nb.version.clone(),
-        json!({"path": inputs.nginx, "openssl": nb.ssl}),
+        Details {
+            openssl: Some(nb.ssl.clone()),
+            ..Details::at(inputs.nginx.display().to_string())
+        },
     )];
     let (_, ov, _) = output(guard, dir, &[&inputs.openssl.to_string_lossy(), "version"])?;
     libraries.push(tool(
         "openssl",
         ov.trim().into(),
-        json!({"path": inputs.openssl, "note": "the openssl command; nginx's own build is in nginx.details.openssl"}),
+        Details {
+            note: Some("the openssl command; nginx's own build is in nginx.details.openssl".into()),
+            ..Details::at(inputs.openssl.display().to_string())
+        },
     ));
     let mut unavailable = Vec::new();
     for g in [Generator::Wrk, Generator::H2load] {
         match sys::find_program(g.name(), None) {
-            Some(p) => libraries.push(tool(g.name(), load::version(g, &p), json!({ "path": p }))),
+            Some(p) => libraries.push(tool(
+                g.name(),
+                load::version(g, &p),
+                Details::at(p.display().to_string()),
+            )),
             None => unavailable.push(Unavailable {
                 name: g.name().into(),
                 reason: format!("not installed (Debian package {})", g.package()),

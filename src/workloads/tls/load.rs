@@ -64,6 +64,9 @@ pub struct Job<'a> {
     pub remote: bool,
     /// OPENSSL_CONF for wrk, restricting the client to the suite.
     pub client_conf: Option<PathBuf>,
+    /// LD_LIBRARY_PATH: an --openssl build's lib dir, so that the generator (linked
+    /// against the system libssl) speaks what only that build has (`--groups`).
+    pub lib_path: Option<&'a Path>,
     pub cpus: Option<&'a [usize]>,
 }
 
@@ -165,6 +168,9 @@ pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
         job.load.path
     );
     let mut cmd = Command::new(job.program);
+    if let Some(lib) = job.lib_path {
+        cmd.env("LD_LIBRARY_PATH", lib);
+    }
     match job.load.generator {
         Generator::Wrk => {
             cmd.arg("-t")
@@ -207,6 +213,10 @@ pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
             cmd.arg("-T")
                 .arg("10s")
                 .arg(format!("--log-file={}", log.display()));
+            // h2load sets its own groups (X25519:P-256:P-384:P-521), over OpenSSL's config.
+            if let Some(g) = job.suite.group.as_deref().and_then(super::groups::find) {
+                cmd.arg(format!("--groups={}", g.openssl));
+            }
             if let Some(c) = &job.suite.cipher {
                 let sec = if job.suite.null { ":@SECLEVEL=0" } else { "" };
                 match job.suite.proto {

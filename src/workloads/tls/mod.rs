@@ -10,6 +10,7 @@
 use anyhow::anyhow;
 pub mod analysis;
 mod bench;
+pub mod groups;
 mod ktls;
 pub mod load;
 pub mod plots;
@@ -21,6 +22,7 @@ pub mod server;
 pub mod suites;
 pub mod sys;
 pub mod view;
+mod window;
 mod workload;
 
 use super::Failure;
@@ -66,6 +68,13 @@ pub struct TlsArgs {
     /// session resumption).
     #[arg(long)]
     pub handshake: bool,
+    /// Key-exchange groups, comma-separated (x25519, secp256r1, secp384r1, x448,
+    /// x25519mlkem768, secp256r1mlkem768, mlkem768): each TLS suite once per group, nginx
+    /// restricted to it (`ssl_ecdh_curve`) and the client too; the ML-KEM groups
+    /// need OpenSSL 3.5 (--openssl DIR). Records give the negotiated group and the
+    /// ClientHello and ServerHello sizes. Without --suites: TLS_AES_128_GCM_SHA256 only.
+    #[arg(long, value_name = "LIST")]
+    pub groups: Option<String>,
     /// Also serve two suites at once from one server, splitting the connections, e.g.
     /// chacha=10%,aes128gcm=90%; compared with each suite alone.
     #[arg(long, value_name = "A=P%,B=Q%")]
@@ -102,7 +111,7 @@ pub struct TlsArgs {
     pub dut: crate::dut::DutArgs,
     /// With --dut: the DUT's address for the data, when it differs from the one SSH
     /// reaches [default: the address the SSH connection came in on].
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = crate::dut::parse_address)]
     pub dut_address: Option<String>,
     /// The DUT's agent: the load generator runs on the controller, on these CPUs. Given
     /// by the controller, never by hand.

@@ -122,7 +122,7 @@ fn bars(at: &[&Record], load: &Load, run: &str, metric: Metric) -> Figure {
 fn share(recs: &[&Record], end: Option<&RunEnd>, run: &str) -> Option<Figure> {
     let owned: Vec<Record> = recs.iter().map(|r| (*r).clone()).collect();
     let alone: Vec<CipherAlone> = end
-        .and_then(|e| serde_json::from_value(e.analysis_inputs.clone()).ok())
+        .map(|e| e.analysis_inputs.tls_cipher_alone())
         .unwrap_or_default();
     let (shares, _) = analysis::shares(&owned, &alone);
     if shares.is_empty() {

@@ -5,21 +5,16 @@
 use super::bench::Bench;
 use super::load::{self, Generator, Job, Load, Poll};
 use super::server::{self, Content, LogSummary};
+use super::window::{cpu, sum_cpu, Window, DISTURBED_PCT};
 use super::{ktls, suites, sys};
 use crate::measure;
 use crate::profile::ProfileField;
-use crate::record::tls::{Limit, MixPart, TlsData, TlsRecord};
-use crate::sys::cpu::CpuTime;
+use crate::record::tls::{MixPart, TlsData, TlsRecord};
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 use anyhow::anyhow;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// The generator is the bottleneck when it used this much of the CPU it had.
-const GENERATOR_BOUND_PCT: f64 = 90.0;
-/// A point is disturbed when other processes used this much of our CPUs.
-const DISTURBED_PCT: f64 = 10.0;
 
 /// What one point measures.
 #[derive(Clone, Copy, Debug)]
@@ -48,28 +43,11 @@ struct Part {
     connections: u32,
 }
 
-/// What the generators and the server did during the measured window.
-struct Window {
-    outcomes: Vec<load::Outcome>,
-    seconds: f64,
-    threads: u32,
-    server_cpu: CpuTime,
-    workers_seen: usize,
-    /// Busy CPU seconds of the server and generator CPUs, and of the generator's alone.
-    busy: Option<f64>,
-    gen_busy: Option<f64>,
-    used_cpus: usize,
-    /// Where the workers' CPU went, when this is the sampled rerun (--profile).
-    profile: Option<ProfileField>,
-    /// A DUT's agent: its own CPU during the window, in percent of one core.
-    agent_cpu_pct: Option<f64>,
-}
-
 impl Point {
     /// "TLS_AES_128_GCM_SHA256 4k c=10", for progress lines.
     pub fn label(&self, b: &Bench) -> String {
         let what = match self.what {
-            What::Suite(i) => b.suites[i].name.clone(),
+            What::Suite(i) => b.suites[i].shown(),
             What::Mix => format!(
                 "mix {}",
                 b.mix.as_ref().map(|(m, _)| m.spec.as_str()).unwrap_or("")
@@ -181,6 +159,23 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
         Some(Ok(k)) => Some(k),
         None => None,
     };
+    // --groups: one handshake by the build's own client, for its size on the wire.
+    let group = match p.what {
+        What::Suite(i) => b.suites[i]
+            .group
+            .as_deref()
+            .and_then(super::groups::find)
+            .map(|g| (i, g)),
+        What::Mix => None,
+    };
+    let hello = match group.map(|(i, g)| hello(b, i, g)) {
+        Some(Err(reason)) => {
+            server::stop(&b.guard, &running);
+            return Ok(Outcome::Refused(reason.to_string()));
+        }
+        Some(Ok(h)) => Some(h),
+        None => None,
+    };
     let counts = match h2load_counts(b, p, &parts, &running)? {
         Ok(c) => c,
         Err(outcome) => return Ok(outcome),
@@ -196,6 +191,26 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     };
     let mut r = record(b, p, &parts, &w, &logs, run_id);
     r.data.openssl_build = openssl_build;
+    if let (Some((_, g)), Some(h)) = (group, hello) {
+        // Both ends were restricted to the group: nginx must have logged it for every
+        // request, and the probe's client must have negotiated it.
+        let logged = r
+            .data
+            .key_exchange
+            .clone()
+            .unwrap_or_else(|| "no one group".into());
+        let negotiated = h.negotiated.clone().unwrap_or_else(|| logged.clone());
+        if !g.is_logged_as(&logged) || !g.is_logged_as(&negotiated) {
+            return Ok(Outcome::Refused(format!(
+                "{} {}: nginx logged {logged} and s_client negotiated {negotiated}, not {}",
+                b.suites[parts[0].suite].name, g.name, g.openssl
+            )));
+        }
+        r.data.group = Some(g.name.into());
+        r.data.negotiated_group = Some(negotiated);
+        r.data.client_hello_bytes = Some(h.client_hello);
+        r.data.server_hello_bytes = Some(h.server_hello);
+    }
     if let (Some(pt), Some(before)) = (ktls_part, &ktls_before) {
         let connections = r.data.server_connections;
         match ktls::after_load(b, &b.suites[pt.suite], before, connections) {
@@ -207,6 +222,29 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
         }
     }
     Ok(Outcome::Record(Box::new(r)))
+}
+
+/// One full handshake of `openssl s_client -groups G -msg` against suite `i`'s server
+/// block: the build's own openssl command where it has one, else the system's on the
+/// build's libraries.
+fn hello(b: &Bench, i: usize, g: &super::groups::Group) -> anyhow::Result<super::groups::Hello> {
+    let own = b
+        .build
+        .as_ref()
+        .map(|x| x.dir.join("bin/openssl"))
+        .filter(|p| p.is_file());
+    let program = own.as_deref().unwrap_or(&b.openssl);
+    let env = b.build.as_ref().map(|x| x.env()).unwrap_or_default();
+    let tls13 = b.suites[i].proto == suites::Proto::Tls13;
+    super::groups::probe(
+        &b.guard,
+        &b.dir,
+        program,
+        &env,
+        (&b.host, b.ports[i]),
+        g,
+        tls13,
+    )
 }
 
 /// h2load in handshake mode runs a request count: size it with a short run first.
@@ -394,105 +432,6 @@ fn check_logs(
     Ok(logs)
 }
 
-/// The CPU picture of a window: who used what, and what that means for the point.
-struct Cpu {
-    client: CpuTime,
-    client_pct: f64,
-    generator_bound: bool,
-    others_pct: f64,
-    /// Which side limited the point (see `limit`).
-    limit: Limit,
-    notes: Vec<String>,
-}
-
-fn cpu(b: &Bench, w: &Window) -> Cpu {
-    let client = w.outcomes.iter().fold(CpuTime::default(), |a, o| CpuTime {
-        user: a.user + o.cpu.user,
-        sys: a.sys + o.cpu.sys,
-    });
-    let server = w.server_cpu.total();
-    let window = w.seconds;
-    let server_cpus = b.server_cpus.len().max(1) as f64;
-    let usable_gen = w.threads.min(b.gen_cpus.len().max(1) as u32) as f64;
-    let client_pct = client.total() / (window * usable_gen) * 100.0;
-    let mut notes = Vec::new();
-    // Near 100% of its cores; and, on a busy machine, whether it used nearly all that
-    // other processes left on its CPUs.
-    let others_on_gen = w.gen_busy.map_or(0.0, |x| (x - client.total()).max(0.0));
-    let starved = b.pinned
-        && client_pct < GENERATOR_BOUND_PCT
-        && others_on_gen > 0.1 * window * usable_gen
-        && client.total() >= GENERATOR_BOUND_PCT / 100.0 * (window * usable_gen - others_on_gen);
-    let generator_bound = if b.pinned {
-        client_pct >= GENERATOR_BOUND_PCT
-    } else {
-        // Sharing the CPUs: bound when the generator took nearly all the server left.
-        client.total() >= 0.9 * (window * server_cpus - server)
-    };
-    if starved {
-        notes.push(format!(
-            "{} used nearly all the CPU that other processes left on its CPUs ({client_pct:.0}%)",
-            b.generator.name(),
-        ));
-    }
-    if generator_bound {
-        notes.push(format!(
-            "generator-bound: {} used {client_pct:.0}% of its CPU{}",
-            b.generator.name(),
-            if server / (window * server_cpus) * 100.0 >= GENERATOR_BOUND_PCT {
-                " (the server was saturated too)"
-            } else {
-                ", so the server was not the limit"
-            }
-        ));
-    }
-    if !b.pinned {
-        notes.push("server and generator shared one CPU".into());
-    }
-    let client_here = if b.remote { 0.0 } else { client.total() };
-    let others_pct = w.busy.map_or(0.0, |busy| {
-        ((busy - server - client_here).max(0.0) / (window * w.used_cpus.max(1) as f64) * 100.0)
-            .clamp(0.0, 100.0)
-    });
-    let server_pct = server / (window * server_cpus) * 100.0;
-    let limit = limit(server_pct, client_pct, starved);
-    if b.remote {
-        notes.push(format!(
-            "limit: {} (nginx used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
-            limit.name(),
-            b.server_cpus.len(),
-            b.generator.name(),
-            b.gen_cpus.len()
-        ));
-    }
-    if others_pct >= DISTURBED_PCT {
-        notes.push(format!(
-            "disturbed: other processes used {others_pct:.0}% of the server and generator CPUs"
-        ));
-    }
-    Cpu {
-        client,
-        client_pct,
-        generator_bound,
-        others_pct,
-        limit,
-        notes,
-    }
-}
-
-/// `tls --dut`: which side limited the point, the DUT's server or the controller's
-/// generator (saturated, or starved by other work on its CPUs), or neither (the network,
-/// or the latency of `concurrency` connections).
-fn limit(server_pct: f64, client_pct: f64, gen_starved: bool) -> Limit {
-    if server_pct >= GENERATOR_BOUND_PCT {
-        Limit::Server
-    } else if client_pct >= GENERATOR_BOUND_PCT || gen_starved {
-        Limit::Generator
-    } else {
-        Limit::Neither
-    }
-}
-
 /// The group every logged request used, if there is exactly one.
 fn one_group(logs: &[LogSummary], requests: u64) -> Option<String> {
     let mut groups = logs.iter().flat_map(|l| l.groups.iter());
@@ -653,6 +592,10 @@ fn record(
             ports: parts.iter().map(|pt| b.ports[pt.suite]).collect(),
             handshake_cost: None,
             key_exchange: one_group(logs, server_requests),
+            group: None,
+            negotiated_group: None,
+            client_hello_bytes: None,
+            server_hello_bytes: None,
             limit: b.remote.then_some(cpu.limit),
             openssl_build: None,
             ktls: None,
@@ -688,6 +631,12 @@ fn make_job<'a>(
         host: &b.host,
         remote: b.remote,
         client_conf: conf.exists().then_some(conf),
+        // --groups on a build: the generator runs on it too, to offer what only it has.
+        lib_path: b.suites[part.suite]
+            .group
+            .as_ref()
+            .and(b.build.as_ref())
+            .map(|x| x.lib_dir.as_path()),
         cpus,
     }
 }
@@ -748,19 +697,4 @@ fn settle(files: &[PathBuf]) {
             since = Instant::now();
         }
     }
-}
-
-fn sum_cpu(before: &[(i32, CpuTime)], after: &[(i32, CpuTime)]) -> CpuTime {
-    let mut t = CpuTime::default();
-    for (pid, a) in after {
-        let b = before
-            .iter()
-            .find(|(p, _)| p == pid)
-            .map(|(_, c)| *c)
-            .unwrap_or_default();
-        let d = a.minus(b);
-        t.user += d.user;
-        t.sys += d.sys;
-    }
-    t
 }

@@ -9,23 +9,13 @@ use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{openssl::OpenSsl, Implementation, Support};
 use crate::measure::worker::Worker;
 use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
-use serde::Serialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Bytes per call: the largest TLS record, which bulk transfers fill.
 pub const RECORD: usize = 16384;
 
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
-pub struct CipherAlone {
-    pub suite: String,
-    /// The primitives timed, e.g. ["aes-128-cbc", "hmac-sha256"].
-    pub algs: Vec<String>,
-    /// CPU seconds per 10^9 bytes of all of them together (seal/encrypt direction).
-    pub cpu_s_per_gb: f64,
-    pub implementation: String,
-    pub note: Option<String>,
-}
+pub use crate::record::tls::CipherAlone;
 
 fn thread_cpu_s() -> f64 {
     // SAFETY: clock_gettime only writes into the timespec we own.
@@ -76,7 +66,7 @@ fn cpu_per_call(
 /// signature (RSA-PSS for an RSA key: TLS 1.3 requires it and OpenSSL 3 peers choose it in
 /// TLS 1.2 too), then the key exchanges of the catalogue (X25519, P-256); each point
 /// shows the one nginx logged for it (`$ssl_curve`).
-pub fn handshake_ops(cert: CertKind) -> [(Algorithm, Direction); 3] {
+pub fn handshake_ops(cert: CertKind) -> [(Algorithm, Direction); 4] {
     let sign = match cert {
         CertKind::Rsa => Algorithm::Rsa2048Pss,
         CertKind::Ecdsa => Algorithm::EcdsaP256,
@@ -85,14 +75,18 @@ pub fn handshake_ops(cert: CertKind) -> [(Algorithm, Direction); 3] {
         (sign, Direction::Sign),
         (Algorithm::X25519, Direction::Derive),
         (Algorithm::EcdhP256, Direction::Derive),
+        // The server's side of the hybrid: encapsulate to the client's ML-KEM key, and its
+        // own X25519 key pair and derive (OpenSSL 3.5's X25519MLKEM768, as libssl does it).
+        (Algorithm::X25519MlKem768, Direction::Encaps),
     ]
 }
 
 /// The catalogue's key exchange for a group as OpenSSL names it in `$ssl_curve`.
 fn group_alg(group: &str) -> Option<Algorithm> {
-    match group {
-        "X25519" => Some(Algorithm::X25519),
-        "prime256v1" | "P-256" | "secp256r1" => Some(Algorithm::EcdhP256),
+    match super::groups::find(group)?.name {
+        "x25519" => Some(Algorithm::X25519),
+        "secp256r1" => Some(Algorithm::EcdhP256),
+        "x25519mlkem768" => Some(Algorithm::X25519MlKem768),
         _ => None,
     }
 }
@@ -123,6 +117,11 @@ pub fn measure_handshake(
     for (alg, dir) in handshake_ops(cert) {
         if crate::measure::stopped() {
             return (None, Vec::new());
+        }
+        // The hybrid only where nginx's libcrypto has it (3.5 and later): before, no
+        // handshake can negotiate it either.
+        if dir == Direction::Encaps && imp.support(alg) != Support::Yes {
+            continue;
         }
         match cpu_per_call(&imp, alg, dir, 0, budget) {
             Ok(c) if c > 0.0 => rates.push((alg, dir, 1.0 / c)),

@@ -110,6 +110,7 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
         host: &job.host,
         remote: false,
         client_conf,
+        lib_path: None,
         cpus: Some(&cpus),
     };
     let busy0 = sys::cpus_busy_s(&cpus);
@@ -192,22 +193,6 @@ pub fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
     out.sort_unstable();
     out.dedup();
     Ok(out)
-}
-
-/// The DUT's address for the data: `--dut-address`, else the one this SSH session came
-/// in on ($SSH_CONNECTION: client address, client port, server address, server port).
-pub fn dut_address(given: Option<&str>) -> Result<String, Failure> {
-    if let Some(a) = given {
-        return Ok(a.to_string());
-    }
-    std::env::var("SSH_CONNECTION")
-        .ok()
-        .and_then(|c| c.split_whitespace().nth(2).map(String::from))
-        .ok_or_else(|| {
-            Failure::Input(
-                "the DUT's address is unknown (no SSH_CONNECTION): give --dut-address ADDR".into(),
-            )
-        })
 }
 
 #[cfg(test)]

@@ -4,11 +4,10 @@
 
 use super::analysis::{Analysis, Share};
 use crate::record::tls::{Latency, TlsData, TlsRecord};
-use crate::record::{Environment, Exclusion};
+use crate::record::{Coordinate, Environment, Exclusion};
 use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};
 use crate::units::{mbps, size_label};
-use serde_json::Value;
 
 /// Every block of one run's tls records.
 pub fn blocks(run: &RunView<TlsData>, a: &Analysis) -> Vec<Block> {
@@ -18,6 +17,9 @@ pub fn blocks(run: &RunView<TlsData>, a: &Analysis) -> Vec<Block> {
         out.push(Block::Table(points(recs)));
         out.push(Block::Table(negotiated(recs)));
         if let Some(t) = handshakes(recs) {
+            out.push(Block::Table(t));
+        }
+        if let Some(t) = groups(recs) {
             out.push(Block::Table(t));
         }
     }
@@ -58,7 +60,10 @@ fn suite_label(r: &TlsRecord) -> String {
                 .collect::<Vec<_>>()
                 .join("/")
         ),
-        None => r.suite.clone(),
+        None => match &r.group {
+            Some(g) => format!("{} {g}", r.suite),
+            None => r.suite.clone(),
+        },
     }
 }
 
@@ -93,7 +98,7 @@ fn header(env: Option<&Environment>) -> Vec<String> {
         .libraries
         .iter()
         .find(|l| l.implementation == "nginx")
-        .and_then(|l| l.details["openssl"].as_str())
+        .and_then(|l| l.details.openssl.as_deref())
         .unwrap_or("");
     let cpus = |c: &[usize]| {
         c.iter()
@@ -210,7 +215,7 @@ fn handshakes(recs: &[&TlsRecord]) -> Option<Table> {
         Column::num("sign/CPU-s"),
         Column::num("handshake rate"),
         Column::text("key exchange"),
-        Column::num("derive/CPU-s"),
+        Column::num("kx/CPU-s"),
         Column::num("handshake rate"),
     ];
     let mut t = Table::new(
@@ -226,8 +231,12 @@ fn handshakes(recs: &[&TlsRecord]) -> Option<Table> {
             format!("{:.1}", h.handshakes_per_s),
             format!("{:.1}", h.handshakes_per_server_cpu_s),
         ];
-        for dir in ["sign", "derive"] {
-            match h.primitives.iter().find(|p| p.direction == dir) {
+        for sign in [true, false] {
+            match h
+                .primitives
+                .iter()
+                .find(|p| (p.direction == "sign") == sign)
+            {
                 Some(p) => row.extend([
                     p.alg.clone(),
                     format!("{:.1}", p.ops_per_cpu_s),
@@ -251,9 +260,50 @@ fn handshakes(recs: &[&TlsRecord]) -> Option<Table> {
         }
     }
     t.notes.push(format!(
-        "handshakes/s = requests/s with a new connection and full handshake per request; per server CPU-s = handshakes per CPU-second of all nginx workers; sign/CPU-s and derive/CPU-s = that operation alone on the same libcrypto ({}), one thread, per CPU-second; handshake rate = handshakes per server CPU-second in % of it: the share of the server's CPU per handshake that operation would take alone. The key exchange is the group nginx logged for every request of the point ($ssl_curve); a point without one group shows the signature only.",
+        "handshakes/s = requests/s with a new connection and full handshake per request; per server CPU-s = handshakes per CPU-second of all nginx workers; sign/CPU-s and kx/CPU-s = that operation alone on the same libcrypto ({}), one thread, per CPU-second; handshake rate = handshakes per server CPU-second in % of it: the share of the server's CPU per handshake that operation would take alone. The key exchange is the group nginx logged for every request of the point ($ssl_curve): X25519 and P-256 as the server's derive with a fresh peer key, X25519MLKEM768 as its encaps (ML-KEM encapsulation, and an X25519 key pair and derive); a point without one group shows the signature only.",
         first.implementation
     ));
+    Some(t)
+}
+
+/// `--groups`: per group, what a handshake puts on the wire and costs the server.
+fn groups(recs: &[&TlsRecord]) -> Option<Table> {
+    let with: Vec<_> = recs.iter().filter(|r| r.group.is_some()).collect();
+    if with.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Key-exchange groups (--groups): one full handshake's hellos, and the server's CPU per request",
+        vec![
+            Column::text("suite"),
+            Column::text("group"),
+            Column::text("negotiated"),
+            Column::num("file"),
+            Column::num("conn"),
+            Column::num("ClientHello B"),
+            Column::num("ServerHello B"),
+            Column::num("hellos B"),
+            Column::num("req/s"),
+            Column::num("srv ms/req"),
+        ],
+    );
+    for r in with {
+        let (ch, sh) = (r.client_hello_bytes, r.server_hello_bytes);
+        let n = |x: Option<u64>| x.map_or("-".into(), |x| x.to_string());
+        t.push(vec![
+            r.suite.clone(),
+            or_dash(r.group.clone()),
+            or_dash(r.negotiated_group.clone()),
+            file_label(&r.content, Some(r.file_size)),
+            r.concurrency.to_string(),
+            n(ch),
+            n(sh),
+            n(ch.zip(sh).map(|(a, b)| a + b)),
+            format!("{:.1}", r.requests_per_s),
+            format!("{:.3}", r.cpu_ms_per_request),
+        ]);
+    }
+    t.notes.push("ClientHello B and ServerHello B = the handshake messages of one full handshake by `openssl s_client -groups G -msg` of the same build (4-byte header included); hellos B = both. negotiated = the group s_client reported; nginx's $ssl_curve named it for every request of the point. With --handshake, req/s are handshakes per second and srv ms/req the server's CPU per handshake.".into());
     Some(t)
 }
 
@@ -418,7 +468,7 @@ fn not_measured(excl: &[&Exclusion]) -> Table {
         ],
     );
     for e in excl {
-        let get = |k: &str| e.point.get(k).cloned().unwrap_or(Value::Null);
+        let get = |k: &str| e.point.get(k).cloned().unwrap_or(Coordinate::Null);
         t.push(vec![
             e.kind.name().to_string(),
             get("suite").as_str().unwrap_or("").to_string(),

@@ -317,6 +317,9 @@ pub fn config(c: &Config) -> String {
         if suite.ktls {
             let _ = writeln!(s, "        ssl_conf_command Options KTLS;");
         }
+        if let Some(g) = suite.group.as_deref().and_then(super::groups::find) {
+            let _ = writeln!(s, "        ssl_ecdh_curve {};", g.openssl);
+        }
         let _ = writeln!(s, "    }}");
     }
     let _ = writeln!(s, "}}");
@@ -332,6 +335,9 @@ pub fn client_openssl_conf(suite: &Suite) -> Option<String> {
          openssl_conf = cbench_conf\n[cbench_conf]\nssl_conf = cbench_ssl\n[cbench_ssl]\n\
          system_default = cbench_client\n[cbench_client]\n",
     );
+    if let Some(g) = suite.group.as_deref().and_then(super::groups::find) {
+        let _ = writeln!(s, "Groups = {}", g.openssl);
+    }
     match suite.proto {
         Proto::Tls13 => {
             let _ = writeln!(
@@ -591,6 +597,35 @@ mod tests {
         let client = client_openssl_conf(&suites[1]).unwrap();
         assert!(client.contains("CipherString = ECDHE-RSA-NULL-SHA:@SECLEVEL=0"));
         assert!(client_openssl_conf(&suites[2]).is_none());
+    }
+
+    /// `--groups`: the server block and the client restricted to the one group.
+    #[test]
+    fn a_group_restricts_both_ends() {
+        let cat = Catalogue::new(
+            parse_ciphers(
+                "TLS_AES_128_GCM_SHA256 TLSv1.3 Kx=any Au=any Enc=AESGCM(128) Mac=AEAD\n",
+            ),
+            CertKind::Rsa,
+        );
+        let (suites, _) = cat.select(Some("aes128gcm")).unwrap();
+        let suites = [suites[0].with_group("x25519mlkem768")];
+        let c = config(&Config {
+            dir: Path::new("/tmp/x"),
+            suites: &suites,
+            ports: &[1001],
+            workers: 1,
+            worker_cpus: None,
+            worker_connections: 100,
+            host: "127.0.0.1",
+            handshake: true,
+            gzip: false,
+            as_root: false,
+        });
+        assert!(c.contains("ssl_ecdh_curve X25519MLKEM768;"), "{c}");
+        let client = client_openssl_conf(&suites[0]).unwrap();
+        assert!(client.contains("Groups = X25519MLKEM768"), "{client}");
+        assert_eq!(suites[0].shown(), "TLS_AES_128_GCM_SHA256 x25519mlkem768");
     }
 
     #[test]

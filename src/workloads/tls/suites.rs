@@ -99,6 +99,10 @@ pub struct Suite {
     /// Kernel TLS asked for (`NAME+ktls`, `--ktls`): nginx hands the records to the
     /// kernel's `tls` module and sends files with SSL_sendfile.
     pub ktls: bool,
+    /// `--groups`: the one key-exchange group both ends are restricted to (a name of
+    /// `groups::GROUPS`); None: OpenSSL's defaults.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 impl Suite {
@@ -110,6 +114,7 @@ impl Suite {
             null: false,
             enc: "none (plain HTTP)".into(),
             ktls: false,
+            group: None,
         }
     }
 
@@ -126,6 +131,22 @@ impl Suite {
             Some("rfc7539(chacha20,poly1305)")
         } else {
             None
+        }
+    }
+
+    /// The same suite restricted to one key-exchange group (`--groups`).
+    pub fn with_group(&self, group: &str) -> Suite {
+        Suite {
+            group: Some(group.into()),
+            ..self.clone()
+        }
+    }
+
+    /// "TLS_AES_128_GCM_SHA256 x25519mlkem768": the suite and its group, for messages.
+    pub fn shown(&self) -> String {
+        match &self.group {
+            Some(g) => format!("{} {g}", self.name),
+            None => self.name.clone(),
         }
     }
 
@@ -254,6 +275,7 @@ impl Catalogue {
             null: o.enc.eq_ignore_ascii_case("None"),
             enc: format!("{}/{}", o.enc, o.mac),
             ktls: false,
+            group: None,
         }
     }
 

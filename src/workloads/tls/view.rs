@@ -3,7 +3,6 @@
 
 use super::analysis::{self, Analysis};
 use super::primitive::CipherAlone;
-use crate::record::read::AnyRecord;
 use crate::record::tls::{TlsData, TlsRecord};
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};
@@ -17,21 +16,13 @@ fn analysis_of(run: &RunView<TlsData>) -> Analysis {
         .run
         .end
         .as_ref()
-        .and_then(|e| serde_json::from_value(e.analysis_inputs.clone()).ok())
+        .map(|e| e.analysis_inputs.tls_cipher_alone())
         .unwrap_or_default();
     analysis::analyse(&records, alone)
 }
 
 impl View for TlsView {
     type Data = TlsData;
-    const WORKLOAD: &'static str = "tls";
-
-    fn pick(r: &AnyRecord) -> Option<&TlsRecord> {
-        match r {
-            AnyRecord::Tls(t) => Some(t),
-            _ => None,
-        }
-    }
 
     fn blocks(run: &RunView<TlsData>, _opts: &Options) -> Vec<Block> {
         super::render::blocks(run, &analysis_of(run))

@@ -7,11 +7,9 @@ use super::primitive::{self, CipherAlone};
 use super::{sys, TlsArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::profile::ProfileField;
-use crate::record::read::AnyRecord;
 use crate::record::tls::TlsData;
-use crate::record::{Exclusion, ExclusionKind, Record};
+use crate::record::{AnalysisInputs, Exclusion, ExclusionKind, Record};
 use crate::workloads::Failure;
-use serde_json::json;
 use std::time::Duration;
 
 pub struct Tls {
@@ -39,16 +37,24 @@ impl Tls {
 }
 
 fn exclusion(b: &Bench, p: &Point, kind: ExclusionKind, reason: String) -> Exclusion {
-    let point = json!({
-        "suite": p.suite(b), "content": p.content.label(),
-        "file_size": p.content.size(), "concurrency": p.concurrency,
-    });
+    let mut point: std::collections::BTreeMap<String, crate::record::Coordinate> = [
+        ("suite".to_string(), p.suite(b).into()),
+        ("content".to_string(), p.content.label().into()),
+        ("file_size".to_string(), p.content.size().into()),
+        ("concurrency".to_string(), u64::from(p.concurrency).into()),
+    ]
+    .into();
+    if let point::What::Suite(i) = p.what {
+        if let Some(g) = &b.suites[i].group {
+            point.insert("group".into(), g.clone().into());
+        }
+    }
     Exclusion {
         workload: crate::record::Workload::Tls,
         implementation: b.implementation(),
         kind,
         reason,
-        point: point.as_object().cloned().unwrap_or_default(),
+        point,
     }
 }
 
@@ -81,10 +87,25 @@ impl Workload for Tls {
             self.handshake = h;
         }
         let (points, unsplittable) = point::plan(&b, &self.inputs.concurrency);
-        let exclusions = unsplittable
+        let mut exclusions: Vec<Exclusion> = unsplittable
             .iter()
             .map(|p| exclusion(&b, p, ExclusionKind::Skipped, point::MIX_NEEDS_TWO.into()))
             .collect();
+        // --groups this OpenSSL (or the suite) cannot do: not available, with the reason.
+        for (suite, group, why) in &b.group_gaps {
+            eprintln!("cryptobench tls: {suite} {group}: not available: {why}");
+            exclusions.push(Exclusion {
+                workload: crate::record::Workload::Tls,
+                implementation: b.implementation(),
+                kind: ExclusionKind::NotOffered,
+                reason: why.clone(),
+                point: [
+                    ("suite".to_string(), suite.clone().into()),
+                    ("group".to_string(), group.clone().into()),
+                ]
+                .into(),
+            });
+        }
         // The first line names the ports, so that a watcher can check them.
         eprintln!(
             "cryptobench tls: {} points of {} s on {}, generator {}; server CPUs {}, generator CPUs {}; ports {}",
@@ -157,16 +178,12 @@ impl Workload for Tls {
         })
     }
 
-    fn wrap(record: Record<TlsData>) -> AnyRecord {
-        AnyRecord::Tls(record)
-    }
-
     fn nothing_measured(&self, _exclusions: &[Exclusion]) -> String {
         "nothing measured: every point was refused (see above)".into()
     }
 
-    fn analysis_inputs(&self) -> serde_json::Value {
-        serde_json::to_value(&self.alone).unwrap_or_default()
+    fn analysis_inputs(&self) -> AnalysisInputs {
+        AnalysisInputs::TlsCipherAlone(self.alone.clone())
     }
 
     fn finish(&mut self) {

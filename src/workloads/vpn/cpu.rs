@@ -138,9 +138,14 @@ pub fn kworkers(ifnames: Option<&[&str]>) -> BTreeMap<i32, Times> {
     out
 }
 
-/// Whole-machine CPU seconds (busy by the one definition in sys::cpu, total, softirq).
-pub fn snap_system() -> crate::sys::cpu::Usage {
-    crate::sys::cpu::machine_usage().unwrap_or_default()
+/// CPU seconds (busy by the one definition in sys::cpu, total, softirq) of the whole
+/// machine, or of `cpus`.
+pub fn snap_system(cpus: Option<&[usize]>) -> crate::sys::cpu::Usage {
+    match cpus {
+        Some(c) => crate::sys::cpu::cpus_usage(c),
+        None => crate::sys::cpu::machine_usage(),
+    }
+    .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! iperf3: the server in one namespace, the client in the other, and what its JSON says.
 
-use super::lab::{self, Lab, CLIENT, SERVER};
+use super::lab::{self, Place, CLIENT, SERVER};
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
 use serde_json::Value;
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 pub const PORT: &str = "5201";
 
 /// One load: protocol, parallel streams and direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Load {
     pub udp: bool,
     pub streams: u32,
@@ -48,7 +48,7 @@ impl Load {
 }
 
 /// What iperf3 reported for one run.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// Payload bytes the receiving application got.
     pub bytes: u64,
@@ -145,17 +145,17 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
 
-/// A one-off iperf3 server bound to `addr` in the server namespace, ready to accept.
+/// A one-off iperf3 server bound to `addr` at the server's place, ready to accept.
 pub fn start_server(
     guard: &Guard,
-    lab: &Lab,
+    place: &Place,
     iperf3: &str,
     addr: &str,
 ) -> Result<Child, LoadError> {
-    let log = lab.path("iperf3-server.log");
+    let log = place.path("iperf3-server.log");
     let mut child = lab::spawn_in_ns(
         guard,
-        &lab.ns[SERVER],
+        place.ns(),
         &[iperf3, "-s", "-1", "-B", addr, "-p", PORT, "--forceflush"],
         &log,
         None,
@@ -175,7 +175,7 @@ pub fn start_server(
 /// Starts the client; the caller waits for it with `wait_client`.
 pub fn start_client(
     guard: &Guard,
-    lab: &Lab,
+    place: &Place,
     iperf3: &str,
     addr: &str,
     load: Load,
@@ -205,17 +205,21 @@ pub fn start_client(
     }
     lab::spawn_in_ns(
         guard,
-        &lab.ns[CLIENT],
+        place.ns(),
         &argv,
-        &lab.path("iperf3-client.json"),
-        Some(&lab.path("iperf3-client.err")),
+        &place.path("iperf3-client.json"),
+        Some(&place.path("iperf3-client.err")),
         "iperf3 client",
     )
     .map_err(|e| LoadError::Failed(e.to_string()))
 }
 
 /// Waits (bounded) for the client to finish and parses its result.
-pub fn wait_client(child: &mut Child, lab: &Lab, duration_s: u32) -> Result<Outcome, LoadError> {
+pub fn wait_client(
+    child: &mut Child,
+    place: &Place,
+    duration_s: u32,
+) -> Result<Outcome, LoadError> {
     let deadline = Duration::from_secs(duration_s as u64 + 30);
     let start = Instant::now();
     loop {
@@ -235,9 +239,9 @@ pub fn wait_client(child: &mut Child, lab: &Lab, duration_s: u32) -> Result<Outc
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let text = read(&lab.path("iperf3-client.json"));
+    let text = read(&place.path("iperf3-client.json"));
     parse(&text).map_err(|e| {
-        let err = read(&lab.path("iperf3-client.err"));
+        let err = read(&place.path("iperf3-client.err"));
         LoadError::Failed(if err.trim().is_empty() {
             e.to_string()
         } else {

@@ -48,18 +48,48 @@ pub fn run(argv: &[&str]) -> anyhow::Result<String> {
     }
 }
 
-/// `ip netns exec NS argv...` (ip execs the program, so the child's PID is the program's).
-pub fn in_ns(ns: &str, argv: &[&str]) -> Command {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", ns]).args(argv);
-    c
+/// `ip netns exec NS argv...` (ip execs the program, so the child's PID is the program's);
+/// with no namespace (`vpn --dut`: this host's own network), argv itself.
+pub fn in_ns(ns: Option<&str>, argv: &[&str]) -> Command {
+    match ns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).args(argv);
+            c
+        }
+        None => {
+            let mut c = Command::new(argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+    }
+}
+
+/// `ip -n NS args...`, or `ip args...` in this host's own network.
+pub fn ip(ns: Option<&str>, args: &[&str]) -> anyhow::Result<String> {
+    let mut argv = vec!["ip"];
+    if let Some(ns) = ns {
+        argv.extend(["-n", ns]);
+    }
+    argv.extend_from_slice(args);
+    run(&argv)
+}
+
+/// The argv of `ip(ns, args)`, for a guard's undo.
+pub fn ip_argv(ns: Option<&str>, args: &[&str]) -> Vec<String> {
+    let mut argv = vec!["ip".to_string()];
+    if let Some(ns) = ns {
+        argv.extend(["-n".to_string(), ns.to_string()]);
+    }
+    argv.extend(args.iter().map(|a| a.to_string()));
+    argv
 }
 
 /// Starts a program inside a namespace, owned by `guard`, with stdout in `log` and stderr
 /// in `err_log` (or `log` too). It gets SIGTERM if we die without cleaning up.
 pub fn spawn_in_ns(
     guard: &Guard,
-    ns: &str,
+    ns: Option<&str>,
     argv: &[&str],
     log: &Path,
     err_log: Option<&Path>,
@@ -72,7 +102,7 @@ pub fn spawn_in_ns(
 /// build's library path for OpenVPN).
 pub fn spawn_in_ns_with(
     guard: &Guard,
-    ns: &str,
+    ns: Option<&str>,
     argv: &[&str],
     env: &[(&str, &Path)],
     log: &Path,
@@ -83,7 +113,7 @@ pub fn spawn_in_ns_with(
 
 fn spawn_in_ns_env(
     guard: &Guard,
-    ns: &str,
+    ns: Option<&str>,
     argv: &[&str],
     env: &[(&str, &Path)],
     log: &Path,
@@ -108,7 +138,7 @@ fn spawn_in_ns_env(
 }
 
 /// Byte counters and MTU of one interface.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LinkStats {
     pub rx_bytes: u64,
     pub tx_bytes: u64,
@@ -117,9 +147,9 @@ pub struct LinkStats {
     pub mtu: u32,
 }
 
-/// Every interface of a namespace, from `ip -j -s link show`.
-pub fn link_stats(ns: &str) -> anyhow::Result<BTreeMap<String, LinkStats>> {
-    let text = run(&["ip", "-n", ns, "-j", "-s", "link", "show"])?;
+/// Every interface of a namespace (or of this host's network), from `ip -j -s link show`.
+pub fn link_stats(ns: Option<&str>) -> anyhow::Result<BTreeMap<String, LinkStats>> {
+    let text = ip(ns, &["-j", "-s", "link", "show"])?;
     parse_link_stats(&text)
 }
 
@@ -148,7 +178,7 @@ pub fn parse_link_stats(text: &str) -> anyhow::Result<BTreeMap<String, LinkStats
 
 /// UDP datagrams a namespace dropped because a socket's receive buffer was full
 /// (RcvbufErrors in /proc/net/snmp).
-pub fn udp_rcvbuf_errors(ns: &str) -> u64 {
+pub fn udp_rcvbuf_errors(ns: Option<&str>) -> u64 {
     let out = in_ns(ns, &["cat", "/proc/net/snmp"])
         .stdin(Stdio::null())
         .output()
@@ -162,6 +192,71 @@ pub fn parse_rcvbuf_errors(snmp: &str) -> Option<u64> {
     let (head, vals) = (udp.next()?, udp.next()?);
     let i = head.split_whitespace().position(|h| h == "RcvbufErrors")?;
     vals.split_whitespace().nth(i)?.parse().ok()
+}
+
+/// Where one end of a tunnel runs: a namespace of the lab, or this host's own network
+/// (`vpn --dut`: the server end on the DUT, the client end on the controller).
+#[derive(Clone, Debug)]
+pub struct Place {
+    /// SERVER or CLIENT.
+    pub end: usize,
+    /// The namespace; None for this host's own network.
+    pub ns: Option<String>,
+    /// Private temp dir (0700): keys, certificates, configs and logs.
+    pub dir: PathBuf,
+    /// The run's PID, in the names of its interfaces.
+    pub pid: u32,
+    /// This end's address on the outer network, and the other end's.
+    pub addr: String,
+    pub peer: String,
+    /// The interface that carries the tunnel's packets (the lab's veth).
+    pub outer_if: String,
+}
+
+impl Place {
+    pub fn ns(&self) -> Option<&str> {
+        self.ns.as_deref()
+    }
+
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.dir.join(file)
+    }
+
+    /// The name of this end's interface of `kind` (see `if_name`).
+    pub fn if_name(&self, kind: char) -> String {
+        if_name(self.pid, kind, self.end)
+    }
+
+    /// Whether this kernel can create a WireGuard link (tried where this end runs).
+    pub fn kernel_wireguard(&self) -> bool {
+        let name = if_name(self.pid, 'p', self.end);
+        let ok = ip(self.ns(), &["link", "add", &name, "type", "wireguard"]).is_ok();
+        if ok {
+            let _ = ip(self.ns(), &["link", "del", &name]);
+        }
+        ok
+    }
+
+    /// This host's network, seen from the address `peer` is reached at: the interface
+    /// and the source address `ip route get` chooses.
+    pub fn here(end: usize, dir: PathBuf, peer: &str) -> anyhow::Result<Place> {
+        let out = ip(None, &["-j", "route", "get", peer])?;
+        let v: serde_json::Value = serde_json::from_str(&out)
+            .map_err(|e| anyhow!("ip -j route get {peer}: not JSON: {e}"))?;
+        let route = &v[0];
+        let (Some(dev), Some(src)) = (route["dev"].as_str(), route["prefsrc"].as_str()) else {
+            return Err(anyhow!("no route to {peer} here (ip route get {peer})"));
+        };
+        Ok(Place {
+            end,
+            ns: None,
+            dir,
+            pid: std::process::id(),
+            addr: src.to_string(),
+            peer: peer.to_string(),
+            outer_if: dev.to_string(),
+        })
+    }
 }
 
 pub struct Lab {
@@ -232,28 +327,17 @@ impl Lab {
         })
     }
 
-    /// Whether this kernel can create a WireGuard link (tried inside our namespace).
-    pub fn kernel_wireguard(&self) -> bool {
-        let name = if_name(self.pid, 'p', SERVER);
-        let ok = run(&[
-            "ip",
-            "-n",
-            &self.ns[SERVER],
-            "link",
-            "add",
-            &name,
-            "type",
-            "wireguard",
-        ])
-        .is_ok();
-        if ok {
-            let _ = run(&["ip", "-n", &self.ns[SERVER], "link", "del", &name]);
+    /// One end of the lab.
+    pub fn place(&self, end: usize) -> Place {
+        Place {
+            end,
+            ns: Some(self.ns[end].clone()),
+            dir: self.dir.clone(),
+            pid: self.pid,
+            addr: VETH_ADDR[end].into(),
+            peer: VETH_ADDR[1 - end].into(),
+            outer_if: self.veth[end].clone(),
         }
-        ok
-    }
-
-    pub fn path(&self, file: &str) -> PathBuf {
-        self.dir.join(file)
     }
 }
 

@@ -11,6 +11,7 @@ mod iperf;
 mod lab;
 pub mod plots;
 mod point;
+mod remote;
 pub mod render;
 pub mod shares;
 mod tools;
@@ -76,6 +77,19 @@ pub struct VpnArgs {
     /// Both ends are checked, from /proc/PID/maps, to have mapped that pair.
     #[arg(long, value_name = "DIR")]
     pub openssl: Option<PathBuf>,
+    /// With --dut: the tunnel's server end and iperf3's server run on the DUT (--openssl
+    /// names a build there), the client ends and iperf3's client here; the data goes over
+    /// the network between them.
+    #[command(flatten)]
+    pub dut: crate::dut::DutArgs,
+    /// With --dut: the DUT's address for the data, when it differs from the one SSH
+    /// reaches [default: the address the SSH connection came in on].
+    #[arg(long, value_name = "ADDR", value_parser = crate::dut::parse_address)]
+    pub dut_address: Option<String>,
+    /// The DUT's agent: the client ends run on the controller. Given by the controller,
+    /// never by hand.
+    #[arg(long, hide = true)]
+    pub remote_client: bool,
 }
 
 pub const MAX_STREAMS: u32 = 128;
@@ -85,6 +99,14 @@ const MAX_DURATION: f64 = 3600.0;
 const DEFAULT_DURATION: f64 = 5.0;
 
 pub fn run(args: VpnArgs) -> Result<i32, Failure> {
+    if args.dut.named() {
+        return remote::controller(args);
+    }
+    if args.dut_address.is_some() && !args.remote_client {
+        return Err(Failure::Input(
+            "--dut-address names the DUT's data address: use it with --dut ssh://...".into(),
+        ));
+    }
     if args.cleanup {
         if !privileged() {
             return Err(Failure::Unavailable(NEED_ROOT.into()));

@@ -3,9 +3,13 @@
 
 use super::cpu;
 use super::iperf::{self, Load, LoadError};
-use super::lab::{self, Lab, CLIENT, SERVER};
+use super::lab::{self, Lab, Place, CLIENT, SERVER};
 use super::tunnel::{Programs, Spec, Tunnel};
-use crate::record::vpn::{self, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT};
+use crate::record::vpn::{
+    self, ProcessCpu, ThreadCpu, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The tunnel's processes (or a kernel tunnel's crypto kworkers) at one moment.
 fn cpu_snapshot(tun: &Tunnel, all_kworkers: bool) -> Vec<(String, i32, cpu::ProcSnap)> {
@@ -29,19 +33,130 @@ fn cpu_snapshot(tun: &Tunnel, all_kworkers: bool) -> Vec<(String, i32, cpu::Proc
         .collect()
 }
 
-fn delta(
-    before: &[std::collections::BTreeMap<String, lab::LinkStats>; 2],
-    after: &[std::collections::BTreeMap<String, lab::LinkStats>; 2],
-    end: usize,
-    ifname: &str,
-) -> (lab::LinkStats, lab::LinkStats) {
-    let b = before[end].get(ifname).copied().unwrap_or_default();
-    let a = after[end].get(ifname).copied().unwrap_or_default();
-    (b, a)
+/// One end's interface counters before and after a point, from where that end runs.
+pub type EndLinks = (usize, LinkMap, LinkMap);
+pub type LinkMap = BTreeMap<String, lab::LinkStats>;
+
+/// What one host saw of a point: its ends' links, its tunnel processes' CPU and its CPUs'
+/// use (the lab's host, or with `vpn --dut` each of the DUT and the controller).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct HostSeen {
+    pub links: Vec<EndLinks>,
+    pub rcvbuf_errors: u64,
+    pub procs: Vec<ProcessCpu>,
+    pub threads: Vec<ThreadCpu>,
+    /// This host's CPUs: every one in the lab, this process's with `vpn --dut`.
+    pub cpus: Option<Vec<usize>>,
+    pub busy_s: f64,
+    pub total_s: f64,
+    pub softirq_s: f64,
 }
 
-/// One point: a fresh one-off iperf3 server, counters and CPU before, the client's run,
-/// counters and CPU after.
+impl HostSeen {
+    fn link(&self, end: usize, ifname: &str) -> (lab::LinkStats, lab::LinkStats) {
+        self.links
+            .iter()
+            .find(|(e, _, _)| *e == end)
+            .map(|(_, b, a)| {
+                (
+                    b.get(ifname).copied().unwrap_or_default(),
+                    a.get(ifname).copied().unwrap_or_default(),
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    fn pct_of_cpus(&self, x: f64) -> f64 {
+        if self.total_s > 0.0 {
+            x / self.total_s * 100.0
+        } else {
+            0.0
+        }
+    }
+
+    /// The busiest tunnel thread here, or of one end's processes.
+    fn busiest(&self, end: Option<&str>) -> Option<f64> {
+        self.threads
+            .iter()
+            .filter(|t| end.is_none_or(|e| t.end == e))
+            .map(|t| t.cpu_pct)
+            .reduce(f64::max)
+    }
+}
+
+/// The counters of one host before a point, for `HostSeen`.
+pub struct Watch {
+    places: Vec<(usize, Option<String>)>,
+    links: Vec<LinkMap>,
+    rcvbuf: u64,
+    cpu: Vec<(String, i32, cpu::ProcSnap)>,
+    cpus: Option<Vec<usize>>,
+    sys: crate::sys::cpu::Usage,
+}
+
+impl Watch {
+    /// Reads the counters of `places` (this host's ends) and of `tun`'s processes here;
+    /// `cpus`: only these CPUs count as this host's (None: the whole machine).
+    pub fn start(
+        places: &[&Place],
+        tun: &Tunnel,
+        cpus: Option<Vec<usize>>,
+    ) -> Result<Watch, LoadError> {
+        let places: Vec<(usize, Option<String>)> =
+            places.iter().map(|p| (p.end, p.ns.clone())).collect();
+        let links = places
+            .iter()
+            .map(|(_, ns)| lab::link_stats(ns.as_deref()))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .map_err(|e| LoadError::Failed(e.to_string()))?;
+        let rcvbuf = places
+            .iter()
+            .map(|(_, ns)| lab::udp_rcvbuf_errors(ns.as_deref()))
+            .sum();
+        let cpu = cpu_snapshot(tun, true);
+        let sys = cpu::snap_system(cpus.as_deref());
+        Ok(Watch {
+            places,
+            links,
+            rcvbuf,
+            cpu,
+            cpus,
+            sys,
+        })
+    }
+
+    /// The same counters after the point (of `seconds`), against those before. The CPU
+    /// is read first: the closer to the load's end, the truer.
+    pub fn finish(self, tun: &Tunnel, seconds: f64) -> Result<HostSeen, LoadError> {
+        let cpu_after = cpu_snapshot(tun, false);
+        let sys = cpu::snap_system(self.cpus.as_deref());
+        let mut links = Vec::new();
+        for ((end, ns), before) in self.places.iter().zip(self.links) {
+            let after =
+                lab::link_stats(ns.as_deref()).map_err(|e| LoadError::Failed(e.to_string()))?;
+            links.push((*end, before, after));
+        }
+        let rcvbuf: u64 = self
+            .places
+            .iter()
+            .map(|(_, ns)| lab::udp_rcvbuf_errors(ns.as_deref()))
+            .sum();
+        let (procs, threads) = cpu::diff(&self.cpu, &cpu_after, seconds);
+        Ok(HostSeen {
+            links,
+            rcvbuf_errors: rcvbuf.saturating_sub(self.rcvbuf),
+            procs,
+            threads,
+            cpus: self.cpus,
+            busy_s: sys.busy - self.sys.busy,
+            total_s: sys.total - self.sys.total,
+            softirq_s: (sys.softirq - self.sys.softirq).max(0.0),
+        })
+    }
+}
+
+/// One point in the lab: a fresh one-off iperf3 server, counters and CPU before, the
+/// client's run, counters and CPU after.
 pub fn measure_point(
     lab: &Lab,
     tun: &mut Tunnel,
@@ -51,8 +166,9 @@ pub fn measure_point(
     run_id: &str,
     sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
-    let server = iperf::start_server(&tun.guard, lab, &progs.iperf3, &tun.server_addr)?;
-    let res = measure_with_server(lab, tun, progs, load, duration, run_id, sampling);
+    let places = [lab.place(SERVER), lab.place(CLIENT)];
+    let server = iperf::start_server(&tun.guard, &places[SERVER], &progs.iperf3, &tun.server_addr)?;
+    let res = measure_with_server(&places, tun, progs, load, duration, run_id, sampling);
     tun.guard.stop_process(server.id() as i32);
     res
 }
@@ -61,7 +177,7 @@ pub fn measure_point(
 pub type Sampling<'a> = Option<(&'a crate::profile::Sampler, &'a str)>;
 
 fn measure_with_server(
-    lab: &Lab,
+    places: &[Place; 2],
     tun: &mut Tunnel,
     progs: &Programs,
     load: Load,
@@ -69,18 +185,7 @@ fn measure_with_server(
     run_id: &str,
     sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
-    let stats = || -> Result<_, LoadError> {
-        Ok([
-            lab::link_stats(&lab.ns[SERVER]).map_err(|e| LoadError::Failed(e.to_string()))?,
-            lab::link_stats(&lab.ns[CLIENT]).map_err(|e| LoadError::Failed(e.to_string()))?,
-        ])
-    };
-    let rcvbuf =
-        || lab::udp_rcvbuf_errors(&lab.ns[SERVER]) + lab::udp_rcvbuf_errors(&lab.ns[CLIENT]);
-    let links_before = stats()?;
-    let rcvbuf_before = rcvbuf();
-    let cpu_before = cpu_snapshot(tun, true);
-    let sys_before = cpu::snap_system();
+    let watch = Watch::start(&[&places[SERVER], &places[CLIENT]], tun, None)?;
     // User-space tunnels: their processes; kernel WireGuard and bare veth: every CPU.
     let target = if tun.kernel || tun.procs.is_empty() {
         crate::profile::Target::SystemWide
@@ -92,15 +197,7 @@ fn measure_with_server(
             .and_then(|mut w| w.enable().map(|_| w))
     });
     let wall = std::time::Instant::now();
-    let mut client = iperf::start_client(
-        &tun.guard,
-        lab,
-        &progs.iperf3,
-        &tun.server_addr,
-        load,
-        duration,
-    )?;
-    let outcome = iperf::wait_client(&mut client, lab, duration);
+    let (outcome, seen) = run_client(&places[CLIENT], tun, progs, load, duration, watch)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let profile = window.zip(sampling).map(|(w, (s, label))| match w {
         Ok(w) => s.finish(w, label),
@@ -108,55 +205,129 @@ fn measure_with_server(
             unavailable: why.to_string(),
         },
     });
-    let cpu_after = cpu_snapshot(tun, false);
-    let sys_after = cpu::snap_system();
+    Ok(record(Observed {
+        tun,
+        load,
+        duration,
+        run_id,
+        outcome,
+        wall_s,
+        here: seen,
+        controller: None,
+        profile,
+    }))
+}
+
+/// The iperf3 client's run at `place` against the server in `tun`, and what `watch`
+/// (started before) saw over it.
+pub fn run_client(
+    place: &Place,
+    tun: &Tunnel,
+    progs: &Programs,
+    load: Load,
+    duration: u32,
+    watch: Watch,
+) -> Result<(iperf::Outcome, HostSeen), LoadError> {
+    let wall = std::time::Instant::now();
+    let mut client = iperf::start_client(
+        &tun.guard,
+        place,
+        &progs.iperf3,
+        &tun.server_addr,
+        load,
+        duration,
+    )?;
+    let outcome = iperf::wait_client(&mut client, place, duration);
+    let seconds = match &outcome {
+        Ok(o) if o.seconds > 0.0 => o.seconds,
+        _ => wall.elapsed().as_secs_f64(),
+    };
+    let seen = watch.finish(tun, seconds);
     tun.guard.stop_process(client.id() as i32);
-    let outcome = outcome?;
-    let links_after = stats()?;
-    let rcvbuf_after = rcvbuf();
+    Ok((outcome?, seen?))
+}
+
+/// `vpn --dut`: the controller's side of a point (the tunnel's client end and iperf3's
+/// client), as the DUT's record carries it.
+pub struct ControllerSide {
+    pub implementation: String,
+    pub seen: HostSeen,
+}
+
+/// Everything a point's record is made of.
+pub struct Observed<'a> {
+    pub tun: &'a Tunnel,
+    pub load: Load,
+    pub duration: u32,
+    pub run_id: &'a str,
+    pub outcome: iperf::Outcome,
+    pub wall_s: f64,
+    /// The lab's host, or with `vpn --dut` the DUT (the server end).
+    pub here: HostSeen,
+    /// With `vpn --dut`: the controller (the client end).
+    pub controller: Option<ControllerSide>,
+    pub profile: Option<crate::profile::ProfileField>,
+}
+
+/// The point's record. The tunnel's CPU, threads, crypto share and the machine's use are
+/// `here`'s: with `vpn --dut`, the DUT's alone; the controller's end is beside them.
+pub fn record(o: Observed) -> VpnRecord {
+    let Observed {
+        tun,
+        load,
+        duration,
+        run_id,
+        outcome,
+        wall_s,
+        here,
+        controller,
+        profile,
+    } = o;
+    let seen_of = |end: usize| -> &HostSeen {
+        match &controller {
+            Some(c) if c.seen.links.iter().any(|(e, _, _)| *e == end) => &c.seen,
+            _ => &here,
+        }
+    };
+    let delta = |end: usize, ifname: &str| seen_of(end).link(end, ifname);
     let dropped = |ifs: &[String; 2]| -> u64 {
         (0..2)
             .map(|end| {
-                let (b, a) = delta(&links_before, &links_after, end, &ifs[end]);
+                let (b, a) = delta(end, &ifs[end]);
                 a.dropped.saturating_sub(b.dropped)
             })
             .sum()
     };
     let bare = matches!(tun.spec, Spec::Bare);
-
     let seconds = if outcome.seconds > 0.0 {
         outcome.seconds
     } else {
         wall_s
     };
-    let (procs, threads) = cpu::diff(&cpu_before, &cpu_after, seconds);
-    let attributable = !matches!(tun.spec, Spec::Bare);
-    let user: f64 = procs.iter().map(|p| p.user_s).sum();
-    let sys: f64 = procs.iter().map(|p| p.sys_s).sum();
+    let attributable = !bare;
+    let user: f64 = here.procs.iter().map(|p| p.user_s).sum();
+    let sys: f64 = here.procs.iter().map(|p| p.sys_s).sum();
     let cpu_s = user + sys;
     let gb = outcome.bytes as f64 / 1e9;
 
     let (s, r) = (load.sender(), load.receiver());
-    let (tb, ta) = delta(&links_before, &links_after, s, &tun.ifname[s]);
-    let (rb, ra) = delta(&links_before, &links_after, r, &tun.ifname[r]);
-    let (ob, oa) = delta(&links_before, &links_after, s, &lab.veth[s]);
-    let (_, veth_r) = delta(&links_before, &links_after, r, &lab.veth[r]);
+    let (tb, ta) = delta(s, &tun.ifname[s]);
+    let (rb, ra) = delta(r, &tun.ifname[r]);
+    let (ob, oa) = delta(s, &tun.outer_if[s]);
+    let (_, veth_r) = delta(r, &tun.outer_if[r]);
+    let tunnel_dropped = if bare { 0 } else { dropped(&tun.ifname) };
+    let outer_dropped = dropped(&tun.outer_if);
 
-    let d_total = sys_after.total - sys_before.total;
-    let busy_s = sys_after.busy - sys_before.busy;
-    let softirq_s = (sys_after.softirq - sys_before.softirq).max(0.0);
-    let pct_of_all = |x: f64| {
-        if d_total > 0.0 {
-            x / d_total * 100.0
+    let busy_pct = here.pct_of_cpus(here.busy_s);
+    // iperf3's own CPU where it ran here: both ends in the lab, the server on a DUT.
+    let iperf3_pct = outcome.server_cpu_pct.unwrap_or(0.0)
+        + if controller.is_none() {
+            outcome.client_cpu_pct.unwrap_or(0.0)
         } else {
             0.0
-        }
-    };
-    let busy_pct = pct_of_all(busy_s);
-    let iperf3_s = (outcome.client_cpu_pct.unwrap_or(0.0) + outcome.server_cpu_pct.unwrap_or(0.0))
-        / 100.0
-        * seconds;
-    let others_pct = pct_of_all((busy_s - cpu_s - iperf3_s - softirq_s).max(0.0));
+        };
+    let iperf3_s = iperf3_pct / 100.0 * seconds;
+    let others_pct = here.pct_of_cpus((here.busy_s - cpu_s - iperf3_s - here.softirq_s).max(0.0));
     let tunnel_rx = ra.rx_bytes.saturating_sub(rb.rx_bytes);
     let notes = notes(
         tun,
@@ -165,7 +336,8 @@ fn measure_with_server(
             received: outcome.bytes,
             busy_pct,
             others_pct,
-            no_thread: threads.is_empty(),
+            no_thread: here.threads.is_empty(),
+            cpus: here.cpus.as_ref().map(Vec::len),
         },
     );
     let (tunnel, cipher, auth) = (
@@ -173,7 +345,37 @@ fn measure_with_server(
         tun.spec.cipher(),
         tun.spec.auth(),
     );
-    Ok(VpnRecord {
+    // Each end's busiest thread: by end in the lab, by host with `vpn --dut` (where a
+    // kernel tunnel's kworkers are the host's too).
+    let (server_busiest, client_busiest) = match &controller {
+        Some(c) => (here.busiest(None), c.seen.busiest(None)),
+        None => (here.busiest(Some("server")), here.busiest(Some("client"))),
+    };
+    let (server_busiest, client_busiest) = (
+        server_busiest.filter(|_| attributable),
+        client_busiest.filter(|_| attributable),
+    );
+    let rcvbuf_errors =
+        here.rcvbuf_errors + controller.as_ref().map_or(0, |c| c.seen.rcvbuf_errors);
+    let controller_end = controller.map(|c| {
+        let cpu_s: f64 = c.seen.procs.iter().map(|p| p.user_s + p.sys_s).sum();
+        vpn::ControllerEnd {
+            implementation: c.implementation,
+            cpus: c.seen.cpus.clone().unwrap_or_default(),
+            system_busy_pct: c.seen.pct_of_cpus(c.seen.busy_s),
+            tunnel_cpu_s: attributable.then_some(cpu_s),
+            tunnel_cpu_pct: attributable.then(|| cpu_s / seconds * 100.0),
+            processes: c.seen.procs,
+            thread_cpu: c
+                .seen
+                .threads
+                .into_iter()
+                .filter(|t| t.cpu_pct >= 1.0)
+                .collect(),
+        }
+    });
+    let threads = here.threads;
+    VpnRecord {
         kind: crate::record::LineKind::Record,
         schema: crate::record::SCHEMA,
         run_id: run_id.into(),
@@ -220,9 +422,9 @@ fn measure_with_server(
             tunnel_tx_bytes: ta.tx_bytes.saturating_sub(tb.tx_bytes),
             tunnel_rx_bytes: tunnel_rx,
             outer_tx_bytes: oa.tx_bytes.saturating_sub(ob.tx_bytes),
-            tunnel_dropped: if bare { 0 } else { dropped(&tun.ifname) },
-            outer_dropped: dropped(&lab.veth),
-            udp_rcvbuf_errors: rcvbuf_after.saturating_sub(rcvbuf_before),
+            tunnel_dropped,
+            outer_dropped,
+            udp_rcvbuf_errors: rcvbuf_errors,
             tunnel_cpu_s: attributable.then_some(cpu_s),
             tunnel_cpu_pct: attributable.then(|| cpu_s / seconds * 100.0),
             busiest_thread_cpu_pct: attributable
@@ -233,15 +435,18 @@ fn measure_with_server(
                     .filter(|t| t.cpu_pct >= THREAD_USED_PCT)
                     .count() as u32
             }),
-            processes: procs,
+            processes: here.procs,
             thread_cpu: threads.into_iter().filter(|t| t.cpu_pct >= 1.0).collect(),
-            softirq_s,
+            softirq_s: here.softirq_s,
             system_busy_pct: busy_pct,
             iperf3_client_cpu_pct: outcome.client_cpu_pct,
             iperf3_server_cpu_pct: outcome.server_cpu_pct,
             openssl_build: tun.openssl_build.clone(),
+            server_busiest_thread_cpu_pct: server_busiest,
+            client_busiest_thread_cpu_pct: client_busiest,
+            controller: controller_end,
         },
-    })
+    }
 }
 
 /// What a point's notes are drawn from.
@@ -251,6 +456,8 @@ struct Seen {
     busy_pct: f64,
     others_pct: f64,
     no_thread: bool,
+    /// The CPUs counted as this host's, when not the whole machine (`vpn --dut`).
+    cpus: Option<usize>,
 }
 
 /// The tunnel's own notes, and what this point's counters say about the number.
@@ -262,6 +469,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
         busy_pct,
         others_pct,
         no_thread,
+        cpus,
     } = seen;
     if tunnel_rx < received {
         notes.push(format!(
@@ -269,9 +477,11 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
         ));
     }
     if busy_pct > 95.0 {
-        let cpus = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
+        let cpus = cpus.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
         notes.push(format!(
             "every core was busy ({busy_pct:.0}% of {cpus}): tunnel, iperf3 and the kernel shared them"
         ));
@@ -288,4 +498,133 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
         );
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(end: &str, pid: i32, pct: f64) -> ThreadCpu {
+        ThreadCpu {
+            end: end.into(),
+            pid,
+            tid: pid,
+            name: "openvpn".into(),
+            cpu_s: pct / 100.0 * 2.0,
+            cpu_pct: pct,
+        }
+    }
+
+    fn process(end: &str, pid: i32, pct: f64) -> ProcessCpu {
+        ProcessCpu {
+            end: end.into(),
+            pid,
+            name: "openvpn".into(),
+            user_s: pct / 100.0 * 2.0,
+            sys_s: 0.0,
+            cpu_pct: pct,
+        }
+    }
+
+    fn links(end: usize, ifs: &[&str], rx: u64) -> EndLinks {
+        let at = |n: u64| -> LinkMap {
+            ifs.iter()
+                .map(|i| {
+                    let s = lab::LinkStats {
+                        rx_bytes: n,
+                        tx_bytes: n,
+                        dropped: 0,
+                        mtu: 1500,
+                    };
+                    (i.to_string(), s)
+                })
+                .collect()
+        };
+        (end, at(0), at(rx))
+    }
+
+    /// `vpn --dut`: the record's tunnel CPU and busiest thread are the DUT's alone, the
+    /// client end's are in `controller`, and each end's counters are read where it runs.
+    #[test]
+    fn a_dut_point_keeps_each_hosts_cpu_apart() {
+        let place = Place {
+            end: SERVER,
+            ns: None,
+            dir: std::env::temp_dir(),
+            pid: 1,
+            addr: "10.0.0.1".into(),
+            peer: String::new(),
+            outer_if: "eth0".into(),
+        };
+        let spec = Spec::OpenVpn {
+            cipher: "AES-128-GCM".into(),
+            dco: false,
+        };
+        let mut tun = Tunnel::new(&spec, std::slice::from_ref(&place));
+        tun.ifname = ["tun-s".into(), "tun-c".into()];
+        tun.outer_if = ["eth0".into(), "veth-c".into()];
+        let here = HostSeen {
+            links: vec![links(SERVER, &["tun-s", "eth0"], 2_000_000)],
+            procs: vec![process("server", 10, 60.0)],
+            threads: vec![thread("server", 10, 60.0)],
+            cpus: Some(vec![0]),
+            busy_s: 1.6,
+            total_s: 2.0,
+            ..HostSeen::default()
+        };
+        let controller = HostSeen {
+            links: vec![links(CLIENT, &["tun-c", "veth-c"], 2_100_000)],
+            procs: vec![process("client", 20, 90.0)],
+            threads: vec![thread("client", 20, 90.0)],
+            cpus: Some(vec![1]),
+            busy_s: 1.0,
+            total_s: 2.0,
+            ..HostSeen::default()
+        };
+        let outcome = iperf::Outcome {
+            bytes: 1_000_000,
+            sent_bytes: 1_000_000,
+            seconds: 2.0,
+            throughput_bps: 500_000.0,
+            ..Default::default()
+        };
+        let load = Load {
+            udp: false,
+            streams: 1,
+            down: false,
+        };
+        let r = record(Observed {
+            tun: &tun,
+            load,
+            duration: 2,
+            run_id: "r",
+            outcome,
+            wall_s: 2.0,
+            here,
+            controller: Some(ControllerSide {
+                implementation: "OpenVPN 2.6".into(),
+                seen: controller,
+            }),
+            profile: None,
+        });
+        assert_eq!(r.tunnel_cpu_s, Some(1.2));
+        assert_eq!(r.busiest_thread_cpu_pct, Some(60.0));
+        assert_eq!(r.server_busiest_thread_cpu_pct, Some(60.0));
+        assert_eq!(r.client_busiest_thread_cpu_pct, Some(90.0));
+        assert!(r.processes.iter().all(|p| p.end == "server"));
+        let c = r.controller.as_ref().unwrap();
+        assert_eq!(
+            (c.cpus.as_slice(), c.tunnel_cpu_s),
+            ([1].as_slice(), Some(1.8))
+        );
+        assert_eq!(c.system_busy_pct, 50.0);
+        assert_eq!(r.system_busy_pct, 80.0);
+        // Up: the controller's tunnel link sent, the DUT's received.
+        assert_eq!(r.tunnel_if, ["tun-c", "tun-s"]);
+        assert_eq!(
+            (r.tunnel_tx_bytes, r.tunnel_rx_bytes),
+            (2_100_000, 2_000_000)
+        );
+        assert_eq!(r.outer_tx_bytes, 2_100_000);
+    }
 }

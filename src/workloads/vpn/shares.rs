@@ -278,21 +278,23 @@ pub mod tests {
         assert_eq!(s.per_byte_share, s.crypto_share);
     }
 
+    /// A profile of `n` samples, `crypto` of them in crypto.
+    pub fn profile(crypto: u64, n: u64) -> Box<crate::profile::ProfileField> {
+        use crate::profile::{Profile, ProfileField};
+        let mut p: Profile = serde_json::from_value(serde_json::json!({
+            "samples": n, "event": "cpu-clock", "categories": {}, "unknown_share": 0.0,
+            "crypto": {"share": 0.0, "ci": [0.0, 1.0], "samples": 0}, "amdahl_ceiling": 1.0,
+        }))
+        .unwrap();
+        p.crypto = crate::profile::shares::Share::of(crypto, n);
+        Box::new(ProfileField::Measured(p))
+    }
+
     /// Where the tunnel was profiled, the share and its ceiling are the sampled ones and
     /// the per-byte figure is the cross-check beside them (here outside the interval:
     /// said). Without perf, perf's reason is given.
     #[test]
     fn the_sampled_share_is_primary_where_a_profile_exists() {
-        use crate::profile::{Profile, ProfileField};
-        let profile = |crypto: u64, n: u64| {
-            let mut p: Profile = serde_json::from_value(serde_json::json!({
-                "samples": n, "event": "cpu-clock", "categories": {}, "unknown_share": 0.0,
-                "crypto": {"share": 0.0, "ci": [0.0, 1.0], "samples": 0}, "amdahl_ceiling": 1.0,
-            }))
-            .unwrap();
-            p.crypto = crate::profile::shares::Share::of(crypto, n);
-            Box::new(ProfileField::Measured(p))
-        };
         let mut gcm = rec("openvpn", "AES-128-GCM", 1, 40e6, 10.0);
         gcm.profile = Some(profile(35, 1000));
         let rs = vec![gcm, rec("openvpn", "none", 1, 48e6, 8.08)];
@@ -311,7 +313,7 @@ pub mod tests {
             s.notes
         );
         let mut gcm = rec("openvpn", "AES-128-GCM", 1, 40e6, 10.0);
-        gcm.profile = Some(Box::new(ProfileField::Unavailable {
+        gcm.profile = Some(Box::new(crate::profile::ProfileField::Unavailable {
             unavailable: "perf is not installed".into(),
         }));
         let s = &shares(&[gcm, rec("openvpn", "none", 1, 48e6, 8.0)])[0];

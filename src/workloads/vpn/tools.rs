@@ -1,7 +1,6 @@
 //! The programs a run needs, where they are, which package brings each, and their versions.
 
 use anyhow::anyhow;
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -96,7 +95,7 @@ pub fn describe(tool: Tool, path: &Path) -> crate::record::Library {
         label: Some(tool.command().into()),
         version: version(path, tool),
         access: Some("tool".into()),
-        details: json!({"path": path.display().to_string()}),
+        details: crate::impls::details::Details::at(path.display().to_string()),
         ..Default::default()
     }
 }

@@ -3,7 +3,7 @@
 //! channel in user space or in the kernel's ovpn-dco module).
 
 use super::iperf::{wait_for, LoadError};
-use super::lab::{self, run, Lab, CLIENT, ENDS, SERVER, VETH_ADDR};
+use super::lab::{self, run, Lab, Place, CLIENT, ENDS, SERVER};
 use crate::sys::guard::{Guard, Resource};
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ const OVPN_PORT: &str = "1194";
 pub const WIREGUARD_CIPHER: &str = "CHACHA20-POLY1305";
 
 /// What to bring up.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Spec {
     /// The bare veth pair.
     Bare,
@@ -109,6 +109,8 @@ pub struct Tunnel {
     pub server_addr: String,
     /// The interface each end's traffic crosses (the tunnel device, or the veth).
     pub ifname: [String; 2],
+    /// The interface that carries each end's tunnel packets (the veth in the lab).
+    pub outer_if: [String; 2],
     /// The tunnel's own processes: (end, pid).
     pub procs: Vec<(String, i32)>,
     children: Vec<Child>,
@@ -139,28 +141,85 @@ impl Tunnel {
 }
 
 pub fn up(lab: &Lab, progs: &Programs, spec: &Spec) -> Result<Tunnel, LoadError> {
-    let t = Tunnel {
-        guard: Guard::new(),
-        spec: spec.clone(),
-        implementation: String::new(),
-        server_addr: String::new(),
-        ifname: lab.veth.clone(),
-        procs: Vec::new(),
-        children: Vec::new(),
-        kernel: false,
-        negotiated: None,
-        openssl_build: None,
-        notes: Vec::new(),
-    };
+    let places = [lab.place(SERVER), lab.place(CLIENT)];
+    let mut t = Tunnel::new(spec, &places);
     match spec {
-        Spec::Bare => Ok(Tunnel {
+        Spec::Bare => {}
+        Spec::WireGuard { kernel } => {
+            let wg = progs.wg.as_deref().ok_or_else(|| failed("wg not found"))?;
+            let keys = [SERVER, CLIENT]
+                .map(|end| wg_keys(wg, &lab.dir, &format!("wg-{}", ENDS[end])).map_err(failed));
+            let [server_key, client_key] = keys;
+            let keys = [server_key?, client_key?];
+            for p in &places {
+                let peer_public = &keys[1 - p.end].1;
+                wireguard_end(&mut t, p, progs, *kernel, &keys[p.end].0, peer_public, true)?;
+            }
+            wireguard_done(&mut t, progs, *kernel);
+        }
+        Spec::OpenVpn { cipher, dco } => {
+            if !lab.dir.join("client.crt").exists() {
+                let openssl = progs
+                    .openssl
+                    .as_deref()
+                    .ok_or_else(|| failed("openssl not found"))?;
+                make_certs(openssl, &lab.dir).map_err(failed)?;
+            }
+            let mut logs = Vec::new();
+            for p in &places {
+                logs.push(openvpn_start(&mut t, p, progs, cipher, *dco)?);
+            }
+            for (i, p) in places.iter().enumerate() {
+                openvpn_wait(&mut t, i, p, &logs[i])?;
+            }
+            openvpn_done(&mut t, &places[SERVER], &logs[SERVER], progs)?;
+            if *dco {
+                for (p, log) in places.iter().zip(&logs) {
+                    check_dco(p, log, &t.ifname[p.end]).map_err(failed)?;
+                }
+            }
+        }
+    }
+    Ok(t)
+}
+
+impl Tunnel {
+    /// A tunnel not up yet, whose ends run at `places` (both, or one with `vpn --dut`):
+    /// the bare veth until its ends are brought up.
+    pub fn new(spec: &Spec, places: &[Place]) -> Tunnel {
+        let mut ifname = [String::new(), String::new()];
+        let mut outer_if = [String::new(), String::new()];
+        let mut server_addr = String::new();
+        for p in places {
+            ifname[p.end] = p.outer_if.clone();
+            outer_if[p.end] = p.outer_if.clone();
+            // iperf3's server listens at the server end of the tunnel, or of the veth.
+            server_addr = match spec {
+                Spec::Bare if p.end == SERVER => p.addr.clone(),
+                Spec::Bare => p.peer.clone(),
+                Spec::WireGuard { .. } => WG_ADDR[SERVER].into(),
+                Spec::OpenVpn { .. } => OVPN_ADDR[SERVER].into(),
+            };
+        }
+        let mut t = Tunnel {
+            guard: Guard::new(),
+            spec: spec.clone(),
             implementation: "veth".into(),
-            server_addr: VETH_ADDR[SERVER].into(),
-            notes: vec!["bare veth: no tunnel process; the kernel's work is in softirq_s".into()],
-            ..t
-        }),
-        Spec::WireGuard { kernel } => wireguard(lab, progs, *kernel, t),
-        Spec::OpenVpn { cipher, dco } => openvpn(lab, progs, cipher, *dco, t),
+            server_addr,
+            ifname,
+            outer_if,
+            procs: Vec::new(),
+            children: Vec::new(),
+            kernel: false,
+            negotiated: None,
+            openssl_build: None,
+            notes: Vec::new(),
+        };
+        if *spec == Spec::Bare {
+            t.notes
+                .push("bare veth: no tunnel process; the kernel's work is in softirq_s".into());
+        }
+        t
     }
 }
 
@@ -169,9 +228,8 @@ fn failed(e: impl std::fmt::Display) -> LoadError {
 }
 
 /// `wg genkey` and `wg pubkey`: a fresh key pair, the private key in a 0600 file.
-fn wg_keys(wg: &Path, dir: &Path, name: &str) -> anyhow::Result<(PathBuf, String)> {
+pub fn wg_keys(wg: &Path, dir: &Path, name: &str) -> anyhow::Result<(PathBuf, String)> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let out = Command::new(wg)
         .arg("genkey")
         .stdin(Stdio::null())
@@ -182,14 +240,7 @@ fn wg_keys(wg: &Path, dir: &Path, name: &str) -> anyhow::Result<(PathBuf, String
     }
     let private = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let path = dir.join(format!("{name}.key"));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-    writeln!(f, "{private}").map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    write_private(&path, &format!("{private}\n"))?;
     let mut child = Command::new(wg)
         .arg("pubkey")
         .stdin(Stdio::piped())
@@ -209,130 +260,127 @@ fn wg_keys(wg: &Path, dir: &Path, name: &str) -> anyhow::Result<(PathBuf, String
     Ok((path, public))
 }
 
-fn wireguard(
-    lab: &Lab,
+/// Writes a key (or anything secret) readable by us alone (0600).
+pub fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// One end of a WireGuard tunnel at `p`: its link (kernel) or wireguard-go, its key, the
+/// peer and addresses. `to_peer`: give the peer's endpoint (the other end then learns
+/// ours from the first packet).
+pub fn wireguard_end(
+    t: &mut Tunnel,
+    p: &Place,
     progs: &Programs,
     kernel: bool,
-    mut t: Tunnel,
-) -> Result<Tunnel, LoadError> {
+    key: &Path,
+    peer_public: &str,
+    to_peer: bool,
+) -> Result<(), LoadError> {
     let wg = progs.wg.as_deref().ok_or_else(|| failed("wg not found"))?;
-    let ifs = [
-        lab::if_name(lab.pid, 'w', SERVER),
-        lab::if_name(lab.pid, 'w', CLIENT),
-    ];
-    let mut keys = Vec::new();
-    for end in [SERVER, CLIENT] {
-        keys.push(wg_keys(wg, &lab.dir, &format!("wg-{}", ENDS[end])).map_err(failed)?);
-    }
-    for end in [SERVER, CLIENT] {
-        let ns = lab.ns[end].as_str();
-        let ifname = ifs[end].as_str();
-        if kernel {
-            run(&["ip", "-n", ns, "link", "add", ifname, "type", "wireguard"]).map_err(failed)?;
-            t.guard.track(Resource::Undo {
-                what: format!("wireguard link {ifname}"),
-                argv: ["ip", "-n", ns, "link", "del", ifname]
-                    .map(String::from)
-                    .to_vec(),
-            });
-        } else {
-            let go = progs
-                .wireguard_go
-                .as_deref()
-                .ok_or_else(|| failed("wireguard-go not found"))?;
-            // Tracked before the daemon, so it is undone after the daemon stops.
-            let sock = format!("/var/run/wireguard/{ifname}.sock");
-            t.guard.track(Resource::Undo {
-                what: format!("socket {sock}"),
-                argv: ["rm", "-f", &sock].map(String::from).to_vec(),
-            });
-            let log = lab.path(&format!("wireguard-go-{}.log", ENDS[end]));
-            let go_s = go.to_string_lossy();
-            let mut child = lab::spawn_in_ns(
-                &t.guard,
-                ns,
-                &[&go_s, "-f", ifname],
-                &log,
-                None,
-                "wireguard-go",
-            )
-            .map_err(failed)?;
-            let pid = child.id() as i32;
-            let ready = wait_for(&mut child, Duration::from_secs(10), "wireguard-go", || {
-                Path::new(&sock).exists()
-            });
-            t.procs.push((ENDS[end].into(), pid));
-            t.children.push(child);
-            if let Err(LoadError::Failed(m)) = ready {
-                let gist =
-                    super::iperf::last_line(&std::fs::read_to_string(&log).unwrap_or_default());
-                return Err(failed(format!("{m}: {gist}")));
-            }
-            ready?;
-        }
-    }
-    for end in [SERVER, CLIENT] {
-        let peer = 1 - end;
-        let ns = lab.ns[end].as_str();
-        let key = keys[end].0.to_string_lossy().to_string();
-        let wg_s = wg.to_string_lossy();
-        let allowed = format!("{}/32", WG_ADDR[peer]);
-        let endpoint = format!("{}:{WG_PORT}", VETH_ADDR[peer]);
-        let status = lab::in_ns(
+    let end = p.end;
+    let ns = p.ns();
+    let ifname = p.if_name('w');
+    if kernel {
+        lab::ip(ns, &["link", "add", &ifname, "type", "wireguard"]).map_err(failed)?;
+        t.guard.track(Resource::Undo {
+            what: format!("wireguard link {ifname}"),
+            argv: lab::ip_argv(ns, &["link", "del", &ifname]),
+        });
+    } else {
+        let go = progs
+            .wireguard_go
+            .as_deref()
+            .ok_or_else(|| failed("wireguard-go not found"))?;
+        // Tracked before the daemon, so it is undone after the daemon stops.
+        let sock = format!("/var/run/wireguard/{ifname}.sock");
+        t.guard.track(Resource::Undo {
+            what: format!("socket {sock}"),
+            argv: ["rm", "-f", &sock].map(String::from).to_vec(),
+        });
+        let log = p.path(&format!("wireguard-go-{}.log", ENDS[end]));
+        let go_s = go.to_string_lossy();
+        let mut child = lab::spawn_in_ns(
+            &t.guard,
             ns,
-            &[
-                &wg_s,
-                "set",
-                &ifs[end],
-                "private-key",
-                &key,
-                "listen-port",
-                WG_PORT,
-                "peer",
-                &keys[peer].1,
-                "allowed-ips",
-                &allowed,
-                "endpoint",
-                &endpoint,
-            ],
+            &[&go_s, "-f", &ifname],
+            &log,
+            None,
+            "wireguard-go",
         )
+        .map_err(failed)?;
+        let pid = child.id() as i32;
+        let ready = wait_for(&mut child, Duration::from_secs(10), "wireguard-go", || {
+            Path::new(&sock).exists()
+        });
+        t.procs.push((ENDS[end].into(), pid));
+        t.children.push(child);
+        if let Err(LoadError::Failed(m)) = ready {
+            let gist = super::iperf::last_line(&std::fs::read_to_string(&log).unwrap_or_default());
+            return Err(failed(format!("{m}: {gist}")));
+        }
+        ready?;
+    }
+    let key = key.to_string_lossy().to_string();
+    let wg_s = wg.to_string_lossy();
+    let allowed = format!("{}/32", WG_ADDR[1 - end]);
+    let endpoint = format!("{}:{WG_PORT}", p.peer);
+    let mut argv: Vec<&str> = vec![
+        &wg_s,
+        "set",
+        &ifname,
+        "private-key",
+        &key,
+        "listen-port",
+        WG_PORT,
+        "peer",
+        peer_public,
+        "allowed-ips",
+        &allowed,
+    ];
+    if to_peer {
+        argv.extend(["endpoint", &endpoint]);
+    }
+    let status = lab::in_ns(ns, &argv)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| failed(format!("wg set: {e}")))?;
-        if !status.status.success() {
-            return Err(failed(format!(
-                "wg set {} failed: {}",
-                ifs[end],
-                super::iperf::last_line(&String::from_utf8_lossy(&status.stderr))
-            )));
-        }
-        run(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/24", WG_ADDR[end]),
-            "dev",
-            &ifs[end],
-        ])
-        .map_err(failed)?;
-        run(&["ip", "-n", ns, "link", "set", &ifs[end], "up"]).map_err(failed)?;
+    if !status.status.success() {
+        return Err(failed(format!(
+            "wg set {ifname} failed: {}",
+            super::iperf::last_line(&String::from_utf8_lossy(&status.stderr))
+        )));
     }
+    let addr = format!("{}/24", WG_ADDR[end]);
+    lab::ip(ns, &["addr", "add", &addr, "dev", &ifname]).map_err(failed)?;
+    lab::ip(ns, &["link", "set", &ifname, "up"]).map_err(failed)?;
+    t.ifname[end] = ifname;
+    Ok(())
+}
+
+/// The WireGuard tunnel's description, once its ends are up.
+pub fn wireguard_done(t: &mut Tunnel, progs: &Programs, kernel: bool) {
     t.kernel = kernel;
     t.implementation = if kernel {
         "kernel".into()
     } else {
         progs.wireguard_go_version.clone()
     };
-    t.server_addr = WG_ADDR[SERVER].into();
-    t.ifname = ifs;
     t.notes.push(if kernel {
         "kernel WireGuard: its CPU time is in softirq (not attributable to the tunnel alone; see softirq_s) and in the wg-crypt kworkers, whose time is tunnel_cpu_s (approximate: a kworker's name shows the last work queue it ran)".into()
     } else {
         "wireguard-go: WireGuard in user space".into()
     });
-    Ok(t)
 }
 
 /// A throwaway CA, server and client certificate (P-256), made once per run.
@@ -411,13 +459,15 @@ pub fn negotiated_matches(line: &str, cipher: &str) -> bool {
         .contains(&format!("CIPHER '{}'", cipher.to_ascii_uppercase()))
 }
 
-fn openvpn(
-    lab: &Lab,
+/// Starts one OpenVPN end at `p` (its certificates in `p.dir`); returns its log, which
+/// `openvpn_wait` reads.
+pub fn openvpn_start(
+    t: &mut Tunnel,
+    p: &Place,
     progs: &Programs,
     cipher: &str,
     dco: bool,
-    mut t: Tunnel,
-) -> Result<Tunnel, LoadError> {
+) -> Result<PathBuf, LoadError> {
     if dco && !is_aead(cipher) {
         return Err(failed(format!(
             "OpenVPN DCO takes AEAD ciphers only (AES-GCM, CHACHA20-POLY1305), not {cipher}"
@@ -427,133 +477,138 @@ fn openvpn(
         .openvpn
         .as_deref()
         .ok_or_else(|| failed("openvpn not found"))?;
-    if !lab.path("client.crt").exists() {
-        let openssl = progs
-            .openssl
-            .as_deref()
-            .ok_or_else(|| failed("openssl not found"))?;
-        make_certs(openssl, &lab.dir).map_err(failed)?;
-    }
-    let ifs = [
-        lab::if_name(lab.pid, 'o', SERVER),
-        lab::if_name(lab.pid, 'o', CLIENT),
-    ];
+    let end = p.end;
+    let ifname = p.if_name('o');
     let auth = if cipher == "none" {
         "none"
     } else {
         LEGACY_AUTH
     };
-    let mut logs = Vec::new();
-    for end in [SERVER, CLIENT] {
-        let peer = 1 - end;
-        let f = |n: &str| lab.path(n).to_string_lossy().to_string();
-        let (ca, crt, key) = (
-            f("ca.crt"),
-            f(&format!("{}.crt", ENDS[end])),
-            f(&format!("{}.key", ENDS[end])),
-        );
-        let o = ovpn.to_string_lossy().to_string();
-        let mut argv: Vec<&str> = vec![
-            &o,
-            "--dev-type",
-            "tun",
-            "--dev",
-            &ifs[end],
-            "--proto",
-            "udp",
-            "--ca",
-            &ca,
-            "--cert",
-            &crt,
-            "--key",
-            &key,
-            "--data-ciphers",
-            cipher,
-            "--data-ciphers-fallback",
-            cipher,
-            "--auth",
-            auth,
-            "--reneg-bytes",
-            "0",
-            "--reneg-sec",
-            "0",
-            "--ifconfig",
-            OVPN_ADDR[end],
-            OVPN_ADDR[peer],
-            "--verb",
-            "3",
-            "--mute-replay-warnings",
-        ];
-        // OpenVPN 2.6 offloads by itself wherever it can: user space must say no.
-        if !dco {
-            argv.push("--disable-dco");
-        }
-        if end == SERVER {
-            argv.extend([
-                "--tls-server",
-                "--dh",
-                "none",
-                "--local",
-                VETH_ADDR[SERVER],
-                "--lport",
-                OVPN_PORT,
-            ]);
-        } else {
-            argv.extend([
-                "--tls-client",
-                "--remote",
-                VETH_ADDR[SERVER],
-                OVPN_PORT,
-                "--nobind",
-                "--verify-x509-name",
-                "server",
-                "name",
-            ]);
-        }
-        let log = lab.path(&format!(
-            "openvpn-{}-{}.log",
-            ENDS[end],
-            cipher.to_ascii_lowercase()
-        ));
-        let env = progs
-            .openssl_build
-            .as_ref()
-            .map(|b| b.env())
-            .unwrap_or_default();
-        let child = lab::spawn_in_ns_with(&t.guard, &lab.ns[end], &argv, &env, &log, "openvpn")
-            .map_err(failed)?;
-        t.procs.push((ENDS[end].into(), child.id() as i32));
-        t.children.push(child);
-        logs.push(log);
+    let peer = 1 - end;
+    let f = |n: &str| p.path(n).to_string_lossy().to_string();
+    let (ca, crt, key) = (
+        f("ca.crt"),
+        f(&format!("{}.crt", ENDS[end])),
+        f(&format!("{}.key", ENDS[end])),
+    );
+    let o = ovpn.to_string_lossy().to_string();
+    let mut argv: Vec<&str> = vec![
+        &o,
+        "--dev-type",
+        "tun",
+        "--dev",
+        &ifname,
+        "--proto",
+        "udp",
+        "--ca",
+        &ca,
+        "--cert",
+        &crt,
+        "--key",
+        &key,
+        "--data-ciphers",
+        cipher,
+        "--data-ciphers-fallback",
+        cipher,
+        "--auth",
+        auth,
+        "--reneg-bytes",
+        "0",
+        "--reneg-sec",
+        "0",
+        "--ifconfig",
+        OVPN_ADDR[end],
+        OVPN_ADDR[peer],
+        "--verb",
+        "3",
+        "--mute-replay-warnings",
+    ];
+    // OpenVPN 2.6 offloads by itself wherever it can: user space must say no.
+    if !dco {
+        argv.push("--disable-dco");
     }
-    for end in [SERVER, CLIENT] {
-        let log = logs[end].clone();
-        let res = wait_for(
-            &mut t.children[end],
-            Duration::from_secs(20),
-            "openvpn",
-            || {
-                std::fs::read_to_string(&log)
-                    .map(|s| s.contains("Initialization Sequence Completed"))
-                    .unwrap_or(false)
-            },
-        );
-        if let Err(LoadError::Failed(m)) = res {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            let gist = text
-                .lines()
-                .rev()
-                .find(|l| l.to_ascii_lowercase().contains("error"))
-                .map(str::to_string)
-                .unwrap_or_else(|| super::iperf::last_line(&text));
-            return Err(failed(format!("{} {m}: {gist}", ENDS[end])));
-        }
-        res?;
+    if end == SERVER {
+        argv.extend([
+            "--tls-server",
+            "--dh",
+            "none",
+            "--local",
+            &p.addr,
+            "--lport",
+            OVPN_PORT,
+        ]);
+    } else {
+        argv.extend([
+            "--tls-client",
+            "--remote",
+            &p.peer,
+            OVPN_PORT,
+            "--nobind",
+            "--verify-x509-name",
+            "server",
+            "name",
+        ]);
     }
+    let log = p.path(&format!(
+        "openvpn-{}-{}.log",
+        ENDS[end],
+        cipher.to_ascii_lowercase()
+    ));
+    let env = progs
+        .openssl_build
+        .as_ref()
+        .map(|b| b.env())
+        .unwrap_or_default();
+    let child =
+        lab::spawn_in_ns_with(&t.guard, p.ns(), &argv, &env, &log, "openvpn").map_err(failed)?;
+    t.procs.push((ENDS[end].into(), child.id() as i32));
+    t.children.push(child);
+    t.ifname[end] = ifname;
+    Ok(log)
+}
+
+/// Waits until the OpenVPN end started `i`-th says it is up, or says why not.
+pub fn openvpn_wait(t: &mut Tunnel, i: usize, p: &Place, log: &Path) -> Result<(), LoadError> {
+    // The handshake's public-key work runs first: an emulated guest CPU on a busy host
+    // takes tens of seconds for it.
+    let res = wait_for(
+        &mut t.children[i],
+        Duration::from_secs(60),
+        "openvpn",
+        || {
+            std::fs::read_to_string(log)
+                .map(|s| s.contains("Initialization Sequence Completed"))
+                .unwrap_or(false)
+        },
+    );
+    if let Err(LoadError::Failed(m)) = res {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let gist = text
+            .lines()
+            .rev()
+            .find(|l| l.to_ascii_lowercase().contains("error"))
+            .map(str::to_string)
+            .unwrap_or_else(|| super::iperf::last_line(&text));
+        return Err(failed(format!("{} {m}: {gist}", ENDS[p.end])));
+    }
+    res
+}
+
+/// What the OpenVPN tunnel negotiated, checked, once both ends are up: the server end
+/// at `server` with its log (this host's); its notes and description.
+pub fn openvpn_done(
+    t: &mut Tunnel,
+    server: &Place,
+    server_log: &Path,
+    progs: &Programs,
+) -> Result<(), LoadError> {
+    let Spec::OpenVpn { cipher, dco } = t.spec.clone() else {
+        return Ok(());
+    };
     // The data channel line follows "Initialization Sequence Completed" closely.
     let mut negotiated = None;
     for _ in 0..100 {
-        negotiated = std::fs::read_to_string(&logs[SERVER])
+        negotiated = std::fs::read_to_string(server_log)
             .ok()
             .and_then(|s| data_channel(&s));
         if negotiated.is_some() {
@@ -562,13 +617,13 @@ fn openvpn(
         std::thread::sleep(Duration::from_millis(20));
     }
     if let Some(n) = &negotiated {
-        if !negotiated_matches(n, cipher) {
+        if !negotiated_matches(n, &cipher) {
             return Err(failed(format!(
                 "asked for data cipher {cipher}, OpenVPN negotiated {n}"
             )));
         }
     }
-    // On an --openssl build, both ends must have mapped it: otherwise the tunnel
+    // On an --openssl build, every end here must have mapped it: otherwise the tunnel
     // would be measured on another library.
     if let Some(build) = &progs.openssl_build {
         for (end, pid) in &t.procs {
@@ -579,62 +634,59 @@ fn openvpn(
             );
         }
     }
-    if dco {
-        check_dco(lab, &logs, &ifs).map_err(failed)?;
-        t.kernel = true;
-    }
+    t.kernel = dco;
     t.negotiated = negotiated;
     t.implementation = progs.openvpn_version.clone();
-    t.server_addr = OVPN_ADDR[SERVER].into();
-    t.ifname = ifs;
-    t.notes.push(if dco {
-        "OpenVPN data channel in the kernel (ovpn-dco: \"DCO device ... opened\", link kind ovpn-dco), UDP between the namespaces; its CPU time is in softirq and the ovpn-crypto kworkers, whose time is tunnel_cpu_s".into()
+    let between = if server.ns.is_some() {
+        "between the namespaces"
     } else {
-        "OpenVPN data channel in user space (--disable-dco), UDP between the namespaces".into()
+        "between the controller and the DUT"
+    };
+    t.notes.push(if dco {
+        format!("OpenVPN data channel in the kernel (ovpn-dco: \"DCO device ... opened\", link kind ovpn-dco), UDP {between}; its CPU time is in softirq and the ovpn-crypto kworkers, whose time is tunnel_cpu_s")
+    } else {
+        format!("OpenVPN data channel in user space (--disable-dco), UDP {between}")
     });
     if cipher == "none" {
         t.notes
             .push("no encryption and no authentication: the ceiling for the crypto share".into());
     }
-    Ok(t)
+    Ok(())
 }
 
-/// DCO really in use: both ends' logs say the DCO device was opened, and both tunnel
-/// links are of kind ovpn-dco (not tun); otherwise why not.
-fn check_dco(lab: &Lab, logs: &[PathBuf], ifs: &[String; 2]) -> anyhow::Result<()> {
-    for end in [SERVER, CLIENT] {
-        let log = std::fs::read_to_string(&logs[end]).unwrap_or_default();
-        let opened = log
+/// DCO really in use at one end: its log says the DCO device was opened, and its tunnel
+/// link is of kind ovpn-dco (not tun); otherwise why not.
+pub fn check_dco(p: &Place, log: &Path, ifname: &str) -> anyhow::Result<()> {
+    let log = std::fs::read_to_string(log).unwrap_or_default();
+    let opened = log
+        .lines()
+        .any(|l| l.contains("DCO device") && l.contains("opened"));
+    if !opened {
+        let said = log
             .lines()
-            .any(|l| l.contains("DCO device") && l.contains("opened"));
-        if !opened {
-            let said = log
-                .lines()
-                .find(|l| l.to_ascii_lowercase().contains("dco"))
-                .map(|l| format!(": OpenVPN said \"{}\"", l.trim()))
-                .unwrap_or_default();
-            let k = crate::kernel::offload_paths(&crate::kernel::KernelConfig::read());
-            return Err(anyhow!(
-                "OpenVPN DCO requested but not used on the {} end{said} (ovpn-dco: {})",
-                ENDS[end],
-                k.ovpn_dco.reason
-            ));
-        }
-        let kind = link_kind(&lab.ns[end], &ifs[end]);
-        if kind.as_deref() != Some("ovpn-dco") {
-            return Err(anyhow!(
-                "OpenVPN DCO requested, but {} is a {} link, not ovpn-dco",
-                ifs[end],
-                kind.as_deref().unwrap_or("missing")
-            ));
-        }
+            .find(|l| l.to_ascii_lowercase().contains("dco"))
+            .map(|l| format!(": OpenVPN said \"{}\"", l.trim()))
+            .unwrap_or_default();
+        let k = crate::kernel::offload_paths(&crate::kernel::KernelConfig::read());
+        return Err(anyhow!(
+            "OpenVPN DCO requested but not used on the {} end{said} (ovpn-dco: {})",
+            ENDS[p.end],
+            k.ovpn_dco.reason
+        ));
+    }
+    let kind = link_kind(p.ns(), ifname);
+    if kind.as_deref() != Some("ovpn-dco") {
+        return Err(anyhow!(
+            "OpenVPN DCO requested, but {ifname} is a {} link, not ovpn-dco",
+            kind.as_deref().unwrap_or("missing")
+        ));
     }
     Ok(())
 }
 
 /// `ip -d -j link show`'s linkinfo kind of one interface ("ovpn-dco", "tun", ...).
-fn link_kind(ns: &str, ifname: &str) -> Option<String> {
-    let out = run(&["ip", "-n", ns, "-d", "-j", "link", "show", "dev", ifname]).ok()?;
+fn link_kind(ns: Option<&str>, ifname: &str) -> Option<String> {
+    let out = lab::ip(ns, &["-d", "-j", "link", "show", "dev", ifname]).ok()?;
     let v: serde_json::Value = serde_json::from_str(&out).ok()?;
     v[0]["linkinfo"]["info_kind"].as_str().map(str::to_string)
 }

@@ -1,7 +1,6 @@
 //! How vpn records are shown, for `vpn` and `report`: pure functions of one run's records.
 
 use super::shares::{self, Share};
-use crate::record::read::AnyRecord;
 use crate::record::vpn::{VpnData, VpnRecord};
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};
@@ -16,14 +15,6 @@ fn shares(run: &RunView<VpnData>) -> Vec<Share> {
 
 impl View for VpnView {
     type Data = VpnData;
-    const WORKLOAD: &'static str = "vpn";
-
-    fn pick(r: &AnyRecord) -> Option<&VpnRecord> {
-        match r {
-            AnyRecord::Vpn(v) => Some(v),
-            _ => None,
-        }
-    }
 
     fn blocks(run: &RunView<VpnData>, _opts: &Options) -> Vec<Block> {
         super::render::blocks(run, &shares(run))

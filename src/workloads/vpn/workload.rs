@@ -10,11 +10,9 @@ use super::{VpnArgs, Wanted};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::measure;
 use crate::profile::{ProfileField, Sampler};
-use crate::record::read::AnyRecord;
 use crate::record::vpn::{VpnData, VpnRecord};
 use crate::record::Exclusion;
 use crate::workloads::Failure;
-use serde_json::json;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -27,11 +25,75 @@ pub struct Vpn {
     progs: Programs,
     /// Programs found, for the environment.
     found: Vec<(Tool, PathBuf)>,
-    lab: Option<Lab>,
+    lab: Option<Bed>,
+    /// `vpn --dut`'s agent: the client ends are the controller's (`--remote-client`), the
+    /// DUT's data address (`--dut-address`).
+    remote: Option<Option<String>>,
     /// (round, tunnel) per point, rounds outermost so drift hits every tunnel alike.
     points: Vec<(u32, Spec)>,
     /// --profile: every point is run again under perf.
     sampler: Option<Sampler>,
+}
+
+/// Where the tunnels run: both ends in the lab's namespaces, or (`vpn --dut`) the server
+/// end here and the client end on the controller.
+enum Bed {
+    Lab(Lab),
+    Dut(super::remote::DutEnd),
+}
+
+/// A tunnel that is up, and with `vpn --dut` its client end on the controller.
+type Up = (super::tunnel::Tunnel, Option<super::remote::ClientEnd>);
+
+impl Bed {
+    /// Where the server end runs.
+    fn server(&self) -> lab::Place {
+        match self {
+            Bed::Lab(l) => l.place(lab::SERVER),
+            Bed::Dut(d) => d.place.clone(),
+        }
+    }
+
+    /// The environment's names: namespaces, outer links and their addresses.
+    fn names(&self) -> (Vec<String>, Vec<String>, Vec<String>) {
+        match self {
+            Bed::Lab(l) => (
+                l.ns.to_vec(),
+                l.veth.to_vec(),
+                lab::VETH_ADDR.iter().map(|a| a.to_string()).collect(),
+            ),
+            Bed::Dut(d) => (
+                Vec::new(),
+                vec![d.place.outer_if.clone()],
+                vec![d.place.addr.clone()],
+            ),
+        }
+    }
+
+    fn up(&self, progs: &Programs, spec: &Spec) -> Result<Up, LoadError> {
+        match self {
+            Bed::Lab(l) => tunnel::up(l, progs, spec).map(|t| (t, None)),
+            Bed::Dut(d) => d.up(progs, spec).map(|(t, c)| (t, Some(c))),
+        }
+    }
+
+    fn measure_point(
+        &self,
+        up: &mut Up,
+        progs: &Programs,
+        load: Load,
+        duration: u32,
+        run_id: &str,
+    ) -> Result<VpnRecord, LoadError> {
+        let (tun, client) = up;
+        match (self, client) {
+            (Bed::Dut(d), Some(c)) => d.measure_point(tun, c, progs, load, duration, run_id),
+            (Bed::Lab(l), _) => {
+                super::point::measure_point(l, tun, progs, load, duration, run_id, None)
+            }
+            (Bed::Dut(_), None) => Err(LoadError::Failed("no client end".into())),
+        }
+    }
 }
 
 fn progress(msg: &str) {
@@ -108,9 +170,19 @@ impl Vpn {
             progs,
             found,
             lab: None,
+            remote: args.remote_client.then_some(args.dut_address),
             points: Vec::new(),
             sampler,
         })
+    }
+
+    /// The programs the client ends need (`vpn --dut`'s controller), checked by `new`.
+    pub fn client_programs(mut self) -> Programs {
+        if let Some(go) = &self.progs.wireguard_go {
+            self.progs.wireguard_go_version =
+                tools::short_version(&tools::version(go, Tool::WireguardGo));
+        }
+        self.progs
     }
 
     /// The tunnels to measure, in the order asked; WireGuard is the kernel's where it
@@ -159,10 +231,14 @@ impl Vpn {
         } else {
             String::new()
         };
-        let point = json!({
-            "tunnel": format!("{}{round}", spec.label()),
-            "load": load.map(load_label),
-        });
+        let point = [
+            (
+                "tunnel".to_string(),
+                format!("{}{round}", spec.label()).into(),
+            ),
+            ("load".to_string(), load.map(load_label).into()),
+        ]
+        .into();
         Exclusion {
             workload: crate::record::Workload::Vpn,
             implementation: match (&self.progs.openssl_build, spec) {
@@ -173,7 +249,7 @@ impl Vpn {
             },
             kind: crate::record::ExclusionKind::Failed,
             reason,
-            point: point.as_object().cloned().unwrap_or_default(),
+            point,
         }
     }
 }
@@ -244,10 +320,15 @@ impl Workload for Vpn {
     }
 
     fn plan(&mut self) -> Result<Plan, Failure> {
-        let lab =
-            Lab::new().map_err(|e| Failure::Runtime(format!("cannot build the test bed: {e}")))?;
+        let lab = match &self.remote {
+            Some(addr) => Bed::Dut(super::remote::DutEnd::new(addr.as_deref())?),
+            None => Bed::Lab(
+                Lab::new()
+                    .map_err(|e| Failure::Runtime(format!("cannot build the test bed: {e}")))?,
+            ),
+        };
         let wants_wg = self.wanted.iter().any(|w| w.wireguard());
-        let kernel_wg = wants_wg && lab.kernel_wireguard();
+        let kernel_wg = wants_wg && lab.server().kernel_wireguard();
         let mut unavailable = Vec::new();
         if wants_wg && !kernel_wg {
             unavailable.push(crate::record::Unavailable {
@@ -265,6 +346,7 @@ impl Workload for Vpn {
         }
         let mut streams: Vec<u32> = self.loads.iter().map(|l| l.streams).collect();
         streams.dedup();
+        let (netns, veth, outer_addresses) = lab.names();
         let settings =
             crate::record::WorkloadSettings::Vpn(crate::record::environment::VpnSettings {
                 tunnels: specs.iter().map(Spec::label).collect(),
@@ -274,9 +356,9 @@ impl Workload for Vpn {
                 rounds: self.rounds,
                 udp: self.loads.iter().any(|l| l.udp),
                 kernel_wireguard: kernel_wg,
-                netns: lab.ns.to_vec(),
-                veth: lab.veth.to_vec(),
-                outer_addresses: lab::VETH_ADDR.iter().map(|a| a.to_string()).collect(),
+                netns,
+                veth,
+                outer_addresses,
             });
         self.points = (1..=self.rounds)
             .flat_map(|r| specs.iter().map(move |s| (r, s.clone())))
@@ -325,7 +407,7 @@ impl Workload for Vpn {
         ctx.progress
             .set_message(format!("{}{round_label}", spec.label()));
         let mut out = Vec::new();
-        let mut tun = match tunnel::up(lab, &self.progs, spec) {
+        let mut up = match lab.up(&self.progs, spec) {
             Ok(t) => t,
             Err(LoadError::Interrupted) => return Ok(out),
             Err(LoadError::Failed(e)) => {
@@ -339,7 +421,7 @@ impl Workload for Vpn {
             if measure::stopped() {
                 break;
             }
-            if let Err(e) = tun.check_alive() {
+            if let Err(e) = up.0.check_alive() {
                 out.push(driver::Outcome::Excluded(self.exclusion(
                     *round,
                     spec,
@@ -348,24 +430,22 @@ impl Workload for Vpn {
                 )));
                 continue;
             }
-            let point = super::point::measure_point(
-                lab,
-                &mut tun,
+            let point = lab.measure_point(
+                &mut up,
                 &self.progs,
                 *load,
                 self.duration,
                 &ctx.environment.run_id,
-                None,
             );
             match point {
                 Ok(mut rec) => {
                     rec.round = *round;
-                    if let Some(s) = &self.sampler {
+                    if let (Some(s), Bed::Lab(lab)) = (&self.sampler, lab) {
                         let label =
                             format!("vpn {}{round_label} {}", spec.label(), load_label(load));
                         rec.profile = sampled_rerun(
                             lab,
-                            &mut tun,
+                            &mut up.0,
                             &self.progs,
                             *load,
                             self.duration,
@@ -405,10 +485,6 @@ impl Workload for Vpn {
             }
         }
         Ok(out)
-    }
-
-    fn wrap(record: VpnRecord) -> AnyRecord {
-        AnyRecord::Vpn(record)
     }
 
     fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {

@@ -52,6 +52,32 @@ impl Implementation for AwsLc {
         Support::Yes
     }
 
+    fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
+        if alg.kind() == Kind::Cipher && direction == Direction::Dec {
+            vec![format!(
+                "aws-lc-rs decrypts {alg} only in place (cipher::DecryptingKey; its out-of-place \
+                 streaming keys run the key schedule per message), so every timed dec call \
+                 first copies the ciphertext into the output buffer"
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crate_version: Some(CRATE_VERSION.into()),
+            crate_version_note: Some("aws-lc-rs exposes no crate version at run time; this is the minor version Cargo.toml requires".into()),
+            awslc_version: Some(aws_lc_rs::awslc_version().to_string()),
+            ..Default::default()
+        }
+    }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+}
+
+impl crate::impls::PublicKeyOps for AwsLc {
     fn key_pair(
         &self,
         alg: Algorithm,
@@ -67,7 +93,9 @@ impl Implementation for AwsLc {
     ) -> anyhow::Result<Box<dyn crate::impls::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
+}
 
+impl crate::impls::Symmetric for AwsLc {
     fn prepare(
         &self,
         alg: Algorithm,
@@ -119,7 +147,9 @@ impl Implementation for AwsLc {
                     Algorithm::Sha256 => &digest::SHA256,
                     _ => &digest::SHA512,
                 };
-                Ok(Box::new(HashOp { algorithm }))
+                Ok(Box::new(super::OneShot(move |msg: &[u8]| {
+                    digest::digest(algorithm, msg)
+                })))
             }
             Kind::Mac => Ok(Box::new(MacOp {
                 key: hmac::Key::new(hmac::HMAC_SHA256, key),
@@ -128,26 +158,6 @@ impl Implementation for AwsLc {
                 "{alg} is a public-key algorithm: use key_pair and public_key"
             )),
         }
-    }
-
-    fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
-        if alg.kind() == Kind::Cipher && direction == Direction::Dec {
-            vec![format!(
-                "aws-lc-rs decrypts {alg} only in place (cipher::DecryptingKey; its out-of-place \
-                 streaming keys run the key schedule per message), so every timed dec call \
-                 first copies the ciphertext into the output buffer"
-            )]
-        } else {
-            Vec::new()
-        }
-    }
-
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": CRATE_VERSION,
-            "crate_version_note": "aws-lc-rs exposes no crate version at run time; this is the minor version Cargo.toml requires",
-            "awslc_version": aws_lc_rs::awslc_version(),
-        })
     }
 }
 
@@ -261,16 +271,6 @@ impl Operation for CipherOp {
     }
 }
 
-struct HashOp {
-    algorithm: &'static digest::Algorithm,
-}
-
-impl Operation for HashOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        io.put_digest(|msg| digest::digest(self.algorithm, msg))
-    }
-}
-
 struct MacOp {
     key: hmac::Key,
 }
@@ -288,6 +288,7 @@ impl Operation for MacOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::impls::Symmetric;
 
     #[test]
     fn supports_every_algorithm_but_legacy_and_dsa() {

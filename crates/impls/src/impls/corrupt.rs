@@ -45,6 +45,12 @@ impl Implementation for Corrupt {
     fn support(&self, alg: Algorithm) -> Support {
         self.0.support(alg)
     }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+}
+
+impl crate::impls::Symmetric for Corrupt {
     fn prepare(
         &self,
         alg: Algorithm,
@@ -56,9 +62,13 @@ impl Implementation for Corrupt {
             digest: matches!(alg.kind(), Kind::Hash | Kind::Mac),
         }))
     }
+}
+
+impl crate::impls::PublicKeyOps for Corrupt {
     fn key_pair(&self, alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
         Ok(Box::new(FlipKeyPair(self.0.key_pair(alg, private)?)))
     }
+
     fn public_key(&self, alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
         Ok(Box::new(AcceptAll(self.0.public_key(alg, public)?)))
     }

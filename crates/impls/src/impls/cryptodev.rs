@@ -389,6 +389,45 @@ impl Implementation for Cryptodev {
             .unwrap_or_else(|| Support::No("not probed".into()))
     }
 
+    fn notes(&self, alg: Algorithm, _direction: Direction) -> Vec<String> {
+        let mut n = vec![format!(
+            "kernel crypto API through /dev/crypto (cryptodev-linux), one ioctl per message{}",
+            match self.driver_for(alg) {
+                Some(d) => format!(", driver {d}"),
+                None => String::new(),
+            }
+        )];
+        n.push(
+            "the module maps the user pages (zero copy) unless the driver's alignment needs a copy"
+                .into(),
+        );
+        n
+    }
+
+    fn details(&self) -> super::details::Details {
+        let drivers = self
+            .offered
+            .iter()
+            .filter(|(_, s, _)| *s == Support::Yes)
+            .map(|(a, _, d)| (a.name().to_string(), d.clone()))
+            .collect();
+        let abi = match self.abi {
+            Abi::Release => "cryptodev-linux release",
+            Abi::Compr => "compression branch",
+        };
+        super::details::Details {
+            interface: Some("/dev/crypto".into()),
+            abi: Some(abi.into()),
+            drivers: Some(drivers),
+            ..Default::default()
+        }
+    }
+    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+        Some(self)
+    }
+}
+
+impl crate::impls::Symmetric for Cryptodev {
     fn prepare(
         &self,
         alg: Algorithm,
@@ -416,38 +455,11 @@ impl Implementation for Cryptodev {
             nonce_len: alg.nonce_len(),
         }))
     }
+}
 
-    fn notes(&self, alg: Algorithm, _direction: Direction) -> Vec<String> {
-        let mut n = vec![format!(
-            "kernel crypto API through /dev/crypto (cryptodev-linux), one ioctl per message{}",
-            match self.driver_for(alg) {
-                Some(d) => format!(", driver {d}"),
-                None => String::new(),
-            }
-        )];
-        n.push(
-            "the module maps the user pages (zero copy) unless the driver's alignment needs a copy"
-                .into(),
-        );
-        n
-    }
-
+impl crate::impls::KernelDriver for Cryptodev {
     fn driver(&self, alg: Algorithm) -> Option<String> {
         self.driver_for(alg)
-    }
-
-    fn details(&self) -> serde_json::Value {
-        let drivers: serde_json::Map<String, serde_json::Value> = self
-            .offered
-            .iter()
-            .filter(|(_, s, _)| *s == Support::Yes)
-            .map(|(a, _, d)| (a.name().to_string(), serde_json::json!(d)))
-            .collect();
-        serde_json::json!({
-            "interface": "/dev/crypto",
-            "abi": match self.abi { Abi::Release => "cryptodev-linux release", Abi::Compr => "compression branch" },
-            "drivers": drivers,
-        })
     }
 }
 

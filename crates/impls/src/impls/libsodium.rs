@@ -69,6 +69,19 @@ impl Implementation for Libsodium {
         }
     }
 
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crate_version: Some("libsodium-sys-stable 1.24".into()),
+            aes256gcm_available: Some(self.aes_gcm),
+            ..Default::default()
+        }
+    }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+}
+
+impl crate::impls::PublicKeyOps for Libsodium {
     fn key_pair(
         &self,
         alg: Algorithm,
@@ -84,7 +97,9 @@ impl Implementation for Libsodium {
     ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
+}
 
+impl crate::impls::Symmetric for Libsodium {
     fn prepare(
         &self,
         alg: Algorithm,
@@ -133,13 +148,6 @@ impl Implementation for Libsodium {
                 Box::new(HmacOp { state })
             }
             _ => return Err(anyhow!("libsodium does not offer {alg} through prepare")),
-        })
-    }
-
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": "libsodium-sys-stable 1.24",
-            "aes256gcm_available": self.aes_gcm,
         })
     }
 }
@@ -315,6 +323,7 @@ impl Operation for HmacOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::impls::Symmetric;
 
     fn supported(s: &Libsodium) -> Vec<Algorithm> {
         Algorithm::ALL

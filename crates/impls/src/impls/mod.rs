@@ -19,6 +19,7 @@ pub mod boringssl;
 #[cfg(feature = "test-corrupt")]
 pub mod corrupt;
 pub mod cryptodev;
+pub mod details;
 mod io;
 #[cfg(feature = "libsodium")]
 pub mod libsodium;
@@ -100,6 +101,21 @@ pub trait Operation: Send {
     }
 }
 
+/// A digest or MAC from a one-shot function of the message that returns the tag: the same
+/// operation for every library with such an API (ring's and aws-lc's `digest`, ring's
+/// `hmac::sign`).
+pub struct OneShot<F>(pub F);
+
+impl<F, D> Operation for OneShot<F>
+where
+    F: FnMut(&[u8]) -> D + Send,
+    D: AsRef<[u8]>,
+{
+    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
+        io.put_digest(|msg| (self.0)(msg))
+    }
+}
+
 /// The default timed loop: `process` once per message.
 #[inline(always)]
 pub fn each_message<O: Operation + ?Sized>(
@@ -145,12 +161,15 @@ pub enum Support {
     No(String),
 }
 
-pub trait Implementation: Send + Sync {
+/// One library or kernel path reached in one way: what it is and what it offers. What it
+/// can do comes in separate capabilities: symmetric operations (every implementation),
+/// public-key operations and kernel drivers (the ones that have them).
+pub trait Implementation: Symmetric + Send + Sync {
     /// Short stable name used by `--impl` and in records: "openssl", "aws-lc", ...
     fn name(&self) -> &str;
     /// The library's own version string.
     fn version(&self) -> String;
-    /// A switch on the implementation (ISA mask, driver, mode), part of a point's identity.
+    /// A switch on the implementation (ISA mask, kernel driver, mode), part of a point's identity.
     fn variant(&self) -> Option<String> {
         None
     }
@@ -158,37 +177,9 @@ pub trait Implementation: Send + Sync {
         Access::InProcess
     }
     fn support(&self, alg: Algorithm) -> Support;
-    /// Key setup, outside any timed loop (symmetric algorithms and digests).
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>>;
-    /// Public-key algorithms: a key pair, imported from `private` (the interchange
-    /// encoding in pkey.rs) or generated when None. Outside any timed loop.
-    fn key_pair(
-        &self,
-        alg: Algorithm,
-        _private: Option<&[u8]>,
-    ) -> anyhow::Result<Box<dyn pkey::KeyPair>> {
-        Err(pkey::not_offered(self.name(), alg))
-    }
-    /// A peer's public key in the interchange encoding, for verify and encaps.
-    fn public_key(
-        &self,
-        alg: Algorithm,
-        _public: &[u8],
-    ) -> anyhow::Result<Box<dyn pkey::PublicKey>> {
-        Err(pkey::not_offered(self.name(), alg))
-    }
     /// Facts a reader of the numbers must know (e.g. a copy inside the timed call).
     fn notes(&self, _alg: Algorithm, _direction: Direction) -> Vec<String> {
         Vec::new()
-    }
-    /// The kernel driver that serves `alg`, for paths through the kernel.
-    fn driver(&self, _alg: Algorithm) -> Option<String> {
-        None
     }
     /// Another instance of this implementation with a switch set by `--variant SPEC`
     /// (e.g. `isa=no-avx512`, `driver=cbc-aes-aesni`), if it understands SPEC: Err when
@@ -197,8 +188,74 @@ pub trait Implementation: Send + Sync {
         None
     }
     /// Where the code came from: a path, build flags, features. Goes into the environment.
-    fn details(&self) -> serde_json::Value {
-        serde_json::Value::Null
+    fn details(&self) -> details::Details {
+        details::Details::default()
+    }
+    /// Public-key operations, where the library has them.
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
+        None
+    }
+    /// The kernel drivers behind its algorithms, for paths through the kernel.
+    fn kernel_driver(&self) -> Option<&dyn KernelDriver> {
+        None
+    }
+}
+
+/// Ciphers, AEADs, MACs and digests.
+pub trait Symmetric {
+    /// Key setup, outside any timed loop.
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> anyhow::Result<Box<dyn Operation>>;
+}
+
+/// Signatures, key agreement and KEMs.
+pub trait PublicKeyOps {
+    /// A key pair, imported from `private` (the interchange encoding in pkey.rs) or
+    /// generated when None. Outside any timed loop.
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> anyhow::Result<Box<dyn pkey::KeyPair>>;
+    /// A peer's public key in the interchange encoding, for verify and encaps.
+    fn public_key(&self, alg: Algorithm, public: &[u8])
+        -> anyhow::Result<Box<dyn pkey::PublicKey>>;
+}
+
+/// A path through the kernel's crypto drivers.
+pub trait KernelDriver {
+    /// The kernel driver that serves `alg`.
+    fn driver(&self, alg: Algorithm) -> Option<String>;
+}
+
+/// The capabilities as callers use them: an implementation without one says so.
+impl dyn Implementation + '_ {
+    pub fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> anyhow::Result<Box<dyn pkey::KeyPair>> {
+        match self.public_key_ops() {
+            Some(p) => p.key_pair(alg, private),
+            None => Err(pkey::not_offered(self.name(), alg)),
+        }
+    }
+    pub fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> anyhow::Result<Box<dyn pkey::PublicKey>> {
+        match self.public_key_ops() {
+            Some(p) => p.public_key(alg, public),
+            None => Err(pkey::not_offered(self.name(), alg)),
+        }
+    }
+    pub fn driver(&self, alg: Algorithm) -> Option<String> {
+        self.kernel_driver().and_then(|k| k.driver(alg))
     }
 }
 
@@ -246,7 +303,7 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> anyhow::Result<Re
         // path: measured once, and the run says so.
         let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         let twin = found.iter().find_map(|f| {
-            let p = f.details().get("path")?.as_str().map(PathBuf::from)?;
+            let p = f.details().path.map(PathBuf::from)?;
             (canon(&p) == canon(o.path())).then(|| p.display().to_string())
         });
         match twin {

@@ -47,6 +47,34 @@ impl Implementation for Ring {
         }
     }
 
+    fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
+        if direction == Direction::Derive {
+            return vec![pkey::DERIVE_NOTE.into()];
+        }
+        if alg.kind() == Kind::Aead && direction == Direction::Dec {
+            vec![
+                "ring's AEAD open works only in place, so every timed dec call first copies the \
+                 ciphertext into the output buffer"
+                    .into(),
+            ]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crate_version: Some(VERSION.into()),
+            version_note: Some("ring exposes no version at run time; this is the minor version Cargo.toml requires".into()),
+            ..Default::default()
+        }
+    }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+}
+
+impl crate::impls::PublicKeyOps for Ring {
     fn key_pair(
         &self,
         alg: Algorithm,
@@ -62,7 +90,9 @@ impl Implementation for Ring {
     ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
+}
 
+impl crate::impls::Symmetric for Ring {
     fn prepare(
         &self,
         alg: Algorithm,
@@ -97,35 +127,18 @@ impl Implementation for Ring {
                     Algorithm::Sha256 => &digest::SHA256,
                     _ => &digest::SHA512,
                 };
-                Ok(Box::new(HashOp { algorithm }))
+                Ok(Box::new(super::OneShot(move |msg: &[u8]| {
+                    digest::digest(algorithm, msg)
+                })))
             }
-            Kind::Mac => Ok(Box::new(MacOp {
-                key: hmac::Key::new(hmac::HMAC_SHA256, key),
-            })),
+            Kind::Mac => {
+                let key = hmac::Key::new(hmac::HMAC_SHA256, key);
+                Ok(Box::new(super::OneShot(move |msg: &[u8]| {
+                    hmac::sign(&key, msg)
+                })))
+            }
             _ => Err(anyhow!("ring does not offer {alg} here")),
         }
-    }
-
-    fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
-        if direction == Direction::Derive {
-            return vec![pkey::DERIVE_NOTE.into()];
-        }
-        if alg.kind() == Kind::Aead && direction == Direction::Dec {
-            vec![
-                "ring's AEAD open works only in place, so every timed dec call first copies the \
-                 ciphertext into the output buffer"
-                    .into(),
-            ]
-        } else {
-            Vec::new()
-        }
-    }
-
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": VERSION,
-            "version_note": "ring exposes no version at run time; this is the minor version Cargo.toml requires",
-        })
     }
 }
 
@@ -182,29 +195,10 @@ impl Operation for AeadOp {
     }
 }
 
-struct HashOp {
-    algorithm: &'static digest::Algorithm,
-}
-
-impl Operation for HashOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        io.put_digest(|msg| digest::digest(self.algorithm, msg))
-    }
-}
-
-struct MacOp {
-    key: hmac::Key,
-}
-
-impl Operation for MacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        io.put_digest(|msg| hmac::sign(&self.key, msg))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::impls::Symmetric;
 
     const SUPPORTED: [Algorithm; 18] = [
         Algorithm::Aes128Gcm,

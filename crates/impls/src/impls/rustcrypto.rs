@@ -45,6 +45,20 @@ impl Implementation for RustCrypto {
         Support::Yes
     }
 
+    fn details(&self) -> super::details::Details {
+        super::details::Details {
+            crates: Some(VERSION.into()),
+            version_note: Some("the crates expose no version at run time; these are the versions Cargo.toml requires".into()),
+            backends: Some("aes, ghash/polyval, chacha20 and sha2 pick AES-NI/CLMUL/AVX2/SHA-NI at run time when the CPU has them".into()),
+            ..Default::default()
+        }
+    }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+}
+
+impl crate::impls::PublicKeyOps for RustCrypto {
     fn key_pair(
         &self,
         alg: Algorithm,
@@ -60,7 +74,9 @@ impl Implementation for RustCrypto {
     ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
+}
 
+impl crate::impls::Symmetric for RustCrypto {
     fn prepare(
         &self,
         alg: Algorithm,
@@ -121,14 +137,6 @@ impl Implementation for RustCrypto {
                 return legacy::prepare(alg, dec, key)
             }
             a => return Err(anyhow!("{a} is a public-key algorithm: use key_pair")),
-        })
-    }
-
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crates": VERSION,
-            "version_note": "the crates expose no version at run time; these are the versions Cargo.toml requires",
-            "backends": "aes, ghash/polyval, chacha20 and sha2 pick AES-NI/CLMUL/AVX2/SHA-NI at run time when the CPU has them",
         })
     }
 }
@@ -319,6 +327,7 @@ impl Operation for HmacOp {
 mod tests {
     use super::*;
     use crate::algorithms::Kind;
+    use crate::impls::Symmetric;
     use crate::kat;
 
     #[test]

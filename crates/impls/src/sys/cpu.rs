@@ -181,6 +181,11 @@ pub fn machine_busy_s() -> Option<f64> {
 
 /// Busy CPU seconds of the given CPUs.
 pub fn cpus_busy_s(cpus: &[usize]) -> Option<f64> {
+    cpus_usage(cpus).map(|u| u.busy)
+}
+
+/// The given CPUs' usage (e.g. a DUT's, when it shares a machine with its controller).
+pub fn cpus_usage(cpus: &[usize]) -> Option<Usage> {
     let lines = procfs::cpu_lines();
     if lines.is_empty() {
         return None;
@@ -189,7 +194,7 @@ pub fn cpus_busy_s(cpus: &[usize]) -> Option<f64> {
         .into_iter()
         .filter(|(n, _)| n.is_some_and(|n| cpus.contains(&n)))
         .map(|(_, c)| c);
-    Some(Usage::of(chosen).busy)
+    Some(Usage::of(chosen))
 }
 
 /// CPUs counted in /proc/stat's machine-wide line (every online CPU, whatever our

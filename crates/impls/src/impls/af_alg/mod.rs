@@ -300,42 +300,6 @@ impl Implementation for AfAlg {
             .clone()
     }
 
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
-        let kind = alg.kind();
-        if matches!(kind, Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
-            return Err(anyhow!(
-                "{alg} needs a {}-byte key, got {} bytes",
-                alg.key_len(),
-                key.len()
-            ));
-        }
-        let (sock_type, _) = kernel_name(alg);
-        let bind = self.bind_name(alg);
-        let tfm = kernel::af_alg_bind(sock_type, &bind)
-            .map_err(|e| anyhow!("AF_ALG bind {sock_type}/{bind}: {}", os_err(e)))?;
-        if kind == Kind::Aead {
-            socket::set_tag_len(&tfm, TAG_LEN)?;
-        }
-        if matches!(kind, Kind::Aead | Kind::Cipher | Kind::Mac) {
-            socket::set_key(&tfm, key)?;
-        }
-        let sock = socket::accept(&tfm)?;
-        let pipe = if self.zerocopy {
-            Some(socket::Pipe::new()?)
-        } else {
-            None
-        };
-        Ok(Box::new(ops::AlgOp::new(alg, direction, tfm, sock, pipe)))
-    }
-
     fn notes(&self, alg: Algorithm, direction: Direction) -> Vec<String> {
         let (sock_type, name) = kernel_name(alg);
         let mut notes = vec![format!(
@@ -374,10 +338,6 @@ impl Implementation for AfAlg {
         notes
     }
 
-    fn driver(&self, alg: Algorithm) -> Option<String> {
-        self.driver_for(alg)
-    }
-
     fn with_variant(&self, spec: &str) -> Option<Result<Box<dyn Implementation>, String>> {
         if spec == "zerocopy" {
             if self.zerocopy {
@@ -397,14 +357,14 @@ impl Implementation for AfAlg {
         )
     }
 
-    fn details(&self) -> serde_json::Value {
-        let types: serde_json::Map<String, serde_json::Value> = self
+    fn details(&self) -> crate::impls::details::Details {
+        let types = self
             .types
             .iter()
-            .map(|(k, u)| (k.to_string(), serde_json::json!(u)))
+            .map(|(k, u)| (k.to_string(), u.clone()))
             .collect();
         let entries = kernel::proc_crypto();
-        let mut drivers = serde_json::Map::new();
+        let mut drivers = std::collections::BTreeMap::new();
         for alg in Algorithm::ALL {
             if self.support(alg) != Support::Yes {
                 continue;
@@ -413,16 +373,64 @@ impl Implementation for AfAlg {
                 Some(d) => Some(d.name.clone()),
                 None => chosen(&entries, kernel_name(alg).1),
             };
-            drivers.insert(alg.name().to_string(), serde_json::json!(d));
+            drivers.insert(alg.name().to_string(), d);
         }
-        serde_json::json!({
-            "interface": "AF_ALG",
-            "types": types,
-            "driver": self.driver.as_ref().map(|d| d.name.clone()),
-            "driver_implements": self.driver.as_ref().and_then(|d| d.alg_name.clone()),
-            "zerocopy": self.zerocopy,
-            "drivers": drivers,
-        })
+        crate::impls::details::Details {
+            interface: Some("AF_ALG".into()),
+            types: Some(types),
+            driver: self.driver.as_ref().map(|d| d.name.clone()),
+            driver_implements: self.driver.as_ref().and_then(|d| d.alg_name.clone()),
+            zerocopy: Some(self.zerocopy),
+            drivers: Some(drivers),
+            ..Default::default()
+        }
+    }
+    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+        Some(self)
+    }
+}
+
+impl crate::impls::Symmetric for AfAlg {
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> anyhow::Result<Box<dyn Operation>> {
+        if let Support::No(reason) = self.support(alg) {
+            return Err(anyhow::Error::msg(reason));
+        }
+        let kind = alg.kind();
+        if matches!(kind, Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
+            return Err(anyhow!(
+                "{alg} needs a {}-byte key, got {} bytes",
+                alg.key_len(),
+                key.len()
+            ));
+        }
+        let (sock_type, _) = kernel_name(alg);
+        let bind = self.bind_name(alg);
+        let tfm = kernel::af_alg_bind(sock_type, &bind)
+            .map_err(|e| anyhow!("AF_ALG bind {sock_type}/{bind}: {}", os_err(e)))?;
+        if kind == Kind::Aead {
+            socket::set_tag_len(&tfm, TAG_LEN)?;
+        }
+        if matches!(kind, Kind::Aead | Kind::Cipher | Kind::Mac) {
+            socket::set_key(&tfm, key)?;
+        }
+        let sock = socket::accept(&tfm)?;
+        let pipe = if self.zerocopy {
+            Some(socket::Pipe::new()?)
+        } else {
+            None
+        };
+        Ok(Box::new(ops::AlgOp::new(alg, direction, tfm, sock, pipe)))
+    }
+}
+
+impl crate::impls::KernelDriver for AfAlg {
+    fn driver(&self, alg: Algorithm) -> Option<String> {
+        self.driver_for(alg)
     }
 }
 

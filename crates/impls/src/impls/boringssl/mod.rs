@@ -53,6 +53,31 @@ impl Implementation for BoringSsl {
         Support::Yes
     }
 
+    fn notes(&self, alg: Algorithm, _direction: Direction) -> Vec<String> {
+        match alg.kind() {
+            Kind::Signature => vec![pkey::SIGN_NOTE.into()],
+            Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
+            Kind::Kem => vec![pkey::KEM_NOTE.into()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn details(&self) -> crate::impls::details::Details {
+        crate::impls::details::Details {
+            crate_version: Some(CRATE_VERSION.into()),
+            api_version: Some(bssl::BORINGSSL_API_VERSION as u64),
+            source: Some(
+                "BoringSSL sources vendored in boring-sys, built by its build script".into(),
+            ),
+            ..Default::default()
+        }
+    }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+}
+
+impl crate::impls::PublicKeyOps for BoringSsl {
     fn key_pair(
         &self,
         alg: Algorithm,
@@ -68,16 +93,9 @@ impl Implementation for BoringSsl {
     ) -> anyhow::Result<Box<dyn crate::impls::pkey::PublicKey>> {
         pkey::public_key(alg, public)
     }
+}
 
-    fn notes(&self, alg: Algorithm, _direction: Direction) -> Vec<String> {
-        match alg.kind() {
-            Kind::Signature => vec![pkey::SIGN_NOTE.into()],
-            Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
-            Kind::Kem => vec![pkey::KEM_NOTE.into()],
-            _ => Vec::new(),
-        }
-    }
-
+impl crate::impls::Symmetric for BoringSsl {
     fn prepare(
         &self,
         alg: Algorithm,
@@ -195,14 +213,6 @@ impl Implementation for BoringSsl {
             }
             _ => Err(anyhow!("{alg} is a public-key algorithm")),
         }
-    }
-
-    fn details(&self) -> serde_json::Value {
-        serde_json::json!({
-            "crate": CRATE_VERSION,
-            "api_version": bssl::BORINGSSL_API_VERSION,
-            "source": "BoringSSL sources vendored in boring-sys, built by its build script",
-        })
     }
 }
 
@@ -415,6 +425,7 @@ impl Operation for MacOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::impls::Symmetric;
 
     #[test]
     fn supports_every_algorithm() {

@@ -153,25 +153,22 @@ pub(super) fn loaded_path(lib: &Library) -> Option<PathBuf> {
 
 impl OpenSsl {
     /// Where the library came from and how it was built.
-    pub(super) fn library_details(&self) -> serde_json::Value {
+    pub(super) fn library_details(&self) -> crate::impls::details::Details {
         let v = |t| self.version_info(t);
-        let mut d = serde_json::json!({
-            "path": self.path().display().to_string(),
-            "version": v(OPENSSL_VERSION),
-            "version_num": format!("{:#010x}", self.version_num()),
-            "cflags": v(OPENSSL_CFLAGS),
-            "built_on": v(OPENSSL_BUILT_ON),
-            "platform": v(OPENSSL_PLATFORM),
-            "openssldir": v(OPENSSL_DIR),
-            "bn_options": self.bn_options(),
-        });
-        if self.version_num() >= V3_0_0 {
-            if let Some(obj) = d.as_object_mut() {
-                obj.insert("full_version".into(), v(OPENSSL_FULL_VERSION_STRING).into());
-                obj.insert("modulesdir".into(), v(OPENSSL_MODULES_DIR).into());
-                obj.insert("cpu_info".into(), v(OPENSSL_CPU_INFO).into());
-            }
+        let v3 = |t| v(t).filter(|_| self.version_num() >= V3_0_0);
+        crate::impls::details::Details {
+            path: Some(self.path().display().to_string()),
+            version: v(OPENSSL_VERSION),
+            version_num: Some(format!("{:#010x}", self.version_num())),
+            cflags: v(OPENSSL_CFLAGS),
+            built_on: v(OPENSSL_BUILT_ON),
+            platform: v(OPENSSL_PLATFORM),
+            openssldir: v(OPENSSL_DIR),
+            bn_options: self.bn_options(),
+            full_version: v3(OPENSSL_FULL_VERSION_STRING),
+            modulesdir: v3(OPENSSL_MODULES_DIR),
+            cpu_info: v3(OPENSSL_CPU_INFO),
+            ..Default::default()
         }
-        d
     }
 }

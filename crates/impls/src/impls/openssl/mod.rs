@@ -139,28 +139,6 @@ impl OpenSsl {
 }
 
 impl Implementation for OpenSsl {
-    fn key_pair(
-        &self,
-        alg: Algorithm,
-        private: Option<&[u8]>,
-    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
-        if let Support::No(why) = self.support(alg) {
-            return Err(anyhow::Error::msg(why));
-        }
-        self.pkey()?.key_pair(alg, private)
-    }
-
-    fn public_key(
-        &self,
-        alg: Algorithm,
-        public: &[u8],
-    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
-        if let Support::No(why) = self.support(alg) {
-            return Err(anyhow::Error::msg(why));
-        }
-        self.pkey()?.public_key(alg, public)
-    }
-
     fn name(&self) -> &str {
         "openssl"
     }
@@ -193,13 +171,6 @@ impl Implementation for OpenSsl {
         }
     }
 
-    fn driver(&self, alg: Algorithm) -> Option<String> {
-        match &self.mode {
-            Mode::Engine(e) => engine_driver(e, alg),
-            _ => None,
-        }
-    }
-
     fn support(&self, alg: Algorithm) -> Support {
         match &self.mode {
             Mode::SpeedLoop => {
@@ -218,7 +189,10 @@ impl Implementation for OpenSsl {
                     return Support::No(why);
                 }
                 return match self.pkey() {
-                    Ok(_) => Support::Yes,
+                    Ok(p) => match p.pq_gap(alg) {
+                        Some(why) => Support::No(why),
+                        None => Support::Yes,
+                    },
                     Err(why) => Support::No(why.to_string()),
                 };
             }
@@ -232,39 +206,6 @@ impl Implementation for OpenSsl {
                 Support::Yes
             }
             Err(why) => Support::No(why.to_string()),
-        }
-    }
-
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        match &self.mode {
-            Mode::SpeedLoop => {
-                if let Some(why) = speed_loop_gap(alg) {
-                    return Err(anyhow!(why));
-                }
-                return self.prepare_speed_loop(alg, direction, key);
-            }
-            Mode::Engine(e) => {
-                if let Support::No(why) = engine_support(e, alg) {
-                    return Err(anyhow::Error::msg(why));
-                }
-                return Ok(Box::new(self.keyed_cipher(alg, direction, key, Some(e))?));
-            }
-            _ => {}
-        }
-        match alg.kind() {
-            Kind::Signature | Kind::Agreement | Kind::Kem => {
-                Err(anyhow!("{alg} is a public-key algorithm: use key_pair"))
-            }
-            Kind::Aead | Kind::Cipher => {
-                Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
-            }
-            Kind::Hash => self.prepare_digest(alg),
-            Kind::Mac => self.prepare_hmac(alg, key),
         }
     }
 
@@ -315,31 +256,112 @@ impl Implementation for OpenSsl {
         )
     }
 
-    fn details(&self) -> serde_json::Value {
-        let mut d = self.library_details();
+    fn details(&self) -> crate::impls::details::Details {
+        use crate::impls::details::VariantDetails;
         let variant = match &self.mode {
-            Mode::Base => return d,
-            Mode::Isa(v) => serde_json::json!({
-                "spec": v.spec,
-                "variable": v.variable,
-                (v.variable.to_ascii_lowercase()): v.mask,
-                "turns_off": v.turns_off,
-                "cleared_bits": v.cleared.map(|(a, b)| format!("{a:#x}:{b:#x}")),
-                "base_cpu_info": v.base_cpu_info,
-                "loaded_from": format!("{} (a private copy, deleted once loaded)", v.loaded_from.display()),
+            Mode::Base => None,
+            Mode::Isa(v) => Some(VariantDetails {
+                spec: v.spec.clone(),
+                variable: Some(v.variable.into()),
+                mask: [(v.variable.to_ascii_lowercase(), v.mask.clone())].into(),
+                turns_off: Some(v.turns_off.clone()),
+                cleared_bits: v.cleared.map(|(a, b)| format!("{a:#x}:{b:#x}")),
+                base_cpu_info: v.base_cpu_info.clone(),
+                loaded_from: Some(format!(
+                    "{} (a private copy, deleted once loaded)",
+                    v.loaded_from.display()
+                )),
+                ..Default::default()
             }),
-            Mode::SpeedLoop => serde_json::json!({
-                "spec": SPEED_LOOP,
-                "per_call": "the EVP calls `openssl speed -evp` 3.0 makes per counted operation (see each record's notes)",
+            Mode::SpeedLoop => Some(VariantDetails {
+                spec: SPEED_LOOP.into(),
+                per_call: Some("the EVP calls `openssl speed -evp` 3.0 makes per counted operation (see each record's notes)".into()),
+                ..Default::default()
             }),
-            Mode::Engine(e) => {
-                serde_json::json!({ "spec": format!("engine={}", e.id), "engine": e.id })
-            }
+            Mode::Engine(e) => Some(VariantDetails {
+                spec: format!("engine={}", e.id),
+                engine: Some(e.id.to_string()),
+                ..Default::default()
+            }),
         };
-        if let Some(obj) = d.as_object_mut() {
-            obj.insert("variant".into(), variant);
+        crate::impls::details::Details {
+            variant,
+            ..self.library_details()
         }
-        d
+    }
+    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+        Some(self)
+    }
+    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+        Some(self)
+    }
+}
+
+impl crate::impls::PublicKeyOps for OpenSsl {
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(anyhow::Error::msg(why));
+        }
+        self.pkey()?.key_pair(alg, private)
+    }
+
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
+        if let Support::No(why) = self.support(alg) {
+            return Err(anyhow::Error::msg(why));
+        }
+        self.pkey()?.public_key(alg, public)
+    }
+}
+
+impl crate::impls::KernelDriver for OpenSsl {
+    fn driver(&self, alg: Algorithm) -> Option<String> {
+        match &self.mode {
+            Mode::Engine(e) => engine_driver(e, alg),
+            _ => None,
+        }
+    }
+}
+
+impl crate::impls::Symmetric for OpenSsl {
+    fn prepare(
+        &self,
+        alg: Algorithm,
+        direction: Direction,
+        key: &[u8],
+    ) -> anyhow::Result<Box<dyn Operation>> {
+        match &self.mode {
+            Mode::SpeedLoop => {
+                if let Some(why) = speed_loop_gap(alg) {
+                    return Err(anyhow!(why));
+                }
+                return self.prepare_speed_loop(alg, direction, key);
+            }
+            Mode::Engine(e) => {
+                if let Support::No(why) = engine_support(e, alg) {
+                    return Err(anyhow::Error::msg(why));
+                }
+                return Ok(Box::new(self.keyed_cipher(alg, direction, key, Some(e))?));
+            }
+            _ => {}
+        }
+        match alg.kind() {
+            Kind::Signature | Kind::Agreement | Kind::Kem => {
+                Err(anyhow!("{alg} is a public-key algorithm: use key_pair"))
+            }
+            Kind::Aead | Kind::Cipher => {
+                Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
+            }
+            Kind::Hash => self.prepare_digest(alg),
+            Kind::Mac => self.prepare_hmac(alg, key),
+        }
     }
 }
 
@@ -359,8 +381,9 @@ fn base_notes(alg: Algorithm) -> Vec<String> {
         Kind::Signature if crate::impls::pkey::dsa::dsa_bits(alg).is_some() => {
             vec![pkey::SIGN_NOTE.into(), crate::impls::pkey::dsa::KEY_NOTE.into()]
         }
+        Kind::Signature if alg == Algorithm::MlDsa65 => vec![pkey::MLDSA_NOTE.into()],
         Kind::Signature => vec![pkey::SIGN_NOTE.into()],
         Kind::Agreement => vec![pkey::DERIVE_NOTE.into()],
-        Kind::Kem => Vec::new(),
+        Kind::Kem => vec![pkey::KEM_NOTE.into()],
     }
 }

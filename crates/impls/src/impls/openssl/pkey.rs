@@ -8,6 +8,12 @@
 //! `EVP_DigestVerify` on a context initialised once; derive parses the peer's public key,
 //! then `EVP_PKEY_derive_set_peer` and `EVP_PKEY_derive` on a context initialised once
 //! (`openssl speed` derives with one fixed peer key, set once).
+//!
+//! From OpenSSL 3.5, ML-KEM-768, ML-DSA-65 and the TLS hybrid X25519MLKEM768 come from
+//! the default provider by name (EVP_PKEY_CTX_new_from_name): keys are imported with
+//! EVP_PKEY_fromdata, KEMs use EVP_PKEY_encapsulate/decapsulate, ML-DSA the same
+//! EVP_DigestSign/Verify as Ed25519. The hybrid is OpenSSL's own X25519MLKEM768 key type,
+//! the one libssl uses for the TLS group, not a composition of its parts.
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::dsa::{dsa_bits, shared_dsa_pkcs8};
@@ -18,7 +24,14 @@ use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 use std::path::Path;
 use std::sync::Arc;
 
-pub const SIGN_NOTE: &str = "each call hashes the 64-byte message (EVP_Digest, SHA-256; SHA-384 for P-384) and signs or verifies the digest with EVP_PKEY_sign/EVP_PKEY_verify on a context set up once; Ed25519 uses EVP_DigestSign/EVP_DigestVerify on a context initialised once";
+mod pq;
+mod sign;
+use pq::*;
+use sign::*;
+
+pub const SIGN_NOTE: &str = "each call hashes the 64-byte message (EVP_Digest, SHA-256; SHA-384 for P-384) and signs or verifies the digest with EVP_PKEY_sign/EVP_PKEY_verify on a context set up once; Ed25519 uses EVP_DigestSign/EVP_DigestVerify on a context initialised once (from OpenSSL 3.4, which refuses a second EVP_DigestSign on one context, EVP_PKEY_sign/EVP_PKEY_verify of the message after EVP_PKEY_sign_message_init once)";
+pub const KEM_NOTE: &str = "OpenSSL's provider key types by name (EVP_PKEY_CTX_new_from_name): keygen is EVP_PKEY_keygen on a context initialised once; encaps is EVP_PKEY_encapsulate to a public key imported once (EVP_PKEY_fromdata), as libssl's server answers a key share; decaps is EVP_PKEY_decapsulate on a context initialised once; X25519MLKEM768 is OpenSSL's own hybrid key type, the one libssl negotiates";
+pub const MLDSA_NOTE: &str = "ML-DSA-65: EVP_PKEY_sign_message_init (verify_message_init) once, then EVP_PKEY_sign/EVP_PKEY_verify of the 64-byte message per call (pure ML-DSA, empty context, hedged signing: OpenSSL's default); the key is imported from its 32-byte seed with EVP_PKEY_fromdata";
 pub const DERIVE_NOTE: &str = "each call parses a fresh peer's public key (ECDH P-256 as libssl takes a key share: EVP_PKEY_copy_parameters from our key, EVP_PKEY_set1_encoded_public_key; X25519 with EVP_PKEY_new_raw_public_key), then EVP_PKEY_derive_set_peer (which checks the peer key) and EVP_PKEY_derive on a context initialised once (`openssl speed` derives with one fixed peer, set once)";
 
 type P = *mut c_void;
@@ -71,9 +84,17 @@ struct Fns {
     derive: unsafe extern "C" fn(P, *mut u8, *mut usize) -> c_int,
     err_get_error: unsafe extern "C" fn() -> c_ulong,
     err_error_string_n: unsafe extern "C" fn(c_ulong, *mut c_char, usize),
+    /// The provider calls of ML-KEM, ML-DSA and the hybrid (OpenSSL 3.0 has them all,
+    /// but only 3.5 has the algorithms); None where one is missing, so that such a
+    /// libcrypto still loads.
+    pq: Option<PqFns>,
+    /// EVP_PKEY_sign_message_init and EVP_PKEY_verify_message_init (3.4 and later).
+    message_init: Option<(MessageInit, MessageInit)>,
     // Declared last, so dropped last.
     _lib: Library,
 }
+
+type MessageInit = unsafe extern "C" fn(P, P, *const OsslParam) -> c_int;
 
 /// The EVP_PKEY functions of one libcrypto, or why it has none usable.
 pub struct Pkey(Arc<Fns>);
@@ -146,6 +167,33 @@ impl Pkey {
             ),
             err_get_error: f!("ERR_get_error"),
             err_error_string_n: f!("ERR_error_string_n"),
+            // SAFETY: as f! above (OpenSSL 3.4 evp.h prototypes).
+            message_init: unsafe {
+                lib.get(b"EVP_PKEY_sign_message_init\0")
+                    .ok()
+                    .map(|s| *s)
+                    .zip(lib.get(b"EVP_PKEY_verify_message_init\0").ok().map(|s| *s))
+            },
+            pq: (|| {
+                macro_rules! g {
+                    ($name:literal) => {
+                        // SAFETY: as f! above (OpenSSL 3 evp.h, params.h prototypes).
+                        unsafe { lib.get(concat!($name, "\0").as_bytes()).ok().map(|s| *s) }?
+                    };
+                }
+                Some(PqFns {
+                    ctx_new_from_name: g!("EVP_PKEY_CTX_new_from_name"),
+                    fromdata_init: g!("EVP_PKEY_fromdata_init"),
+                    fromdata: g!("EVP_PKEY_fromdata"),
+                    keygen_init: g!("EVP_PKEY_keygen_init"),
+                    keygen: g!("EVP_PKEY_keygen"),
+                    encapsulate_init: g!("EVP_PKEY_encapsulate_init"),
+                    encapsulate: g!("EVP_PKEY_encapsulate"),
+                    decapsulate_init: g!("EVP_PKEY_decapsulate_init"),
+                    decapsulate: g!("EVP_PKEY_decapsulate"),
+                    get_octet_string_param: g!("EVP_PKEY_get_octet_string_param"),
+                })
+            })(),
             _lib: lib,
         };
         let mut fns = fns;
@@ -183,11 +231,32 @@ impl Pkey {
             Algorithm::X25519MlKem768 => "X25519MLKEM768",
             _ => return None,
         };
-        Some(if version_num < 0x3050_0000 {
+        (version_num < 0x3050_0000).then(|| {
             format!("OpenSSL before 3.5 has no {what} (measure a 3.5 build with --libcrypto)")
-        } else {
-            format!("cryptobench does not reach OpenSSL's {what} yet")
         })
+    }
+
+    /// Why this (3.5 or later) libcrypto cannot give `alg` after all: a missing call, or
+    /// a provider without the algorithm (a build configured `no-ml-kem`); None when it can.
+    pub fn pq_gap(&self, alg: Algorithm) -> Option<String> {
+        let (name, _, _) = pq_names(alg)?;
+        let Some(pq) = &self.0.pq else {
+            return Some("this libcrypto lacks EVP_PKEY_CTX_new_from_name, EVP_PKEY_fromdata or EVP_PKEY_encapsulate".into());
+        };
+        // SAFETY: a context by name (NULL library context and properties), freed at once.
+        let ctx = unsafe {
+            (pq.ctx_new_from_name)(std::ptr::null_mut(), name.as_ptr(), std::ptr::null())
+        };
+        if ctx.is_null() {
+            let why = fail(&self.0, "EVP_PKEY_CTX_new_from_name");
+            return Some(format!(
+                "the loaded providers offer no {}: {why}",
+                name.to_string_lossy()
+            ));
+        }
+        // SAFETY: the context just made.
+        unsafe { (self.0.ctx_free)(ctx) };
+        None
     }
 
     pub fn key_pair(
@@ -196,6 +265,13 @@ impl Pkey {
         private: Option<&[u8]>,
     ) -> anyhow::Result<Box<dyn KeyPair>> {
         let f = &self.0;
+        if let Some((name, private_param, _)) = pq_names(alg) {
+            let key = match private {
+                Some(p) => Key::from_data(f, name, private_param, p, SELECT_KEYPAIR)?,
+                None => Key::generate(f, name)?,
+            };
+            return Ok(Box::new(OsslKeyPair::new(f.clone(), key, alg)?));
+        }
         let key = match (alg, private) {
             (Algorithm::Ed25519 | Algorithm::X25519, p) => {
                 let raw = match p {
@@ -248,7 +324,13 @@ impl Pkey {
     }
 
     pub fn public_key(&self, alg: Algorithm, public: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
-        let key = Key::public(&self.0, alg, public)?;
+        let key = match pq_names(alg) {
+            Some((name, _, param)) => Key::from_data(&self.0, name, param, public, SELECT_PUBLIC)?,
+            None => Key::public(&self.0, alg, public)?,
+        };
+        if alg.kind() == crate::algorithms::Kind::Kem {
+            return Ok(Box::new(Encapsulator::new(self.0.clone(), key)?));
+        }
         Ok(Box::new(OsslPublic::new(self.0.clone(), key, alg)?))
     }
 }
@@ -316,6 +398,48 @@ impl Key {
             "d2i_AutoPrivateKey",
         )
     }
+    /// A provider key by name from one octet-string parameter (`selection`: the key
+    /// pair, or only the public key).
+    fn from_data(
+        f: &Arc<Fns>,
+        name: &std::ffi::CStr,
+        param: &std::ffi::CStr,
+        bytes: &[u8],
+        selection: c_int,
+    ) -> anyhow::Result<Key> {
+        let pq =
+            f.pq.as_ref()
+                .ok_or_else(|| anyhow!("this libcrypto has no EVP_PKEY_fromdata"))?;
+        let mut params = octet_param(param, bytes);
+        // SAFETY: a fresh context owned by Ctx; `params` (and `bytes` it points into)
+        // outlive the call, which copies what it keeps.
+        let ctx = Ctx(
+            unsafe {
+                (pq.ctx_new_from_name)(std::ptr::null_mut(), name.as_ptr(), std::ptr::null())
+            },
+            f.ctx_free,
+        );
+        let mut key: P = std::ptr::null_mut();
+        if ctx.0.is_null()
+            || unsafe { (pq.fromdata_init)(ctx.0) } != 1
+            || unsafe { (pq.fromdata)(ctx.0, &mut key, selection, params.as_mut_ptr()) } != 1
+        {
+            return Err(anyhow::Error::msg(fail(
+                f,
+                &format!(
+                    "importing the {} key ({} bytes)",
+                    name.to_string_lossy(),
+                    bytes.len()
+                ),
+            )));
+        }
+        Key::new(f, key, "EVP_PKEY_fromdata")
+    }
+    /// A fresh provider key by name (EVP_PKEY_keygen).
+    fn generate(f: &Arc<Fns>, name: &std::ffi::CStr) -> anyhow::Result<Key> {
+        let g = KeyGen::new(f, name)?;
+        g.generate()
+    }
     fn public(f: &Arc<Fns>, alg: Algorithm, public: &[u8]) -> anyhow::Result<Key> {
         // SAFETY (all arms): pointers and lengths describe the caller's slices.
         let p = match alg {
@@ -362,6 +486,30 @@ impl Key {
     fn encoded_public(&self, alg: Algorithm) -> Vec<u8> {
         let f = &self.1;
         // SAFETY: the first calls ask for the length, the second fill a buffer of it.
+        if let (Some((_, _, public)), Some(pq)) = (pq_names(alg), &f.pq) {
+            // The hybrid's key management exports its public key only encoded (the TLS
+            // key share), not as "pub".
+            let param = if alg == Algorithm::X25519MlKem768 {
+                c"encoded-pub-key"
+            } else {
+                public
+            };
+            let mut out = vec![0u8; 4096];
+            let mut len = 0usize;
+            // SAFETY: out is writable for its length; the parameter name is NUL-terminated.
+            let ok = unsafe {
+                (pq.get_octet_string_param)(
+                    self.0,
+                    param.as_ptr(),
+                    out.as_mut_ptr(),
+                    out.len(),
+                    &mut len,
+                )
+            };
+            out.truncate(if ok == 1 { len } else { 0 });
+            return out;
+        }
+        // SAFETY: as above.
         unsafe {
             if matches!(alg, Algorithm::Ed25519 | Algorithm::X25519) {
                 let mut out = [0u8; 32];
@@ -405,99 +553,6 @@ impl Drop for Ctx {
 // SAFETY: the contexts are used by one thread at a time; `md` is a static method table.
 unsafe impl Send for Signer {}
 
-/// What a signing or verifying context does per call.
-enum Signer {
-    /// EVP_PKEY_sign / _verify over a digest (RSA, ECDSA).
-    Digest { pctx: Ctx, md: P, max: usize },
-    /// EVP_DigestSign / _Verify on a context initialised once (Ed25519).
-    OneShot { mctx: Ctx },
-}
-
-/// A message digest method, valid while its library is loaded.
-struct Md(P);
-
-// SAFETY: EVP_MD methods are immutable and shared between threads by OpenSSL itself.
-unsafe impl Send for Md {}
-unsafe impl Sync for Md {}
-
-fn md_of(f: &Fns, alg: Algorithm) -> P {
-    if alg == Algorithm::EcdsaP384 {
-        f.sha384.0
-    } else {
-        f.sha256.0
-    }
-}
-
-/// A context set up once for sign (`sign` true) or verify with `key`.
-fn signer(f: &Arc<Fns>, key: &Key, alg: Algorithm, sign: bool) -> anyhow::Result<Signer> {
-    // SAFETY: fresh contexts, owned by Ctx; key outlives them (held beside them).
-    unsafe {
-        if alg == Algorithm::Ed25519 {
-            let mctx = Ctx((f.md_ctx_new)(), f.md_ctx_free);
-            let init = if sign {
-                f.digest_sign_init
-            } else {
-                f.digest_verify_init
-            };
-            let (no_pctx, no_md, no_engine) = (
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            );
-            if mctx.0.is_null() || init(mctx.0, no_pctx, no_md, no_engine, key.0) != 1 {
-                return Err(anyhow::Error::msg(fail(f, "EVP_DigestSignInit/VerifyInit")));
-            }
-            return Ok(Signer::OneShot { mctx });
-        }
-        let pctx = Ctx((f.ctx_new)(key.0, std::ptr::null_mut()), f.ctx_free);
-        let init = if sign { f.sign_init } else { f.verify_init };
-        if pctx.0.is_null() || init(pctx.0) != 1 {
-            return Err(anyhow::Error::msg(fail(
-                f,
-                "EVP_PKEY_sign_init/verify_init",
-            )));
-        }
-        let md = md_of(f, alg);
-        if (f.set_signature_md)(pctx.0, md) != 1 {
-            return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_CTX_set_signature_md")));
-        }
-        if rsa_bits(alg).is_some() {
-            let pad = if is_pss(alg) {
-                RSA_PKCS1_PSS_PADDING
-            } else {
-                RSA_PKCS1_PADDING
-            };
-            if (f.set_rsa_padding)(pctx.0, pad) != 1
-                || (is_pss(alg) && (f.set_rsa_pss_saltlen)(pctx.0, 32) != 1)
-            {
-                return Err(anyhow::Error::msg(fail(f, "setting the RSA padding")));
-            }
-        }
-        let max = (f.pkey_size)(key.0).max(0) as usize;
-        Ok(Signer::Digest { pctx, md, max })
-    }
-}
-
-fn digest(f: &Fns, md: P, msg: &[u8]) -> anyhow::Result<([u8; 64], usize)> {
-    let mut out = [0u8; 64];
-    let mut n: c_uint = 0;
-    // SAFETY: out holds the largest digest (64 bytes); msg valid for its length.
-    if unsafe {
-        (f.digest)(
-            msg.as_ptr(),
-            msg.len(),
-            out.as_mut_ptr(),
-            &mut n,
-            md,
-            std::ptr::null_mut(),
-        )
-    } != 1
-    {
-        return Err(anyhow::Error::msg(fail(f, "EVP_Digest")));
-    }
-    Ok((out, n as usize))
-}
-
 struct OsslKeyPair {
     f: Arc<Fns>,
     alg: Algorithm,
@@ -505,6 +560,9 @@ struct OsslKeyPair {
     /// Key agreement: a context with EVP_PKEY_derive_init done once; each call sets a
     /// new peer on it.
     deriver: Option<Ctx>,
+    /// KEM: a context with EVP_PKEY_decapsulate_init done once, and a key generator.
+    decapsulator: Option<Ctx>,
+    keygen: Option<KeyGen>,
     // Declared after the contexts that use it, so dropped after them.
     key: Key,
 }
@@ -529,11 +587,28 @@ impl OsslKeyPair {
             }
             _ => None,
         };
+        let (decapsulator, keygen) = match (alg.kind(), pq_names(alg), &f.pq) {
+            (crate::algorithms::Kind::Kem, Some((name, _, _)), Some(pq)) => {
+                // SAFETY: a fresh context on our key, owned by Ctx.
+                let ctx = Ctx(
+                    unsafe { (f.ctx_new)(key.0, std::ptr::null_mut()) },
+                    f.ctx_free,
+                );
+                if ctx.0.is_null() || unsafe { (pq.decapsulate_init)(ctx.0, std::ptr::null()) } != 1
+                {
+                    return Err(anyhow::Error::msg(fail(&f, "EVP_PKEY_decapsulate_init")));
+                }
+                (Some(ctx), Some(KeyGen::new(&f, name)?))
+            }
+            _ => (None, None),
+        };
         Ok(OsslKeyPair {
             f,
             alg,
             signer,
             deriver,
+            decapsulator,
+            keygen,
             key,
         })
     }
@@ -548,19 +623,13 @@ impl KeyPair for OsslKeyPair {
         match &self.signer {
             Some(Signer::Digest { pctx, md, max }) => {
                 let (d, n) = digest(f, *md, msg)?;
+                pkey_sign(f, pctx, *max, &d[..n])
+            }
+            Some(Signer::Message { pctx, max }) => pkey_sign(f, pctx, *max, msg),
+            Some(Signer::OneShot { mctx, max }) => {
                 let mut sig = vec![0u8; *max];
                 let mut len = sig.len();
-                // SAFETY: sig has `max` = EVP_PKEY_size bytes; d holds n bytes.
-                if unsafe { (f.sign)(pctx.0, sig.as_mut_ptr(), &mut len, d.as_ptr(), n) } != 1 {
-                    return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_sign")));
-                }
-                sig.truncate(len);
-                Ok(sig)
-            }
-            Some(Signer::OneShot { mctx }) => {
-                let mut sig = vec![0u8; 64];
-                let mut len = sig.len();
-                // SAFETY: an Ed25519 signature is 64 bytes.
+                // SAFETY: sig has EVP_PKEY_get_size bytes (64 for Ed25519).
                 if unsafe {
                     (f.digest_sign)(mctx.0, sig.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len())
                 } != 1
@@ -571,6 +640,36 @@ impl KeyPair for OsslKeyPair {
                 Ok(sig)
             }
             None => Err(anyhow!("{} does not sign", self.alg)),
+        }
+    }
+    fn decaps(&mut self, ciphertext: &[u8]) -> anyhow::Result<Vec<u8>> {
+        let f = &self.f;
+        let (Some(ctx), Some(pq)) = (&self.decapsulator, &f.pq) else {
+            return Err(anyhow!("{} does not decapsulate", self.alg));
+        };
+        // ML-KEM's secret is 32 bytes, the hybrid's 64.
+        let mut out = vec![0u8; 64];
+        let mut len = out.len();
+        // SAFETY: the context is ours and initialised; out and ciphertext are live slices.
+        if unsafe {
+            (pq.decapsulate)(
+                ctx.0,
+                out.as_mut_ptr(),
+                &mut len,
+                ciphertext.as_ptr(),
+                ciphertext.len(),
+            )
+        } != 1
+        {
+            return Err(anyhow::Error::msg(fail(f, "EVP_PKEY_decapsulate")));
+        }
+        out.truncate(len);
+        Ok(out)
+    }
+    fn keygen(&mut self) -> anyhow::Result<()> {
+        match &self.keygen {
+            Some(g) => g.generate().map(drop),
+            None => Err(anyhow!("{} has no keygen operation", self.alg)),
         }
     }
     fn derive(&mut self, peer: &[u8]) -> anyhow::Result<Vec<u8>> {
@@ -645,7 +744,10 @@ impl PublicKey for OsslPublic {
                     let (d, n) = digest(f, *md, msg)?;
                     (f.verify)(pctx.0, sig.as_ptr(), sig.len(), d.as_ptr(), n)
                 }
-                Signer::OneShot { mctx } => {
+                Signer::Message { pctx, .. } => {
+                    (f.verify)(pctx.0, sig.as_ptr(), sig.len(), msg.as_ptr(), msg.len())
+                }
+                Signer::OneShot { mctx, .. } => {
                     (f.digest_verify)(mctx.0, sig.as_ptr(), sig.len(), msg.as_ptr(), msg.len())
                 }
             }

@@ -2,6 +2,7 @@ use super::*;
 use crate::impls::aws_lc::AwsLc;
 use crate::impls::boringssl::BoringSsl;
 use crate::impls::rustcrypto::RustCrypto;
+use crate::impls::PublicKeyOps;
 use crate::impls::{Implementation, Support};
 use crate::kat::pkey::{cross_check, known_answers};
 
