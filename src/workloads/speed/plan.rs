@@ -5,7 +5,6 @@ use crate::algorithms::{parse_size, Algorithm, Direction, DEFAULT_SIZES};
 use crate::impls::{Implementation, Unavailable};
 use crate::verify;
 use anyhow::anyhow;
-use globset::Glob;
 
 /// Largest thread count accepted: far beyond any core count we expect to meet.
 pub const MAX_THREADS: usize = 1024;
@@ -57,7 +56,88 @@ pub fn excluded(
     }
 }
 
-fn glob_list(list: &str, what: &str) -> anyhow::Result<Vec<(String, globset::GlobMatcher)>> {
+/// A shell-style pattern over a name: `*` (any run), `?` (one character) and `[...]` (one
+/// of a set or range, `[!...]` none of them). Names have no `/`, so that is all of it, and
+/// it costs no regex engine in the router build.
+pub struct Glob(Vec<Tok>);
+
+enum Tok {
+    Char(char),
+    Any,
+    Star,
+    Set {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
+}
+
+impl Glob {
+    pub fn new(pattern: &str) -> Result<Glob, String> {
+        let mut toks = Vec::new();
+        let mut chars = pattern.chars();
+        while let Some(c) = chars.next() {
+            toks.push(match c {
+                '*' => Tok::Star,
+                '?' => Tok::Any,
+                '[' => {
+                    let mut body: Vec<char> = Vec::new();
+                    // A `]` first in the set is a member, as in the shell.
+                    loop {
+                        match chars.next() {
+                            Some(']') if !body.is_empty() && body != ['!'] => break,
+                            Some(c) => body.push(c),
+                            None => return Err("unclosed character class; missing ']'".into()),
+                        }
+                    }
+                    let negated = body[0] == '!';
+                    let body = &body[negated as usize..];
+                    let mut ranges = Vec::new();
+                    let mut i = 0;
+                    while i < body.len() {
+                        if i + 2 < body.len() && body[i + 1] == '-' {
+                            ranges.push((body[i], body[i + 2]));
+                            i += 3;
+                        } else {
+                            ranges.push((body[i], body[i]));
+                            i += 1;
+                        }
+                    }
+                    Tok::Set { negated, ranges }
+                }
+                c => Tok::Char(c),
+            });
+        }
+        Ok(Glob(toks))
+    }
+
+    pub fn is_match(&self, name: &str) -> bool {
+        let name: Vec<char> = name.chars().collect();
+        matches(&self.0, &name)
+    }
+}
+
+fn matches(toks: &[Tok], name: &[char]) -> bool {
+    match toks.split_first() {
+        None => name.is_empty(),
+        Some((Tok::Star, rest)) => (0..=name.len()).any(|i| matches(rest, &name[i..])),
+        Some((tok, rest)) => {
+            let Some((&c, tail)) = name.split_first() else {
+                return false;
+            };
+            let one = match tok {
+                Tok::Char(p) => *p == c,
+                Tok::Any => true,
+                Tok::Set { negated, ranges } => {
+                    ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negated
+                }
+                Tok::Star => unreachable!("handled above"),
+            };
+            one && matches(rest, tail)
+        }
+    }
+}
+
+fn glob_list(list: &str, what: &str) -> anyhow::Result<Vec<(String, Glob)>> {
     if list.split(',').all(|s| s.trim().is_empty()) {
         return Err(anyhow!(
             "{what} is empty: name at least one, e.g. {what} {}",
@@ -74,7 +154,7 @@ fn glob_list(list: &str, what: &str) -> anyhow::Result<Vec<(String, globset::Glo
         .map(|p| {
             let p = p.to_ascii_lowercase();
             Glob::new(&p)
-                .map(|g| (p.clone(), g.compile_matcher()))
+                .map(|g| (p.clone(), g))
                 .map_err(|e| anyhow!("invalid {what} pattern '{p}': {e}"))
         })
         .collect()
@@ -110,7 +190,7 @@ pub fn select_impls(
         let base = |n: &str| n.split(" [").next().unwrap_or(n).to_string();
         for u in missing
             .iter()
-            .filter(|u| m.is_match(&u.name) || m.is_match(base(&u.name)))
+            .filter(|u| m.is_match(&u.name) || m.is_match(&base(&u.name)))
         {
             absent.push(u.clone());
         }
@@ -308,6 +388,18 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn glob_matches_as_the_shell_does() {
+        let m = |p: &str, n: &str| Glob::new(p).unwrap().is_match(n);
+        assert!(m("aes-*-gcm", "aes-128-gcm") && !m("aes-*-gcm", "aes-128-cbc"));
+        assert!(m("*", "") && m("sha*", "sha256") && !m("sha", "sha256"));
+        assert!(m("aes-12?-gcm", "aes-128-gcm") && !m("aes-1?-gcm", "aes-128-gcm"));
+        assert!(m("aes-[12]*", "aes-256-gcm") && !m("aes-[!12]*", "aes-256-gcm"));
+        assert!(m("rsa[0-9]*-pss", "rsa2048-pss") && !m("rsa[a-f]*", "rsa2048"));
+        assert!(m("[]x]", "]") && m("*-*-*", "aes-128-gcm"));
+        assert!(Glob::new("aes-[12").is_err());
+    }
 
     #[test]
     fn alg_globs_expand() {
