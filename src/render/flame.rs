@@ -268,5 +268,5 @@ pub fn section(run: &Run, out: &mut String) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "flame"))]
 mod tests;

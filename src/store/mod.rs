@@ -81,6 +81,7 @@ impl Sql {
 
 /// A value of a row handed out by `query_each`: text borrowed from the database's buffer.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(not(feature = "store"), allow(dead_code))]
 pub enum ValRef<'a> {
     Null,
     Int(i64),
