@@ -203,6 +203,18 @@ mod tests {
         assert_eq!(triple("armv7l", "gnu"), "armv7-unknown-linux-gnueabihf");
         assert_eq!(triple("armv7l", "musl"), "armv7-unknown-linux-musleabihf");
         assert_eq!(triple("mips", "musl"), "mips-unknown-linux-musl");
+        // scripts/release's musl names: the plain one is the dynamic build, which can
+        // load the router's libcrypto; the loader-less one is "-static" and never picked.
+        assert_eq!(triple("aarch64", "musl"), "aarch64-unknown-linux-musl");
+        assert_eq!(triple("x86_64", "musl"), "x86_64-unknown-linux-musl");
+        let name = dist_candidates(&triple("armv7l", "musl"))[0].clone();
+        assert_eq!(
+            name,
+            Path::new("dist").join(format!(
+                "cryptobench-{}-armv7-unknown-linux-musleabihf",
+                env!("CARGO_PKG_VERSION")
+            ))
+        );
         assert!(same_family("armv7l", "arm") && !same_family("aarch64", "arm"));
     }
 
