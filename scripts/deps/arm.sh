@@ -7,8 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive PATH="$HOME/.cargo/bin:$PATH"
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 CACHE=${CRYPTOBENCH_ARM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cryptobench/arm}
 
 PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user"
@@ -16,10 +14,7 @@ PKGS="gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf libc6-
 # --check: exit 1, naming what is missing (packages, rustup targets, sysroots, the arm64
 # guest), without installing anything.
 if [ "${1:-}" = "--check" ]; then
-  missing=""
-  for p in $PKGS; do
-    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
-  done
+  missing=$(scripts/apt-install --check $PKGS || true)
   installed=$(rustup target list --installed 2>/dev/null || true)
   for t in aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do
     grep -qx "$t" <<<"$installed" || missing="$missing rustup:$t"
@@ -31,14 +26,7 @@ if [ "${1:-}" = "--check" ]; then
   [ -z "$missing" ] || { echo "arm:$missing"; exit 1; }
   exit 0
 fi
-missing=""
-for p in $PKGS; do
-  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  $SUDO apt-get install -y -q --no-install-recommends $missing ||
-    { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends $missing; }
-fi
+scripts/apt-install $PKGS
 
 installed_targets=$(rustup target list --installed)
 for t in aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf; do

@@ -10,8 +10,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive PATH="$HOME/.cargo/bin:$PATH"
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 CACHE=${CRYPTOBENCH_MUSL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cryptobench/musl}
 
 # linux-libc-dev*: the kernel's headers, which musl does not ship (OpenSSL needs them).
@@ -24,10 +22,7 @@ SYSROOT_PKGS="musl musl-dev"
 STABLE_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl"
 
 if [ "${1:-}" = "--check" ]; then
-  missing=""
-  for p in $PKGS; do
-    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
-  done
+  missing=$(scripts/apt-install --check $PKGS || true)
   installed=$(rustup target list --installed 2>/dev/null || true)
   for t in $STABLE_TARGETS; do
     grep -qx "$t" <<<"$installed" || missing="$missing rustup:$t"
@@ -41,14 +36,7 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
-missing=""
-for p in $PKGS; do
-  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  $SUDO apt-get install -y -q --no-install-recommends $missing ||
-    { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends $missing; }
-fi
+scripts/apt-install $PKGS
 
 installed=$(rustup target list --installed)
 for t in $STABLE_TARGETS; do
