@@ -143,6 +143,12 @@ fn run(b: &Build, bin: &Path, args: &[&str]) -> Output {
         .expect("the musl build starts")
 }
 
+/// `args` on the build `b` are refused in one line (exit 2) saying `why`.
+fn refused_saying(b: &Build, bin: &Path, args: &[&str], why: &str) {
+    let e = common::one_line_exit_2(&run(b, bin, args), &args.join(" "));
+    assert!(e.contains(why), "{}: {e}", args.join(" "));
+}
+
 fn json(b: &Build, bin: &Path, args: &[&str]) -> Value {
     let o = run(b, bin, args);
     assert!(
@@ -316,13 +322,8 @@ fn armv7_dynamic_loads_a_musl_libcrypto_and_passes_the_gate() {
         );
     }
     if let Some(st) = ready(&AARCH64_STATIC) {
-        let o = run(
-            &AARCH64_STATIC,
-            &st,
-            &["speed", "--libcrypto", lib, "--time", "0.01"],
-        );
-        let e = common::one_line_exit_2(&o, "--libcrypto on a static build");
-        assert!(e.contains("cannot dlopen"), "{e}");
+        let args = ["speed", "--libcrypto", lib, "--time", "0.01"];
+        refused_saying(&AARCH64_STATIC, &st, &args, "cannot dlopen");
     }
 }
 
@@ -366,21 +367,16 @@ fn lean_records_render_in_a_full_build() {
     let cmp = common::run(&["compare", f, f]);
     assert!(cmp.status.success(), "{}", common::stderr(&cmp));
     // The lean build has no store: named, it is refused; by default there is none.
-    let o = run(
-        b,
-        &bin,
-        &[
-            "speed",
-            "--alg",
-            "sha256",
-            "--time",
-            "0.01",
-            "--store",
-            "sqlite:/tmp/x.db",
-        ],
-    );
-    let e = common::one_line_exit_2(&o, "--store on a lean build");
-    assert!(e.contains("this build has no store"), "{e}");
+    let args = [
+        "speed",
+        "--alg",
+        "sha256",
+        "--time",
+        "0.01",
+        "--store",
+        "sqlite:/tmp/x.db",
+    ];
+    refused_saying(b, &bin, &args, "this build has no store");
 }
 
 /// The lean armv7 binary, stripped and gzipped, fits OpenWrt's flash.
