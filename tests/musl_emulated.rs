@@ -32,9 +32,10 @@ struct Build {
 }
 
 const fn build(triple: &'static str, mode: &'static str) -> Build {
-    let (qemu, debian_arch, arch, loader) = match triple.as_bytes()[0] {
-        b'x' => (None, "amd64", "x86_64", "lib/ld-musl-x86_64.so.1"),
-        b'a' => (
+    // By the first two letters (a const fn compares no strings): x86_64, aarch64, armv7.
+    let (qemu, debian_arch, arch, loader) = match triple.as_bytes() {
+        [b'x', ..] => (None, "amd64", "x86_64", "lib/ld-musl-x86_64.so.1"),
+        [b'a', b'a', ..] => (
             Some(("qemu-aarch64", "cortex-a53")),
             "arm64",
             "aarch64",
