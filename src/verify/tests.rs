@@ -1,5 +1,7 @@
 //! The verify function set against a path that is wrong in the way Wycheproof's invalid
 //! vectors exist to catch: an AES-GCM open that decrypts without checking the tag.
+// The tag-skipping implementation below serves only the Wycheproof test.
+#![cfg_attr(not(feature = "wycheproof"), allow(dead_code))]
 
 use super::*;
 use crate::algorithms::Direction;
@@ -55,6 +57,7 @@ impl crate::impls::Symmetric for NoTagCheck {
 }
 
 #[test]
+#[cfg(feature = "wycheproof")]
 fn an_open_that_skips_the_tag_fails_every_invalid_vector_by_name() {
     let t = wycheproof::check(&NoTagCheck, Algorithm::Aes128Gcm).expect("aes_gcm has vectors");
     // Every valid vector decrypts right (the keystream is GCM's)...
@@ -89,6 +92,7 @@ fn the_gate_and_verify_share_the_known_answers_and_round_trip() {
             f.round_trip.as_ref().map(|t| t.passed)
         );
         assert!(g.wycheproof.is_none());
-        assert_eq!(f.alg == Algorithm::Aes128Gcm, f.wycheproof.is_some());
+        let vectors = cfg!(feature = "wycheproof") && f.alg == Algorithm::Aes128Gcm;
+        assert_eq!(vectors, f.wycheproof.is_some());
     }
 }
