@@ -25,10 +25,18 @@ use cryptobench_impls::{algorithms, impls, kat, kernel, sys, units};
 use clap::{Parser, Subcommand};
 use workloads::speed::{self, SpeedArgs};
 
+/// `--version`: the release and the source it was built from (see build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (source ",
+    env!("CRYPTOBENCH_SOURCE"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "cryptobench",
-    version,
+    version = VERSION,
     about = "Honest symmetric-crypto measurements across libraries and paths"
 )]
 struct Cli {
