@@ -112,6 +112,44 @@ fn openssl_format_prints_the_speed_blocks() {
     );
 }
 
+/// ML-KEM and ML-DSA in OpenSSL 3.5's own blocks: `%27s %8.6fs %8.6fs %8.6fs %9.1f %9.1f
+/// %9.1f` under its headers, keygen first; ML-DSA's keygen is not timed, so it is "-".
+#[test]
+fn openssl_format_prints_the_kem_and_signature_blocks_of_3_5() {
+    let out = openssl_table("aws-lc", "ml-kem-768,ml-dsa-65", "0.02");
+    let lines: Vec<&str> = out.lines().collect();
+    let at = |header: &str| {
+        lines
+            .iter()
+            .position(|l| *l == header)
+            .unwrap_or_else(|| panic!("no header {header:?} in\n{out}"))
+    };
+    let kem = at(
+        "                               keygen    encaps    decaps keygens/s  encaps/s  decaps/s",
+    );
+    let sig = at(
+        "                               keygen     signs    verify keygens/s    sign/s  verify/s",
+    );
+    let row = |line: &str, name: &str| -> Vec<String> {
+        assert!(line.starts_with(&format!("{name:>27} ")), "{line}");
+        line[28..].split_whitespace().map(String::from).collect()
+    };
+    let k = row(lines[kem + 1], "ML-KEM-768");
+    assert_eq!(k.len(), 6, "{out}");
+    for i in 0..3 {
+        let secs: f64 = k[i].trim_end_matches('s').parse().unwrap();
+        let rate: f64 = k[i + 3].parse().unwrap();
+        assert!((secs * rate - 1.0).abs() < 0.01, "{out}");
+    }
+    let d = row(lines[sig + 1], "ML-DSA-65");
+    assert_eq!((d[0].as_str(), d[3].as_str()), ("-", "-"), "{out}");
+    assert!(
+        d[1].ends_with('s') && d[4].parse::<f64>().unwrap() > 0.0,
+        "{out}"
+    );
+    assert!(sig > kem, "{out}");
+}
+
 #[test]
 fn a_missing_curve_is_listed_unavailable_not_skipped() {
     let v = json(&run(&[
