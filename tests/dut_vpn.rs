@@ -236,6 +236,15 @@ fn vpn_dut_profile_samples_the_dut_end() {
     );
     // The sampled rerun's own throughput, for the overhead.
     assert!(p["throughput_bps"].as_f64().unwrap() > 0.0, "{p}");
+    eprintln!(
+        "vpn --dut --profile openvpn AES-128-GCM: crypto {:.1}% [{:.1}-{:.1}%] of the DUT end's {n} samples, ceiling {:.2}x; {:.0} Mbit/s unsampled, {:.0} sampled",
+        p["crypto"]["share"].as_f64().unwrap() * 100.0,
+        p["crypto"]["ci"][0].as_f64().unwrap() * 100.0,
+        p["crypto"]["ci"][1].as_f64().unwrap() * 100.0,
+        p["amdahl_ceiling"].as_f64().unwrap(),
+        recs[0]["throughput_bps"].as_f64().unwrap() * 8e-6,
+        p["throughput_bps"].as_f64().unwrap() * 8e-6
+    );
     assert_all_clean(&lab, 10);
 }
 
