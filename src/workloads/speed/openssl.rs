@@ -18,7 +18,7 @@ fn preamble(env: &Environment, recs: &[&Rec], out: &mut String) {
             .iter()
             .filter(openssl)
             .find(|l| l.version == r.impl_version);
-        if let Some(lib) = lib.filter(|l| !builds.iter().any(|b| std::ptr::eq(*b, *l))) {
+        if let Some(lib) = lib.filter(|l| !builds.iter().any(|b| b.version == l.version)) {
             builds.push(lib);
         }
     }
@@ -186,55 +186,33 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
                     .iter()
                     .map(|d| find(alg, d, label, *threads))
                     .collect();
-                let time = |r: Option<f64>, prec: usize| {
-                    r.map_or_else(
-                        || format!("{:>9}", "-"),
-                        |r| format!("{:8.prec$}s", per_op(r)),
-                    )
-                };
-                let rate = |r: Option<f64>, w: usize| {
-                    r.map_or_else(|| format!("{:>w$}", "-"), |r| format!("{r:w$.1}"))
-                };
-                let name = alg.openssl_speed_name();
-                let _ = match block {
-                    PkeyBlock::Rsa | PkeyBlock::Dsa => {
-                        let pss = if alg.name().ends_with("-pss") {
-                            " pss"
-                        } else {
-                            ""
-                        };
-                        writeln!(
-                            out,
-                            "{p}{name}{pss} {} {} {} {}",
-                            time(x[0], 6),
-                            time(x[1], 6),
-                            rate(x[0], 8),
-                            rate(x[1], 8)
+                let (prec, width) = block.widths();
+                let times: Vec<String> = x
+                    .iter()
+                    .map(|r| {
+                        r.map_or_else(
+                            || format!("{:>9}", "-"),
+                            |r| format!("{:8.prec$}s", per_op(r)),
                         )
+                    })
+                    .collect();
+                let rates: Vec<String> = x
+                    .iter()
+                    .map(|r| {
+                        r.map_or_else(|| format!("{:>width$}", "-"), |r| format!("{r:width$.1}"))
+                    })
+                    .collect();
+                let name = alg.openssl_speed_name();
+                let head = match block {
+                    PkeyBlock::Rsa | PkeyBlock::Dsa if alg.name().ends_with("-pss") => {
+                        format!("{name} pss")
                     }
-                    PkeyBlock::Ecdsa | PkeyBlock::Eddsa => writeln!(
-                        out,
-                        "{p} {name} {} {} {} {}",
-                        time(x[0], 4),
-                        time(x[1], 4),
-                        rate(x[0], 8),
-                        rate(x[1], 8)
-                    ),
-                    PkeyBlock::Ecdh => {
-                        writeln!(out, "{p} {name} {} {}", time(x[0], 4), rate(x[0], 8))
-                    }
+                    PkeyBlock::Rsa | PkeyBlock::Dsa => name.to_string(),
+                    PkeyBlock::Ecdsa | PkeyBlock::Eddsa | PkeyBlock::Ecdh => format!(" {name}"),
                     // `%27s %8.6fs %8.6fs %8.6fs %9.1f %9.1f %9.1f`
-                    PkeyBlock::Kem | PkeyBlock::Sig => writeln!(
-                        out,
-                        "{p}{name:>27} {} {} {} {} {} {}",
-                        time(x[0], 6),
-                        time(x[1], 6),
-                        time(x[2], 6),
-                        rate(x[0], 9),
-                        rate(x[1], 9),
-                        rate(x[2], 9)
-                    ),
+                    PkeyBlock::Kem | PkeyBlock::Sig => format!("{name:>27}"),
                 };
+                let _ = writeln!(out, "{p}{head} {} {}", times.join(" "), rates.join(" "));
             }
         }
     }
@@ -293,6 +271,14 @@ impl PkeyBlock {
                 "{:31}keygen     signs    verify keygens/s    sign/s  verify/s",
                 ""
             ),
+        }
+    }
+    /// `openssl speed`'s decimals of the seconds per operation, and the rates' width.
+    fn widths(self) -> (usize, usize) {
+        match self {
+            PkeyBlock::Rsa | PkeyBlock::Dsa => (6, 8),
+            PkeyBlock::Ecdsa | PkeyBlock::Eddsa | PkeyBlock::Ecdh => (4, 8),
+            PkeyBlock::Kem | PkeyBlock::Sig => (6, 9),
         }
     }
     /// The operations of a row, in its columns' order.
