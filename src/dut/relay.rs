@@ -44,9 +44,9 @@ struct Host {
     /// The agent's last stderr line, held back: it may be the reason the run failed.
     pending: Option<String>,
     outcome: Option<Result<i32, Failure>>,
-    /// Lines the agent sent that this build could not read (their points are lost), and
-    /// why the first was not.
-    unreadable: (usize, Option<String>),
+    /// How many lines the agent sent that this build could not read (their points are
+    /// lost), and why the first was not.
+    unreadable: Option<(usize, String)>,
 }
 
 /// What the controller does for an agent that asks (`agent::ask`), e.g. run the load of
@@ -87,7 +87,7 @@ pub fn run(
             run: Run::default(),
             pending: None,
             outcome: None,
-            unreadable: (0, None),
+            unreadable: None,
         });
     }
     crate::sys::signal::install_signal_handler();
@@ -218,8 +218,7 @@ impl Host {
             }
             Err(why) => {
                 eprintln!("{}: a line the DUT sent was not a record ({why})", self.url);
-                self.unreadable.0 += 1;
-                self.unreadable.1.get_or_insert(why.to_string());
+                self.unreadable.get_or_insert((0, why.to_string())).0 += 1;
             }
         }
         if let Some(e) = failed {
@@ -237,7 +236,7 @@ impl Host {
         let ended = ended?;
         let code = ended.code.unwrap_or(1);
         let said = || last.clone().unwrap_or_else(|| format!("exit code {code}"));
-        if let (n @ 1.., Some(why)) = &self.unreadable {
+        if let Some((n, why)) = &self.unreadable {
             return Err(Failure::Runtime(format!(
                 "{url}: {n} line(s) the DUT sent could not be read here ({why}): their points are lost; kept the {} read; run the same cryptobench build on both sides (--dut-binary)",
                 self.run.records.len()
