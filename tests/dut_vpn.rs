@@ -200,6 +200,54 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
     assert_all_clean(&lab, 10);
 }
 
+/// `vpn --dut --profile`: perf samples the DUT's end of the tunnel (its openvpn, in the
+/// DUT's namespace), so the crypto share and the Amdahl ceiling are the DUT's.
+#[test]
+fn vpn_dut_profile_samples_the_dut_end() {
+    if !vpn_possible(false) || !common::perf_usable() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let url = lab.url();
+    let out = lab.dir.join("profile.jsonl");
+    let mut args = vpn_args(
+        &url,
+        "openvpn",
+        "2",
+        &["--output", out.to_str().unwrap(), "--no-store"],
+    );
+    args.push("--profile");
+    let o = lab.run(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1, "{err}");
+    let p = &recs[0]["profile"];
+    let n = common::check_profile(p);
+    assert!(n >= 50, "only {n} samples: {p}");
+    assert!(
+        p["crypto"]["ci"][0].as_f64().unwrap() > 0.0,
+        "no crypto in a tunnel that encrypts every byte: {p}"
+    );
+    // openvpn's own code: its process on the DUT was the one sampled.
+    assert!(
+        p["categories"]["protocol"]["samples"].as_u64().unwrap_or(0) > 0,
+        "{p}"
+    );
+    // The sampled rerun's own throughput, for the overhead.
+    assert!(p["throughput_bps"].as_f64().unwrap() > 0.0, "{p}");
+    eprintln!(
+        "vpn --dut --profile openvpn AES-128-GCM: crypto {:.1}% [{:.1}-{:.1}%] of the DUT end's {n} samples, ceiling {:.2}x; {:.0} Mbit/s unsampled, {:.0} sampled",
+        p["crypto"]["share"].as_f64().unwrap() * 100.0,
+        p["crypto"]["ci"][0].as_f64().unwrap() * 100.0,
+        p["crypto"]["ci"][1].as_f64().unwrap() * 100.0,
+        p["amdahl_ceiling"].as_f64().unwrap(),
+        recs[0]["throughput_bps"].as_f64().unwrap() * 8e-6,
+        p["throughput_bps"].as_f64().unwrap() * 8e-6
+    );
+    assert_all_clean(&lab, 10);
+}
+
 /// A run stopped in its middle (an OpenVPN point under load): what the controller said.
 fn stopped_run(lab: &Lab, out: &Path, stop: impl FnOnce(&Lab, &Child)) -> (Option<i32>, String) {
     let url = lab.url();
@@ -242,9 +290,9 @@ fn vpn_dut_sshd_killed_leaves_nothing() {
     assert_all_clean(&lab, 30);
 }
 
-/// Bad input is one line and exit 2, before anything runs where it can be: a flag that
-/// works only with both ends here, a data address that is no IP address or not the
-/// DUT's, --dut-address without --dut, and --openssl naming a build the DUT lacks.
+/// Bad input is one line and exit 2, before anything runs where it can be: a data
+/// address that is no IP address or not the DUT's, --dut-address without --dut, and
+/// --openssl naming a build the DUT lacks.
 #[test]
 fn vpn_dut_bad_input_is_one_line() {
     if !vpn_possible(false) {
@@ -258,7 +306,6 @@ fn vpn_dut_bad_input_is_one_line() {
         a.extend_from_slice(extra);
         lab.run(&a)
     };
-    refused(&with(&["--profile"]), "--profile");
     refused(
         &with(&["--dut-address", "router.lan"]),
         "invalid --dut-address",

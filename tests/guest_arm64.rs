@@ -6,34 +6,19 @@
 mod common;
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const DRIVERS: [&str; 3] = ["cbc(aes-generic)", "cbc-aes-neonbs", "cbc-aes-ce"];
-
-fn arm64_binary() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bin = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-        .join("aarch64-unknown-linux-gnu/release/cryptobench");
-    if bin.is_file() {
-        Some(bin)
-    } else {
-        common::skip(&format!(
-            "{} is not built: run scripts/deps/arm.sh, then scripts/build-arm",
-            bin.display()
-        ));
-        None
-    }
-}
 
 #[test]
 fn arm64_kernel_cbc_aes_drivers_side_by_side_with_libcrypto() {
     if !common::guest_enabled() {
         return;
     }
-    let Some(bin) = arm64_binary() else { return };
+    let Some(bin) = common::cross_binary("aarch64-unknown-linux-gnu") else {
+        return;
+    };
     let variants: String = DRIVERS
         .iter()
         .map(|d| format!(" --variant 'driver={d}'"))

@@ -386,7 +386,7 @@ fn bad_build_dirs_exit_2_naming_the_problem_and_the_fix() {
     );
     refused(
         &["study", "scaling", "--openssl", e],
-        "--openssl is router-vpn's and aesni's",
+        "--openssl is for study aesni and router-vpn",
     );
     refused(
         &[
@@ -518,6 +518,41 @@ fn post_quantum_on_the_35_build_passes_the_gate() {
             "{why}"
         );
     }
+}
+
+/// `--format openssl` of rows that are all the 3.5 build's is headed by the 3.5 build,
+/// though the system's 3.0 is loaded (and listed) first, and prints 3.5's KEM block.
+#[test]
+fn openssl_format_is_headed_by_the_build_whose_rows_follow() {
+    let Some(dir) = build(&[]) else { return };
+    let o = common::run(&[
+        "speed",
+        "--impl",
+        "openssl",
+        "--openssl",
+        dir.to_str().unwrap(),
+        "--alg",
+        "ml-kem-768",
+        "--time",
+        "0.02",
+        "--format",
+        "openssl",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    let versions: Vec<&str> = out.lines().filter(|l| l.starts_with("version: ")).collect();
+    assert_eq!(versions.len(), 1, "{out}");
+    assert!(versions[0].starts_with("version: 3.5"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.ends_with("keygens/s  encaps/s  decaps/s")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&format!("{:>27} ", "ML-KEM-768"))),
+        "{out}"
+    );
 }
 
 /// The system's OpenSSL 3.0 alone: ML-KEM is not available (exit 1: nothing to measure),

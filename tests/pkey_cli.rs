@@ -71,6 +71,14 @@ fn openssl_table(imp: &str, algs: &str, time: &str) -> String {
     common::utf8(&o.stdout)
 }
 
+/// The index of the line that is exactly `header` in `out`'s lines.
+fn header_at(lines: &[&str], out: &str, header: &str) -> usize {
+    lines
+        .iter()
+        .position(|l| *l == header)
+        .unwrap_or_else(|| panic!("no header {header:?} in\n{out}"))
+}
+
 /// A `NAME BITS bits` row of the RSA or DSA block, whose seconds per operation are the
 /// reciprocal of the rate, as `openssl speed` prints them.
 fn assert_bits_row(line: &str, name: &str, bits: &str) {
@@ -89,12 +97,7 @@ fn assert_bits_row(line: &str, name: &str, bits: &str) {
 fn openssl_format_prints_the_speed_blocks() {
     let out = openssl_table("aws-lc", "rsa2048-pkcs1,ecdsa-p256,ed25519,x25519", "0.02");
     let lines: Vec<&str> = out.lines().collect();
-    let at = |header: &str| {
-        lines
-            .iter()
-            .position(|l| *l == header)
-            .unwrap_or_else(|| panic!("no header {header:?} in\n{out}"))
-    };
+    let at = |header: &str| header_at(&lines, &out, header);
     let rsa = at("                  sign    verify    sign/s verify/s");
     assert_bits_row(lines[rsa + 1], "rsa", "2048");
     let sig = "                              sign    verify    sign/s verify/s";
@@ -110,6 +113,40 @@ fn openssl_format_prints_the_speed_blocks() {
         lines[ecdh + 1].starts_with(" 253 bits ecdh (X25519) "),
         "{out}"
     );
+}
+
+/// ML-KEM and ML-DSA in OpenSSL 3.5's own blocks: `%27s %8.6fs %8.6fs %8.6fs %9.1f %9.1f
+/// %9.1f` under its headers, keygen first; ML-DSA's keygen is not timed, so it is "-".
+#[test]
+fn openssl_format_prints_the_kem_and_signature_blocks_of_3_5() {
+    let out = openssl_table("aws-lc", "ml-kem-768,ml-dsa-65", "0.02");
+    let lines: Vec<&str> = out.lines().collect();
+    let at = |header: &str| header_at(&lines, &out, header);
+    let kem = at(
+        "                               keygen    encaps    decaps keygens/s  encaps/s  decaps/s",
+    );
+    let sig = at(
+        "                               keygen     signs    verify keygens/s    sign/s  verify/s",
+    );
+    let row = |line: &str, name: &str| -> Vec<String> {
+        assert!(line.starts_with(&format!("{name:>27} ")), "{line}");
+        line[28..].split_whitespace().map(String::from).collect()
+    };
+    let k = row(lines[kem + 1], "ML-KEM-768");
+    assert_eq!(k.len(), 6, "{out}");
+    for i in 0..3 {
+        let secs: f64 = k[i].trim_end_matches('s').parse().unwrap();
+        let rate: f64 = k[i + 3].parse().unwrap();
+        // %8.6fs of 1/rate: equal to six decimals.
+        assert!((secs - 1.0 / rate).abs() <= 5e-7 + 1e-12, "{out}");
+    }
+    let d = row(lines[sig + 1], "ML-DSA-65");
+    assert_eq!((d[0].as_str(), d[3].as_str()), ("-", "-"), "{out}");
+    assert!(
+        d[1].ends_with('s') && d[4].parse::<f64>().unwrap() > 0.0,
+        "{out}"
+    );
+    assert!(sig > kem, "{out}");
 }
 
 #[test]

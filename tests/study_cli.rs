@@ -97,6 +97,19 @@ fn list_describes_all_five() {
         assert!(out.contains(n), "{out}");
     }
     assert_eq!(out.matches("--quick about").count(), 5, "{out}");
+    // Each study's own options, under it: the builds router-vpn and aesni compare.
+    let under = |study: &str, option: &str| {
+        out.lines()
+            .skip_while(|l| !l.starts_with(&format!("{study}: ")))
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .any(|l| l.starts_with(&format!("  {option}: ")))
+    };
+    assert!(under("router-vpn", "--openssl DIR"), "{out}");
+    assert!(under("router-vpn", "--libcrypto PATH"), "{out}");
+    assert!(under("aesni", "--openssl DIR"), "{out}");
+    assert!(under("offload", "--guest"), "{out}");
+    assert!(!under("scaling", "--openssl DIR"), "{out}");
 }
 
 #[test]
@@ -104,7 +117,10 @@ fn bad_input_is_one_line_and_exit_2() {
     for (args, says) in [
         (vec!["study", "nosuch"], "unknown study 'nosuch'"),
         (vec!["study"], "name a study"),
-        (vec!["study", "aesni", "--guest"], "--guest is offload's"),
+        (
+            vec!["study", "aesni", "--guest"],
+            "--guest is for study offload",
+        ),
         (
             vec!["study", "aesni", "--output", "/nonexistent-dir/x.jsonl"],
             "nonexistent-dir",

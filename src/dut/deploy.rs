@@ -36,6 +36,15 @@ fn own_triple() -> String {
     triple(std::env::consts::ARCH, libc)
 }
 
+/// Whether a DUT's `cryptobench --version` line is this release built from this source:
+/// only then are its records this build's (the same version number is not enough).
+fn same_build(version_line: &str) -> bool {
+    let mut words = version_line.split_whitespace();
+    words.next() == Some("cryptobench")
+        && words.next() == Some(env!("CARGO_PKG_VERSION"))
+        && version_line.contains(&format!("(source {};", env!("CRYPTOBENCH_SOURCE")))
+}
+
 /// The `uname -m` family an ELF file's machine belongs to, to refuse a --dut-binary
 /// built for another architecture before it is uploaded.
 fn elf_arch(bytes: &[u8]) -> Option<&'static str> {
@@ -60,18 +69,22 @@ fn same_family(uname: &str, elf: &str) -> bool {
     }
 }
 
-/// Where a release binary for `triple` may be: dist/ here, and dist/ of the source tree
-/// this binary was built in (target/release/../../dist).
+/// Where a binary for `triple` may be: a release's in dist/ here and in dist/ of the
+/// source tree this binary was built in (target/release/../../dist), then a cross build's
+/// beside this one (target/<triple>/release, scripts/build-arm).
 fn dist_candidates(triple: &str) -> Vec<PathBuf> {
     let name = format!("cryptobench-{}-{triple}", env!("CARGO_PKG_VERSION"));
-    let mut dirs = vec![PathBuf::from("dist")];
-    if let Some(tree) = std::env::current_exe()
+    let mut found = vec![PathBuf::from("dist").join(&name)];
+    if let Some(target) = std::env::current_exe()
         .ok()
-        .and_then(|e| e.parent()?.parent()?.parent().map(Path::to_path_buf))
+        .and_then(|e| e.parent()?.parent().map(Path::to_path_buf))
     {
-        dirs.push(tree.join("dist"));
+        if let Some(tree) = target.parent() {
+            found.push(tree.join("dist").join(&name));
+        }
+        found.push(target.join(triple).join("release/cryptobench"));
     }
-    dirs.into_iter().map(|d| d.join(&name)).collect()
+    found
 }
 
 /// The binary to upload: --dut-binary, this very binary when the DUT is like this
@@ -125,9 +138,7 @@ pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Fa
     };
     let (arch, libc) = (arch.to_string(), libc.to_string());
     let theirs = lines.next().unwrap_or("none");
-    // "cryptobench 0.1.0 (arm musl, dynamic; features: ...)": the version is what counts.
-    let ours = ["cryptobench", env!("CARGO_PKG_VERSION")];
-    if explicit.is_none() && theirs.split_whitespace().take(2).eq(ours) {
+    if explicit.is_none() && same_build(theirs) {
         return Ok(Deployed {
             program: "cryptobench".into(),
         });
@@ -195,6 +206,21 @@ pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Fa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_source_is_the_same_build() {
+        let ours = format!("cryptobench {}", crate::workloads::probe::version_line());
+        assert!(same_build(&ours));
+        assert!(!same_build(&format!(
+            "cryptobench {}",
+            env!("CARGO_PKG_VERSION")
+        )));
+        assert!(!same_build(&format!(
+            "cryptobench {} (source 0000000000000000; x86_64 gnu; features: none)",
+            env!("CARGO_PKG_VERSION")
+        )));
+        assert!(!same_build("none"));
+    }
 
     #[test]
     fn release_names_follow_uname_and_libc() {

@@ -44,6 +44,9 @@ struct Host {
     /// The agent's last stderr line, held back: it may be the reason the run failed.
     pending: Option<String>,
     outcome: Option<Result<i32, Failure>>,
+    /// How many lines the agent sent that this build could not read (their points are
+    /// lost), and why the first was not.
+    unreadable: Option<(usize, String)>,
 }
 
 /// What the controller does for an agent that asks (`agent::ask`), e.g. run the load of
@@ -84,6 +87,7 @@ pub fn run(
             run: Run::default(),
             pending: None,
             outcome: None,
+            unreadable: None,
         });
     }
     crate::sys::signal::install_signal_handler();
@@ -212,7 +216,10 @@ impl Host {
                 }
                 self.run.end = Some(*end);
             }
-            Err(why) => eprintln!("{}: a line the DUT sent was not a record ({why})", self.url),
+            Err(why) => {
+                eprintln!("{}: a line the DUT sent was not a record ({why})", self.url);
+                self.unreadable.get_or_insert((0, why.to_string())).0 += 1;
+            }
         }
         if let Some(e) = failed {
             eprintln!("cryptobench: {e}");
@@ -229,6 +236,12 @@ impl Host {
         let ended = ended?;
         let code = ended.code.unwrap_or(1);
         let said = || last.clone().unwrap_or_else(|| format!("exit code {code}"));
+        if let Some((n, why)) = &self.unreadable {
+            return Err(Failure::Runtime(format!(
+                "{url}: {n} line(s) the DUT sent could not be read here ({why}): their points are lost; kept the {} read; run the same cryptobench build on both sides (--dut-binary)",
+                self.run.records.len()
+            )));
+        }
         if self.run.end.is_some() {
             return match code {
                 0 => Ok(0),

@@ -33,6 +33,12 @@ impl Study for AesNi {
     fn original(&self) -> &'static str {
         "study 2: AES-NI made synthetic AES 3-6x faster, but applications far less (330 MB RAM disk 7 s -> 4 s, 1.75x; file CBC-256 encrypt 1.2x, decrypt 1.09x)"
     }
+    fn options(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "--openssl DIR",
+            "an OpenSSL build, e.g. scripts/build-openssl 3.5 --no-asm: its AES and an OpenVPN tunnel on it beside the AES-NI-off path (repeatable)",
+        )]
+    }
     fn steps(&self, o: &Opts) -> Vec<Step> {
         let (t, d, mb) = if o.quick {
             ("0.05", "1", 33_000_000)

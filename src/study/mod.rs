@@ -196,6 +196,11 @@ pub trait Study {
     /// What the original study found (docs/studies.md), in one line.
     fn original(&self) -> &'static str;
     fn steps(&self, o: &Opts) -> Vec<Step>;
+    /// The options of this study beyond --quick, each with what it adds (--list shows
+    /// them; another study refuses them).
+    fn options(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     /// Facts known before running that the analysis must say (e.g. no governor here).
     fn notes(&self, _o: &Opts) -> Vec<String> {
         Vec::new()
@@ -248,20 +253,28 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
             names.join(", ")
         ))
     })?;
-    if args.guest && study.name() != "offload" {
-        return Err(Failure::Input(
-            "--guest is offload's (its kernel part): drop it for this study".into(),
-        ));
-    }
-    if !args.libcrypto.is_empty() && study.name() != "router-vpn" {
-        return Err(Failure::Input(
-            "--libcrypto is router-vpn's (one table per build): drop it for this study".into(),
-        ));
-    }
-    if !args.openssl.is_empty() && !["router-vpn", "aesni"].contains(&study.name()) {
-        return Err(Failure::Input(
-            "--openssl is router-vpn's and aesni's (a build against the default one): drop it for this study".into(),
-        ));
+    for (flag, given) in [
+        ("--guest", args.guest),
+        ("--libcrypto", !args.libcrypto.is_empty()),
+        ("--openssl", !args.openssl.is_empty()),
+    ] {
+        let takes = |s: &dyn Study| {
+            s.options()
+                .iter()
+                .any(|(o, _)| o.split(' ').next() == Some(flag))
+        };
+        if given && !takes(study.as_ref()) {
+            let owners: Vec<&str> = studies
+                .iter()
+                .filter(|s| takes(s.as_ref()))
+                .map(|s| s.name())
+                .collect();
+            return Err(Failure::Input(format!(
+                "{flag} is for study {} (cryptobench study --list): drop it for {}",
+                owners.join(" and "),
+                study.name()
+            )));
+        }
     }
     if args.dut.named() {
         return on_dut(&args);

@@ -22,6 +22,12 @@ impl Study for Offload {
     fn original(&self) -> &'static str {
         "study 1: the kernel (FPGA) path lost at small buffers, overtook software (160 Mbit/s) past a crossover and levelled at 400/250 Mbit/s enc/dec, CPU load fell from ~92% to 29-43% with size, and AES was under 20% of OpenVPN's CPU, so offloading AES alone could not speed the tunnel much"
     }
+    fn options(&self) -> &'static [(&'static str, &'static str)] {
+        &[(
+            "--guest",
+            "run the kernel part (AF_ALG, the afalg engine) in the qemu guest kernel (guest/run), where this kernel has none",
+        )]
+    }
     fn steps(&self, o: &Opts) -> Vec<Step> {
         let (t, d, sizes) = if o.quick {
             ("0.03", "1", "16,1024,65536")

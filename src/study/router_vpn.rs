@@ -36,6 +36,18 @@ impl Study for RouterVpn {
     fn original(&self) -> &'static str {
         "study 5: builds and ISA paths changed AES by up to 33% and SHA-512 3x; the accelerator crossed NEON software between 256 B and 1 KiB; single-threaded OpenVPN lost to WireGuard spread over cores"
     }
+    fn options(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "--libcrypto PATH",
+                "another libcrypto's openssl speed table beside the system's (repeatable)",
+            ),
+            (
+                "--openssl DIR",
+                "an OpenSSL build (scripts/build-openssl): its openssl speed table and an OpenVPN AES-256-CBC tunnel on it and on the system's, then what the build did to AES and to the tunnel against Amdahl's bound and the study's inferred 35-50% (repeatable)",
+            ),
+        ]
+    }
     fn steps(&self, o: &Opts) -> Vec<Step> {
         let (t, d) = if o.quick { ("0.02", "1") } else { ("0.2", "5") };
         let tf: f64 = t.parse().unwrap_or(0.2);

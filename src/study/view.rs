@@ -3,7 +3,7 @@
 
 use super::{Findings, Observed, Opts, Study, StudyFormat};
 use crate::render::model::{markdown, terminal, Block};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// `--list`: each study's question, the original finding and the expected durations; as
 /// one JSON document with `--format json`.
@@ -15,9 +15,15 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts, format: StudyFormat) -> String
             let o = Opts { quick, ..o.clone() };
             s.steps(&o).iter().map(|s| s.seconds).sum::<f64>()
         };
+        let options: serde_json::Map<String, Value> = s
+            .options()
+            .iter()
+            .map(|(o, what)| (o.to_string(), Value::from(*what)))
+            .collect();
         doc.push(json!({
             "name": s.name(), "question": s.question(), "original": s.original(),
             "seconds": secs(false).round(), "quick_seconds": secs(true).round(),
+            "options": options,
         }));
         out.push_str(&format!(
             "{}: {}\n  original: {}\n  about {:.0} s, --quick about {:.0} s\n",
@@ -27,6 +33,9 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts, format: StudyFormat) -> String
             secs(false),
             secs(true)
         ));
+        for (o, what) in s.options() {
+            out.push_str(&format!("  {o}: {what}\n"));
+        }
     }
     if format == StudyFormat::Json {
         return format!(

@@ -54,13 +54,16 @@ pub fn build() -> Value {
     .collect();
     json!({
         "version": env!("CARGO_PKG_VERSION"),
+        "source": env!("CRYPTOBENCH_SOURCE"),
         "arch": std::env::consts::ARCH,
         "libc": crate::sys::libc(),
         "features": features,
     })
 }
 
-/// `--version`: "0.1.0 (arm musl, dynamic; features: aws-lc, libsodium)".
+/// `--version`: the release, the source it was built from (build.rs), the target and link
+/// mode, and the optional features: "0.1.0 (source 35115c67829c231d; arm musl, dynamic;
+/// features: aws-lc, libsodium)".
 pub fn version_line() -> &'static str {
     static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     LINE.get_or_init(|| {
@@ -72,8 +75,9 @@ pub fn version_line() -> &'static str {
             .filter_map(Value::as_str)
             .collect();
         format!(
-            "{} ({} {}; features: {})",
+            "{} (source {}; {} {}; features: {})",
             env!("CARGO_PKG_VERSION"),
+            env!("CRYPTOBENCH_SOURCE"),
             std::env::consts::ARCH,
             crate::sys::libc(),
             if features.is_empty() {

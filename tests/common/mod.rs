@@ -40,6 +40,25 @@ pub fn arm_cache() -> PathBuf {
         .join("cryptobench/arm")
 }
 
+/// scripts/build-arm's binary for `triple` (target/<triple>/release, or under
+/// CARGO_TARGET_DIR), or None after reporting the skip.
+pub fn cross_binary(triple: &str) -> Option<PathBuf> {
+    let bin = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .join(triple)
+        .join("release/cryptobench");
+    if bin.is_file() {
+        Some(bin)
+    } else {
+        skip(&format!(
+            "{} is not built: run scripts/deps/arm.sh, then scripts/build-arm",
+            bin.display()
+        ));
+        None
+    }
+}
+
 /// Runs the binary with `args`; its output, whatever the exit code.
 pub fn run(args: &[&str]) -> std::process::Output {
     command().args(args).output().expect("binary runs")

@@ -183,3 +183,41 @@ fn many_files_and_batches_keep_their_line_numbers() {
         .collect();
     assert!(sizes.windows(2).all(|w| w[0] < w[1]), "file order kept");
 }
+
+/// A point's clock as a board with cpufreq records it: the cores are JSON's string keys.
+/// Both readers take them back (the typed one, through the record's flattened envelope,
+/// and the general one, through a Value): no point measured on such a board is lost.
+#[test]
+fn a_clock_per_core_reads_back_both_ways() {
+    let mut v: Value = serde_json::from_str(&speed_line("clock", 16)).unwrap();
+    v["clock"] =
+        json!({"source": "cpufreq", "mhz": 1490.1, "per_core_mhz": {"0": 1490.1, "1": 1490.1}});
+    // A Value's text has its keys sorted: the general path reads it.
+    let general = v.to_string();
+    assert!(!general.starts_with("{\"kind\":\"record\",\"schema\":2,"));
+    // The record's own serialisation, as the writers write it: the typed path.
+    let Ok(Line::Record(r)) = parse_line(&general) else {
+        panic!("not read: {:?}", parse_line(&general).err());
+    };
+    let AnyRecord::Speed(s) = *r else {
+        panic!("not speed")
+    };
+    let typed = serde_json::to_string(&s).unwrap();
+    assert!(
+        typed.starts_with("{\"kind\":\"record\",\"schema\":2,"),
+        "{typed}"
+    );
+    for line in [typed, general] {
+        let Ok(Line::Record(r)) = parse_line(&line) else {
+            panic!("not read: {:?}", parse_line(&line).err());
+        };
+        let AnyRecord::Speed(s) = *r else {
+            panic!("not speed")
+        };
+        let clock = s.clock.as_ref().expect("clock");
+        assert_eq!(
+            clock.per_core_mhz.keys().copied().collect::<Vec<_>>(),
+            [0, 1]
+        );
+    }
+}

@@ -6,28 +6,47 @@ use crate::record::Environment;
 use crate::workloads::speed::view::{is_ops, rows, sizes};
 use std::fmt::Write;
 
-/// The header lines `openssl speed` prints before its table, taken from the first
-/// OpenSSL build in the environment.
-fn preamble(env: &Environment, out: &mut String) {
-    let lib = env.libraries.iter().find(|l| l.implementation == "openssl");
-    let Some(lib) = lib else {
+/// The header lines `openssl speed` prints before its table, for each OpenSSL build whose
+/// rows follow (by version, in the rows' order; the first build listed when no row is
+/// OpenSSL's), so that a 3.5 build's rows are never headed by the system's 3.0.
+fn preamble(env: &Environment, recs: &[&Rec], out: &mut String) {
+    let openssl = |l: &&crate::record::environment::Library| l.implementation == "openssl";
+    let mut builds: Vec<&crate::record::environment::Library> = Vec::new();
+    for r in recs.iter().filter(|r| r.implementation == "openssl") {
+        let lib = env
+            .libraries
+            .iter()
+            .filter(openssl)
+            .find(|l| l.version == r.impl_version);
+        if let Some(lib) = lib.filter(|l| !builds.iter().any(|b| b.version == l.version)) {
+            builds.push(lib);
+        }
+    }
+    if builds.is_empty() {
+        builds.extend(env.libraries.iter().find(openssl));
+    }
+    if builds.is_empty() {
         let _ = writeln!(out, "version: cryptobench {}", env.cryptobench_version);
-        return;
-    };
-    let version = lib.version.as_str();
-    let _ = writeln!(out, "version: {}", crate::render::short_version(version));
-    let d = &lib.details;
-    for (field, prefix) in [
-        (&d.built_on, "built on: "),
-        (&d.bn_options, "options: "),
-        (&d.cflags, "compiler: "),
-        (&d.cpu_info, "CPUINFO: "),
-    ] {
-        if let Some(v) = field {
-            if v.starts_with(prefix.trim_end()) {
-                let _ = writeln!(out, "{v}");
-            } else {
-                let _ = writeln!(out, "{prefix}{v}");
+    }
+    for lib in builds {
+        let _ = writeln!(
+            out,
+            "version: {}",
+            crate::render::short_version(&lib.version)
+        );
+        let d = &lib.details;
+        for (field, prefix) in [
+            (&d.built_on, "built on: "),
+            (&d.bn_options, "options: "),
+            (&d.cflags, "compiler: "),
+            (&d.cpu_info, "CPUINFO: "),
+        ] {
+            if let Some(v) = field {
+                if v.starts_with(prefix.trim_end()) {
+                    let _ = writeln!(out, "{v}");
+                } else {
+                    let _ = writeln!(out, "{prefix}{v}");
+                }
             }
         }
     }
@@ -43,7 +62,7 @@ pub fn render_runs(doc: &Loaded) -> String {
             .filter_map(crate::record::Listed::pick)
             .collect();
         if let Some(env) = &run.environment {
-            preamble(env, &mut out);
+            preamble(env, &recs, &mut out);
         }
         render_records(&recs, &mut out);
     }
@@ -123,8 +142,8 @@ fn render_records(all: &[&Rec], out: &mut String) {
     pkey_blocks(&ops, out);
 }
 
-/// The public-key blocks of `openssl speed`, in its order (RSA, DSA, ECDSA, ECDH, EdDSA),
-/// each under its own header, with its printf formats. With more than one path (or
+/// The public-key blocks of `openssl speed`, in its order (RSA, DSA, ECDSA, ECDH, EdDSA,
+/// and 3.5's KEM and signature blocks), each under its own header, with its printf formats. With more than one path (or
 /// thread count) each line starts with the path's label.
 fn pkey_blocks(ops: &[&Rec], out: &mut String) {
     let find = |alg: Algorithm, dir: &str, label: &str, threads: u32| {
@@ -152,14 +171,7 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
         (true, true) => format!("{label} x{threads} "),
     };
     let per_op = |r: f64| if r > 0.0 { 1.0 / r } else { 0.0 };
-    for block in [
-        PkeyBlock::Rsa,
-        PkeyBlock::Dsa,
-        PkeyBlock::Ecdsa,
-        PkeyBlock::Ecdh,
-        PkeyBlock::Eddsa,
-        PkeyBlock::Kem,
-    ] {
+    for block in PkeyBlock::ALL {
         let mut header = false;
         for alg in Algorithm::ALL.into_iter().filter(|a| block.holds(*a)) {
             for (label, _, threads) in lines.iter().filter(|(_, a, _)| *a == alg) {
@@ -168,49 +180,39 @@ fn pkey_blocks(ops: &[&Rec], out: &mut String) {
                     header = true;
                 }
                 let p = prefix(label, *threads);
-                let (a, b) = block.directions();
                 // An operation never measured is "-", never a rate of 0.
-                let x = find(alg, a, label, *threads);
-                let time = |r: Option<f64>, prec: usize| {
-                    r.map_or_else(
-                        || format!("{:>9}", "-"),
-                        |r| format!("{:8.prec$}s", per_op(r)),
-                    )
-                };
-                let rate = |r: Option<f64>| {
-                    r.map_or_else(|| format!("{:>8}", "-"), |r| format!("{r:8.1}"))
-                };
+                let x: Vec<Option<f64>> = block
+                    .directions()
+                    .iter()
+                    .map(|d| find(alg, d, label, *threads))
+                    .collect();
+                let (prec, width) = block.widths();
+                let times: Vec<String> = x
+                    .iter()
+                    .map(|r| {
+                        r.map_or_else(
+                            || format!("{:>9}", "-"),
+                            |r| format!("{:8.prec$}s", per_op(r)),
+                        )
+                    })
+                    .collect();
+                let rates: Vec<String> = x
+                    .iter()
+                    .map(|r| {
+                        r.map_or_else(|| format!("{:>width$}", "-"), |r| format!("{r:width$.1}"))
+                    })
+                    .collect();
                 let name = alg.openssl_speed_name();
-                let _ = match b {
-                    None => writeln!(out, "{p} {name} {} {}", time(x, 4), rate(x)),
-                    Some(b) => {
-                        let y = find(alg, b, label, *threads);
-                        if matches!(block, PkeyBlock::Rsa | PkeyBlock::Dsa) {
-                            let pss = if alg.name().ends_with("-pss") {
-                                " pss"
-                            } else {
-                                ""
-                            };
-                            writeln!(
-                                out,
-                                "{p}{name}{pss} {} {} {} {}",
-                                time(x, 6),
-                                time(y, 6),
-                                rate(x),
-                                rate(y)
-                            )
-                        } else {
-                            writeln!(
-                                out,
-                                "{p} {name} {} {} {} {}",
-                                time(x, 4),
-                                time(y, 4),
-                                rate(x),
-                                rate(y)
-                            )
-                        }
+                let head = match block {
+                    PkeyBlock::Rsa | PkeyBlock::Dsa if alg.name().ends_with("-pss") => {
+                        format!("{name} pss")
                     }
+                    PkeyBlock::Rsa | PkeyBlock::Dsa => name.to_string(),
+                    PkeyBlock::Ecdsa | PkeyBlock::Eddsa | PkeyBlock::Ecdh => format!(" {name}"),
+                    // `%27s %8.6fs %8.6fs %8.6fs %9.1f %9.1f %9.1f`
+                    PkeyBlock::Kem | PkeyBlock::Sig => format!("{name:>27}"),
                 };
+                let _ = writeln!(out, "{p}{head} {} {}", times.join(" "), rates.join(" "));
             }
         }
     }
@@ -224,20 +226,32 @@ enum PkeyBlock {
     Ecdsa,
     Ecdh,
     Eddsa,
-    /// Not in `openssl speed` 3.0; laid out like its later KEM block.
+    /// OpenSSL 3.5's KEM block: keygen, encaps, decaps.
     Kem,
+    /// OpenSSL 3.5's block for the signatures its providers add (ML-DSA): keygen, sign,
+    /// verify (cryptobench does not time ML-DSA key generation: "-").
+    Sig,
 }
 
 impl PkeyBlock {
+    const ALL: [PkeyBlock; 7] = [
+        PkeyBlock::Rsa,
+        PkeyBlock::Dsa,
+        PkeyBlock::Ecdsa,
+        PkeyBlock::Ecdh,
+        PkeyBlock::Eddsa,
+        PkeyBlock::Kem,
+        PkeyBlock::Sig,
+    ];
     fn holds(self, alg: Algorithm) -> bool {
         match self {
             PkeyBlock::Rsa => alg.name().starts_with("rsa"),
             PkeyBlock::Dsa => matches!(alg, Algorithm::Dsa2048 | Algorithm::Dsa3072),
             PkeyBlock::Ecdsa => alg.name().starts_with("ecdsa"),
             PkeyBlock::Ecdh => matches!(alg, Algorithm::X25519 | Algorithm::EcdhP256),
-            // ML-DSA has no block in `openssl speed` 3.0: laid out like EdDSA's.
-            PkeyBlock::Eddsa => matches!(alg, Algorithm::Ed25519 | Algorithm::MlDsa65),
+            PkeyBlock::Eddsa => matches!(alg, Algorithm::Ed25519),
             PkeyBlock::Kem => matches!(alg, Algorithm::MlKem768 | Algorithm::X25519MlKem768),
+            PkeyBlock::Sig => matches!(alg, Algorithm::MlDsa65),
         }
     }
     fn header(self) -> String {
@@ -249,14 +263,31 @@ impl PkeyBlock {
                 format!("{:30}sign    verify    sign/s verify/s", "")
             }
             PkeyBlock::Ecdh => format!("{:30}op      op/s", ""),
-            PkeyBlock::Kem => format!("{:30}encaps  decaps    encaps/s decaps/s", ""),
+            PkeyBlock::Kem => format!(
+                "{:31}keygen    encaps    decaps keygens/s  encaps/s  decaps/s",
+                ""
+            ),
+            PkeyBlock::Sig => format!(
+                "{:31}keygen     signs    verify keygens/s    sign/s  verify/s",
+                ""
+            ),
         }
     }
-    fn directions(self) -> (&'static str, Option<&'static str>) {
+    /// `openssl speed`'s decimals of the seconds per operation, and the rates' width.
+    fn widths(self) -> (usize, usize) {
         match self {
-            PkeyBlock::Ecdh => ("derive", None),
-            PkeyBlock::Kem => ("encaps", Some("decaps")),
-            _ => ("sign", Some("verify")),
+            PkeyBlock::Rsa | PkeyBlock::Dsa => (6, 8),
+            PkeyBlock::Ecdsa | PkeyBlock::Eddsa | PkeyBlock::Ecdh => (4, 8),
+            PkeyBlock::Kem | PkeyBlock::Sig => (6, 9),
+        }
+    }
+    /// The operations of a row, in its columns' order.
+    fn directions(self) -> &'static [&'static str] {
+        match self {
+            PkeyBlock::Ecdh => &["derive"],
+            PkeyBlock::Kem => &["keygen", "encaps", "decaps"],
+            PkeyBlock::Sig => &["keygen", "sign", "verify"],
+            _ => &["sign", "verify"],
         }
     }
 }

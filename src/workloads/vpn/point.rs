@@ -186,25 +186,11 @@ fn measure_with_server(
     sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
     let watch = Watch::start(&[&places[SERVER], &places[CLIENT]], tun, None)?;
-    // User-space tunnels: their processes; kernel WireGuard and bare veth: every CPU.
-    let target = if tun.kernel || tun.procs.is_empty() {
-        crate::profile::Target::SystemWide
-    } else {
-        crate::profile::Target::Pids(tun.procs.iter().map(|&(_, pid)| pid).collect())
-    };
-    let window = sampling.map(|(s, _)| {
-        s.start(&tun.guard, &target)
-            .and_then(|mut w| w.enable().map(|_| w))
-    });
+    let window = start_sampling(tun, sampling);
     let wall = std::time::Instant::now();
     let (outcome, seen) = run_client(&places[CLIENT], tun, progs, load, duration, watch)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    let profile = window.zip(sampling).map(|(w, (s, label))| match w {
-        Ok(w) => s.finish(w, label),
-        Err(why) => crate::profile::ProfileField::Unavailable {
-            unavailable: why.to_string(),
-        },
-    });
+    let profile = finish_sampling(window, sampling);
     Ok(record(Observed {
         tun,
         load,
@@ -216,6 +202,37 @@ fn measure_with_server(
         controller: None,
         profile,
     }))
+}
+
+/// --profile's sampling window over one load, started before it. It samples the tunnel's
+/// processes on this host (with `vpn --dut`, the DUT's end alone), or every CPU for
+/// kernel WireGuard, DCO and bare veth, whose work is outside any process.
+pub fn start_sampling<'g>(
+    tun: &'g Tunnel,
+    sampling: Sampling,
+) -> Option<anyhow::Result<crate::profile::Window<'g>>> {
+    let target = if tun.kernel || tun.procs.is_empty() {
+        crate::profile::Target::SystemWide
+    } else {
+        crate::profile::Target::Pids(tun.procs.iter().map(|&(_, pid)| pid).collect())
+    };
+    sampling.map(|(s, _)| {
+        s.start(&tun.guard, &target)
+            .and_then(|mut w| w.enable().map(|_| w))
+    })
+}
+
+/// The profile of a window `start_sampling` opened, or why there is none.
+pub fn finish_sampling(
+    window: Option<anyhow::Result<crate::profile::Window>>,
+    sampling: Sampling,
+) -> Option<crate::profile::ProfileField> {
+    window.zip(sampling).map(|(w, (s, label))| match w {
+        Ok(w) => s.finish(w, label),
+        Err(why) => crate::profile::ProfileField::Unavailable {
+            unavailable: why.to_string(),
+        },
+    })
 }
 
 /// The iperf3 client's run at `place` against the server in `tun`, and what `watch`

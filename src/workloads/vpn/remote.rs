@@ -224,7 +224,9 @@ impl DutEnd {
     }
 
     /// One point: iperf3's server here, its client on the controller; the DUT's counters
-    /// and CPU around the controller's run, and the agent's own CPU.
+    /// and CPU around the controller's run, and the agent's own CPU. `sampling`: under
+    /// perf, on the DUT's end (the --profile rerun).
+    #[allow(clippy::too_many_arguments)]
     pub fn measure_point(
         &self,
         tun: &mut Tunnel,
@@ -233,12 +235,14 @@ impl DutEnd {
         load: Load,
         duration: u32,
         run_id: &str,
+        sampling: point::Sampling,
     ) -> Result<VpnRecord, LoadError> {
         let p = &self.place;
         let server = iperf::start_server(&tun.guard, p, &progs.iperf3, &tun.server_addr)?;
         let res = (|| {
             let agent0 = crate::sys::cpu::process_cpu();
             let watch = Watch::start(&[p], tun, Some(self.cpus.clone()))?;
+            let window = point::start_sampling(tun, sampling);
             let wall = std::time::Instant::now();
             let ask = Ask::Load {
                 tunnel: client.id,
@@ -252,6 +256,7 @@ impl DutEnd {
                 Err(_) => None,
             }
             .unwrap_or(wall_s);
+            let profile = point::finish_sampling(window, sampling);
             let here = watch.finish(tun, seconds)?;
             let agent_pct = crate::sys::cpu::process_cpu().since(agent0).total() / seconds * 100.0;
             let loaded: Loaded = serde_json::from_value(answer?)
@@ -268,7 +273,7 @@ impl DutEnd {
                     implementation: client.implementation.clone(),
                     seen: loaded.seen,
                 }),
-                profile: None,
+                profile,
             });
             rec.dut_agent_cpu_pct = Some(agent_pct);
             Ok(rec)
@@ -467,11 +472,6 @@ fn client_load(
 pub fn controller(args: VpnArgs) -> Result<i32, Failure> {
     if args.cleanup {
         return crate::dut::passthrough(&args.dut, &[]);
-    }
-    if args.profile || args.profile_dir.is_some() {
-        return Err(Failure::Input(
-            "vpn --dut --profile: profiling runs only with both ends here; drop --profile, or run `vpn --profile` on the DUT".into(),
-        ));
     }
     let common = args.common.clone();
     common.check("vpn").map_err(Failure::input)?;

@@ -84,12 +84,15 @@ impl Bed {
         load: Load,
         duration: u32,
         run_id: &str,
+        sampling: super::point::Sampling,
     ) -> Result<VpnRecord, LoadError> {
         let (tun, client) = up;
         match (self, client) {
-            (Bed::Dut(d), Some(c)) => d.measure_point(tun, c, progs, load, duration, run_id),
+            (Bed::Dut(d), Some(c)) => {
+                d.measure_point(tun, c, progs, load, duration, run_id, sampling)
+            }
             (Bed::Lab(l), _) => {
-                super::point::measure_point(l, tun, progs, load, duration, run_id, None)
+                super::point::measure_point(l, tun, progs, load, duration, run_id, sampling)
             }
             (Bed::Dut(_), None) => Err(LoadError::Failed("no client end".into())),
         }
@@ -290,15 +293,15 @@ fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failu
 /// The same point again under perf; the record keeps the unsampled run's numbers and
 /// the profile the throughput reached while sampled.
 fn sampled_rerun(
-    lab: &Lab,
-    tun: &mut super::tunnel::Tunnel,
+    bed: &Bed,
+    up: &mut Up,
     progs: &Programs,
     load: Load,
     duration: u32,
     run_id: &str,
     sampling: (&Sampler, &str),
 ) -> Option<Box<ProfileField>> {
-    match super::point::measure_point(lab, tun, progs, load, duration, run_id, Some(sampling)) {
+    match bed.measure_point(up, progs, load, duration, run_id, Some(sampling)) {
         Ok(again) => again.profile.map(|mut f| {
             if let ProfileField::Measured(m) = &mut *f {
                 m.throughput_bps = Some(again.throughput_bps);
@@ -436,16 +439,17 @@ impl Workload for Vpn {
                 *load,
                 self.duration,
                 &ctx.environment.run_id,
+                None,
             );
             match point {
                 Ok(mut rec) => {
                     rec.round = *round;
-                    if let (Some(s), Bed::Lab(lab)) = (&self.sampler, lab) {
+                    if let Some(s) = &self.sampler {
                         let label =
                             format!("vpn {}{round_label} {}", spec.label(), load_label(load));
                         rec.profile = sampled_rerun(
                             lab,
-                            &mut up.0,
+                            &mut up,
                             &self.progs,
                             *load,
                             self.duration,

@@ -31,7 +31,22 @@ pub struct ClockReading {
     pub source: Source,
     pub mhz: f64,
     /// The cores that ran the point, and each one's clock.
+    #[serde(deserialize_with = "core_keys")]
     pub per_core_mhz: BTreeMap<usize, f64>,
+}
+
+/// JSON writes the cores as string keys ("0"). serde reads those back as numbers only
+/// straight from text, not through a record's flattened envelope or a `Value`, so the
+/// keys are read as text and parsed here.
+fn core_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<usize, f64>, D::Error> {
+    BTreeMap::<String, f64>::deserialize(d)?
+        .into_iter()
+        .map(|(k, v)| {
+            k.parse()
+                .map(|core| (core, v))
+                .map_err(|_| serde::de::Error::custom(format!("core {k:?} is not a number")))
+        })
+        .collect()
 }
 
 /// One counter value as the msr device or a perf fd gives it: 8 bytes, little-endian.
