@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # musl (OpenWrt) cross builds and their emulation: Debian's gcc cross compilers (the same
 # ones scripts/deps/arm.sh installs, plus mipsel), qemu-user, the host's musl (so that the
-# dynamic x86_64 musl build runs here natively), the Rust targets (stable where rustup has
-# the standard library, nightly's rust-src for -Zbuild-std where it has not), and one
+# dynamic x86_64 musl build runs here natively), the Rust targets (where rustup has the
+# standard library; elsewhere the toolchain's rust-src, for -Zbuild-std), and one
 # sysroot per architecture made of Debian's own musl and musl-dev packages, unpacked with
 # dpkg -x under ${CRYPTOBENCH_MUSL_CACHE:-~/.cache/cryptobench/musl}/sysroot-<arch>
 # (headers, crt files, libc.a, libc.so and /lib/ld-musl-<arch>.so.1, for `qemu-<arch> -L`).
@@ -18,7 +18,8 @@ PKGS="musl-tools gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-mipsel-linux-
 ARCHS="amd64 arm64 armhf mipsel"
 SYSROOT_PKGS="musl musl-dev"
 # rustup has no standard library for armv7-unknown-linux-musleabihf here (its download
-# answers 404), so that target, like the tier-3 mipsel one, is built with -Zbuild-std.
+# answers 404), so that target, like the tier-3 mipsel one, is built with -Zbuild-std
+# (scripts/build-musl).
 STABLE_TARGETS="x86_64-unknown-linux-musl aarch64-unknown-linux-musl"
 
 if [ "${1:-}" = "--check" ]; then
@@ -27,8 +28,8 @@ if [ "${1:-}" = "--check" ]; then
   for t in $STABLE_TARGETS; do
     grep -qx "$t" <<<"$installed" || missing="$missing rustup:$t"
   done
-  rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' ||
-    missing="$missing rustup:nightly-rust-src"
+  rustup component list --installed 2>/dev/null | grep -q '^rust-src' ||
+    missing="$missing rustup:rust-src"
   for arch in $ARCHS; do
     [ "$(cat "$CACHE/sysroot-$arch/.pkgs" 2>/dev/null)" = "$SYSROOT_PKGS" ] || missing="$missing musl-sysroot-$arch"
   done
@@ -42,9 +43,7 @@ installed=$(rustup target list --installed)
 for t in $STABLE_TARGETS; do
   grep -qx "$t" <<<"$installed" || rustup target add "$t"
 done
-rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' ||
-  rustup component add rust-src --toolchain nightly 2>/dev/null ||
-  { rustup toolchain install nightly --profile minimal && rustup component add rust-src --toolchain nightly; }
+rustup component list --installed 2>/dev/null | grep -q '^rust-src' || rustup component add rust-src
 
 for arch in $ARCHS; do
   scripts/sysroot "$CACHE/sysroot-$arch" "$CACHE/debs" "$arch" $SYSROOT_PKGS
