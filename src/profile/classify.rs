@@ -630,9 +630,11 @@ impl Classifier {
     fn decoded(&mut self, dso: &str, start: u64, end: u64) -> Option<&Decoded> {
         let key = (dso.to_string(), start);
         if !self.decoded.contains_key(&key) {
-            let bytes = self.elf(dso)?.code(start, end)?.to_vec();
-            self.decoded
-                .insert(key.clone(), decode::decode(&bytes, start));
+            let elf = self.elf(dso)?;
+            // The marks are x86-64 instructions: other machines' code (an ARM DUT's) is
+            // told by its names alone, never by its bytes read as x86-64.
+            let decoded = decode::decode(elf.code(start, end)?, elf.is_x86_64(), start)?;
+            self.decoded.insert(key.clone(), decoded);
         }
         self.decoded.get(&key)
     }

@@ -1,6 +1,8 @@
 //! x86-64 instructions that betray a primitive, decoded with iced-x86 from a function's
-//! real bytes. Which mark means which category is decided in classify.rs's table.
+//! real bytes. Which mark means which category is decided in classify.rs's table. Builds
+//! for other machines leave the decoder out: they profile their own code, not x86-64.
 
+#[cfg(target_arch = "x86_64")]
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind};
 use std::collections::HashMap;
 
@@ -29,6 +31,7 @@ pub enum Mark {
     Rorx,
 }
 
+#[cfg(target_arch = "x86_64")]
 fn mark(i: &Instruction) -> Option<Mark> {
     use Mnemonic::*;
     Some(match i.mnemonic() {
@@ -48,6 +51,7 @@ fn mark(i: &Instruction) -> Option<Mark> {
     })
 }
 
+#[cfg(target_arch = "x86_64")]
 fn immediate(i: &Instruction) -> Option<i64> {
     (0..i.op_count()).find_map(|n| match i.op_kind(n) {
         OpKind::Immediate8 | OpKind::Immediate8to64 | OpKind::Immediate8to32 => {
@@ -93,8 +97,13 @@ impl Decoded {
     }
 }
 
-/// Decodes `bytes` as 64-bit code starting at `address`.
-pub fn decode(bytes: &[u8], address: u64) -> Decoded {
+/// Decodes `bytes` as x86-64 code starting at `address`; None for another machine's code
+/// (`x86_64` false), and in a build for another machine.
+#[cfg(target_arch = "x86_64")]
+pub fn decode(bytes: &[u8], x86_64: bool, address: u64) -> Option<Decoded> {
+    if !x86_64 {
+        return None;
+    }
     let mut d = Decoder::with_ip(64, bytes, address, DecoderOptions::NONE);
     let mut out = Decoded::default();
     let mut i = Instruction::default();
@@ -106,5 +115,10 @@ pub fn decode(bytes: &[u8], address: u64) -> Decoded {
         }
         out.instrs.push((i.ip(), m));
     }
-    out
+    Some(out)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub fn decode(_bytes: &[u8], _x86_64: bool, _address: u64) -> Option<Decoded> {
+    None
 }

@@ -28,13 +28,15 @@ pub struct Elf {
     functions: Vec<Function>,
     /// Loadable segments: (file offset, file size, address).
     segments: Vec<(u64, u64, u64)>,
+    /// x86-64 code, the only kind decode.rs reads.
+    x86_64: bool,
 }
 
 impl Elf {
     pub fn open(path: &Path) -> anyhow::Result<Elf> {
         let bytes =
             std::fs::read(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
-        let (code, functions, segments) = {
+        let (code, functions, segments, x86_64) = {
             let file = object::File::parse(&*bytes)
                 .map_err(|e| anyhow!("{} is not an ELF file: {e}", path.display()))?;
             let code = file
@@ -52,13 +54,15 @@ impl Elf {
                     (off, size, s.address())
                 })
                 .collect();
-            (code, functions(&file), segments)
+            let x86_64 = file.architecture() == object::Architecture::X86_64;
+            (code, functions(&file), segments, x86_64)
         };
         Ok(Elf {
             bytes,
             code,
             functions,
             segments,
+            x86_64,
         })
     }
 
@@ -81,6 +85,10 @@ impl Elf {
             .rev()
             .take(4)
             .find(|f| addr < f.end)
+    }
+
+    pub fn is_x86_64(&self) -> bool {
+        self.x86_64
     }
 
     /// The code bytes of `[start, end)`, None outside the executable sections.

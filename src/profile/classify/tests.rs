@@ -4,6 +4,7 @@
 use super::super::decode::{self, Decoded, Mark};
 use super::super::elf::Elf;
 use super::*;
+use std::path::Path;
 
 /// Every function of the system libcrypto with its decoded instructions, or None after
 /// saying why the test cannot run here (the skip rule honours CRYPTOBENCH_REQUIRE_ALL).
@@ -28,7 +29,7 @@ fn library() -> Option<(Elf, Vec<Decoded>)> {
             let code = elf
                 .code(f.start, f.end)
                 .unwrap_or_else(|| panic!("{}: no code at {:#x}", path.display(), f.start));
-            decode::decode(code, f.start)
+            decode::decode(code, true, f.start).expect("x86-64 code decodes")
         })
         .collect();
     assert!(!decoded.is_empty(), "{}: no functions", path.display());
@@ -252,4 +253,31 @@ fn names_and_callers_follow_the_table() {
         Category::Aes
     );
     assert_eq!(cat(vec![]), Category::Unknown);
+}
+
+/// An ARM DUT profiles its own code: the classifier tells it by names alone and never
+/// reads its bytes as x86-64 (that gave AES or ChaCha marks to arbitrary ARM words).
+/// The aarch64 C library of Debian's cross compiler (scripts/deps/arm.sh) is real ARM code.
+#[test]
+fn another_machines_code_is_never_decoded_as_x86_64() {
+    let path = "/usr/aarch64-linux-gnu/lib/libc.so.6";
+    if !Path::new(path).is_file() {
+        crate::testing::skip(&format!("no {path}: scripts/deps/arm.sh installs it"));
+        return;
+    }
+    let elf = Elf::open(Path::new(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert!(!elf.is_x86_64(), "{path} read as x86-64");
+    let f = elf
+        .functions()
+        .iter()
+        .find(|f| f.end - f.start >= 256 && elf.code(f.start, f.end).is_some())
+        .expect("a function of some size");
+    let mut c = Classifier::default();
+    assert!(c.decoded(path, f.start, f.end).is_none());
+    if let Ok(ours) = crate::testing::system_libcrypto() {
+        assert!(
+            Elf::open(&ours).expect("the system libcrypto").is_x86_64()
+                == cfg!(target_arch = "x86_64")
+        );
+    }
 }
