@@ -212,15 +212,17 @@ fn stats_at(indices: &[usize], k: usize, series: &[f64], spread: bool) -> Change
 }
 
 /// The change point at `index` between `left` and `right`: the t-test on the values, and
-/// with `spread` the same test on each value's distance from its side's median
-/// (Brown-Forsythe), whichever is stronger, its p-value doubled.
+/// with `spread` (and three values a side at least) the same test on each value's
+/// distance from its side's median (Brown-Forsythe), whichever is stronger, its p-value
+/// doubled.
 fn significance(index: usize, left: &[f64], right: &[f64], spread: bool) -> ChangePoint {
     let (m1, s1) = mean_std(left);
     let (m2, s2) = mean_std(right);
     let p_mean = t_test(left, right);
     let mut kind = Kind::Mean;
     let mut pvalue = p_mean;
-    if spread {
+    // Two values a side lie at the same distance from their median: no evidence of spread.
+    if spread && left.len() >= 3 && right.len() >= 3 {
         let deviations = |xs: &[f64]| {
             let m = super::stats::median(xs);
             xs.iter().map(|x| (x - m).abs()).collect::<Vec<f64>>()

@@ -132,6 +132,37 @@ fn a_change_in_spread_alone_is_caught_where_a_mean_test_is_not() {
     assert_eq!(indices(&s, &mean_only), Vec::<usize>::new());
 }
 
+/// Two runs a side say nothing about spread: each one's distance from their median is the
+/// same, so a Brown-Forsythe test between such sides had zero variance and called any
+/// difference certain. In trend_cli's twelve runs (a library change, run-to-run noise)
+/// that made five "spread" change points at p < 1e-26, every side two runs long.
+#[test]
+fn two_runs_a_side_are_no_evidence_of_spread() {
+    let s: Vec<f64> = [
+        (1050.0, 1054.0),
+        (1047.0, 1057.0),
+        (1051.0, 1053.0),
+        (1046.0, 1058.0),
+        (252.0, 256.0),
+        (250.0, 258.0),
+        (253.0, 255.0),
+    ]
+    .iter()
+    .flat_map(|&(a, b)| [a, b])
+    .collect();
+    let d = detect(&s, &Settings::default());
+    assert_eq!(
+        d.change_points.iter().map(|c| c.index).collect::<Vec<_>>(),
+        vec![8],
+        "{:?}",
+        d.change_points
+    );
+    // Sides of two: the mean test alone decides.
+    let c = significance(2, &s[..2], &s[2..4], true);
+    assert_eq!(c.kind, Kind::Mean);
+    assert_eq!(c.pvalue, t_test(&s[..2], &s[2..4]));
+}
+
 #[test]
 fn a_single_outlier_is_no_change() {
     let mut rng = Rng::new(5);
