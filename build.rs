@@ -62,6 +62,7 @@ fn json(module: &str, name: &str) -> Option<&'static str> {
 
 /// What a build is made of: two builds with the same version but other sources write
 /// other records, so `--dut` uses a DUT's own cryptobench only when this matches.
+/// (scripts/source-files lists the same for the cached cross builds.)
 const SOURCES: &[&str] = &["src", "crates", "build.rs", "Cargo.toml", "Cargo.lock"];
 
 /// FNV-1a over every source file's path and bytes, in path order: the same on every
