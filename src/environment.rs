@@ -28,10 +28,26 @@ pub const X86_CRYPTO_FLAGS: &[&str] = &[
 ];
 
 /// The flag list for this build's architecture (ARM's from arm.rs, per AArch32/AArch64).
+/// MIPS has none: no crypto instructions that any of the libraries uses.
 pub fn crypto_flag_names() -> Vec<&'static str> {
     match arm::ArmArch::of_build() {
         Some(a) => a.feature_names(),
-        None => X86_CRYPTO_FLAGS.to_vec(),
+        None if cfg!(any(target_arch = "x86_64", target_arch = "x86")) => X86_CRYPTO_FLAGS.to_vec(),
+        None => Vec::new(),
+    }
+}
+
+/// The family /proc/cpuinfo is written for on this build's architecture, as
+/// arm::cpuinfo_family names them.
+fn family_of_build() -> Option<&'static str> {
+    if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+        Some("x86")
+    } else if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
+        Some("arm")
+    } else if cfg!(any(target_arch = "mips", target_arch = "mips64")) {
+        Some("mips")
+    } else {
+        None
     }
 }
 
@@ -54,9 +70,14 @@ pub fn cpu() -> Cpu {
             .map(str::to_string)
             .collect(),
     };
+    // Not the model of another machine's /proc/cpuinfo (qemu-user's host).
+    let foreign = arm::cpuinfo_family(&info).is_some_and(|f| Some(f) != family_of_build());
     let model = match &arm {
         Some(a) => a.model.clone(),
-        None => crate::sys::cpu::cpuinfo_field(&info, &["model name", "Model", "Hardware"]),
+        None if foreign => None,
+        None => {
+            crate::sys::cpu::cpuinfo_field(&info, &["model name", "Model", "Hardware", "cpu model"])
+        }
     };
     Cpu {
         arch: std::env::consts::ARCH.into(),
@@ -80,13 +101,7 @@ pub const EMULATED_NOTE: &str =
 /// kernel's view, where the qemu binary is mapped), and qemu before 8.1 passes the
 /// host's /proc/cpuinfo through, which then describes another architecture.
 pub fn emulation(cpuinfo: &str) -> Option<String> {
-    let ours = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
-        "x86"
-    } else if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
-        "arm"
-    } else {
-        return None;
-    };
+    let ours = family_of_build()?;
     if let Some(theirs) = arm::cpuinfo_family(cpuinfo).filter(|f| *f != ours) {
         return Some(format!(
             "qemu-user: /proc/cpuinfo describes an {theirs} CPU, this program is built for {}",

@@ -1,16 +1,16 @@
-//! The musl (OpenWrt) builds: the lean feature set, static and dynamic, for armv7 and
-//! aarch64 (under qemu-user, the dynamic ones with Debian's musl as the sysroot) and x86_64
-//! (run here natively). Each says what it is, lists every in-process implementation and
-//! passes the correctness gate over everything; the dynamic armv7 build loads a libcrypto
-//! built for musl and passes the gate on the openssl path; a full build reads what the
-//! lean one writes; the armv7 binary fits the flash budget.
+//! The musl (OpenWrt) builds: the lean feature set, static and dynamic, for armv7,
+//! aarch64 and mipsel (under qemu-user, the dynamic ones with Debian's musl as the sysroot)
+//! and x86_64 (run here natively). Each says what it is, lists every in-process
+//! implementation and passes the correctness gate over everything; the dynamic armv7 build
+//! loads a libcrypto built for musl and passes the gate on the openssl path; a full build
+//! reads what the lean one writes; the armv7 binary fits the flash budget.
 //!
-//! CI (scripts/test) builds two of them, armv7 dynamic and static (the router target; the
-//! static one is the same compiled crates linked again), to keep its cold run short. The
-//! other four are scripts/release's, and their tests are ignored here: release builds them
-//! and runs `cargo test --release --test musl_emulated -- --include-ignored` before it
-//! ships anything. The musl libcrypto comes from scripts/build-openssl; the toolchain
-//! and sysroots from scripts/deps/musl.sh.
+//! CI (scripts/test) builds three of them, armv7 dynamic and static (the router target; the
+//! static one is the same compiled crates linked again) and mipsel static (no AWS-LC, so a
+//! short build), to keep its cold run short. The other five are scripts/release's, and
+//! their tests are ignored here: release builds them and runs `cargo test --release --test
+//! musl_emulated -- --include-ignored` before it ships anything. The musl libcrypto comes
+//! from scripts/build-openssl; the toolchain and sysroots from scripts/deps/musl.sh.
 
 mod common;
 
@@ -30,12 +30,23 @@ struct Build {
     arch: &'static str,
     /// musl's dynamic loader, as the dynamic build names it.
     loader: &'static str,
+    /// The build's optional libraries, as --version lists them: the lean set, but for
+    /// MIPS, which AWS-LC does not support.
+    features: &'static [&'static str],
 }
 
 const fn build(triple: &'static str, mode: &'static str) -> Build {
-    // By the first two letters (a const fn compares no strings): x86_64, aarch64, armv7.
+    // By the first letters (a const fn compares no strings): x86_64, aarch64, armv7, mipsel.
+    let lean: &[&str] = &["aws-lc", "libsodium"];
     let (qemu, debian_arch, arch, loader) = match triple.as_bytes() {
         [b'x', ..] => (None, "amd64", "x86_64", "lib/ld-musl-x86_64.so.1"),
+        // The 24Kf: a MIPS32r2 with the FPU the hard-float build (scripts/build-musl) needs.
+        [b'm', ..] => (
+            Some(("qemu-mipsel", "24Kf")),
+            "mipsel",
+            "mips",
+            "lib/ld-musl-mipsel.so.1",
+        ),
         [b'a', b'a', ..] => (
             Some(("qemu-aarch64", "cortex-a53")),
             "arm64",
@@ -49,6 +60,10 @@ const fn build(triple: &'static str, mode: &'static str) -> Build {
             "lib/ld-musl-armhf.so.1",
         ),
     };
+    let features: &[&str] = match triple.as_bytes() {
+        [b'm', ..] => &["libsodium"],
+        _ => lean,
+    };
     Build {
         triple,
         mode,
@@ -56,6 +71,7 @@ const fn build(triple: &'static str, mode: &'static str) -> Build {
         debian_arch,
         arch,
         loader,
+        features,
     }
 }
 
@@ -65,10 +81,17 @@ const ARMV7_DYNAMIC: Build = build("armv7-unknown-linux-musleabihf", "dynamic");
 const ARMV7_STATIC: Build = build("armv7-unknown-linux-musleabihf", "static");
 const AARCH64_DYNAMIC: Build = build("aarch64-unknown-linux-musl", "dynamic");
 const AARCH64_STATIC: Build = build("aarch64-unknown-linux-musl", "static");
+const MIPSEL_STATIC: Build = build("mipsel-unknown-linux-musl", "static");
+const MIPSEL_DYNAMIC: Build = build("mipsel-unknown-linux-musl", "dynamic");
 
-/// The in-process libraries: openssl is checked on its own (a static build cannot load
-/// it, a dynamic one loads what it is given).
-const IN_PROCESS: [&str; 4] = ["aws-lc", "ring", "rustcrypto", "libsodium"];
+/// The in-process libraries of a build: ring and RustCrypto are in every one, the rest
+/// are its features. openssl is checked on its own (a static build cannot load it, a
+/// dynamic one loads what it is given).
+fn in_process(b: &Build) -> Vec<&'static str> {
+    let mut all = vec!["ring", "rustcrypto"];
+    all.extend(b.features);
+    all
+}
 
 /// The flash budget for the lean armv7 binary, in decimal megabytes (the stricter
 /// reading): stripped, and gzipped (as packaged).
@@ -177,7 +200,11 @@ fn says_what_it_is_and_passes_the_gate(b: &Build) {
     let what = format!("{} {}", b.triple, b.mode);
     let version = common::stdout(&run(b, &bin, &["--version"]));
     assert!(
-        version.contains(&format!("musl, {}; features: aws-lc, libsodium)", b.mode)),
+        version.contains(&format!(
+            "musl, {}; features: {})",
+            b.mode,
+            b.features.join(", ")
+        )),
         "{what}: --version says {version}"
     );
     let probe = json(b, &bin, &["probe", "--format", "json"]);
@@ -189,17 +216,27 @@ fn says_what_it_is_and_passes_the_gate(b: &Build) {
     assert_eq!(probe["build"]["arch"], b.arch);
     assert_eq!(
         probe["build"]["features"],
-        serde_json::json!(["aws-lc", "libsodium"]),
+        serde_json::json!(b.features),
         "{what}: the lean build has no store, PNG or flame graphs"
     );
-    let openssl_reason = probe["unavailable"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|u| u["name"] == "openssl")
-        .map(|u| u["reason"].as_str().unwrap().to_string());
+    let reason = |name: &str| {
+        probe["unavailable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["name"] == name)
+            .map(|u| u["reason"].as_str().unwrap().to_string())
+    };
+    if b.arch == "mips" {
+        let why = reason("aws-lc").expect("no AWS-LC on MIPS");
+        assert!(why.contains("does not support MIPS"), "{what}: {why}");
+        // No x86 flags or model from the host's /proc/cpuinfo, which qemu-user passes on.
+        let cpu = &probe["cpu"];
+        assert_eq!(cpu["crypto_flags"], serde_json::json!([]), "{what}: {cpu}");
+        assert!(cpu["model"].is_null(), "{what}: {cpu}");
+    }
     if b.mode == "static" {
-        let why = openssl_reason.expect("a static build has no openssl");
+        let why = reason("openssl").expect("a static build has no openssl");
         assert!(why.contains("cannot dlopen"), "{what}: {why}");
     }
     // verify runs the known answers and round trips, and says the vectors are not here.
@@ -221,7 +258,7 @@ fn says_what_it_is_and_passes_the_gate(b: &Build) {
         &what,
         &common::stdout(&list),
         &v,
-        &IN_PROCESS,
+        &in_process(b),
         b.arch,
         b.qemu.is_some(),
     );
@@ -259,6 +296,19 @@ fn aarch64_dynamic_passes_the_gate() {
 #[ignore = "release-only build: scripts/build-musl, then --include-ignored"]
 fn aarch64_static_passes_the_gate() {
     says_what_it_is_and_passes_the_gate(&AARCH64_STATIC);
+}
+
+/// MIPS (mipsel_24kc's architecture), built hard-float to run on Debian's musl: see the
+/// README's router section for what a real MT7621 needs.
+#[test]
+fn mipsel_static_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&MIPSEL_STATIC);
+}
+
+#[test]
+#[ignore = "release-only build: scripts/build-musl, then --include-ignored"]
+fn mipsel_dynamic_passes_the_gate() {
+    says_what_it_is_and_passes_the_gate(&MIPSEL_DYNAMIC);
 }
 
 /// The libcrypto of `scripts/build-openssl 3.5 --target <musl triple> --config no-apps`

@@ -13,14 +13,15 @@ use anyhow::anyhow;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 /// Answers from the controller, by request id, until taken.
 static ANSWERS: Mutex<Option<HashMap<u64, Result<Value, String>>>> = Mutex::new(None);
-static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+// usize, not u64: 32-bit MIPS has no 64-bit atomics.
+static NEXT_REQUEST: AtomicUsize = AtomicUsize::new(1);
 
 /// The first bytes of a request line: what the controller looks for.
 pub const REQUEST_PREFIX: &str = "{\"kind\":\"request\",";
@@ -42,7 +43,7 @@ pub struct Answer {
 
 /// Asks the controller to do `body` (e.g. run a load generator); returns the request id.
 pub fn ask(body: Value) -> anyhow::Result<u64> {
-    let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed);
+    let id = NEXT_REQUEST.fetch_add(1, Ordering::Relaxed) as u64;
     let req = Request {
         kind: "request".into(),
         id,

@@ -198,6 +198,8 @@ pub fn cpuinfo_family(cpuinfo: &str) -> Option<&'static str> {
         Some("arm")
     } else if field(cpuinfo, "vendor_id").is_some() || field(cpuinfo, "flags").is_some() {
         Some("x86")
+    } else if field(cpuinfo, "cpu model").is_some() || field(cpuinfo, "isa").is_some() {
+        Some("mips")
     } else {
         None
     }

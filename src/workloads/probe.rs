@@ -125,6 +125,8 @@ fn table(v: &Value) -> String {
         "CPU: {} ({} logical CPUs)",
         cpu["model"].as_str().unwrap_or(if cpu["arm"].is_object() {
             "unknown (no MIDR: 32-bit ARM user space cannot read it, and /proc/cpuinfo names none)"
+        } else if cpu["emulated_by"].is_string() {
+            "unknown (emulated: /proc/cpuinfo is the host's)"
         } else {
             "?"
         }),
@@ -141,7 +143,12 @@ fn table(v: &Value) -> String {
             }
         }
     }
-    let _ = writeln!(out, "  crypto features: {}", have.join(" "));
+    if cpu["features"].as_object().is_some_and(|f| f.is_empty()) {
+        // MIPS: nothing any of the libraries would use.
+        let _ = writeln!(out, "  crypto features: none this architecture has");
+    } else {
+        let _ = writeln!(out, "  crypto features: {}", have.join(" "));
+    }
     if !lack.is_empty() {
         let _ = writeln!(out, "  absent:          {}", lack.join(" "));
     }

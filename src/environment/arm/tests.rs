@@ -60,6 +60,8 @@ fn family_tells_the_host_cpuinfo_qemu_user_passes_through() {
     assert_eq!(cpuinfo_family(&fixture("qemu8-arm-emulated")), Some("arm"));
     assert_eq!(cpuinfo_family(&fixture("cortex-a53-aarch64")), Some("arm"));
     assert_eq!(cpuinfo_family(""), None);
+    // An MT7621 router's, in the layout of the kernel's arch/mips/kernel/proc.c.
+    assert_eq!(cpuinfo_family(&fixture("mt7621-1004kc-mips")), Some("mips"));
     // qemu 8's emulated cpuinfo writes the variant as 0x0f.
     let q = Midr::from_cpuinfo(&fixture("qemu8-arm-emulated")).unwrap();
     assert_eq!((q.part, q.variant), (0xc07, 15));

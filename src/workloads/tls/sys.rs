@@ -205,7 +205,8 @@ pub fn run_bounded_bytes(
     Ok((exit.code, out, String::from_utf8_lossy(&err).into_owned()))
 }
 
-static NEXT_TAG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+// usize, not u64: 32-bit MIPS has no 64-bit atomics.
+static NEXT_TAG: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// `n` distinct free TCP ports on 127.0.0.1 (held together while chosen, then released
 /// for nginx to bind).

@@ -316,8 +316,13 @@ pub fn registry(libcrypto: &[PathBuf], variants: &[String]) -> anyhow::Result<Re
     }
     #[cfg(feature = "aws-lc")]
     found.push(Box::new(aws_lc::AwsLc));
-    #[cfg(not(feature = "aws-lc"))]
+    #[cfg(all(not(feature = "aws-lc"), not(target_arch = "mips")))]
     missing.push(not_built("aws-lc", "aws-lc", ""));
+    #[cfg(all(not(feature = "aws-lc"), target_arch = "mips"))]
+    missing.push(Unavailable {
+        name: "aws-lc".into(),
+        reason: "AWS-LC does not support MIPS: no build of it can have it".into(),
+    });
     found.push(Box::new(ring::Ring));
     found.push(Box::new(rustcrypto::RustCrypto));
     #[cfg(feature = "libsodium")]

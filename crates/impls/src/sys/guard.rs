@@ -5,7 +5,7 @@
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -36,7 +36,8 @@ static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 /// Held while entries taken out of the registry are being undone, so that a second
 /// signal's `release_all` waits for them instead of exiting halfway.
 static UNDOING: Mutex<()> = Mutex::new(());
-static NEXT: AtomicU64 = AtomicU64::new(1);
+// usize, not u64: 32-bit MIPS has no 64-bit atomics.
+static NEXT: AtomicUsize = AtomicUsize::new(1);
 
 /// Prefix of every name we give to system-wide things (namespaces, links, temp dirs),
 /// so that leftovers of a crashed run can be found.
@@ -54,7 +55,7 @@ impl Guard {
     #[allow(clippy::new_without_default)]
     pub fn new() -> Guard {
         Guard {
-            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            id: NEXT.fetch_add(1, Ordering::Relaxed) as u64,
         }
     }
 
