@@ -1,9 +1,10 @@
 //! The musl (OpenWrt) builds: the lean feature set, static and dynamic, for armv7,
-//! aarch64 and mipsel (under qemu-user, the dynamic ones with Debian's musl as the sysroot)
-//! and x86_64 (run here natively). Each says what it is, lists every in-process
-//! implementation and passes the correctness gate over everything; the dynamic armv7 build
-//! loads a libcrypto built for musl and passes the gate on the openssl path; a full build
-//! reads what the lean one writes; the armv7 binary fits the flash budget.
+//! aarch64 and mipsel (under qemu-user, the dynamic ones with Debian's musl as the
+//! sysroot; mipsel's is soft-float, built from Debian's source) and x86_64 (run here
+//! natively). Each says what it is, lists every in-process implementation and passes the
+//! correctness gate over everything; the dynamic armv7 build loads a libcrypto built for
+//! musl and passes the gate on the openssl path; a full build reads what the lean one
+//! writes; the armv7 binary fits the flash budget.
 //!
 //! CI (scripts/test) builds three of them, armv7 dynamic and static (the router target; the
 //! static one is the same compiled crates linked again) and mipsel static (no AWS-LC, so a
@@ -24,7 +25,7 @@ struct Build {
     mode: &'static str,
     /// qemu-user and the CPU it emulates; None: this machine runs it.
     qemu: Option<(&'static str, &'static str)>,
-    /// Debian's name for the architecture (the sysroot's).
+    /// The sysroot's name: Debian's for the architecture (mipsel-sf: soft-float).
     debian_arch: &'static str,
     /// std::env::consts::ARCH of the build.
     arch: &'static str,
@@ -40,12 +41,14 @@ const fn build(triple: &'static str, mode: &'static str) -> Build {
     let lean: &[&str] = &["aws-lc", "libsodium"];
     let (qemu, debian_arch, arch, loader) = match triple.as_bytes() {
         [b'x', ..] => (None, "amd64", "x86_64", "lib/ld-musl-x86_64.so.1"),
-        // The 24Kf: a MIPS32r2 with the FPU the hard-float build (scripts/build-musl) needs.
+        // The 24Kc, as OpenWrt's mipsel_24kc: no FPU, which the soft-float build must not
+        // need (an FPU instruction stops it with SIGILL under qemu-user). Its musl is built
+        // soft-float (scripts/sysroot-musl-softfloat).
         [b'm', ..] => (
-            Some(("qemu-mipsel", "24Kf")),
-            "mipsel",
+            Some(("qemu-mipsel", "24Kc")),
+            "mipsel-sf",
             "mips",
-            "lib/ld-musl-mipsel.so.1",
+            "lib/ld-musl-mipsel-sf.so.1",
         ),
         [b'a', b'a', ..] => (
             Some(("qemu-aarch64", "cortex-a53")),
@@ -156,6 +159,11 @@ fn command(b: &Build, bin: &Path) -> Command {
         }
         None => Command::new(bin),
     };
+    if b.arch == "mips" {
+        // anyhow's errors then take a backtrace: the unwinder runs too, and must need no
+        // FPU either.
+        c.env("RUST_BACKTRACE", "1");
+    }
     c.env("XDG_DATA_HOME", common::data_home())
         .env_remove("CRYPTOBENCH_STORE")
         .env_remove("OPENSSL_CONF");
@@ -298,11 +306,48 @@ fn aarch64_static_passes_the_gate() {
     says_what_it_is_and_passes_the_gate(&AARCH64_STATIC);
 }
 
-/// MIPS (mipsel_24kc's architecture), built hard-float to run on Debian's musl: see the
-/// README's router section for what a real MT7621 needs.
+/// MIPS: OpenWrt's mipsel_24kc (MT7621), soft-float, on a CPU without an FPU.
 #[test]
 fn mipsel_static_passes_the_gate() {
     says_what_it_is_and_passes_the_gate(&MIPSEL_STATIC);
+}
+
+/// Not one FPU instruction in the soft-float builds, in code that the tests run or not:
+/// the MT7621 has no FPU, and a kernel built without the FPU emulator (an OpenWrt option,
+/// to save flash) answers any with SIGILL (Debian's mipsel libgcc_eh.a, for one, saves
+/// FPU registers).
+#[test]
+fn mipsel_has_no_fpu_instruction() {
+    for b in [&MIPSEL_STATIC, &MIPSEL_DYNAMIC] {
+        let Some(bin) = ready(b) else { continue };
+        let o = Command::new("mipsel-linux-gnu-objdump")
+            .arg("-d")
+            .arg(&bin)
+            .output()
+            .expect("mipsel-linux-gnu-objdump runs (scripts/deps/musl.sh)");
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let code = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            code.lines().count() > 100_000,
+            "{}: no code?",
+            bin.display()
+        );
+        // Coprocessor 1 (the FPU): loads, stores, moves and arithmetic (.s/.d formats).
+        let fpu: Vec<&str> = code
+            .lines()
+            .filter(|l| {
+                l.split('\t').nth(2).is_some_and(|op| {
+                    matches!(
+                        op.trim(),
+                        "lwc1" | "swc1" | "ldc1" | "sdc1" | "mtc1" | "mfc1" | "cfc1" | "ctc1"
+                    ) || op.ends_with(".d")
+                        || op.ends_with(".s")
+                })
+            })
+            .take(5)
+            .collect();
+        assert!(fpu.is_empty(), "{} {}: FPU code: {fpu:?}", b.triple, b.mode);
+    }
 }
 
 #[test]
@@ -335,7 +380,17 @@ fn musl_libcrypto(b: &Build) -> Option<PathBuf> {
 /// refuses `--libcrypto` in one line.
 #[test]
 fn armv7_dynamic_loads_a_musl_libcrypto_and_passes_the_gate() {
-    let b = &ARMV7_DYNAMIC;
+    loads_a_musl_libcrypto_and_passes_the_gate(&ARMV7_DYNAMIC, &ARMV7_STATIC);
+}
+
+/// The same on MIPS, with a soft-float OpenSSL (the libopenssl3 of an MT7621).
+#[test]
+#[ignore = "release-only build: scripts/build-musl, then --include-ignored"]
+fn mipsel_dynamic_loads_a_musl_libcrypto_and_passes_the_gate() {
+    loads_a_musl_libcrypto_and_passes_the_gate(&MIPSEL_DYNAMIC, &MIPSEL_STATIC);
+}
+
+fn loads_a_musl_libcrypto_and_passes_the_gate(b: &Build, static_twin: &Build) {
     let Some(bin) = ready(b) else { return };
     let Some(lib) = musl_libcrypto(b) else { return };
     let lib = lib.to_str().unwrap();
@@ -375,9 +430,9 @@ fn armv7_dynamic_loads_a_musl_libcrypto_and_passes_the_gate() {
             "{alg} not measured through the musl libcrypto"
         );
     }
-    if let Some(st) = ready(&ARMV7_STATIC) {
+    if let Some(st) = ready(static_twin) {
         let args = ["speed", "--libcrypto", lib, "--time", "0.01"];
-        refused_saying(&ARMV7_STATIC, &st, &args, "cannot dlopen");
+        refused_saying(static_twin, &st, &args, "cannot dlopen");
     }
 }
 

@@ -5,7 +5,8 @@
 # standard library; elsewhere the toolchain's rust-src, for -Zbuild-std), and one
 # sysroot per architecture made of Debian's own musl and musl-dev packages, unpacked with
 # dpkg -x under ${CRYPTOBENCH_MUSL_CACHE:-~/.cache/cryptobench/musl}/sysroot-<arch>
-# (headers, crt files, libc.a, libc.so and /lib/ld-musl-<arch>.so.1, for `qemu-<arch> -L`).
+# (headers, crt files, libc.a, libc.so and /lib/ld-musl-<arch>.so.1, for `qemu-<arch> -L`);
+# for mipsel, a soft-float musl built from Debian's source (scripts/sysroot-musl-softfloat).
 # Idempotent: a second run with everything present takes well under a second.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,9 +14,10 @@ export DEBIAN_FRONTEND=noninteractive PATH="$HOME/.cargo/bin:$PATH"
 CACHE=${CRYPTOBENCH_MUSL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cryptobench/musl}
 
 # linux-libc-dev*: the kernel's headers, which musl does not ship (OpenSSL needs them).
-PKGS="musl-tools gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-mipsel-linux-gnu qemu-user
+PKGS="musl-tools gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-mipsel-linux-gnu g++-mipsel-linux-gnu qemu-user
       linux-libc-dev linux-libc-dev-arm64-cross linux-libc-dev-armhf-cross linux-libc-dev-mipsel-cross"
-ARCHS="amd64 arm64 armhf mipsel"
+# mipsel's musl is built soft-float from Debian's source (Debian's musl:mipsel is hard-float).
+ARCHS="amd64 arm64 armhf"
 SYSROOT_PKGS="musl musl-dev"
 # rustup has no standard library for armv7-unknown-linux-musleabihf here (its download
 # answers 404), so that target, like the tier-3 mipsel one, is built with -Zbuild-std
@@ -33,6 +35,7 @@ if [ "${1:-}" = "--check" ]; then
   for arch in $ARCHS; do
     [ "$(cat "$CACHE/sysroot-$arch/.pkgs" 2>/dev/null)" = "$SYSROOT_PKGS" ] || missing="$missing musl-sysroot-$arch"
   done
+  grep -q '^musl ' "$CACHE/sysroot-mipsel-sf/.built" 2>/dev/null || missing="$missing musl-sysroot-mipsel-sf"
   [ -z "$missing" ] || { echo "musl:$missing"; exit 1; }
   exit 0
 fi
@@ -48,3 +51,4 @@ rustup component list --installed 2>/dev/null | grep -q '^rust-src' || rustup co
 for arch in $ARCHS; do
   scripts/sysroot "$CACHE/sysroot-$arch" "$CACHE/debs" "$arch" $SYSROOT_PKGS
 done
+scripts/sysroot-musl-softfloat "$CACHE/sysroot-mipsel-sf" "$CACHE/src"

@@ -49,12 +49,15 @@ fn same_build(version_line: &str) -> bool {
 /// built for another architecture before it is uploaded.
 fn elf_arch(bytes: &[u8]) -> Option<&'static str> {
     use object::{Architecture, Object};
-    Some(match object::File::parse(bytes).ok()?.architecture() {
+    let file = object::File::parse(bytes).ok()?;
+    Some(match file.architecture() {
         Architecture::X86_64 => "x86_64",
         Architecture::Aarch64 => "aarch64",
         Architecture::Arm => "arm",
         Architecture::I386 => "i686",
         Architecture::Riscv64 => "riscv64",
+        Architecture::Mips if file.is_little_endian() => "mipsel",
+        Architecture::Mips => "mips",
         _ => return None,
     })
 }
@@ -120,9 +123,15 @@ pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Fa
     let url = session.url.to_string();
     // One round trip: architecture, C library, and the DUT's own cryptobench if any. A
     // glibc loader wins: a glibc system with musl installed beside it (Debian's musl
-    // package) runs the glibc build, which is the full one.
+    // package) runs the glibc build, which is the full one. `uname -m` says "mips" on
+    // both byte orders: a little-endian one (OpenWrt's MT7621) is told by its musl
+    // loader's name (ld-musl-mipsel-sf.so.1) or by the byte order of /bin/sh's ELF header.
     let facts = session.run(
-        "uname -m; if ls /lib/ld-linux* >/dev/null 2>&1 || ls /lib64/ld-linux* >/dev/null 2>&1; \
+        "m=$(uname -m); case $m in mips | mips64) \
+           if ls /lib/ld-musl-mips*el* >/dev/null 2>&1 || \
+              [ \"$(dd if=/bin/sh bs=1 skip=5 count=1 2>/dev/null | od -An -tu1 | tr -d ' ')\" = 1 ]; \
+           then m=${m}el; fi ;; esac; echo $m; \
+         if ls /lib/ld-linux* >/dev/null 2>&1 || ls /lib64/ld-linux* >/dev/null 2>&1; \
          then echo gnu; \
          elif ls /lib/ld-musl-* >/dev/null 2>&1; then echo musl; else echo gnu; fi; \
          cryptobench --version 2>/dev/null || echo none",
@@ -229,6 +238,9 @@ mod tests {
         assert_eq!(triple("armv7l", "gnu"), "armv7-unknown-linux-gnueabihf");
         assert_eq!(triple("armv7l", "musl"), "armv7-unknown-linux-musleabihf");
         assert_eq!(triple("mips", "musl"), "mips-unknown-linux-musl");
+        // deploy's own name for a little-endian "mips" (OpenWrt's MT7621).
+        assert_eq!(triple("mipsel", "musl"), "mipsel-unknown-linux-musl");
+        assert!(same_family("mipsel", "mipsel") && !same_family("mips", "mipsel"));
         // scripts/release's musl names: the plain one is the dynamic build, which can
         // load the router's libcrypto; the loader-less one is "-static" and never picked.
         assert_eq!(triple("aarch64", "musl"), "aarch64-unknown-linux-musl");
