@@ -200,9 +200,45 @@ fn json(b: &Build, bin: &Path, args: &[&str]) -> Value {
     })
 }
 
+/// Not one FPU instruction in a soft-float MIPS build, in code that the tests run or not:
+/// the MT7621 has no FPU, and a kernel built without the FPU emulator (an OpenWrt option,
+/// to save flash) answers any with SIGILL (Debian's mipsel libgcc_eh.a, for one, saves
+/// FPU registers).
+fn has_no_fpu_instruction(b: &Build, bin: &Path) {
+    let o = Command::new("mipsel-linux-gnu-objdump")
+        .arg("-d")
+        .arg(bin)
+        .output()
+        .expect("mipsel-linux-gnu-objdump runs (scripts/deps/musl.sh)");
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let code = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        code.lines().count() > 100_000,
+        "{}: no code?",
+        bin.display()
+    );
+    // Coprocessor 1 (the FPU): loads, stores, moves and arithmetic (.s/.d formats).
+    let fpu: Vec<&str> = code
+        .lines()
+        .filter(|l| {
+            l.split('\t').nth(2).is_some_and(|op| {
+                matches!(
+                    op.trim(),
+                    "lwc1" | "swc1" | "ldc1" | "sdc1" | "mtc1" | "mfc1" | "cfc1" | "ctc1"
+                ) || op.ends_with(".d")
+                    || op.ends_with(".s")
+            })
+        })
+        .take(5)
+        .collect();
+    assert!(fpu.is_empty(), "{} {}: FPU code: {fpu:?}", b.triple, b.mode);
+}
+
 /// `--version` and `probe` say musl and the link mode; the lean build has its libraries
-/// and none of the other optional features; a static build reports openssl unavailable because it cannot
-/// dlopen; then `--list` and the gate over everything in-process.
+/// and none of the other optional features; a static build reports openssl unavailable
+/// because it cannot dlopen; a MIPS build has no FPU instruction and no AWS-LC, and takes
+/// nothing from the host's /proc/cpuinfo; then `--list` and the gate over everything
+/// in-process.
 fn says_what_it_is_and_passes_the_gate(b: &Build) {
     let Some(bin) = ready(b) else { return };
     let what = format!("{} {}", b.triple, b.mode);
@@ -236,6 +272,7 @@ fn says_what_it_is_and_passes_the_gate(b: &Build) {
             .map(|u| u["reason"].as_str().unwrap().to_string())
     };
     if b.arch == "mips" {
+        has_no_fpu_instruction(b, &bin);
         let why = reason("aws-lc").expect("no AWS-LC on MIPS");
         assert!(why.contains("does not support MIPS"), "{what}: {why}");
         // No x86 flags or model from the host's /proc/cpuinfo, which qemu-user passes on.
@@ -310,44 +347,6 @@ fn aarch64_static_passes_the_gate() {
 #[test]
 fn mipsel_static_passes_the_gate() {
     says_what_it_is_and_passes_the_gate(&MIPSEL_STATIC);
-}
-
-/// Not one FPU instruction in the soft-float builds, in code that the tests run or not:
-/// the MT7621 has no FPU, and a kernel built without the FPU emulator (an OpenWrt option,
-/// to save flash) answers any with SIGILL (Debian's mipsel libgcc_eh.a, for one, saves
-/// FPU registers).
-#[test]
-fn mipsel_has_no_fpu_instruction() {
-    for b in [&MIPSEL_STATIC, &MIPSEL_DYNAMIC] {
-        let Some(bin) = ready(b) else { continue };
-        let o = Command::new("mipsel-linux-gnu-objdump")
-            .arg("-d")
-            .arg(&bin)
-            .output()
-            .expect("mipsel-linux-gnu-objdump runs (scripts/deps/musl.sh)");
-        assert!(o.status.success(), "{}", common::stderr(&o));
-        let code = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            code.lines().count() > 100_000,
-            "{}: no code?",
-            bin.display()
-        );
-        // Coprocessor 1 (the FPU): loads, stores, moves and arithmetic (.s/.d formats).
-        let fpu: Vec<&str> = code
-            .lines()
-            .filter(|l| {
-                l.split('\t').nth(2).is_some_and(|op| {
-                    matches!(
-                        op.trim(),
-                        "lwc1" | "swc1" | "ldc1" | "sdc1" | "mtc1" | "mfc1" | "cfc1" | "ctc1"
-                    ) || op.ends_with(".d")
-                        || op.ends_with(".s")
-                })
-            })
-            .take(5)
-            .collect();
-        assert!(fpu.is_empty(), "{} {}: FPU code: {fpu:?}", b.triple, b.mode);
-    }
 }
 
 #[test]
