@@ -35,7 +35,9 @@ if [ "${1:-}" = "--check" ]; then
   for arch in $ARCHS; do
     [ "$(cat "$CACHE/sysroot-$arch/.pkgs" 2>/dev/null)" = "$SYSROOT_PKGS" ] || missing="$missing musl-sysroot-$arch"
   done
-  grep -q '^musl ' "$CACHE/sysroot-mipsel-sf/.built" 2>/dev/null || missing="$missing musl-sysroot-mipsel-sf"
+  command -v mipsel-linux-gnu-gcc >/dev/null &&
+    scripts/sysroot-musl-softfloat --check "$CACHE/sysroot-mipsel-sf" "$CACHE/src" ||
+    missing="$missing musl-sysroot-mipsel-sf"
   [ -z "$missing" ] || { echo "musl:$missing"; exit 1; }
   exit 0
 fi
