@@ -12,6 +12,7 @@ mod profile;
 mod record;
 mod render;
 mod sinks;
+mod stats;
 mod store;
 mod study;
 mod verify;

@@ -8,7 +8,7 @@
 //! variance is.
 
 use super::Settings;
-use crate::analyse::stats;
+use crate::stats;
 
 pub use crate::record::speed::StopReason;
 

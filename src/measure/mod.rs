@@ -8,7 +8,7 @@ use crate::sys::cpu;
 pub mod pkey;
 pub mod worker;
 
-use crate::analyse::stats;
+use crate::stats;
 use adaptive::{Progress, Savings, StopReason};
 use cpu::CpuTime;
 use std::sync::Barrier;

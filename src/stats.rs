@@ -1,4 +1,5 @@
-//! Robust summaries of repeated trials.
+//! Robust summaries of repeated trials. A leaf (it imports nothing of ours): measure's
+//! stopping rule uses it, and analyse re-exports it as `analyse::stats`.
 
 /// Median of a non-empty sample.
 pub fn median(xs: &[f64]) -> f64 {
