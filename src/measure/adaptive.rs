@@ -10,7 +10,19 @@
 use super::Settings;
 use crate::stats;
 
-pub use crate::record::speed::StopReason;
+/// Why a point took no more trials (a speed record's `stop_reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Its median's CI half-width reached `--target-ci`.
+    TargetCi,
+    /// It reached `--max-time` still short of the target.
+    MaxTime,
+    /// Its own budget (`--time`) was spent and the run had no savings left to lend it.
+    Budget,
+    /// The run was interrupted (SIGINT/SIGTERM) before it stopped by itself.
+    Interrupted,
+}
 
 /// Seconds of trials that points stopping early left unused, for noisy points to spend.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

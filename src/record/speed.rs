@@ -80,19 +80,8 @@ pub struct SpeedData {
     pub clock: Option<crate::sys::clock::ClockReading>,
 }
 
-/// Why a point took no more trials.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// Its median's CI half-width reached `--target-ci`.
-    TargetCi,
-    /// It reached `--max-time` still short of the target.
-    MaxTime,
-    /// Its own budget (`--time`) was spent and the run had no savings left to lend it.
-    Budget,
-    /// The run was interrupted (SIGINT/SIGTERM) before it stopped by itself.
-    Interrupted,
-}
+/// Why a point took no more trials: the stopping rule's own answer, recorded as it is.
+pub use crate::measure::adaptive::StopReason;
 
 impl crate::record::RecordData for SpeedData {
     fn identity_keys<'a>(
