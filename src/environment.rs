@@ -193,13 +193,13 @@ pub fn capture(
         started_unix: now.as_secs(),
         // A store URL's password never reaches a results file.
         command_line: std::env::args_os()
-            .map(|a| crate::store::url::masked(&a.to_string_lossy()))
+            .map(|a| crate::units::masked(&a.to_string_lossy()))
             .collect(),
         hostname: fs::read_to_string("/proc/sys/kernel/hostname")
             .unwrap_or_default()
             .trim()
             .into(),
-        machine_id: crate::store::machine_id(cpu.model.as_deref().unwrap_or("")),
+        machine_id: crate::sys::machine_id(cpu.model.as_deref().unwrap_or("")),
         kernel: kernel(),
         cpu,
         frequency: frequency(),

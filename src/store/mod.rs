@@ -210,17 +210,5 @@ pub fn private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
         .map_err(|e| anyhow!("cannot create {}: {e}", crate::units::shown_path(dir)))
 }
 
-/// A machine's identity, stable across runs: /etc/machine-id and the CPU model, hashed
-/// (the machine id itself is meant to stay private).
-pub fn machine_id(cpu_model: &str) -> String {
-    let id = std::fs::read_to_string("/etc/machine-id")
-        .or_else(|_| std::fs::read_to_string("/var/lib/dbus/machine-id"))
-        .unwrap_or_default();
-    machine_hash(id.trim(), cpu_model)
-}
-
-pub fn machine_hash(id: &str, cpu_model: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let d = Sha256::digest(format!("{id}\n{cpu_model}").as_bytes());
-    hex::encode(&d[..6])
-}
+/// How the store names a machine: `sys::machine_hash`, which `sys::machine_id` uses too.
+pub use crate::sys::machine_hash;

@@ -83,47 +83,12 @@ impl StoreUrl {
     }
 }
 
-/// A URL or argument with the password of its `user:password@` part, and any
-/// `password=` option, replaced by `***`.
-pub fn masked(s: &str) -> String {
-    let mut out = s.to_string();
-    if let Some(scheme) = out.find("://") {
-        let rest = &out[scheme + 3..];
-        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        if let Some(at) = rest[..auth_end].rfind('@') {
-            if let Some(colon) = rest[..at].find(':') {
-                let start = scheme + 3 + colon + 1;
-                out.replace_range(start..scheme + 3 + at, "***");
-            }
-        }
-    }
-    if let Some(i) = out.find("password=") {
-        let start = i + "password=".len();
-        let end = out[start..]
-            .find(['&', ' '])
-            .map_or(out.len(), |e| start + e);
-        out.replace_range(start..end, "***");
-    }
-    out
-}
+/// Where the store URL's password is masked: `units::masked`, a leaf every layer may use.
+pub use crate::units::masked;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_are_masked() {
-        assert_eq!(
-            masked("postgresql://bench:s3cret@db.example:5432/runs"),
-            "postgresql://bench:***@db.example:5432/runs"
-        );
-        assert_eq!(
-            masked("--store=postgres://u:p@h/d?password=x&sslmode=require"),
-            "--store=postgres://u:***@h/d?password=***&sslmode=require"
-        );
-        assert_eq!(masked("postgresql://u@h/d"), "postgresql://u@h/d");
-        assert_eq!(masked("speed"), "speed");
-    }
 
     #[test]
     fn urls_parse_or_say_what_to_give() {

@@ -44,3 +44,19 @@ pub fn cannot_dlopen() -> Option<String> {
         )
     })
 }
+
+/// A machine's identity, stable across runs: /etc/machine-id and the CPU model, hashed
+/// (the machine id itself is meant to stay private).
+pub fn machine_id(cpu_model: &str) -> String {
+    let id = std::fs::read_to_string("/etc/machine-id")
+        .or_else(|_| std::fs::read_to_string("/var/lib/dbus/machine-id"))
+        .unwrap_or_default();
+    machine_hash(id.trim(), cpu_model)
+}
+
+/// The hash behind `machine_id`: 12 hex digits of SHA-256 over the id and the CPU model.
+pub fn machine_hash(id: &str, cpu_model: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(format!("{id}\n{cpu_model}").as_bytes());
+    hex::encode(&d[..6])
+}
