@@ -2,15 +2,12 @@
 //! its libcrypto and libssl pair, checked before anything runs, and the check that a
 //! running process really mapped that pair (from /proc/PID/maps).
 
-use super::ffi::OPENSSL_VERSION;
+use super::ffi::{flags_beside, OPENSSL_VERSION};
 use super::OpenSsl;
 use crate::units::shown_path;
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// The file scripts/build-openssl writes into each install dir: `version=`, `flags=`, ...
-const BUILD_INFO: &str = "cryptobench-build";
 
 const FIX: &str =
     "give the install dir of an OpenSSL 3.x build (scripts/build-openssl VERSION prints it)";
@@ -260,16 +257,6 @@ fn series(node: &(u32, u32, u32)) -> String {
     format!("{}.{}", node.0, node.1)
 }
 
-/// The non-default flags of the build whose libcrypto is `libcrypto` (lib/../cryptobench-build,
-/// written by scripts/build-openssl): "no-asm", or None for the default build.
-pub(super) fn flags_beside(libcrypto: &Path) -> Option<String> {
-    let info = libcrypto.parent()?.parent()?.join(BUILD_INFO);
-    let text = std::fs::read_to_string(info).ok()?;
-    let flags = text.lines().find_map(|l| l.strip_prefix("flags="))?.trim();
-    let rest: Vec<&str> = flags.split_whitespace().filter(|f| *f != "asm").collect();
-    (!rest.is_empty()).then(|| rest.join(" "))
-}
-
 /// A point that was not measured, and why: any workload. The point's identity (speed:
 /// `alg`, `size`; tls: `suite`, `content`, `file_size`, `concurrency`; vpn: `tunnel`,
 /// `load`) is flattened in.
@@ -291,6 +278,7 @@ pub struct OpenSslBuild {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ffi::BUILD_INFO;
     use super::*;
 
     #[test]

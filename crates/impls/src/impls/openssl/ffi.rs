@@ -4,7 +4,7 @@ use crate::algorithms::Algorithm;
 use anyhow::anyhow;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 // `OpenSSL_version` selectors (crypto.h). 0..=5 exist in 1.1 and 3.x; 6..=9 only in 3.x.
 pub(super) const OPENSSL_VERSION: c_int = 0;
@@ -19,6 +19,19 @@ pub(super) const OPENSSL_CPU_INFO: c_int = 9;
 pub(super) const LAST_1_1_SELECTOR: c_int = 5;
 /// `OpenSSL_version_num()` of 3.0.0.
 pub(super) const V3_0_0: u64 = 0x3000_0000;
+
+/// The file scripts/build-openssl writes into each install dir: `version=`, `flags=`, ...
+pub(super) const BUILD_INFO: &str = "cryptobench-build";
+
+/// The non-default flags of the build whose libcrypto is `libcrypto` (lib/../cryptobench-build,
+/// written by scripts/build-openssl): "no-asm", or None for the default build.
+pub(super) fn flags_beside(libcrypto: &Path) -> Option<String> {
+    let info = libcrypto.parent()?.parent()?.join(BUILD_INFO);
+    let text = std::fs::read_to_string(info).ok()?;
+    let flags = text.lines().find_map(|l| l.strip_prefix("flags="))?.trim();
+    let rest: Vec<&str> = flags.split_whitespace().filter(|f| *f != "asm").collect();
+    (!rest.is_empty()).then(|| rest.join(" "))
+}
 
 // EVP_CIPHER_CTX_ctrl commands (evp.h), the same numbers in 1.1 and 3.x.
 pub(super) const EVP_CTRL_AEAD_SET_IVLEN: c_int = 0x9;
@@ -266,7 +279,7 @@ impl Api {
                 _ => None,
             };
             Ok(Api {
-                build_flags: super::build::flags_beside(&path),
+                build_flags: flags_beside(&path),
                 path,
                 version_num,
                 openssl_version,
