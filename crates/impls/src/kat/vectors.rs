@@ -1,18 +1,8 @@
 //! The known-answer vectors of the symmetric catalogue (NIST CAVP, FIPS 180, RFC 8439,
 //! RFC 4231), each with its source; the legacy ciphers' are in vectors_legacy.rs.
 
+use super::Vector;
 use crate::algorithms::Algorithm;
-
-/// One known-answer vector. For AEADs `output` is ciphertext || tag; for ciphers the
-/// ciphertext; for hashes and MACs the digest.
-pub struct Vector {
-    pub source: &'static str,
-    pub key: &'static str,
-    pub nonce: &'static str,
-    pub aad: &'static str,
-    pub input: &'static str,
-    pub output: &'static str,
-}
 
 const SP800_38A_PT: &str = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
 const GCM_PT: &str = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39";
