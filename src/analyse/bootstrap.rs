@@ -4,7 +4,27 @@
 //! uniform number and a binary search, not n draws and a sort: the same distribution, at a
 //! cost that no longer grows with the trials.
 
-use super::model::Rng;
+/// A small deterministic generator (xorshift64*): analysis stays pure and repeatable.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() >> 33) as usize % n.max(1)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
 
 /// Beyond this many trials the table (n^2 pairs) costs more than resampling.
 const MAX_TABLE: usize = 64;

@@ -2,7 +2,7 @@
 //! call (seconds) and B the streaming bandwidth (bytes/s). Fitted by weighted least
 //! squares on the median time per call at each size, with bootstrap bounds over trials.
 
-use super::bootstrap::MedianDraw;
+use super::bootstrap::{MedianDraw, Rng};
 use serde::Serialize;
 
 /// One size of one path: its trials, as bytes/s.
@@ -56,28 +56,6 @@ pub fn fit_line(n: &[f64], t: &[f64]) -> Option<(f64, f64)> {
 
 fn median(xs: &[f64]) -> f64 {
     super::stats::median(xs)
-}
-
-/// A small deterministic generator (xorshift64*): analysis stays pure and repeatable.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() >> 33) as usize % n.max(1)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// A line t = a + b n fitted to one bootstrap replicate; None when it could not be.

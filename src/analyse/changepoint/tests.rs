@@ -1,5 +1,5 @@
 use super::*;
-use crate::analyse::model::Rng;
+use crate::analyse::bootstrap::Rng;
 
 /// Normal noise around `mean` with standard deviation `sd` (Box-Muller).
 pub fn normal(rng: &mut Rng, mean: f64, sd: f64) -> f64 {

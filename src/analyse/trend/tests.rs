@@ -1,6 +1,6 @@
 use super::*;
+use crate::analyse::bootstrap::Rng;
 use crate::analyse::changepoint::tests::normal;
-use crate::analyse::model::Rng;
 
 fn row(run: usize, median: f64, version: &str) -> PointRow {
     PointRow {
