@@ -1,7 +1,7 @@
 //! What makes two records the same point, in every workload: the key `compare` pairs
 //! points by and the reader counts a run's point once by.
 
-use super::read::AnyRecord;
+use super::AnyRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
