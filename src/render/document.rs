@@ -439,7 +439,19 @@ fn whole(doc: &Loaded, format: Format, opts: &Options) -> String {
             )]);
             (Vec::new(), std::iter::once(note).chain(p.blocks).collect())
         };
-        super::html::run_section(run, &run_heading(run), &figures, &blocks, drawn, &mut body);
+        // Flame graphs count among the figures a long history leaves out.
+        let mut flames = String::new();
+        if drawn {
+            super::flame::section(run, &mut flames);
+        }
+        super::html::run_section(
+            run,
+            &run_heading(run),
+            &figures,
+            &blocks,
+            &flames,
+            &mut body,
+        );
     }
     if let Some(b) = skipped {
         super::html::blocks(&[b], &mut body);

@@ -6,8 +6,7 @@
 //! their `<title>`, so hovering still names a frame and its samples; ids get a per-graph
 //! prefix so several graphs can share one page.
 
-use super::html::esc;
-use super::model::{Block, Column, Table};
+use super::model::{esc, Block, Column, Table};
 use crate::profile::{Profile, ProfileField};
 use crate::record::read::{AnyRecord, Run};
 use anyhow::anyhow;

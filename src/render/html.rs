@@ -159,14 +159,14 @@ fn environment(run: &Run, out: &mut String) {
     out.push_str("</dl></aside>\n");
 }
 
-/// One run's section: its environment beside its figures and tables, and its flame
-/// graphs when `drawn` (they count among the figures a long history leaves out).
+/// One run's section: its environment beside its figures and tables, then `flames` (its
+/// flame graphs, `flame::section`, already written).
 pub fn run_section(
     run: &Run,
     heading: &str,
     figures: &[(String, Vec<Figure>)],
     run_blocks: &[Block],
-    drawn: bool,
+    flames: &str,
     out: &mut String,
 ) {
     let _ = writeln!(out, "<h2>{}</h2>\n<div class=\"run\">", esc(heading));
@@ -179,9 +179,7 @@ pub fn run_section(
         }
     }
     blocks(run_blocks, out);
-    if drawn {
-        super::flame::section(run, out);
-    }
+    out.push_str(flames);
     out.push_str("</div></div>\n");
 }
 
