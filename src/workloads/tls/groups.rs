@@ -169,7 +169,7 @@ pub fn probe(
     group: &Group,
     tls13: bool,
 ) -> anyhow::Result<Hello> {
-    let connect = format!("{}:{port}", super::load::url_host(host));
+    let connect = format!("{}:{port}", super::sys::url_host(host));
     let openssl_s = openssl.to_string_lossy();
     let mut argv = vec![
         &*openssl_s,

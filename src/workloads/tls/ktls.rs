@@ -111,11 +111,7 @@ fn fetch(b: &Bench, suite_index: usize, content: Content) -> anyhow::Result<Vec<
     )
     .map_err(|e| anyhow!("{}: {e}", req.display()))?;
     let conf = b.dir.join(format!("client-{suite_index}.cnf"));
-    let connect = format!(
-        "{}:{}",
-        super::load::url_host(&b.host),
-        b.ports[suite_index]
-    );
+    let connect = format!("{}:{}", super::sys::url_host(&b.host), b.ports[suite_index]);
     let openssl = b.openssl.to_string_lossy();
     let argv = [
         &*openssl,

@@ -128,12 +128,6 @@ mod cpu_time {
     }
 }
 
-/// A generator started: here, or on the controller for a DUT's agent.
-pub enum Started {
-    Local(Local),
-    Remote(super::remote::Pending),
-}
-
 pub struct Local {
     pid: i32,
     out: PathBuf,
@@ -142,13 +136,6 @@ pub struct Local {
     generator: Generator,
     started: Instant,
     limit: Duration,
-}
-
-pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
-    if job.remote {
-        return super::remote::ask(job).map(Started::Remote);
-    }
-    start_here(guard, job).map(Started::Local)
 }
 
 /// Starts the generator on this machine.
@@ -163,7 +150,7 @@ pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
     };
     let url = format!(
         "{scheme}://{}:{}{}",
-        url_host(job.host),
+        sys::url_host(job.host),
         job.load.port,
         job.load.path
     );
@@ -248,34 +235,9 @@ pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
     })
 }
 
-/// An address as a URL or nginx `listen` takes it: an IPv6 one in brackets.
-pub fn url_host(addr: &str) -> String {
-    if addr.contains(':') {
-        format!("[{addr}]")
-    } else {
-        addr.to_string()
-    }
-}
-
 pub enum Poll {
     Running,
     Done(anyhow::Result<Outcome>),
-}
-
-impl Started {
-    pub fn poll(&self, guard: &Guard) -> Poll {
-        match self {
-            Started::Local(l) => l.poll(guard),
-            Started::Remote(r) => r.poll(),
-        }
-    }
-
-    /// Stops a generator started here; one on the controller is bounded there.
-    pub fn stop(&self, guard: &Guard) {
-        if let Started::Local(l) = self {
-            l.stop(guard);
-        }
-    }
 }
 
 impl Local {

@@ -6,7 +6,7 @@ use super::bench::Bench;
 use super::load::{self, Generator, Job, Load, Poll};
 use super::server::{self, Content, LogSummary};
 use super::window::{cpu, sum_cpu, Window, DISTURBED_PCT};
-use super::{ktls, suites, sys};
+use super::{ktls, remote, suites, sys};
 use crate::measure;
 use crate::profile::ProfileField;
 use crate::record::tls::{MixPart, TlsData, TlsRecord};
@@ -268,7 +268,7 @@ fn h2load_counts(
         match wait_for(
             &b.guard,
             running,
-            vec![(load::start(&b.guard, &job)).map_err(anyhow::Error::msg)],
+            vec![(remote::start(&b.guard, &job)).map_err(anyhow::Error::msg)],
         )? {
             Some(mut r) => match r.remove(0) {
                 Ok(o) => {
@@ -322,7 +322,7 @@ fn load_window(
     for (k, part) in parts.iter().enumerate() {
         let job = make_job(b, p, part, k, counts[k], gen_cpus);
         threads += job.load.threads;
-        started.push(load::start(guard, &job));
+        started.push(remote::start(guard, &job));
     }
     let Some(results) = wait_for(guard, running, started)? else {
         return Ok(None);
@@ -647,9 +647,9 @@ fn make_job<'a>(
 fn wait_for(
     guard: &Guard,
     running: &server::Running,
-    started: Vec<anyhow::Result<load::Started>>,
+    started: Vec<anyhow::Result<remote::Started>>,
 ) -> Result<Option<Vec<anyhow::Result<load::Outcome>>>, Failure> {
-    let stop_all = |started: &[anyhow::Result<load::Started>]| {
+    let stop_all = |started: &[anyhow::Result<remote::Started>]| {
         for s in started.iter().flatten() {
             s.stop(guard);
         }

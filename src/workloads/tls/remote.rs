@@ -4,7 +4,7 @@
 //! `LoadJob`, and the controller runs it pinned to its own CPUs (`serve`) and answers
 //! with the generator's `Outcome`, its CPU taken on the controller.
 
-use super::load::{self, Generator, Job, Load, Outcome, Poll};
+use super::load::{self, Generator, Job, Load, Local, Outcome, Poll};
 use super::suites::Suite;
 use super::{sys, TlsArgs};
 use crate::dut::relay::{Serve, Service};
@@ -24,6 +24,36 @@ struct LoadJob {
     suite: Suite,
     client_conf: Option<String>,
     host: String,
+}
+
+/// A generator started: here, or on the controller for a DUT's agent.
+pub enum Started {
+    Local(Local),
+    Remote(Pending),
+}
+
+/// Starts the generator for `job`: on the controller when the job is remote, else here.
+pub fn start(guard: &Guard, job: &Job) -> anyhow::Result<Started> {
+    if job.remote {
+        return ask(job).map(Started::Remote);
+    }
+    load::start_here(guard, job).map(Started::Local)
+}
+
+impl Started {
+    pub fn poll(&self, guard: &Guard) -> Poll {
+        match self {
+            Started::Local(l) => l.poll(guard),
+            Started::Remote(r) => r.poll(),
+        }
+    }
+
+    /// Stops a generator started here; one on the controller is bounded there.
+    pub fn stop(&self, guard: &Guard) {
+        if let Started::Local(l) = self {
+            l.stop(guard);
+        }
+    }
 }
 
 /// A generator run asked of the controller, not answered yet.

@@ -289,7 +289,7 @@ pub fn config(c: &Config) -> String {
         let _ = writeln!(
             s,
             "        listen {}:{port}{};",
-            super::load::url_host(c.host),
+            super::sys::url_host(c.host),
             if tls { " ssl" } else { "" }
         );
         let _ = writeln!(s, "        root {d}/www;");

@@ -208,6 +208,15 @@ pub fn run_bounded_bytes(
 // usize, not u64: 32-bit MIPS has no 64-bit atomics.
 static NEXT_TAG: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// An address as a URL or nginx `listen` takes it: an IPv6 one in brackets.
+pub fn url_host(addr: &str) -> String {
+    if addr.contains(':') {
+        format!("[{addr}]")
+    } else {
+        addr.to_string()
+    }
+}
+
 /// `n` distinct free TCP ports on 127.0.0.1 (held together while chosen, then released
 /// for nginx to bind).
 pub fn free_ports(n: usize) -> anyhow::Result<Vec<u16>> {
