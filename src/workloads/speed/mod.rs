@@ -15,6 +15,7 @@ use indicatif::ProgressBar;
 use plan::{Exclusion, ExclusionKind, Group};
 use std::path::PathBuf;
 
+pub mod grid;
 pub mod openssl;
 pub mod plan;
 pub mod plots;

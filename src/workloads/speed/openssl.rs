@@ -1,9 +1,9 @@
 //! The exact `openssl speed` layout, so that scripts written for it read ours.
 
+use super::grid::{is_ops, rows, sizes};
 use crate::algorithms::Algorithm;
 use crate::record::read::Loaded;
 use crate::record::Environment;
-use crate::workloads::speed::view::{is_ops, rows, sizes};
 use std::fmt::Write;
 
 /// The header lines `openssl speed` prints before its table, for each OpenSSL build whose
