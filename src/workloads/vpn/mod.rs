@@ -100,7 +100,7 @@ const DEFAULT_DURATION: f64 = 5.0;
 
 pub fn run(args: VpnArgs) -> Result<i32, Failure> {
     if args.dut.named() {
-        return remote::controller(args);
+        return controller(args);
     }
     if args.dut_address.is_some() && !args.remote_client {
         return Err(Failure::Input(
@@ -118,6 +118,45 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
     }
     let format = args.common.format;
     super::show(measure(args)?, format, &super::render_options(None))
+}
+
+/// `vpn --dut URL` on the controller: the workload runs on the DUT (one DUT at a time:
+/// they would share this machine), the client ends here.
+fn controller(args: VpnArgs) -> Result<i32, Failure> {
+    if args.cleanup {
+        return crate::dut::passthrough(&args.dut, &[]);
+    }
+    let common = args.common.clone();
+    common.check("vpn").map_err(Failure::input)?;
+    args.dut.targets()?;
+    let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
+    if let Some(p) = &args.openssl {
+        paths.push(("--openssl", p.clone()));
+    }
+    // The client ends' programs, ciphers and privileges, checked here (--openssl names a
+    // build on the DUT: the client ends run on this machine's OpenSSL).
+    let mut dut = args.dut.clone();
+    dut.parallel = 1;
+    let here = VpnArgs {
+        openssl: None,
+        ..args
+    };
+    let progs = workload::Vpn::new(here)?.client_programs();
+    let ends = remote::Ends::start(progs);
+    let serving = ends.clone();
+    let service = crate::dut::relay::Service {
+        args: vec!["--remote-client".into()],
+        serve: std::sync::Arc::new(move |body| serving.serve(body)) as crate::dut::relay::Serve,
+    };
+    let relayed = crate::dut::relay::run("vpn", &common, &dut, &paths, Some(service));
+    ends.close();
+    let relayed = relayed?;
+    crate::workloads::show_runs(
+        relayed.runs,
+        relayed.outcome,
+        common.format,
+        &crate::workloads::render_options(None),
+    )
 }
 
 /// Checks the input, the programs and the privileges, starting nothing: what a study asks

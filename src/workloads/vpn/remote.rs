@@ -10,8 +10,6 @@ use super::iperf::{self, Load, LoadError};
 use super::lab::{self, Place, CLIENT, ENDS, SERVER};
 use super::point::{self, ControllerSide, HostSeen, Observed, Watch};
 use super::tunnel::{self, Programs, Spec, Tunnel};
-use super::VpnArgs;
-use crate::dut::relay::{Serve, Service};
 use crate::record::vpn::VpnRecord;
 use crate::sys::guard::Guard;
 use crate::workloads::tls::sys::allowed_cpus;
@@ -289,13 +287,13 @@ impl DutEnd {
 type Job = (Ask, Sender<anyhow::Result<Value>>);
 
 /// The controller's client ends, on their own thread for the whole run.
-struct Ends {
+pub(super) struct Ends {
     tx: Mutex<Option<Sender<Job>>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Ends {
-    fn start(progs: Programs) -> Arc<Ends> {
+    pub(super) fn start(progs: Programs) -> Arc<Ends> {
         let (tx, rx) = channel();
         let thread = std::thread::spawn(move || client_ends(rx, progs));
         Arc::new(Ends {
@@ -304,7 +302,7 @@ impl Ends {
         })
     }
 
-    fn serve(&self, body: Value) -> anyhow::Result<Value> {
+    pub(super) fn serve(&self, body: Value) -> anyhow::Result<Value> {
         let ask: Ask = serde_json::from_value(body).map_err(|e| anyhow!("bad request: {e}"))?;
         let (reply, answer) = channel();
         self.tx
@@ -320,7 +318,7 @@ impl Ends {
     }
 
     /// Takes every client end down and waits until they are.
-    fn close(&self) {
+    pub(super) fn close(&self) {
         self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = t.join();
@@ -465,43 +463,4 @@ fn client_load(
     let (outcome, seen) =
         point::run_client(place, t, progs, load, duration, watch).map_err(load_error)?;
     Ok(serde_json::to_value(Loaded { outcome, seen })?)
-}
-
-/// `vpn --dut URL` on the controller: the workload runs on the DUT (one DUT at a time:
-/// they would share this machine), the client ends here.
-pub fn controller(args: VpnArgs) -> Result<i32, Failure> {
-    if args.cleanup {
-        return crate::dut::passthrough(&args.dut, &[]);
-    }
-    let common = args.common.clone();
-    common.check("vpn").map_err(Failure::input)?;
-    args.dut.targets()?;
-    let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
-    if let Some(p) = &args.openssl {
-        paths.push(("--openssl", p.clone()));
-    }
-    // The client ends' programs, ciphers and privileges, checked here (--openssl names a
-    // build on the DUT: the client ends run on this machine's OpenSSL).
-    let mut dut = args.dut.clone();
-    dut.parallel = 1;
-    let here = VpnArgs {
-        openssl: None,
-        ..args
-    };
-    let progs = super::workload::Vpn::new(here)?.client_programs();
-    let ends = Ends::start(progs);
-    let serving = ends.clone();
-    let service = Service {
-        args: vec!["--remote-client".into()],
-        serve: Arc::new(move |body| serving.serve(body)) as Serve,
-    };
-    let relayed = crate::dut::relay::run("vpn", &common, &dut, &paths, Some(service));
-    ends.close();
-    let relayed = relayed?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        common.format,
-        &crate::workloads::render_options(None),
-    )
 }
