@@ -63,6 +63,17 @@ impl CommonArgs {
         self.store_url().map(|_| ())
     }
 
+    /// Where `workload`'s lines go, checked (`check`) and parsed: what the driver and the
+    /// DUT relay take, so that nothing below the commands reads these flags.
+    pub fn output(&self, workload: &str) -> anyhow::Result<crate::sinks::Output> {
+        self.check(workload)?;
+        Ok(crate::sinks::Output {
+            file: self.output.clone(),
+            store: self.store_url()?,
+            agent: self.agent,
+        })
+    }
+
     /// The store this run writes to, if any (`--store`, `--no-store`, `CRYPTOBENCH_STORE`).
     pub fn store_url(&self) -> anyhow::Result<Option<crate::store::StoreUrl>> {
         crate::store::StoreUrl::choose(self.store.as_deref(), self.no_store)

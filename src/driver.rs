@@ -2,7 +2,6 @@
 //! results writer, the signal handling, the progress bar, the exclusions and the exit
 //! codes. A workload only plans and measures (`Workload`); rendering is `render::document`.
 
-use crate::cli::CommonArgs;
 use crate::failure::{Failure, EXIT_INTERRUPTED};
 use crate::record::read::Run;
 use crate::record::{Environment, Exclusion, ExclusionKind, Record, RunEnd, Sink};
@@ -89,16 +88,16 @@ pub struct Finished {
 }
 
 /// Runs a workload end to end: every line goes to the sinks as it is made, and the run is
-/// returned for the caller to show. An error here means that nothing ran (bad input).
-pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Failure> {
-    common.check(w.name()).map_err(Failure::input)?;
-    let store = crate::sinks::open_store(common)?;
+/// returned for the caller to show. `out`: where the lines go, checked by the caller
+/// (`cli::CommonArgs::output`). An error here means that nothing ran (bad input).
+pub fn run<W: Workload>(w: &mut W, out: &crate::sinks::Output) -> Result<Finished, Failure> {
+    let store = crate::sinks::open_store(out)?;
     // Before the plan: planning may start what a signal must not leave behind (tls builds
     // its server, vpn its namespaces), and the workload's guards clean that up.
     crate::sys::signal::install_signal_handler();
     // An agent's lines go to its controller, and its session's end stops it (even while
     // planning).
-    let agent = if common.agent {
+    let agent = if out.agent {
         Some(crate::dut::agent::start().map_err(Failure::runtime)?)
     } else {
         None
@@ -115,7 +114,7 @@ pub fn run<W: Workload>(w: &mut W, common: &CommonArgs) -> Result<Finished, Fail
     );
     let mut sinks = match agent {
         Some(stdout) => vec![Box::new(stdout) as Box<dyn Sink>],
-        None => crate::sinks::sinks(common, store, w.name())?,
+        None => crate::sinks::sinks(out, store, w.name())?,
     };
     for s in sinks.iter_mut() {
         s.environment(&env).map_err(Failure::runtime)?;

@@ -6,7 +6,6 @@
 
 use super::url::DutUrl;
 use super::{deploy, ssh, DutArgs};
-use crate::cli::CommonArgs;
 use crate::failure::Failure;
 use crate::record::read::{parse_line, Line, Run};
 use crate::record::Sink;
@@ -67,23 +66,23 @@ pub struct Relayed {
     pub outcome: Result<i32, Failure>,
 }
 
-/// Runs `workload` (already checked here) on every DUT of `dut`; `paths` must exist on
-/// each DUT; `service`: what this side does for the agents.
+/// Runs `workload` (already checked here) on every DUT of `dut`, its lines into `out`
+/// (checked by the caller: `cli::CommonArgs::output`); `paths` must exist on each DUT;
+/// `service`: what this side does for the agents.
 pub fn run(
     workload: &str,
-    common: &CommonArgs,
+    out: &crate::sinks::Output,
     dut: &DutArgs,
     paths: &[(&'static str, PathBuf)],
     service: Option<Service>,
 ) -> Result<Relayed, Failure> {
-    common.check(workload).map_err(Failure::input)?;
     let targets = dut.targets()?;
     let mut hosts = Vec::new();
     for url in &targets {
-        let store = crate::sinks::open_store(common)?;
+        let store = crate::sinks::open_store(out)?;
         hosts.push(Host {
             url: url.clone(),
-            sinks: crate::sinks::sinks(common, store, workload)?,
+            sinks: crate::sinks::sinks(out, store, workload)?,
             run: Run::default(),
             pending: None,
             outcome: None,

@@ -246,7 +246,8 @@ fn step(
                 no_store: false,
                 agent: false,
             };
-            crate::driver::run(&mut { w }, &common).and_then(|done| done.outcome)
+            let out = common.output("speed").map_err(Failure::input)?;
+            crate::driver::run(&mut { w }, &out).and_then(|done| done.outcome)
         }
         Action::Governor(g) => governors.set(g).map(|_| 0).map_err(Failure::runtime),
     }

@@ -108,8 +108,13 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
             .as_deref()
             .and_then(|c| c.split_once(','))
             .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()));
-        let relayed =
-            crate::dut::relay::run("speed", &common, &args.dut, &args.paths.on_dut(), None)?;
+        let relayed = crate::dut::relay::run(
+            "speed",
+            &out(&common)?,
+            &args.dut,
+            &args.paths.on_dut(),
+            None,
+        )?;
         return super::show_runs(
             relayed.runs,
             relayed.outcome,
@@ -123,14 +128,19 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
         return Ok(0);
     }
     let mut speed = Speed::load(args)?;
-    let done = driver::run(&mut speed, &common)?;
+    let done = driver::run(&mut speed, &out(&common)?)?;
     super::show(done, common.format, &super::render_options(speed.crossover))
 }
 
 /// Measures without showing: the run, for a caller that shows it its own way (a study).
 pub fn measure(args: SpeedArgs) -> Result<driver::Finished, Failure> {
     let common = args.common.clone();
-    driver::run(&mut Speed::load(args)?, &common)
+    driver::run(&mut Speed::load(args)?, &out(&common)?)
+}
+
+/// Where the run's lines go, checked.
+fn out(common: &CommonArgs) -> Result<crate::sinks::Output, Failure> {
+    common.output("speed").map_err(Failure::input)
 }
 
 /// Everything that is only text, checked before any library is opened (here or on a DUT).

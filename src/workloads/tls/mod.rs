@@ -148,10 +148,9 @@ pub fn check(args: &TlsArgs) -> Result<(), Failure> {
 
 /// Measures without showing: the run, for a caller that shows it its own way (a study).
 pub fn measure(args: TlsArgs) -> Result<crate::driver::Finished, Failure> {
-    let common = args.common.clone();
-    common.check("tls").map_err(Failure::input)?;
+    let out = args.common.output("tls").map_err(Failure::input)?;
     let inputs = bench::Inputs::check(&args)?;
-    crate::driver::run(&mut workload::Tls::new(args, inputs), &common)
+    crate::driver::run(&mut workload::Tls::new(args, inputs), &out)
 }
 
 pub fn parse_concurrency(s: &str) -> anyhow::Result<Vec<u32>> {

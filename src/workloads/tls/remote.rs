@@ -167,8 +167,8 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
 /// `tls --dut URL` on the controller: the workload runs on the DUT (one DUT at a time:
 /// they would share this machine's load), the generator here.
 pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
-    let common = args.common.clone();
-    common.check("tls").map_err(Failure::input)?;
+    let format = args.common.format;
+    let out = args.common.output("tls").map_err(Failure::input)?;
     args.dut.targets()?;
     if sys::find_program(args.generator.name(), None).is_none() {
         return Err(Failure::Unavailable(format!(
@@ -190,11 +190,11 @@ pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
         args: vec!["--remote-load".into(), sys::cpu_list(&sys::allowed_cpus())],
         serve: Arc::new(serve) as Serve,
     };
-    let relayed = crate::dut::relay::run("tls", &common, &dut, &paths, Some(service))?;
+    let relayed = crate::dut::relay::run("tls", &out, &dut, &paths, Some(service))?;
     crate::workloads::show_runs(
         relayed.runs,
         relayed.outcome,
-        common.format,
+        format,
         &crate::workloads::render_options(None),
     )
 }

@@ -126,8 +126,8 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
     if args.cleanup {
         return crate::dut::passthrough(&args.dut, &[]);
     }
-    let common = args.common.clone();
-    common.check("vpn").map_err(Failure::input)?;
+    let format = args.common.format;
+    let out = args.common.output("vpn").map_err(Failure::input)?;
     args.dut.targets()?;
     let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
     if let Some(p) = &args.openssl {
@@ -148,13 +148,13 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
         args: vec!["--remote-client".into()],
         serve: std::sync::Arc::new(move |body| serving.serve(body)) as crate::dut::relay::Serve,
     };
-    let relayed = crate::dut::relay::run("vpn", &common, &dut, &paths, Some(service));
+    let relayed = crate::dut::relay::run("vpn", &out, &dut, &paths, Some(service));
     ends.close();
     let relayed = relayed?;
     crate::workloads::show_runs(
         relayed.runs,
         relayed.outcome,
-        common.format,
+        format,
         &crate::workloads::render_options(None),
     )
 }
@@ -168,9 +168,8 @@ pub fn check(args: VpnArgs) -> Result<(), Failure> {
 
 /// Measures without showing: the run, for a caller that shows it its own way (a study).
 pub fn measure(args: VpnArgs) -> Result<crate::driver::Finished, Failure> {
-    let common = args.common.clone();
-    common.check("vpn").map_err(Failure::input)?;
-    crate::driver::run(&mut workload::Vpn::new(args)?, &common)
+    let out = args.common.output("vpn").map_err(Failure::input)?;
+    crate::driver::run(&mut workload::Vpn::new(args)?, &out)
 }
 
 /// Which tunnels were asked for, in order.
