@@ -226,6 +226,32 @@ pub trait PublicKeyOps {
         -> anyhow::Result<Box<dyn pkey::PublicKey>>;
 }
 
+/// The public-key operations of a library whose pkey module has them as two functions,
+/// `key_pair` and `public_key`: its whole declaration is
+/// `Some(&PkeyFns(pkey::key_pair, pkey::public_key))` in
+/// [`Implementation::public_key_ops`].
+pub struct PkeyFns(
+    pub fn(Algorithm, Option<&[u8]>) -> anyhow::Result<Box<dyn pkey::KeyPair>>,
+    pub fn(Algorithm, &[u8]) -> anyhow::Result<Box<dyn pkey::PublicKey>>,
+);
+
+impl PublicKeyOps for PkeyFns {
+    fn key_pair(
+        &self,
+        alg: Algorithm,
+        private: Option<&[u8]>,
+    ) -> anyhow::Result<Box<dyn pkey::KeyPair>> {
+        (self.0)(alg, private)
+    }
+    fn public_key(
+        &self,
+        alg: Algorithm,
+        public: &[u8],
+    ) -> anyhow::Result<Box<dyn pkey::PublicKey>> {
+        (self.1)(alg, public)
+    }
+}
+
 /// A path through the kernel's crypto drivers.
 pub trait KernelDriver {
     /// The kernel driver that serves `alg`.

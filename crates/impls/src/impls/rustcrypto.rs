@@ -54,25 +54,7 @@ impl Implementation for RustCrypto {
         }
     }
     fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
-        Some(self)
-    }
-}
-
-impl crate::impls::PublicKeyOps for RustCrypto {
-    fn key_pair(
-        &self,
-        alg: Algorithm,
-        private: Option<&[u8]>,
-    ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
-        pkey::key_pair(alg, private)
-    }
-
-    fn public_key(
-        &self,
-        alg: Algorithm,
-        public: &[u8],
-    ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
-        pkey::public_key(alg, public)
+        Some(&crate::impls::PkeyFns(pkey::key_pair, pkey::public_key))
     }
 }
 

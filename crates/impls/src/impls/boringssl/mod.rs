@@ -73,25 +73,7 @@ impl Implementation for BoringSsl {
         }
     }
     fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
-        Some(self)
-    }
-}
-
-impl crate::impls::PublicKeyOps for BoringSsl {
-    fn key_pair(
-        &self,
-        alg: Algorithm,
-        private: Option<&[u8]>,
-    ) -> anyhow::Result<Box<dyn crate::impls::pkey::KeyPair>> {
-        pkey::key_pair(alg, private)
-    }
-
-    fn public_key(
-        &self,
-        alg: Algorithm,
-        public: &[u8],
-    ) -> anyhow::Result<Box<dyn crate::impls::pkey::PublicKey>> {
-        pkey::public_key(alg, public)
+        Some(&crate::impls::PkeyFns(pkey::key_pair, pkey::public_key))
     }
 }
 
