@@ -8,6 +8,7 @@ pub mod history_gate;
 pub mod model;
 pub mod paths;
 pub mod scaling;
+pub mod share;
 // A leaf of its own (src/stats.rs), so that measure's stopping rule can use it too.
 pub(crate) use crate::stats;
 pub mod trend;

@@ -8,99 +8,67 @@ mod decode;
 mod elf;
 mod flame;
 pub mod perf;
-pub mod shares;
 pub mod table;
 
+use crate::analyse::share::{amdahl_ceiling, Share};
+pub use crate::record::profile::{Profile, ProfileField};
 use crate::sys::guard::Guard;
 use classify::{Category, Classifier};
 pub use perf::Target;
-use serde::{Deserialize, Serialize};
-use shares::Share;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A record's `profile` field (docs/records.md).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ProfileField {
-    Measured(Profile),
-    /// perf missing or not permitted: the point was measured without a profile.
-    Unavailable {
-        unavailable: String,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Profile {
-    pub samples: u64,
-    pub event: String,
-    /// Samples of idle CPUs (the idle task in its idle loop), left out of `samples` and
-    /// the shares: system-wide sampling sees every CPU, and an idle one is not the
-    /// point's cost.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub idle_samples: u64,
-    /// Only the categories that got samples, by name.
-    pub categories: BTreeMap<String, Share>,
-    pub unknown_share: f64,
-    /// All cipher, MAC and hash categories together.
-    pub crypto: Share,
-    /// 1 / (1 - crypto share): the most free crypto could speed the point up.
-    pub amdahl_ceiling: f64,
-    /// Throughput measured while sampling (the record's own is without): the overhead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub throughput_bps: Option<f64>,
-    /// The flame graph, where --profile-dir was given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flame_graph: Option<PathBuf>,
-}
-
-impl Profile {
-    /// Shares of `samples`, classified.
-    pub fn from_samples(samples: &[perf::Sample]) -> (Profile, BTreeMap<String, u64>) {
-        let mut classifier = Classifier::default();
-        let mut counts: BTreeMap<Category, u64> = BTreeMap::new();
-        let mut folded: BTreeMap<String, u64> = BTreeMap::new();
-        let mut idle_samples = 0;
-        for s in samples {
-            let c = classifier.classify(s);
-            if s.tid == 0 && c.category == Category::SchedIdle {
-                idle_samples += 1;
-                continue;
-            }
-            *counts.entry(c.category).or_default() += 1;
-            *folded.entry(c.stack.join(";")).or_default() += 1;
+/// Shares of `samples`, classified.
+pub fn from_samples(samples: &[perf::Sample]) -> (Profile, BTreeMap<String, u64>) {
+    let mut classifier = Classifier::default();
+    let mut counts: BTreeMap<Category, u64> = BTreeMap::new();
+    let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+    let mut idle_samples = 0;
+    for s in samples {
+        let c = classifier.classify(s);
+        if s.tid == 0 && c.category == Category::SchedIdle {
+            idle_samples += 1;
+            continue;
         }
-        let (n, categories) = shares::shares(&counts);
-        let crypto = shares::crypto(&counts);
-        let profile = Profile {
-            samples: n,
-            event: perf::EVENT.into(),
-            idle_samples,
-            unknown_share: categories.get("unknown").map_or(0.0, |s| s.share),
-            amdahl_ceiling: shares::amdahl_ceiling(crypto.share),
-            crypto,
-            categories,
-            throughput_bps: None,
-            flame_graph: None,
-        };
-        (profile, folded)
+        *counts.entry(c.category).or_default() += 1;
+        *folded.entry(c.stack.join(";")).or_default() += 1;
     }
+    let (n, categories) = shares(&counts);
+    let crypto = crypto(&counts);
+    let profile = Profile {
+        samples: n,
+        event: perf::EVENT.into(),
+        idle_samples,
+        unknown_share: categories.get("unknown").map_or(0.0, |s| s.share),
+        amdahl_ceiling: amdahl_ceiling(crypto.share),
+        crypto,
+        categories,
+        throughput_bps: None,
+        flame_graph: None,
+    };
+    (profile, folded)
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+/// Shares of every category seen, keyed by category name.
+fn shares(counts: &BTreeMap<Category, u64>) -> (u64, BTreeMap<String, Share>) {
+    let n: u64 = counts.values().sum();
+    let map = counts
+        .iter()
+        .filter(|(_, &k)| k > 0)
+        .map(|(c, &k)| (c.name().to_string(), Share::of(k, n)))
+        .collect();
+    (n, map)
 }
 
-/// The crypto share over several points' profiles: their samples pooled.
-pub fn pooled_crypto<'a>(fields: impl Iterator<Item = &'a ProfileField>) -> Option<Share> {
-    let (mut k, mut n) = (0, 0);
-    for f in fields {
-        if let ProfileField::Measured(p) = f {
-            k += p.crypto.samples;
-            n += p.samples;
-        }
-    }
-    (n > 0).then(|| Share::of(k, n))
+/// The crypto share (all cipher, MAC and hash categories together) with its interval.
+fn crypto(counts: &BTreeMap<Category, u64>) -> Share {
+    let n: u64 = counts.values().sum();
+    let k: u64 = counts
+        .iter()
+        .filter(|(c, _)| c.is_crypto())
+        .map(|(_, k)| k)
+        .sum();
+    Share::of(k, n)
 }
 
 /// Profiling for a whole run: checked once before anything starts.
@@ -176,7 +144,7 @@ impl Sampler {
     fn collect(&self, window: Window, label: &str) -> anyhow::Result<Profile> {
         let data = window.recording.finish()?;
         let samples = perf::script(&data)?;
-        let (mut profile, folded) = Profile::from_samples(&samples);
+        let (mut profile, folded) = from_samples(&samples);
         if let Some(dir) = &self.dir {
             let title = format!("{label}: {} {} samples", profile.samples, perf::EVENT);
             profile.flame_graph = Some(flame::write(dir, &flame::stem(label), &title, &folded)?);
@@ -238,7 +206,7 @@ mod tests {
 swapper 0 \n\tffffffff98817a0c tcp_v4_rcv ([kernel.kallsyms])\n\tffffffff97eeddc6 do_idle ([kernel.kallsyms])\n\n\
 cryptobench 7 \n\tffffffff98817a0d entry_SYSCALL_64 ([kernel.kallsyms])\n\n\
 cryptobench 7 \n\tffffffff98817a0e __schedule ([kernel.kallsyms])\n";
-        let (p, folded) = Profile::from_samples(&perf::parse_script(text));
+        let (p, folded) = from_samples(&perf::parse_script(text));
         assert_eq!((p.samples, p.idle_samples), (3, 1));
         assert_eq!(p.categories["kernel-net"].samples, 1);
         // A thread's own wait for the CPU is still its cost.
@@ -246,5 +214,23 @@ cryptobench 7 \n\tffffffff98817a0e __schedule ([kernel.kallsyms])\n";
         assert!(folded.keys().all(|k| !k.contains("native_safe_halt")));
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["idle_samples"], 1);
+    }
+
+    #[test]
+    fn shares_sum_to_one_and_crypto_groups_the_primitives() {
+        let counts = BTreeMap::from([
+            (Category::Aes, 30),
+            (Category::Ghash, 10),
+            (Category::KernelNet, 50),
+            (Category::Unknown, 10),
+        ]);
+        let (n, s) = shares(&counts);
+        assert_eq!(n, 100);
+        let total: f64 = s.values().map(|x| x.share).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        let c = crypto(&counts);
+        assert_eq!(c.samples, 40);
+        assert!(c.ci[0] < 0.4 && c.ci[1] > 0.4);
+        assert!((amdahl_ceiling(0.2) - 1.25).abs() < 1e-12);
     }
 }

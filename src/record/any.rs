@@ -58,7 +58,7 @@ pub trait Head {
     fn throughput_bps_ci(&self) -> Option<[f64; 2]>;
     fn samples_bps(&self) -> &[f64];
     fn others_cpu_pct(&self) -> f64;
-    fn profile(&self) -> Option<&crate::profile::ProfileField>;
+    fn profile(&self) -> Option<&super::profile::ProfileField>;
     fn set_dut(&mut self, dut: Option<String>);
     /// The record as its JSON Lines line's value.
     fn to_json(&self) -> serde_json::Value;
@@ -93,7 +93,7 @@ impl<D: RecordData> Head for Record<D> {
     fn others_cpu_pct(&self) -> f64 {
         self.others_cpu_pct
     }
-    fn profile(&self) -> Option<&crate::profile::ProfileField> {
+    fn profile(&self) -> Option<&super::profile::ProfileField> {
         self.profile.as_deref()
     }
     fn set_dut(&mut self, dut: Option<String>) {

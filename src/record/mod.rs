@@ -5,6 +5,7 @@ use anyhow::anyhow;
 pub mod any;
 pub mod environment;
 pub mod identity;
+pub mod profile;
 pub mod speed;
 pub mod tls;
 pub mod vpn;
@@ -63,7 +64,7 @@ pub struct Record<D> {
     pub notes: Vec<String>,
     /// Where the CPU time went (--profile), or why it could not be sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<Box<crate::profile::ProfileField>>,
+    pub profile: Option<Box<profile::ProfileField>>,
     /// The device under test the point was measured on (`--dut ssh://...`); absent when
     /// measured where cryptobench was started.
     #[serde(default, skip_serializing_if = "Option::is_none")]

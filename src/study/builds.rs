@@ -4,8 +4,8 @@
 //! Amdahl's law allows from the sampled crypto share.
 
 use super::{argv, beyond_noise, mbit, Action, Observed, Opts, Step, NOISE_PCT};
+use crate::analyse::share::{amdahl, Share};
 use crate::analyse::stats::median;
-use crate::profile::shares::amdahl;
 use crate::record::speed::SpeedRecord;
 use crate::render::model::{Column, Table};
 
@@ -244,7 +244,7 @@ fn pair(
     alg: &str,
     size: u64,
     cipher: &str,
-    share: Option<Result<crate::profile::shares::Share, String>>,
+    share: Option<Result<Share, String>>,
 ) -> String {
     let x = new.primitive / base.primitive;
     let y = new.tunnel / base.tunnel;

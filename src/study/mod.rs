@@ -15,6 +15,7 @@ mod runner;
 pub mod scaling;
 mod view;
 
+use crate::analyse::share::{self, Share};
 use crate::impls::openssl::build::Build;
 use crate::record::read::Run;
 use crate::render::model::Block;
@@ -438,11 +439,7 @@ pub fn share_source_text(s: &crate::workloads::vpn::shares::Share) -> String {
 
 /// The crypto share sampled in the OpenVPN records of step `tag` for `cipher` (samples
 /// pooled over its points), or why it was not sampled; None without such records.
-pub fn sampled_share(
-    o: &Observed,
-    tag: &str,
-    cipher: &str,
-) -> Option<Result<crate::profile::shares::Share, String>> {
+pub fn sampled_share(o: &Observed, tag: &str, cipher: &str) -> Option<Result<Share, String>> {
     let recs: Vec<&VpnRecord> = o
         .vpn(tag)
         .into_iter()
@@ -452,20 +449,13 @@ pub fn sampled_share(
         return None;
     }
     let fields = || recs.iter().filter_map(|r| r.profile.as_deref());
-    Some(crate::profile::pooled_crypto(fields()).ok_or_else(|| {
-        fields()
-            .find_map(|f| match f {
-                crate::profile::ProfileField::Unavailable { unavailable } => {
-                    Some(unavailable.clone())
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| "perf cannot sample here".into())
+    Some(share::pooled_crypto(fields()).ok_or_else(|| {
+        share::unavailable(fields()).unwrap_or_else(|| "perf cannot sample here".into())
     }))
 }
 
 /// A sampled share as quoted: "12% [10-14%]".
-pub fn sampled_text(x: &crate::profile::shares::Share) -> String {
+pub fn sampled_text(x: &Share) -> String {
     format!(
         "{:.0}% [{:.0}-{:.0}%]",
         x.share * 100.0,
@@ -481,7 +471,7 @@ pub fn sampled_clause(o: &Observed, tag: &str, cipher: &str) -> Option<String> {
         Ok(x) => format!(
             "{} of the tunnel's CPU (sampled with perf), so free crypto gives at most {}",
             sampled_text(&x),
-            times(crate::profile::shares::amdahl_ceiling(x.share))
+            times(share::amdahl_ceiling(x.share))
         ),
         Err(why) => format!("not sampled (no profile: {why})"),
     })

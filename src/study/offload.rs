@@ -5,6 +5,7 @@
 use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::algorithms::Direction;
 use crate::analyse::paths::analyse as fit_paths;
+use crate::analyse::share::amdahl;
 use crate::record::speed::SpeedRecord;
 use crate::render::model::{Block, Column, Table};
 
@@ -350,7 +351,7 @@ fn analyse(o: &Observed) -> Findings {
             ", in the emulated guest"
         };
         for s in &shares {
-            let amdahl = k.map(|k| 1.0 / ((1.0 - s.crypto_share) + s.crypto_share / k));
+            let amdahl = k.map(|k| amdahl(s.crypto_share, k));
             t.push(vec![
                 format!(
                     "{}{}",
@@ -519,7 +520,7 @@ mod tests {
     use crate::study::tests::{observed, speed_rec_load, vpn_rec};
 
     #[test]
-    fn crossover_load_and_amdahl_with_known_answers() {
+    fn crossover_load_and_the_speed_up_bounds_with_known_answers() {
         // Software: 1 us + n / 100 MB/s; kernel: 20 us + n / 400 MB/s: cross at 25 333 B.
         let t = |a: f64, bw: f64, n: f64| n / (a + n / bw);
         let mut recs = Vec::new();

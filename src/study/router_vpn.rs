@@ -442,7 +442,7 @@ mod tests {
     /// Debian's libcrypto, a 3.5 build and its no-asm twin: every pair compared, the
     /// later against the earlier, with Amdahl from the earlier one's sampled share.
     #[test]
-    fn each_build_against_the_system_one_with_amdahl_from_the_sampled_share() {
+    fn each_build_against_the_system_one_with_the_bound_from_the_sampled_share() {
         let o = observed(vec![
             (
                 "speed",

@@ -41,7 +41,7 @@ pub struct Share {
     /// The crypto share sampled with perf in the nginx workers (--profile), samples of
     /// the suite's points pooled: the direct measurement the other two cross-check.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampled: Option<crate::profile::shares::Share>,
+    pub sampled: Option<crate::analyse::share::Share>,
 }
 
 /// Server CPU per GB of a reference (null, http) at one content and size.
@@ -103,12 +103,8 @@ fn pooled<'a>(rs: impl Iterator<Item = &'a TlsRecord>) -> Option<(f64, f64, u64)
 }
 
 fn share_of(suite: f64, null: f64) -> (f64, f64) {
-    let share = if suite > 0.0 {
-        (suite - null) / suite
-    } else {
-        0.0
-    };
-    (share, 1.0 / (1.0 - share))
+    let share = crate::analyse::share::against_null(suite, null);
+    (share, crate::analyse::share::amdahl_ceiling(share))
 }
 
 /// Shares of every TLS suite (not http, null or mixes), per content and size and pooled
@@ -195,7 +191,7 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<Share>, Vec<
                 share_without_null_mac: without.map(|w| w.0),
                 ceiling_speedup_without_null_mac: without.map(|w| w.1),
                 disturbed: ss.iter().chain(nn).any(|r| r.disturbed),
-                sampled: crate::profile::pooled_crypto(
+                sampled: crate::analyse::share::pooled_crypto(
                     ss.iter().filter_map(|r| r.profile.as_deref()),
                 ),
             })
@@ -496,7 +492,8 @@ pub mod tests {
 
     #[test]
     fn sampled_share_pools_profiles_and_names_the_disagreements() {
-        use crate::profile::{shares::Share as S, Profile, ProfileField};
+        use crate::analyse::share::Share as S;
+        use crate::profile::{Profile, ProfileField};
         let field = |k: u64, n: u64| {
             ProfileField::Measured(Profile {
                 samples: n,

@@ -1,5 +1,6 @@
 //! The crypto share of a tunnel: a pure function of its vpn records.
 
+use crate::analyse::share::{against_null, amdahl_ceiling, pooled_crypto, unavailable};
 use crate::record::vpn::{VpnRecord, BOUND_PCT, DISTURBED_PCT};
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +46,7 @@ pub struct Share {
     /// The crypto share sampled with perf in the tunnel's processes (--profile), samples
     /// pooled over rounds: the direct measurement that crypto_share cross-checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampled: Option<crate::profile::shares::Share>,
+    pub sampled: Option<crate::analyse::share::Share>,
 }
 
 /// Identity of a point across rounds: tunnel, implementation and its version (which tells
@@ -93,19 +94,6 @@ pub fn median_of(rs: &[&VpnRecord], f: impl Fn(&VpnRecord) -> Option<f64>) -> Op
     (!v.is_empty()).then(|| crate::analyse::stats::median(&v))
 }
 
-/// Why a point's rounds have no sampled share: perf's reason, or that none was asked for.
-fn no_profile(rounds: &[&VpnRecord]) -> String {
-    rounds
-        .iter()
-        .find_map(|r| match r.profile.as_deref() {
-            Some(crate::profile::ProfileField::Unavailable { unavailable }) => {
-                Some(unavailable.clone())
-            }
-            _ => None,
-        })
-        .unwrap_or_else(|| "run without --profile".into())
-}
-
 /// Shares for every OpenVPN cipher point that has a no-crypto point at the same load,
 /// from the medians over rounds.
 pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
@@ -130,12 +118,12 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
         if c <= 0.0 {
             continue;
         }
-        let per_byte = 1.0 - n / c;
+        let per_byte = against_null(c, n);
         let mut notes = Vec::new();
         if per_byte < 0.0 {
             notes.push("no-crypto tunnel cost more CPU per byte: the difference is noise".into());
         }
-        let amdahl = |share: f64| 1.0 / (1.0 - share.clamp(0.0, 0.999));
+        let amdahl = |share: f64| amdahl_ceiling(share.clamp(0.0, 0.999));
         let others = median_of(mine, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
         let others_none = median_of(base, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
         if others > DISTURBED_PCT || others_none > DISTURBED_PCT {
@@ -151,8 +139,8 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
             ));
         }
         let throughput = median_of(mine, |x| Some(x.throughput_bps)).unwrap_or(0.0);
-        let sampled =
-            crate::profile::pooled_crypto(mine.iter().filter_map(|x| x.profile.as_deref()));
+        let profiles = || mine.iter().filter_map(|x| x.profile.as_deref());
+        let sampled = pooled_crypto(profiles());
         if let Some(sm) = sampled
             .as_ref()
             .filter(|sm| per_byte < sm.ci[0] || per_byte > sm.ci[1])
@@ -166,7 +154,10 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
             Some(sm) => (sm.share, "sampled".to_string()),
             None => (
                 per_byte,
-                format!("per-byte estimate (no profile: {})", no_profile(mine)),
+                format!(
+                    "per-byte estimate (no profile: {})",
+                    unavailable(profiles()).unwrap_or_else(|| "run without --profile".into())
+                ),
             ),
         };
         let max_speedup = amdahl(share);
@@ -286,7 +277,7 @@ pub mod tests {
             "crypto": {"share": 0.0, "ci": [0.0, 1.0], "samples": 0}, "amdahl_ceiling": 1.0,
         }))
         .unwrap();
-        p.crypto = crate::profile::shares::Share::of(crypto, n);
+        p.crypto = crate::analyse::share::Share::of(crypto, n);
         Box::new(ProfileField::Measured(p))
     }
 

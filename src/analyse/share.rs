@@ -1,15 +1,15 @@
-//! Category shares from sample counts, with Wilson 95% intervals, and the Amdahl ceiling.
+//! The crypto share, from sample counts (Wilson 95% intervals) or against a null-cipher
+//! ceiling, and the one Amdahl: what speeding that share up can give the whole.
 
-use super::classify::Category;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use crate::record::profile::ProfileField;
+pub use crate::record::profile::Share;
 
 /// z for a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
 
 /// Wilson score interval for `k` successes in `n` trials (sound near 0 and 1, where the
 /// normal approximation gives negative shares).
-pub fn wilson(k: u64, n: u64) -> (f64, f64) {
+fn wilson(k: u64, n: u64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }
@@ -32,14 +32,8 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     (lo, hi)
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Share {
-    pub share: f64,
-    pub ci: [f64; 2],
-    pub samples: u64,
-}
-
 impl Share {
+    /// The share of `k` samples in `n`, with its Wilson interval.
     pub fn of(k: u64, n: u64) -> Share {
         let (lo, hi) = wilson(k, n);
         Share {
@@ -50,26 +44,14 @@ impl Share {
     }
 }
 
-/// Shares of every category seen, keyed by category name.
-pub fn shares(counts: &BTreeMap<Category, u64>) -> (u64, BTreeMap<String, Share>) {
-    let n: u64 = counts.values().sum();
-    let map = counts
-        .iter()
-        .filter(|(_, &k)| k > 0)
-        .map(|(c, &k)| (c.name().to_string(), Share::of(k, n)))
-        .collect();
-    (n, map)
-}
-
-/// The crypto share (all cipher, MAC and hash categories together) with its interval.
-pub fn crypto(counts: &BTreeMap<Category, u64>) -> Share {
-    let n: u64 = counts.values().sum();
-    let k: u64 = counts
-        .iter()
-        .filter(|(c, _)| c.is_crypto())
-        .map(|(_, k)| k)
-        .sum();
-    Share::of(k, n)
+/// The share of `cost` that a null-cipher ceiling does not pay, (cost - null) / cost:
+/// negative where the ceiling cost more; 0 without a cost.
+pub fn against_null(cost: f64, null: f64) -> f64 {
+    if cost > 0.0 {
+        (cost - null) / cost
+    } else {
+        0.0
+    }
 }
 
 /// Amdahl: the most that making crypto free could speed the whole up, 1 / (1 - share).
@@ -85,6 +67,26 @@ pub fn amdahl_ceiling(crypto_share: f64) -> f64 {
 /// times as fast (factor < 1: slower) and the rest is unchanged, 1 / (1 - s + s / k).
 pub fn amdahl(crypto_share: f64, factor: f64) -> f64 {
     1.0 / (1.0 - crypto_share + crypto_share / factor)
+}
+
+/// The crypto share over several points' profiles: their samples pooled.
+pub fn pooled_crypto<'a>(fields: impl Iterator<Item = &'a ProfileField>) -> Option<Share> {
+    let (mut k, mut n) = (0, 0);
+    for f in fields {
+        if let ProfileField::Measured(p) = f {
+            k += p.crypto.samples;
+            n += p.samples;
+        }
+    }
+    (n > 0).then(|| Share::of(k, n))
+}
+
+/// Why these points have no profile, as perf said (None: none was asked for).
+pub fn unavailable<'a>(mut fields: impl Iterator<Item = &'a ProfileField>) -> Option<String> {
+    fields.find_map(|f| match f {
+        ProfileField::Unavailable { unavailable } => Some(unavailable.clone()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -114,23 +116,5 @@ mod tests {
         let (lo, hi) = wilson(0, 100);
         assert_eq!(lo, 0.0);
         assert!(hi > 0.03 && hi < 0.04, "{hi}");
-    }
-
-    #[test]
-    fn shares_sum_to_one_and_crypto_groups_the_primitives() {
-        let counts = BTreeMap::from([
-            (Category::Aes, 30),
-            (Category::Ghash, 10),
-            (Category::KernelNet, 50),
-            (Category::Unknown, 10),
-        ]);
-        let (n, s) = shares(&counts);
-        assert_eq!(n, 100);
-        let total: f64 = s.values().map(|x| x.share).sum();
-        assert!((total - 1.0).abs() < 1e-12);
-        let c = crypto(&counts);
-        assert_eq!(c.samples, 40);
-        assert!(c.ci[0] < 0.4 && c.ci[1] > 0.4);
-        assert!((amdahl_ceiling(0.2) - 1.25).abs() < 1e-12);
     }
 }
