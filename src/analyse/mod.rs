@@ -11,4 +11,5 @@ pub mod scaling;
 pub mod share;
 // A leaf of its own (src/stats.rs), so that measure's stopping rule can use it too.
 pub(crate) use crate::stats;
+pub mod tls;
 pub mod trend;

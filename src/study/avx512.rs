@@ -5,9 +5,9 @@
 use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study, NOISE_PCT};
 use crate::algorithms::Algorithm;
 use crate::analyse::stats::median;
+use crate::analyse::tls::{mixes, MixResult};
 use crate::record::tls::TlsRecord;
 use crate::render::model::{Block, Column, Table};
-use crate::workloads::tls::analysis::{mixes, MixResult};
 
 pub struct Avx512;
 

@@ -71,8 +71,7 @@ pub fn speed_rec_load(
 }
 
 pub fn tls_rec(suite: &str, file: u64, conc: u32, bps: f64) -> AnyRecord {
-    let mut r =
-        crate::workloads::tls::analysis::tests::rec(suite, file, conc, 1.0, bps as u64, 100.0);
+    let mut r = crate::analyse::tls::tests::rec(suite, file, conc, 1.0, bps as u64, 100.0);
     r.throughput_bps = bps;
     AnyRecord::Tls(r)
 }

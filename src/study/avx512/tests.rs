@@ -121,8 +121,8 @@ fn nginx_run(
     mix_rps: f64,
     aes_conn_bps: f64,
 ) -> Vec<AnyRecord> {
+    use crate::analyse::tls::tests::rec;
     use crate::record::tls::MixPart;
-    use crate::workloads::tls::analysis::tests::rec;
     let (aes, chacha) = ("TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256");
     let mut m = rec("mix", 102400, 10, 1.0, 1, mix_rps);
     let part = |suite: &str, pct: f64, conns: u32, rps: f64, bytes_per_req: f64| MixPart {

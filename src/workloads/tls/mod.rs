@@ -8,7 +8,6 @@
 //! signals, exit codes) is the driver's (`crate::driver`).
 
 use anyhow::anyhow;
-pub mod analysis;
 mod bench;
 pub mod groups;
 mod ktls;

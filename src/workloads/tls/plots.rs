@@ -2,12 +2,11 @@
 //! size, content, concurrency and handshake setting, with the null and http references
 //! as lines; and the crypto share per suite against its ceiling.
 
-use crate::record::tls::TlsRecord as Record;
+use crate::analyse::tls;
+use crate::record::tls::{CipherAlone, TlsRecord as Record};
 use crate::record::RunEnd;
 use crate::render::plots::{slug, svg, Bars, Figure};
 use crate::units::size_label;
-use crate::workloads::tls::analysis;
-use crate::workloads::tls::primitive::CipherAlone;
 
 /// Suites that are references, not ciphers.
 fn reference(suite: &str) -> bool {
@@ -124,7 +123,7 @@ fn share(recs: &[&Record], end: Option<&RunEnd>, run: &str) -> Option<Figure> {
     let alone: Vec<CipherAlone> = end
         .map(|e| e.analysis_inputs.tls_cipher_alone())
         .unwrap_or_default();
-    let (shares, _) = analysis::shares(&owned, &alone);
+    let (shares, _) = tls::shares(&owned, &alone);
     if shares.is_empty() {
         return None;
     }

@@ -2,7 +2,7 @@
 //! points, what nginx negotiated, the crypto shares against the null suite, the mixes,
 //! what was not measured. Layout (terminal, Markdown, CSV) is `render::model`'s.
 
-use super::analysis::{Analysis, Share};
+use crate::analyse::tls::{Analysis, SuiteShare};
 use crate::record::tls::{Latency, TlsData, TlsRecord};
 use crate::record::{Coordinate, Environment, Exclusion};
 use crate::render::document::RunView;
@@ -323,7 +323,7 @@ fn negotiated(recs: &[&TlsRecord]) -> Table {
 }
 
 /// One share's row; `sampled`: with the perf-sampled share (--profile) after the file.
-fn share_row(s: &Share, sampled: bool) -> Vec<String> {
+fn share_row(s: &SuiteShare, sampled: bool) -> Vec<String> {
     let x = |v: f64| format!("{v:.2}x");
     let mut row = vec![s.suite.clone(), file_label(&s.content, s.file_size)];
     if sampled {

@@ -1,9 +1,8 @@
 //! How tls records are shown, for `tls` and `report`: pure functions of one run's
 //! records and of the cipher-alone timings its end line keeps.
 
-use super::analysis::{self, Analysis};
-use super::primitive::CipherAlone;
-use crate::record::tls::{TlsData, TlsRecord};
+use crate::analyse::tls::{self, Analysis};
+use crate::record::tls::{CipherAlone, TlsData, TlsRecord};
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};
 use serde_json::Value;
@@ -18,7 +17,7 @@ fn analysis_of(run: &RunView<TlsData>) -> Analysis {
         .as_ref()
         .map(|e| e.analysis_inputs.tls_cipher_alone())
         .unwrap_or_default();
-    analysis::analyse(&records, alone)
+    tls::analyse(&records, alone)
 }
 
 impl View for TlsView {

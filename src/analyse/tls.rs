@@ -1,13 +1,13 @@
 //! Pure functions over tls records: the crypto share per suite against the null-cipher
 //! ceiling of the same run, and mixed points against their single-suite runs.
 
-use super::primitive::CipherAlone;
-use crate::record::tls::TlsRecord;
+use super::share::{against_null, amdahl_ceiling, pooled_crypto, Share};
+use crate::record::tls::{CipherAlone, TlsRecord};
 use serde::Serialize;
 
 /// The share of one suite's server CPU per GB that is crypto, against the null suite.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Share {
+pub struct SuiteShare {
     pub suite: String,
     /// "random", "html", "html+gzip"; "all" when pooled over every content.
     pub content: String,
@@ -41,7 +41,7 @@ pub struct Share {
     /// The crypto share sampled with perf in the nginx workers (--profile), samples of
     /// the suite's points pooled: the direct measurement the other two cross-check.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampled: Option<crate::analyse::share::Share>,
+    pub sampled: Option<Share>,
 }
 
 /// Server CPU per GB of a reference (null, http) at one content and size.
@@ -81,7 +81,7 @@ pub struct MixResult {
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Analysis {
-    pub shares: Vec<Share>,
+    pub shares: Vec<SuiteShare>,
     pub references: Vec<Reference>,
     pub mix: Vec<MixResult>,
     pub cipher_alone: Vec<CipherAlone>,
@@ -103,14 +103,14 @@ fn pooled<'a>(rs: impl Iterator<Item = &'a TlsRecord>) -> Option<(f64, f64, u64)
 }
 
 fn share_of(suite: f64, null: f64) -> (f64, f64) {
-    let share = crate::analyse::share::against_null(suite, null);
-    (share, crate::analyse::share::amdahl_ceiling(share))
+    let share = against_null(suite, null);
+    (share, amdahl_ceiling(share))
 }
 
 /// Shares of every TLS suite (not http, null or mixes), per content and size and pooled
 /// over all of them, with the null suite's points at the same (content, size,
 /// concurrency).
-pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<Share>, Vec<String>) {
+pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<SuiteShare>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
     let null: Vec<&TlsRecord> = records.iter().filter(|r| r.suite == "null").collect();
@@ -151,7 +151,7 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<Share>, Vec<
                     file_size: Option<u64>,
                     ss: &[&TlsRecord],
                     nn: &[&TlsRecord]|
-         -> Option<Share> {
+         -> Option<SuiteShare> {
             let (cs, _, _) = pooled(ss.iter().copied())?;
             // The null suite's cost for the same bytes at the same points: its CPU per GB
             // at each point, weighted by the suite's bytes there (pooling the null's own
@@ -175,7 +175,7 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<Share>, Vec<
             conc.sort_unstable();
             conc.dedup();
             let without = null_mac.map(|m| share_of(cs, (cn - m).max(0.0)));
-            Some(Share {
+            Some(SuiteShare {
                 suite: s.to_string(),
                 content,
                 file_size,
@@ -191,9 +191,7 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<Share>, Vec<
                 share_without_null_mac: without.map(|w| w.0),
                 ceiling_speedup_without_null_mac: without.map(|w| w.1),
                 disturbed: ss.iter().chain(nn).any(|r| r.disturbed),
-                sampled: crate::analyse::share::pooled_crypto(
-                    ss.iter().filter_map(|r| r.profile.as_deref()),
-                ),
+                sampled: pooled_crypto(ss.iter().filter_map(|r| r.profile.as_deref())),
             })
         };
         let mut any = false;
@@ -233,7 +231,7 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<Share>, Vec<
 
 /// Where the null-ceiling or the alone-measured share falls outside the sampled share's
 /// 95% interval, and why that is expected.
-fn disagreements(s: &Share) -> Vec<String> {
+fn disagreements(s: &SuiteShare) -> Vec<String> {
     let Some(sampled) = &s.sampled else {
         return Vec::new();
     };
@@ -492,8 +490,7 @@ pub mod tests {
 
     #[test]
     fn sampled_share_pools_profiles_and_names_the_disagreements() {
-        use crate::analyse::share::Share as S;
-        use crate::profile::{Profile, ProfileField};
+        use crate::record::profile::{Profile, ProfileField};
         let field = |k: u64, n: u64| {
             ProfileField::Measured(Profile {
                 samples: n,
@@ -501,7 +498,7 @@ pub mod tests {
                 idle_samples: 0,
                 categories: Default::default(),
                 unknown_share: 0.0,
-                crypto: S::of(k, n),
+                crypto: Share::of(k, n),
                 amdahl_ceiling: 1.0,
                 throughput_bps: None,
                 flame_graph: None,
