@@ -13,3 +13,4 @@ pub mod share;
 pub(crate) use crate::stats;
 pub mod tls;
 pub mod trend;
+pub mod vpn;

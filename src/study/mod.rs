@@ -16,6 +16,7 @@ pub mod scaling;
 mod view;
 
 use crate::analyse::share::{self, Share};
+use crate::analyse::vpn::CipherShare;
 use crate::impls::openssl::build::Build;
 use crate::record::read::Run;
 use crate::render::model::Block;
@@ -419,7 +420,7 @@ pub fn mbit(bps: f64) -> String {
 }
 
 /// A tunnel's crypto share as quoted: "4% [3-5%]" when sampled, "27%" per byte.
-pub fn share_text(s: &crate::workloads::vpn::shares::Share) -> String {
+pub fn share_text(s: &CipherShare) -> String {
     match &s.sampled {
         Some(x) => sampled_text(x),
         None => format!("{:.0}%", s.crypto_share * 100.0),
@@ -427,7 +428,7 @@ pub fn share_text(s: &crate::workloads::vpn::shares::Share) -> String {
 }
 
 /// Where the quoted share comes from, with the per-byte cross-check beside a sampled one.
-pub fn share_source_text(s: &crate::workloads::vpn::shares::Share) -> String {
+pub fn share_source_text(s: &CipherShare) -> String {
     match &s.sampled {
         Some(_) => format!(
             "sampled with perf; per byte against cipher none: {:.0}%",

@@ -5,7 +5,7 @@
 use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::algorithms::Direction;
 use crate::analyse::paths::analyse as fit_paths;
-use crate::analyse::share::amdahl;
+use crate::analyse::{share::amdahl, vpn::shares as vpn_shares};
 use crate::record::speed::SpeedRecord;
 use crate::render::model::{Block, Column, Table};
 
@@ -333,7 +333,7 @@ fn analyse(o: &Observed) -> Findings {
         unobservable.push("guest: not run: give --guest to measure AF_ALG and the engines under a real kernel in qemu".into());
     }
     let vpn: Vec<_> = o.vpn("tunnel").into_iter().cloned().collect();
-    let shares = crate::workloads::vpn::shares::shares(&vpn);
+    let shares = vpn_shares(&vpn);
     if shares.is_empty() {
         conclusions.push(format!(
             "The tunnel's crypto share was not observed: {}",
@@ -414,9 +414,7 @@ fn whole_path(
     };
     let aead = "AES-128-GCM";
     let wg = crate::workloads::vpn::WIREGUARD_CIPHER;
-    let share = crate::workloads::vpn::shares::shares(&recs)
-        .into_iter()
-        .find(|s| s.cipher == aead);
+    let share = vpn_shares(&recs).into_iter().find(|s| s.cipher == aead);
     let mut t = Table::new(
         "guest (emulated CPU: shapes only): the whole data path in the kernel, 1 stream up",
         vec![

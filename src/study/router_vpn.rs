@@ -434,7 +434,7 @@ mod tests {
     fn cbc_tunnel(bps: f64, crypto: Option<u64>) -> crate::record::read::AnyRecord {
         let mut r = vpn_rec("openvpn", "AES-256-CBC", 1, bps, 10.0);
         if let crate::record::read::AnyRecord::Vpn(v) = &mut r {
-            v.profile = crypto.map(|k| crate::workloads::vpn::shares::tests::profile(k, 1000));
+            v.profile = crypto.map(|k| crate::analyse::vpn::tests::profile(k, 1000));
         }
         r
     }

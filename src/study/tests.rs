@@ -77,7 +77,7 @@ pub fn tls_rec(suite: &str, file: u64, conc: u32, bps: f64) -> AnyRecord {
 }
 
 pub fn vpn_rec(tunnel: &str, cipher: &str, streams: u32, bps: f64, cpu_per_gb: f64) -> AnyRecord {
-    AnyRecord::Vpn(crate::workloads::vpn::shares::tests::rec(
+    AnyRecord::Vpn(crate::analyse::vpn::tests::rec(
         tunnel, cipher, streams, bps, cpu_per_gb,
     ))
 }

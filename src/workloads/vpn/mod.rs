@@ -13,7 +13,6 @@ pub mod plots;
 mod point;
 mod remote;
 pub mod render;
-pub mod shares;
 mod tools;
 mod tunnel;
 pub use tunnel::WIREGUARD_CIPHER;

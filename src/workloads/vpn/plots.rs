@@ -1,6 +1,7 @@
 //! Vpn figures of one run: Mbit/s per tunnel and cipher as bars with the no-crypto
 //! ceiling, the busiest thread's CPU against 100% of one core, and OpenVPN's crypto share.
 
+use crate::analyse::vpn::median_of;
 use crate::record::vpn::{self as record, VpnRecord as Record};
 use crate::render::plots::{slug, svg, Bars, Figure};
 
@@ -13,12 +14,6 @@ fn label(r: &Record) -> String {
 /// The records of one label.
 fn of<'a>(at: &[&'a Record], l: &str) -> Vec<&'a Record> {
     at.iter().copied().filter(|r| r.label == l).collect()
-}
-
-/// Median over rounds of one label at one load.
-fn median(rs: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<f64> {
-    let v: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
-    (!v.is_empty()).then(|| crate::analyse::stats::median(&v))
 }
 
 pub fn figures(recs: &[&Record], run: &str) -> Vec<Figure> {
@@ -51,7 +46,7 @@ fn setting((proto, dir, streams): &Load) -> String {
 }
 
 fn throughput(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figure {
-    let mbit = |l: &str| median(&of(at, l), |r| Some(r.throughput_bps * 8.0 / 1e6));
+    let mbit = |l: &str| median_of(&of(at, l), |r| Some(r.throughput_bps * 8.0 / 1e6));
     // The ceiling: the bare veth (no tunnel), and OpenVPN with no cipher.
     let is_ref = |l: &str| l == "veth" || l == "openvpn none";
     let refs: Vec<(String, f64)> = labels
@@ -103,7 +98,7 @@ fn throughput(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figu
 }
 
 fn busiest(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figure {
-    let pct = |l: &str| median(&of(at, l), |r| r.busiest_thread_cpu_pct);
+    let pct = |l: &str| median_of(&of(at, l), |r| r.busiest_thread_cpu_pct);
     let with: Vec<&String> = labels.iter().filter(|l| pct(l).is_some()).collect();
     let caption = format!(
         "vpn busiest tunnel thread, % of one core: {}",
@@ -148,7 +143,7 @@ fn busiest(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figure 
 
 fn share(recs: &[&Record], run: &str) -> Option<Figure> {
     let owned: Vec<Record> = recs.iter().map(|r| (*r).clone()).collect();
-    let shares = crate::workloads::vpn::shares::shares(&owned);
+    let shares = crate::analyse::vpn::shares(&owned);
     if shares.is_empty() {
         return None;
     }

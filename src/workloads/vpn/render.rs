@@ -2,9 +2,9 @@
 //! point (medians over rounds), each tunnel's busiest threads, the crypto shares, notes.
 //! Layout (terminal, Markdown, CSV) is `render::model`'s.
 
-use super::shares::{by_point, median_of, Share};
-use crate::record::vpn::{cipher_label, VpnData, VpnRecord, BOUND_PCT, THREAD_USED_PCT};
-use crate::record::{Environment, Exclusion};
+use crate::analyse::vpn::{self, by_point, CipherShare};
+use crate::record::vpn::{cipher_label, VpnData, VpnRecord, THREAD_USED_PCT};
+use crate::record::Environment;
 use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};
 use std::fmt::Write;
@@ -15,31 +15,6 @@ fn mbit(bps: f64) -> String {
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
-}
-
-/// One point over its rounds: the round with the median throughput, with the medians of
-/// throughput, CPU per GB, CPU percentages and the machine figures; and the throughput
-/// spread ((max - min) / median, percent).
-fn summary(rounds: &[&VpnRecord]) -> (VpnRecord, f64) {
-    let tp: Vec<f64> = rounds.iter().map(|r| r.throughput_bps).collect();
-    let med = crate::analyse::stats::median(&tp);
-    let mid = rounds
-        .iter()
-        .min_by(|a, b| {
-            (a.throughput_bps - med)
-                .abs()
-                .total_cmp(&(b.throughput_bps - med).abs())
-        })
-        .copied()
-        .unwrap_or(rounds[0]);
-    let mut r = mid.clone();
-    r.throughput_bps = med;
-    r.cpu_s_per_gb = median_of(rounds, |x| x.cpu_s_per_gb);
-    r.busiest_thread_cpu_pct = median_of(rounds, |x| x.busiest_thread_cpu_pct);
-    r.tunnel_cpu_pct = median_of(rounds, |x| x.tunnel_cpu_pct);
-    r.system_busy_pct = median_of(rounds, |x| Some(x.system_busy_pct)).unwrap_or(0.0);
-    r.others_cpu_pct = median_of(rounds, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
-    (r, crate::analyse::stats::spread_pct(&tp))
 }
 
 fn record_row(r: &VpnRecord) -> Vec<String> {
@@ -74,7 +49,7 @@ fn record_row(r: &VpnRecord) -> Vec<String> {
     ]
 }
 
-fn share_row(s: &Share) -> Vec<String> {
+fn share_row(s: &CipherShare) -> Vec<String> {
     vec![
         cipher_label(&s.cipher, s.auth.as_deref()),
         s.protocol.clone(),
@@ -127,11 +102,11 @@ fn threads_line(r: &VpnRecord) -> String {
 }
 
 /// Every block of one run's vpn records.
-pub fn blocks(run: &RunView<VpnData>, shares: &[Share]) -> Vec<Block> {
+pub fn blocks(run: &RunView<VpnData>, shares: &[CipherShare]) -> Vec<Block> {
     let records: Vec<VpnRecord> = run.records.iter().map(|r| (*r).clone()).collect();
     let points = by_point(&records);
     let rounds = points.iter().map(Vec::len).max().unwrap_or(1);
-    let summaries: Vec<(VpnRecord, f64)> = points.iter().map(|g| summary(g)).collect();
+    let summaries: Vec<(VpnRecord, f64)> = points.iter().map(|g| vpn::summary(g)).collect();
     let mut intro = vec![intro(run.environment())];
     if rounds > 1 {
         intro.push(format!("Medians over {rounds} rounds (every tunnel measured once per round, in turn); spread = (max - min) / median of the throughput."));
@@ -152,7 +127,7 @@ pub fn blocks(run: &RunView<VpnData>, shares: &[Share]) -> Vec<Block> {
     } else if records.iter().any(|r| r.tunnel == "openvpn") {
         out.push(Block::Lines(vec!["No crypto share: it needs OpenVPN with cipher none at the same load (add none to --ciphers).".into()]));
     }
-    let notes = notes(&records, shares, &run.exclusions, run.interrupted());
+    let notes = notes(vpn::notes(&records, shares), run);
     if !notes.is_empty() {
         out.push(Block::Lines(
             notes.into_iter().map(|n| format!("Note: {n}")).collect(),
@@ -272,7 +247,7 @@ fn threads_table(reps: &[VpnRecord]) -> Table {
     t
 }
 
-fn shares_table(shares: &[Share]) -> Table {
+fn shares_table(shares: &[CipherShare]) -> Table {
     let mut t = Table::new(
         "Crypto share of OpenVPN's CPU (sampled with perf where profiled, else per byte against cipher none at the same load) and the Amdahl ceiling if the crypto cost nothing:",
         columns(
@@ -305,45 +280,9 @@ fn shares_table(shares: &[Share]) -> Table {
     t
 }
 
-/// What a reader must know, once each: the records' notes (summarised where they repeat
-/// per point), the shares' caveats, what was not measured.
-fn notes(
-    records: &[VpnRecord],
-    shares: &[Share],
-    excl: &[&Exclusion],
-    interrupted: bool,
-) -> Vec<String> {
-    let mut notes: Vec<String> = Vec::new();
-    for r in records {
-        for n in &r.notes {
-            let n = if n.starts_with("every core was busy") {
-                "every core was busy during some points (see the machine column): tunnel, iperf3 and the kernel shared them".to_string()
-            } else if n.starts_with("other processes used") {
-                "other processes used a noticeable share of the CPUs during some points (others_cpu_pct in the records): those numbers are disturbed".to_string()
-            } else {
-                n.clone()
-            };
-            if !notes.contains(&n) {
-                notes.push(n);
-            }
-        }
-    }
-    if shares.iter().any(|s| s.crypto_share < 0.0) {
-        notes.push("a negative crypto share means the no-crypto tunnel cost more CPU per byte at that load: the difference is noise (run longer with --time)".into());
-    }
-    if shares
-        .iter()
-        .any(|s| s.notes.iter().any(|n| n.starts_with("disturbed")))
-    {
-        notes.push("some crypto shares compare points that other processes disturbed: CPU per byte rises under contention, so those shares are unreliable".into());
-    }
-    if shares
-        .iter()
-        .any(|s| s.busiest_thread_cpu_pct.is_some_and(|p| p < BOUND_PCT))
-    {
-        notes.push(format!("a ceiling is an upper bound only where one tunnel thread held the tunnel back (busiest thread near 100%); below {:.0}% it overstates", BOUND_PCT));
-    }
-    for e in excl {
+/// The notes of the records and shares, then what was not measured.
+fn notes(mut notes: Vec<String>, run: &RunView<VpnData>) -> Vec<String> {
+    for e in &run.exclusions {
         let tunnel = e
             .point
             .get("tunnel")
@@ -354,7 +293,7 @@ fn notes(
             None => format!("not measured: {tunnel}: {}", e.reason),
         });
     }
-    if interrupted {
+    if run.interrupted() {
         notes.push("interrupted: the points above are those finished before the signal".into());
     }
     notes
@@ -458,8 +397,8 @@ pub fn records_table(records: &[&VpnRecord]) -> Table {
 
 #[cfg(test)]
 mod tests {
-    use super::super::shares::tests::rec;
     use super::*;
+    use crate::analyse::vpn::tests::rec;
 
     #[test]
     fn labels_and_columns() {

@@ -1,6 +1,6 @@
 //! How vpn records are shown, for `vpn` and `report`: pure functions of one run's records.
 
-use super::shares::{self, Share};
+use crate::analyse::vpn::{self, CipherShare};
 use crate::record::vpn::{VpnData, VpnRecord};
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Table};
@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 pub struct VpnView;
 
-fn shares(run: &RunView<VpnData>) -> Vec<Share> {
+fn shares(run: &RunView<VpnData>) -> Vec<CipherShare> {
     let records: Vec<VpnRecord> = run.records.iter().map(|r| (*r).clone()).collect();
-    shares::shares(&records)
+    vpn::shares(&records)
 }
 
 impl View for VpnView {

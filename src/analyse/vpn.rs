@@ -1,12 +1,13 @@
-//! The crypto share of a tunnel: a pure function of its vpn records.
+//! Pure functions over vpn records: each point over its rounds, and the crypto share of
+//! a tunnel against OpenVPN without crypto.
 
-use crate::analyse::share::{against_null, amdahl_ceiling, pooled_crypto, unavailable};
+use super::share::{against_null, amdahl_ceiling, pooled_crypto, unavailable, Share};
 use crate::record::vpn::{VpnRecord, BOUND_PCT, DISTURBED_PCT};
 use serde::{Deserialize, Serialize};
 
 /// The crypto share of one OpenVPN cipher at one load, against OpenVPN with no crypto.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Share {
+pub struct CipherShare {
     pub tunnel: String,
     pub cipher: String,
     pub auth: Option<String>,
@@ -46,7 +47,7 @@ pub struct Share {
     /// The crypto share sampled with perf in the tunnel's processes (--profile), samples
     /// pooled over rounds: the direct measurement that crypto_share cross-checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampled: Option<crate::analyse::share::Share>,
+    pub sampled: Option<Share>,
 }
 
 /// Identity of a point across rounds: tunnel, implementation and its version (which tells
@@ -91,12 +92,37 @@ pub fn by_point(records: &[VpnRecord]) -> Vec<Vec<&VpnRecord>> {
 
 pub fn median_of(rs: &[&VpnRecord], f: impl Fn(&VpnRecord) -> Option<f64>) -> Option<f64> {
     let v: Vec<f64> = rs.iter().filter_map(|r| f(r)).collect();
-    (!v.is_empty()).then(|| crate::analyse::stats::median(&v))
+    (!v.is_empty()).then(|| super::stats::median(&v))
+}
+
+/// One point over its rounds: the round with the median throughput, with the medians of
+/// throughput, CPU per GB, CPU percentages and the machine figures; and the throughput
+/// spread ((max - min) / median, percent).
+pub fn summary(rounds: &[&VpnRecord]) -> (VpnRecord, f64) {
+    let tp: Vec<f64> = rounds.iter().map(|r| r.throughput_bps).collect();
+    let med = super::stats::median(&tp);
+    let mid = rounds
+        .iter()
+        .min_by(|a, b| {
+            (a.throughput_bps - med)
+                .abs()
+                .total_cmp(&(b.throughput_bps - med).abs())
+        })
+        .copied()
+        .unwrap_or(rounds[0]);
+    let mut r = mid.clone();
+    r.throughput_bps = med;
+    r.cpu_s_per_gb = median_of(rounds, |x| x.cpu_s_per_gb);
+    r.busiest_thread_cpu_pct = median_of(rounds, |x| x.busiest_thread_cpu_pct);
+    r.tunnel_cpu_pct = median_of(rounds, |x| x.tunnel_cpu_pct);
+    r.system_busy_pct = median_of(rounds, |x| Some(x.system_busy_pct)).unwrap_or(0.0);
+    r.others_cpu_pct = median_of(rounds, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
+    (r, super::stats::spread_pct(&tp))
 }
 
 /// Shares for every OpenVPN cipher point that has a no-crypto point at the same load,
 /// from the medians over rounds.
-pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
+pub fn shares(records: &[VpnRecord]) -> Vec<CipherShare> {
     let mut out = Vec::new();
     let groups = by_point(records);
     for mine in groups
@@ -161,7 +187,7 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
             ),
         };
         let max_speedup = amdahl(share);
-        out.push(Share {
+        out.push(CipherShare {
             sampled,
             share_source,
             per_byte_share: per_byte,
@@ -185,6 +211,42 @@ pub fn shares(records: &[VpnRecord]) -> Vec<Share> {
         });
     }
     out
+}
+
+/// What a reader must know of the records and the shares, once each: the records' notes
+/// (summarised where they repeat per point) and the shares' caveats.
+pub fn notes(records: &[VpnRecord], shares: &[CipherShare]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for r in records {
+        for n in &r.notes {
+            let n = if n.starts_with("every core was busy") {
+                "every core was busy during some points (see the machine column): tunnel, iperf3 and the kernel shared them".to_string()
+            } else if n.starts_with("other processes used") {
+                "other processes used a noticeable share of the CPUs during some points (others_cpu_pct in the records): those numbers are disturbed".to_string()
+            } else {
+                n.clone()
+            };
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+    }
+    if shares.iter().any(|s| s.crypto_share < 0.0) {
+        notes.push("a negative crypto share means the no-crypto tunnel cost more CPU per byte at that load: the difference is noise (run longer with --time)".into());
+    }
+    if shares
+        .iter()
+        .any(|s| s.notes.iter().any(|n| n.starts_with("disturbed")))
+    {
+        notes.push("some crypto shares compare points that other processes disturbed: CPU per byte rises under contention, so those shares are unreliable".into());
+    }
+    if shares
+        .iter()
+        .any(|s| s.busiest_thread_cpu_pct.is_some_and(|p| p < BOUND_PCT))
+    {
+        notes.push(format!("a ceiling is an upper bound only where one tunnel thread held the tunnel back (busiest thread near 100%); below {:.0}% it overstates", BOUND_PCT));
+    }
+    notes
 }
 
 #[cfg(test)]
@@ -270,14 +332,14 @@ pub mod tests {
     }
 
     /// A profile of `n` samples, `crypto` of them in crypto.
-    pub fn profile(crypto: u64, n: u64) -> Box<crate::profile::ProfileField> {
-        use crate::profile::{Profile, ProfileField};
+    pub fn profile(crypto: u64, n: u64) -> Box<crate::record::profile::ProfileField> {
+        use crate::record::profile::{Profile, ProfileField};
         let mut p: Profile = serde_json::from_value(serde_json::json!({
             "samples": n, "event": "cpu-clock", "categories": {}, "unknown_share": 0.0,
             "crypto": {"share": 0.0, "ci": [0.0, 1.0], "samples": 0}, "amdahl_ceiling": 1.0,
         }))
         .unwrap();
-        p.crypto = crate::analyse::share::Share::of(crypto, n);
+        p.crypto = Share::of(crypto, n);
         Box::new(ProfileField::Measured(p))
     }
 
@@ -304,9 +366,11 @@ pub mod tests {
             s.notes
         );
         let mut gcm = rec("openvpn", "AES-128-GCM", 1, 40e6, 10.0);
-        gcm.profile = Some(Box::new(crate::profile::ProfileField::Unavailable {
-            unavailable: "perf is not installed".into(),
-        }));
+        gcm.profile = Some(Box::new(
+            crate::record::profile::ProfileField::Unavailable {
+                unavailable: "perf is not installed".into(),
+            },
+        ));
         let s = &shares(&[gcm, rec("openvpn", "none", 1, 48e6, 8.0)])[0];
         assert_eq!(
             s.share_source,
