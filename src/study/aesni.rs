@@ -497,7 +497,7 @@ mod tests {
         // openssl enc of 330 MB: 1 s with AES-NI (median of 3), 1.5 s without.
         let file = |v, bps| {
             speed_rec(
-                crate::study::enc::IMPL,
+                crate::workloads::enc::IMPL,
                 v,
                 "aes-256-cbc",
                 "enc",

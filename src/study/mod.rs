@@ -7,7 +7,6 @@
 pub mod aesni;
 pub mod avx512;
 pub mod builds;
-pub mod enc;
 mod governor;
 pub mod offload;
 pub mod router_vpn;

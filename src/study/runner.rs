@@ -6,7 +6,7 @@ use super::{governor, Action, Observed, Step, Study, Tagged};
 use crate::record::read::read_files;
 use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
-use crate::workloads::{self, Failure, EXIT_INTERRUPTED};
+use crate::workloads::{self, enc::OpensslEnc, Failure, EXIT_INTERRUPTED};
 use anyhow::anyhow;
 use clap::Parser;
 use std::collections::BTreeSet;
@@ -236,8 +236,7 @@ fn step(
             env,
             variant,
         } => {
-            let w =
-                super::enc::OpensslEnc::new(*cipher, *bytes, *rounds, env.clone(), variant.clone());
+            let w = OpensslEnc::new(*cipher, *bytes, *rounds, env.clone(), variant.clone());
             let common = crate::cli::CommonArgs {
                 format: crate::render::Format::Table,
                 output: Some(file.to_path_buf()),
