@@ -84,6 +84,10 @@ impl crate::impls::Symmetric for AwsLc {
         direction: Direction,
         key: &[u8],
     ) -> anyhow::Result<Box<dyn Operation>> {
+        // The catch-all arms below would otherwise run AES for a legacy cipher.
+        if let Support::No(reason) = self.support(alg) {
+            return Err(anyhow::Error::msg(reason));
+        }
         match alg.kind() {
             Kind::Aead => {
                 let algorithm = match alg {
