@@ -12,6 +12,8 @@ use std::path::PathBuf;
 pub use io::{opened_len, sealed_len, too_small, Io, RawIo};
 
 pub mod af_alg;
+#[cfg(test)]
+mod conformance;
 #[cfg(feature = "aws-lc")]
 pub mod aws_lc;
 #[cfg(feature = "boringssl")]
