@@ -67,53 +67,6 @@ fn yes_if(yes: bool) -> Offer {
     }
 }
 
-const RING: [Algorithm; 18] = [
-    Algorithm::Aes128Gcm,
-    Algorithm::Aes256Gcm,
-    Algorithm::Chacha20Poly1305,
-    Algorithm::Sha1,
-    Algorithm::Sha256,
-    Algorithm::Sha512,
-    Algorithm::HmacSha256,
-    Algorithm::Rsa2048Pkcs1,
-    Algorithm::Rsa2048Pss,
-    Algorithm::Rsa3072Pkcs1,
-    Algorithm::Rsa3072Pss,
-    Algorithm::Rsa4096Pkcs1,
-    Algorithm::Rsa4096Pss,
-    Algorithm::EcdsaP256,
-    Algorithm::EcdsaP384,
-    Algorithm::Ed25519,
-    Algorithm::X25519,
-    Algorithm::EcdhP256,
-];
-
-/// libsodium's, besides AES-256-GCM (only with AES-NI and CLMUL).
-const LIBSODIUM: [Algorithm; 6] = [
-    Algorithm::Chacha20Poly1305,
-    Algorithm::Sha256,
-    Algorithm::Sha512,
-    Algorithm::HmacSha256,
-    Algorithm::Ed25519,
-    Algorithm::X25519,
-];
-
-/// BoringSSL's public-key algorithms (its symmetric ones are all but the legacy ciphers).
-const BORINGSSL_PKEY: [Algorithm; 12] = [
-    Algorithm::Rsa2048Pkcs1,
-    Algorithm::Rsa2048Pss,
-    Algorithm::Rsa3072Pkcs1,
-    Algorithm::Rsa3072Pss,
-    Algorithm::Rsa4096Pkcs1,
-    Algorithm::Rsa4096Pss,
-    Algorithm::EcdsaP256,
-    Algorithm::EcdsaP384,
-    Algorithm::Ed25519,
-    Algorithm::X25519,
-    Algorithm::EcdhP256,
-    Algorithm::MlKem768,
-];
-
 /// How each library's version begins.
 const VERSIONS: [(&str, &str); 6] = [
     ("aws-lc", "aws-lc-rs 1.19 (AWS-LC "),
@@ -127,25 +80,25 @@ const VERSIONS: [(&str, &str); 6] = [
 /// What each library is known to offer, so that a `support` that drops or claims an
 /// algorithm fails here. A library without a line is held to the other rules only.
 fn pinned(imp: &dyn Implementation, alg: Algorithm) -> Option<Offer> {
-    let dsa = matches!(alg, Algorithm::Dsa2048 | Algorithm::Dsa3072);
-    let needs_3_5 = matches!(
-        alg,
-        Algorithm::MlKem768 | Algorithm::MlDsa65 | Algorithm::X25519MlKem768
-    );
+    use Algorithm::*;
+    let dsa = matches!(alg, Dsa2048 | Dsa3072);
+    let post_quantum = matches!(alg, MlKem768 | MlDsa65 | X25519MlKem768);
     Some(match imp.name() {
         "rustcrypto" => Offer::Yes,
         "aws-lc" if dsa => Offer::No("no DSA"),
         "aws-lc" => yes_if(!alg.is_legacy()),
-        "ring" => yes_if(RING.contains(&alg)),
+        // No unauthenticated modes, no AES-192, no DSA and nothing post-quantum.
+        "ring" => yes_if(alg.kind() != Kind::Cipher && alg != Aes192Gcm && !dsa && !post_quantum),
+        // AES-256-GCM only on CPUs with AES-NI and CLMUL.
         "libsodium" => yes_if(
-            LIBSODIUM.contains(&alg)
-                || (alg == Algorithm::Aes256Gcm && imp.details().aes256gcm_available == Some(true)),
+            matches!(
+                alg,
+                Chacha20Poly1305 | Sha256 | Sha512 | HmacSha256 | Ed25519 | X25519
+            ) || (alg == Aes256Gcm && imp.details().aes256gcm_available == Some(true)),
         ),
-        "boringssl" => yes_if(
-            !alg.is_legacy() && (!alg.kind().is_public_key() || BORINGSSL_PKEY.contains(&alg)),
-        ),
+        "boringssl" => yes_if(!alg.is_legacy() && !dsa && !matches!(alg, MlDsa65 | X25519MlKem768)),
         // ML-KEM, ML-DSA and the hybrid need OpenSSL 3.5 (its support says so).
-        "openssl" if needs_3_5 => Offer::Any,
+        "openssl" if post_quantum => Offer::Any,
         "openssl" => Offer::Yes,
         _ => return None,
     })
