@@ -7,7 +7,7 @@
 //! the expanded key across calls but only work in place: a dec call copies the
 //! ciphertext into the output buffer first (said in `notes`).
 
-use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
+use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Prepared, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
@@ -78,16 +78,9 @@ impl Implementation for AwsLc {
 }
 
 impl crate::impls::Symmetric for AwsLc {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         // The catch-all arms below would otherwise run AES for a legacy cipher.
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
+        self.support(alg).check()?;
         match alg.kind() {
             Kind::Aead => {
                 let algorithm = match alg {

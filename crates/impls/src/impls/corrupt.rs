@@ -4,7 +4,7 @@
 //! check refuses it before timing.
 
 use super::pkey::{KeyPair, PublicKey};
-use super::{Implementation, Io, Operation, Support};
+use super::{Implementation, Io, Operation, Prepared, Support};
 use crate::algorithms::{Algorithm, Direction, Kind};
 
 pub struct Corrupt(pub Box<dyn Implementation>);
@@ -51,12 +51,7 @@ impl Implementation for Corrupt {
 }
 
 impl crate::impls::Symmetric for Corrupt {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        dir: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
+    fn prepare(&self, alg: Algorithm, dir: Direction, key: &[u8]) -> Prepared {
         Ok(Box::new(FlipBit {
             inner: self.0.prepare(alg, dir, key)?,
             digest: matches!(alg.kind(), Kind::Hash | Kind::Mac),

@@ -12,7 +12,9 @@
 //! `session_info_op`; `open` tells the two apart with CIOCGSESSINFO, whose number
 //! differs, and lays out cipher sessions accordingly.
 
-use super::{opened_len, sealed_len, Access, Implementation, Io, Operation, RawIo, Support};
+use super::{
+    opened_len, sealed_len, Access, Implementation, Io, Operation, Prepared, RawIo, Support,
+};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use crate::kernel;
 use crate::sys::{errno, os_err};
@@ -428,15 +430,8 @@ impl Implementation for Cryptodev {
 }
 
 impl crate::impls::Symmetric for Cryptodev {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
+        self.support(alg).check()?;
         if matches!(alg.kind(), Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
             return Err(anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",

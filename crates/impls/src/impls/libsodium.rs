@@ -6,7 +6,7 @@
 //! key once (`crypto_aead_aes256gcm_beforenm`) and seals/opens with the `_afternm`
 //! functions; HMAC keeps the keyed state from `prepare` and copies it per message.
 
-use super::{opened_len, Implementation, Io, Operation, Support};
+use super::{opened_len, Implementation, Io, Operation, Prepared, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use libsodium_sys as sodium;
@@ -82,15 +82,8 @@ impl Implementation for Libsodium {
 }
 
 impl crate::impls::Symmetric for Libsodium {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
+        self.support(alg).check()?;
         if alg.kind() == Kind::Aead && key.len() != alg.key_len() {
             return Err(anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",

@@ -12,12 +12,12 @@ use std::path::PathBuf;
 pub use io::{opened_len, sealed_len, too_small, Io, RawIo};
 
 pub mod af_alg;
-#[cfg(test)]
-mod conformance;
 #[cfg(feature = "aws-lc")]
 pub mod aws_lc;
 #[cfg(feature = "boringssl")]
 pub mod boringssl;
+#[cfg(test)]
+mod conformance;
 #[cfg(feature = "test-corrupt")]
 pub mod corrupt;
 pub mod cryptodev;
@@ -163,6 +163,16 @@ pub enum Support {
     No(String),
 }
 
+impl Support {
+    /// Ok for Yes; for No, the reason as the error (what `prepare` answers first).
+    pub fn check(self) -> anyhow::Result<()> {
+        match self {
+            Support::Yes => Ok(()),
+            Support::No(why) => Err(anyhow::Error::msg(why)),
+        }
+    }
+}
+
 /// One library or kernel path reached in one way: what it is and what it offers. What it
 /// can do comes in separate capabilities: symmetric operations (every implementation),
 /// public-key operations and kernel drivers (the ones that have them).
@@ -203,15 +213,13 @@ pub trait Implementation: Symmetric + Send + Sync {
     }
 }
 
+/// What [`Symmetric::prepare`] gives: one keyed operation, or why there is none.
+pub type Prepared = anyhow::Result<Box<dyn Operation>>;
+
 /// Ciphers, AEADs, MACs and digests.
 pub trait Symmetric {
     /// Key setup, outside any timed loop.
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>>;
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared;
 }
 
 /// Signatures, key agreement and KEMs.

@@ -5,7 +5,7 @@
 //! out-of-place open: a dec call copies the ciphertext into the output buffer and opens
 //! it there.
 
-use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
+use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Prepared, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use ring::aead::{self, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
@@ -75,15 +75,8 @@ impl Implementation for Ring {
 }
 
 impl crate::impls::Symmetric for Ring {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
+        self.support(alg).check()?;
         match alg.kind() {
             Kind::Aead => {
                 let algorithm = match alg {

@@ -7,7 +7,7 @@
 //! `CtrCore<&Aes128Enc, _>`), so no key schedule runs per message. HMAC keeps the keyed
 //! state from `prepare` and clones it per message.
 
-use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Support};
+use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Prepared, Support};
 use crate::algorithms::{Algorithm, Direction, TAG_LEN};
 use aes::cipher::array::{Array, ArraySize};
 use aes::cipher::consts::U16;
@@ -59,12 +59,7 @@ impl Implementation for RustCrypto {
 }
 
 impl crate::impls::Symmetric for RustCrypto {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         let bad_key = |_| {
             anyhow!(
                 "{alg} needs a {}-byte key, got {} bytes",

@@ -27,7 +27,7 @@ use anyhow::anyhow;
 mod ops;
 mod socket;
 
-use super::{Access, Implementation, Operation, Support};
+use super::{Access, Implementation, Prepared, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use crate::kernel::{self, CryptoEntry, KernelConfig, Usable};
 use crate::sys::os_err;
@@ -391,15 +391,8 @@ impl Implementation for AfAlg {
 }
 
 impl crate::impls::Symmetric for AfAlg {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
+        self.support(alg).check()?;
         let kind = alg.kind();
         if matches!(kind, Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
             return Err(anyhow!(

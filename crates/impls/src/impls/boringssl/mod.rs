@@ -9,7 +9,7 @@
 //! HMAC rewinds a keyed `HMAC_CTX` per message (`HMAC_Init_ex` with a NULL key).
 //! Public-key operations are in pkey.rs.
 
-use super::{opened_len, Implementation, Io, Operation, RawIo, Support};
+use super::{opened_len, Implementation, Io, Operation, Prepared, RawIo, Support};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use boring_sys as bssl;
@@ -78,16 +78,9 @@ impl Implementation for BoringSsl {
 }
 
 impl crate::impls::Symmetric for BoringSsl {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         // The catch-all arms below would otherwise run AES for a legacy cipher.
-        if let Support::No(reason) = self.support(alg) {
-            return Err(anyhow::Error::msg(reason));
-        }
+        self.support(alg).check()?;
         bssl::init();
         let bad_key = || {
             anyhow!(

@@ -42,7 +42,9 @@ mod speed_loop;
 #[cfg(test)]
 mod tests;
 
-use super::{opened_len, too_small, Access, Implementation, Io, Operation, RawIo, Support};
+use super::{
+    opened_len, too_small, Access, Implementation, Io, Operation, Prepared, RawIo, Support,
+};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use cipher::*;
 use engine::{engine_driver, engine_id, engine_note, engine_support, Engine};
@@ -303,9 +305,7 @@ impl crate::impls::PublicKeyOps for OpenSsl {
         alg: Algorithm,
         private: Option<&[u8]>,
     ) -> anyhow::Result<Box<dyn super::pkey::KeyPair>> {
-        if let Support::No(why) = self.support(alg) {
-            return Err(anyhow::Error::msg(why));
-        }
+        self.support(alg).check()?;
         self.pkey()?.key_pair(alg, private)
     }
 
@@ -314,9 +314,7 @@ impl crate::impls::PublicKeyOps for OpenSsl {
         alg: Algorithm,
         public: &[u8],
     ) -> anyhow::Result<Box<dyn super::pkey::PublicKey>> {
-        if let Support::No(why) = self.support(alg) {
-            return Err(anyhow::Error::msg(why));
-        }
+        self.support(alg).check()?;
         self.pkey()?.public_key(alg, public)
     }
 }
@@ -331,12 +329,7 @@ impl crate::impls::KernelDriver for OpenSsl {
 }
 
 impl crate::impls::Symmetric for OpenSsl {
-    fn prepare(
-        &self,
-        alg: Algorithm,
-        direction: Direction,
-        key: &[u8],
-    ) -> anyhow::Result<Box<dyn Operation>> {
+    fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         match &self.mode {
             Mode::SpeedLoop => {
                 if let Some(why) = speed_loop_gap(alg) {
@@ -345,9 +338,7 @@ impl crate::impls::Symmetric for OpenSsl {
                 return self.prepare_speed_loop(alg, direction, key);
             }
             Mode::Engine(e) => {
-                if let Support::No(why) = engine_support(e, alg) {
-                    return Err(anyhow::Error::msg(why));
-                }
+                engine_support(e, alg).check()?;
                 return Ok(Box::new(self.keyed_cipher(alg, direction, key, Some(e))?));
             }
             _ => {}
