@@ -222,18 +222,18 @@ pub trait Symmetric {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared;
 }
 
+/// What [`PublicKeyOps::key_pair`] gives: a key pair, or why there is none.
+pub type KeyPairResult = anyhow::Result<Box<dyn pkey::KeyPair>>;
+/// What [`PublicKeyOps::public_key`] gives: a parsed public key, or why there is none.
+pub type PublicKeyResult = anyhow::Result<Box<dyn pkey::PublicKey>>;
+
 /// Signatures, key agreement and KEMs.
 pub trait PublicKeyOps {
     /// A key pair, imported from `private` (the interchange encoding in pkey.rs) or
     /// generated when None. Outside any timed loop.
-    fn key_pair(
-        &self,
-        alg: Algorithm,
-        private: Option<&[u8]>,
-    ) -> anyhow::Result<Box<dyn pkey::KeyPair>>;
+    fn key_pair(&self, alg: Algorithm, private: Option<&[u8]>) -> KeyPairResult;
     /// A peer's public key in the interchange encoding, for verify and encaps.
-    fn public_key(&self, alg: Algorithm, public: &[u8])
-        -> anyhow::Result<Box<dyn pkey::PublicKey>>;
+    fn public_key(&self, alg: Algorithm, public: &[u8]) -> PublicKeyResult;
 }
 
 /// The public-key operations of a library whose pkey module has them as two functions,
@@ -241,23 +241,15 @@ pub trait PublicKeyOps {
 /// `Some(&PkeyFns(pkey::key_pair, pkey::public_key))` in
 /// [`Implementation::public_key_ops`].
 pub struct PkeyFns(
-    pub fn(Algorithm, Option<&[u8]>) -> anyhow::Result<Box<dyn pkey::KeyPair>>,
-    pub fn(Algorithm, &[u8]) -> anyhow::Result<Box<dyn pkey::PublicKey>>,
+    pub fn(Algorithm, Option<&[u8]>) -> KeyPairResult,
+    pub fn(Algorithm, &[u8]) -> PublicKeyResult,
 );
 
 impl PublicKeyOps for PkeyFns {
-    fn key_pair(
-        &self,
-        alg: Algorithm,
-        private: Option<&[u8]>,
-    ) -> anyhow::Result<Box<dyn pkey::KeyPair>> {
+    fn key_pair(&self, alg: Algorithm, private: Option<&[u8]>) -> KeyPairResult {
         (self.0)(alg, private)
     }
-    fn public_key(
-        &self,
-        alg: Algorithm,
-        public: &[u8],
-    ) -> anyhow::Result<Box<dyn pkey::PublicKey>> {
+    fn public_key(&self, alg: Algorithm, public: &[u8]) -> PublicKeyResult {
         (self.1)(alg, public)
     }
 }
