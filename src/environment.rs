@@ -212,6 +212,7 @@ pub fn capture(
         emulated: emulation(&fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).is_some(),
         kernel_crypto: std::sync::Arc::new(crate::kernel::facts()),
         dut: None,
+        others_cpu: Some(crate::record::environment::OthersCpuMethod::here()),
     }
 }
 

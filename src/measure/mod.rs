@@ -5,12 +5,14 @@
 
 pub mod adaptive;
 use crate::sys::cpu;
+pub mod others;
 pub mod pkey;
 pub mod worker;
 
 use crate::stats;
 use adaptive::{Progress, Savings, StopReason};
 use cpu::CpuTime;
+use others::OthersCpu;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use worker::Worker;
@@ -99,13 +101,9 @@ pub struct Measured {
     pub bytes: u64,
     pub calls: u64,
     pub batch: u64,
-    pub disturbed_trials: u32,
-    /// CPU seconds other processes used while the trials ran, and the seconds of
-    /// /proc/stat window they were counted over.
-    pub others_cpu_s: f64,
-    pub others_window_s: f64,
-    /// CPUs /proc/stat counts (all online CPUs, whatever our affinity).
-    pub machine_cpus: usize,
+    /// CPU other processes used while the trials ran (over every CPU /proc/stat counts,
+    /// whatever our affinity), and the trials they disturbed.
+    pub others: OthersCpu,
     pub progress: Progress,
     /// Set once the point takes no more trials.
     pub stop: Option<StopReason>,
@@ -114,7 +112,7 @@ pub struct Measured {
 }
 
 impl Measured {
-    fn new(batch: u64, threads: usize, machine_cpus: usize) -> Measured {
+    fn new(batch: u64, threads: usize, others: OthersCpu) -> Measured {
         Measured {
             samples_bps: Vec::new(),
             cpu_samples_bps: Vec::new(),
@@ -124,10 +122,7 @@ impl Measured {
             bytes: 0,
             calls: 0,
             batch,
-            disturbed_trials: 0,
-            others_cpu_s: 0.0,
-            others_window_s: 0.0,
-            machine_cpus,
+            others,
             progress: Progress::default(),
             stop: None,
             clocks: Vec::new(),
@@ -151,7 +146,12 @@ impl Measured {
 
     /// CPU other processes used during the trials, in percent of all the machine's CPUs.
     pub fn others_cpu_pct(&self) -> f64 {
-        others_share_pct(self.others_cpu_s, self.others_window_s, self.machine_cpus)
+        self.others.pct()
+    }
+
+    /// Trials that ran while other processes took at least half a CPU.
+    pub fn disturbed_trials(&self) -> u32 {
+        self.others.disturbed_trials()
     }
 
     /// Adds one trial's threads.
@@ -185,22 +185,6 @@ impl Measured {
         self.progress.trials += 1;
         self.progress.used_s = self.wall_s;
     }
-}
-
-/// Other processes' CPU seconds over a window, as a share of all `cpus` CPUs, in percent.
-/// Never above 100: /proc/stat counts in 10 ms ticks, so over short windows the raw
-/// count can exceed what the CPUs could have done.
-pub fn others_share_pct(others_s: f64, window_s: f64, cpus: usize) -> f64 {
-    if window_s <= 0.0 || cpus == 0 {
-        return 0.0;
-    }
-    (others_s / (window_s * cpus as f64) * 100.0).clamp(0.0, 100.0)
-}
-
-/// Other processes' CPU seconds in one window: the machine's busy time less ours, at most
-/// what the other CPU time of the window allowed.
-pub fn others_in_window(busy_s: f64, own_s: f64, window_s: f64, cpus: usize) -> f64 {
-    (busy_s - own_s).clamp(0.0, (window_s * cpus as f64 - own_s).max(0.0))
 }
 
 /// Runs one trial: all threads start behind a barrier and run whole batches until a
@@ -292,6 +276,7 @@ pub fn run_group(
         .and_then(|ws| ws.first())
         .map_or(size, Worker::units_per_call);
     let cpus = cpu::machine_cpus();
+    let ticks_per_s = crate::sys::procfs::ticks_per_s();
 
     let mut results: Vec<anyhow::Result<Measured>> = points
         .iter_mut()
@@ -299,7 +284,7 @@ pub fn run_group(
             Ok(Measured::new(
                 calibrate(ws, warmup, batch_s)?,
                 ws.len(),
-                cpus,
+                OthersCpu::new(cpus, ticks_per_s),
             ))
         })
         .collect();
@@ -333,13 +318,7 @@ pub fn run_group(
             let window = window0.elapsed().as_secs_f64();
             m.add_trial(&t, size, per_call);
             if let (Some(b0), Some(b1)) = (busy0, busy1) {
-                let others = others_in_window(b1 - b0, own, window, cpus);
-                m.others_cpu_s += others;
-                m.others_window_s += window;
-                // Jiffies are 10 ms: only a clear disturbance counts.
-                if others >= 0.5 * window.max(0.02) {
-                    m.disturbed_trials += 1;
-                }
+                m.others.add(b1 - b0, own, window);
             }
             m.stop = adaptive::decide(&m.samples_bps, &mut m.progress, trial_s, settings, savings);
             on_trial(i, m);

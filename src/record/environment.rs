@@ -44,6 +44,26 @@ pub struct Environment {
     /// from the controller; absent when cryptobench ran where it was started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dut: Option<String>,
+    /// How speed's `others_cpu_pct` was measured (absent in runs before it was said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu: Option<OthersCpuMethod>,
+}
+
+/// How other processes' CPU was measured, and the tick rate of the counters it came from.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OthersCpuMethod {
+    pub method: String,
+    /// /proc/stat's clock ticks per second (USER_HZ): one reading's resolution.
+    pub ticks_per_s: f64,
+}
+
+impl OthersCpuMethod {
+    pub fn here() -> OthersCpuMethod {
+        OthersCpuMethod {
+            method: crate::measure::others::METHOD.into(),
+            ticks_per_s: crate::sys::procfs::ticks_per_s(),
+        }
+    }
 }
 
 fn environment_kind() -> LineKind {

@@ -691,7 +691,7 @@ fn to_record(
         cpu_sys_s: Some(m.cpu.sys),
         cpu_s_per_gb: (m.bytes > 0).then(|| m.cpu.total() / (m.bytes as f64 / 1e9)),
         others_cpu_pct: m.others_cpu_pct(),
-        disturbed: m.disturbed_trials > 0,
+        disturbed: m.disturbed_trials() > 0,
         notes,
         profile: None,
         dut: None,
@@ -724,9 +724,9 @@ fn to_record(
             spread_pct: spread,
             noisy: ci_pct > NOISY_CI_PCT
                 || stats::bulk_too_spread(&m.samples_bps)
-                || m.disturbed_trials * 3 > trials
+                || m.disturbed_trials() * 3 > trials
                 || cpu_noise,
-            disturbed_trials: m.disturbed_trials,
+            disturbed_trials: m.disturbed_trials(),
             scaling_efficiency_ci: None,
             ci_pct: Some(ci_pct),
             stop_reason: m.stop,
