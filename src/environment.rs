@@ -216,13 +216,31 @@ pub fn capture(
     }
 }
 
-/// secs-pid, and a counter after the first run of a process (a study runs several
-/// workloads in one process within a second).
+/// secs-pid-random, and a counter after the first run of a process (a study runs several
+/// workloads in one process within a second). The random part keeps apart runs that share
+/// the second and the PID: containers, and the identical DUTs of a fleet.
 fn run_id(secs: u64) -> String {
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    static NONCE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let nonce = NONCE.get_or_init(|| {
+        let mut b = [0u8; 4];
+        // /dev/urandom; where it cannot be read, the clock's nanoseconds still differ.
+        if std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+            .is_err()
+        {
+            b = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .subsec_nanos()
+                .to_le_bytes();
+        }
+        u32::from_le_bytes(b)
+    });
+    let base = format!("{secs}-{}-{nonce:08x}", std::process::id());
     match RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
-        0 => format!("{secs}-{}", std::process::id()),
-        n => format!("{secs}-{}-{n}", std::process::id()),
+        0 => base,
+        n => format!("{base}-{n}"),
     }
 }
 

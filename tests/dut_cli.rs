@@ -432,6 +432,8 @@ fn cleanup_on_the_dut_removes_what_a_crashed_run_left() {
     let run_dir = tmp.join("cbench-tls-2147483646-0");
     std::fs::create_dir_all(&run_dir).unwrap();
     std::fs::write(run_dir.join("key.pem"), "a private key").unwrap();
+    // Its lock file, which no process holds any more (the run's guard held it).
+    std::fs::write(run_dir.join(".cbench-lock"), "").unwrap();
     let url = lab.url();
     let o = lab.run(&["cleanup", "--dut", &url]);
     let (out, err) = (

@@ -487,8 +487,11 @@ fn r16_leftover_temp_dirs_of_dead_runs_are_removed() {
         let d = tmp_root.join(format!("cbench-tls-{dead}-{n}"));
         std::fs::create_dir_all(d.join("www")).unwrap();
         std::fs::write(d.join("key.pem"), "not a real key").unwrap();
+        // Its lock file, which no process holds any more (the run's guard held it).
+        std::fs::write(d.join(".cbench-lock"), "").unwrap();
         d
     };
+    // A live run's dir, as an older version made it (no lock file): its PID is alive.
     let live = tmp_root.join(format!("cbench-tls-{}-0", std::process::id()));
     std::fs::create_dir_all(&live).unwrap();
     let a = leftover(0);

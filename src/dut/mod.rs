@@ -56,35 +56,62 @@ impl DutArgs {
             }
         }
         let mut urls: Vec<String> = self.dut.clone();
+        // Where each URL came from, for the message about a bad one.
+        let mut origin: Vec<String> = vec![String::new(); urls.len()];
         if let Some(f) = &self.dut_file {
             let shown = crate::units::shown_path(f);
-            let text = std::fs::read_to_string(f).map_err(|e| {
+            let text = read_dut_file(f).map_err(|e| {
                 Failure::Input(format!(
                     "--dut-file {shown}: {e}: give a file of ssh:// URLs, one a line"
                 ))
             })?;
-            let listed: Vec<String> = text
-                .lines()
-                .map(|l| l.split('#').next().unwrap_or("").trim())
-                .filter(|l| !l.is_empty())
-                .map(String::from)
-                .collect();
-            if listed.is_empty() {
+            let before = urls.len();
+            for (n, l) in text.lines().enumerate() {
+                let l = l.split('#').next().unwrap_or("").trim();
+                if !l.is_empty() {
+                    urls.push(l.to_string());
+                    origin.push(format!("--dut-file {shown} line {}: ", n + 1));
+                }
+            }
+            if urls.len() == before {
                 return Err(Failure::Input(format!(
                     "--dut-file {shown} names no DUT: put one ssh://[user@]host[:port] a line"
                 )));
             }
-            urls.extend(listed);
         }
         let mut out: Vec<DutUrl> = Vec::new();
-        for u in &urls {
-            let url = DutUrl::parse(u).map_err(Failure::input)?;
+        for (u, from) in urls.iter().zip(&origin) {
+            let url = DutUrl::parse(u).map_err(|e| Failure::Input(format!("{from}{e}")))?;
             if !out.contains(&url) {
                 out.push(url);
             }
         }
         Ok(out)
     }
+}
+
+/// The most a --dut-file may hold: 100,000 DUTs' URLs, with comments.
+const DUT_FILE_MAX_BYTES: u64 = 16 << 20;
+
+/// A regular file's text, up to [`DUT_FILE_MAX_BYTES`]: /dev/zero would take all memory
+/// and a FIFO would block with no writer.
+fn read_dut_file(f: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(f)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(f)?
+        .take(DUT_FILE_MAX_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > DUT_FILE_MAX_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB",
+            DUT_FILE_MAX_BYTES >> 20
+        )));
+    }
+    Ok(text)
 }
 
 /// Options that only mean something on the controller, with whether each takes a value:
@@ -103,8 +130,21 @@ const CONTROLLER_ONLY: &[(&str, bool)] = &[
 /// This command's arguments (from the subcommand on) as the DUT gets them: without the
 /// controller's own options, and without `--format` when `keep_format` is false (the
 /// controller renders).
-pub fn remote_argv(keep_format: bool) -> Vec<String> {
-    strip_controller_options(std::env::args().skip(1), keep_format)
+pub fn remote_argv(keep_format: bool) -> Result<Vec<String>, Failure> {
+    let args = std::env::args_os()
+        .skip(1)
+        .enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                Failure::input(format!(
+                    "argument {} ('{}') is not UTF-8, which --dut cannot pass on to the DUT: give it a UTF-8 name",
+                    i + 1,
+                    crate::units::shown(&a.to_string_lossy())
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(strip_controller_options(args.into_iter(), keep_format))
 }
 
 fn strip_controller_options(
@@ -177,9 +217,9 @@ pub fn check_paths_on_dut(
 /// output passed through as it comes; a header names the host when there are several.
 /// Exit code: the worst of the DUTs'.
 pub fn passthrough(dut: &DutArgs, paths: &[(&'static str, PathBuf)]) -> Result<i32, Failure> {
+    let argv = remote_argv(true)?;
     let targets = dut.targets()?;
     crate::sys::signal::install_signal_handler();
-    let argv = remote_argv(true);
     let several = targets.len() > 1;
     let mut worst = 0;
     for url in &targets {

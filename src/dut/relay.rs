@@ -76,6 +76,8 @@ pub fn run(
     paths: &[(&'static str, PathBuf)],
     service: Option<Service>,
 ) -> Result<Relayed, Failure> {
+    // Before any output file is opened: a refused run leaves nothing behind.
+    let mut argv = super::remote_argv(false)?;
     let targets = dut.targets()?;
     let mut hosts = Vec::new();
     for url in &targets {
@@ -90,7 +92,6 @@ pub fn run(
         });
     }
     crate::sys::signal::install_signal_handler();
-    let mut argv = super::remote_argv(false);
     argv.extend(["--agent".to_string(), "--no-store".to_string()]);
     if let Some(s) = &service {
         argv.extend(s.args.iter().cloned());

@@ -49,6 +49,11 @@ pub struct SeenPoints(std::collections::HashSet<u64>);
 impl SeenPoints {
     /// True the first time a run's point is seen.
     pub fn first_time(&mut self, rec: &AnyRecord) -> bool {
+        self.0.insert(Self::key(rec))
+    }
+
+    /// The point a record is of, within its run, hashed.
+    pub fn key(rec: &AnyRecord) -> u64 {
         use std::hash::{Hash, Hasher};
         // What tells two records of one run apart: compare's identity, the record's own
         // label (unique within a run) and, for vpn, the round.
@@ -61,7 +66,7 @@ impl SeenPoints {
             round,
         )
             .hash(&mut h);
-        self.0.insert(h.finish())
+        h.finish()
     }
 }
 

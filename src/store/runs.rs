@@ -431,10 +431,21 @@ pub fn import(s: &mut dyn Store, loaded: &Loaded) -> anyhow::Result<(usize, usiz
                 workloads.push(w);
             }
         }
+        check_run_id(s, &run.run_id)?;
         in_transaction(s, false, |s| {
             let mut seen = SeenPoints::default();
-            let stored = load(s, &run.run_id)?.map(|r| r.records).unwrap_or_default();
-            for r in &stored {
+            let stored = load(s, &run.run_id)?;
+            if let Some(why) = stored
+                .as_ref()
+                .and_then(|st| conflict(st, env, &run.records))
+            {
+                return Err(Refused(format!(
+                    "run {} conflicts with the stored run of that id ({why}): not imported; the same id is another run, not a duplicate",
+                    crate::units::shown(&run.run_id)
+                ))
+                .into());
+            }
+            for r in stored.iter().flat_map(|st| &st.records) {
                 seen.first_time(r);
             }
             let first_seq = next_seq(s, &run.run_id)?;
@@ -454,6 +465,80 @@ pub fn import(s: &mut dyn Store, loaded: &Loaded) -> anyhow::Result<(usize, usiz
     Ok((runs, added))
 }
 
+/// Why a run to import is not the stored run of the same id: another machine or start,
+/// or a point of the same identity with other values. None for a true duplicate.
+fn conflict(stored: &Run, env: &Environment, records: &[AnyRecord]) -> Option<String> {
+    if let Some(st) = &stored.environment {
+        if machine_of(st) != machine_of(env) || st.hostname != env.hostname {
+            return Some("another machine".into());
+        }
+        if st.started_unix != env.started_unix {
+            return Some(format!(
+                "started at {} there, {} here",
+                env.started_unix, st.started_unix
+            ));
+        }
+    }
+    let by_key: std::collections::HashMap<u64, serde_json::Value> = stored
+        .records
+        .iter()
+        .map(|r| (SeenPoints::key(r), r.to_json()))
+        .collect();
+    records.iter().find_map(|r| {
+        let old = by_key.get(&SeenPoints::key(r))?;
+        (*old != r.to_json()).then(|| format!("point {} has other values", r.label()))
+    })
+}
+
+/// The longest run id accepted from a file.
+pub const RUN_ID_MAX_CHARS: usize = 128;
+
+/// Whether a name has the shape of the ids cryptobench makes: `<secs>-<pid>`, then an
+/// optional random part (8 hex digits) and an optional counter.
+pub fn looks_like_run_id(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('-').collect();
+    let digits = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit());
+    let hex8 = |p: &str| p.len() == 8 && p.chars().all(|c| c.is_ascii_hexdigit());
+    match parts[..] {
+        [a, b] => digits(a) && digits(b),
+        [a, b, c] => digits(a) && digits(b) && (hex8(c) || digits(c)),
+        [a, b, c, d] => digits(a) && digits(b) && hex8(c) && digits(d),
+        _ => false,
+    }
+}
+
+/// Refuses an imported run id that could not be named unambiguously where runs are
+/// named (`last`, a tag, a list, a file), or shown on one line.
+pub fn check_run_id(s: &mut dyn Store, id: &str) -> anyhow::Result<()> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let why = if id.is_empty() {
+        Some("it is empty".to_string())
+    } else if id.chars().count() > RUN_ID_MAX_CHARS {
+        Some(format!("it is longer than {RUN_ID_MAX_CHARS} characters"))
+    } else if id == "last" || id.starts_with("last:") {
+        Some("last and last:N name the newest runs".into())
+    } else if !id.chars().all(allowed) || id.starts_with(['-', '.']) || id.ends_with(".jsonl") {
+        Some("only letters, digits, '-', '_' and '.' may name a run, not first".into())
+    } else if all_tags(s)?.iter().any(|(tag, _)| tag == id) {
+        Some("a tag has that name".into())
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Refused(format!(
+            "invalid run id '{}' in the file: {why}: not imported",
+            crate::units::shown(id)
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// A run that import refuses: bad input, not a failure of the store.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
 /// The seq after a run's last stored point.
 fn next_seq(s: &mut dyn Store, run_id: &str) -> anyhow::Result<usize> {
     Ok(s.query(
@@ -471,8 +556,6 @@ pub const TAG_MAX_CHARS: usize = 64;
 /// Refuses a tag that could be taken for something else where runs are named (a run id,
 /// `last`, `last:N`, a list, a file) or that cannot be shown on one line.
 pub fn check_tag_name(s: &mut dyn Store, name: &str) -> anyhow::Result<()> {
-    let looks_like_run_id = name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_digit() || c == '-');
     let why = if name.is_empty() {
         Some("it is empty".to_string())
     } else if name.chars().count() > TAG_MAX_CHARS {
@@ -483,7 +566,7 @@ pub fn check_tag_name(s: &mut dyn Store, name: &str) -> anyhow::Result<()> {
         Some("it holds a comma, a space or a control character".into())
     } else if name == "-" || name.contains('/') || name.ends_with(".jsonl") {
         Some("it would be read as a file".into())
-    } else if looks_like_run_id {
+    } else if looks_like_run_id(name) {
         Some("it looks like a run id".into())
     } else if resolve(s, name)?.as_deref() == Some(name) {
         Some("it is the id of a run".into())

@@ -9,7 +9,7 @@ use crate::analyse::stats;
 use crate::driver::{Ctx, Outcome, Plan, Workload};
 use crate::record::speed::{Access, SpeedData};
 use crate::record::{Record, SCHEMA};
-use crate::sys::guard::{Guard, Resource};
+use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
 use crate::workloads::Failure;
 use anyhow::anyhow;
@@ -118,20 +118,9 @@ fn version(program: &Path) -> String {
 
 /// A private dir in tmpfs (/dev/shm), removed with the guard: the study's RAM disk.
 fn tmpfs_dir(guard: &Guard) -> anyhow::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let p = Path::new("/dev/shm").join(format!(
-        "{}-study-{}-{}",
-        crate::sys::guard::PREFIX,
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&p)
-        .map_err(|e| anyhow!("cannot create {} (tmpfs): {e}", p.display()))?;
-    guard.track(Resource::TempDir(p.clone()));
-    Ok(p)
+    guard
+        .temp_dir_in(Path::new("/dev/shm"), "study")
+        .map_err(|e| anyhow!("{e} (tmpfs)"))
 }
 
 /// The plaintext: `bytes` of incompressible-looking data.

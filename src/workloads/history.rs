@@ -195,7 +195,13 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     let store = resolver.store().map_err(Failure::input)?;
     for (file, loaded) in files.iter().zip(&read) {
         super::report::print_skipped(&loaded.skipped);
-        let (n, added) = runs::import(store, loaded).map_err(Failure::runtime)?;
+        let (n, added) = runs::import(store, loaded).map_err(|e| {
+            if e.is::<runs::Refused>() {
+                Failure::input(e)
+            } else {
+                Failure::runtime(e)
+            }
+        })?;
         println!(
             "{}: {n} run(s), {added} new point(s) of {} into {}",
             crate::units::shown_path(file),
@@ -294,15 +300,35 @@ pub fn since_unix(s: &str) -> anyhow::Result<i64> {
         .collect::<Result<_, _>>()
         .map_err(anyhow::Error::msg)?;
     match parts[..] {
-        [y, m, d] if (1..=12).contains(&m) && (1..=31).contains(&d) => {
+        // A day the calendar has: 2026-02-30 is a typo, not March 2nd.
+        [y, m, d] if (1..=12).contains(&m) && (1..=days_in_month(y, m)).contains(&d) => {
             Ok(days_from_civil(y, m, d) * 86400)
         }
         _ => Err(anyhow::Error::msg(bad())),
     }
 }
 
+fn days_in_month(y: i64, m: i64) -> i64 {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn days_the_calendar_lacks_are_refused() {
+        assert!(super::since_unix("2026-02-30").is_err());
+        assert!(super::since_unix("2026-02-29").is_err());
+        assert!(super::since_unix("2028-02-29").is_ok());
+        assert!(super::since_unix("2026-04-31").is_err());
+        assert!(super::since_unix("2026-12-31").is_ok());
+    }
+
     #[test]
     fn dates_round_trip() {
         assert_eq!(crate::render::trend::utc(0), "1970-01-01 00:00");

@@ -13,18 +13,16 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub enum Resource {
     /// A process we started, stopped by PID: SIGTERM, then SIGKILL after a grace period.
-    Process {
-        pid: i32,
-        name: String,
+    Process { pid: i32, name: String },
+    /// A temp dir, with the lock that tells a sweep it is in use (see [`LOCK_FILE`]).
+    TempDir {
+        path: PathBuf,
+        lock: Option<std::fs::File>,
     },
-    TempDir(PathBuf),
     /// A network namespace created with `ip netns add`.
     Netns(String),
     /// Any command that undoes a change, e.g. `ip netns exec X ip link del wg0`.
-    Undo {
-        what: String,
-        argv: Vec<String>,
-    },
+    Undo { what: String, argv: Vec<String> },
 }
 
 struct Entry {
@@ -80,13 +78,26 @@ impl Guard {
 
     /// A private temp dir (mode 0700) removed with the guard.
     pub fn temp_dir(&self, what: &str) -> anyhow::Result<PathBuf> {
+        self.temp_dir_in(&std::env::temp_dir(), what)
+    }
+
+    /// A private dir (mode 0700) in `base`, named `cbench-<what>-<pid>-<n>`, locked for as
+    /// long as this run owns it and removed with the guard.
+    pub fn temp_dir_in(&self, base: &Path, what: &str) -> anyhow::Result<PathBuf> {
         use std::os::unix::fs::DirBuilderExt;
-        let base = std::env::temp_dir();
         for n in 0..100u32 {
             let p = base.join(format!("{PREFIX}-{what}-{}-{n}", std::process::id()));
             match std::fs::DirBuilder::new().mode(0o700).create(&p) {
                 Ok(()) => {
-                    self.track(Resource::TempDir(p.clone()));
+                    let lock = lock_new(&p);
+                    let failed = lock.as_ref().err().map(|e| e.to_string());
+                    self.track(Resource::TempDir {
+                        path: p.clone(),
+                        lock: lock.ok(),
+                    });
+                    if let Some(e) = failed {
+                        return Err(anyhow!("cannot lock {}: {e}", p.display()));
+                    }
                     return Ok(p);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -200,7 +211,7 @@ fn undo(r: &Resource) {
                 eprintln!("cryptobench: {name} (pid {pid}) ignored SIGTERM and was killed");
             }
         }
-        Resource::TempDir(p) => remove_dir(p),
+        Resource::TempDir { path, .. } => remove_dir(path),
         Resource::Netns(n) => {
             quiet(&["ip", "netns", "del", n]);
         }
@@ -227,13 +238,71 @@ fn temp_dir_owner(name: &str) -> Option<i32> {
     Some(pid)
 }
 
+/// The file in each of our temp dirs that its run holds an exclusive flock on for as long
+/// as it owns the dir. The kernel drops the lock when the run ends, however it ends, so a
+/// sweep in any PID namespace (a container sharing /tmp) tells a live run's dir from a dead
+/// one's, which a PID cannot: the same PID names another process, or none, there.
+pub const LOCK_FILE: &str = ".cbench-lock";
+
+/// A dir without a lock file is a run's of an older version, or one being made this
+/// instant: swept only once its PID is gone here and it is older than this.
+const UNLOCKED_AGE: Duration = Duration::from_secs(3600);
+
+fn flock_now(f: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own.
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Creates and takes the lock of a new dir of ours.
+fn lock_new(dir: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(LOCK_FILE))?;
+    if flock_now(&f) {
+        Ok(f)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Whether the dir's run is gone: its lock could be taken (returned, to be held while the
+/// dir is removed), or, without a lock file, its PID is gone and the dir is old.
+fn orphaned(dir: &Path, pid: i32) -> Option<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(LOCK_FILE))
+    {
+        Ok(f) => flock_now(&f).then_some(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let age = std::fs::symlink_metadata(dir)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .unwrap_or_default();
+            (!alive(pid) && age >= UNLOCKED_AGE).then_some(None)
+        }
+        Err(_) => None,
+    }
+}
+
 /// Removes the temp dirs of runs that are gone (a SIGKILLed run leaves its dir: nginx's
-/// config, a private key, the served files). Only our own directories, only when their
-/// run's process no longer exists. Returns what it did, one line each.
+/// config, a private key, the served files). Only our own directories, only those whose
+/// lock no live run holds. Returns what it did, one line each.
 pub fn remove_orphan_temp_dirs() -> Vec<String> {
+    remove_orphan_temp_dirs_in(&std::env::temp_dir())
+}
+
+fn remove_orphan_temp_dirs_in(base: &Path) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
     let mut report = Vec::new();
-    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+    let Ok(dir) = std::fs::read_dir(base) else {
         return report;
     };
     // SAFETY: geteuid has no preconditions.
@@ -244,9 +313,12 @@ pub fn remove_orphan_temp_dirs() -> Vec<String> {
             continue;
         };
         let ours = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
-        if !ours || pid as u32 == std::process::id() || alive(pid) {
+        if !ours || pid as u32 == std::process::id() {
             continue;
         }
+        let Some(_held) = orphaned(&e.path(), pid) else {
+            continue;
+        };
         let shown = e.path().display().to_string();
         report.push(match std::fs::remove_dir_all(e.path()) {
             Ok(()) => format!("removed temp dir {shown} (its run, process {pid}, is gone)"),
@@ -282,6 +354,44 @@ mod tests {
         assert!(!dir.exists());
         assert!(!alive(pid));
         let _ = child.wait();
+    }
+
+    #[test]
+    fn the_sweep_takes_only_dirs_whose_lock_is_free() {
+        let base = std::env::temp_dir().join(format!("cbench-sweep-test-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        // A PID that names no process here (beyond the kernel's default pid_max).
+        let gone = 4_194_999;
+        let mk = |n: u32| {
+            let d = base.join(format!("{PREFIX}-tls-{gone}-{n}"));
+            std::fs::create_dir(&d).unwrap();
+            d
+        };
+        // 0: a live run elsewhere (another PID namespace) holds its lock.
+        let live = mk(0);
+        let held = lock_new(&live).unwrap();
+        // 1: a dead run's lock file, free.
+        let dead = mk(1);
+        drop(lock_new(&dead).unwrap());
+        // 2: no lock file and new: maybe a run being set up, or an older version's.
+        let fresh = mk(2);
+        let report = remove_orphan_temp_dirs_in(&base);
+        assert!(live.exists(), "{report:?}");
+        assert!(!dead.exists(), "{report:?}");
+        assert!(fresh.exists(), "{report:?}");
+        assert_eq!(report.len(), 1, "{report:?}");
+        // Once the live run ends (its lock dropped), its dir goes too.
+        drop(held);
+        remove_orphan_temp_dirs_in(&base);
+        assert!(!live.exists());
+        // A guard's dir carries its held lock.
+        let g = Guard::new();
+        let mine = g.temp_dir_in(&base, "test").unwrap();
+        let f = std::fs::File::open(mine.join(LOCK_FILE)).unwrap();
+        assert!(!flock_now(&f), "the owner's lock is held");
+        drop(g);
+        assert!(!mine.exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

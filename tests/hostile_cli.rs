@@ -1,0 +1,239 @@
+//! What a hostile or unlucky user meets: runs in other PID namespaces sharing /tmp and the
+//! second, arguments that are not UTF-8 on the way to a DUT, calendar dates that do not
+//! exist.
+
+mod common;
+use common::{command, skip, text};
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn private_tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cbench-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `unshare -pf --mount-proc` works here (root, or user namespaces).
+fn pid_namespaces() -> bool {
+    Command::new("unshare")
+        .args(["-pf", "--mount-proc", "true"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+const QUICK: &[&str] = &[
+    "speed",
+    "--impl",
+    "ring",
+    "--alg",
+    "sha256",
+    "--sizes",
+    "16",
+    "--time",
+    "0.01",
+    "--no-store",
+];
+
+/// A run in a container sharing /tmp must not take a live host run's temp dir for an
+/// orphan because its PID means nothing in the container's PID namespace: the owner's
+/// lock says it is alive. A dir whose lock nobody holds is an orphan and goes.
+#[test]
+fn a_sweep_in_another_pid_namespace_spares_a_live_runs_dir() {
+    if !pid_namespaces() {
+        skip("unshare -pf --mount-proc is not permitted here (needs root or user namespaces)");
+        return;
+    }
+    let tmp = private_tmp("sweep");
+    // The live run: a process holding the lock of its dir, as cryptobench's guard does.
+    let mut owner = Command::new("sleep").arg("60").spawn().unwrap();
+    let live = tmp.join(format!("cbench-tls-{}-0", owner.id()));
+    std::fs::create_dir(&live).unwrap();
+    std::fs::write(live.join("nginx.conf"), "x").unwrap();
+    let mut holder = Command::new("flock")
+        .arg(live.join(".cbench-lock"))
+        .args(["sleep", "60"])
+        .spawn()
+        .expect("flock (util-linux) runs");
+    // A dead run's dir: its lock file is there, and free.
+    let dead = tmp.join(format!("cbench-vpn-{}-0", owner.id()));
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join(".cbench-lock"), "").unwrap();
+    // flock creates its file and takes the lock: wait until it holds it.
+    let t0 = std::time::Instant::now();
+    while Command::new("flock")
+        .args(["-n", live.join(".cbench-lock").to_str().unwrap(), "true"])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(t0.elapsed().as_secs() < 10, "flock never took its lock");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = Command::new("unshare")
+        .args(["-pf", "--mount-proc", common::BIN])
+        .args(QUICK)
+        .env("TMPDIR", &tmp)
+        .env("XDG_DATA_HOME", common::data_home())
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let _ = owner.kill();
+    let _ = owner.wait();
+    assert!(o.status.success(), "{err}");
+    assert!(
+        live.join("nginx.conf").exists(),
+        "a live run's dir was removed: {err}"
+    );
+    assert!(!dead.exists(), "the orphan stayed: {err}");
+    assert!(
+        err.contains(&format!("removed temp dir {}", dead.display())),
+        "{err}"
+    );
+    assert!(!err.contains(&live.display().to_string()), "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// Two runs in PID namespaces of their own are both PID 1, and may start in the same
+/// second: their ids must still differ (a store keeps one run per id).
+#[test]
+fn runs_that_share_the_second_and_the_pid_get_different_ids() {
+    if !pid_namespaces() {
+        skip("unshare -pf --mount-proc is not permitted here (needs root or user namespaces)");
+        return;
+    }
+    let tmp = private_tmp("ids");
+    let outs: Vec<PathBuf> = (0..2).map(|k| tmp.join(format!("{k}.jsonl"))).collect();
+    let children: Vec<_> = outs
+        .iter()
+        .map(|out| {
+            Command::new("unshare")
+                .args(["-pf", "--mount-proc", common::BIN])
+                .args(QUICK)
+                .args(["--output", out.to_str().unwrap(), "--format", "json"])
+                .env("XDG_DATA_HOME", common::data_home())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let ids: Vec<(String, String)> = outs
+        .iter()
+        .map(|p| {
+            let first = std::fs::read_to_string(p).unwrap();
+            let env: serde_json::Value =
+                serde_json::from_str(first.lines().next().unwrap()).unwrap();
+            let id = env["run_id"].as_str().unwrap().to_string();
+            // secs-pid-random: the PID is 1 in each namespace.
+            let mut parts = id.split('-');
+            let secs = parts.next().unwrap().to_string();
+            assert_eq!(parts.next(), Some("1"), "{id}");
+            (secs, id)
+        })
+        .collect();
+    assert_ne!(ids[0].1, ids[1].1, "both runs got id {}", ids[0].1);
+    eprintln!(
+        "ids {} and {} (same second: {})",
+        ids[0].1,
+        ids[1].1,
+        ids[0].0 == ids[1].0
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// A path that is not UTF-8 cannot travel to a DUT: one line, exit 2, no panic, and the
+/// output file it named is not created.
+#[test]
+fn a_non_utf8_argument_with_dut_is_refused_in_one_line() {
+    let tmp = private_tmp("utf8");
+    let mut bad = tmp.as_os_str().as_bytes().to_vec();
+    bad.extend(b"/out\xff.jsonl");
+    let bad = PathBuf::from(std::ffi::OsStr::from_bytes(&bad));
+    let o = command()
+        .args(["speed", "--dut", "ssh://root@127.0.0.1:1", "--output"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not UTF-8") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    assert!(!Path::new(&bad).exists(), "the output file was created");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn a_date_the_calendar_lacks_is_refused() {
+    for bad in ["2026-02-30", "2026-04-31", "2025-02-29"] {
+        let o = command()
+            .args(["history", "--since", bad])
+            .output()
+            .unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("invalid --since") && err.trim().lines().count() == 1,
+            "{bad}: {err}"
+        );
+    }
+}
+
+/// --dut-file of a device or a FIFO is refused at once (it took all memory, or blocked
+/// until SIGTERM), and a bad line is named by file and line.
+#[test]
+fn a_dut_file_that_is_no_file_or_has_a_bad_line_is_refused_in_one_line() {
+    let tmp = private_tmp("dutfile");
+    let fifo = tmp.join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for (f, want) in [
+        (PathBuf::from("/dev/zero"), "not a regular file"),
+        (fifo, "not a regular file"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let o = command()
+            .args(["probe", "--dut-file"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", f.display());
+        assert!(
+            err.contains(want) && err.trim().lines().count() == 1,
+            "{err}"
+        );
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "{} took {:?}",
+            f.display(),
+            t0.elapsed()
+        );
+    }
+    let list = tmp.join("fleet.txt");
+    std::fs::write(&list, "# lab\nssh://root@127.0.0.1:22\n\nftp://nope\n").unwrap();
+    let o = command()
+        .args(["probe", "--dut-file"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{} line 4", list.display())) && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
