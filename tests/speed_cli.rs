@@ -2,7 +2,7 @@
 //! input and threads. Speeds are never asserted; shapes and consistency are.
 
 mod common;
-use common::{run, stderr, stdout};
+use common::{run, skip, stderr, stdout};
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -573,41 +573,53 @@ fn bad_input_gets_one_line_and_exit_2() {
 
 #[test]
 fn threads_report_aggregate_and_per_thread() {
-    let v = json(&[
-        "speed",
-        "--time",
-        "0.1",
-        "--impl",
-        "rustcrypto",
-        "--alg",
-        "sha256",
-        "--sizes",
-        "16k",
-        "--threads",
-        "1,2",
-    ]);
-    let recs = v["records"].as_array().unwrap();
-    let two = recs
-        .iter()
-        .find(|r| r["threads"] == 2)
-        .expect("2-thread record");
-    let per: Vec<f64> = two["per_thread_bps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert_eq!(per.len(), 2);
-    let agg = two["throughput_bps"].as_f64().unwrap();
-    // Against the threads' mean rate: a thread starved by a busy machine may run alone
-    // for a while, but together they always move more than one of them on average.
-    let mean = per.iter().sum::<f64>() / per.len() as f64;
     // Other work taking a core (the point says so) can stall one thread past the other's
-    // end: then the scaling is not observable, only the record's flag is.
-    if two["disturbed"] == true && agg <= mean {
-        eprintln!("not observable here: the 2-thread point was disturbed by other load ({per:?})");
-        return;
-    }
+    // end, and then the scaling is not observable: measure again, up to five times, until
+    // an undisturbed run; five disturbed runs in a row are a skip, never a pass.
+    let mut tries = 0;
+    let (v, per, agg, mean) = loop {
+        tries += 1;
+        let v = json(&[
+            "speed",
+            "--time",
+            "0.1",
+            "--impl",
+            "rustcrypto",
+            "--alg",
+            "sha256",
+            "--sizes",
+            "16k",
+            "--threads",
+            "1,2",
+        ]);
+        let recs = v["records"].as_array().unwrap();
+        let two = recs
+            .iter()
+            .find(|r| r["threads"] == 2)
+            .expect("2-thread record");
+        let per: Vec<f64> = two["per_thread_bps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(per.len(), 2);
+        let agg = two["throughput_bps"].as_f64().unwrap();
+        // Against the threads' mean rate: a thread starved by a busy machine may run
+        // alone for a while, but together they always move more than one of them on
+        // average.
+        let mean = per.iter().sum::<f64>() / per.len() as f64;
+        if two["disturbed"] != true || agg > mean {
+            break (v.clone(), per, agg, mean);
+        }
+        eprintln!("try {tries}: the 2-thread point was disturbed by other load ({per:?})");
+        if tries == 5 {
+            skip("five 2-thread points in a row were disturbed by other load: scaling not observable");
+            return;
+        }
+    };
+    let recs = v["records"].as_array().unwrap();
+    let two = recs.iter().find(|r| r["threads"] == 2).unwrap();
     assert!(
         agg > mean,
         "aggregate {agg} not above the mean per-thread rate {mean} ({per:?})"

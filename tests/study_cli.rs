@@ -29,6 +29,8 @@ fn result_or_unavailable(out: &str, c: &str, result: &str, tag: &str, lacks: Opt
                 .unwrap_or_else(|| panic!("no 'cannot be observed here: {tag}' line: {out}"));
             assert!(line.contains(&why), "{line}: expected {why}");
             assert!(!c.contains(result), "{c}");
+            // The study said so correctly, but its result was not checked: a skip.
+            common::skip(&format!("study step {tag} cannot run here: {why}"));
         }
     }
 }
