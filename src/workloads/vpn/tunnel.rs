@@ -570,10 +570,15 @@ pub fn openvpn_start(
 /// Waits until the OpenVPN end started `i`-th says it is up, or says why not.
 pub fn openvpn_wait(t: &mut Tunnel, i: usize, p: &Place, log: &Path) -> Result<(), LoadError> {
     // The handshake's public-key work runs first: an emulated guest CPU on a busy host
-    // takes tens of seconds for it.
+    // takes tens of seconds for it, and more than a minute beside a build (it failed
+    // twice at 60 s so): four minutes there, one on real hardware.
+    let emulated = crate::environment::emulation(
+        &std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default(),
+    )
+    .is_some();
     let res = wait_for(
         &mut t.children[i],
-        Duration::from_secs(60),
+        Duration::from_secs(if emulated { 240 } else { 60 }),
         "openvpn",
         || {
             std::fs::read_to_string(log)
