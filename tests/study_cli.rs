@@ -406,3 +406,62 @@ fn a_failed_step_fails_the_study() {
     );
     let _ = std::fs::remove_file(file);
 }
+
+/// `--no-store` keeps every step's run out of the store (the user's, when a test forgot
+/// its private data dir); `--store URL` puts them in that one.
+#[test]
+fn study_no_store_writes_nothing_and_store_keeps_every_step() {
+    let home = std::env::temp_dir().join(format!("cbench-study-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let study = |extra: &[&str]| {
+        let o = common::command()
+            .env("XDG_DATA_HOME", &home)
+            .args(["study", "scaling", "--quick"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    study(&["--no-store"]);
+    let written: Vec<_> = walk(&home);
+    assert!(written.is_empty(), "--no-store wrote {written:?}");
+    let db = home.join("kept.db");
+    let url = format!("sqlite:{}", db.display());
+    study(&["--store", &url]);
+    let o = common::command()
+        .args(["history", "--store", &url, "--format", "json"])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = listed.as_array().map_or(0, Vec::len);
+    assert!(runs >= 1, "no step's run in the store: {listed}");
+    // The database and its journal files, nothing else.
+    let db_text = db.to_string_lossy().into_owned();
+    let all = walk(&home);
+    assert!(
+        all.iter()
+            .all(|p| p.to_string_lossy().starts_with(&db_text)),
+        "{all:?}"
+    );
+    std::fs::remove_dir_all(&home).unwrap();
+}
+
+/// Every file below `dir`.
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

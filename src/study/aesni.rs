@@ -101,6 +101,7 @@ impl Study for AesNi {
             rounds,
             env,
             variant: variant.map(str::to_string),
+            store: Vec::new(),
         };
         let step = |tag: &str, seconds: f64, action| Step {
             tag: tag.into(),

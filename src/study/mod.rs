@@ -59,6 +59,13 @@ pub struct StudyArgs {
     pub output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = StudyFormat::Table)]
     pub format: StudyFormat,
+    /// Keep every step's run in this store: sqlite:PATH or postgresql://USER@HOST/DB
+    /// [default: $CRYPTOBENCH_STORE, else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
+    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
+    pub store: Option<String>,
+    /// Keep the steps' runs in no store (only --output, if given).
+    #[arg(long)]
+    pub no_store: bool,
     /// With --dut: the study runs on the DUT (all of it, as it would there), its table
     /// and conclusions shown here; --libcrypto and --openssl name paths on the DUT.
     #[command(flatten)]
@@ -131,9 +138,28 @@ pub enum Action {
         rounds: u32,
         env: Vec<(String, String)>,
         variant: Option<String>,
+        /// The study's store options (`--store URL` or `--no-store`), as a step's argv has them.
+        store: Vec<String>,
     },
     /// Set the cpufreq governor for the steps after it (restored at the end).
     Governor(String),
+}
+
+impl Action {
+    /// Adds `args` to every cryptobench command line of the step (store options, say).
+    pub fn add_args(&mut self, args: &[String]) {
+        match self {
+            Action::Workload(argv) | Action::Child { argv, .. } => argv.extend_from_slice(args),
+            Action::Beside {
+                neighbour, argv, ..
+            } => {
+                neighbour.extend_from_slice(args);
+                argv.extend_from_slice(args);
+            }
+            Action::OpensslEnc { store, .. } => store.extend_from_slice(args),
+            Action::Guest(_) | Action::Governor(_) => {}
+        }
+    }
 }
 
 /// A run read back, with the step it came from.
@@ -295,7 +321,16 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
         openssl: open_builds(&args.openssl)?,
         ..opts(&args)
     };
-    let steps = study.steps(&o);
+    // Every step's run goes where the study's was asked to: the same store, or none.
+    let store: Vec<String> = match (&args.store, args.no_store) {
+        (Some(url), _) => vec!["--store".into(), url.clone()],
+        (None, true) => vec!["--no-store".into()],
+        (None, false) => Vec::new(),
+    };
+    let mut steps = study.steps(&o);
+    for s in &mut steps {
+        s.action.add_args(&store);
+    }
     let (mut observed, code) = runner::run(study.as_ref(), &steps, args.output.as_deref())?;
     observed.notes.extend(study.notes(&o));
     let findings = study.analyse(&observed);

@@ -235,14 +235,15 @@ fn step(
             rounds,
             env,
             variant,
+            store,
         } => {
             let w = OpensslEnc::new(*cipher, *bytes, *rounds, env.clone(), variant.clone());
             let common = crate::cli::CommonArgs {
                 format: crate::render::Format::Table,
                 output: Some(file.to_path_buf()),
                 time: None,
-                store: None,
-                no_store: false,
+                store: store.iter().skip_while(|a| *a != "--store").nth(1).cloned(),
+                no_store: store.iter().any(|a| a == "--no-store"),
                 agent: false,
             };
             let out = common.output("speed").map_err(Failure::input)?;
