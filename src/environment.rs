@@ -216,28 +216,30 @@ pub fn capture(
     }
 }
 
-/// secs-pid-random, and a counter after the first run of a process (a study runs several
-/// workloads in one process within a second). The random part keeps apart runs that share
-/// the second and the PID: containers, and the identical DUTs of a fleet.
+/// secs-pid-stamp, and a counter after the first run of a process (a study runs several
+/// workloads in one process within a second). The stamp (8 hex digits: the millisecond
+/// of the start, then 20 random bits) keeps apart runs that share the second and the PID
+/// (containers, the identical DUTs of a fleet) and still sorts one process's runs of a
+/// second by their start, as the store orders runs of one second by id.
 fn run_id(secs: u64) -> String {
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    static NONCE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let nonce = NONCE.get_or_init(|| {
+    static STAMP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let stamp = STAMP.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .subsec_nanos();
         let mut b = [0u8; 4];
         // /dev/urandom; where it cannot be read, the clock's nanoseconds still differ.
         if std::fs::File::open("/dev/urandom")
             .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
             .is_err()
         {
-            b = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .subsec_nanos()
-                .to_le_bytes();
+            b = nanos.to_le_bytes();
         }
-        u32::from_le_bytes(b)
+        ((nanos / 1_000_000) << 20) | (u32::from_le_bytes(b) & 0xf_ffff)
     });
-    let base = format!("{secs}-{}-{nonce:08x}", std::process::id());
+    let base = format!("{secs}-{}-{stamp:08x}", std::process::id());
     match RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
         0 => base,
         n => format!("{base}-{n}"),
