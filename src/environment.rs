@@ -229,15 +229,12 @@ fn run_id(secs: u64) -> String {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .subsec_nanos();
-        let mut b = [0u8; 4];
-        // /dev/urandom; where it cannot be read, the clock's nanoseconds still differ.
-        if std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
-            .is_err()
-        {
-            b = nanos.to_le_bytes();
-        }
-        ((nanos / 1_000_000) << 20) | (u32::from_le_bytes(b) & 0xf_ffff)
+        // Where the OS random generator fails, the clock's nanoseconds still differ.
+        let random = crate::impls::pkey::random_bytes(4)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .map_or(nanos, u32::from_le_bytes);
+        ((nanos / 1_000_000) << 20) | (random & 0xf_ffff)
     });
     let base = format!("{secs}-{}-{stamp:08x}", std::process::id());
     match RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn private_tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cbench-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tempdir(
+        &std::env::temp_dir(),
+        &format!("cbench-hostile-{}-{name}", std::process::id()),
+    )
 }
 
 /// `unshare -pf --mount-proc` works here (root, or user namespaces).

@@ -10,26 +10,14 @@ use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Busy and all seconds of the machine's "cpu" line of /proc/stat.
+/// The machine's busy seconds, read as cryptobench reads them (its /proc/stat reader and
+/// tick rate); the summing over a point is what is checked.
 fn machine_busy_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap();
-    let f: Vec<f64> = stat
-        .lines()
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .skip(1)
-        .map(|x| x.parse().unwrap())
-        .collect();
-    // user nice system idle iowait irq softirq steal: busy as cryptobench counts it.
-    (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) / 100.0
+    cryptobench_impls::sys::cpu::machine_busy_s().expect("/proc/stat is readable")
 }
 
 fn machine_cpus() -> usize {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap();
-    stat.lines()
-        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
-        .count()
+    cryptobench_impls::sys::cpu::machine_cpus()
 }
 
 /// CPUs this process may run on (`taskset -pc`'s list, expanded).

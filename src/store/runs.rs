@@ -511,14 +511,10 @@ pub fn looks_like_run_id(name: &str) -> bool {
 /// named (`last`, a tag, a list, a file), or shown on one line.
 pub fn check_run_id(s: &mut dyn Store, id: &str) -> anyhow::Result<()> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    let why = if id.is_empty() {
-        Some("it is empty".to_string())
-    } else if id.chars().count() > RUN_ID_MAX_CHARS {
-        Some(format!("it is longer than {RUN_ID_MAX_CHARS} characters"))
-    } else if id == "last" || id.starts_with("last:") {
-        Some("last and last:N name the newest runs".into())
-    } else if !id.chars().all(allowed) || id.starts_with(['-', '.']) || id.ends_with(".jsonl") {
-        Some("only letters, digits, '-', '_' and '.' may name a run, not first".into())
+    let why = if let Some(why) = unnameable(id, RUN_ID_MAX_CHARS) {
+        Some(why)
+    } else if !id.chars().all(allowed) || id.starts_with('.') {
+        Some("only letters, digits, '-', '_' and '.' may name a run, not '.' first".into())
     } else if all_tags(s)?.iter().any(|(tag, _)| tag == id) {
         Some("a tag has that name".into())
     } else {
@@ -531,6 +527,24 @@ pub fn check_run_id(s: &mut dyn Store, id: &str) -> anyhow::Result<()> {
         ))
         .into()),
         None => Ok(()),
+    }
+}
+
+/// Why `name` cannot name a run or a tag where runs are named (`last`, `last:N`, a list,
+/// a file) or be shown on one line; None when it can.
+fn unnameable(name: &str, max_chars: usize) -> Option<String> {
+    if name.is_empty() {
+        Some("it is empty".to_string())
+    } else if name.chars().count() > max_chars {
+        Some(format!("it is longer than {max_chars} characters"))
+    } else if name == "last" || name.starts_with("last:") {
+        Some("last and last:N name the newest runs".into())
+    } else if name.contains(|c: char| c == ',' || c.is_whitespace() || c.is_control()) {
+        Some("it holds a comma, a space or a control character".into())
+    } else if name.starts_with('-') || name.contains('/') || name.ends_with(".jsonl") {
+        Some("it would be read as a file or an option".into())
+    } else {
+        None
     }
 }
 
@@ -556,16 +570,8 @@ pub const TAG_MAX_CHARS: usize = 64;
 /// Refuses a tag that could be taken for something else where runs are named (a run id,
 /// `last`, `last:N`, a list, a file) or that cannot be shown on one line.
 pub fn check_tag_name(s: &mut dyn Store, name: &str) -> anyhow::Result<()> {
-    let why = if name.is_empty() {
-        Some("it is empty".to_string())
-    } else if name.chars().count() > TAG_MAX_CHARS {
-        Some(format!("it is longer than {TAG_MAX_CHARS} characters"))
-    } else if name == "last" || name.starts_with("last:") {
-        Some("last and last:N name the newest runs".into())
-    } else if name.contains(|c: char| c == ',' || c.is_whitespace() || c.is_control()) {
-        Some("it holds a comma, a space or a control character".into())
-    } else if name == "-" || name.contains('/') || name.ends_with(".jsonl") {
-        Some("it would be read as a file".into())
+    let why = if let Some(why) = unnameable(name, TAG_MAX_CHARS) {
+        Some(why)
     } else if looks_like_run_id(name) {
         Some("it looks like a run id".into())
     } else if resolve(s, name)?.as_deref() == Some(name) {
