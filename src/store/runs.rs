@@ -515,7 +515,11 @@ pub fn check_run_id(s: &mut dyn Store, id: &str) -> anyhow::Result<()> {
         Some(why)
     } else if !id.chars().all(allowed) || id.starts_with('.') {
         Some("only letters, digits, '-', '_' and '.' may name a run, not '.' first".into())
-    } else if all_tags(s)?.iter().any(|(tag, _)| tag == id) {
+    } else if resolve(s, id)?.as_deref() != Some(id)
+        && all_tags(s)?.iter().any(|(tag, _)| tag == id)
+    {
+        // A new run of a tag's name would take the tag's place; the stored run of that
+        // id (made before the tag) is its own.
         Some("a tag has that name".into())
     } else {
         None

@@ -214,6 +214,13 @@ fn apply(
             let mut lines = vec![line(&environment(env, id, *run))];
             lines.extend(sizes.iter().map(|z| line(&record(rec, id, *z))));
             let loaded = as_file(dir, "import.jsonl", &lines);
+            // A new run whose id a tag already names would take the tag's place: refused
+            // (a stored run of that id, made before the tag, takes more points as before).
+            if model.tags.contains_key(id) && !model.points.contains_key(id) {
+                let e = runs::import(s, &loaded).unwrap_err();
+                assert!(e.is::<runs::Refused>(), "import of {id}: {e}");
+                return;
+            }
             let distinct: BTreeSet<u64> = sizes.iter().map(|z| 16u64 << z).collect();
             let known = model.points.entry(id.into()).or_default();
             let new = distinct.difference(known).count();
