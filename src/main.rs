@@ -52,8 +52,9 @@ enum Command {
     /// /dev/crypto, /proc/crypto drivers), and the libraries found.
     Probe {
         /// table or json.
-        #[arg(long, value_enum, default_value_t = workloads::probe::ProbeFormat::Table)]
-        format: workloads::probe::ProbeFormat,
+        #[arg(long, default_value = "table",
+              value_parser = render::Format::parser(workloads::probe::FORMATS, &[]))]
+        format: render::Format,
         #[command(flatten)]
         dut: dut::DutArgs,
     },

@@ -1,16 +1,18 @@
-//! Output. Workloads build blocks (`model`); the terminal, Markdown and CSV writers are in
-//! `model`, the JSON document and multi-run layout in `document`, and the `openssl speed`
-//! layout (speed only) in `openssl`. Records are never re-run here.
+//! Output. Every command hands `emit` a document (`write::Document`): its parts made of
+//! blocks (`model`), a JSON value, and figures or CSV tables where it has them. `emit`
+//! writes it with the format's writer, one file per format in `write/`. The report over
+//! any runs is `document`. Records are never re-run here.
 
 use anyhow::anyhow;
 pub mod document;
 pub mod flame;
-pub mod html;
-pub mod json;
 pub mod man;
 pub mod model;
 pub mod plots;
 pub mod trend;
+pub mod write;
+
+pub use write::{emit, Document, One, Part};
 
 /// One output format for every subcommand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,6 +37,22 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Html => "html",
         }
+    }
+
+    /// `--format` parsed as clap does, accepting `offered` (listed in `--help`) and
+    /// `hidden` (parsed, so that the command refuses it with a better message).
+    pub fn parser(
+        offered: &'static [Format],
+        hidden: &'static [Format],
+    ) -> impl clap::builder::TypedValueParser<Value = Format> {
+        use clap::builder::{PossibleValuesParser, TypedValueParser};
+        use clap::ValueEnum;
+        let values = offered
+            .iter()
+            .chain(hidden)
+            .filter_map(|f| f.to_possible_value().map(|v| v.hide(hidden.contains(f))));
+        PossibleValuesParser::new(values.collect::<Vec<_>>())
+            .map(|s| Format::from_str(&s, false).unwrap_or(Format::Table))
     }
 
     /// A format `command` cannot write is refused, never silently replaced by a table.

@@ -1,9 +1,12 @@
 //! `cryptobench history`: the runs kept in the store: list, show, tag, export, import, rm.
 
 use super::Failure;
-use crate::render::model::{self, Block, Column, Table};
+use crate::render::document::Report;
+use crate::render::model::{Block, Column, Table};
 use crate::render::trend::utc;
+use crate::render::write::json::Json;
 use crate::render::Format;
+use crate::render::{One, Part};
 use crate::store::resolve::Resolver;
 use crate::store::runs::{self, Filter};
 use crate::store::{Access, StoreUrl};
@@ -104,6 +107,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
     match args.action {
         None => {
             let f = &args.filter;
+            // Refused before the store is opened.
             f.format
                 .offered_by("history", &LISTING_FORMATS)
                 .map_err(Failure::input)?;
@@ -116,14 +120,15 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             };
             let rows = runs::list(resolver.store().map_err(Failure::input)?, &filter)
                 .map_err(Failure::runtime)?;
-            print!("{}", listing(&rows, f.format));
+            super::print(
+                &mut One("history", &LISTING_FORMATS, &Listing(&rows)),
+                f.format,
+            )?;
         }
         Some(Action::Show { run, format }) => {
             let loaded = resolver.load(&run).map_err(Failure::input)?;
-            print!(
-                "{}",
-                crate::render::document::render(&loaded, format, &super::render_options(None))
-            );
+            let opts = super::render_options(None);
+            super::print(&mut Report::of(&loaded, &opts), format)?;
         }
         Some(Action::Tag { run, name }) => {
             let id = resolver.run_id(&run).map_err(Failure::input)?;
@@ -218,48 +223,47 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     Ok(())
 }
 
-fn listing(rows: &[runs::RunRow], format: Format) -> String {
-    if format == Format::Json {
-        let mut s = serde_json::to_string_pretty(rows).unwrap_or_default();
-        s.push('\n');
-        return s;
+/// The listing: one table, or the rows as JSON.
+struct Listing<'a>(&'a [runs::RunRow]);
+
+impl Part for Listing<'_> {
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(self.0)
     }
-    let mut t = Table::new(
-        format!("{} run(s), newest first", rows.len()),
-        vec![
-            Column::text("run"),
-            Column::text("tags"),
-            Column::text("started (UTC)"),
-            Column::text("workload"),
-            Column::num("points"),
-            Column::text("status"),
-            Column::text("host"),
-            Column::text("machine"),
-            Column::text("cpu"),
-        ],
-    );
-    for r in rows {
-        t.push(vec![
-            r.run_id.clone(),
-            r.tags.join(","),
-            utc(r.started_unix),
-            r.workload.clone(),
-            r.points.to_string(),
-            match r.interrupted {
-                Some(true) => "interrupted".into(),
-                Some(false) => "finished".into(),
-                None => "unfinished".into(),
-            },
-            r.hostname.clone(),
-            r.machine_id.clone(),
-            r.cpu_model.clone(),
-        ]);
-    }
-    let blocks = [Block::Table(t)];
-    if format == Format::Markdown {
-        model::markdown(&blocks)
-    } else {
-        model::terminal(&blocks)
+    fn blocks(&self) -> Vec<Block> {
+        let rows = self.0;
+        let mut t = Table::new(
+            format!("{} run(s), newest first", rows.len()),
+            vec![
+                Column::text("run"),
+                Column::text("tags"),
+                Column::text("started (UTC)"),
+                Column::text("workload"),
+                Column::num("points"),
+                Column::text("status"),
+                Column::text("host"),
+                Column::text("machine"),
+                Column::text("cpu"),
+            ],
+        );
+        for r in rows {
+            t.push(vec![
+                r.run_id.clone(),
+                r.tags.join(","),
+                utc(r.started_unix),
+                r.workload.clone(),
+                r.points.to_string(),
+                match r.interrupted {
+                    Some(true) => "interrupted".into(),
+                    Some(false) => "finished".into(),
+                    None => "unfinished".into(),
+                },
+                r.hostname.clone(),
+                r.machine_id.clone(),
+                r.cpu_model.clone(),
+            ]);
+        }
+        vec![Block::Table(t)]
     }
 }
 
