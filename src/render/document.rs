@@ -251,12 +251,6 @@ struct Whole<'a> {
 }
 
 impl Part for Whole<'_> {
-    fn blocks(&self) -> Vec<Block> {
-        Vec::new()
-    }
-    fn json(&self, _out: &mut Json) -> anyhow::Result<()> {
-        Ok(())
-    }
     fn html(&self, body: &mut String) -> String {
         html_body(self.doc, self.opts, body);
         "cryptobench report".into()

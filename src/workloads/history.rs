@@ -53,28 +53,37 @@ pub struct ListArgs {
 /// What the listing can write.
 const LISTING_FORMATS: [Format; 3] = [Format::Table, Format::Json, Format::Markdown];
 
+/// Where every action's `--help` points.
+const DOCS: &str = "See docs/history.md in the sources.";
+
 #[derive(clap::Subcommand)]
 pub enum Action {
     /// Render one run like `report` (RUN: an id, a tag or `last`).
+    #[command(after_help = DOCS)]
     Show {
         run: String,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
     /// Name a run (for example baseline); a tag names one run, so it moves.
+    #[command(after_help = DOCS)]
     Tag { run: String, name: String },
     /// Write a run as JSON Lines on stdout, exactly as it was written.
+    #[command(after_help = DOCS)]
     Export { run: String },
     /// Store the runs of JSON Lines files (points already there are not doubled); with no
     /// file, every run waiting in the spool (then removed from it).
+    #[command(after_help = DOCS)]
     Import {
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
     },
     /// Each point over time on each machine: the change points, and what the
     /// environment recorded as different at each (table, markdown, json or html).
+    #[command(after_help = DOCS)]
     Trend(Box<trend::TrendArgs>),
     /// Delete a run, its points and tags.
+    #[command(after_help = DOCS)]
     Rm {
         run: String,
         /// Delete it although a tag names it (the tags go with it).

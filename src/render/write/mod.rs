@@ -4,8 +4,8 @@
 //! report holds only the run at hand. A part computes only what the writer asks of it.
 
 use super::model::{Block, Table};
-use super::Format;
 use crate::record::read::SkippedLine;
+use anyhow::anyhow;
 use std::io::Write;
 
 pub mod csv;
@@ -14,6 +14,61 @@ pub mod json;
 pub mod markdown;
 pub mod openssl;
 pub mod table;
+
+/// One output format for every subcommand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    /// The `openssl speed` layout (speed only).
+    Openssl,
+    Json,
+    Csv,
+    Markdown,
+    /// One self-contained page with the figures (inline SVG, no script).
+    Html,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Openssl => "openssl",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+
+    /// `--format` parsed as clap does, accepting `offered` (listed in `--help`) and
+    /// `hidden` (parsed, so that the command refuses it with a better message).
+    pub fn parser(
+        offered: &'static [Format],
+        hidden: &'static [Format],
+    ) -> impl clap::builder::TypedValueParser<Value = Format> {
+        use clap::builder::{PossibleValuesParser, TypedValueParser};
+        use clap::ValueEnum;
+        let values = offered
+            .iter()
+            .chain(hidden)
+            .filter_map(|f| f.to_possible_value().map(|v| v.hide(hidden.contains(f))));
+        PossibleValuesParser::new(values.collect::<Vec<_>>())
+            .map(|s| Format::from_str(&s, false).unwrap_or(Format::Table))
+    }
+
+    /// A format `command` cannot write is refused, never silently replaced by a table.
+    pub fn offered_by(self, command: &str, offered: &[Format]) -> anyhow::Result<Format> {
+        if offered.contains(&self) {
+            return Ok(self);
+        }
+        let names: Vec<&str> = offered.iter().map(|f| f.name()).collect();
+        Err(anyhow!(
+            "--format {}: {command} writes {}: use one of those",
+            self.name(),
+            names.join(", ")
+        ))
+    }
+}
 
 /// What a command shows, in every format it offers.
 pub trait Document {
@@ -39,7 +94,9 @@ pub trait Document {
 /// computed (a run's analysis is most of the work, and only JSON shows all of it).
 pub trait Part {
     /// Headings, tables and lines: the terminal and Markdown.
-    fn blocks(&self) -> Vec<Block>;
+    fn blocks(&self) -> Vec<Block> {
+        Vec::new()
+    }
     /// Shown above the part's blocks when the document has several parts.
     fn heading(&self) -> Option<String> {
         None
@@ -49,7 +106,9 @@ pub trait Part {
         Vec::new()
     }
     /// Puts the part's JSON: one value, or a run of the report's layout.
-    fn json(&self, out: &mut json::Json) -> anyhow::Result<()>;
+    fn json(&self, _out: &mut json::Json) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// The HTML page's title and body.
     fn html(&self, _body: &mut String) -> String {
         String::new()
