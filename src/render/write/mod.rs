@@ -29,15 +29,10 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Table => "table",
-            Format::Openssl => "openssl",
-            Format::Json => "json",
-            Format::Csv => "csv",
-            Format::Markdown => "markdown",
-            Format::Html => "html",
-        }
+    /// As `--format` takes it.
+    fn name(self) -> String {
+        let value = clap::ValueEnum::to_possible_value(&self);
+        value.map_or_else(String::new, |v| v.get_name().to_string())
     }
 
     /// `--format` parsed as clap does, accepting `offered` (listed in `--help`) and
@@ -61,7 +56,7 @@ impl Format {
         if offered.contains(&self) {
             return Ok(self);
         }
-        let names: Vec<&str> = offered.iter().map(|f| f.name()).collect();
+        let names: Vec<String> = offered.iter().map(|f| f.name()).collect();
         Err(anyhow!(
             "--format {}: {command} writes {}: use one of those",
             self.name(),
