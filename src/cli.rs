@@ -9,7 +9,10 @@ use std::path::PathBuf;
 #[derive(clap::Args, Clone, Debug)]
 pub struct CommonArgs {
     /// Output format on stdout (openssl: the `openssl speed` layout, speed only).
-    #[arg(long, default_value = "table", value_parser = run_formats())]
+    // html is parsed but hidden, so that `check` can point to `report --format html`.
+    #[arg(long, default_value = "table", value_parser = Format::parser(
+        &[Format::Table, Format::Openssl, Format::Json, Format::Csv, Format::Markdown],
+        &[Format::Html]))]
     pub format: Format,
     /// Append JSON Lines (the environment, then one record per point, flushed) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -28,19 +31,6 @@ pub struct CommonArgs {
     /// `stop` or EOF on stdin. Given by the controller, never by hand.
     #[arg(long, hide = true)]
     pub agent: bool,
-}
-
-/// The formats a run writes, as `--help` lists them: html is parsed but hidden, so that
-/// `check` can point to `report --format html` instead of a bare "invalid value".
-fn run_formats() -> impl clap::builder::TypedValueParser<Value = Format> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    use clap::ValueEnum;
-    let values = Format::value_variants().iter().filter_map(|f| {
-        f.to_possible_value()
-            .map(|v: PossibleValue| v.hide(*f == Format::Html))
-    });
-    PossibleValuesParser::new(values.collect::<Vec<_>>())
-        .map(|s| Format::from_str(&s, false).unwrap_or(Format::Table))
 }
 
 impl CommonArgs {

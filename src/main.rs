@@ -30,7 +30,8 @@ use workloads::speed::{self, SpeedArgs};
 #[command(
     name = "cryptobench",
     version = workloads::probe::version_line(),
-    about = "Honest symmetric-crypto measurements across libraries and paths"
+    about = "Honest symmetric-crypto measurements across libraries and paths",
+    after_help = "Documentation in the sources: README.md, and docs/ one page per subject: speed.md, kernel-paths.md, tls.md, vpn.md, verify.md, reports.md, history.md, studies.md, builds.md, routers.md, benchmarks.md."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -40,30 +41,43 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Measure primitives (AEAD, ciphers, hashes, HMAC) across implementations and sizes.
+    #[command(
+        after_help = "See docs/speed.md, docs/kernel-paths.md (paths, crossovers), docs/builds.md (OpenSSL builds) and docs/routers.md (--dut) in the sources."
+    )]
     Speed(Box<SpeedArgs>),
     /// End to end: real nginx and a real load generator on loopback, per TLS cipher suite.
+    #[command(after_help = "See docs/tls.md (and docs/routers.md for --dut) in the sources.")]
     Tls(Box<workloads::tls::TlsArgs>),
     /// End to end: OpenVPN and WireGuard between two network namespaces, with iperf3.
+    #[command(after_help = "See docs/vpn.md (and docs/routers.md for --dut) in the sources.")]
     Vpn(Box<workloads::vpn::VpnArgs>),
     /// Prove every selected path correct: known answers, Project Wycheproof's vectors and
     /// a round trip with a second implementation. Exit 1 names each failing vector.
+    #[command(after_help = "See docs/verify.md in the sources.")]
     Verify(Box<workloads::verify::VerifyArgs>),
     /// What this machine offers: CPU crypto features, kernel crypto API (AF_ALG,
     /// /dev/crypto, /proc/crypto drivers), and the libraries found.
+    #[command(after_help = "See docs/kernel-paths.md in the sources.")]
     Probe {
         /// table or json.
-        #[arg(long, value_enum, default_value_t = workloads::probe::ProbeFormat::Table)]
-        format: workloads::probe::ProbeFormat,
+        #[arg(long, default_value = "table",
+              value_parser = render::Format::parser(workloads::probe::FORMATS, &[]))]
+        format: render::Format,
         #[command(flatten)]
         dut: dut::DutArgs,
     },
     /// Render records saved with --output (any workload, any number of files and runs)
     /// without re-running anything.
+    #[command(after_help = "See docs/reports.md in the sources.")]
     Report(workloads::report::ReportArgs),
     /// Compare two results files (or two labels of one) point by point: ratio, 95%
     /// interval and a verdict per point; exit 3 on regression with --fail-on-regression.
+    #[command(
+        after_help = "See docs/reports.md (compare history: docs/history.md) in the sources."
+    )]
     Compare(workloads::compare::CompareArgs),
     /// Print a shell completion script: cryptobench completions bash|zsh|fish.
+    #[command(after_help = "See docs/reports.md in the sources.")]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
@@ -79,14 +93,19 @@ enum Command {
     /// Remove what killed runs left behind: temp dirs of every workload (also done at the
     /// start of each run), uploads of agents that are gone and, as root, vpn's namespaces,
     /// links and daemons; with --dut, on the DUTs.
+    #[command(after_help = "See docs/vpn.md and docs/routers.md in the sources.")]
     Cleanup {
         #[command(flatten)]
         dut: dut::DutArgs,
     },
     /// The runs kept in the store: list them, show, tag, export, import or remove one.
+    #[command(after_help = "See docs/history.md in the sources.")]
     History(workloads::history::HistoryArgs),
     /// One of the five studies (offload, aesni, scaling, avx512, router-vpn) as one
     /// command: its matrix, its table and its computed conclusion (--list describes them).
+    #[command(
+        after_help = "See docs/studies.md (and docs/builds.md for --openssl) in the sources."
+    )]
     Study(Box<study::StudyArgs>),
     /// For bench/changepoints: series of runs judged by change points, one baseline and
     /// the history gate (JSON on stdin and stdout).

@@ -1,10 +1,11 @@
 //! One report for any mix of runs and workloads: each run keeps its own environment and is
 //! never merged with another; each workload present contributes its blocks (`View`).
 
-use super::model::{self, Block, Table};
+use super::model::{Block, Table};
 use super::plots::Figure;
+use super::write::{html, json::Json, skipped_block, Document, Part};
 use super::Format;
-use crate::record::read::{Loaded, Run, RunSource, SkippedLine};
+use crate::record::read::{Loaded, Run, RunSource};
 use crate::record::{Environment, Exclusion, Record};
 use serde_json::Value;
 
@@ -55,19 +56,12 @@ pub trait View {
 }
 
 /// A workload's `View` as the document calls it: one entry per workload in the registry.
+/// Each is None (or empty) when the run has none of this workload's records.
 pub trait WorkloadView: Sync {
     fn workload(&self) -> &'static str;
-    /// Adds this workload's blocks and analysis for one run.
-    fn parts(&self, run: &Run, opts: &Options, format: Format, parts: &mut Parts);
-    /// Writes this workload's CSV rows of one run, with the header line when `header`.
-    /// False: the run has none of this workload's records (nothing written).
-    fn csv_run(
-        &self,
-        run: &Run,
-        header: bool,
-        out: &mut dyn std::io::Write,
-    ) -> std::io::Result<bool>;
-    /// This workload's figures of one run; None when the run has none of its records.
+    fn blocks(&self, run: &Run, opts: &Options) -> Vec<Block>;
+    fn analysis(&self, run: &Run, opts: &Options) -> Option<Value>;
+    fn csv(&self, run: &Run) -> Option<Table>;
     fn figures(&self, run: &Run, opts: &Options) -> Option<Vec<Figure>>;
     fn openssl(&self, doc: &Loaded) -> Option<String>;
 }
@@ -85,20 +79,14 @@ impl<V: View> WorkloadView for Registered<V> {
     fn workload(&self) -> &'static str {
         <V::Data as crate::record::Listed>::WORKLOAD.name()
     }
-    fn parts(&self, run: &Run, opts: &Options, format: Format, parts: &mut Parts) {
-        parts_of::<V>(run, opts, format, parts)
+    fn blocks(&self, run: &Run, opts: &Options) -> Vec<Block> {
+        view::<V>(run).map_or_else(Vec::new, |v| V::blocks(&v, opts))
     }
-    fn csv_run(
-        &self,
-        run: &Run,
-        header: bool,
-        out: &mut dyn std::io::Write,
-    ) -> std::io::Result<bool> {
-        let Some(v) = view::<V>(run) else {
-            return Ok(false);
-        };
-        model::csv_rows(&V::records_table(&v.records), header, out)?;
-        Ok(true)
+    fn analysis(&self, run: &Run, opts: &Options) -> Option<Value> {
+        view::<V>(run).map(|v| V::analysis(&v, opts))
+    }
+    fn csv(&self, run: &Run) -> Option<Table> {
+        view::<V>(run).map(|v| V::records_table(&v.records))
     }
     fn figures(&self, run: &Run, opts: &Options) -> Option<Vec<Figure>> {
         view::<V>(run)
@@ -145,41 +133,144 @@ fn view<'a, V: View>(run: &'a Run) -> Option<RunView<'a, V::Data>> {
     })
 }
 
-/// Everything each workload contributes for one run.
-pub struct Parts {
-    blocks: Vec<Block>,
-    analysis: serde_json::Map<String, Value>,
+/// The report over any runs: run by run from `src`, each run one part, so that only the
+/// run at hand is held; a format that needs every run at once (HTML, `openssl speed`'s
+/// layout) gets `loaded` as one part.
+pub struct Report<'a, S> {
+    src: S,
+    loaded: Option<&'a Loaded>,
+    opts: &'a Options,
 }
 
-/// Only what `format` shows is computed: the analysis (bootstrap fits) is most of the
-/// work of a run, and the terminal needs none of it unless its blocks show it (CSV is
-/// written by `write_csv`).
-fn parts_of<V: View>(run: &Run, opts: &Options, format: Format, parts: &mut Parts) {
-    if let Some(v) = view::<V>(run) {
-        if matches!(format, Format::Table | Format::Markdown | Format::Html) {
-            parts.blocks.extend(V::blocks(&v, opts));
-        }
-        if format == Format::Json {
-            parts.analysis.insert(
-                <V::Data as crate::record::Listed>::WORKLOAD.name().into(),
-                V::analysis(&v, opts),
-            );
+impl<'a> Report<'a, crate::record::read::InMemory<'a>> {
+    pub fn of(loaded: &'a Loaded, opts: &'a Options) -> Self {
+        Report {
+            src: loaded.source(),
+            loaded: Some(loaded),
+            opts,
         }
     }
 }
 
-fn parts(run: &Run, opts: &Options, format: Format) -> Parts {
-    let mut p = Parts {
-        blocks: Vec::new(),
-        analysis: serde_json::Map::new(),
-    };
-    if let Some(note) = unfinished(run) {
-        p.blocks.push(Block::Lines(vec![note]));
+impl<'a, S: RunSource> Report<'a, S> {
+    /// Read as it is written: the formats written run by run only.
+    pub fn streamed(src: S, opts: &'a Options) -> Self {
+        Report {
+            src,
+            loaded: None,
+            opts,
+        }
     }
-    for v in opts.views {
-        v.parts(run, opts, format, &mut p);
+}
+
+/// The formats a report written run by run offers.
+const STREAMED: &[Format] = &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
+
+impl<S: RunSource> Document for Report<'_, S> {
+    fn command(&self) -> &str {
+        "report"
     }
-    p
+    fn formats(&self) -> &'static [Format] {
+        match self.loaded {
+            Some(_) => <Format as clap::ValueEnum>::value_variants(),
+            None => STREAMED,
+        }
+    }
+    fn parts(
+        &mut self,
+        whole: bool,
+        each: &mut dyn FnMut(&dyn Part) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        if whole {
+            let doc = self
+                .loaded
+                .ok_or_else(|| anyhow::anyhow!("this format needs every run at once"))?;
+            return each(&Whole {
+                doc,
+                opts: self.opts,
+            });
+        }
+        while let Some(run) = self.src.next_run()? {
+            let run = std::borrow::Borrow::<Run>::borrow(&run);
+            each(&RunPart {
+                run,
+                opts: self.opts,
+            })?;
+        }
+        Ok(())
+    }
+    fn skipped(&self) -> &[crate::record::read::SkippedLine] {
+        self.src.skipped()
+    }
+}
+
+/// One run of a report.
+struct RunPart<'a> {
+    run: &'a Run,
+    opts: &'a Options,
+}
+
+impl Part for RunPart<'_> {
+    /// A run without its end line says so first.
+    fn blocks(&self) -> Vec<Block> {
+        let note = unfinished(self.run).map(|n| Block::Lines(vec![n]));
+        note.into_iter()
+            .chain(
+                self.opts
+                    .views
+                    .iter()
+                    .flat_map(|v| v.blocks(self.run, self.opts)),
+            )
+            .collect()
+    }
+    fn heading(&self) -> Option<String> {
+        Some(run_heading(self.run))
+    }
+    /// One table per workload, in the registry's order.
+    fn csv(&self) -> Vec<Option<Table>> {
+        note_unfinished(self.run);
+        self.opts.views.iter().map(|v| v.csv(self.run)).collect()
+    }
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        note_unfinished(self.run);
+        let analysis = self
+            .opts
+            .views
+            .iter()
+            .filter_map(|v| Some((v.workload().to_string(), v.analysis(self.run, self.opts)?)))
+            .collect();
+        out.run(self.run, analysis)
+    }
+}
+
+/// Every run at once: the HTML page and `openssl speed`'s layout, which only the
+/// writers of those formats ask for.
+struct Whole<'a> {
+    doc: &'a Loaded,
+    opts: &'a Options,
+}
+
+impl Part for Whole<'_> {
+    fn html(&self, body: &mut String) -> String {
+        html_body(self.doc, self.opts, body);
+        "cryptobench report".into()
+    }
+    fn openssl(&self) -> String {
+        let notes: String = self
+            .doc
+            .runs
+            .iter()
+            .filter_map(unfinished)
+            .map(|n| n + "\n")
+            .collect();
+        notes
+            + &self
+                .opts
+                .views
+                .iter()
+                .find_map(|v| v.openssl(self.doc))
+                .unwrap_or_default()
+    }
 }
 
 /// A run that wrote its environment (schema 2 and later write an end line) but no end
@@ -224,62 +315,6 @@ fn undrawn(undrawn: usize, runs: usize) -> String {
     )
 }
 
-/// Renders every run. Several runs get a heading each and are never merged.
-pub fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
-    let mut out = Vec::new();
-    // Writing into memory cannot fail.
-    let _ = write(doc, format, opts, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Renders every run into `out`.
-pub fn write(
-    doc: &Loaded,
-    format: Format,
-    opts: &Options,
-    out: &mut dyn std::io::Write,
-) -> std::io::Result<()> {
-    if matches!(format, Format::Html | Format::Openssl) {
-        return out.write_all(whole(doc, format, opts).as_bytes());
-    }
-    write_runs(&mut doc.source(), format, opts, out).map_err(|e| match e.downcast() {
-        Ok(io) => io,
-        Err(other) => std::io::Error::other(other.to_string()),
-    })
-}
-
-/// Whether `format` is written run by run (`write_runs`); HTML and `openssl speed`'s
-/// layout need every run at once.
-pub fn streams(format: Format) -> bool {
-    !matches!(format, Format::Html | Format::Openssl)
-}
-
-/// Table, Markdown, CSV and JSON, written run by run as `src` hands them out, so that only
-/// the run at hand is held. Err: a file could not be read, or `out` not written (an
-/// `std::io::Error`).
-pub fn write_runs<S: RunSource>(
-    src: &mut S,
-    format: Format,
-    opts: &Options,
-    out: &mut dyn std::io::Write,
-) -> anyhow::Result<()> {
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
-    match format {
-        Format::Csv => write_csv(src, opts, &mut w)?,
-        Format::Json => super::json::write(
-            src,
-            |run| {
-                note_unfinished(run);
-                parts(run, opts, Format::Json).analysis
-            },
-            &mut w,
-        )?,
-        _ => write_text(src, format, opts, &mut w)?,
-    }
-    std::io::Write::flush(&mut w)?;
-    Ok(())
-}
-
 /// CSV and JSON have no room for a heading: a run without its end line is said on stderr
 /// (JSON also has `finished`).
 fn note_unfinished(run: &Run) {
@@ -288,175 +323,47 @@ fn note_unfinished(run: &Run) {
     }
 }
 
-/// CSV: one table per workload, several runs' rows together (run_id tells them apart).
-/// The registry's first workload is written as its runs come; the others' rows wait in
-/// memory (rows, not records) until every run is read.
-fn write_csv<S: RunSource>(
-    src: &mut S,
-    opts: &Options,
-    out: &mut dyn std::io::Write,
-) -> anyhow::Result<()> {
-    let n = opts.views.len();
-    let mut later: Vec<Vec<u8>> = vec![Vec::new(); n];
-    let mut started = vec![false; n];
-    while let Some(run) = src.next_run()? {
-        let run = std::borrow::Borrow::<Run>::borrow(&run);
-        note_unfinished(run);
-        for (k, v) in opts.views.iter().enumerate() {
-            let sink: &mut dyn std::io::Write = if k == 0 { &mut *out } else { &mut later[k] };
-            started[k] |= v.csv_run(run, !started[k], sink)?;
-        }
-    }
-    let mut first = !started.first().copied().unwrap_or(false);
-    for (rows, _) in later.iter().zip(&started).skip(1).filter(|(_, s)| **s) {
-        if !first {
-            out.write_all(b"\n")?;
-        }
-        out.write_all(rows)?;
-        first = false;
-    }
-    Ok(())
-}
-
-/// Table and Markdown, run by run. The first run is held until a second one comes: runs
-/// get headings only when there are several.
-fn write_text<S: RunSource>(
-    src: &mut S,
-    format: Format,
-    opts: &Options,
-    out: &mut dyn std::io::Write,
-) -> anyhow::Result<()> {
-    let mut wrote = false;
-    let mut emit = |blocks: Vec<Block>, out: &mut dyn std::io::Write| -> std::io::Result<()> {
-        for b in blocks {
-            let one = std::slice::from_ref(&b);
-            if format == Format::Markdown {
-                out.write_all(model::markdown(one).as_bytes())?;
-            } else {
-                // terminal() puts an empty line between blocks.
-                if wrote {
-                    out.write_all(b"\n")?;
-                }
-                out.write_all(model::terminal(one).as_bytes())?;
-            }
-            wrote = true;
-        }
-        Ok(())
-    };
-    let mut first: Option<(String, Vec<Block>)> = None;
-    let mut count = 0usize;
-    while let Some(run) = src.next_run()? {
-        let run = std::borrow::Borrow::<Run>::borrow(&run);
-        let blocks = parts(run, opts, format).blocks;
-        count += 1;
-        if count == 1 {
-            first = Some((run_heading(run), blocks));
-            continue;
-        }
-        if let Some((heading, blocks)) = first.take() {
-            emit(headed(heading, blocks), out)?;
-        }
-        emit(headed(run_heading(run), blocks), out)?;
-    }
-    if let Some((_, blocks)) = first {
-        emit(blocks, out)?;
-    }
-    emit(skipped_block(src.skipped()).into_iter().collect(), out)?;
-    Ok(())
-}
-
-fn headed(heading: String, blocks: Vec<Block>) -> Vec<Block> {
-    std::iter::once(Block::Heading(heading))
-        .chain(blocks)
-        .collect()
-}
-
-/// The lines that were skipped (the first 20), as a block; None when there were none.
-fn skipped_block(skipped: &[SkippedLine]) -> Option<Block> {
-    if skipped.is_empty() {
-        return None;
-    }
-    let mut lines = vec![format!(
-        "Skipped {} unreadable line(s); every other line was kept:",
-        skipped.len()
-    )];
-    for s in skipped.iter().take(20) {
-        lines.push(format!(
-            "  {} line {}: {}",
-            crate::units::shown_path(&s.file),
-            s.line,
-            crate::units::shown(&s.reason)
-        ));
-    }
-    Some(Block::Lines(lines))
-}
-
-/// HTML and `openssl speed`'s layout, which need every run at once, as one string.
-fn whole(doc: &Loaded, format: Format, opts: &Options) -> String {
+/// The HTML page's body: the runs over time where they make series, then each run's
+/// environment, figures and tables.
+fn html_body(doc: &Loaded, opts: &Options, body: &mut String) {
     let skipped = skipped_block(&doc.skipped);
-    if format == Format::Openssl {
-        let notes: String = doc
-            .runs
-            .iter()
-            .filter_map(unfinished)
-            .map(|n| n + "\n")
-            .collect();
-        return notes
-            + &opts
-                .views
-                .iter()
-                .find_map(|v| v.openssl(doc))
-                .unwrap_or_default();
-    }
-    let all: Vec<(&Run, Parts)> = doc
-        .runs
-        .iter()
-        .map(|r| (r, parts(r, opts, format)))
-        .collect();
-    let mut body = String::new();
     let series = trend_series(doc);
     if !series.is_empty() {
         body.push_str("<h2>Results over time</h2>\n");
-        super::trend::html_section(&series, MAX_TREND_CHARTS, &mut body);
+        super::trend::html_section(&series, MAX_TREND_CHARTS, body);
     }
     // A year of nightly runs would be thousands of figures (hundreds of MB): the last
     // runs are drawn, every run keeps its environment and tables.
-    let drawn_from = all.len().saturating_sub(MAX_RUNS_DRAWN);
+    let runs = doc.runs.len();
+    let drawn_from = runs.saturating_sub(MAX_RUNS_DRAWN);
     if drawn_from > 0 {
-        super::html::blocks(
-            &[Block::Lines(vec![undrawn(drawn_from, all.len())])],
-            &mut body,
-        );
+        html::blocks(&[Block::Lines(vec![undrawn(drawn_from, runs)])], body);
     }
-    for (k, (run, p)) in all.into_iter().enumerate() {
+    for (k, run) in doc.runs.iter().enumerate() {
+        let part = RunPart { run, opts };
         let drawn = k >= drawn_from;
         let (figures, blocks) = if drawn {
-            (figures_of(run, opts), p.blocks)
+            (figures_of(run, opts), part.blocks())
         } else {
             let note = Block::Lines(vec![format!(
                 "Figures not drawn for this run: {}",
-                undrawn(drawn_from, doc.runs.len())
+                undrawn(drawn_from, runs)
             )]);
-            (Vec::new(), std::iter::once(note).chain(p.blocks).collect())
+            (
+                Vec::new(),
+                std::iter::once(note).chain(part.blocks()).collect(),
+            )
         };
         // Flame graphs count among the figures a long history leaves out.
         let mut flames = String::new();
         if drawn {
             super::flame::section(run, &mut flames);
         }
-        super::html::run_section(
-            run,
-            &run_heading(run),
-            &figures,
-            &blocks,
-            &flames,
-            &mut body,
-        );
+        html::run_section(run, &run_heading(run), &figures, &blocks, &flames, body);
     }
     if let Some(b) = skipped {
-        super::html::blocks(&[b], &mut body);
+        html::blocks(&[b], body);
     }
-    super::html::page("cryptobench report", &body)
 }
 
 /// Runs a series needs for the HTML report to draw it over time.

@@ -245,7 +245,7 @@ pub fn section(run: &Run, out: &mut String) {
             Ok(g) => g.title.clone().unwrap_or_else(|| label.to_string()),
             Err(_) => label.to_string(),
         };
-        super::html::blocks(&[Block::Table(category_table(&title, p))], out);
+        super::write::html::blocks(&[Block::Table(category_table(&title, p))], out);
         match graph {
             Ok(g) => {
                 let _ = writeln!(

@@ -70,6 +70,7 @@ pub fn main_page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
     man.render_description_section(&mut out)?;
     man.render_options_section(&mut out)?;
     man.render_subcommands_section(&mut out)?;
+    man.render_extra_section(&mut out)?;
     section(&mut out, "EXIT STATUS", EXIT_STATUS)?;
     section(&mut out, "ENVIRONMENT", ENVIRONMENT)?;
     man.render_version_section(&mut out)?;

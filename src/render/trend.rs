@@ -142,23 +142,10 @@ fn cause(ch: &trend::Change) -> String {
     }
 }
 
-pub fn json(all: &[Series]) -> String {
-    let mut s =
-        serde_json::to_string_pretty(&serde_json::json!({ "series": all })).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
-pub fn html(all: &[Series]) -> String {
-    let mut body = String::new();
-    html_section(all, usize::MAX, &mut body);
-    super::html::page("cryptobench: results over time", &body)
-}
-
 /// The tables and one chart per series (those with change points first, at most
 /// `max_charts`), into a page's body.
 pub fn html_section(all: &[Series], max_charts: usize, body: &mut String) {
-    use super::html;
+    use super::write::html;
     html::blocks(&blocks(all), body);
     let mut drawn: Vec<&Series> = all.iter().filter(|s| !s.changes.is_empty()).collect();
     drawn.extend(all.iter().filter(|s| s.changes.is_empty()));
@@ -176,7 +163,7 @@ pub fn html_section(all: &[Series], max_charts: usize, body: &mut String) {
     for s in drawn {
         body.push_str(&format!(
             "<h2>{}</h2>\n",
-            html::esc(&format!("{} on {}", s.key.point(), s.hostname))
+            super::model::esc(&format!("{} on {}", s.key.point(), s.hostname))
         ));
         html::figure(&trend_plot(s, axis_date(s)), body);
     }

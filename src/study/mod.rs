@@ -19,17 +19,9 @@ use crate::analyse::vpn::CipherShare;
 use crate::impls::openssl::build::Build;
 use crate::record::read::Run;
 use crate::render::model::Block;
+use crate::render::{Format, One};
 use crate::workloads::Failure;
 use std::path::PathBuf;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum StudyFormat {
-    Table,
-    Markdown,
-    Json,
-    /// One self-contained page: tables, figures (inline SVG) and the conclusion.
-    Html,
-}
 
 #[derive(clap::Args)]
 pub struct StudyArgs {
@@ -57,8 +49,8 @@ pub struct StudyArgs {
     /// Keep the records (JSON Lines, appended) in FILE; default: a temp file removed after.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = StudyFormat::Table)]
-    pub format: StudyFormat,
+    #[arg(long, default_value = "table", value_parser = Format::parser(view::FORMATS, &[]))]
+    pub format: Format,
     /// Keep every step's run in this store: sqlite:PATH or postgresql://USER@HOST/DB
     /// [default: $CRYPTOBENCH_STORE, else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
     #[arg(long, value_name = "URL", conflicts_with = "no_store")]
@@ -264,7 +256,12 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     let studies = all();
     let names: Vec<&str> = studies.iter().map(|s| s.name()).collect();
     if args.list {
-        print!("{}", view::list(&studies, &opts(&args), args.format));
+        let o = opts(&args);
+        let list = view::List(&studies, &o);
+        crate::workloads::print(
+            &mut One("study --list", view::LIST_FORMATS, &list),
+            args.format,
+        )?;
         return Ok(0);
     }
     let Some(name) = args.name.as_deref() else {
@@ -334,10 +331,13 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     let (mut observed, code) = runner::run(study.as_ref(), &steps, args.output.as_deref())?;
     observed.notes.extend(study.notes(&o));
     let findings = study.analyse(&observed);
-    print!(
-        "{}",
-        view::render(study.as_ref(), &o, &observed, &findings, args.format)
-    );
+    let report = view::Report {
+        study: study.as_ref(),
+        o: &o,
+        observed: &observed,
+        f: &findings,
+    };
+    crate::workloads::print(&mut One("study", view::FORMATS, &report), args.format)?;
     Ok(code)
 }
 

@@ -131,15 +131,10 @@ fn an_interrupted_study_says_so_and_concludes_nothing() {
         not_run: vec!["openvpn (interrupted)".into(), "enc".into()],
         ..Observed::default()
     };
-    for format in [
-        StudyFormat::Table,
-        StudyFormat::Markdown,
-        StudyFormat::Html,
-        StudyFormat::Json,
-    ] {
+    for format in [Format::Table, Format::Markdown, Format::Html, Format::Json] {
         let out = view::render(study.as_ref(), &o, &ob, &f, format);
         assert!(!out.contains("as study 2 found"), "{out}");
-        if format != StudyFormat::Json {
+        if format != Format::Json {
             assert!(
                 out.contains("INTERRUPTED: steps not run: openvpn (interrupted), enc"),
                 "{out}"
@@ -150,11 +145,11 @@ fn an_interrupted_study_says_so_and_concludes_nothing() {
             assert_eq!(v["not_run"][1], "enc");
         }
     }
-    let table = view::render(study.as_ref(), &o, &ob, &f, StudyFormat::Table);
+    let table = view::render(study.as_ref(), &o, &ob, &f, Format::Table);
     assert!(table.starts_with("INTERRUPTED"), "{table}");
     // Run to the end: the conclusion is drawn, and nothing says interrupted.
     ob.not_run.clear();
-    let out = view::render(study.as_ref(), &o, &ob, &f, StudyFormat::Table);
+    let out = view::render(study.as_ref(), &o, &ob, &f, Format::Table);
     assert!(out.contains("as study 2 found") && !out.contains("INTERRUPTED"));
 }
 
@@ -170,7 +165,7 @@ fn a_failed_step_is_not_an_unobservable_one() {
         ..Observed::default()
     };
     let f = study.analyse(&ob);
-    let table = view::render(study.as_ref(), &o, &ob, &f, StudyFormat::Table);
+    let table = view::render(study.as_ref(), &o, &ob, &f, Format::Table);
     assert!(
         table.starts_with("FAILED: steps: threads (exited with status 1: boom)"),
         "{table}"
@@ -189,14 +184,8 @@ fn a_failed_step_is_not_an_unobservable_one() {
             && !missing.contains("threads"),
         "{missing}"
     );
-    let v: serde_json::Value = serde_json::from_str(&view::render(
-        study.as_ref(),
-        &o,
-        &ob,
-        &f,
-        StudyFormat::Json,
-    ))
-    .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&view::render(study.as_ref(), &o, &ob, &f, Format::Json)).unwrap();
     assert_eq!(v["failed"][0]["step"], "threads");
     assert_eq!(v["not_observed"][0]["step"], "https");
 }

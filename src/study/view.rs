@@ -1,14 +1,31 @@
-//! A study's output: `--list`, and its findings as render blocks (terminal, Markdown) or
-//! one JSON document.
+//! A study's output: `--list`, and its findings as render blocks (terminal, Markdown),
+//! one JSON document or one page with the steps' figures.
 
-use super::{Findings, Observed, Opts, Study, StudyFormat};
-use crate::render::model::{markdown, terminal, Block};
+use super::{Findings, Observed, Opts, Study};
+use crate::render::model::Block;
+use crate::render::write::{html, json::Json};
+use crate::render::{Format, Part};
 use serde_json::{json, Value};
 
-/// `--list`: each study's question, the original finding and the expected durations; as
-/// one JSON document with `--format json`.
-pub fn list(studies: &[Box<dyn Study>], o: &Opts, format: StudyFormat) -> String {
-    let mut out = String::new();
+/// What a study's findings are written in (`--list` has no page).
+pub const FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json, Format::Html];
+pub const LIST_FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json];
+
+/// `--list`: each study's question, the original finding and the expected durations.
+pub struct List<'a>(pub &'a [Box<dyn Study>], pub &'a Opts);
+
+impl Part for List<'_> {
+    fn blocks(&self) -> Vec<Block> {
+        vec![Block::Lines(list(self.0, self.1).0)]
+    }
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(&list(self.0, self.1).1)
+    }
+}
+
+/// The list's lines, and the same as one JSON document.
+fn list(studies: &[Box<dyn Study>], o: &Opts) -> (Vec<String>, Vec<Value>) {
+    let mut out = Vec::new();
     let mut doc = Vec::new();
     for s in studies {
         let secs = |quick| {
@@ -25,25 +42,18 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts, format: StudyFormat) -> String
             "seconds": secs(false).round(), "quick_seconds": secs(true).round(),
             "options": options,
         }));
-        out.push_str(&format!(
-            "{}: {}\n  original: {}\n  about {:.0} s, --quick about {:.0} s\n",
-            s.name(),
-            s.question(),
-            s.original(),
+        out.push(format!("{}: {}", s.name(), s.question()));
+        out.push(format!("  original: {}", s.original()));
+        out.push(format!(
+            "  about {:.0} s, --quick about {:.0} s",
             secs(false),
             secs(true)
         ));
         for (o, what) in s.options() {
-            out.push_str(&format!("  {o}: {what}\n"));
+            out.push(format!("  {o}: {what}"));
         }
     }
-    if format == StudyFormat::Json {
-        return format!(
-            "{}\n",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        );
-    }
-    out
+    (out, doc)
 }
 
 /// The blocks of a study's report: its tables, then the conclusion and what could not be
@@ -126,88 +136,97 @@ fn conclusion(observed: &Observed, f: &Findings) -> Vec<Block> {
     b
 }
 
-/// One self-contained page (the report's HTML layer): the tables, each step's figures
-/// drawn from its records, then the conclusion.
-fn html(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) -> String {
-    use crate::render::html;
-    let mut body = String::new();
-    html::blocks(&first(observed), &mut body);
-    html::blocks(&head(study, o, f), &mut body);
-    for t in &observed.runs {
-        for (workload, figures) in
-            crate::render::document::figures_of(&t.run, &crate::workloads::render_options(None))
-        {
-            if figures.is_empty() {
-                continue;
-            }
-            html::blocks(
-                &[Block::Heading(format!(
-                    "step {}: {workload} figures",
-                    t.tag
-                ))],
-                &mut body,
-            );
-            for fig in &figures {
-                html::figure(fig, &mut body);
-            }
-        }
-    }
-    html::blocks(&conclusion(observed, f), &mut body);
-    html::page(&format!("cryptobench study {}", study.name()), &body)
+/// A study's findings.
+pub struct Report<'a> {
+    pub study: &'a dyn Study,
+    pub o: &'a Opts,
+    pub observed: &'a Observed,
+    pub f: &'a Findings,
 }
 
+impl Part for Report<'_> {
+    fn blocks(&self) -> Vec<Block> {
+        blocks(self.study, self.o, self.observed, self.f)
+    }
+
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        let (study, o, observed, f) = (self.study, self.o, self.observed, self.f);
+        let tables: Vec<_> = f
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(json!({
+                    "title": t.title,
+                    "columns": t.columns.iter().map(|c| &c.name).collect::<Vec<_>>(),
+                    "rows": t.rows,
+                    "notes": t.notes,
+                })),
+                _ => None,
+            })
+            .collect();
+        out.value(&json!({
+            "study": study.name(),
+            "question": study.question(),
+            "original": study.original(),
+            "quick": o.quick,
+            "tables": tables,
+            "interrupted": !observed.not_run.is_empty(),
+            "not_run": observed.not_run,
+            "conclusions": conclusions(observed, f),
+            "notes": observed.notes,
+            "not_observable": f.unobservable,
+            "failed": observed.failed.iter()
+                .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
+            "not_observed": observed.unavailable.iter()
+                .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
+            "runs": observed.runs.iter()
+                .map(|t| json!({"step": t.tag, "run_id": t.run.run_id,
+                                "records": t.run.records.len()}))
+                .collect::<Vec<_>>(),
+        }))
+    }
+
+    /// One self-contained page (the report's HTML layer): the tables, each step's figures
+    /// drawn from its records, then the conclusion.
+    fn html(&self, body: &mut String) -> String {
+        let (study, o, observed, f) = (self.study, self.o, self.observed, self.f);
+        html::blocks(&first(observed), body);
+        html::blocks(&head(study, o, f), body);
+        let opts = crate::workloads::render_options(None);
+        for t in &observed.runs {
+            for (workload, figures) in crate::render::document::figures_of(&t.run, &opts) {
+                if figures.is_empty() {
+                    continue;
+                }
+                let heading = format!("step {}: {workload} figures", t.tag);
+                html::blocks(&[Block::Heading(heading)], body);
+                for fig in &figures {
+                    html::figure(fig, body);
+                }
+            }
+        }
+        html::blocks(&conclusion(observed, f), body);
+        format!("cryptobench study {}", study.name())
+    }
+}
+
+/// The findings in `format`, as a string (the tests read it).
+#[cfg(test)]
 pub fn render(
     study: &dyn Study,
     o: &Opts,
     observed: &Observed,
     f: &Findings,
-    format: StudyFormat,
+    format: Format,
 ) -> String {
-    let b = blocks(study, o, observed, f);
-    match format {
-        StudyFormat::Table => terminal(&b),
-        StudyFormat::Html => html(study, o, observed, f),
-        StudyFormat::Markdown => markdown(&b),
-        StudyFormat::Json => {
-            let tables: Vec<_> = f
-                .blocks
-                .iter()
-                .filter_map(|b| match b {
-                    Block::Table(t) => Some(json!({
-                        "title": t.title,
-                        "columns": t.columns.iter().map(|c| &c.name).collect::<Vec<_>>(),
-                        "rows": t.rows,
-                        "notes": t.notes,
-                    })),
-                    _ => None,
-                })
-                .collect();
-            let doc = json!({
-                "study": study.name(),
-                "question": study.question(),
-                "original": study.original(),
-                "quick": o.quick,
-                "tables": tables,
-                "interrupted": !observed.not_run.is_empty(),
-                "not_run": observed.not_run,
-                "conclusions": conclusions(observed, f),
-                "notes": observed.notes,
-                "not_observable": f.unobservable,
-                "failed": observed.failed.iter()
-                    .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
-                "not_observed": observed.unavailable.iter()
-                    .map(|(t, w)| json!({"step": t, "why": w})).collect::<Vec<_>>(),
-                "runs": observed.runs.iter()
-                    .map(|t| json!({"step": t.tag, "run_id": t.run.run_id,
-                                    "records": t.run.records.len()}))
-                    .collect::<Vec<_>>(),
-            });
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&doc).unwrap_or_default()
-            )
-        }
-    }
+    let report = Report {
+        study,
+        o,
+        observed,
+        f,
+    };
+    crate::render::write::string(&mut crate::render::One("study", FORMATS, &report), format)
+        .unwrap()
 }
 
 /// Points that other load disturbed, or whose spread is too wide to trust small

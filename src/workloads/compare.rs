@@ -5,8 +5,9 @@
 use super::Failure;
 use crate::analyse::compare::{self, Comparison, Verdict};
 use crate::record::read::Loaded;
-use crate::render::model::{self, Block, Column, Table};
-use crate::render::Format;
+use crate::render::model::{Block, Column, Table};
+use crate::render::write::{html, json::Json};
+use crate::render::{Format, One, Part};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -157,11 +158,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
-    if matches!(args.format, Format::Csv | Format::Openssl) {
-        return Err(Failure::Input(
-            "compare --format: give table, markdown, json or html".into(),
-        ));
-    }
     // BASE `history` (where no file has that name) judges NEW against the store's past.
     let history = args.base.as_os_str() == "history" && !args.base.exists();
     if history || args.against_history.is_some() {
@@ -195,6 +191,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             store: args.store.as_deref(),
         });
     }
+    args.format
+        .offered_by("compare", FORMATS)
+        .map_err(Failure::input)?;
     let new = args.new.ok_or_else(|| {
         Failure::Input(
             "compare: give BASE and NEW (files or runs of the store), or `compare history NEW`"
@@ -243,25 +242,14 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         )));
     }
     let differences = environment_differences(&base, &new);
-    let out = match args.format {
-        Format::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&json_document(&base, &new, &result, &differences))
-                    .unwrap_or_default();
-            s.push('\n');
-            s
-        }
-        Format::Html => crate::render::html::compare_page(
-            &base_title(&base, &new),
-            &blocks(&base, &new, &result, &differences, args.threshold),
-            &result,
-        ),
-        Format::Markdown => {
-            model::markdown(&blocks(&base, &new, &result, &differences, args.threshold))
-        }
-        _ => model::terminal(&blocks(&base, &new, &result, &differences, args.threshold)),
+    let doc = Compared {
+        base: &base,
+        new: &new,
+        result: &result,
+        differences: &differences,
+        threshold: args.threshold,
     };
-    print!("{out}");
+    super::print(&mut One("compare", FORMATS, &doc), args.format)?;
     let regressed = result.pairs.iter().any(|p| p.verdict == Verdict::Regressed);
     if args.fail_on_regression && regressed {
         return Ok(EXIT_REGRESSED);
@@ -274,6 +262,40 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         return Ok(EXIT_MISSING);
     }
     Ok(0)
+}
+
+const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
+
+/// The comparison: its tables, as JSON, or a page with the ratio plot over the tables.
+struct Compared<'a> {
+    base: &'a Side,
+    new: &'a Side,
+    result: &'a Comparison,
+    differences: &'a [String],
+    threshold: f64,
+}
+
+impl Part for Compared<'_> {
+    fn blocks(&self) -> Vec<Block> {
+        let (b, n, r) = (self.base, self.new, self.result);
+        blocks(b, n, r, self.differences, self.threshold)
+    }
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(&json_document(
+            self.base,
+            self.new,
+            self.result,
+            self.differences,
+        ))
+    }
+    fn html(&self, body: &mut String) -> String {
+        html::figure(
+            &crate::render::plots::compare::ratio_plot(self.result),
+            body,
+        );
+        html::blocks(&self.blocks(), body);
+        format!("cryptobench compare: {}", base_title(self.base, self.new))
+    }
 }
 
 fn base_title(base: &Side, new: &Side) -> String {

@@ -1,9 +1,12 @@
 //! `cryptobench history`: the runs kept in the store: list, show, tag, export, import, rm.
 
 use super::Failure;
-use crate::render::model::{self, Block, Column, Table};
+use crate::render::document::Report;
+use crate::render::model::{Block, Column, Table};
 use crate::render::trend::utc;
+use crate::render::write::json::Json;
 use crate::render::Format;
+use crate::render::{One, Part};
 use crate::store::resolve::Resolver;
 use crate::store::runs::{self, Filter};
 use crate::store::{Access, StoreUrl};
@@ -50,28 +53,37 @@ pub struct ListArgs {
 /// What the listing can write.
 const LISTING_FORMATS: [Format; 3] = [Format::Table, Format::Json, Format::Markdown];
 
+/// Where every action's `--help` points.
+const DOCS: &str = "See docs/history.md in the sources.";
+
 #[derive(clap::Subcommand)]
 pub enum Action {
     /// Render one run like `report` (RUN: an id, a tag or `last`).
+    #[command(after_help = DOCS)]
     Show {
         run: String,
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
     /// Name a run (for example baseline); a tag names one run, so it moves.
+    #[command(after_help = DOCS)]
     Tag { run: String, name: String },
     /// Write a run as JSON Lines on stdout, exactly as it was written.
+    #[command(after_help = DOCS)]
     Export { run: String },
     /// Store the runs of JSON Lines files (points already there are not doubled); with no
     /// file, every run waiting in the spool (then removed from it).
+    #[command(after_help = DOCS)]
     Import {
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
     },
     /// Each point over time on each machine: the change points, and what the
     /// environment recorded as different at each (table, markdown, json or html).
+    #[command(after_help = DOCS)]
     Trend(Box<trend::TrendArgs>),
     /// Delete a run, its points and tags.
+    #[command(after_help = DOCS)]
     Rm {
         run: String,
         /// Delete it although a tag names it (the tags go with it).
@@ -104,6 +116,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
     match args.action {
         None => {
             let f = &args.filter;
+            // Refused before the store is opened.
             f.format
                 .offered_by("history", &LISTING_FORMATS)
                 .map_err(Failure::input)?;
@@ -116,14 +129,15 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             };
             let rows = runs::list(resolver.store().map_err(Failure::input)?, &filter)
                 .map_err(Failure::runtime)?;
-            print!("{}", listing(&rows, f.format));
+            super::print(
+                &mut One("history", &LISTING_FORMATS, &Listing(&rows)),
+                f.format,
+            )?;
         }
         Some(Action::Show { run, format }) => {
             let loaded = resolver.load(&run).map_err(Failure::input)?;
-            print!(
-                "{}",
-                crate::render::document::render(&loaded, format, &super::render_options(None))
-            );
+            let opts = super::render_options(None);
+            super::print(&mut Report::of(&loaded, &opts), format)?;
         }
         Some(Action::Tag { run, name }) => {
             let id = resolver.run_id(&run).map_err(Failure::input)?;
@@ -218,48 +232,47 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     Ok(())
 }
 
-fn listing(rows: &[runs::RunRow], format: Format) -> String {
-    if format == Format::Json {
-        let mut s = serde_json::to_string_pretty(rows).unwrap_or_default();
-        s.push('\n');
-        return s;
+/// The listing: one table, or the rows as JSON.
+struct Listing<'a>(&'a [runs::RunRow]);
+
+impl Part for Listing<'_> {
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(self.0)
     }
-    let mut t = Table::new(
-        format!("{} run(s), newest first", rows.len()),
-        vec![
-            Column::text("run"),
-            Column::text("tags"),
-            Column::text("started (UTC)"),
-            Column::text("workload"),
-            Column::num("points"),
-            Column::text("status"),
-            Column::text("host"),
-            Column::text("machine"),
-            Column::text("cpu"),
-        ],
-    );
-    for r in rows {
-        t.push(vec![
-            r.run_id.clone(),
-            r.tags.join(","),
-            utc(r.started_unix),
-            r.workload.clone(),
-            r.points.to_string(),
-            match r.interrupted {
-                Some(true) => "interrupted".into(),
-                Some(false) => "finished".into(),
-                None => "unfinished".into(),
-            },
-            r.hostname.clone(),
-            r.machine_id.clone(),
-            r.cpu_model.clone(),
-        ]);
-    }
-    let blocks = [Block::Table(t)];
-    if format == Format::Markdown {
-        model::markdown(&blocks)
-    } else {
-        model::terminal(&blocks)
+    fn blocks(&self) -> Vec<Block> {
+        let rows = self.0;
+        let mut t = Table::new(
+            format!("{} run(s), newest first", rows.len()),
+            vec![
+                Column::text("run"),
+                Column::text("tags"),
+                Column::text("started (UTC)"),
+                Column::text("workload"),
+                Column::num("points"),
+                Column::text("status"),
+                Column::text("host"),
+                Column::text("machine"),
+                Column::text("cpu"),
+            ],
+        );
+        for r in rows {
+            t.push(vec![
+                r.run_id.clone(),
+                r.tags.join(","),
+                utc(r.started_unix),
+                r.workload.clone(),
+                r.points.to_string(),
+                match r.interrupted {
+                    Some(true) => "interrupted".into(),
+                    Some(false) => "finished".into(),
+                    None => "unfinished".into(),
+                },
+                r.hostname.clone(),
+                r.machine_id.clone(),
+                r.cpu_model.clone(),
+            ]);
+        }
+        vec![Block::Table(t)]
     }
 }
 

@@ -14,7 +14,8 @@ pub mod vpn;
 
 pub use crate::failure::{Failure, EXIT_INTERRUPTED};
 
-use crate::render::document::{Options, Registered, WorkloadView};
+use crate::render::document::{Options, Registered, Report, WorkloadView};
+use crate::render::{Document, Format};
 
 /// Every workload's view, in the order a report shows them: the one list a new workload
 /// joins (besides main.rs's subcommand).
@@ -56,11 +57,7 @@ pub fn cleanup() -> i32 {
 }
 
 /// Prints a finished run the way `format` says, and returns how the command ends.
-pub fn show(
-    done: crate::driver::Finished,
-    format: crate::render::Format,
-    opts: &Options,
-) -> Result<i32, Failure> {
+pub fn show(done: crate::driver::Finished, format: Format, opts: &Options) -> Result<i32, Failure> {
     show_runs(vec![done.run], done.outcome, format, opts)
 }
 
@@ -68,7 +65,7 @@ pub fn show(
 pub fn show_runs(
     runs: Vec<crate::record::read::Run>,
     outcome: Result<i32, Failure>,
-    format: crate::render::Format,
+    format: Format,
     opts: &Options,
 ) -> Result<i32, Failure> {
     // An agent's stdout carries its lines, and nothing else.
@@ -79,6 +76,18 @@ pub fn show_runs(
         runs,
         ..Default::default()
     };
-    print!("{}", crate::render::document::render(&doc, format, opts));
-    outcome
+    print(&mut Report::of(&doc, opts), format).and(outcome)
+}
+
+/// Writes a command's document on stdout. A format it cannot give is refused (exit 2);
+/// a reader that stopped early (`| head`) is not a failure.
+pub fn print(doc: &mut dyn Document, format: Format) -> Result<(), Failure> {
+    match crate::render::emit(doc, format, &mut std::io::stdout().lock()) {
+        Err(e) => match e.downcast::<std::io::Error>() {
+            Ok(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Ok(io) => Err(Failure::Runtime(format!("cannot write the output: {io}"))),
+            Err(other) => Err(Failure::from(other)),
+        },
+        Ok(()) => Ok(()),
+    }
 }

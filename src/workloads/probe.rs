@@ -5,6 +5,9 @@ use super::Failure;
 use crate::environment;
 use crate::impls;
 use crate::kernel;
+use crate::render::model::Block;
+use crate::render::write::json::Json;
+use crate::render::{Format, One, Part};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -256,17 +259,23 @@ fn table(v: &Value) -> String {
 }
 
 /// What probe can print: it describes the machine, so it has no measurement formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ProbeFormat {
-    Table,
-    Json,
+pub const FORMATS: &[Format] = &[Format::Table, Format::Json];
+
+/// The machine's facts: as the terminal lines of `table`, or as JSON.
+struct Facts(Value);
+
+impl Part for Facts {
+    fn blocks(&self) -> Vec<Block> {
+        vec![Block::Lines(
+            table(&self.0).lines().map(String::from).collect(),
+        )]
+    }
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(&self.0)
+    }
 }
 
-pub fn run(format: ProbeFormat) -> Result<i32, Failure> {
-    let v = facts();
-    match format {
-        ProbeFormat::Json => println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default()),
-        ProbeFormat::Table => print!("{}", table(&v)),
-    }
+pub fn run(format: Format) -> Result<i32, Failure> {
+    super::print(&mut One("probe", FORMATS, &Facts(facts())), format)?;
     Ok(0)
 }

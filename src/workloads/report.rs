@@ -4,8 +4,8 @@
 use anyhow::anyhow;
 
 use super::Failure;
-use crate::render::document::{self, Options};
-use crate::render::Format;
+use crate::render::document::{Options, Report};
+use crate::render::{emit, Document, Format};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -92,7 +92,8 @@ fn newest_runs(names: &[&str], store: Option<&str>) -> anyhow::Result<Vec<String
 
 /// Speed points of several runs side by side: one column per run (machine), MB/s.
 fn side_by_side(loaded: &crate::record::read::Loaded, heads: &[String]) -> String {
-    use crate::render::model::{terminal, Block, Column, Table};
+    use crate::render::model::{Block, Column, Table};
+    use crate::render::write::table::terminal;
     use std::collections::BTreeMap;
     let mut cols = vec![
         Column::text("impl"),
@@ -179,7 +180,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     let mut out = std::io::stdout().lock();
     // Files in a format written run by run are read that way: only the run at hand is
     // held, whatever the size of the files.
-    let written = if document::streams(args.format)
+    let written = if crate::render::write::streams(args.format)
         && plots.is_none()
         && machines.is_empty()
         && crate::store::resolve::all_files(&files)
@@ -189,16 +190,10 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         if !reader.has_records().map_err(Failure::input)? {
             return Err(Failure::Input(no_records(&args.files, reader.skipped())));
         }
-        let written = document::write_runs(&mut reader, args.format, &opts, &mut out)
-            .and_then(|_| Ok(out.flush()?));
-        print_skipped(reader.skipped());
-        match written {
-            Ok(()) => Ok(()),
-            Err(e) => match e.downcast::<std::io::Error>() {
-                Ok(io) => Err(io),
-                Err(read) => return Err(Failure::Input(read.to_string())),
-            },
-        }
+        let mut doc = Report::streamed(reader, &opts);
+        let written = emit(&mut doc, args.format, &mut out);
+        print_skipped(doc.skipped());
+        written
     } else {
         let loaded = crate::store::resolve::load_args(&files, args.store.as_deref())
             .map_err(Failure::input)?;
@@ -209,18 +204,19 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         if let Some((dir, font)) = plots {
             write_plots(&loaded, &opts, &dir, &font)?;
         }
-        document::write(&loaded, args.format, &opts, &mut out).and_then(|_| {
+        emit(&mut Report::of(&loaded, &opts), args.format, &mut out).and_then(|_| {
             if !machines.is_empty() && matches!(args.format, Format::Table) {
                 write!(out, "\n{}", side_by_side(&loaded, &machines))?;
             }
-            out.flush()
+            Ok(out.flush()?)
         })
     };
-    match written {
+    match written.map_err(|e| e.downcast::<std::io::Error>()) {
         // A reader that stopped early (`| head`) is not a failure.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::Runtime(format!("cannot write the report: {e}")))
+        Err(Ok(io)) if io.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Runtime(format!("cannot write the report: {io}")))
         }
+        Err(Err(read)) => Err(Failure::Input(read.to_string())),
         _ => Ok(0),
     }
 }

@@ -6,8 +6,9 @@ use super::paths::{self, PathArgs, Paths, Selection};
 use super::Failure;
 use crate::algorithms::Algorithm;
 use crate::impls::Unavailable;
-use crate::render::model::{self, Block, Column, Table};
-use crate::render::Format;
+use crate::render::model::{Block, Column, Table};
+use crate::render::write::json::Json;
+use crate::render::{Format, One, Part};
 use crate::verify::{self, wycheproof, PathCheck, Suite, Tally};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,12 +57,26 @@ struct VerifyReport<'a> {
     seconds: f64,
 }
 
+const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Csv];
+
+/// The verdicts: one table (terminal, Markdown, CSV), or the report as JSON.
+struct Verdicts<'a>(&'a VerifyReport<'a>, &'a [Algorithm]);
+
+impl Part for Verdicts<'_> {
+    fn blocks(&self) -> Vec<Block> {
+        vec![Block::Table(table(self.0, self.1))]
+    }
+    fn csv(&self) -> Vec<Option<Table>> {
+        vec![Some(table(self.0, self.1))]
+    }
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(self.0)
+    }
+}
+
 pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
     args.format
-        .offered_by(
-            "verify",
-            &[Format::Table, Format::Json, Format::Markdown, Format::Csv],
-        )
+        .offered_by("verify", FORMATS)
         .map_err(Failure::input)?;
     if args.dut.named() {
         return crate::dut::passthrough(&args.dut, &args.paths.on_dut());
@@ -110,15 +125,10 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
         // A fold from +0.0: an empty f64 sum is -0.0.
         seconds: checks.iter().fold(0.0, |t, c| t + c.seconds),
     };
-    let out = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report)
-            .map(|s| s + "\n")
-            .map_err(|e| Failure::Runtime(format!("cannot write the JSON report: {e}")))?,
-        Format::Markdown => model::markdown(&[Block::Table(table(&report, &algs))]),
-        Format::Csv => model::csv(&[table(&report, &algs)]),
-        _ => model::terminal(&[Block::Table(table(&report, &algs))]),
-    };
-    print!("{out}");
+    super::print(
+        &mut One("verify", FORMATS, &Verdicts(&report, &algs)),
+        args.format,
+    )?;
     if report.ok {
         return Ok(0);
     }

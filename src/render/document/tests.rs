@@ -41,6 +41,11 @@ fn runs(runs: usize) -> Loaded {
     }
 }
 
+/// Every run in `format`, as a string.
+fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
+    crate::render::write::string(&mut Report::of(doc, opts), format).unwrap()
+}
+
 /// How many times the speed analysis (the bootstrap fits) ran while rendering.
 fn analyses(doc: &Loaded, format: Format) -> usize {
     let before = ANALYSES.with(|n| n.get());

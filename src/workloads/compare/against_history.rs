@@ -6,8 +6,9 @@ use super::{Failure, EXIT_REGRESSED};
 use crate::analyse::compare::Verdict;
 use crate::analyse::history_gate::{self, Judgement};
 use crate::analyse::trend::{PointRow, SeriesKey};
-use crate::render::model::{self, Block, Column, Table};
-use crate::render::Format;
+use crate::render::model::{Block, Column, Table};
+use crate::render::write::json::Json;
+use crate::render::{Format, One, Part};
 use crate::store::resolve::Resolver;
 use crate::store::series::{self, Selection};
 use crate::store::{Access, StoreUrl};
@@ -33,12 +34,12 @@ struct Row {
     judgement: Option<Judgement>,
 }
 
+const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown];
+
 pub fn run(r: Request) -> Result<i32, Failure> {
-    if !matches!(r.format, Format::Table | Format::Markdown | Format::Json) {
-        return Err(Failure::Input(
-            "compare history --format: give table, markdown or json".into(),
-        ));
-    }
+    r.format
+        .offered_by("compare history", FORMATS)
+        .map_err(Failure::input)?;
     let url = StoreUrl::choose(r.store, false)
         .map_err(Failure::input)?
         .ok_or_else(|| {
@@ -108,22 +109,12 @@ pub fn run(r: Request) -> Result<i32, Failure> {
             }
         })
         .collect();
-    let out = match r.format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&serde_json::json!({
-                "machine_id": machine,
-                "against_runs": r.runs,
-                "threshold_pct": r.threshold,
-                "points": rows,
-            }))
-            .unwrap_or_default();
-            s.push('\n');
-            s
-        }
-        Format::Markdown => model::markdown(&blocks(&rows, &r)),
-        _ => model::terminal(&blocks(&rows, &r)),
+    let judged = Judged {
+        machine: &machine,
+        rows: &rows,
+        r: &r,
     };
-    print!("{out}");
+    crate::workloads::print(&mut One("compare history", FORMATS, &judged), r.format)?;
     let regressed = rows.iter().any(|row| {
         row.judgement
             .as_ref()
@@ -134,6 +125,27 @@ pub fn run(r: Request) -> Result<i32, Failure> {
     } else {
         0
     })
+}
+
+/// Each new point judged: a table, or as JSON.
+struct Judged<'a> {
+    machine: &'a str,
+    rows: &'a [Row],
+    r: &'a Request<'a>,
+}
+
+impl Part for Judged<'_> {
+    fn blocks(&self) -> Vec<Block> {
+        blocks(self.rows, self.r)
+    }
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(&serde_json::json!({
+            "machine_id": self.machine,
+            "against_runs": self.r.runs,
+            "threshold_pct": self.r.threshold,
+            "points": self.rows,
+        }))
+    }
 }
 
 fn blocks(rows: &[Row], r: &Request) -> Vec<Block> {

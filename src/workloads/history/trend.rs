@@ -5,10 +5,11 @@
 use super::{since_unix, Failure};
 use crate::analyse::changepoint::Settings;
 use crate::analyse::trend;
-use crate::render::model;
+use crate::render::model::Block;
 use crate::render::plots::trend::trend_plot;
-use crate::render::trend::{axis_date, blocks, html, json};
-use crate::render::Format;
+use crate::render::trend::{axis_date, blocks, html_section};
+use crate::render::write::json::Json;
+use crate::render::{Format, One, Part};
 use crate::store::series::{self, Selection};
 use crate::store::Store;
 use std::path::PathBuf;
@@ -155,12 +156,22 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
             crate::units::shown_path(dir)
         );
     }
-    let out = match format {
-        Format::Json => json(&all),
-        Format::Html => html(&all),
-        Format::Markdown => model::markdown(&blocks(&all)),
-        _ => model::terminal(&blocks(&all)),
-    };
-    print!("{out}");
+    crate::workloads::print(&mut One("history trend", &FORMATS, &Trend(&all)), format)?;
     Ok(0)
+}
+
+/// The series: their tables, as JSON, or a page with one chart per series.
+struct Trend<'a>(&'a [trend::Series]);
+
+impl Part for Trend<'_> {
+    fn blocks(&self) -> Vec<Block> {
+        blocks(self.0)
+    }
+    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
+        out.value(&serde_json::json!({ "series": self.0 }))
+    }
+    fn html(&self, body: &mut String) -> String {
+        html_section(self.0, usize::MAX, body);
+        "cryptobench: results over time".into()
+    }
 }

@@ -2,11 +2,43 @@
 //! readable offline and printable. Per run: its environment, status and notes beside
 //! the figures (each with a "what this shows" line) and the workload's tables.
 
-pub use super::model::esc;
-use super::model::{Block, Table};
-use super::plots::Figure;
+use super::super::model::{esc, Block, Table};
+use super::super::plots::Figure;
+use super::{Document, Part, Writer};
 use crate::record::read::Run;
 use std::fmt::Write;
+
+/// The page: each part's body, under its title.
+pub struct Html<'a> {
+    out: &'a mut dyn std::io::Write,
+    title: String,
+    body: String,
+}
+
+impl<'a> Html<'a> {
+    pub fn new(out: &'a mut dyn std::io::Write) -> Self {
+        Html {
+            out,
+            title: String::new(),
+            body: String::new(),
+        }
+    }
+}
+
+impl Writer for Html<'_> {
+    fn whole(&self) -> bool {
+        true
+    }
+    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
+        self.title = part.html(&mut self.body);
+        Ok(())
+    }
+    fn finish(self: Box<Self>, _doc: &dyn Document) -> anyhow::Result<()> {
+        self.out
+            .write_all(page(&self.title, &self.body).as_bytes())?;
+        Ok(())
+    }
+}
 
 const STYLE: &str = "
 body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:1.5em;color:#111;max-width:1500px}
@@ -181,16 +213,4 @@ pub fn run_section(
     blocks(run_blocks, out);
     out.push_str(flames);
     out.push_str("</div></div>\n");
-}
-
-/// The comparison page: the ratio plot, then the same tables as the terminal.
-pub fn compare_page(
-    title: &str,
-    compare_blocks: &[Block],
-    c: &crate::analyse::compare::Comparison,
-) -> String {
-    let mut body = String::new();
-    figure(&super::plots::compare::ratio_plot(c), &mut body);
-    blocks(compare_blocks, &mut body);
-    page(&format!("cryptobench compare: {title}"), &body)
 }

@@ -1,0 +1,256 @@
+//! JSON. A command's document is one value. A report's is written run by run as the runs
+//! are read: records go straight from their types to the output (no serde_json::Value
+//! per record, no whole-document string), and only the run at hand is held: each run's
+//! entry of `runs` waits in an unlinked temporary file until every record is written, and
+//! what needs every run (the single run's analysis and environment, exclusions, skipped
+//! lines) comes last.
+
+use super::{Document, Part, Writer};
+use crate::record::read::Run;
+use crate::record::{Exclusion, Unavailable, SCHEMA};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{json, Map, Value};
+use std::io::{Seek, Write};
+
+/// One run's entry of `runs`: what it says about itself and its analysis.
+struct RunEntry<'a> {
+    run: &'a Run,
+    analysis: &'a Map<String, Value>,
+}
+
+impl Serialize for RunEntry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (run, end) = (self.run, self.run.end.as_ref());
+        let none: &[crate::record::Unavailable] = &[];
+        let mut m = s.serialize_map(Some(8))?;
+        m.serialize_entry("analysis", self.analysis)?;
+        m.serialize_entry("environment", &run.environment)?;
+        m.serialize_entry(
+            "exclusions",
+            end.map(|e| e.exclusions.as_slice()).unwrap_or(&[]),
+        )?;
+        m.serialize_entry("finished", &end.is_some())?;
+        m.serialize_entry("interrupted", &end.map(|e| e.interrupted))?;
+        m.serialize_entry("records", &run.records.len())?;
+        m.serialize_entry("run_id", &run.run_id)?;
+        m.serialize_entry(
+            "unavailable",
+            end.map(|e| e.unavailable.as_slice()).unwrap_or(none),
+        )?;
+        m.end()
+    }
+}
+
+/// JSON: a command's one value, or the report's layout, written run by run.
+pub struct Json<'a> {
+    out: &'a mut dyn Write,
+    value: bool,
+    runs: Option<Runs>,
+}
+
+/// The report's layout so far: the records are written, each run's entry spooled.
+struct Runs {
+    spool: std::io::BufWriter<std::fs::File>,
+    records: usize,
+    runs: usize,
+    exclusions: Vec<Exclusion>,
+    unavailable: Vec<Unavailable>,
+    interrupted: bool,
+    only: Option<(Option<crate::record::Environment>, Map<String, Value>)>,
+}
+
+impl<'a> Json<'a> {
+    pub fn new(out: &'a mut dyn Write) -> Self {
+        Json {
+            out,
+            value: false,
+            runs: None,
+        }
+    }
+
+    /// A whole document: `v`, pretty, with a final newline.
+    pub fn value<T: Serialize + ?Sized>(&mut self, v: &T) -> anyhow::Result<()> {
+        serde_json::to_writer_pretty(&mut *self.out, v)?;
+        self.out.write_all(b"\n")?;
+        self.value = true;
+        Ok(())
+    }
+
+    fn start(&mut self) -> anyhow::Result<&mut Runs> {
+        if self.runs.is_none() {
+            self.out.write_all(b"{\n  \"records\": [")?;
+            self.runs = Some(Runs {
+                spool: std::io::BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
+                records: 0,
+                runs: 0,
+                exclusions: Vec::new(),
+                unavailable: Vec::new(),
+                interrupted: false,
+                only: None,
+            });
+        }
+        Ok(self.runs.as_mut().expect("started"))
+    }
+
+    /// One run of the report, with its analysis: its records now, its entry of `runs`
+    /// after every record.
+    pub fn run(&mut self, run: &Run, analysis: Map<String, Value>) -> anyhow::Result<()> {
+        self.start()?;
+        let (out, r) = (&mut *self.out, self.runs.as_mut().expect("started"));
+        for rec in &run.records {
+            out.write_all(if r.records == 0 {
+                b"\n    "
+            } else {
+                b",\n    "
+            })?;
+            pretty_at(&mut *out, 2, rec)?;
+            r.records += 1;
+        }
+        r.spool
+            .write_all(if r.runs == 0 { b"\n    " } else { b",\n    " })?;
+        let entry = RunEntry {
+            run,
+            analysis: &analysis,
+        };
+        pretty_at(&mut r.spool, 2, &entry)?;
+        if let Some(end) = &run.end {
+            r.exclusions.extend(end.exclusions.iter().cloned());
+            r.unavailable.extend(end.unavailable.iter().cloned());
+            r.interrupted |= end.interrupted;
+        }
+        r.only = (r.runs == 0).then(|| (run.environment.clone(), analysis));
+        r.runs += 1;
+        Ok(())
+    }
+}
+
+impl Writer for Json<'_> {
+    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
+        part.json(self)
+    }
+
+    /// The report's layout: the runs' entries, then what needs every run (the single
+    /// run's analysis and environment, exclusions, skipped lines).
+    fn finish(mut self: Box<Self>, doc: &dyn Document) -> anyhow::Result<()> {
+        if self.value {
+            return Ok(());
+        }
+        self.start()?;
+        let (out, r) = (self.out, self.runs.take().expect("started"));
+        out.write_all(if r.records == 0 { b"]" } else { b"\n  ]" })?;
+        out.write_all(b",\n  \"runs\": [")?;
+        let mut spooled = r.spool.into_inner().map_err(|e| e.into_error())?;
+        spooled.rewind()?;
+        std::io::copy(&mut spooled, &mut *out)?;
+        out.write_all(if r.runs == 0 { b"]" } else { b"\n  ]" })?;
+        // With one run, its analysis and environment are also at the top level (the shape
+        // `--format json` has always had). Absent values are left out.
+        let mut tail = Map::new();
+        if let Some((environment, analysis)) = r.only {
+            let analysis = match analysis.len() {
+                1 => analysis.into_iter().next().map(|(_, a)| a),
+                _ => Some(Value::Object(analysis)),
+            };
+            if let Some(a) = analysis.filter(|a| !a.is_null()) {
+                tail.insert("analysis".into(), a);
+            }
+            if let Some(e) = environment {
+                tail.insert("environment".into(), serde_json::to_value(e)?);
+            }
+        }
+        tail.insert("exclusions".into(), serde_json::to_value(&r.exclusions)?);
+        tail.insert("interrupted".into(), json!(r.interrupted));
+        tail.insert("schema".into(), json!(SCHEMA));
+        let skipped: Vec<Value> = doc
+            .skipped()
+            .iter()
+            .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
+            .collect();
+        tail.insert("skipped_lines".into(), json!(skipped));
+        tail.insert("unavailable".into(), serde_json::to_value(&r.unavailable)?);
+        for (key, value) in &tail {
+            write!(out, ",\n  {}: ", Value::String(key.clone()))?;
+            pretty_at(&mut *out, 1, value)?;
+        }
+        out.write_all(b"\n}\n")?;
+        Ok(())
+    }
+}
+
+/// `value` pretty-printed `depth` levels in, straight into `out`.
+fn pretty_at(out: &mut dyn Write, depth: usize, value: &impl Serialize) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(
+        out,
+        PrettyAt {
+            depth,
+            has_value: false,
+        },
+    );
+    value.serialize(&mut ser).map_err(std::io::Error::other)
+}
+
+/// serde_json's `PrettyFormatter` (two spaces a level), starting `depth` levels in: a
+/// value written inside a document that is itself written piece by piece.
+struct PrettyAt {
+    depth: usize,
+    has_value: bool,
+}
+
+impl PrettyAt {
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, bracket: &[u8]) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline(w, true)?;
+        }
+        w.write_all(bracket)
+    }
+    fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+    }
+}
+
+impl serde_json::ser::Formatter for PrettyAt {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.newline(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
