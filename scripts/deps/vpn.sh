@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# System dependencies of `cryptobench vpn` and its tests: OpenVPN, iperf3, WireGuard tools,
+# System dependencies of `cryptobench vpn` and its tests: OpenVPN, iperf3, irtt (round
+# trips), WireGuard tools,
 # iproute2, and wireguard-go when the kernel has no WireGuard module. Idempotent.
 # --check: exit 1, naming them, if any is missing (without root, a kernel WireGuard
 # module is recognised by modinfo or /sys/module).
@@ -9,7 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-PKGS="openvpn iperf3 wireguard-tools iproute2 openssl procps"
+PKGS="openvpn iperf3 irtt wireguard-tools iproute2 openssl procps"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ "${1:-}" = "--check" ]; then

@@ -5,6 +5,7 @@ pub mod changepoint;
 pub mod compare;
 pub mod crossover;
 pub mod history_gate;
+pub mod limit;
 pub mod model;
 pub mod paths;
 pub mod scaling;

@@ -65,6 +65,7 @@ pub fn point_key(
     String,
     String,
     u32,
+    Option<u32>,
 ) {
     (
         r.tunnel.clone(),
@@ -75,6 +76,7 @@ pub fn point_key(
         r.protocol.clone(),
         r.direction.clone(),
         r.streams,
+        r.packet_size,
     )
 }
 
@@ -113,6 +115,7 @@ pub fn summary(rounds: &[&VpnRecord]) -> (VpnRecord, f64) {
     let mut r = mid.clone();
     r.throughput_bps = med;
     r.cpu_s_per_gb = median_of(rounds, |x| x.cpu_s_per_gb);
+    r.pps = median_of(rounds, |x| x.pps);
     r.busiest_thread_cpu_pct = median_of(rounds, |x| x.busiest_thread_cpu_pct);
     r.tunnel_cpu_pct = median_of(rounds, |x| x.tunnel_cpu_pct);
     r.system_busy_pct = median_of(rounds, |x| Some(x.system_busy_pct)).unwrap_or(0.0);

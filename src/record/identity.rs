@@ -44,6 +44,7 @@ impl Identity {
                 ("size" | "file_size", KeyValue::Num(n)) => crate::units::size_label(*n),
                 ("threads" | "streams", KeyValue::Num(n)) => format!("x{n}"),
                 ("concurrency", KeyValue::Num(n)) => format!("c{n}"),
+                ("packet_size", KeyValue::Num(n)) => format!("{n} B packets"),
                 ("handshake", KeyValue::Text(t)) => {
                     if t == "true" {
                         "handshake".into()

@@ -96,6 +96,51 @@ pub struct VpnData {
     /// fields above (tunnel CPU, threads, shares, system use) are then the DUT's alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<ControllerEnd>,
+    /// `--packet-sizes`: the UDP payload of this point's datagrams (iperf3 -l); absent for
+    /// the throughput loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<u32>,
+    /// Datagrams the receiver got per second (packet-size points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pps: Option<f64>,
+    /// Datagrams lost, in percent (packet-size points; lost_pct under the name that pps
+    /// goes with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_pct: Option<f64>,
+    /// Round trips through the tunnel with nothing else on it, just before the point;
+    /// null where not measured (`vpn --dut`, or irtt missing: see the notes).
+    #[serde(default)]
+    pub rtt_idle_ms: Option<Rtt>,
+    /// Round trips through the tunnel while the point's load ran.
+    #[serde(default)]
+    pub rtt_loaded_ms: Option<Rtt>,
+    /// What held the point back, and the figures that say so (analyse/limit.rs).
+    #[serde(default)]
+    pub limit: Option<Bottleneck>,
+    /// Whether the CPU clock fell between the point's start and end; null where the
+    /// machine shows no clock (cpufreq) to read.
+    #[serde(default)]
+    pub throttled: Option<bool>,
+}
+
+/// Round-trip times of one series of probes, in milliseconds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Rtt {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    /// Probes sent, and of those never answered.
+    pub probes: u32,
+    #[serde(default)]
+    pub lost: u32,
+}
+
+/// A point's limit: "thread", "softirq", "cpus", "generator", "rate_cap" or "none", with
+/// its evidence in a sentence.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Bottleneck {
+    pub kind: String,
+    pub evidence: String,
 }
 
 /// `vpn --dut`: the controller's end of a point.
@@ -134,8 +179,13 @@ pub fn label(tunnel: &str, cipher: &str, auth: Option<&str>) -> String {
 
 impl VpnData {
     /// Identity of a point apart from tunnel and cipher.
-    pub fn load_key(&self) -> (&str, &str, u32) {
-        (&self.protocol, &self.direction, self.streams)
+    pub fn load_key(&self) -> (&str, &str, u32, Option<u32>) {
+        (
+            &self.protocol,
+            &self.direction,
+            self.streams,
+            self.packet_size,
+        )
     }
 }
 
@@ -188,7 +238,13 @@ impl crate::record::RecordData for VpnData {
                 ("protocol", text(&r.protocol)),
                 ("direction", text(&r.direction)),
                 ("streams", KeyValue::Num(r.streams as u64)),
-            ],
+            ]
+            .into_iter()
+            .chain(
+                r.packet_size
+                    .map(|n| ("packet_size", KeyValue::Num(n as u64))),
+            )
+            .collect(),
         )
     }
     /// Kernel WireGuard and wireguard-go share tunnel and label: what ran it

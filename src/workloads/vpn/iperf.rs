@@ -17,6 +17,9 @@ pub struct Load {
     pub streams: u32,
     /// false: the client namespace sends ("up"); true: iperf3 -R, the server sends ("down").
     pub down: bool,
+    /// `--packet-sizes`: UDP datagrams of this payload (iperf3 -l), for packets per second.
+    #[serde(default)]
+    pub packet_size: Option<u32>,
 }
 
 impl Load {
@@ -202,6 +205,10 @@ pub fn start_client(
     }
     if load.udp {
         argv.extend(["-u", "-b", "0"]);
+    }
+    let size = load.packet_size.map(|n| n.to_string());
+    if let Some(n) = &size {
+        argv.extend(["-l", n]);
     }
     lab::spawn_in_ns(
         guard,

@@ -9,10 +9,12 @@ pub mod cleanup;
 mod cpu;
 mod iperf;
 mod lab;
+mod latency;
 pub mod plots;
 mod point;
 mod remote;
 pub mod render;
+mod throttle;
 mod tools;
 mod tunnel;
 pub use tunnel::WIREGUARD_CIPHER;
@@ -58,6 +60,11 @@ pub struct VpnArgs {
     /// Also measure UDP (iperf3 -u at unlimited rate): throughput received and loss.
     #[arg(long)]
     pub udp: bool,
+    /// Packets per second: a UDP load of datagrams of each payload size (bytes,
+    /// comma-separated, 16 to 8972, e.g. 64,512,1400), per direction and stream count;
+    /// each point records pps and loss.
+    #[arg(long, value_name = "LIST")]
+    pub packet_sizes: Option<String>,
     /// Find and remove what a crashed run left behind (namespaces, links, daemons, temp
     /// files named with our prefix), say what was removed, and exit.
     #[arg(long)]
@@ -217,6 +224,15 @@ fn parse_tunnels(s: &str) -> anyhow::Result<Vec<Wanted>> {
         }
     }
     Ok(out)
+}
+
+/// The least UDP payload iperf3 sends (its sequence number and time stamp), and the most
+/// that fits a 9000-byte jumbo frame's IPv4 packet.
+const PACKET_SIZES: std::ops::RangeInclusive<u64> = 16..=8972;
+
+fn parse_packet_sizes(s: &str) -> anyhow::Result<Vec<u32>> {
+    let n = crate::units::counts(s, "--packet-sizes", PACKET_SIZES, "64,512,1400")?;
+    Ok(n.into_iter().map(|n| n as u32).collect())
 }
 
 fn parse_streams(s: &str) -> anyhow::Result<Vec<u32>> {

@@ -4,7 +4,10 @@
 use super::cpu;
 use super::iperf::{self, Load, LoadError};
 use super::lab::{self, Lab, Place, CLIENT, SERVER};
+use super::latency::{self, Rtts};
+use super::throttle::ClockWatch;
 use super::tunnel::{Programs, Spec, Tunnel};
+use crate::analyse::limit;
 use crate::record::vpn::{
     self, ProcessCpu, ThreadCpu, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT,
 };
@@ -50,6 +53,10 @@ pub struct HostSeen {
     pub busy_s: f64,
     pub total_s: f64,
     pub softirq_s: f64,
+    /// The CPU (of this host's) with the largest softirq share over the point, and that
+    /// share in percent of it: the kernel's packet work bound to one CPU.
+    #[serde(default)]
+    pub softirq_busiest: Option<(usize, f64)>,
 }
 
 impl HostSeen {
@@ -92,6 +99,33 @@ pub struct Watch {
     cpu: Vec<(String, i32, cpu::ProcSnap)>,
     cpus: Option<Vec<usize>>,
     sys: crate::sys::cpu::Usage,
+    per_cpu: Vec<(usize, u64, u64)>,
+}
+
+/// Each CPU's softirq and total ticks (of `cpus` only, when given).
+fn softirq_ticks(cpus: Option<&[usize]>) -> Vec<(usize, u64, u64)> {
+    crate::sys::procfs::cpu_lines()
+        .into_iter()
+        .filter_map(|(c, l)| {
+            let c = c.filter(|c| cpus.is_none_or(|cs| cs.contains(c)))?;
+            Some((c, l.softirq, crate::sys::cpu::all_ticks(&l)))
+        })
+        .collect()
+}
+
+/// The CPU whose share in softirq grew most between two readings, with that share.
+fn busiest_softirq(
+    before: &[(usize, u64, u64)],
+    after: &[(usize, u64, u64)],
+) -> Option<(usize, f64)> {
+    after
+        .iter()
+        .filter_map(|&(c, s1, t1)| {
+            let &(_, s0, t0) = before.iter().find(|b| b.0 == c)?;
+            let total = t1.saturating_sub(t0);
+            (total > 0).then(|| (c, s1.saturating_sub(s0) as f64 / total as f64 * 100.0))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 impl Watch {
@@ -115,6 +149,7 @@ impl Watch {
             .sum();
         let cpu = cpu_snapshot(tun, true);
         let sys = cpu::snap_system(cpus.as_deref());
+        let per_cpu = softirq_ticks(cpus.as_deref());
         Ok(Watch {
             places,
             links,
@@ -122,6 +157,7 @@ impl Watch {
             cpu,
             cpus,
             sys,
+            per_cpu,
         })
     }
 
@@ -130,6 +166,7 @@ impl Watch {
     pub fn finish(self, tun: &Tunnel, seconds: f64) -> Result<HostSeen, LoadError> {
         let cpu_after = cpu_snapshot(tun, false);
         let sys = cpu::snap_system(self.cpus.as_deref());
+        let per_cpu = softirq_ticks(self.cpus.as_deref());
         let mut links = Vec::new();
         for ((end, ns), before) in self.places.iter().zip(self.links) {
             let after =
@@ -151,6 +188,7 @@ impl Watch {
             busy_s: sys.busy - self.sys.busy,
             total_s: sys.total - self.sys.total,
             softirq_s: (sys.softirq - self.sys.softirq).max(0.0),
+            softirq_busiest: busiest_softirq(&self.per_cpu, &per_cpu),
         })
     }
 }
@@ -168,7 +206,23 @@ pub fn measure_point(
 ) -> Result<VpnRecord, LoadError> {
     let places = [lab.place(SERVER), lab.place(CLIENT)];
     let server = iperf::start_server(&tun.guard, &places[SERVER], &progs.iperf3, &tun.server_addr)?;
-    let res = measure_with_server(&places, tun, progs, load, duration, run_id, sampling);
+    let prober = match &progs.irtt {
+        Some(irtt) => latency::start_server(
+            &tun.guard,
+            &places[SERVER],
+            &irtt.to_string_lossy(),
+            &tun.server_addr,
+        )
+        .map(Some),
+        None => Ok(None),
+    };
+    let res = prober.and_then(|p| {
+        let res = measure_with_server(&places, tun, progs, load, duration, run_id, sampling);
+        if let Some(p) = p {
+            tun.guard.stop_process(p.id() as i32);
+        }
+        res
+    });
     tun.guard.stop_process(server.id() as i32);
     res
 }
@@ -185,12 +239,47 @@ fn measure_with_server(
     run_id: &str,
     sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
+    let irtt = progs.irtt.as_ref().map(|p| p.to_string_lossy().to_string());
+    let probe = |secs: f64, tag: &str| -> Result<std::process::Child, LoadError> {
+        let irtt = irtt.as_deref().unwrap_or_default();
+        latency::start_client(
+            &tun.guard,
+            &places[CLIENT],
+            irtt,
+            &tun.server_addr,
+            secs,
+            tag,
+        )
+    };
+    let mut rtts = Rtts::default();
+    if irtt.is_some() {
+        let idle = probe(latency::IDLE_S, "idle")
+            .and_then(|mut c| latency::wait(&mut c, &places[CLIENT], latency::IDLE_S, "idle"));
+        rtts.idle = rtts.keep(idle)?;
+    } else {
+        rtts.note = Some(format!(
+            "round trips not measured: irtt not found: install {}",
+            super::tools::Tool::Irtt.package()
+        ));
+    }
+    // Under load: over most of the load, started with it.
+    let loaded_s = (duration as f64 * 0.8).max(0.5);
     let watch = Watch::start(&[&places[SERVER], &places[CLIENT]], tun, None)?;
+    let clock = ClockWatch::start(duration);
     let window = start_sampling(tun, sampling);
     let wall = std::time::Instant::now();
+    let mut loaded = match rtts.idle.is_some().then(|| probe(loaded_s, "loaded")) {
+        Some(c) => rtts.keep(c)?,
+        None => None,
+    };
     let (outcome, seen) = run_client(&places[CLIENT], tun, progs, load, duration, watch)?;
     let wall_s = wall.elapsed().as_secs_f64();
+    if let Some(child) = loaded.as_mut() {
+        let r = latency::wait(child, &places[CLIENT], loaded_s, "loaded");
+        rtts.loaded = rtts.keep(r)?;
+    }
     let profile = finish_sampling(window, sampling);
+    let throttled = clock.finish();
     Ok(record(Observed {
         tun,
         load,
@@ -201,6 +290,8 @@ fn measure_with_server(
         here: seen,
         controller: None,
         profile,
+        rtts,
+        throttled,
     }))
 }
 
@@ -284,6 +375,9 @@ pub struct Observed<'a> {
     /// With `vpn --dut`: the controller (the client end).
     pub controller: Option<ControllerSide>,
     pub profile: Option<crate::profile::ProfileField>,
+    pub rtts: Rtts,
+    /// Whether the CPU clock fell over the point (None: not observable).
+    pub throttled: Option<bool>,
 }
 
 /// The point's record. The tunnel's CPU, threads, crypto share and the machine's use are
@@ -299,6 +393,8 @@ pub fn record(o: Observed) -> VpnRecord {
         here,
         controller,
         profile,
+        rtts,
+        throttled,
     } = o;
     let seen_of = |end: usize| -> &HostSeen {
         match &controller {
@@ -346,7 +442,31 @@ pub fn record(o: Observed) -> VpnRecord {
     let iperf3_s = iperf3_pct / 100.0 * seconds;
     let others_pct = here.pct_of_cpus((here.busy_s - cpu_s - iperf3_s - here.softirq_s).max(0.0));
     let tunnel_rx = ra.rx_bytes.saturating_sub(rb.rx_bytes);
-    let notes = notes(
+    let generator = [
+        ("iperf3 client", outcome.client_cpu_pct),
+        ("iperf3 server", outcome.server_cpu_pct),
+    ]
+    .into_iter()
+    .filter_map(|(n, p)| Some((n.to_string(), p?)))
+    .max_by(|a, b| a.1.total_cmp(&b.1));
+    let busiest_thread = here
+        .threads
+        .iter()
+        .chain(controller.iter().flat_map(|c| &c.seen.threads))
+        .filter(|_| attributable)
+        .max_by(|a, b| a.cpu_pct.total_cmp(&b.cpu_pct))
+        .map(|t| (format!("{} ({} end)", t.name, t.end), t.cpu_pct));
+    let limit = limit::limit(&limit::Seen {
+        busiest_thread,
+        busiest_softirq: here.softirq_busiest,
+        busy_pct,
+        cpus: here
+            .cpus
+            .as_ref()
+            .map_or_else(crate::sys::cpu::machine_cpus, Vec::len),
+        generator,
+    });
+    let mut notes = notes(
         tun,
         Seen {
             tunnel_rx,
@@ -357,6 +477,7 @@ pub fn record(o: Observed) -> VpnRecord {
             cpus: here.cpus.as_ref().map(Vec::len),
         },
     );
+    notes.extend(rtts.note);
     let (tunnel, cipher, auth) = (
         tun.spec.tunnel().to_string(),
         tun.spec.cipher(),
@@ -462,6 +583,16 @@ pub fn record(o: Observed) -> VpnRecord {
             server_busiest_thread_cpu_pct: server_busiest,
             client_busiest_thread_cpu_pct: client_busiest,
             controller: controller_end,
+            packet_size: load.packet_size,
+            pps: load
+                .packet_size
+                .filter(|_| outcome.seconds > 0.0)
+                .map(|n| outcome.bytes as f64 / n as f64 / outcome.seconds),
+            loss_pct: load.packet_size.and(outcome.lost_pct),
+            rtt_idle_ms: rtts.idle,
+            rtt_loaded_ms: rtts.loaded,
+            limit: Some(limit),
+            throttled,
         },
     }
 }
@@ -609,6 +740,7 @@ mod tests {
             udp: false,
             streams: 1,
             down: false,
+            packet_size: None,
         };
         let r = record(Observed {
             tun: &tun,
@@ -623,6 +755,8 @@ mod tests {
                 seen: controller,
             }),
             profile: None,
+            rtts: Rtts::default(),
+            throttled: None,
         });
         assert_eq!(r.tunnel_cpu_s, Some(1.2));
         assert_eq!(r.busiest_thread_cpu_pct, Some(60.0));

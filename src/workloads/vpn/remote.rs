@@ -272,6 +272,11 @@ impl DutEnd {
                     seen: loaded.seen,
                 }),
                 profile,
+                rtts: super::latency::Rtts {
+                    note: Some("round trips not measured with --dut yet".into()),
+                    ..Default::default()
+                },
+                throttled: None,
             });
             rec.dut_agent_cpu_pct = Some(agent_pct);
             Ok(rec)

@@ -27,7 +27,10 @@ fn record_row(r: &VpnRecord) -> Vec<String> {
         r.tunnel.clone(),
         r.impl_version.clone(),
         cipher_label(&r.cipher, r.auth.as_deref()),
-        r.protocol.clone(),
+        match r.packet_size {
+            Some(n) => format!("{} {n} B", r.protocol),
+            None => r.protocol.clone(),
+        },
         r.direction.clone(),
         r.streams.to_string(),
         mbit(r.throughput_bps),
@@ -118,6 +121,22 @@ pub fn blocks(run: &RunView<VpnData>, shares: &[CipherShare]) -> Vec<Block> {
         out.push(Block::Table(points_table(&summaries, rounds)));
     }
     let reps: Vec<VpnRecord> = summaries.into_iter().map(|(r, _)| r).collect();
+    if let Some(t) = packets_and_latency_table(&reps) {
+        out.push(Block::Table(t));
+        out.push(Block::Lines(
+            reps.iter()
+                .filter_map(|r| {
+                    let l = r.limit.as_ref()?;
+                    Some(format!(
+                        "Limit of {} {}: {}",
+                        r.label,
+                        load_of(r),
+                        l.evidence
+                    ))
+                })
+                .collect(),
+        ));
+    }
     let threads = threads_table(&reps);
     if !threads.rows.is_empty() {
         out.push(Block::Table(threads));
@@ -207,6 +226,48 @@ fn points_table(summaries: &[(VpnRecord, f64)], rounds: usize) -> Table {
         t.push(row);
     }
     t
+}
+
+fn load_of(r: &VpnRecord) -> String {
+    let size = r.packet_size.map(|n| format!(" {n} B")).unwrap_or_default();
+    format!("{}{size} {} x{}", r.protocol, r.direction, r.streams)
+}
+
+/// Packets per second at each packet size, round trips idle and under each load, and
+/// each point's limit; None when no point has any of them (records before these fields).
+fn packets_and_latency_table(reps: &[VpnRecord]) -> Option<Table> {
+    let seen = |r: &VpnRecord| r.pps.is_some() || r.rtt_idle_ms.is_some() || r.limit.is_some();
+    if !reps.iter().any(seen) {
+        return None;
+    }
+    let mut t = Table::new(
+        "Packets per second (UDP datagrams of --packet-sizes received), round trips through the tunnel (irtt, ms) idle and under the load, and what limited each point:",
+        columns(
+            &[
+                "tunnel", "cipher", "load", "pps", "loss", "idle p50", "idle p99", "loaded p50",
+                "loaded p99", "limit",
+            ],
+            3,
+        ),
+    );
+    let ms = |r: Option<f64>| opt(r, |x| format!("{x:.3}"));
+    for r in reps {
+        t.push(vec![
+            format!("{} ({})", r.tunnel, r.impl_version),
+            cipher_label(&r.cipher, r.auth.as_deref()),
+            load_of(r),
+            opt(r.pps, crate::units::magnitude),
+            opt(r.loss_pct, |x| format!("{x:.1}%")),
+            ms(r.rtt_idle_ms.as_ref().map(|x| x.p50)),
+            ms(r.rtt_idle_ms.as_ref().map(|x| x.p99)),
+            ms(r.rtt_loaded_ms.as_ref().map(|x| x.p50)),
+            ms(r.rtt_loaded_ms.as_ref().map(|x| x.p99)),
+            r.limit
+                .as_ref()
+                .map_or_else(|| "-".into(), |l| l.kind.clone()),
+        ]);
+    }
+    Some(t)
 }
 
 /// Threads of each tunnel at its heaviest load: how many cores it really used.
@@ -338,6 +399,15 @@ const CSV_COLUMNS: &[&str] = &[
     "others_cpu_pct",
     "notes",
     "run_id",
+    "packet_size",
+    "pps",
+    "loss_pct",
+    "rtt_idle_p50_ms",
+    "rtt_idle_p99_ms",
+    "rtt_loaded_p50_ms",
+    "rtt_loaded_p99_ms",
+    "limit",
+    "throttled",
 ];
 
 /// One row per record with raw values (CSV).
@@ -389,6 +459,15 @@ pub fn records_table(records: &[&VpnRecord]) -> Table {
             format!("{:.1}", r.others_cpu_pct),
             r.notes.join("; "),
             r.run_id.clone(),
+            r.packet_size.map(|n| n.to_string()).unwrap_or_default(),
+            f(r.pps, 0),
+            f(r.loss_pct, 2),
+            f(r.rtt_idle_ms.as_ref().map(|x| x.p50), 4),
+            f(r.rtt_idle_ms.as_ref().map(|x| x.p99), 4),
+            f(r.rtt_loaded_ms.as_ref().map(|x| x.p50), 4),
+            f(r.rtt_loaded_ms.as_ref().map(|x| x.p99), 4),
+            r.limit.as_ref().map(|l| l.kind.clone()).unwrap_or_default(),
+            r.throttled.map(|b| b.to_string()).unwrap_or_default(),
         ];
         t.push(row.to_vec());
     }

@@ -12,6 +12,7 @@ pub const WIREGUARD_GO_MODULE: &str =
 pub enum Tool {
     Ip,
     Iperf3,
+    Irtt,
     Openvpn,
     Openssl,
     Wg,
@@ -23,6 +24,7 @@ impl Tool {
         match self {
             Tool::Ip => "ip",
             Tool::Iperf3 => "iperf3",
+            Tool::Irtt => "irtt",
             Tool::Openvpn => "openvpn",
             Tool::Openssl => "openssl",
             Tool::Wg => "wg",
@@ -35,6 +37,7 @@ impl Tool {
         match self {
             Tool::Ip => "the Debian package iproute2".into(),
             Tool::Iperf3 => "the Debian package iperf3".into(),
+            Tool::Irtt => "the Debian package irtt".into(),
             Tool::Openvpn => "the Debian package openvpn".into(),
             Tool::Openssl => "the Debian package openssl".into(),
             Tool::Wg => "the Debian package wireguard-tools".into(),
@@ -47,7 +50,7 @@ impl Tool {
     fn version_args(self) -> &'static [&'static str] {
         match self {
             Tool::Ip => &["-V"],
-            Tool::Openssl => &["version"],
+            Tool::Openssl | Tool::Irtt => &["version"],
             _ => &["--version"],
         }
     }

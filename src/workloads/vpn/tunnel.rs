@@ -89,6 +89,8 @@ impl Spec {
 #[derive(Clone, Debug, Default)]
 pub struct Programs {
     pub iperf3: String,
+    /// irtt, for the round trips; without it they are not measured (said in the notes).
+    pub irtt: Option<PathBuf>,
     pub wg: Option<PathBuf>,
     pub wireguard_go: Option<PathBuf>,
     pub wireguard_go_version: String,

@@ -33,6 +33,9 @@ pub struct Vpn {
     points: Vec<(u32, Spec)>,
     /// --profile: every point is run again under perf.
     sampler: Option<Sampler>,
+    /// Each point's throughputs in the rounds so far (tunnel, load): repeats that agree to
+    /// 4 digits are a rate cap.
+    rates: std::collections::HashMap<(String, String), Vec<f64>>,
 }
 
 /// Where the tunnels run: both ends in the lab's namespaces, or (`vpn --dut`) the server
@@ -106,7 +109,8 @@ fn progress(msg: &str) {
 }
 
 fn load_label(l: &Load) -> String {
-    format!("{} {} x{}", l.protocol(), l.direction(), l.streams)
+    let size = l.packet_size.map(|n| format!(" {n} B")).unwrap_or_default();
+    format!("{}{size} {} x{}", l.protocol(), l.direction(), l.streams)
 }
 
 impl Vpn {
@@ -160,6 +164,23 @@ impl Vpn {
                         udp,
                         streams: s,
                         down,
+                        packet_size: None,
+                    });
+                }
+            }
+        }
+        let sizes = match &args.packet_sizes {
+            Some(list) => super::parse_packet_sizes(list).map_err(Failure::input)?,
+            None => Vec::new(),
+        };
+        for &size in &sizes {
+            for &s in &streams {
+                for &down in &directions {
+                    loads.push(Load {
+                        udp: true,
+                        streams: s,
+                        down,
+                        packet_size: Some(size),
                     });
                 }
             }
@@ -176,6 +197,7 @@ impl Vpn {
             remote: args.remote_client.then_some(args.dut_address),
             points: Vec::new(),
             sampler,
+            rates: Default::default(),
         })
     }
 
@@ -284,6 +306,10 @@ fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failu
         openssl: path_of(Tool::Openssl),
         ..Programs::default()
     };
+    if let Some(irtt) = tools::find(Tool::Irtt) {
+        found.push((Tool::Irtt, irtt.clone()));
+        progs.irtt = Some(irtt);
+    }
     if let Some(ovpn) = &progs.openvpn {
         progs.openvpn_version = tools::short_version(&tools::version(ovpn, Tool::Openvpn));
     }
@@ -444,6 +470,15 @@ impl Workload for Vpn {
             match point {
                 Ok(mut rec) => {
                     rec.round = *round;
+                    let seen = self
+                        .rates
+                        .entry((spec.label(), load_label(load)))
+                        .or_default();
+                    rec.limit = rec
+                        .limit
+                        .take()
+                        .map(|l| crate::analyse::limit::rate_cap(l, rec.throughput_bps, seen));
+                    seen.push(rec.throughput_bps);
                     if let Some(s) = &self.sampler {
                         let label =
                             format!("vpn {}{round_label} {}", spec.label(), load_label(load));

@@ -1,0 +1,192 @@
+//! Round-trip times through the tunnel with irtt (Debian's isochronous round-trip
+//! tester): its server in the server's namespace, its client in the client's, probing
+//! every 10 ms, once with the tunnel idle and once while a throughput point runs. The rise
+//! under load is what a VPN user feels.
+
+use super::iperf::{wait_for, LoadError};
+use super::lab::{self, Place};
+use crate::record::vpn::Rtt;
+use crate::sys::guard::Guard;
+use anyhow::anyhow;
+use serde_json::Value;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+pub const PORT: &str = "2112";
+/// One probe every this many milliseconds: 100 a second, as `irtt client`'s default
+/// server allows once its minimum interval is lifted (`-i 0`).
+const INTERVAL_MS: u64 = 10;
+/// The idle probes' length.
+pub const IDLE_S: f64 = 1.0;
+
+/// Round trips through the tunnel, idle and under the point's load, or why not.
+#[derive(Default)]
+pub struct Rtts {
+    pub idle: Option<Rtt>,
+    pub loaded: Option<Rtt>,
+    pub note: Option<String>,
+}
+
+impl Rtts {
+    /// A prober's result: kept, or its failure said in the note (the throughput point
+    /// stands without it); a stop is passed on.
+    pub fn keep<T>(&mut self, r: Result<T, LoadError>) -> Result<Option<T>, LoadError> {
+        match r {
+            Ok(t) => Ok(Some(t)),
+            Err(LoadError::Interrupted) => Err(LoadError::Interrupted),
+            Err(LoadError::Failed(why)) => {
+                self.note = Some(format!("round trips not measured: {why}"));
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// irtt's server, started in the server's namespace on the tunnel's address.
+pub fn start_server(
+    guard: &Guard,
+    place: &Place,
+    irtt: &str,
+    addr: &str,
+) -> Result<Child, LoadError> {
+    let log = place.path("irtt-server.log");
+    let bind = format!("{addr}:{PORT}");
+    let mut child = lab::spawn_in_ns(
+        guard,
+        place.ns(),
+        &[irtt, "server", "-b", &bind, "-i", "0", "-d", "0", "-l", "0"],
+        &log,
+        None,
+        "irtt server",
+    )
+    .map_err(|e| LoadError::Failed(e.to_string()))?;
+    wait_for(&mut child, Duration::from_secs(10), "irtt server", || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("listener on"))
+    })
+    .map_err(|e| match e {
+        LoadError::Failed(m) => LoadError::Failed(format!(
+            "{m}: {}",
+            super::iperf::last_line(&std::fs::read_to_string(&log).unwrap_or_default())
+        )),
+        other => other,
+    })?;
+    Ok(child)
+}
+
+/// A client probing `addr` for `seconds`, from `place`; `wait` collects its result.
+pub fn start_client(
+    guard: &Guard,
+    place: &Place,
+    irtt: &str,
+    addr: &str,
+    seconds: f64,
+    tag: &str,
+) -> Result<Child, LoadError> {
+    let out = place.path(&format!("irtt-{tag}.json"));
+    let duration = format!("{}ms", (seconds * 1000.0).round() as u64);
+    let interval = format!("{INTERVAL_MS}ms");
+    let target = format!("{addr}:{PORT}");
+    lab::spawn_in_ns(
+        guard,
+        place.ns(),
+        &[
+            irtt,
+            "client",
+            "-i",
+            &interval,
+            "-d",
+            &duration,
+            "-Q",
+            "-o",
+            out.to_str().unwrap_or_default(),
+            &target,
+        ],
+        &place.path(&format!("irtt-{tag}.log")),
+        None,
+        "irtt client",
+    )
+    .map_err(|e| LoadError::Failed(e.to_string()))
+}
+
+/// Waits (bounded: its length and 10 s) for a client and reads its round trips.
+pub fn wait(child: &mut Child, place: &Place, seconds: f64, tag: &str) -> Result<Rtt, LoadError> {
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds + 10.0);
+    loop {
+        if crate::measure::stopped() {
+            return Err(LoadError::Interrupted);
+        }
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                return Err(LoadError::Failed(format!(
+                    "irtt client still running 10 s after its {seconds:.1} s of probes"
+                )))
+            }
+            Err(e) => return Err(LoadError::Failed(format!("irtt client: {e}"))),
+        }
+    }
+    let text = std::fs::read_to_string(place.path(&format!("irtt-{tag}.json"))).unwrap_or_default();
+    parse(&text).map_err(|e| {
+        let log = std::fs::read_to_string(place.path(&format!("irtt-{tag}.log")));
+        LoadError::Failed(format!(
+            "irtt: {e}: {}",
+            super::iperf::last_line(&log.unwrap_or_default())
+        ))
+    })
+}
+
+/// The round trips of irtt's JSON output: percentiles of those that came back, and how
+/// many were sent and lost.
+pub fn parse(text: &str) -> anyhow::Result<Rtt> {
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| anyhow!("irtt wrote no JSON result ({e})"))?;
+    let trips = v["round_trips"]
+        .as_array()
+        .ok_or_else(|| anyhow!("irtt's JSON has no round_trips"))?;
+    let mut ms: Vec<f64> = trips
+        .iter()
+        .filter(|t| t["lost"].as_str() == Some("false"))
+        .filter_map(|t| t["delay"]["rtt"].as_f64())
+        .map(|ns| ns / 1e6)
+        .collect();
+    if ms.is_empty() {
+        return Err(anyhow!("none of {} probes came back", trips.len()));
+    }
+    ms.sort_by(f64::total_cmp);
+    // Nearest rank: a percentile is a round trip that happened.
+    let at = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
+    Ok(Rtt {
+        p50: at(0.50),
+        p90: at(0.90),
+        p99: at(0.99),
+        probes: trips.len() as u32,
+        lost: (trips.len() - ms.len()) as u32,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_the_trips_that_came_back() {
+        let trips: Vec<String> = (1..=100)
+            .map(|k| {
+                let lost = k % 50 == 0;
+                format!(
+                    r#"{{"seqno":{k},"lost":"{}","delay":{{"rtt":{}}}}}"#,
+                    if lost { "true" } else { "false" },
+                    k * 1_000_000
+                )
+            })
+            .collect();
+        let text = format!(r#"{{"round_trips":[{}]}}"#, trips.join(","));
+        let r = parse(&text).unwrap();
+        assert_eq!((r.probes, r.lost), (100, 2));
+        // 98 trips of 1..=99 ms without 50: the 49th is 49 ms, the 89th 90 ms.
+        assert_eq!((r.p50, r.p90, r.p99), (49.0, 90.0, 99.0));
+        assert!(parse(r#"{"round_trips":[{"lost":"true"}]}"#).is_err());
+        assert!(parse("not json").is_err());
+    }
+}
