@@ -114,7 +114,16 @@ enum Command {
 }
 
 fn main() {
-    let cli = match Cli::try_parse() {
+    let parsed = <Cli as clap::CommandFactory>::command()
+        .try_get_matches()
+        .and_then(|m| {
+            if let Some(flag) = dut::option_without_dut(&m) {
+                eprintln!("cryptobench: {flag} applies to DUTs only: add --dut URL or --dut-file FILE, or drop {flag}");
+                std::process::exit(2);
+            }
+            <Cli as clap::FromArgMatches>::from_arg_matches(&m)
+        });
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -1,6 +1,6 @@
 //! What a hostile or unlucky user meets: runs in other PID namespaces sharing /tmp and the
 //! second, arguments that are not UTF-8 on the way to a DUT, calendar dates that do not
-//! exist.
+//! exist, controller options without a DUT.
 
 mod common;
 use common::{command, skip, text};
@@ -236,4 +236,32 @@ fn a_dut_file_that_is_no_file_or_has_a_bad_line_is_refused_in_one_line() {
         "{err}"
     );
     std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// The controller's options without a DUT were ignored, and `cleanup --ssh-option ...`
+/// with `--dut` forgotten cleaned this machine: refused before anything runs.
+#[test]
+fn controller_options_without_a_dut_are_refused() {
+    for (args, flag) in [
+        (
+            vec!["cleanup", "--ssh-option", "BatchMode=yes"],
+            "--ssh-option",
+        ),
+        (
+            vec!["speed", "--parallel", "2", "--alg", "sha256"],
+            "--parallel",
+        ),
+        (vec!["probe", "--dut-binary", "/bin/true"], "--dut-binary"),
+        (vec!["vpn", "--ssh-option=Port=22"], "--ssh-option"),
+    ] {
+        let o = command().args(&args).output().unwrap();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?} ran: {out}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("--dut"),
+            "{args:?}: {err}"
+        );
+    }
 }

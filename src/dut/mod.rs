@@ -36,6 +36,27 @@ pub struct DutArgs {
     pub parallel: u16,
 }
 
+/// A controller-only option (`--ssh-option`, `--dut-binary`, `--parallel`) given on the
+/// command line of a (sub)command without `--dut` or `--dut-file`: it would be ignored, and
+/// `cleanup --ssh-option ...` would clean this machine instead of the DUT.
+pub fn option_without_dut(m: &clap::ArgMatches) -> Option<&'static str> {
+    let given = |id: &str| {
+        m.try_contains_id(id).unwrap_or(false)
+            && m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    if m.try_contains_id("dut").is_ok() && !given("dut") && !given("dut_file") {
+        let alone = [
+            ("ssh_option", "--ssh-option"),
+            ("dut_binary", "--dut-binary"),
+            ("parallel", "--parallel"),
+        ];
+        if let Some((_, flag)) = alone.into_iter().find(|(id, _)| given(id)) {
+            return Some(flag);
+        }
+    }
+    m.subcommand().and_then(|(_, sub)| option_without_dut(sub))
+}
+
 impl DutArgs {
     /// True when the command runs on DUTs rather than here.
     pub fn named(&self) -> bool {
