@@ -4,7 +4,6 @@
 use super::model::{Block, Table};
 use super::plots::Figure;
 use super::write::{html, json::Json, skipped_block, Document, Part};
-use super::Format;
 use crate::record::read::{Loaded, Run, RunSource};
 use crate::record::{Environment, Exclusion, Record};
 use serde_json::Value;
@@ -163,19 +162,7 @@ impl<'a, S: RunSource> Report<'a, S> {
     }
 }
 
-/// The formats a report written run by run offers.
-const STREAMED: &[Format] = &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
-
 impl<S: RunSource> Document for Report<'_, S> {
-    fn command(&self) -> &str {
-        "report"
-    }
-    fn formats(&self) -> &'static [Format] {
-        match self.loaded {
-            Some(_) => <Format as clap::ValueEnum>::value_variants(),
-            None => STREAMED,
-        }
-    }
     fn parts(
         &mut self,
         whole: bool,

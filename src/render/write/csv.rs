@@ -4,61 +4,34 @@
 //! the others' rows wait in memory (rows, not records) until the last part.
 
 use super::super::model::Table;
-use super::{Document, Part, Writer};
+use super::Document;
 use std::io::Write;
 
-pub struct Csv<'a> {
-    out: &'a mut dyn Write,
-    later: Vec<Vec<u8>>,
-    started: Vec<bool>,
-}
-
-impl<'a> Csv<'a> {
-    pub fn new(out: &'a mut dyn Write) -> Self {
-        Csv {
-            out,
-            later: Vec::new(),
-            started: Vec::new(),
-        }
-    }
-}
-
-impl Writer for Csv<'_> {
-    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    // Each slot's rows once it has a table; the first slot's went straight to `out`.
+    let mut slots: Vec<Option<Vec<u8>>> = Vec::new();
+    doc.parts(whole, &mut |part| {
         for (k, t) in part.csv().into_iter().enumerate() {
             let Some(t) = t else { continue };
-            if self.started.len() <= k {
-                self.started.resize(k + 1, false);
-                self.later.resize(k + 1, Vec::new());
+            if slots.len() <= k {
+                slots.resize(k + 1, None);
             }
-            let sink: &mut dyn Write = if k == 0 {
-                &mut *self.out
-            } else {
-                &mut self.later[k]
-            };
-            csv_rows(&t, !self.started[k], sink)?;
-            self.started[k] = true;
+            let header = slots[k].is_none();
+            let rows = slots[k].get_or_insert_with(Vec::new);
+            let sink: &mut dyn Write = if k == 0 { &mut *out } else { rows };
+            csv_rows(&t, header, sink)?;
         }
         Ok(())
-    }
-
-    fn finish(self: Box<Self>, _doc: &dyn Document) -> anyhow::Result<()> {
-        let mut first = !self.started.first().copied().unwrap_or(false);
-        for (rows, _) in self
-            .later
-            .iter()
-            .zip(&self.started)
-            .skip(1)
-            .filter(|(_, s)| **s)
-        {
-            if !first {
-                self.out.write_all(b"\n")?;
-            }
-            self.out.write_all(rows)?;
-            first = false;
+    })?;
+    let mut first = slots.first().is_none_or(Option::is_none);
+    for rows in slots.iter().skip(1).flatten() {
+        if !first {
+            out.write_all(b"\n")?;
         }
-        Ok(())
+        out.write_all(rows)?;
+        first = false;
     }
+    Ok(())
 }
 
 /// RFC 4180 quoting.

@@ -5,7 +5,7 @@
 //! what needs every run (the single run's analysis and environment, exclusions, skipped
 //! lines) comes last.
 
-use super::{Document, Part, Writer};
+use super::Document;
 use crate::record::read::Run;
 use crate::record::{Exclusion, Unavailable, SCHEMA};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -59,15 +59,7 @@ struct Runs {
     only: Option<(Option<crate::record::Environment>, Map<String, Value>)>,
 }
 
-impl<'a> Json<'a> {
-    pub fn new(out: &'a mut dyn Write) -> Self {
-        Json {
-            out,
-            value: false,
-            runs: None,
-        }
-    }
-
+impl Json<'_> {
     /// A whole document: `v`, pretty, with a final newline.
     pub fn value<T: Serialize + ?Sized>(&mut self, v: &T) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut *self.out, v)?;
@@ -124,57 +116,57 @@ impl<'a> Json<'a> {
     }
 }
 
-impl Writer for Json<'_> {
-    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
-        part.json(self)
+/// A command's one value, or the report's layout: the runs' entries, then what needs
+/// every run (the single run's analysis and environment, exclusions, skipped lines).
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut json = Json {
+        out,
+        value: false,
+        runs: None,
+    };
+    doc.parts(whole, &mut |part| part.json(&mut json))?;
+    if json.value {
+        return Ok(());
     }
-
-    /// The report's layout: the runs' entries, then what needs every run (the single
-    /// run's analysis and environment, exclusions, skipped lines).
-    fn finish(mut self: Box<Self>, doc: &dyn Document) -> anyhow::Result<()> {
-        if self.value {
-            return Ok(());
+    json.start()?;
+    let (out, r) = (json.out, json.runs.take().expect("started"));
+    out.write_all(if r.records == 0 { b"]" } else { b"\n  ]" })?;
+    out.write_all(b",\n  \"runs\": [")?;
+    let mut spooled = r.spool.into_inner().map_err(|e| e.into_error())?;
+    spooled.rewind()?;
+    std::io::copy(&mut spooled, &mut *out)?;
+    out.write_all(if r.runs == 0 { b"]" } else { b"\n  ]" })?;
+    // With one run, its analysis and environment are also at the top level (the shape
+    // `--format json` has always had). Absent values are left out.
+    let mut tail = Map::new();
+    if let Some((environment, analysis)) = r.only {
+        let analysis = match analysis.len() {
+            1 => analysis.into_iter().next().map(|(_, a)| a),
+            _ => Some(Value::Object(analysis)),
+        };
+        if let Some(a) = analysis.filter(|a| !a.is_null()) {
+            tail.insert("analysis".into(), a);
         }
-        self.start()?;
-        let (out, r) = (self.out, self.runs.take().expect("started"));
-        out.write_all(if r.records == 0 { b"]" } else { b"\n  ]" })?;
-        out.write_all(b",\n  \"runs\": [")?;
-        let mut spooled = r.spool.into_inner().map_err(|e| e.into_error())?;
-        spooled.rewind()?;
-        std::io::copy(&mut spooled, &mut *out)?;
-        out.write_all(if r.runs == 0 { b"]" } else { b"\n  ]" })?;
-        // With one run, its analysis and environment are also at the top level (the shape
-        // `--format json` has always had). Absent values are left out.
-        let mut tail = Map::new();
-        if let Some((environment, analysis)) = r.only {
-            let analysis = match analysis.len() {
-                1 => analysis.into_iter().next().map(|(_, a)| a),
-                _ => Some(Value::Object(analysis)),
-            };
-            if let Some(a) = analysis.filter(|a| !a.is_null()) {
-                tail.insert("analysis".into(), a);
-            }
-            if let Some(e) = environment {
-                tail.insert("environment".into(), serde_json::to_value(e)?);
-            }
+        if let Some(e) = environment {
+            tail.insert("environment".into(), serde_json::to_value(e)?);
         }
-        tail.insert("exclusions".into(), serde_json::to_value(&r.exclusions)?);
-        tail.insert("interrupted".into(), json!(r.interrupted));
-        tail.insert("schema".into(), json!(SCHEMA));
-        let skipped: Vec<Value> = doc
-            .skipped()
-            .iter()
-            .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
-            .collect();
-        tail.insert("skipped_lines".into(), json!(skipped));
-        tail.insert("unavailable".into(), serde_json::to_value(&r.unavailable)?);
-        for (key, value) in &tail {
-            write!(out, ",\n  {}: ", Value::String(key.clone()))?;
-            pretty_at(&mut *out, 1, value)?;
-        }
-        out.write_all(b"\n}\n")?;
-        Ok(())
     }
+    tail.insert("exclusions".into(), serde_json::to_value(&r.exclusions)?);
+    tail.insert("interrupted".into(), json!(r.interrupted));
+    tail.insert("schema".into(), json!(SCHEMA));
+    let skipped: Vec<Value> = doc
+        .skipped()
+        .iter()
+        .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
+        .collect();
+    tail.insert("skipped_lines".into(), json!(skipped));
+    tail.insert("unavailable".into(), serde_json::to_value(&r.unavailable)?);
+    for (key, value) in &tail {
+        write!(out, ",\n  {}: ", Value::String(key.clone()))?;
+        pretty_at(&mut *out, 1, value)?;
+    }
+    out.write_all(b"\n}\n")?;
+    Ok(())
 }
 
 /// `value` pretty-printed `depth` levels in, straight into `out`.

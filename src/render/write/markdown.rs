@@ -3,8 +3,12 @@
 use super::super::model::{esc, Block};
 use std::fmt::Write;
 
-pub fn writer(out: &mut dyn std::io::Write) -> super::Blocks<'_> {
-    super::Blocks::new(out, markdown, b"")
+pub fn write(
+    doc: &mut dyn super::Document,
+    whole: bool,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    super::blocks(doc, whole, out, markdown, b"")
 }
 
 /// Text as Markdown shows it literally: HTML's `&`, `<` and `>` as entities (a renderer

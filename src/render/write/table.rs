@@ -3,8 +3,12 @@
 use super::super::model::{clean, Block, Table};
 use std::fmt::Write;
 
-pub fn writer(out: &mut dyn std::io::Write) -> super::Blocks<'_> {
-    super::Blocks::new(out, terminal, b"\n")
+pub fn write(
+    doc: &mut dyn super::Document,
+    whole: bool,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    super::blocks(doc, whole, out, terminal, b"\n")
 }
 
 /// The terminal: aligned columns, two spaces apart.
