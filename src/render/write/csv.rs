@@ -34,25 +34,17 @@ pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow
     Ok(())
 }
 
-/// RFC 4180 quoting.
-pub fn csv_quote(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// One table's CSV lines (after its header line when `header`), written as they are made.
-pub fn csv_rows(t: &Table, header: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+fn csv_rows(t: &Table, header: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // Cell by cell into `out`: a report of 100,000 records is four million cells.
     let line = |cells: &mut dyn Iterator<Item = &str>, out: &mut dyn std::io::Write| {
         for (i, cell) in cells.enumerate() {
             if i > 0 {
                 out.write_all(b",")?;
             }
+            // RFC 4180 quoting.
             if cell.contains([',', '"', '\n', '\r']) {
-                out.write_all(csv_quote(cell).as_bytes())?;
+                write!(out, "\"{}\"", cell.replace('"', "\"\""))?;
             } else {
                 out.write_all(cell.as_bytes())?;
             }

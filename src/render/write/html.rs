@@ -7,13 +7,10 @@ use super::super::plots::Figure;
 use super::Document;
 use crate::record::read::Run;
 use std::fmt::Write;
+use std::io;
 
 /// The page: the part's body, under its title.
-pub fn write(
-    doc: &mut dyn Document,
-    whole: bool,
-    out: &mut dyn std::io::Write,
-) -> anyhow::Result<()> {
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
     let (mut title, mut body) = (String::new(), String::new());
     doc.parts(whole, &mut |part| {
         title = part.html(&mut body);

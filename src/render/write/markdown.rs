@@ -1,13 +1,11 @@
 //! GitHub-flavoured Markdown: blocks as they come, nothing between them.
 
 use super::super::model::{esc, Block};
+use super::Document;
 use std::fmt::Write;
+use std::io;
 
-pub fn write(
-    doc: &mut dyn super::Document,
-    whole: bool,
-    out: &mut dyn std::io::Write,
-) -> anyhow::Result<()> {
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
     super::blocks(doc, whole, out, markdown, b"")
 }
 

@@ -6,6 +6,7 @@
 use super::model::{Block, Table};
 use crate::failure::Failure;
 use crate::record::read::SkippedLine;
+use clap::ValueEnum;
 use std::io::Write;
 
 pub mod csv;
@@ -29,12 +30,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// As `--format` takes it.
-    fn name(self) -> String {
-        let value = clap::ValueEnum::to_possible_value(&self);
-        value.map_or_else(String::new, |v| v.get_name().to_string())
-    }
-
     /// `--format` parsed as clap does, accepting `offered` (listed in `--help`) and
     /// `hidden` (parsed, so that the command refuses it with a better message).
     pub fn parser(
@@ -42,7 +37,6 @@ impl Format {
         hidden: &'static [Format],
     ) -> impl clap::builder::TypedValueParser<Value = Format> {
         use clap::builder::{PossibleValuesParser, TypedValueParser};
-        use clap::ValueEnum;
         let values = offered
             .iter()
             .chain(hidden)
@@ -57,10 +51,12 @@ impl Format {
         if offered.contains(&self) {
             return Ok(());
         }
-        let names: Vec<String> = offered.iter().map(|f| f.name()).collect();
+        // As `--format` takes it.
+        let name = |f: &Format| f.to_possible_value().map(|v| v.get_name().to_string());
+        let names: Vec<String> = offered.iter().filter_map(name).collect();
+        let this = name(&self).unwrap_or_default();
         Err(Failure::Input(format!(
-            "--format {}: {command} writes {}: use one of those",
-            self.name(),
+            "--format {this}: {command} writes {}: use one of those",
             names.join(", ")
         )))
     }
@@ -103,9 +99,14 @@ pub trait Part {
     fn heading(&self) -> Option<String> {
         None
     }
-    /// CSV tables by slot: one slot's rows across parts make one table.
+    /// CSV tables by slot: one slot's rows across parts make one table. By default the
+    /// tables of the blocks.
     fn csv(&self) -> Vec<Option<Table>> {
-        Vec::new()
+        let tables = self.blocks().into_iter().filter_map(|b| match b {
+            Block::Table(t) => Some(Some(t)),
+            _ => None,
+        });
+        tables.collect()
     }
     /// Puts the part's JSON: one value, or a run of the report's layout.
     fn json(&self, _out: &mut json::Json) -> anyhow::Result<()> {
@@ -121,8 +122,7 @@ pub trait Part {
     }
 }
 
-/// A command's one part from closures, each called only for its format. CSV is the
-/// blocks' tables.
+/// A command's one part from closures, each called only for its format.
 pub struct Single<'a> {
     pub blocks: &'a dyn Fn() -> Vec<Block>,
     pub json: &'a dyn Fn(&mut json::Json) -> anyhow::Result<()>,
@@ -133,13 +133,6 @@ pub struct Single<'a> {
 impl Part for Single<'_> {
     fn blocks(&self) -> Vec<Block> {
         (self.blocks)()
-    }
-    fn csv(&self) -> Vec<Option<Table>> {
-        let tables = self.blocks().into_iter().filter_map(|b| match b {
-            Block::Table(t) => Some(Some(t)),
-            _ => None,
-        });
-        tables.collect()
     }
     fn json(&self, out: &mut json::Json) -> anyhow::Result<()> {
         (self.json)(out)

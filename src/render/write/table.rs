@@ -1,13 +1,11 @@
 //! The terminal: aligned columns, two spaces apart, an empty line between blocks.
 
 use super::super::model::{clean, Block, Table};
+use super::Document;
 use std::fmt::Write;
+use std::io;
 
-pub fn write(
-    doc: &mut dyn super::Document,
-    whole: bool,
-    out: &mut dyn std::io::Write,
-) -> anyhow::Result<()> {
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
     super::blocks(doc, whole, out, terminal, b"\n")
 }
 
