@@ -4,7 +4,6 @@
 use super::model::{Block, Table};
 use super::plots::Figure;
 use super::write::{html, json::Json, skipped_block, Document, Part};
-use super::Format;
 use crate::record::read::{Loaded, Run, RunSource};
 use crate::record::{Environment, Exclusion, Record};
 use serde_json::Value;
@@ -163,19 +162,7 @@ impl<'a, S: RunSource> Report<'a, S> {
     }
 }
 
-/// The formats a report written run by run offers.
-const STREAMED: &[Format] = &[Format::Table, Format::Json, Format::Csv, Format::Markdown];
-
 impl<S: RunSource> Document for Report<'_, S> {
-    fn command(&self) -> &str {
-        "report"
-    }
-    fn formats(&self) -> &'static [Format] {
-        match self.loaded {
-            Some(_) => <Format as clap::ValueEnum>::value_variants(),
-            None => STREAMED,
-        }
-    }
     fn parts(
         &mut self,
         whole: bool,
@@ -213,15 +200,10 @@ struct RunPart<'a> {
 impl Part for RunPart<'_> {
     /// A run without its end line says so first.
     fn blocks(&self) -> Vec<Block> {
+        let views = self.opts.views.iter();
         let note = unfinished(self.run).map(|n| Block::Lines(vec![n]));
-        note.into_iter()
-            .chain(
-                self.opts
-                    .views
-                    .iter()
-                    .flat_map(|v| v.blocks(self.run, self.opts)),
-            )
-            .collect()
+        let blocks = views.flat_map(|v| v.blocks(self.run, self.opts));
+        note.into_iter().chain(blocks).collect()
     }
     fn heading(&self) -> Option<String> {
         Some(run_heading(self.run))
@@ -233,13 +215,10 @@ impl Part for RunPart<'_> {
     }
     fn json(&self, out: &mut Json) -> anyhow::Result<()> {
         note_unfinished(self.run);
-        let analysis = self
-            .opts
-            .views
-            .iter()
-            .filter_map(|v| Some((v.workload().to_string(), v.analysis(self.run, self.opts)?)))
-            .collect();
-        out.run(self.run, analysis)
+        let views = self.opts.views.iter();
+        let analysis =
+            views.filter_map(|v| Some((v.workload().into(), v.analysis(self.run, self.opts)?)));
+        out.run(self.run, analysis.collect())
     }
 }
 
@@ -256,20 +235,14 @@ impl Part for Whole<'_> {
         "cryptobench report".into()
     }
     fn openssl(&self) -> String {
-        let notes: String = self
+        let notes = self
             .doc
             .runs
             .iter()
             .filter_map(unfinished)
-            .map(|n| n + "\n")
-            .collect();
-        notes
-            + &self
-                .opts
-                .views
-                .iter()
-                .find_map(|v| v.openssl(self.doc))
-                .unwrap_or_default()
+            .map(|n| n + "\n");
+        let layout = self.opts.views.iter().find_map(|v| v.openssl(self.doc));
+        notes.chain(layout).collect()
     }
 }
 

@@ -11,6 +11,6 @@ pub mod plots;
 pub mod trend;
 pub mod write;
 
-pub use write::{emit, Document, Format, One, Part};
+pub use write::{emit, Document, Format, Part, Single};
 
 pub use crate::analyse::paths::short_version;

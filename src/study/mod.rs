@@ -19,7 +19,7 @@ use crate::analyse::vpn::CipherShare;
 use crate::impls::openssl::build::Build;
 use crate::record::read::Run;
 use crate::render::model::Block;
-use crate::render::{Format, One};
+use crate::render::{Format, Single};
 use crate::workloads::Failure;
 use std::path::PathBuf;
 
@@ -256,12 +256,14 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     let studies = all();
     let names: Vec<&str> = studies.iter().map(|s| s.name()).collect();
     if args.list {
+        args.format.offered_by("study --list", view::LIST_FORMATS)?;
         let o = opts(&args);
-        let list = view::List(&studies, &o);
-        crate::workloads::print(
-            &mut One("study --list", view::LIST_FORMATS, &list),
-            args.format,
-        )?;
+        let mut list = Single {
+            blocks: &|| vec![Block::Lines(view::list(&studies, &o).0)],
+            json: &|out| out.value(&view::list(&studies, &o).1),
+            html: None,
+        };
+        crate::workloads::print(&mut list, args.format)?;
         return Ok(0);
     }
     let Some(name) = args.name.as_deref() else {
@@ -331,13 +333,13 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     let (mut observed, code) = runner::run(study.as_ref(), &steps, args.output.as_deref())?;
     observed.notes.extend(study.notes(&o));
     let findings = study.analyse(&observed);
-    let report = view::Report {
+    let mut report = view::Report {
         study: study.as_ref(),
         o: &o,
         observed: &observed,
         f: &findings,
     };
-    crate::workloads::print(&mut One("study", view::FORMATS, &report), args.format)?;
+    crate::workloads::print(&mut report, args.format)?;
     Ok(code)
 }
 

@@ -11,20 +11,9 @@ use serde_json::{json, Value};
 pub const FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json, Format::Html];
 pub const LIST_FORMATS: &[Format] = &[Format::Table, Format::Markdown, Format::Json];
 
-/// `--list`: each study's question, the original finding and the expected durations.
-pub struct List<'a>(pub &'a [Box<dyn Study>], pub &'a Opts);
-
-impl Part for List<'_> {
-    fn blocks(&self) -> Vec<Block> {
-        vec![Block::Lines(list(self.0, self.1).0)]
-    }
-    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
-        out.value(&list(self.0, self.1).1)
-    }
-}
-
-/// The list's lines, and the same as one JSON document.
-fn list(studies: &[Box<dyn Study>], o: &Opts) -> (Vec<String>, Vec<Value>) {
+/// `--list`: each study's question, the original finding and the expected durations: as
+/// lines, and the same as one JSON document.
+pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> (Vec<String>, Vec<Value>) {
     let mut out = Vec::new();
     let mut doc = Vec::new();
     for s in studies {
@@ -219,14 +208,13 @@ pub fn render(
     f: &Findings,
     format: Format,
 ) -> String {
-    let report = Report {
+    let mut report = Report {
         study,
         o,
         observed,
         f,
     };
-    crate::render::write::string(&mut crate::render::One("study", FORMATS, &report), format)
-        .unwrap()
+    crate::render::write::string(&mut report, format).unwrap()
 }
 
 /// Points that other load disturbed, or whose spread is too wide to trust small

@@ -6,8 +6,8 @@ use super::Failure;
 use crate::analyse::compare::{self, Comparison, Verdict};
 use crate::record::read::Loaded;
 use crate::render::model::{Block, Column, Table};
-use crate::render::write::{html, json::Json};
-use crate::render::{Format, One, Part};
+use crate::render::write::html;
+use crate::render::{Format, Single};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -191,9 +191,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             store: args.store.as_deref(),
         });
     }
-    args.format
-        .offered_by("compare", FORMATS)
-        .map_err(Failure::input)?;
+    args.format.offered_by("compare", FORMATS)?;
     let new = args.new.ok_or_else(|| {
         Failure::Input(
             "compare: give BASE and NEW (files or runs of the store), or `compare history NEW`"
@@ -242,14 +240,18 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         )));
     }
     let differences = environment_differences(&base, &new);
-    let doc = Compared {
-        base: &base,
-        new: &new,
-        result: &result,
-        differences: &differences,
-        threshold: args.threshold,
+    let tables = || blocks(&base, &new, &result, &differences, args.threshold);
+    // The comparison: its tables, as JSON, or a page with the ratio plot over the tables.
+    let mut compared = Single {
+        blocks: &tables,
+        json: &|out| out.value(&json_document(&base, &new, &result, &differences)),
+        html: Some(&|body| {
+            html::figure(&crate::render::plots::compare::ratio_plot(&result), body);
+            html::blocks(&tables(), body);
+            format!("cryptobench compare: {}", base_title(&base, &new))
+        }),
     };
-    super::print(&mut One("compare", FORMATS, &doc), args.format)?;
+    super::print(&mut compared, args.format)?;
     let regressed = result.pairs.iter().any(|p| p.verdict == Verdict::Regressed);
     if args.fail_on_regression && regressed {
         return Ok(EXIT_REGRESSED);
@@ -265,38 +267,6 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
 }
 
 const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html];
-
-/// The comparison: its tables, as JSON, or a page with the ratio plot over the tables.
-struct Compared<'a> {
-    base: &'a Side,
-    new: &'a Side,
-    result: &'a Comparison,
-    differences: &'a [String],
-    threshold: f64,
-}
-
-impl Part for Compared<'_> {
-    fn blocks(&self) -> Vec<Block> {
-        let (b, n, r) = (self.base, self.new, self.result);
-        blocks(b, n, r, self.differences, self.threshold)
-    }
-    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
-        out.value(&json_document(
-            self.base,
-            self.new,
-            self.result,
-            self.differences,
-        ))
-    }
-    fn html(&self, body: &mut String) -> String {
-        html::figure(
-            &crate::render::plots::compare::ratio_plot(self.result),
-            body,
-        );
-        html::blocks(&self.blocks(), body);
-        format!("cryptobench compare: {}", base_title(self.base, self.new))
-    }
-}
 
 fn base_title(base: &Side, new: &Side) -> String {
     format!("{} against {}", side_name(new), side_name(base))

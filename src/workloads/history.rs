@@ -4,9 +4,7 @@ use super::Failure;
 use crate::render::document::Report;
 use crate::render::model::{Block, Column, Table};
 use crate::render::trend::utc;
-use crate::render::write::json::Json;
-use crate::render::Format;
-use crate::render::{One, Part};
+use crate::render::{Format, Single};
 use crate::store::resolve::Resolver;
 use crate::store::runs::{self, Filter};
 use crate::store::{Access, StoreUrl};
@@ -117,9 +115,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
         None => {
             let f = &args.filter;
             // Refused before the store is opened.
-            f.format
-                .offered_by("history", &LISTING_FORMATS)
-                .map_err(Failure::input)?;
+            f.format.offered_by("history", &LISTING_FORMATS)?;
             let filter = Filter {
                 machine: f.machine.clone(),
                 workload: f.workload.clone(),
@@ -129,10 +125,12 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
             };
             let rows = runs::list(resolver.store().map_err(Failure::input)?, &filter)
                 .map_err(Failure::runtime)?;
-            super::print(
-                &mut One("history", &LISTING_FORMATS, &Listing(&rows)),
-                f.format,
-            )?;
+            let mut listing = Single {
+                blocks: &|| vec![Block::Table(listing(&rows))],
+                json: &|out| out.value(&rows),
+                html: None,
+            };
+            super::print(&mut listing, f.format)?;
         }
         Some(Action::Show { run, format }) => {
             let loaded = resolver.load(&run).map_err(Failure::input)?;
@@ -232,48 +230,40 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The listing: one table, or the rows as JSON.
-struct Listing<'a>(&'a [runs::RunRow]);
-
-impl Part for Listing<'_> {
-    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
-        out.value(self.0)
+/// The listing's table (JSON has the rows themselves).
+fn listing(rows: &[runs::RunRow]) -> Table {
+    let mut t = Table::new(
+        format!("{} run(s), newest first", rows.len()),
+        vec![
+            Column::text("run"),
+            Column::text("tags"),
+            Column::text("started (UTC)"),
+            Column::text("workload"),
+            Column::num("points"),
+            Column::text("status"),
+            Column::text("host"),
+            Column::text("machine"),
+            Column::text("cpu"),
+        ],
+    );
+    for r in rows {
+        t.push(vec![
+            r.run_id.clone(),
+            r.tags.join(","),
+            utc(r.started_unix),
+            r.workload.clone(),
+            r.points.to_string(),
+            match r.interrupted {
+                Some(true) => "interrupted".into(),
+                Some(false) => "finished".into(),
+                None => "unfinished".into(),
+            },
+            r.hostname.clone(),
+            r.machine_id.clone(),
+            r.cpu_model.clone(),
+        ]);
     }
-    fn blocks(&self) -> Vec<Block> {
-        let rows = self.0;
-        let mut t = Table::new(
-            format!("{} run(s), newest first", rows.len()),
-            vec![
-                Column::text("run"),
-                Column::text("tags"),
-                Column::text("started (UTC)"),
-                Column::text("workload"),
-                Column::num("points"),
-                Column::text("status"),
-                Column::text("host"),
-                Column::text("machine"),
-                Column::text("cpu"),
-            ],
-        );
-        for r in rows {
-            t.push(vec![
-                r.run_id.clone(),
-                r.tags.join(","),
-                utc(r.started_unix),
-                r.workload.clone(),
-                r.points.to_string(),
-                match r.interrupted {
-                    Some(true) => "interrupted".into(),
-                    Some(false) => "finished".into(),
-                    None => "unfinished".into(),
-                },
-                r.hostname.clone(),
-                r.machine_id.clone(),
-                r.cpu_model.clone(),
-            ]);
-        }
-        vec![Block::Table(t)]
-    }
+    t
 }
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm), and back.

@@ -79,8 +79,8 @@ pub fn show_runs(
     print(&mut Report::of(&doc, opts), format).and(outcome)
 }
 
-/// Writes a command's document on stdout. A format it cannot give is refused (exit 2);
-/// a reader that stopped early (`| head`) is not a failure.
+/// Writes a command's document on stdout; a reader that stopped early (`| head`) is not
+/// a failure.
 pub fn print(doc: &mut dyn Document, format: Format) -> Result<(), Failure> {
     match crate::render::emit(doc, format, &mut std::io::stdout().lock()) {
         Err(e) => match e.downcast::<std::io::Error>() {

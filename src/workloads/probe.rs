@@ -6,8 +6,7 @@ use crate::environment;
 use crate::impls;
 use crate::kernel;
 use crate::render::model::Block;
-use crate::render::write::json::Json;
-use crate::render::{Format, One, Part};
+use crate::render::{Format, Single};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -261,21 +260,14 @@ fn table(v: &Value) -> String {
 /// What probe can print: it describes the machine, so it has no measurement formats.
 pub const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
-/// The machine's facts: as the terminal lines of `table`, or as JSON.
-struct Facts(Value);
-
-impl Part for Facts {
-    fn blocks(&self) -> Vec<Block> {
-        vec![Block::Lines(
-            table(&self.0).lines().map(String::from).collect(),
-        )]
-    }
-    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
-        out.value(&self.0)
-    }
-}
-
 pub fn run(format: Format) -> Result<i32, Failure> {
-    super::print(&mut One("probe", FORMATS, &Facts(facts())), format)?;
+    let v = facts();
+    // As the terminal lines of `table`, or as JSON.
+    let mut facts = Single {
+        blocks: &|| vec![Block::Lines(table(&v).lines().map(String::from).collect())],
+        json: &|out| out.value(&v),
+        html: None,
+    };
+    super::print(&mut facts, format)?;
     Ok(0)
 }

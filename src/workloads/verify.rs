@@ -7,8 +7,7 @@ use super::Failure;
 use crate::algorithms::Algorithm;
 use crate::impls::Unavailable;
 use crate::render::model::{Block, Column, Table};
-use crate::render::write::json::Json;
-use crate::render::{Format, One, Part};
+use crate::render::{Format, Single};
 use crate::verify::{self, wycheproof, PathCheck, Suite, Tally};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,25 +58,8 @@ struct VerifyReport<'a> {
 
 const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Csv];
 
-/// The verdicts: one table (terminal, Markdown, CSV), or the report as JSON.
-struct Verdicts<'a>(&'a VerifyReport<'a>, &'a [Algorithm]);
-
-impl Part for Verdicts<'_> {
-    fn blocks(&self) -> Vec<Block> {
-        vec![Block::Table(table(self.0, self.1))]
-    }
-    fn csv(&self) -> Vec<Option<Table>> {
-        vec![Some(table(self.0, self.1))]
-    }
-    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
-        out.value(self.0)
-    }
-}
-
 pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
-    args.format
-        .offered_by("verify", FORMATS)
-        .map_err(Failure::input)?;
+    args.format.offered_by("verify", FORMATS)?;
     if args.dut.named() {
         return crate::dut::passthrough(&args.dut, &args.paths.on_dut());
     }
@@ -125,10 +107,13 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
         // A fold from +0.0: an empty f64 sum is -0.0.
         seconds: checks.iter().fold(0.0, |t, c| t + c.seconds),
     };
-    super::print(
-        &mut One("verify", FORMATS, &Verdicts(&report, &algs)),
-        args.format,
-    )?;
+    // The verdicts: one table (terminal, Markdown, CSV), or the report as JSON.
+    let mut verdicts = Single {
+        blocks: &|| vec![Block::Table(table(&report, &algs))],
+        json: &|out| out.value(&report),
+        html: None,
+    };
+    super::print(&mut verdicts, args.format)?;
     if report.ok {
         return Ok(0);
     }

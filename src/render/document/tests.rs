@@ -2,6 +2,7 @@ use super::*;
 use crate::analyse::paths::tests::ANALYSES;
 use crate::record::read::AnyRecord;
 use crate::record::read::{parse_line, Line};
+use crate::render::Format;
 
 const FIXTURE: &str = include_str!("../../../tests/fixtures/schema1-mixed.jsonl");
 

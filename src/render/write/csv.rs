@@ -4,82 +4,47 @@
 //! the others' rows wait in memory (rows, not records) until the last part.
 
 use super::super::model::Table;
-use super::{Document, Part, Writer};
+use super::Document;
 use std::io::Write;
 
-pub struct Csv<'a> {
-    out: &'a mut dyn Write,
-    later: Vec<Vec<u8>>,
-    started: Vec<bool>,
-}
-
-impl<'a> Csv<'a> {
-    pub fn new(out: &'a mut dyn Write) -> Self {
-        Csv {
-            out,
-            later: Vec::new(),
-            started: Vec::new(),
-        }
-    }
-}
-
-impl Writer for Csv<'_> {
-    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    // Each slot's rows once it has a table; the first slot's went straight to `out`.
+    let mut slots: Vec<Option<Vec<u8>>> = Vec::new();
+    doc.parts(whole, &mut |part| {
         for (k, t) in part.csv().into_iter().enumerate() {
             let Some(t) = t else { continue };
-            if self.started.len() <= k {
-                self.started.resize(k + 1, false);
-                self.later.resize(k + 1, Vec::new());
+            if slots.len() <= k {
+                slots.resize(k + 1, None);
             }
-            let sink: &mut dyn Write = if k == 0 {
-                &mut *self.out
-            } else {
-                &mut self.later[k]
-            };
-            csv_rows(&t, !self.started[k], sink)?;
-            self.started[k] = true;
+            let header = slots[k].is_none();
+            let rows = slots[k].get_or_insert_with(Vec::new);
+            let sink: &mut dyn Write = if k == 0 { &mut *out } else { rows };
+            csv_rows(&t, header, sink)?;
         }
         Ok(())
-    }
-
-    fn finish(self: Box<Self>, _doc: &dyn Document) -> anyhow::Result<()> {
-        let mut first = !self.started.first().copied().unwrap_or(false);
-        for (rows, _) in self
-            .later
-            .iter()
-            .zip(&self.started)
-            .skip(1)
-            .filter(|(_, s)| **s)
-        {
-            if !first {
-                self.out.write_all(b"\n")?;
-            }
-            self.out.write_all(rows)?;
-            first = false;
+    })?;
+    let mut first = slots.first().is_none_or(Option::is_none);
+    for rows in slots.iter().skip(1).flatten() {
+        if !first {
+            out.write_all(b"\n")?;
         }
-        Ok(())
+        out.write_all(rows)?;
+        first = false;
     }
-}
-
-/// RFC 4180 quoting.
-pub fn csv_quote(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    Ok(())
 }
 
 /// One table's CSV lines (after its header line when `header`), written as they are made.
-pub fn csv_rows(t: &Table, header: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+fn csv_rows(t: &Table, header: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // Cell by cell into `out`: a report of 100,000 records is four million cells.
     let line = |cells: &mut dyn Iterator<Item = &str>, out: &mut dyn std::io::Write| {
         for (i, cell) in cells.enumerate() {
             if i > 0 {
                 out.write_all(b",")?;
             }
+            // RFC 4180 quoting.
             if cell.contains([',', '"', '\n', '\r']) {
-                out.write_all(csv_quote(cell).as_bytes())?;
+                write!(out, "\"{}\"", cell.replace('"', "\"\""))?;
             } else {
                 out.write_all(cell.as_bytes())?;
             }

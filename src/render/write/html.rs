@@ -4,40 +4,19 @@
 
 use super::super::model::{esc, Block, Table};
 use super::super::plots::Figure;
-use super::{Document, Part, Writer};
+use super::Document;
 use crate::record::read::Run;
 use std::fmt::Write;
+use std::io;
 
-/// The page: each part's body, under its title.
-pub struct Html<'a> {
-    out: &'a mut dyn std::io::Write,
-    title: String,
-    body: String,
-}
-
-impl<'a> Html<'a> {
-    pub fn new(out: &'a mut dyn std::io::Write) -> Self {
-        Html {
-            out,
-            title: String::new(),
-            body: String::new(),
-        }
-    }
-}
-
-impl Writer for Html<'_> {
-    fn whole(&self) -> bool {
-        true
-    }
-    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
-        self.title = part.html(&mut self.body);
+/// The page: the part's body, under its title.
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
+    let (mut title, mut body) = (String::new(), String::new());
+    doc.parts(whole, &mut |part| {
+        title = part.html(&mut body);
         Ok(())
-    }
-    fn finish(self: Box<Self>, _doc: &dyn Document) -> anyhow::Result<()> {
-        self.out
-            .write_all(page(&self.title, &self.body).as_bytes())?;
-        Ok(())
-    }
+    })?;
+    Ok(out.write_all(page(&title, &body).as_bytes())?)
 }
 
 const STYLE: &str = "

@@ -5,7 +5,7 @@
 //! what needs every run (the single run's analysis and environment, exclusions, skipped
 //! lines) comes last.
 
-use super::{Document, Part, Writer};
+use super::Document;
 use crate::record::read::Run;
 use crate::record::{Exclusion, Unavailable, SCHEMA};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -45,12 +45,14 @@ impl Serialize for RunEntry<'_> {
 pub struct Json<'a> {
     out: &'a mut dyn Write,
     value: bool,
-    runs: Option<Runs>,
+    /// The report's runs' entries, from its first run on.
+    spool: Option<std::io::BufWriter<std::fs::File>>,
+    /// What the report's end says of all its runs.
+    r: Runs,
 }
 
-/// The report's layout so far: the records are written, each run's entry spooled.
+#[derive(Default)]
 struct Runs {
-    spool: std::io::BufWriter<std::fs::File>,
     records: usize,
     runs: usize,
     exclusions: Vec<Exclusion>,
@@ -59,15 +61,7 @@ struct Runs {
     only: Option<(Option<crate::record::Environment>, Map<String, Value>)>,
 }
 
-impl<'a> Json<'a> {
-    pub fn new(out: &'a mut dyn Write) -> Self {
-        Json {
-            out,
-            value: false,
-            runs: None,
-        }
-    }
-
+impl Json<'_> {
     /// A whole document: `v`, pretty, with a final newline.
     pub fn value<T: Serialize + ?Sized>(&mut self, v: &T) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut *self.out, v)?;
@@ -76,105 +70,97 @@ impl<'a> Json<'a> {
         Ok(())
     }
 
-    fn start(&mut self) -> anyhow::Result<&mut Runs> {
-        if self.runs.is_none() {
+    /// The report's spool: made, and the document opened, at its first run.
+    fn spool(&mut self) -> anyhow::Result<&mut std::io::BufWriter<std::fs::File>> {
+        if self.spool.is_none() {
             self.out.write_all(b"{\n  \"records\": [")?;
-            self.runs = Some(Runs {
-                spool: std::io::BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
-                records: 0,
-                runs: 0,
-                exclusions: Vec::new(),
-                unavailable: Vec::new(),
-                interrupted: false,
-                only: None,
-            });
+            let file = tempfile::tempfile()?;
+            self.spool = Some(std::io::BufWriter::with_capacity(1 << 16, file));
         }
-        Ok(self.runs.as_mut().expect("started"))
+        Ok(self.spool.as_mut().expect("made above"))
     }
 
     /// One run of the report, with its analysis: its records now, its entry of `runs`
     /// after every record.
     pub fn run(&mut self, run: &Run, analysis: Map<String, Value>) -> anyhow::Result<()> {
-        self.start()?;
-        let (out, r) = (&mut *self.out, self.runs.as_mut().expect("started"));
-        for rec in &run.records {
-            out.write_all(if r.records == 0 {
-                b"\n    "
-            } else {
-                b",\n    "
-            })?;
-            pretty_at(&mut *out, 2, rec)?;
-            r.records += 1;
-        }
-        r.spool
-            .write_all(if r.runs == 0 { b"\n    " } else { b",\n    " })?;
+        let first = self.r.runs == 0;
+        let spool = self.spool()?;
+        spool.write_all(if first { b"\n    " } else { b",\n    " })?;
         let entry = RunEntry {
             run,
             analysis: &analysis,
         };
-        pretty_at(&mut r.spool, 2, &entry)?;
+        pretty_at(spool, 2, &entry)?;
+        let r = &mut self.r;
+        for rec in &run.records {
+            let sep = if r.records == 0 { "\n    " } else { ",\n    " };
+            self.out.write_all(sep.as_bytes())?;
+            pretty_at(&mut *self.out, 2, rec)?;
+            r.records += 1;
+        }
         if let Some(end) = &run.end {
             r.exclusions.extend(end.exclusions.iter().cloned());
             r.unavailable.extend(end.unavailable.iter().cloned());
             r.interrupted |= end.interrupted;
         }
-        r.only = (r.runs == 0).then(|| (run.environment.clone(), analysis));
+        r.only = first.then(|| (run.environment.clone(), analysis));
         r.runs += 1;
         Ok(())
     }
 }
 
-impl Writer for Json<'_> {
-    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
-        part.json(self)
+/// A command's one value, or the report's layout: the runs' entries, then what needs
+/// every run (the single run's analysis and environment, exclusions, skipped lines).
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut json = Json {
+        out,
+        value: false,
+        spool: None,
+        r: Runs::default(),
+    };
+    doc.parts(whole, &mut |part| part.json(&mut json))?;
+    if json.value {
+        return Ok(());
     }
-
-    /// The report's layout: the runs' entries, then what needs every run (the single
-    /// run's analysis and environment, exclusions, skipped lines).
-    fn finish(mut self: Box<Self>, doc: &dyn Document) -> anyhow::Result<()> {
-        if self.value {
-            return Ok(());
+    json.spool()?;
+    let (out, spool, r) = (json.out, json.spool.take().expect("made"), json.r);
+    out.write_all(if r.records == 0 { b"]" } else { b"\n  ]" })?;
+    out.write_all(b",\n  \"runs\": [")?;
+    let mut spooled = spool.into_inner().map_err(|e| e.into_error())?;
+    spooled.rewind()?;
+    std::io::copy(&mut spooled, &mut *out)?;
+    out.write_all(if r.runs == 0 { b"]" } else { b"\n  ]" })?;
+    // With one run, its analysis and environment are also at the top level (the shape
+    // `--format json` has always had). Absent values are left out.
+    let mut tail = Map::new();
+    if let Some((environment, analysis)) = r.only {
+        let analysis = match analysis.len() {
+            1 => analysis.into_iter().next().map(|(_, a)| a),
+            _ => Some(Value::Object(analysis)),
+        };
+        if let Some(a) = analysis.filter(|a| !a.is_null()) {
+            tail.insert("analysis".into(), a);
         }
-        self.start()?;
-        let (out, r) = (self.out, self.runs.take().expect("started"));
-        out.write_all(if r.records == 0 { b"]" } else { b"\n  ]" })?;
-        out.write_all(b",\n  \"runs\": [")?;
-        let mut spooled = r.spool.into_inner().map_err(|e| e.into_error())?;
-        spooled.rewind()?;
-        std::io::copy(&mut spooled, &mut *out)?;
-        out.write_all(if r.runs == 0 { b"]" } else { b"\n  ]" })?;
-        // With one run, its analysis and environment are also at the top level (the shape
-        // `--format json` has always had). Absent values are left out.
-        let mut tail = Map::new();
-        if let Some((environment, analysis)) = r.only {
-            let analysis = match analysis.len() {
-                1 => analysis.into_iter().next().map(|(_, a)| a),
-                _ => Some(Value::Object(analysis)),
-            };
-            if let Some(a) = analysis.filter(|a| !a.is_null()) {
-                tail.insert("analysis".into(), a);
-            }
-            if let Some(e) = environment {
-                tail.insert("environment".into(), serde_json::to_value(e)?);
-            }
+        if let Some(e) = environment {
+            tail.insert("environment".into(), serde_json::to_value(e)?);
         }
-        tail.insert("exclusions".into(), serde_json::to_value(&r.exclusions)?);
-        tail.insert("interrupted".into(), json!(r.interrupted));
-        tail.insert("schema".into(), json!(SCHEMA));
-        let skipped: Vec<Value> = doc
-            .skipped()
-            .iter()
-            .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
-            .collect();
-        tail.insert("skipped_lines".into(), json!(skipped));
-        tail.insert("unavailable".into(), serde_json::to_value(&r.unavailable)?);
-        for (key, value) in &tail {
-            write!(out, ",\n  {}: ", Value::String(key.clone()))?;
-            pretty_at(&mut *out, 1, value)?;
-        }
-        out.write_all(b"\n}\n")?;
-        Ok(())
     }
+    tail.insert("exclusions".into(), serde_json::to_value(&r.exclusions)?);
+    tail.insert("interrupted".into(), json!(r.interrupted));
+    tail.insert("schema".into(), json!(SCHEMA));
+    let skipped: Vec<Value> = doc
+        .skipped()
+        .iter()
+        .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
+        .collect();
+    tail.insert("skipped_lines".into(), json!(skipped));
+    tail.insert("unavailable".into(), serde_json::to_value(&r.unavailable)?);
+    for (key, value) in &tail {
+        write!(out, ",\n  {}: ", Value::String(key.clone()))?;
+        pretty_at(&mut *out, 1, value)?;
+    }
+    out.write_all(b"\n}\n")?;
+    Ok(())
 }
 
 /// `value` pretty-printed `depth` levels in, straight into `out`.

@@ -1,10 +1,12 @@
 //! GitHub-flavoured Markdown: blocks as they come, nothing between them.
 
 use super::super::model::{esc, Block};
+use super::Document;
 use std::fmt::Write;
+use std::io;
 
-pub fn writer(out: &mut dyn std::io::Write) -> super::Blocks<'_> {
-    super::Blocks::new(out, markdown, b"")
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
+    super::blocks(doc, whole, out, markdown, b"")
 }
 
 /// Text as Markdown shows it literally: HTML's `&`, `<` and `>` as entities (a renderer

@@ -1,11 +1,12 @@
 //! The one output path. A command hands `emit` a `Document`: its parts as they are made
 //! (one per run for a report, one for every other command). `emit` picks the format's
-//! `Writer`, one file per format here, and the writer takes the parts as they come, so a
-//! report holds only the run at hand. A part computes only what the writer asks of it.
+//! writer, one file per format here, which takes the parts as they come, so a report
+//! holds only the run at hand. A part computes only what the writer asks of it.
 
 use super::model::{Block, Table};
+use crate::failure::Failure;
 use crate::record::read::SkippedLine;
-use anyhow::anyhow;
+use clap::ValueEnum;
 use std::io::Write;
 
 pub mod csv;
@@ -29,12 +30,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// As `--format` takes it.
-    fn name(self) -> String {
-        let value = clap::ValueEnum::to_possible_value(&self);
-        value.map_or_else(String::new, |v| v.get_name().to_string())
-    }
-
     /// `--format` parsed as clap does, accepting `offered` (listed in `--help`) and
     /// `hidden` (parsed, so that the command refuses it with a better message).
     pub fn parser(
@@ -42,7 +37,6 @@ impl Format {
         hidden: &'static [Format],
     ) -> impl clap::builder::TypedValueParser<Value = Format> {
         use clap::builder::{PossibleValuesParser, TypedValueParser};
-        use clap::ValueEnum;
         let values = offered
             .iter()
             .chain(hidden)
@@ -51,27 +45,25 @@ impl Format {
             .map(|s| Format::from_str(&s, false).unwrap_or(Format::Table))
     }
 
-    /// A format `command` cannot write is refused, never silently replaced by a table.
-    pub fn offered_by(self, command: &str, offered: &[Format]) -> anyhow::Result<Format> {
+    /// A format `command` cannot write is refused (exit 2), never silently replaced by a
+    /// table: each command asks before any work.
+    pub fn offered_by(self, command: &str, offered: &[Format]) -> Result<(), Failure> {
         if offered.contains(&self) {
-            return Ok(self);
+            return Ok(());
         }
-        let names: Vec<String> = offered.iter().map(|f| f.name()).collect();
-        Err(anyhow!(
-            "--format {}: {command} writes {}: use one of those",
-            self.name(),
+        // As `--format` takes it.
+        let name = |f: &Format| f.to_possible_value().map(|v| v.get_name().to_string());
+        let names: Vec<String> = offered.iter().filter_map(name).collect();
+        let this = name(&self).unwrap_or_default();
+        Err(Failure::Input(format!(
+            "--format {this}: {command} writes {}: use one of those",
             names.join(", ")
-        ))
+        )))
     }
 }
 
-/// What a command shows, in every format it offers.
+/// What a command shows: its parts, as they are made.
 pub trait Document {
-    /// The command, as a refused format names it.
-    fn command(&self) -> &str;
-    /// The formats it can be written in: a writer needs what the document holds (html
-    /// needs a page, csv tables, openssl the speed view's layout).
-    fn formats(&self) -> &'static [Format];
     /// Hands each part to `each` as it is made. `whole`: the writer needs everything at
     /// once (one part for the whole document).
     fn parts(
@@ -82,6 +74,17 @@ pub trait Document {
     /// Input lines that were skipped, said after the last part.
     fn skipped(&self) -> &[SkippedLine] {
         &[]
+    }
+}
+
+/// A part alone is a document: what every command but the report shows.
+impl<P: Part> Document for P {
+    fn parts(
+        &mut self,
+        _whole: bool,
+        each: &mut dyn FnMut(&dyn Part) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        each(self)
     }
 }
 
@@ -96,9 +99,14 @@ pub trait Part {
     fn heading(&self) -> Option<String> {
         None
     }
-    /// CSV tables by slot: one slot's rows across parts make one table.
+    /// CSV tables by slot: one slot's rows across parts make one table. By default the
+    /// tables of the blocks.
     fn csv(&self) -> Vec<Option<Table>> {
-        Vec::new()
+        let tables = self.blocks().into_iter().filter_map(|b| match b {
+            Block::Table(t) => Some(Some(t)),
+            _ => None,
+        });
+        tables.collect()
     }
     /// Puts the part's JSON: one value, or a run of the report's layout.
     fn json(&self, _out: &mut json::Json) -> anyhow::Result<()> {
@@ -114,46 +122,55 @@ pub trait Part {
     }
 }
 
-/// One output format: takes a document's parts as they come.
-pub trait Writer {
-    /// Needs the whole document at once (it gets one part).
-    fn whole(&self) -> bool {
-        false
-    }
-    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()>;
-    /// After the last part.
-    fn finish(self: Box<Self>, doc: &dyn Document) -> anyhow::Result<()>;
+/// A command's one part from closures, each called only for its format.
+pub struct Single<'a> {
+    pub blocks: &'a dyn Fn() -> Vec<Block>,
+    pub json: &'a dyn Fn(&mut json::Json) -> anyhow::Result<()>,
+    /// The page's title, its body written into the string.
+    pub html: Option<&'a dyn Fn(&mut String) -> String>,
 }
 
-/// The writer of each format: a new format is its file and one line here.
-fn writer<'a>(format: Format, out: &'a mut dyn Write) -> Box<dyn Writer + 'a> {
+impl Part for Single<'_> {
+    fn blocks(&self) -> Vec<Block> {
+        (self.blocks)()
+    }
+    fn json(&self, out: &mut json::Json) -> anyhow::Result<()> {
+        (self.json)(out)
+    }
+    fn html(&self, body: &mut String) -> String {
+        self.html.map_or_else(String::new, |h| h(body))
+    }
+}
+
+/// A format's writer: takes the document's parts (`whole`: as one part), then says its
+/// skipped lines where the format has room for them.
+type Writer = fn(&mut dyn Document, bool, &mut dyn Write) -> anyhow::Result<()>;
+
+/// Each format's writer, and whether it needs the whole document at once: a new format
+/// is its file and one line here.
+fn writer(format: Format) -> (Writer, bool) {
     match format {
-        Format::Table => Box::new(table::writer(out)),
-        Format::Markdown => Box::new(markdown::writer(out)),
-        Format::Csv => Box::new(csv::Csv::new(out)),
-        Format::Json => Box::new(json::Json::new(out)),
-        Format::Html => Box::new(html::Html::new(out)),
-        Format::Openssl => Box::new(openssl::Openssl(out)),
+        Format::Table => (table::write, false),
+        Format::Markdown => (markdown::write, false),
+        Format::Csv => (csv::write, false),
+        Format::Json => (json::write, false),
+        Format::Html => (html::write, true),
+        Format::Openssl => (openssl::write, true),
     }
 }
 
 /// Whether `format` is written part by part (only the run at hand held).
 pub fn streams(format: Format) -> bool {
-    !writer(format, &mut std::io::sink()).whole()
+    !writer(format).1
 }
 
-/// Writes `doc` in `format` into `out`. A format the document cannot give is refused
-/// (a `Failure::Input`). Other errors: an `std::io::Error` (`out` not written), or what
-/// the document's parts could not read.
+/// Writes `doc` in `format` into `out`. The command has refused, before any work, a
+/// format it cannot give (`Format::offered_by`). Errors: an `std::io::Error` (`out` not
+/// written), or what the document's parts could not read.
 pub fn emit(doc: &mut dyn Document, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
-    format
-        .offered_by(doc.command(), doc.formats())
-        .map_err(|e| crate::failure::Failure::Input(e.to_string()))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-    let mut w = writer(format, &mut out);
-    let whole = w.whole();
-    doc.parts(whole, &mut |p| w.part(p))?;
-    w.finish(doc)?;
+    let (write, whole) = writer(format);
+    write(doc, whole, &mut out)?;
     out.flush()?;
     Ok(())
 }
@@ -166,84 +183,43 @@ pub fn string(doc: &mut dyn Document, format: Format) -> anyhow::Result<String> 
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// A document of one part: what most commands show.
-pub struct One<'a>(pub &'a str, pub &'static [Format], pub &'a dyn Part);
-
-impl Document for One<'_> {
-    fn command(&self) -> &str {
-        self.0
-    }
-    fn formats(&self) -> &'static [Format] {
-        self.1
-    }
-    fn parts(
-        &mut self,
-        _whole: bool,
-        each: &mut dyn FnMut(&dyn Part) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
-        each(self.2)
-    }
-}
-
-/// The terminal and Markdown: blocks as the parts come. Parts get their headings only
-/// when there are several, so the first part waits for a second.
-pub struct Blocks<'a> {
-    out: &'a mut dyn Write,
+/// The terminal and Markdown: blocks as the parts come, `gap` between two. Parts get
+/// their headings only when there are several, so the first part waits for a second.
+fn blocks(
+    doc: &mut dyn Document,
+    whole: bool,
+    out: &mut dyn Write,
     show: fn(&[Block]) -> String,
-    /// Written between two blocks (the terminal's empty line).
-    gap: &'static [u8],
-    first: Option<(Option<String>, Vec<Block>)>,
-    parts: usize,
-    wrote: bool,
-}
-
-impl<'a> Blocks<'a> {
-    fn new(out: &'a mut dyn Write, show: fn(&[Block]) -> String, gap: &'static [u8]) -> Self {
-        Blocks {
-            out,
-            show,
-            gap,
-            first: None,
-            parts: 0,
-            wrote: false,
-        }
-    }
-
-    fn put(&mut self, heading: Option<String>, blocks: Vec<Block>) -> std::io::Result<()> {
+    gap: &[u8],
+) -> anyhow::Result<()> {
+    let mut wrote = false;
+    let mut put = |heading: Option<String>, blocks: Vec<Block>| -> std::io::Result<()> {
         for b in heading.map(Block::Heading).into_iter().chain(blocks) {
-            if self.wrote {
-                self.out.write_all(self.gap)?;
+            if wrote {
+                out.write_all(gap)?;
             }
-            self.out
-                .write_all((self.show)(std::slice::from_ref(&b)).as_bytes())?;
-            self.wrote = true;
+            out.write_all(show(std::slice::from_ref(&b)).as_bytes())?;
+            wrote = true;
         }
         Ok(())
-    }
-}
-
-impl Writer for Blocks<'_> {
-    fn part(&mut self, part: &dyn Part) -> anyhow::Result<()> {
-        let blocks = part.blocks();
-        self.parts += 1;
-        if self.parts == 1 {
-            self.first = Some((part.heading(), blocks));
+    };
+    let (mut first, mut parts) = (None, 0);
+    doc.parts(whole, &mut |part| {
+        parts += 1;
+        if parts == 1 {
+            first = Some((part.heading(), part.blocks()));
             return Ok(());
         }
-        if let Some((heading, blocks)) = self.first.take() {
-            self.put(heading, blocks)?;
+        if let Some((heading, blocks)) = first.take() {
+            put(heading, blocks)?;
         }
-        self.put(part.heading(), blocks)?;
-        Ok(())
+        Ok(put(part.heading(), part.blocks())?)
+    })?;
+    if let Some((_, blocks)) = first {
+        put(None, blocks)?;
     }
-
-    fn finish(mut self: Box<Self>, doc: &dyn Document) -> anyhow::Result<()> {
-        if let Some((_, blocks)) = self.first.take() {
-            self.put(None, blocks)?;
-        }
-        self.put(None, skipped_block(doc.skipped()).into_iter().collect())?;
-        Ok(())
-    }
+    put(None, skipped_block(doc.skipped()).into_iter().collect())?;
+    Ok(())
 }
 
 /// The lines that were skipped (the first 20), as a block; None when there were none.

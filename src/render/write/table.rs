@@ -1,10 +1,12 @@
 //! The terminal: aligned columns, two spaces apart, an empty line between blocks.
 
 use super::super::model::{clean, Block, Table};
+use super::Document;
 use std::fmt::Write;
+use std::io;
 
-pub fn writer(out: &mut dyn std::io::Write) -> super::Blocks<'_> {
-    super::Blocks::new(out, terminal, b"\n")
+pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
+    super::blocks(doc, whole, out, terminal, b"\n")
 }
 
 /// The terminal: aligned columns, two spaces apart.

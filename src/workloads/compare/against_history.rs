@@ -7,8 +7,7 @@ use crate::analyse::compare::Verdict;
 use crate::analyse::history_gate::{self, Judgement};
 use crate::analyse::trend::{PointRow, SeriesKey};
 use crate::render::model::{Block, Column, Table};
-use crate::render::write::json::Json;
-use crate::render::{Format, One, Part};
+use crate::render::{Format, Single};
 use crate::store::resolve::Resolver;
 use crate::store::series::{self, Selection};
 use crate::store::{Access, StoreUrl};
@@ -37,9 +36,7 @@ struct Row {
 const FORMATS: &[Format] = &[Format::Table, Format::Json, Format::Markdown];
 
 pub fn run(r: Request) -> Result<i32, Failure> {
-    r.format
-        .offered_by("compare history", FORMATS)
-        .map_err(Failure::input)?;
+    r.format.offered_by("compare history", FORMATS)?;
     let url = StoreUrl::choose(r.store, false)
         .map_err(Failure::input)?
         .ok_or_else(|| {
@@ -109,12 +106,20 @@ pub fn run(r: Request) -> Result<i32, Failure> {
             }
         })
         .collect();
-    let judged = Judged {
-        machine: &machine,
-        rows: &rows,
-        r: &r,
+    // Each new point judged: a table, or as JSON.
+    let mut judged = Single {
+        blocks: &|| blocks(&rows, &r),
+        json: &|out| {
+            out.value(&serde_json::json!({
+                "machine_id": machine,
+                "against_runs": r.runs,
+                "threshold_pct": r.threshold,
+                "points": rows,
+            }))
+        },
+        html: None,
     };
-    crate::workloads::print(&mut One("compare history", FORMATS, &judged), r.format)?;
+    crate::workloads::print(&mut judged, r.format)?;
     let regressed = rows.iter().any(|row| {
         row.judgement
             .as_ref()
@@ -125,27 +130,6 @@ pub fn run(r: Request) -> Result<i32, Failure> {
     } else {
         0
     })
-}
-
-/// Each new point judged: a table, or as JSON.
-struct Judged<'a> {
-    machine: &'a str,
-    rows: &'a [Row],
-    r: &'a Request<'a>,
-}
-
-impl Part for Judged<'_> {
-    fn blocks(&self) -> Vec<Block> {
-        blocks(self.rows, self.r)
-    }
-    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
-        out.value(&serde_json::json!({
-            "machine_id": self.machine,
-            "against_runs": self.r.runs,
-            "threshold_pct": self.r.threshold,
-            "points": self.rows,
-        }))
-    }
 }
 
 fn blocks(rows: &[Row], r: &Request) -> Vec<Block> {

@@ -5,11 +5,9 @@
 use super::{since_unix, Failure};
 use crate::analyse::changepoint::Settings;
 use crate::analyse::trend;
-use crate::render::model::Block;
 use crate::render::plots::trend::trend_plot;
 use crate::render::trend::{axis_date, blocks, html_section};
-use crate::render::write::json::Json;
-use crate::render::{Format, One, Part};
+use crate::render::{Format, Single};
 use crate::store::series::{self, Selection};
 use crate::store::Store;
 use std::path::PathBuf;
@@ -117,10 +115,7 @@ impl TrendArgs {
 }
 
 pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
-    let format = args
-        .format
-        .offered_by("history trend", &FORMATS)
-        .map_err(Failure::input)?;
+    args.format.offered_by("history trend", &FORMATS)?;
     let settings = args.settings()?;
     let selection = args.selection()?;
     let font = match &args.plots {
@@ -156,22 +151,15 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
             crate::units::shown_path(dir)
         );
     }
-    crate::workloads::print(&mut One("history trend", &FORMATS, &Trend(&all)), format)?;
+    // The series: their tables, as JSON, or a page with one chart per series.
+    let mut trend = Single {
+        blocks: &|| blocks(&all),
+        json: &|out| out.value(&serde_json::json!({ "series": all })),
+        html: Some(&|body| {
+            html_section(&all, usize::MAX, body);
+            "cryptobench: results over time".into()
+        }),
+    };
+    crate::workloads::print(&mut trend, args.format)?;
     Ok(0)
-}
-
-/// The series: their tables, as JSON, or a page with one chart per series.
-struct Trend<'a>(&'a [trend::Series]);
-
-impl Part for Trend<'_> {
-    fn blocks(&self) -> Vec<Block> {
-        blocks(self.0)
-    }
-    fn json(&self, out: &mut Json) -> anyhow::Result<()> {
-        out.value(&serde_json::json!({ "series": self.0 }))
-    }
-    fn html(&self, body: &mut String) -> String {
-        html_section(self.0, usize::MAX, body);
-        "cryptobench: results over time".into()
-    }
 }
