@@ -265,3 +265,66 @@ fn controller_options_without_a_dut_are_refused() {
         );
     }
 }
+
+/// A run dated a year ahead (imported, or from a DUT with a wrong clock) is not `last`:
+/// it was `last` forever, and a gate `compare baseline last` judged it every time.
+#[test]
+fn a_future_dated_run_is_not_last() {
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "future");
+    let store = format!("sqlite:{}", dir.join("s.db").display());
+    let last = |store: &str| -> String {
+        let o = command()
+            .args(["history", "export", "last", "--store", store])
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        v["run_id"].as_str().unwrap().to_string()
+    };
+    for _ in 0..2 {
+        let o = command()
+            .args([
+                "speed", "--impl", "ring", "--alg", "sha256", "--sizes", "16",
+            ])
+            .args(["--time", "0.02", "--format", "csv", "--store", &store])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    let newest = last(&store);
+    // The newest run again, a year ahead, under an id of its own.
+    let o = command()
+        .args(["history", "export", &newest, "--store", &store])
+        .output()
+        .unwrap();
+    let started = |l: &str| -> Option<u64> {
+        serde_json::from_str::<serde_json::Value>(l).ok()?["started_unix"].as_u64()
+    };
+    let exported = text(&o).0;
+    let when = exported
+        .lines()
+        .find_map(started)
+        .expect("an environment line");
+    let future_id = format!("{}-1-fffff", when + 365 * 86400);
+    let future = exported.replace(&newest, &future_id).replace(
+        &format!("\"started_unix\":{when}"),
+        &format!("\"started_unix\":{}", when + 365 * 86400),
+    );
+    assert!(future.contains(&format!("\"started_unix\":{}", when + 365 * 86400)));
+    let file = dir.join("future.jsonl");
+    std::fs::write(&file, future).unwrap();
+    let o = command()
+        .args(["history", "import", "--store", &store])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(last(&store), newest);
+    // It is stored, and reachable by its id.
+    let o = command()
+        .args(["history", "export", &future_id, "--store", &store])
+        .output()
+        .unwrap();
+    assert!(o.status.success() && text(&o).0.contains(&future_id));
+}

@@ -300,7 +300,7 @@ fn all_tags(s: &mut dyn Store) -> anyhow::Result<Vec<(String, String)>> {
         .collect())
 }
 
-/// The run a name means: `last` (the newest run), a run id, or a tag. A run id comes
+/// The run a name means: `last` (the newest run that started by now), a run id, or a tag. A run id comes
 /// before a tag of the same name, so that a name never reaches another run than its own.
 pub fn resolve(s: &mut dyn Store, name: &str) -> anyhow::Result<Option<String>> {
     let first = |rows: Vec<Vec<Val>>| rows.first().and_then(|r| r[0].text().map(str::to_string));
@@ -321,11 +321,19 @@ pub fn resolve(s: &mut dyn Store, name: &str) -> anyhow::Result<Option<String>> 
     .map(first)
 }
 
-/// The ids of the newest `n` runs, newest first.
+/// A run that claims to start later than this after now is not among the newest: one
+/// future-dated run (an import, a DUT with a wrong clock) would be `last` forever, and a
+/// gate `compare baseline last` would judge it every time.
+pub const CLOCK_SKEW_S: i64 = 300;
+
+/// The ids of the newest `n` runs that started by now, newest first.
 pub fn newest(s: &mut dyn Store, n: usize) -> anyhow::Result<Vec<String>> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
     let rows = s.query(
-        "SELECT run_id FROM runs ORDER BY started_unix DESC, run_id DESC LIMIT $1",
-        &[Val::Int(n as i64)],
+        "SELECT run_id FROM runs WHERE started_unix <= $1 ORDER BY started_unix DESC, run_id DESC LIMIT $2",
+        &[Val::Int(now + CLOCK_SKEW_S), Val::Int(n as i64)],
     )?;
     Ok(rows
         .iter()
