@@ -432,11 +432,17 @@ fn check_logs(
     Ok(logs)
 }
 
-/// The group every logged request used, if there is exactly one.
+/// The group every logged request used, if there is exactly one. An nginx older than the
+/// group logs its code point ("0x11ec"): named as OpenSSL names it, as the record's
+/// negotiated group is.
 fn one_group(logs: &[LogSummary], requests: u64) -> Option<String> {
     let mut groups = logs.iter().flat_map(|l| l.groups.iter());
     let (g, n) = groups.next()?;
-    (groups.next().is_none() && *n == requests).then(|| g.clone())
+    let named = match super::groups::find(g) {
+        Some(known) if g.starts_with("0x") => known.openssl.to_string(),
+        _ => g.clone(),
+    };
+    (groups.next().is_none() && *n == requests).then_some(named)
 }
 
 fn first_negotiated(l: &LogSummary) -> String {
@@ -696,5 +702,26 @@ fn settle(files: &[PathBuf]) {
             last = now;
             since = Instant::now();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logged_code_point_is_named_as_openssl_names_it() {
+        let log = |g: &str| LogSummary {
+            groups: vec![(g.to_string(), 10)],
+            ..Default::default()
+        };
+        assert_eq!(
+            one_group(&[log("0x11ec")], 10).as_deref(),
+            Some("X25519MLKEM768")
+        );
+        assert_eq!(one_group(&[log("X25519")], 10).as_deref(), Some("X25519"));
+        // Unknown code points stay as logged; a group not on every request is none.
+        assert_eq!(one_group(&[log("0x9999")], 10).as_deref(), Some("0x9999"));
+        assert_eq!(one_group(&[log("X25519")], 11), None);
     }
 }
