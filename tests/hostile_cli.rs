@@ -328,3 +328,98 @@ fn a_future_dated_run_is_not_last() {
         .unwrap();
     assert!(o.status.success() && text(&o).0.contains(&future_id));
 }
+
+/// SIGTERM while `history trend --plots DIR` writes its charts: DIR keeps what it held
+/// and nothing is left beside it (a partial dir looked finished); uninterrupted, every
+/// chart is there.
+#[test]
+fn a_stopped_plots_run_leaves_the_dir_as_it_was() {
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "plots-stop");
+    let store = format!("sqlite:{}", dir.join("s.db").display());
+    // 5 runs of 160 points: 160 charts, about half a second of PNG rendering here.
+    let sizes: Vec<String> = (1..=40).map(|k| (16 * k).to_string()).collect();
+    for _ in 0..5 {
+        let o = command()
+            .args([
+                "speed",
+                "--impl",
+                "ring,openssl",
+                "--alg",
+                "aes-128-gcm,sha256",
+            ])
+            .args(["--direction", "enc", "--sizes", &sizes.join(",")])
+            .args(["--time", "0.01", "--target-ci", "0", "--format", "csv"])
+            .args(["--store", &store])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    let plots = dir.join("plots");
+    std::fs::create_dir(&plots).unwrap();
+    std::fs::write(plots.join("mine.txt"), "kept").unwrap();
+    let staged = || -> Option<PathBuf> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("cbench-plots-")
+            })
+    };
+    let mut child = command()
+        .args(["history", "trend", "--store", &store, "--plots"])
+        .arg(&plots)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stopped once the first chart is staged.
+    let t0 = std::time::Instant::now();
+    loop {
+        let pngs = staged().map_or(0, |s| {
+            std::fs::read_dir(s)
+                .map(|d| {
+                    d.flatten()
+                        .filter(|e| e.path().extension().is_some_and(|x| x == "png"))
+                        .count()
+                })
+                .unwrap_or(0)
+        });
+        if pngs > 0 {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "trend finished before a chart was staged"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "no chart staged in 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let held: Vec<_> = std::fs::read_dir(&plots)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(held, vec![std::ffi::OsString::from("mine.txt")]);
+    assert_eq!(staged(), None, "left beside it");
+    // Uninterrupted: 160 charts, SVG and PNG, beside the file that was there.
+    let o = command()
+        .args(["history", "trend", "--store", &store, "--plots"])
+        .arg(&plots)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(std::fs::read_dir(&plots).unwrap().count(), 2 * 160 + 1);
+    assert_eq!(staged(), None);
+}

@@ -164,7 +164,12 @@ fn assert_library_step(json: &str, f: &Filled) {
             && cause.contains("no-asm"),
         "{cause}"
     );
-    assert_eq!(s["env_changes"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        s["env_changes"].as_array().unwrap().len(),
+        1,
+        "{}",
+        s["env_changes"]
+    );
 }
 
 #[test]

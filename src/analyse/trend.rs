@@ -396,7 +396,8 @@ impl Collector {
             .into_iter()
             .map(|(key, host, mut points)| {
                 points.sort_by(|(sa, a), (sb, b)| {
-                    (a.started_unix, &a.run_id, sa).cmp(&(b.started_unix, &b.run_id, sb))
+                    let key = |p: &'_ TrendPoint| (p.started_unix, start_ms(&p.run_id));
+                    (key(a), &a.run_id, sa).cmp(&(key(b), &b.run_id, sb))
                 });
                 points.dedup_by(|(_, b), (_, a)| a.run_id == b.run_id);
                 let points = points.into_iter().map(|(_, p)| p).collect();
@@ -406,6 +407,18 @@ impl Collector {
         all.sort_by(|a, b| a.key.cmp(&b.key));
         all
     }
+}
+
+/// The millisecond a run started within its second, from its id ("secs-pid-SSSRRRRR": the
+/// stamp's top 12 bits); 0 for ids without one. Runs of one second are ordered by it, not
+/// by their ids' pids, which sort as text ("9998" after "10002").
+fn start_ms(run_id: &str) -> u32 {
+    run_id
+        .split('-')
+        .nth(2)
+        .filter(|s| s.len() == 8)
+        .and_then(|s| u32::from_str_radix(s, 16).ok())
+        .map_or(0, |stamp| stamp >> 20)
 }
 
 /// A series' change points (found among its undisturbed runs) and environment changes.

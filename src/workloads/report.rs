@@ -202,7 +202,9 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         }
         print_skipped(&loaded.skipped);
         if let Some((dir, font)) = plots {
-            write_plots(&loaded, &opts, &dir, &font)?;
+            if !write_plots(&loaded, &opts, &dir, &font)? {
+                return Ok(crate::failure::EXIT_INTERRUPTED);
+            }
         }
         emit(&mut Report::of(&loaded, &opts), args.format, &mut out).and_then(|_| {
             if !machines.is_empty() && matches!(args.format, Format::Table) {
@@ -281,31 +283,29 @@ fn write_plots(
     opts: &Options,
     dir: &Path,
     font: &crate::render::plots::png::Font,
-) -> Result<(), Failure> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Failure::Input(format!(
-            "cannot create --plots {}: {e}",
-            crate::units::shown_path(dir)
-        ))
-    })?;
-    let mut written = 0;
+) -> Result<bool, Failure> {
     // The runs the HTML report draws: the last MAX_RUNS_DRAWN, not a year of nightlies.
     let drawn = loaded
         .runs
         .len()
         .saturating_sub(crate::render::document::MAX_RUNS_DRAWN);
-    for run in &loaded.runs[drawn..] {
-        for (_, figures) in crate::render::document::figures_of(run, opts) {
-            for f in figures {
-                crate::render::plots::png::write(dir, &f.id, &f.svg, font)
-                    .map_err(Failure::runtime)?;
-                written += 1;
-            }
-        }
-    }
+    let figures = loaded.runs[drawn..].iter().flat_map(|run| {
+        crate::render::document::figures_of(run, opts)
+            .into_iter()
+            .flat_map(|(_, fs)| fs.into_iter().map(|f| (f.id, f.svg)))
+    });
+    let Some(written) =
+        crate::render::plots::png::write_all(dir, figures, font).map_err(Failure::runtime)?
+    else {
+        eprintln!(
+            "cryptobench: interrupted: --plots {} is as it was: no figure was written",
+            crate::units::shown_path(dir)
+        );
+        return Ok(false);
+    };
     eprintln!(
         "cryptobench: wrote {written} figure(s) as SVG and PNG into {}",
         crate::units::shown_path(dir)
     );
-    Ok(())
+    Ok(true)
 }

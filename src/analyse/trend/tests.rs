@@ -149,3 +149,24 @@ fn facts_are_read_from_the_head_of_an_environment_line() {
     assert_eq!(cut.kernel, "6.1.0-41-cloud-amd64");
     assert_eq!(cut.frequency.governor, None);
 }
+
+/// Runs of one second are in the order they started (the id's millisecond), not in the
+/// text order of their pids: 9998 before 10002 here, though "10002" < "9998" as text.
+#[test]
+fn runs_of_one_second_keep_their_start_order() {
+    let ids = ["1700000000-9998-0640abcd", "1700000000-10002-0c812345"];
+    assert_eq!((start_ms(ids[0]), start_ms(ids[1])), (100, 200));
+    assert_eq!(start_ms("1700000000-9998"), 0);
+    let rows: Vec<PointRow> = ids
+        .iter()
+        .zip([(5e9, "OpenSSL 3.0.17"), (1e9, "OpenSSL 3.5.5")])
+        .map(|(id, (m, v))| PointRow {
+            run_id: id.to_string(),
+            started_unix: 1_700_000_000,
+            ..row(0, m, v)
+        })
+        .collect();
+    let s = series(rows, &HashMap::new(), &Settings::default());
+    let order: Vec<&str> = s[0].points.iter().map(|p| p.run_id.as_str()).collect();
+    assert_eq!(order, ids);
+}

@@ -71,3 +71,38 @@ pub fn write(dir: &Path, stem: &str, svg: &str, opt: &resvg::usvg::Options) -> a
     std::fs::write(dir.join(format!("{stem}.png")), bytes)
         .map_err(|e| anyhow!("cannot write into --plots {shown}: {e}"))
 }
+
+/// Writes every figure (`stem`, SVG) into `dir` as SVG and PNG, all or none: into a
+/// private dir beside `dir` first, moved in at the end. A stop (SIGINT, SIGTERM) part way
+/// leaves `dir` as it was and nothing beside it (a partial dir looked finished).
+/// Ok(None): stopped; else the figures written.
+pub fn write_all(
+    dir: &Path,
+    figures: impl Iterator<Item = (String, String)>,
+    font: &Font,
+) -> anyhow::Result<Option<usize>> {
+    let shown = crate::units::shown_path(dir);
+    crate::sys::signal::install_signal_handler();
+    std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create --plots {shown}: {e}"))?;
+    let guard = crate::sys::guard::Guard::new();
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let staged = guard.temp_dir_in(parent, "plots")?;
+    let mut written = 0;
+    for (stem, svg) in figures {
+        if crate::sys::signal::stopped() {
+            return Ok(None);
+        }
+        write(&staged, &stem, &svg, font)?;
+        written += 1;
+    }
+    for e in std::fs::read_dir(&staged)?.flatten() {
+        if e.file_name() != crate::sys::guard::LOCK_FILE {
+            std::fs::rename(e.path(), dir.join(e.file_name()))
+                .map_err(|e| anyhow!("cannot move a figure into --plots {shown}: {e}"))?;
+        }
+    }
+    Ok(Some(written))
+}

@@ -135,15 +135,19 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
         )));
     }
     if let (Some(dir), Some(font)) = (&args.plots, &font) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::Input(format!(
-                "cannot create --plots {}: {e}",
-                crate::units::shown_path(dir)
-            ))
-        })?;
-        for s in &all {
+        let figures = all.iter().map(|s| {
             let f = trend_plot(s, axis_date(s));
-            crate::render::plots::png::write(dir, &f.id, &f.svg, font).map_err(Failure::runtime)?;
+            (f.id, f.svg)
+        });
+        if crate::render::plots::png::write_all(dir, figures, font)
+            .map_err(Failure::runtime)?
+            .is_none()
+        {
+            eprintln!(
+                "cryptobench: interrupted: --plots {} is as it was: no chart was written",
+                crate::units::shown_path(dir)
+            );
+            return Ok(crate::failure::EXIT_INTERRUPTED);
         }
         eprintln!(
             "cryptobench: wrote {} trend chart(s) as SVG and PNG into {}",
