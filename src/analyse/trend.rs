@@ -6,6 +6,7 @@
 use super::changepoint::{self, ChangePoint, Kind, Settings};
 use super::compare::ratio_ci;
 use super::stats::median;
+use crate::record::identity::start_ms;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -407,18 +408,6 @@ impl Collector {
         all.sort_by(|a, b| a.key.cmp(&b.key));
         all
     }
-}
-
-/// The millisecond a run started within its second, from its id ("secs-pid-SSSRRRRR": the
-/// stamp's top 12 bits); 0 for ids without one. Runs of one second are ordered by it, not
-/// by their ids' pids, which sort as text ("9998" after "10002").
-fn start_ms(run_id: &str) -> u32 {
-    run_id
-        .split('-')
-        .nth(2)
-        .filter(|s| s.len() == 8)
-        .and_then(|s| u32::from_str_radix(s, 16).ok())
-        .map_or(0, |stamp| stamp >> 20)
 }
 
 /// A series' change points (found among its undisturbed runs) and environment changes.

@@ -74,3 +74,15 @@ pub fn identity(rec: &AnyRecord, label: Option<&str>) -> Identity {
 pub fn label_of(rec: &AnyRecord) -> &str {
     rec.selection_label()
 }
+
+/// The millisecond a run started within its second, from its id ("secs-pid-SSSRRRRR": the
+/// stamp's top 12 bits); 0 for ids without one. Runs of one second are ordered by it, not
+/// by their ids' pids, which sort as text ("9998" after "10002").
+pub fn start_ms(run_id: &str) -> u32 {
+    run_id
+        .split('-')
+        .nth(2)
+        .filter(|s| s.len() == 8)
+        .and_then(|s| u32::from_str_radix(s, 16).ok())
+        .map_or(0, |stamp| stamp >> 20)
+}

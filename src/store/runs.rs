@@ -331,14 +331,30 @@ pub fn newest(s: &mut dyn Store, n: usize) -> anyhow::Result<Vec<String>> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let rows = s.query(
-        "SELECT run_id FROM runs WHERE started_unix <= $1 ORDER BY started_unix DESC, run_id DESC LIMIT $2",
-        &[Val::Int(now + CLOCK_SKEW_S), Val::Int(n as i64)],
-    )?;
-    Ok(rows
-        .iter()
-        .filter_map(|r| r[0].text().map(str::to_string))
-        .collect())
+    let by = now + CLOCK_SKEW_S;
+    let ids = |rows: Vec<Vec<Val>>| -> Vec<(i64, String)> {
+        rows.iter()
+            .filter_map(|r| Some((r[1].int()?, r[0].text()?.to_string())))
+            .collect()
+    };
+    let top = ids(s.query(
+        "SELECT run_id, started_unix FROM runs WHERE started_unix <= $1 ORDER BY started_unix DESC LIMIT $2",
+        &[Val::Int(by), Val::Int(n as i64)],
+    )?);
+    let Some(&(oldest, _)) = top.last() else {
+        return Ok(Vec::new());
+    };
+    // Every run of the oldest second among them too: the runs of one second are ordered by
+    // the millisecond in their ids, which SQL cannot read the same way in both back ends.
+    let mut all = ids(s.query(
+        "SELECT run_id, started_unix FROM runs WHERE started_unix >= $1 AND started_unix <= $2",
+        &[Val::Int(oldest), Val::Int(by)],
+    )?);
+    all.sort_by(|(sa, a), (sb, b)| {
+        let key = |s: &i64, id: &String| (*s, crate::record::identity::start_ms(id), id.clone());
+        key(sb, b).cmp(&key(sa, a))
+    });
+    Ok(all.into_iter().take(n).map(|(_, id)| id).collect())
 }
 
 /// The ids and tags closest to `name` (longest shared start, then nearest start time),

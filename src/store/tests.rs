@@ -424,3 +424,23 @@ fn reading_never_creates_and_other_databases_are_refused() {
     drop(s);
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
+
+/// `last` among runs of one second is the one that started last (the id's millisecond),
+/// not the one whose pid sorts last as text ("9998" after "10002").
+#[test]
+fn last_of_one_second_is_the_one_started_last() {
+    let (env, rec) = template();
+    let dir = TempDir::new("same-second");
+    let mut s = store_at(&dir.0);
+    let ids = ["1700000000-9998-0640abcd", "1700000000-10002-0c812345"];
+    for id in ids {
+        runs::begin_run(s.as_mut(), &environment(&env, id, 0), "speed").unwrap();
+        runs::add_point(s.as_mut(), 0, &record(&rec, id, 0)).unwrap();
+    }
+    assert_eq!(
+        runs::resolve(s.as_mut(), "last").unwrap().as_deref(),
+        Some(ids[1])
+    );
+    assert_eq!(runs::newest(s.as_mut(), 2).unwrap(), vec![ids[1], ids[0]]);
+    assert_eq!(runs::newest(s.as_mut(), 1).unwrap(), vec![ids[1]]);
+}
