@@ -5,8 +5,7 @@
 
 use super::iperf::LoadError;
 use super::lab::{self, Place, CLIENT, SERVER, VETH_ADDR};
-use super::tunnel::{failed, Spec, Tunnel};
-use crate::sys::guard::Resource;
+use crate::sys::guard::{Guard, Resource};
 use anyhow::anyhow;
 
 /// The inner addresses (on the veth, routed through the SAs).
@@ -40,14 +39,6 @@ impl Spread {
             Spread::Pcrypt => "pcrypt",
             Spread::PerCpu => "percpu",
         }
-    }
-}
-
-/// The record's ipsec_spread: the spread's name for IPsec, None for other tunnels.
-pub fn spread_of(spec: &Spec) -> Option<String> {
-    match spec {
-        Spec::Ipsec { spread, .. } => Some(spread.name().into()),
-        _ => None,
     }
 }
 
@@ -109,21 +100,13 @@ pub fn ciphers(asked: &[String]) -> (Vec<String>, Vec<String>) {
 }
 
 /// For messages: "ipsec AES-256-CBC+HMAC-SHA256 (pcrypt, driver X)".
-pub fn label(spec: &Spec) -> String {
-    let Spec::Ipsec {
-        cipher,
-        spread,
-        driver,
-    } = spec
-    else {
-        return spec.tunnel().into();
-    };
-    let mut l = match spec.auth() {
+pub fn label(cipher: &str, auth: Option<String>, spread: Spread, driver: Option<&str>) -> String {
+    let mut l = match auth {
         Some(a) => format!("ipsec {cipher}+{a}"),
         None => format!("ipsec {cipher}"),
     };
     let mut extra: Vec<String> = Vec::new();
-    if *spread != Spread::Sa {
+    if spread != Spread::Sa {
         extra.push(spread.name().into());
     }
     if let Some(d) = driver {
@@ -248,62 +231,57 @@ pub fn esp_usable(ns: Option<&str>) -> Result<(), String> {
 }
 
 /// Brings ESP up between the lab's two ends: inner addresses and routes, the SAs and
-/// policies (all undone by the tunnel's guard), then the bound driver, proven.
-pub fn up(t: &mut Tunnel, places: &[Place; 2]) -> Result<(), LoadError> {
-    let Spec::Ipsec {
-        cipher,
-        spread,
-        driver,
-    } = t.spec.clone()
-    else {
-        return Ok(());
-    };
-    let alg = alg(&cipher).ok_or_else(|| failed(format!("IPsec has no cipher {cipher}")))?;
+/// policies (all undone by `guard`); the driver bound, proven, and a note saying so.
+pub fn up(
+    guard: &Guard,
+    places: &[Place; 2],
+    cipher: &str,
+    spread: Spread,
+    driver: Option<&str>,
+) -> anyhow::Result<(String, String)> {
+    let alg = alg(cipher).ok_or_else(|| anyhow!("IPsec has no cipher {cipher}"))?;
     let before = crate::kernel::proc_crypto();
     if spread == Spread::Pcrypt {
-        pcrypt(alg.instance, &before).map_err(failed)?;
+        pcrypt(alg.instance, &before)?;
     }
-    let sas = states(&alg).map_err(failed)?;
+    let sas = states(&alg)?;
     for p in places {
         let ns = p.ns();
         let veth = p.outer_if.as_str();
         let (me, peer) = (INNER_ADDR[p.end], INNER_ADDR[1 - p.end]);
         let mine = format!("{me}/32");
-        lab::ip(ns, &["addr", "add", &mine, "dev", veth]).map_err(failed)?;
-        t.guard.track(Resource::Undo {
+        lab::ip(ns, &["addr", "add", &mine, "dev", veth])?;
+        guard.track(Resource::Undo {
             what: format!("IPsec address {me}"),
             argv: lab::ip_argv(ns, &["addr", "del", &mine, "dev", veth]),
         });
-        lab::ip(ns, &["route", "add", peer, "dev", veth, "src", me]).map_err(failed)?;
+        lab::ip(ns, &["route", "add", peer, "dev", veth, "src", me])?;
         // Flushed before the address goes (undone in reverse order).
         for what in ["state", "policy"] {
-            t.guard.track(Resource::Undo {
+            guard.track(Resource::Undo {
                 what: format!("IPsec {what}s in {}", ns.unwrap_or("this host")),
                 argv: lab::ip_argv(ns, &["xfrm", what, "flush"]),
             });
         }
-        batch(ns, &format!("{sas}{}", policies(p.end))).map_err(failed)?;
+        batch(ns, &format!("{sas}{}", policies(p.end)))?;
     }
     let bound =
         bound_driver(&before, &crate::kernel::proc_crypto(), alg.instance).ok_or_else(|| {
-            failed(format!(
+            anyhow!(
                 "no {} in /proc/crypto after the SAs were made",
                 alg.instance
-            ))
+            )
         })?;
     if let Some(d) = driver.filter(|d| *d != bound) {
-        return Err(failed(format!(
+        return Err(anyhow!(
             "--ipsec-driver {d}: not yet: the kernel bound {bound}, and binding another driver (priorities over crypto_user) is not implemented"
-        )));
+        ));
     }
-    t.kernel = true;
-    t.implementation = "kernel".into();
-    t.kernel_driver = Some(bound.clone());
-    t.notes.push(format!(
+    let note = format!(
         "IPsec: the kernel's ESP in tunnel mode, static SAs (ip xfrm), {} bound to {bound} (/proc/crypto); its work is in softirq and the crypto kworkers",
         alg.instance
-    ));
-    Ok(())
+    );
+    Ok((bound, note))
 }
 
 /// The driver the SA bound: of the entries named `instance`, the highest priority among
@@ -341,18 +319,12 @@ fn pcrypt(instance: &str, now: &[crate::kernel::CryptoEntry]) -> anyhow::Result<
         .map_err(|e| anyhow!("--ipsec-spread pcrypt: cannot make pcrypt({instance}): {e}"))
 }
 
-/// Removes the pcrypt instances of `instance` again (best effort: busy ones stay), so
+/// Removes the pcrypt instances of `cipher`'s AEAD again (best effort: busy ones stay), so
 /// that later runs bind what the kernel would choose.
-pub fn release_pcrypt(spec: &Spec) {
-    let Spec::Ipsec {
-        cipher,
-        spread: Spread::Pcrypt,
-        ..
-    } = spec
-    else {
+pub fn release_pcrypt(cipher: &str, spread: Spread) {
+    let Some(alg) = alg(cipher).filter(|_| spread == Spread::Pcrypt) else {
         return;
     };
-    let Some(alg) = alg(cipher) else { return };
     for e in crate::kernel::proc_crypto() {
         if e.name == alg.instance && e.driver.starts_with("pcrypt(") {
             let _ = super::crypto_user::aead_request(super::crypto_user::DELALG, &e.driver);
@@ -404,17 +376,19 @@ impl Proof {
         let to = if down { CLIENT } else { SERVER };
         let ns = places[to].ns.clone();
         let dst = VETH_ADDR[to];
-        let before = sa_counters(ns.as_deref(), dst).map_err(failed)?;
+        let before =
+            sa_counters(ns.as_deref(), dst).map_err(|e| LoadError::Failed(e.to_string()))?;
         Ok(Proof { ns, dst, before })
     }
 
     /// Whether the SA carried at least the `payload` bytes iperf3 received.
     pub fn check(&self, payload: u64) -> Result<(), LoadError> {
-        let after = sa_counters(self.ns.as_deref(), self.dst).map_err(failed)?;
+        let after = sa_counters(self.ns.as_deref(), self.dst)
+            .map_err(|e| LoadError::Failed(e.to_string()))?;
         let bytes = after.0.saturating_sub(self.before.0);
         let packets = after.1.saturating_sub(self.before.1);
         if packets == 0 || bytes < payload {
-            return Err(failed(format!(
+            return Err(LoadError::Failed(format!(
                 "IPsec requested but not used: the receiver's SA counted {bytes} bytes in {packets} packets, iperf3 received {payload} bytes"
             )));
         }

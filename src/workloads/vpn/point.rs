@@ -594,7 +594,7 @@ pub fn record(o: Observed) -> VpnRecord {
             limit: Some(limit),
             throttled,
             kernel_driver: tun.kernel_driver.clone(),
-            ipsec_spread: super::ipsec::spread_of(&tun.spec),
+            ipsec_spread: tun.spec.ipsec_spread(),
         },
     }
 }

@@ -399,7 +399,7 @@ fn client_ends(rx: Receiver<Job>, progs: Programs) {
 fn client_implementation(t: &Tunnel, progs: &Programs) -> String {
     match &t.spec {
         Spec::Bare => "veth".into(),
-        Spec::WireGuard { .. } | Spec::Ipsec { .. } if t.kernel => "kernel".into(),
+        Spec::WireGuard { .. } if t.kernel => "kernel".into(),
         Spec::WireGuard { .. } => progs.wireguard_go_version.clone(),
         Spec::OpenVpn { .. } => progs.openvpn_version.clone(),
         Spec::Ipsec { .. } => "kernel".into(),

@@ -80,6 +80,14 @@ impl Spec {
         }
     }
 
+    /// The record's ipsec_spread: None for other tunnels.
+    pub fn ipsec_spread(&self) -> Option<String> {
+        match self {
+            Spec::Ipsec { spread, .. } => Some(spread.name().into()),
+            _ => None,
+        }
+    }
+
     /// For messages: "openvpn AES-256-CBC+HMAC-SHA1".
     pub fn label(&self) -> String {
         match self {
@@ -90,7 +98,11 @@ impl Spec {
                 Some(a) if cipher != "none" => format!("{} {cipher}+{a}", self.tunnel()),
                 _ => format!("{} {cipher}", self.tunnel()),
             },
-            Spec::Ipsec { .. } => super::ipsec::label(self),
+            Spec::Ipsec {
+                cipher,
+                spread,
+                driver,
+            } => super::ipsec::label(cipher, self.auth(), *spread, driver.as_deref()),
         }
     }
 }
@@ -193,7 +205,19 @@ pub fn up(lab: &Lab, progs: &Programs, spec: &Spec) -> Result<Tunnel, LoadError>
                 }
             }
         }
-        Spec::Ipsec { .. } => super::ipsec::up(&mut t, &places)?,
+        Spec::Ipsec {
+            cipher,
+            spread,
+            driver,
+        } => {
+            let (bound, note) =
+                super::ipsec::up(&t.guard, &places, cipher, *spread, driver.as_deref())
+                    .map_err(failed)?;
+            t.kernel = true;
+            t.implementation = "kernel".into();
+            t.kernel_driver = Some(bound);
+            t.notes.push(note);
+        }
     }
     Ok(t)
 }
@@ -240,7 +264,7 @@ impl Tunnel {
     }
 }
 
-pub fn failed(e: impl std::fmt::Display) -> LoadError {
+fn failed(e: impl std::fmt::Display) -> LoadError {
     LoadError::Failed(e.to_string())
 }
 

@@ -561,7 +561,9 @@ impl Workload for Vpn {
         // Namespaces, links and daemons go before the report is printed.
         self.lab = None;
         for (_, spec) in &self.points {
-            super::ipsec::release_pcrypt(spec);
+            if let Spec::Ipsec { cipher, spread, .. } = spec {
+                super::ipsec::release_pcrypt(cipher, *spread);
+            }
         }
     }
 }
