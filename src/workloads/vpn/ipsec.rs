@@ -315,8 +315,21 @@ fn pcrypt(instance: &str, now: &[crate::kernel::CryptoEntry]) -> anyhow::Result<
     {
         return Ok(());
     }
-    super::crypto_user::aead_request(super::crypto_user::NEWALG, &format!("pcrypt({instance})"))
-        .map_err(|e| anyhow!("--ipsec-spread pcrypt: cannot make pcrypt({instance}): {e}"))
+    let asked = super::crypto_user::aead_request(
+        super::crypto_user::NEWALG,
+        &format!("pcrypt({instance})"),
+    );
+    // The instance takes the name it wraps, not "pcrypt(...)": the kernel's lookup of
+    // the name asked for ends in ENOENT even when the instance was made.
+    let made = crate::kernel::proc_crypto()
+        .iter()
+        .any(|e| e.name == instance && e.driver.starts_with("pcrypt("));
+    match asked {
+        Err(e) if !made => Err(anyhow!(
+            "--ipsec-spread pcrypt: cannot make pcrypt({instance}): {e}"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Removes the pcrypt instances of `cipher`'s AEAD again (best effort: busy ones stay), so
