@@ -121,6 +121,13 @@ pub struct VpnData {
     /// machine shows no clock (cpufreq) to read.
     #[serde(default)]
     pub throttled: Option<bool>,
+    /// IPsec: the kernel crypto driver the SAs bound (/proc/crypto's driver name whose
+    /// reference count rose when they were made); absent for other tunnels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_driver: Option<String>,
+    /// IPsec: "sa", "pcrypt" or "percpu" (--ipsec-spread); absent for other tunnels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipsec_spread: Option<String>,
 }
 
 /// Round-trip times of one series of probes, in milliseconds.
@@ -244,6 +251,12 @@ impl crate::record::RecordData for VpnData {
                 r.packet_size
                     .map(|n| ("packet_size", KeyValue::Num(n as u64))),
             )
+            .chain(
+                r.kernel_driver
+                    .as_deref()
+                    .map(|d| ("kernel_driver", text(d))),
+            )
+            .chain(r.ipsec_spread.as_deref().map(|s| ("ipsec_spread", text(s))))
             .collect(),
         )
     }

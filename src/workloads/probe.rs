@@ -201,11 +201,12 @@ fn table(v: &Value) -> String {
         }
     }
     path("/dev/crypto", &k["cryptodev"]);
-    // The whole data path in the kernel: kTLS, WireGuard, OpenVPN DCO.
+    // The whole data path in the kernel: kTLS, WireGuard, OpenVPN DCO, IPsec.
     for (key, label) in [
         ("ktls", "kernel TLS"),
         ("wireguard", "WireGuard"),
         ("ovpn_dco", "OpenVPN DCO"),
+        ("ipsec", "IPsec (ESP)"),
     ] {
         path(label, &k["offload"][key]);
     }

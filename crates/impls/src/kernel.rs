@@ -18,6 +18,9 @@ pub struct CryptoEntry {
     pub kind: String,
     pub selftest: String,
     pub internal: bool,
+    /// References held (an SA's rise proves what it bound); not part of the record.
+    #[serde(skip)]
+    pub refcnt: u64,
 }
 
 /// Parses /proc/crypto text: blank-line-separated blocks of `key : value`.
@@ -38,6 +41,7 @@ pub fn parse_proc_crypto(text: &str) -> Vec<CryptoEntry> {
                 kind: get("type").unwrap_or_default(),
                 selftest: get("selftest").unwrap_or_default(),
                 internal: get("internal").as_deref() == Some("yes"),
+                refcnt: get("refcnt").and_then(|p| p.parse().ok()).unwrap_or(0),
             })
         })
         .collect()
@@ -406,6 +410,22 @@ pub fn offload_paths(config: &KernelConfig) -> OffloadPaths {
             Some("CONFIG_WIREGUARD"),
         ),
         ovpn_dco: module_status(config, "ovpn_dco_v2", "ovpn-dco-v2.ko", None),
+        ipsec: ipsec_status(config),
+    }
+}
+
+/// IPsec (the kernel's ESP, configured over xfrm netlink): esp4 and xfrm_user both.
+fn ipsec_status(config: &KernelConfig) -> Usable {
+    let esp = module_status(config, "esp4", "esp4.ko", Some("CONFIG_INET_ESP"));
+    let user = module_status(
+        config,
+        "xfrm_user",
+        "xfrm_user.ko",
+        Some("CONFIG_XFRM_USER"),
+    );
+    Usable {
+        usable: esp.usable && user.usable,
+        reason: format!("ESP: {}; xfrm_user: {}", esp.reason, user.reason),
     }
 }
 
@@ -431,6 +451,8 @@ pub struct OffloadPaths {
     pub ktls: Usable,
     pub wireguard: Usable,
     pub ovpn_dco: Usable,
+    /// The kernel's ESP (IPsec), configured with `ip xfrm`.
+    pub ipsec: Usable,
 }
 
 /// One algorithm name of /proc/crypto: every driver, by priority, and the one the kernel
@@ -525,6 +547,7 @@ mod tests {
             ("ktls", &v.ktls),
             ("wireguard", &v.wireguard),
             ("ovpn_dco", &v.ovpn_dco),
+            ("ipsec", &v.ipsec),
         ] {
             assert!(!u.reason.is_empty(), "{k}: {v:?}");
         }

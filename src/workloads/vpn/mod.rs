@@ -7,7 +7,10 @@
 use anyhow::anyhow;
 pub mod cleanup;
 mod cpu;
+mod crypto_user;
 mod iperf;
+mod ipsec;
+mod ipsec_input;
 mod lab;
 mod latency;
 pub mod plots;
@@ -30,7 +33,7 @@ pub struct VpnArgs {
     /// Tunnels, comma-separated: none (the bare veth), wireguard (the kernel's where it
     /// can, else wireguard-go), wireguard-kernel, wireguard-go, openvpn (data channel in
     /// user space), openvpn-dco (data channel in the kernel's ovpn-dco module, AEAD
-    /// ciphers only).
+    /// ciphers only), ipsec (the kernel's ESP in tunnel mode, static SAs; not none).
     #[arg(long, value_name = "LIST", default_value = "none,wireguard,openvpn")]
     pub tunnels: String,
     /// OpenVPN data ciphers, comma-separated, plus none (no cipher, no auth: the ceiling).
@@ -65,6 +68,14 @@ pub struct VpnArgs {
     /// each point records pps and loss.
     #[arg(long, value_name = "LIST")]
     pub packet_sizes: Option<String>,
+    /// IPsec: the kernel crypto drivers to measure, comma-separated, as /proc/crypto names
+    /// them (e.g. rfc4106-gcm-aesni); the record's kernel_driver is the one bound.
+    #[arg(long, value_name = "NAME[,NAME...]")]
+    pub ipsec_driver: Option<String>,
+    /// IPsec: how the work spreads over cores: sa (one SA per direction), pcrypt (the
+    /// kernel's parallel crypto template around the AEAD), percpu (per-CPU SAs, 6.13+).
+    #[arg(long, value_name = "sa|pcrypt|percpu", default_value = "sa", value_parser = ipsec::parse_spread)]
+    pub ipsec_spread: ipsec::Spread,
     /// Find and remove what a crashed run left behind (namespaces, links, daemons, temp
     /// files named with our prefix), say what was removed, and exit.
     #[arg(long)]
@@ -187,6 +198,7 @@ enum Wanted {
     WireGuardGo,
     OpenVpn,
     OpenVpnDco,
+    Ipsec,
 }
 
 impl Wanted {
@@ -212,9 +224,10 @@ fn parse_tunnels(s: &str) -> anyhow::Result<Vec<Wanted>> {
             "wireguard-go" => Wanted::WireGuardGo,
             "openvpn" => Wanted::OpenVpn,
             "openvpn-dco" => Wanted::OpenVpnDco,
+            "ipsec" => Wanted::Ipsec,
             _ => {
                 return Err(anyhow!(
-                "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn, openvpn-dco",
+                "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn, openvpn-dco, ipsec",
                 crate::units::shown(t)
             ))
             }
@@ -353,7 +366,8 @@ mod tests {
         assert!(parse_duration(0.5).is_err());
         assert!(parse_duration(2.5).is_err());
         assert_eq!(parse_duration(2.0).unwrap(), 2);
-        assert!(parse_tunnels("none,ipsec").is_err());
+        assert!(parse_tunnels("none,ipsecx").is_err());
+        assert_eq!(parse_tunnels("ipsec").unwrap(), [Wanted::Ipsec]);
         assert!(parse_tunnels("none,,wg").is_err());
         assert_eq!(parse_directions("down,up").unwrap().0, [true, false]);
         let sup: Vec<String> = ["AES-128-GCM", "AES-256-CBC", "none"]

@@ -593,6 +593,8 @@ pub fn record(o: Observed) -> VpnRecord {
             rtt_loaded_ms: rtts.loaded,
             limit: Some(limit),
             throttled,
+            kernel_driver: tun.kernel_driver.clone(),
+            ipsec_spread: tun.spec.ipsec_spread(),
         },
     }
 }

@@ -169,6 +169,8 @@ impl DutEnd {
         let mut server_log = None;
         match spec {
             Spec::Bare => {}
+            // Refused before the run (ipsec_input): the lab's namespaces only.
+            Spec::Ipsec { .. } => return Err(failed("IPsec with --dut: not yet")),
             Spec::WireGuard { kernel } => {
                 let wg = progs.wg.as_deref().ok_or_else(|| failed("wg not found"))?;
                 let (key, public) = tunnel::wg_keys(wg, &p.dir, "wg-server").map_err(failed)?;
@@ -400,6 +402,7 @@ fn client_implementation(t: &Tunnel, progs: &Programs) -> String {
         Spec::WireGuard { .. } if t.kernel => "kernel".into(),
         Spec::WireGuard { .. } => progs.wireguard_go_version.clone(),
         Spec::OpenVpn { .. } => progs.openvpn_version.clone(),
+        Spec::Ipsec { .. } => "kernel".into(),
     }
 }
 
@@ -434,6 +437,7 @@ fn client_up(
     let mut t = Tunnel::new(spec, std::slice::from_ref(&place));
     match spec {
         Spec::Bare => {}
+        Spec::Ipsec { .. } => return Err(anyhow!("IPsec with --dut: not yet")),
         Spec::WireGuard { kernel } => {
             // The DUT's kind where this kernel has it, else wireguard-go.
             let kernel = *kernel && place.kernel_wireguard();

@@ -32,6 +32,13 @@ pub enum Spec {
         /// Data-channel offload: the kernel's ovpn-dco module carries the packets.
         dco: bool,
     },
+    /// The kernel's ESP in tunnel mode (super::ipsec), with an OpenVPN cipher name.
+    Ipsec {
+        cipher: String,
+        spread: super::ipsec::Spread,
+        /// --ipsec-driver: the /proc/crypto driver asked for (None: the kernel's choice).
+        driver: Option<String>,
+    },
 }
 
 /// Whether an OpenVPN data cipher authenticates by itself (AEAD) or needs an HMAC.
@@ -50,6 +57,7 @@ impl Spec {
             Spec::WireGuard { .. } => "wireguard",
             Spec::OpenVpn { dco: false, .. } => "openvpn",
             Spec::OpenVpn { dco: true, .. } => "openvpn-dco",
+            Spec::Ipsec { .. } => "ipsec",
         }
     }
 
@@ -57,7 +65,7 @@ impl Spec {
         match self {
             Spec::Bare => "none".into(),
             Spec::WireGuard { .. } => WIREGUARD_CIPHER.into(),
-            Spec::OpenVpn { cipher, .. } => cipher.clone(),
+            Spec::OpenVpn { cipher, .. } | Spec::Ipsec { cipher, .. } => cipher.clone(),
         }
     }
 
@@ -67,6 +75,15 @@ impl Spec {
         match self {
             Spec::OpenVpn { cipher, .. } if cipher == "none" => Some("none".into()),
             Spec::OpenVpn { cipher, .. } if !is_aead(cipher) => Some(format!("HMAC-{LEGACY_AUTH}")),
+            Spec::Ipsec { cipher, .. } if !is_aead(cipher) => Some(super::ipsec::AUTH.into()),
+            _ => None,
+        }
+    }
+
+    /// The record's ipsec_spread: None for other tunnels.
+    pub fn ipsec_spread(&self) -> Option<String> {
+        match self {
+            Spec::Ipsec { spread, .. } => Some(spread.name().into()),
             _ => None,
         }
     }
@@ -81,6 +98,11 @@ impl Spec {
                 Some(a) if cipher != "none" => format!("{} {cipher}+{a}", self.tunnel()),
                 _ => format!("{} {cipher}", self.tunnel()),
             },
+            Spec::Ipsec {
+                cipher,
+                spread,
+                driver,
+            } => super::ipsec::label(cipher, self.auth(), *spread, driver.as_deref()),
         }
     }
 }
@@ -121,6 +143,8 @@ pub struct Tunnel {
     pub kernel: bool,
     /// What the daemons said they negotiated (OpenVPN's "Data Channel" line).
     pub negotiated: Option<String>,
+    /// IPsec: the crypto driver the SAs bound, from /proc/crypto.
+    pub kernel_driver: Option<String>,
     /// --openssl DIR: the build both OpenVPN ends mapped (checked when it came up).
     pub openssl_build: Option<crate::record::OpenSslBuild>,
     pub notes: Vec<String>,
@@ -181,6 +205,19 @@ pub fn up(lab: &Lab, progs: &Programs, spec: &Spec) -> Result<Tunnel, LoadError>
                 }
             }
         }
+        Spec::Ipsec {
+            cipher,
+            spread,
+            driver,
+        } => {
+            let (bound, note) =
+                super::ipsec::up(&t.guard, &places, cipher, *spread, driver.as_deref())
+                    .map_err(failed)?;
+            t.kernel = true;
+            t.implementation = "kernel".into();
+            t.kernel_driver = Some(bound);
+            t.notes.push(note);
+        }
     }
     Ok(t)
 }
@@ -201,6 +238,7 @@ impl Tunnel {
                 Spec::Bare => p.peer.clone(),
                 Spec::WireGuard { .. } => WG_ADDR[SERVER].into(),
                 Spec::OpenVpn { .. } => OVPN_ADDR[SERVER].into(),
+                Spec::Ipsec { .. } => super::ipsec::INNER_ADDR[SERVER].into(),
             };
         }
         let mut t = Tunnel {
@@ -214,6 +252,7 @@ impl Tunnel {
             children: Vec::new(),
             kernel: false,
             negotiated: None,
+            kernel_driver: None,
             openssl_build: None,
             notes: Vec::new(),
         };

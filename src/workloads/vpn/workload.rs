@@ -19,6 +19,8 @@ use std::path::PathBuf;
 pub struct Vpn {
     wanted: Vec<Wanted>,
     ciphers: Vec<String>,
+    /// IPsec's inputs, checked (super::ipsec_input).
+    ipsec: super::ipsec_input::Input,
     duration: u32,
     rounds: u32,
     loads: Vec<Load>,
@@ -95,7 +97,17 @@ impl Bed {
                 d.measure_point(tun, c, progs, load, duration, run_id, sampling)
             }
             (Bed::Lab(l), _) => {
-                super::point::measure_point(l, tun, progs, load, duration, run_id, sampling)
+                // IPsec: the receiver's SA must carry the load (it has no device of its own).
+                let places = [l.place(lab::SERVER), l.place(lab::CLIENT)];
+                let proof = matches!(tun.spec, Spec::Ipsec { .. })
+                    .then(|| super::ipsec::Proof::start(&places, load.down))
+                    .transpose()?;
+                let rec =
+                    super::point::measure_point(l, tun, progs, load, duration, run_id, sampling)?;
+                if let Some(p) = proof {
+                    p.check(rec.bytes)?;
+                }
+                Ok(rec)
             }
             (Bed::Dut(_), None) => Err(LoadError::Failed("no client end".into())),
         }
@@ -138,6 +150,7 @@ impl Vpn {
             progs.openssl_build =
                 Some(crate::impls::openssl::build::Build::open(dir, true).map_err(Failure::input)?);
         }
+        let ipsec = super::ipsec_input::Input::new(&args, &wanted)?;
         let mut ciphers = Vec::new();
         if let Some(ovpn) = &progs.openvpn {
             let supported = tools::openvpn_ciphers(ovpn).map_err(Failure::runtime)?;
@@ -188,6 +201,7 @@ impl Vpn {
         Ok(Vpn {
             wanted,
             ciphers,
+            ipsec,
             duration,
             rounds: args.rounds,
             loads,
@@ -236,6 +250,7 @@ impl Vpn {
                         specs.push(s);
                     }
                 }
+                Wanted::Ipsec => specs.extend(self.ipsec.specs()),
                 Wanted::OpenVpn | Wanted::OpenVpnDco => {
                     let dco = *w == Wanted::OpenVpnDco;
                     for c in &self.ciphers {
@@ -365,6 +380,11 @@ impl Workload for Vpn {
                 reason: "this kernel cannot create a wireguard link (no WireGuard module)".into(),
             });
         }
+        if let (true, Bed::Lab(l)) = (self.wanted.contains(&Wanted::Ipsec), &lab) {
+            super::ipsec::esp_usable(l.place(lab::SERVER).ns())
+                .map_err(|why| Failure::Unavailable(format!("--tunnels ipsec: {why}")))?;
+        }
+        unavailable.extend(self.ipsec.skipped());
         let specs = self.specs(kernel_wg)?;
         let directions: Vec<&str> = self.loads.iter().map(Load::direction).collect();
         let mut dirs: Vec<&str> = Vec::new();
@@ -540,5 +560,10 @@ impl Workload for Vpn {
     fn finish(&mut self) {
         // Namespaces, links and daemons go before the report is printed.
         self.lab = None;
+        for (_, spec) in &self.points {
+            if let Spec::Ipsec { cipher, spread, .. } = spec {
+                super::ipsec::release_pcrypt(cipher, *spread);
+            }
+        }
     }
 }
