@@ -324,8 +324,12 @@ fn vpn_dut_bad_input_is_one_line() {
         &with(&["--openssl", "/nonexistent/openssl"]),
         "no such path on the DUT",
     );
+    // Without the lab's --ssh-option, which alone would be refused first.
     refused(
-        &lab.run(&["vpn", "--dut-address", "10.0.0.1", "--no-store"]),
+        &std::process::Command::new(common::BIN)
+            .args(["vpn", "--dut-address", "10.0.0.1", "--no-store"])
+            .output()
+            .unwrap(),
         "use it with --dut",
     );
     // --cleanup with --dut runs vpn's cleanup on the DUT (as root there).
