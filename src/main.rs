@@ -78,12 +78,14 @@ enum Command {
     Compare(workloads::compare::CompareArgs),
     /// Print a shell completion script: cryptobench completions bash|zsh|fish.
     #[command(after_help = "See docs/reports.md in the sources.")]
+    #[cfg(feature = "manuals")]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
     /// Print the main man page (roff) on stdout, or with --dir write every page into DIR:
     /// cryptobench.1 and one cryptobench-NAME.1 per subcommand.
+    #[cfg(feature = "manuals")]
     Man {
         /// Write the main page and one page per subcommand into DIR (e.g.
         /// /usr/local/share/man/man1) instead of printing the main page.
@@ -192,6 +194,7 @@ fn main() {
         Command::Probe { format, .. } => workloads::probe::run(format),
         Command::Report(args) => workloads::report::run(args),
         Command::Compare(args) => workloads::compare::run(args),
+        #[cfg(feature = "manuals")]
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(
@@ -202,6 +205,7 @@ fn main() {
             );
             Ok(0)
         }
+        #[cfg(feature = "manuals")]
         Command::Man { dir } => {
             use clap::CommandFactory;
             use std::io::Write;

@@ -5,6 +5,7 @@
 
 pub mod document;
 pub mod flame;
+#[cfg(feature = "manuals")]
 pub mod man;
 pub mod model;
 pub mod plots;
