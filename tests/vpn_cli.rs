@@ -161,7 +161,7 @@ fn bad_input_exits_2_with_one_line() {
         (&["vpn", "--streams", "1,,4"], "empty item"),
         (&["vpn", "--duration", "0.5"], "--time 0.5"),
         (&["vpn", "--time", "1.5"], "whole seconds"),
-        (&["vpn", "--tunnels", "none,ipsec"], "--tunnels 'ipsec'"),
+        (&["vpn", "--tunnels", "none,l2tp"], "--tunnels 'l2tp'"),
         (
             &["vpn", "--directions", "sideways"],
             "--direction 'sideways'",
