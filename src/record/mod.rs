@@ -5,6 +5,7 @@ use anyhow::anyhow;
 pub mod any;
 pub mod environment;
 pub mod identity;
+pub mod limit;
 pub mod profile;
 pub mod speed;
 pub mod tls;

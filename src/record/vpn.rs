@@ -116,7 +116,7 @@ pub struct VpnData {
     pub rtt_loaded_ms: Option<Rtt>,
     /// What held the point back, and the figures that say so (analyse/limit.rs).
     #[serde(default)]
-    pub limit: Option<Bottleneck>,
+    pub limit: Option<crate::record::limit::Limit>,
     /// Whether the CPU clock fell between the point's start and end; null where the
     /// machine shows no clock (cpufreq) to read.
     #[serde(default)]
@@ -142,14 +142,6 @@ pub struct Rtt {
     pub lost: u32,
 }
 
-/// A point's limit: "thread", "softirq", "cpus", "generator", "rate_cap" or "none", with
-/// its evidence in a sentence.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Bottleneck {
-    pub kind: String,
-    pub evidence: String,
-}
-
 /// `vpn --dut`: the controller's end of a point.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ControllerEnd {
@@ -168,12 +160,6 @@ pub struct ControllerEnd {
 
 /// A thread counts as used from this share of a core.
 pub const THREAD_USED_PCT: f64 = 5.0;
-
-/// A tunnel counts as held back by one thread when its busiest thread is this busy.
-pub const BOUND_PCT: f64 = 90.0;
-
-/// Other processes' CPU, in percent of all cores, from which a point counts as disturbed.
-pub const DISTURBED_PCT: f64 = 10.0;
 
 /// The label of a tunnel and cipher: "wireguard", "openvpn AES-256-CBC+HMAC-SHA1".
 pub fn label(tunnel: &str, cipher: &str, auth: Option<&str>) -> String {

@@ -336,8 +336,7 @@ fn parse_ciphers(s: &str, supported: &[String], version: &str) -> anyhow::Result
 
 /// Root, or CAP_NET_ADMIN in the effective set.
 pub fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::sys::is_root() {
         return true;
     }
     std::fs::read_to_string("/proc/self/status")

@@ -8,9 +8,8 @@ use super::latency::{self, Rtts};
 use super::throttle::ClockWatch;
 use super::tunnel::{Programs, Spec, Tunnel};
 use crate::analyse::limit;
-use crate::record::vpn::{
-    self, ProcessCpu, ThreadCpu, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT,
-};
+use crate::record::limit::DISTURBED_PCT;
+use crate::record::vpn::{self, ProcessCpu, ThreadCpu, VpnData, VpnRecord, THREAD_USED_PCT};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -465,6 +464,7 @@ pub fn record(o: Observed) -> VpnRecord {
             .as_ref()
             .map_or_else(crate::sys::cpu::machine_cpus, Vec::len),
         generator,
+        server: None,
     });
     let mut notes = notes(
         tun,
@@ -533,7 +533,7 @@ pub fn record(o: Observed) -> VpnRecord {
         cpu_sys_s: attributable.then_some(sys),
         cpu_s_per_gb: (attributable && gb > 0.0).then(|| cpu_s / gb),
         others_cpu_pct: others_pct.clamp(0.0, 100.0),
-        disturbed: others_pct > DISTURBED_PCT,
+        disturbed: others_pct >= DISTURBED_PCT,
         notes,
         profile: profile.map(Box::new),
         dut: None,
@@ -636,7 +636,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
             "every core was busy ({busy_pct:.0}% of {cpus}): tunnel, iperf3 and the kernel shared them"
         ));
     }
-    if others_pct > DISTURBED_PCT {
+    if others_pct >= DISTURBED_PCT {
         notes.push(format!(
             "other processes used {others_pct:.0}% of all cores during this point: it is disturbed"
         ));
