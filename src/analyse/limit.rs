@@ -3,7 +3,7 @@
 //! nothing seen.
 //! Pure: the workloads measure the window, this names the limit and its evidence.
 
-pub use crate::record::limit::{Limit, SATURATED_PCT};
+pub use crate::record::window::{Limit, SATURATED_PCT};
 
 /// Repeats of a point whose throughputs agree to this relative difference (4 significant
 /// digits) while no CPU was saturated: a rate cap, not the crypto.

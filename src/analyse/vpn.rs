@@ -2,8 +2,8 @@
 //! a tunnel against OpenVPN without crypto.
 
 use super::share::{against_null, amdahl_ceiling, pooled_crypto, unavailable, Share};
-use crate::record::limit::{DISTURBED_PCT, SATURATED_PCT as BOUND_PCT};
 use crate::record::vpn::VpnRecord;
+use crate::record::window::{DISTURBED_PCT, SATURATED_PCT as BOUND_PCT};
 use serde::{Deserialize, Serialize};
 
 /// The crypto share of one OpenVPN cipher at one load, against OpenVPN with no crypto.

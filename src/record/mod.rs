@@ -5,11 +5,11 @@ use anyhow::anyhow;
 pub mod any;
 pub mod environment;
 pub mod identity;
-pub mod limit;
 pub mod profile;
 pub mod speed;
 pub mod tls;
 pub mod vpn;
+pub mod window;
 
 pub use any::{Head, Listed, RecordData};
 pub use environment::{Environment, Library, Settings, Unavailable};

@@ -181,7 +181,7 @@ pub struct TlsData {
     /// ("server"), the generator, every CPU, or none seen. Older `tls --dut` records wrote
     /// a bare word; absent in older records of points run here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<crate::record::limit::Limit>,
+    pub limit: Option<crate::record::window::Limit>,
     /// `+ktls` suites: what the kernel did; absent for user-space TLS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ktls: Option<KtlsUse>,

@@ -1,6 +1,7 @@
 //! Subcommands that run measurements end to end.
 
 pub mod compare;
+pub mod e2e;
 pub mod enc;
 pub mod history;
 pub mod judge_series;

@@ -5,7 +5,7 @@ use super::bench::Bench;
 use super::load;
 use crate::analyse::limit::{self, Limit, Seen};
 use crate::profile::ProfileField;
-use crate::record::limit::{DISTURBED_PCT, SATURATED_PCT as GENERATOR_BOUND_PCT};
+use crate::record::window::{DISTURBED_PCT, SATURATED_PCT as GENERATOR_BOUND_PCT};
 use crate::sys::cpu::CpuTime;
 
 /// What the generators and the server did during the measured window.

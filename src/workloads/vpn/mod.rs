@@ -6,7 +6,6 @@
 
 use anyhow::anyhow;
 pub mod cleanup;
-mod cpu;
 mod crypto_user;
 mod iperf;
 mod ipsec;
@@ -17,7 +16,6 @@ pub mod plots;
 mod point;
 mod remote;
 pub mod render;
-mod throttle;
 mod tools;
 mod tunnel;
 pub use tunnel::WIREGUARD_CIPHER;

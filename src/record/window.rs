@@ -1,5 +1,6 @@
-//! What held a tunnel or server point back (`vpn` and `tls`), and the CPU shares the rules
-//! and the `disturbed` verdict read it by. `analyse::limit` names the limit.
+//! What an end-to-end point's CPU window saw (`vpn`, `tls`, `disk`): each process and
+//! thread of the workload, what held the point back, and the CPU shares the rules and the
+//! `disturbed` verdict read it by. `analyse::limit` names the limit.
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -9,6 +10,9 @@ pub const SATURATED_PCT: f64 = 90.0;
 
 /// Other processes' CPU, in percent of the CPUs a point used, from which it is disturbed.
 pub const DISTURBED_PCT: f64 = 10.0;
+
+/// A thread counts as used from this share of a core.
+pub const THREAD_USED_PCT: f64 = 5.0;
 
 /// A point's limit: "thread", "softirq", "server", "generator", "cpus", "rate_cap" or
 /// "none", with its evidence in a sentence.
@@ -40,6 +44,31 @@ impl<'de> Deserialize<'de> for Limit {
             },
         })
     }
+}
+
+/// One thread's share of a point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ThreadCpu {
+    /// "server" or "client" end of the tunnel, "kernel" for kworkers, or the role of a
+    /// workload's process ("fio").
+    pub end: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub name: String,
+    pub cpu_s: f64,
+    /// CPU seconds / transfer seconds x 100: 100 = one core all the time.
+    pub cpu_pct: f64,
+}
+
+/// One process of the workload (a tunnel end, nginx, fio) over a point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProcessCpu {
+    pub end: String,
+    pub pid: i32,
+    pub name: String,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub cpu_pct: f64,
 }
 
 #[cfg(test)]
