@@ -81,7 +81,12 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
         format!("cryptobench vpn --tunnels ipsec {q}"),
         format!("cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-spread pcrypt {q}"),
         "cryptobench vpn --tunnels ipsec --ipsec-driver no-such-driver".into(),
-        "/usr/sbin/ip xfrm state; /usr/sbin/ip xfrm policy; /usr/sbin/ip netns list".into(),
+        "grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
+        // The C code against the kernel's choice, each bound by priority for its points.
+        format!("cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-driver generic,rfc4106-gcm-aesni --rounds 2 {q}"),
+        "cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-driver 'rfc4106(nosuch(aes))' --time 1 2>&1".into(),
+        // Nothing left: SAs, policies, namespaces, the generic instance, a raised priority.
+        "/usr/sbin/ip xfrm state; /usr/sbin/ip xfrm policy; /usr/sbin/ip netns list; grep '^driver *: rfc4106(gcm_base' /proc/crypto; grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
     ];
     let (out, err) = common::guest_commands(&cmds, &[("GUEST_TIMEOUT", "1200")]);
     eprintln!("{err}");
@@ -138,5 +143,31 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
     );
 
     assert_eq!(out[3].1, 2, "a driver /proc/crypto lacks: exit 2");
-    assert_eq!(out[4].0.trim(), "", "left in the guest: {}", out[4].0);
+
+    let priority = out[4].0.trim();
+    assert!(priority.starts_with("priority"), "{priority}");
+    let v = json(&out[5].0, "--ipsec-driver generic,rfc4106-gcm-aesni");
+    let recs = v["records"].as_array().unwrap();
+    let rate = |driver: &str| -> f64 {
+        let r: Vec<f64> = recs
+            .iter()
+            .filter(|r| r["kernel_driver"] == driver)
+            .map(|r| r["throughput_bps"].as_f64().unwrap())
+            .collect();
+        assert_eq!(r.len(), 2, "{driver}: {}", out[5].0);
+        r.iter().sum::<f64>() / 2.0
+    };
+    let generic = rate("rfc4106(gcm_base(ctr(aes-generic),ghash-generic))");
+    let aesni = rate("rfc4106-gcm-aesni");
+    eprintln!("ipsec AES-128-GCM: generic {generic:.0} bit/s, aesni {aesni:.0} bit/s");
+    assert!(
+        generic < aesni,
+        "generic {generic} not slower than aesni {aesni}"
+    );
+
+    // A template the kernel cannot make: its reason, before anything is measured.
+    assert_ne!(out[6].1, 0);
+    assert!(out[6].0.contains("cannot make it"), "{}", out[6].0);
+
+    assert_eq!(out[7].0.trim(), priority, "left in the guest: {}", out[7].0);
 }

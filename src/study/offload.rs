@@ -1,6 +1,8 @@
 //! Study 1: would a crypto accelerator help my tunnel? Software AES-128-CBC against
 //! every kernel path, the cost fits and crossover, the CPU-load table, then the crypto
-//! share of an OpenVPN tunnel and the best speed-up an accelerator could give it (Amdahl).
+//! share of an OpenVPN tunnel and the best speed-up an accelerator could give it (Amdahl),
+//! and in the guest the tunnel that does use the kernel's drivers, IPsec, per driver
+//! beside AF_ALG's figure for the same two drivers.
 
 use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::algorithms::Direction;
@@ -8,6 +10,10 @@ use crate::analyse::paths::analyse as fit_paths;
 use crate::analyse::{share::amdahl, vpn::shares as vpn_shares};
 use crate::record::speed::SpeedRecord;
 use crate::render::model::{Block, Column, Table};
+
+mod ipsec;
+
+use ipsec::{ipsec_drivers, ipsec_per_driver};
 
 pub struct Offload;
 
@@ -48,12 +54,14 @@ impl Study for Offload {
             // One boot: the kernel cipher paths, then the tunnels with their whole data
             // path in user space or in the kernel.
             let g = kernel_paths(sizes, "0.03");
+            let mut cmds = vec![g, guest_tunnels()];
+            cmds.extend(ipsec_per_driver());
             steps.push(Step {
                 tag: "guest".into(),
                 seconds: 90.0
                     + 2.0 * ENGINES.len() as f64 * 4.0 * n * 0.04
-                    + GUEST_TUNNELS.len() as f64 * 2.0 * (GUEST_TUNNEL_S + 6.0),
-                action: Action::Guest(vec![g, guest_tunnels()]),
+                    + (GUEST_TUNNELS.len() + 2) as f64 * 2.0 * (GUEST_TUNNEL_S + 6.0),
+                action: Action::Guest(cmds),
             });
         }
         let mut vpn = argv(&[
@@ -385,6 +393,7 @@ fn analyse(o: &Observed) -> Findings {
         blocks.push(Block::Table(t));
     }
     whole_path(o, guest, &mut blocks, &mut conclusions);
+    ipsec_drivers(o, &mut blocks, &mut conclusions);
     Findings {
         blocks,
         conclusions,

@@ -1,21 +1,25 @@
 //! The kernel crypto API's netlink configuration (crypto_user, NETLINK_CRYPTO): make a
-//! template instance (`pcrypt(...)`) or remove it again. Needs CAP_NET_ADMIN and the
-//! crypto_user module (loaded on demand as net-pf-16-proto-21).
+//! template instance (`pcrypt(...)`, a generic `rfc4106(gcm_base(...))`), remove it again,
+//! or change a driver's priority, which decides what a new user (an SA) binds. Needs
+//! CAP_NET_ADMIN and the crypto_user module (loaded on demand as net-pf-16-proto-21).
 
 use anyhow::anyhow;
 
 const NETLINK_CRYPTO: libc::c_int = 21;
 pub const NEWALG: u16 = 0x10;
 pub const DELALG: u16 = 0x11;
+pub const UPDATEALG: u16 = 0x12;
+/// The attribute that carries a new priority (u32), CRYPTOCFGA_PRIORITY_VAL.
+const CRYPTOCFGA_PRIORITY_VAL: u16 = 1;
 const CRYPTO_ALG_TYPE_AEAD: u32 = 0x3;
 const CRYPTO_ALG_TYPE_MASK: u32 = 0xf;
 /// struct crypto_user_alg: three 64-byte names, then type, mask, refcnt and flags.
 const NAME_LEN: usize = 64;
 const ALG_LEN: usize = 3 * NAME_LEN + 16;
 
-/// Sends one request about the AEAD whose driver name is `driver` and waits for the
-/// kernel's answer: Ok, or its error.
-pub fn aead_request(msg: u16, driver: &str) -> anyhow::Result<()> {
+/// Sends one request about the AEAD whose driver name is `driver` (with a new `priority`
+/// for NEWALG and UPDATEALG) and waits for the kernel's answer: Ok, or its error.
+pub fn aead_request(msg: u16, driver: &str, priority: Option<u32>) -> anyhow::Result<()> {
     if driver.len() >= NAME_LEN {
         return Err(anyhow!("driver name {driver} is too long for crypto_user"));
     }
@@ -23,6 +27,11 @@ pub fn aead_request(msg: u16, driver: &str) -> anyhow::Result<()> {
     body[NAME_LEN..NAME_LEN + driver.len()].copy_from_slice(driver.as_bytes());
     body[3 * NAME_LEN..3 * NAME_LEN + 4].copy_from_slice(&CRYPTO_ALG_TYPE_AEAD.to_ne_bytes());
     body[3 * NAME_LEN + 4..3 * NAME_LEN + 8].copy_from_slice(&CRYPTO_ALG_TYPE_MASK.to_ne_bytes());
+    if let Some(p) = priority {
+        body.extend(8u16.to_ne_bytes());
+        body.extend(CRYPTOCFGA_PRIORITY_VAL.to_ne_bytes());
+        body.extend(p.to_ne_bytes());
+    }
     let len = (16 + body.len()) as u32;
     let mut req = Vec::with_capacity(len as usize);
     req.extend(len.to_ne_bytes());

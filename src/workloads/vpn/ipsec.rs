@@ -61,24 +61,30 @@ struct Alg {
     parts: &'static [(&'static str, &'static str, usize, &'static str)],
     /// The AEAD the SA allocates (authenc(...) around CBC and HMAC).
     instance: &'static str,
+    /// Its C implementation's driver name (`--ipsec-driver generic`), made on demand.
+    generic: &'static str,
 }
 
 fn alg(cipher: &str) -> Option<Alg> {
     // rfc4106 and rfc7539esp keys end with the 4-byte salt.
     const GCM: &str = "rfc4106(gcm(aes))";
     const CHACHA: &str = "rfc7539esp(chacha20,poly1305)";
+    const GCM_GENERIC: &str = "rfc4106(gcm_base(ctr(aes-generic),ghash-generic))";
     Some(match cipher {
         "AES-128-GCM" => Alg {
             parts: &[("aead", GCM, 20, "128")],
             instance: GCM,
+            generic: GCM_GENERIC,
         },
         "AES-256-GCM" => Alg {
             parts: &[("aead", GCM, 36, "128")],
             instance: GCM,
+            generic: GCM_GENERIC,
         },
         "CHACHA20-POLY1305" => Alg {
             parts: &[("aead", CHACHA, 36, "128")],
             instance: CHACHA,
+            generic: "rfc7539esp(chacha20-generic,poly1305-generic)",
         },
         "AES-256-CBC" => Alg {
             parts: &[
@@ -86,6 +92,7 @@ fn alg(cipher: &str) -> Option<Alg> {
                 ("auth-trunc", "hmac(sha256)", 32, "128"),
             ],
             instance: "authenc(hmac(sha256),cbc(aes))",
+            generic: "authenc(hmac(sha256-generic),cbc(aes-generic))",
         },
         _ => return None,
     })
@@ -240,6 +247,13 @@ pub fn up(
     driver: Option<&str>,
 ) -> anyhow::Result<(String, String)> {
     let alg = alg(cipher).ok_or_else(|| anyhow!("IPsec has no cipher {cipher}"))?;
+    let want = match driver {
+        Some("generic") => Some(alg.generic),
+        d => d,
+    };
+    if let Some(w) = want {
+        bind(guard, &alg, w)?;
+    }
     let before = crate::kernel::proc_crypto();
     if spread == Spread::Pcrypt {
         pcrypt(alg.instance, &before)?;
@@ -272,9 +286,9 @@ pub fn up(
                 alg.instance
             )
         })?;
-    if let Some(d) = driver.filter(|d| *d != bound) {
+    if let Some(w) = want.filter(|w| *w != bound && bound != format!("pcrypt({w})")) {
         return Err(anyhow!(
-            "--ipsec-driver {d}: not yet: the kernel bound {bound}, and binding another driver (priorities over crypto_user) is not implemented"
+            "--ipsec-driver {w}: the kernel bound {bound} instead, though {w} had the highest priority"
         ));
     }
     let note = format!(
@@ -282,6 +296,67 @@ pub fn up(
         alg.instance
     );
     Ok((bound, note))
+}
+
+/// Makes `driver` the one a new SA of `alg` binds, as study 1's FPGA driver was chosen:
+/// made through crypto_user if it is a template instance not yet there, then given a
+/// priority above every other implementation of the same name. `guard` sets the priority
+/// back (and removes an instance it made) when the point ends, on a signal too.
+fn bind(guard: &Guard, alg: &Alg, driver: &str) -> anyhow::Result<()> {
+    use super::crypto_user::{aead_request, DELALG, NEWALG, UPDATEALG};
+    let find =
+        |all: &[crate::kernel::CryptoEntry]| all.iter().find(|e| e.driver == driver).cloned();
+    let made = find(&crate::kernel::proc_crypto()).is_none();
+    if made {
+        let asked = aead_request(NEWALG, driver, None);
+        if find(&crate::kernel::proc_crypto()).is_none() {
+            return Err(anyhow!(
+                "--ipsec-driver {driver}: the kernel cannot make it ({})",
+                asked
+                    .err()
+                    .map_or("no error, and not in /proc/crypto".into(), |e| e
+                        .to_string())
+            ));
+        }
+    }
+    let now = crate::kernel::proc_crypto();
+    let entry = find(&now).expect("checked above");
+    let owned = driver.to_string();
+    let original = u32::try_from(entry.priority).unwrap_or(0);
+    let undo = move || -> anyhow::Result<()> {
+        aead_request(UPDATEALG, &owned, Some(original))?;
+        if made {
+            aead_request(DELALG, &owned, None)?;
+        }
+        Ok(())
+    };
+    if entry.name != alg.instance {
+        let _ = undo();
+        return Err(anyhow!(
+            "--ipsec-driver {driver} implements {}, not {}",
+            entry.name,
+            alg.instance
+        ));
+    }
+    let top = now
+        .iter()
+        .filter(|e| e.name == alg.instance && e.driver != driver)
+        .map(|e| e.priority)
+        .max()
+        .unwrap_or(0);
+    guard.track(Resource::Call {
+        what: format!("the priority of {driver} (back to {original})"),
+        undo: Box::new(undo),
+    });
+    if entry.priority <= top {
+        aead_request(
+            UPDATEALG,
+            driver,
+            Some(u32::try_from(top + 1).unwrap_or(u32::MAX)),
+        )
+        .map_err(|e| anyhow!("--ipsec-driver {driver}: cannot raise its priority: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The driver the SA bound: of the entries named `instance`, the highest priority among
@@ -318,6 +393,7 @@ fn pcrypt(instance: &str, now: &[crate::kernel::CryptoEntry]) -> anyhow::Result<
     let asked = super::crypto_user::aead_request(
         super::crypto_user::NEWALG,
         &format!("pcrypt({instance})"),
+        None,
     );
     // The instance takes the name it wraps, not "pcrypt(...)": the kernel's lookup of
     // the name asked for ends in ENOENT even when the instance was made.
@@ -340,7 +416,7 @@ pub fn release_pcrypt(cipher: &str, spread: Spread) {
     };
     for e in crate::kernel::proc_crypto() {
         if e.name == alg.instance && e.driver.starts_with("pcrypt(") {
-            let _ = super::crypto_user::aead_request(super::crypto_user::DELALG, &e.driver);
+            let _ = super::crypto_user::aead_request(super::crypto_user::DELALG, &e.driver, None);
         }
     }
 }

@@ -66,8 +66,9 @@ pub struct VpnArgs {
     /// each point records pps and loss.
     #[arg(long, value_name = "LIST")]
     pub packet_sizes: Option<String>,
-    /// IPsec: the kernel crypto drivers to measure, comma-separated, as /proc/crypto names
-    /// them (e.g. rfc4106-gcm-aesni); the record's kernel_driver is the one bound.
+    /// IPsec: the kernel crypto drivers to measure, comma-separated: /proc/crypto driver
+    /// names (e.g. rfc4106-gcm-aesni), template instances, or generic (the C code); each is
+    /// given the highest priority for its points. The record's kernel_driver is the one bound.
     #[arg(long, value_name = "NAME[,NAME...]")]
     pub ipsec_driver: Option<String>,
     /// IPsec: how the work spreads over cores: sa (one SA per direction), pcrypt (the

@@ -10,7 +10,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Something to undo.
-#[derive(Debug)]
 pub enum Resource {
     /// A process we started, stopped by PID: SIGTERM, then SIGKILL after a grace period.
     Process { pid: i32, name: String },
@@ -23,6 +22,12 @@ pub enum Resource {
     Netns(String),
     /// Any command that undoes a change, e.g. `ip netns exec X ip link del wg0`.
     Undo { what: String, argv: Vec<String> },
+    /// A change undone by a call of ours, e.g. a crypto driver's priority set back over
+    /// netlink.
+    Call {
+        what: String,
+        undo: Box<dyn Fn() -> anyhow::Result<()> + Send>,
+    },
 }
 
 struct Entry {
@@ -219,6 +224,11 @@ fn undo(r: &Resource) {
             let a: Vec<&str> = argv.iter().map(String::as_str).collect();
             if !a.is_empty() && !quiet(&a) {
                 eprintln!("cryptobench: could not undo {what} ({})", argv.join(" "));
+            }
+        }
+        Resource::Call { what, undo } => {
+            if let Err(e) = undo() {
+                eprintln!("cryptobench: could not undo {what}: {e}");
             }
         }
     }
