@@ -359,6 +359,13 @@ fn offload_quick_with_the_kernel_part_in_the_guest_as_html() {
             "{c}"
         );
         assert!(c.contains("Kernel WireGuard carries "), "{c}");
+        // And IPsec, which goes through the kernel's drivers: generic against the
+        // kernel's choice, beside AF_ALG's figure for the two.
+        assert!(out.contains("IPsec AES-128-GCM per kernel driver"), "{out}");
+        assert!(
+            c.contains("IPsec per driver (guest, emulated CPU: shapes only, one round: it cannot decide): the kernel's choice carries "),
+            "{c}"
+        );
     } else {
         assert!(missing.contains("give --guest"), "{missing}");
     }

@@ -85,8 +85,8 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
         // The C code against the kernel's choice, each bound by priority for its points.
         format!("cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-driver generic,rfc4106-gcm-aesni --rounds 2 {q}"),
         "cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-driver 'rfc4106(nosuch(aes))' --time 1 2>&1".into(),
-        // Nothing left: SAs, policies, namespaces, the generic instance, a raised priority.
-        "/usr/sbin/ip xfrm state; /usr/sbin/ip xfrm policy; /usr/sbin/ip netns list; grep '^driver *: rfc4106(gcm_base' /proc/crypto; grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
+        // Nothing left: SAs, policies, namespaces, the generic and pcrypt instances, a raised priority.
+        "/usr/sbin/ip xfrm state; /usr/sbin/ip xfrm policy; /usr/sbin/ip netns list; grep '^driver *: rfc4106(gcm_base' /proc/crypto; grep '^driver *: pcrypt(' /proc/crypto; grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
     ];
     let (out, err) = common::guest_commands(&cmds, &[("GUEST_TIMEOUT", "1200")]);
     eprintln!("{err}");

@@ -256,7 +256,12 @@ pub fn up(
     }
     let before = crate::kernel::proc_crypto();
     if spread == Spread::Pcrypt {
-        pcrypt(alg.instance, &before)?;
+        if let Some(made) = pcrypt(alg.instance, &before)? {
+            guard.track(Resource::Call {
+                what: format!("the {made} instance"),
+                undo: Box::new(move || remove_instance(&made)),
+            });
+        }
     }
     let sas = states(&alg)?;
     for p in places {
@@ -303,7 +308,7 @@ pub fn up(
 /// priority above every other implementation of the same name. `guard` sets the priority
 /// back (and removes an instance it made) when the point ends, on a signal too.
 fn bind(guard: &Guard, alg: &Alg, driver: &str) -> anyhow::Result<()> {
-    use super::crypto_user::{aead_request, DELALG, NEWALG, UPDATEALG};
+    use super::crypto_user::{aead_request, NEWALG, UPDATEALG};
     let find =
         |all: &[crate::kernel::CryptoEntry]| all.iter().find(|e| e.driver == driver).cloned();
     let made = find(&crate::kernel::proc_crypto()).is_none();
@@ -326,7 +331,7 @@ fn bind(guard: &Guard, alg: &Alg, driver: &str) -> anyhow::Result<()> {
     let undo = move || -> anyhow::Result<()> {
         aead_request(UPDATEALG, &owned, Some(original))?;
         if made {
-            aead_request(DELALG, &owned, None)?;
+            remove_instance(&owned)?;
         }
         Ok(())
     };
@@ -382,13 +387,16 @@ fn bound_driver(
 }
 
 /// pcrypt(...) around the AEAD, made through crypto_user unless it is there already: at
-/// a higher priority than what it wraps, so the SA binds it.
-fn pcrypt(instance: &str, now: &[crate::kernel::CryptoEntry]) -> anyhow::Result<()> {
-    if now
-        .iter()
-        .any(|e| e.name == instance && e.driver.starts_with("pcrypt("))
-    {
-        return Ok(());
+/// a higher priority than what it wraps, so the SA binds it. The driver name of the
+/// instance made, for its removal; None when it was there before.
+fn pcrypt(instance: &str, now: &[crate::kernel::CryptoEntry]) -> anyhow::Result<Option<String>> {
+    let of = |all: &[crate::kernel::CryptoEntry]| {
+        all.iter()
+            .find(|e| e.name == instance && e.driver.starts_with("pcrypt("))
+            .map(|e| e.driver.clone())
+    };
+    if of(now).is_some() {
+        return Ok(None);
     }
     let asked = super::crypto_user::aead_request(
         super::crypto_user::NEWALG,
@@ -397,26 +405,28 @@ fn pcrypt(instance: &str, now: &[crate::kernel::CryptoEntry]) -> anyhow::Result<
     );
     // The instance takes the name it wraps, not "pcrypt(...)": the kernel's lookup of
     // the name asked for ends in ENOENT even when the instance was made.
-    let made = crate::kernel::proc_crypto()
-        .iter()
-        .any(|e| e.name == instance && e.driver.starts_with("pcrypt("));
-    match asked {
-        Err(e) if !made => Err(anyhow!(
+    match (of(&crate::kernel::proc_crypto()), asked) {
+        (Some(made), _) => Ok(Some(made)),
+        (None, Err(e)) => Err(anyhow!(
             "--ipsec-spread pcrypt: cannot make pcrypt({instance}): {e}"
         )),
-        _ => Ok(()),
+        (None, Ok(())) => Err(anyhow!(
+            "--ipsec-spread pcrypt: pcrypt({instance}) made, but not in /proc/crypto"
+        )),
     }
 }
 
-/// Removes the pcrypt instances of `cipher`'s AEAD again (best effort: busy ones stay), so
-/// that later runs bind what the kernel would choose.
-pub fn release_pcrypt(cipher: &str, spread: Spread) {
-    let Some(alg) = alg(cipher).filter(|_| spread == Spread::Pcrypt) else {
-        return;
-    };
-    for e in crate::kernel::proc_crypto() {
-        if e.name == alg.instance && e.driver.starts_with("pcrypt(") {
-            let _ = super::crypto_user::aead_request(super::crypto_user::DELALG, &e.driver, None);
+/// Removes an instance we made, once the SAs that held it are gone: the kernel frees
+/// their transforms a moment after the flush, so a busy answer is asked again (1 s).
+fn remove_instance(driver: &str) -> anyhow::Result<()> {
+    use super::crypto_user::{aead_request, DELALG};
+    let start = std::time::Instant::now();
+    loop {
+        match aead_request(DELALG, driver, None) {
+            Err(_) if start.elapsed() < std::time::Duration::from_secs(1) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            r => return r,
         }
     }
 }

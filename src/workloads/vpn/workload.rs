@@ -560,10 +560,5 @@ impl Workload for Vpn {
     fn finish(&mut self) {
         // Namespaces, links and daemons go before the report is printed.
         self.lab = None;
-        for (_, spec) in &self.points {
-            if let Spec::Ipsec { cipher, spread, .. } = spec {
-                super::ipsec::release_pcrypt(cipher, *spread);
-            }
-        }
     }
 }
