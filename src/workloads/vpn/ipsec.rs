@@ -5,6 +5,7 @@
 
 use super::iperf::LoadError;
 use super::lab::{self, Place, CLIENT, SERVER, VETH_ADDR};
+use crate::record::vpn::SaCount;
 use crate::sys::guard::{Guard, Resource};
 use anyhow::anyhow;
 
@@ -361,6 +362,16 @@ fn bind(guard: &Guard, alg: &Alg, driver: &str) -> anyhow::Result<()> {
         )
         .map_err(|e| anyhow!("--ipsec-driver {driver}: cannot raise its priority: {e}"))?;
     }
+    // ESP allocates its IV generator around the AEAD (seqiv(rfc4106(gcm(aes)))), and
+    // the kernel keeps such wrappers built on the driver that won before. An update
+    // (here to the same priority) makes the kernel drop the wrappers built on the other
+    // drivers, as registering a better driver would: the next SA builds them on ours.
+    for e in now
+        .iter()
+        .filter(|e| e.name == alg.instance && e.driver != driver)
+    {
+        let _ = aead_request(UPDATEALG, &e.driver, u32::try_from(e.priority).ok());
+    }
     Ok(())
 }
 
@@ -480,8 +491,9 @@ impl Proof {
         Ok(Proof { ns, dst, before })
     }
 
-    /// Whether the SA carried at least the `payload` bytes iperf3 received.
-    pub fn check(&self, payload: u64) -> Result<(), LoadError> {
+    /// What the receiver's SA counted over the point, if at least the `payload` bytes
+    /// iperf3 received.
+    pub fn check(&self, payload: u64) -> Result<SaCount, LoadError> {
         let after = sa_counters(self.ns.as_deref(), self.dst)
             .map_err(|e| LoadError::Failed(e.to_string()))?;
         let bytes = after.0.saturating_sub(self.before.0);
@@ -491,7 +503,7 @@ impl Proof {
                 "IPsec requested but not used: the receiver's SA counted {bytes} bytes in {packets} packets, iperf3 received {payload} bytes"
             )));
         }
-        Ok(())
+        Ok(SaCount { bytes, packets })
     }
 }
 

@@ -578,6 +578,7 @@ pub fn record(o: Observed) -> VpnRecord {
             throttled,
             kernel_driver: tun.kernel_driver.clone(),
             ipsec_spread: tun.spec.ipsec_spread(),
+            ipsec_sa: None,
         },
     }
 }
@@ -624,7 +625,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
             "other processes used {others_pct:.0}% of all cores during this point: it is disturbed"
         ));
     }
-    if tun.kernel && no_thread {
+    if tun.kernel && no_thread && !matches!(tun.spec, Spec::Ipsec { .. }) {
         notes.push(
             "no crypto kworker (wg-crypt, ovpn-crypto-wq) was seen: the kernel tunnel's CPU time can't be attributed here"
                 .into(),

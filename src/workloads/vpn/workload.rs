@@ -102,10 +102,10 @@ impl Bed {
                 let proof = matches!(tun.spec, Spec::Ipsec { .. })
                     .then(|| super::ipsec::Proof::start(&places, load.down))
                     .transpose()?;
-                let rec =
+                let mut rec =
                     super::point::measure_point(l, tun, progs, load, duration, run_id, sampling)?;
                 if let Some(p) = proof {
-                    p.check(rec.bytes)?;
+                    rec.ipsec_sa = Some(p.check(rec.bytes)?);
                 }
                 Ok(rec)
             }
