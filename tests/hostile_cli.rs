@@ -431,10 +431,10 @@ fn a_stopped_plots_run_leaves_the_dir_as_it_was() {
 #[test]
 fn a_dut_user_name_like_an_option_or_with_control_characters_is_refused() {
     for url in [
-        "ssh://-oProxyCommand=touch@h",
-        "ssh://-l@h",
-        "ssh://ro\u{1b}[31mot@h",
-        "ssh://ro ot@h",
+        "ssh://-oProxyCommand=touch@127.0.0.1:1",
+        "ssh://-l@127.0.0.1:1",
+        "ssh://ro\u{1b}[31mot@127.0.0.1:1",
+        "ssh://ro ot@127.0.0.1:1",
     ] {
         let o = command().args(["probe", "--dut", url]).output().unwrap();
         let e = common::one_line_exit_2(&o, url);
