@@ -170,14 +170,10 @@ fn aesni_quick() {
             assert_eq!(r["trials"], 6, "{r}");
             // Six trials of a real command never time alike: an interval of no width
             // would be one trial's figure copied, not an interval.
-            let ci: Vec<f64> = r["throughput_bps_ci"]
-                .as_array()
-                .expect("an interval")
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .collect();
+            let [lo, hi]: [f64; 2] =
+                serde_json::from_value(r["throughput_bps_ci"].clone()).expect("an interval");
             let bps = r["throughput_bps"].as_f64().unwrap();
-            assert!(ci[0] < ci[1] && ci[0] <= bps && bps <= ci[1], "{r}");
+            assert!(lo < hi && lo <= bps && bps <= hi, "{r}");
         }
     }
     result_or_unavailable(&out, &c, "nginx 10 MiB file", "nginx", common::tls_lacks());
