@@ -6,8 +6,9 @@
 
 /// How a command failed: bad input (exit 2), a prerequisite this machine lacks (exit 2
 /// too: the message says what to install or how to run), or a failure at run time
-/// (exit 1). A study keeps the second apart: a step that cannot run here is "not
-/// observable here", one that broke is a failure.
+/// (exit 1), or stopped by SIGINT or SIGTERM before anything was kept (128 + the signal).
+/// A study keeps the second apart: a step that cannot run here is "not observable here",
+/// one that broke is a failure.
 #[derive(Debug, thiserror::Error)]
 pub enum Failure {
     #[error("{0}")]
@@ -16,6 +17,8 @@ pub enum Failure {
     Unavailable(String),
     #[error("{0}")]
     Runtime(String),
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl Failure {
@@ -32,11 +35,17 @@ impl Failure {
         match self {
             Failure::Input(_) | Failure::Unavailable(_) => 2,
             Failure::Runtime(_) => 1,
+            Failure::Interrupted(_) => crate::sys::signal::stop_signal()
+                .map(|s| 128 + s)
+                .unwrap_or(EXIT_INTERRUPTED),
         }
     }
     pub fn message(&self) -> &str {
         match self {
-            Failure::Input(m) | Failure::Unavailable(m) | Failure::Runtime(m) => m,
+            Failure::Input(m)
+            | Failure::Unavailable(m)
+            | Failure::Runtime(m)
+            | Failure::Interrupted(m) => m,
         }
     }
 }

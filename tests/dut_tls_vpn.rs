@@ -96,7 +96,9 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
         r["client_cpu_pct"].as_f64().unwrap(),
         r["limit"]
     );
-    assert!((0.0..5.0).contains(&agent), "{r}");
+    // The agent's CPU time over the point's wall time: the goal is under 1% of one core
+    // (0.18% tls, 0.20-0.21% vpn measured here).
+    assert!((0.0..1.0).contains(&agent), "{r}");
     // The run's environment is the DUT's.
     let env = lines(out)
         .into_iter()
@@ -182,7 +184,17 @@ fn router_vpn_study_runs_on_the_dut() {
         String::from_utf8_lossy(&o.stderr),
     );
     assert!(o.status.success(), "{err}");
-    assert!(out.contains("OpenVPN") || out.contains("openvpn"), "{out}");
+    // The claim itself: the DUT measured its tunnel (this DUT can run OpenVPN, so a "cannot
+    // be observed here" is a failure), and its library table came back.
+    let (_, c) = out
+        .split_once("Conclusion\n==========\n")
+        .unwrap_or_else(|| panic!("no Conclusion heading: {out}"));
+    assert!(c.contains("OpenVPN's best"), "{c}");
+    assert!(c.contains("aes-256-cbc at 8 KiB: openssl "), "{c}");
+    assert!(!out.contains("cannot be observed here"), "{out}");
+    // Its steps' runs went to the DUT session's store (the lab's), not root's.
+    let store = lab.dir.join("data0/cryptobench/results.db");
+    assert!(store.is_file(), "no DUT store at {}", store.display());
     lab.assert_clean(10);
     let o = lab.run(&["study", "scaling", "--dut", &url, "--output", "x.jsonl"]);
     refused(&o, "records stay on the DUT");

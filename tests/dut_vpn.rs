@@ -178,7 +178,9 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
             r["label"],
             r["throughput_bps"].as_f64().unwrap() * 8e-6
         );
-        assert!((0.0..5.0).contains(&agent), "{r}");
+        // The agent's CPU time over the point's wall time: the goal is under 1% of one core
+        // (0.18% tls, 0.20-0.21% vpn measured here).
+        assert!((0.0..1.0).contains(&agent), "{r}");
     }
     let ovpn = &recs[1];
     assert_eq!(ovpn["tunnel"], "openvpn", "{ovpn}");

@@ -1,6 +1,7 @@
 //! What a hostile or unlucky user meets: runs in other PID namespaces sharing /tmp and the
 //! second, arguments that are not UTF-8 on the way to a DUT, calendar dates that do not
-//! exist, controller options without a DUT.
+//! exist, controller options without a DUT, DUT URLs with user names like options, SIGINT
+//! while connecting.
 
 mod common;
 use common::{command, skip, text};
@@ -422,4 +423,49 @@ fn a_stopped_plots_run_leaves_the_dir_as_it_was() {
     assert!(o.status.success(), "{}", text(&o).1);
     assert_eq!(std::fs::read_dir(&plots).unwrap().count(), 2 * 160 + 1);
     assert_eq!(staged(), None);
+}
+
+/// A user name ssh could read as an option, or holding control characters (an ESC would
+/// reach the terminal in the message), is refused by the URL parser: one line, exit 2,
+/// the message free of control characters.
+#[test]
+fn a_dut_user_name_like_an_option_or_with_control_characters_is_refused() {
+    for url in [
+        "ssh://-oProxyCommand=touch@127.0.0.1:1",
+        "ssh://-l@127.0.0.1:1",
+        "ssh://ro\u{1b}[31mot@127.0.0.1:1",
+        "ssh://ro ot@127.0.0.1:1",
+    ] {
+        let o = command().args(["probe", "--dut", url]).output().unwrap();
+        let e = common::one_line_exit_2(&o, url);
+        assert!(e.contains("bad user name"), "{url}: {e}");
+        assert!(!e.trim_end().contains(char::is_control), "{url}: {e:?}");
+    }
+}
+
+/// SIGINT while the SSH connection is still being made (a listener that never speaks):
+/// the run says it was interrupted and exits 130 at once, not "no SSH connection after
+/// 30 s", exit 1.
+#[test]
+fn sigint_while_connecting_exits_130() {
+    // Accepted by the kernel's backlog, never answered: ssh waits for the banner.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "ssh://root@127.0.0.1:{}",
+        silent.local_addr().unwrap().port()
+    );
+    let child = command()
+        .args(["probe", "--dut", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted while connecting"), "{err}");
+    assert!(sent.elapsed().as_secs() < 5, "took {:?}", sent.elapsed());
 }

@@ -217,21 +217,108 @@ fn has_no_fpu_instruction(b: &Build, bin: &Path) {
         "{}: no code?",
         bin.display()
     );
-    // Coprocessor 1 (the FPU): loads, stores, moves and arithmetic (.s/.d formats).
-    let fpu: Vec<&str> = code
-        .lines()
+    let fpu: Vec<&str> = fpu_instructions(&code).into_iter().take(5).collect();
+    assert!(fpu.is_empty(), "{} {}: FPU code: {fpu:?}", b.triple, b.mode);
+}
+
+/// The lines of objdump's MIPS disassembly that use coprocessor 1 (the FPU): loads and
+/// stores (indexed too), moves (the high half too), its control registers, branches and
+/// conditional moves on its condition codes, and arithmetic in any format (.s, .d, .ps,
+/// and conversions from .w and .l).
+fn fpu_instructions(code: &str) -> Vec<&str> {
+    const OPS: [&str; 22] = [
+        "lwc1", "swc1", "ldc1", "sdc1", "lwxc1", "swxc1", "ldxc1", "sdxc1", "luxc1", "suxc1",
+        "mtc1", "mfc1", "mthc1", "mfhc1", "cfc1", "ctc1", "bc1t", "bc1f", "bc1tl", "bc1fl", "movf",
+        "movt",
+    ];
+    code.lines()
         .filter(|l| {
             l.split('\t').nth(2).is_some_and(|op| {
-                matches!(
-                    op.trim(),
-                    "lwc1" | "swc1" | "ldc1" | "sdc1" | "mtc1" | "mfc1" | "cfc1" | "ctc1"
-                ) || op.ends_with(".d")
-                    || op.ends_with(".s")
+                let op = op.trim();
+                OPS.contains(&op)
+                    || [".s", ".d", ".ps", ".w", ".l"]
+                        .iter()
+                        .any(|f| op.ends_with(f))
             })
         })
-        .take(5)
-        .collect();
-    assert!(fpu.is_empty(), "{} {}: FPU code: {fpu:?}", b.triple, b.mode);
+        .collect()
+}
+
+/// The scan finds every kind of FPU instruction (each assembled for MIPS32r2 and read back
+/// through objdump, as the builds are) and nothing in integer code.
+#[test]
+fn the_fpu_scan_finds_every_fpu_instruction() {
+    if !common::has_program("mipsel-linux-gnu-as") {
+        common::skip("mipsel-linux-gnu-as is missing: run scripts/deps/musl.sh");
+        return;
+    }
+    let fpu = [
+        "lwc1 $f0, 0($a0)",
+        "swc1 $f0, 0($a0)",
+        "ldc1 $f0, 0($a0)",
+        "sdc1 $f0, 0($a0)",
+        "lwxc1 $f0, $a1($a0)",
+        "swxc1 $f0, $a1($a0)",
+        "ldxc1 $f0, $a1($a0)",
+        "sdxc1 $f0, $a1($a0)",
+        "mtc1 $a0, $f0",
+        "mfc1 $a0, $f0",
+        "mthc1 $a0, $f0",
+        "mfhc1 $a0, $f0",
+        "cfc1 $a0, $31",
+        "ctc1 $a0, $31",
+        "bc1t 0",
+        "bc1f 0",
+        "movf $a0, $a1, $fcc0",
+        "movt $a0, $a1, $fcc0",
+        "cvt.d.w $f0, $f2",
+        "cvt.s.l $f0, $f2",
+        "add.s $f0, $f2, $f4",
+        "mul.d $f0, $f2, $f4",
+        "c.lt.d $f0, $f2",
+    ];
+    let integer = [
+        "addu $a0, $a1, $a2",
+        "lw $a0, 0($a1)",
+        "sw $a0, 0($a1)",
+        "movn $a0, $a1, $a2",
+        "movz $a0, $a1, $a2",
+        "mult $a0, $a1",
+        "mflo $a0",
+        "beq $a0, $a1, 0",
+        "jr $ra",
+    ];
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "fpu-scan");
+    let disassembled = |name: &str, lines: &[&str]| {
+        let src = dir.join(format!("{name}.s"));
+        let text: String = lines.iter().map(|l| format!("\t{l}\n")).collect();
+        std::fs::write(&src, format!("\t.text\n\t.set noreorder\n{text}")).unwrap();
+        let obj = dir.join(format!("{name}.o"));
+        let o = Command::new("mipsel-linux-gnu-as")
+            .args(["-mips32r2", "-mfp64", "-o"])
+            .arg(&obj)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let o = Command::new("mipsel-linux-gnu-objdump")
+            .arg("-d")
+            .arg(&obj)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let code = disassembled("fpu", &fpu);
+    let found = fpu_instructions(&code);
+    assert_eq!(found.len(), fpu.len(), "missed some: {found:#?}");
+    let code = disassembled("integer", &integer);
+    // Each was disassembled (objdump read the object), and none is the FPU's.
+    for op in integer {
+        let name = op.split(' ').next().unwrap();
+        assert!(code.contains(&format!("\t{name}\t")), "{name}: {code}");
+    }
+    assert!(fpu_instructions(&code).is_empty(), "{code}");
 }
 
 /// `--version` and `probe` say musl and the link mode; the lean build has its libraries

@@ -471,6 +471,7 @@ fn a_run_read_or_imported_twice_is_counted_once() {
     let twice: Value =
         serde_json::from_str(&home.ok(&["compare", d, d, "--format", "json"])).unwrap();
     assert_eq!(once["pairs"].as_array().unwrap().len(), 4);
+    assert_eq!(twice["pairs"].as_array().unwrap().len(), 4, "{twice}");
     for (p, q) in once["pairs"]
         .as_array()
         .unwrap()

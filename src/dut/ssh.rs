@@ -100,7 +100,8 @@ impl Session {
         // adds later (undone first); quiet when the master is gone already. The guard's
         // SIGTERM to the master stays as the fallback.
         let mut exit = session.base();
-        exit.args(["-O", "exit"]).arg(session.url.destination());
+        exit.args(["-O", "exit", "--"])
+            .arg(session.url.destination());
         let mut argv = vec![
             "sh".to_string(),
             "-c".into(),
@@ -127,7 +128,7 @@ impl Session {
             }
             let ok = self
                 .base()
-                .args(["-O", "check"])
+                .args(["-O", "check", "--"])
                 .arg(self.url.destination())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -136,7 +137,13 @@ impl Session {
             if ok {
                 return Ok(());
             }
-            if start.elapsed() > CONNECT_LIMIT || crate::sys::signal::stopped() {
+            if crate::sys::signal::stopped() {
+                return Err(Failure::Interrupted(format!(
+                    "{}: interrupted while connecting",
+                    self.url
+                )));
+            }
+            if start.elapsed() > CONNECT_LIMIT {
                 return Err(Failure::Runtime(format!(
                     "{}: no SSH connection after {} s: check that the host is reachable",
                     self.url,

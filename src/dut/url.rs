@@ -15,25 +15,35 @@ pub struct DutUrl {
 impl DutUrl {
     pub fn parse(text: &str) -> anyhow::Result<DutUrl> {
         let fix = "give ssh://[user@]host[:port], e.g. --dut ssh://root@192.168.1.1";
+        // Said back without control characters (an ESC would reach the terminal).
+        let said = crate::units::shown(text);
         let rest = text
             .strip_prefix("ssh://")
-            .ok_or_else(|| anyhow!("--dut {text}: not an ssh:// URL: {fix}"))?;
+            .ok_or_else(|| anyhow!("--dut {said}: not an ssh:// URL: {fix}"))?;
         let rest = rest.strip_suffix('/').unwrap_or(rest);
         if rest.contains('/') || rest.contains('?') || rest.contains('#') {
             return Err(anyhow!(
-                "--dut {text}: a path or query has no meaning here: {fix}"
+                "--dut {said}: a path or query has no meaning here: {fix}"
             ));
         }
+        // Nothing ssh could read as an option, and nothing that moves a terminal's cursor.
         let (user, hostport) = match rest.rsplit_once('@') {
-            Some((u, h)) if !u.is_empty() && !u.contains(['@', ':']) => (Some(u.to_string()), h),
-            Some(_) => return Err(anyhow!("--dut {text}: bad user name: {fix}")),
+            Some((u, h))
+                if !u.is_empty()
+                    && !u.starts_with('-')
+                    && !u.contains(['@', ':'])
+                    && !u.contains(|c: char| c.is_control() || c.is_whitespace()) =>
+            {
+                (Some(u.to_string()), h)
+            }
+            Some(_) => return Err(anyhow!("--dut {said}: bad user name: {fix}")),
             None => (None, rest),
         };
         // [v6::addr]:port, host:port or host.
         let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
             let (h, after) = v6
                 .split_once(']')
-                .ok_or_else(|| anyhow!("--dut {text}: unclosed [ in the host: {fix}"))?;
+                .ok_or_else(|| anyhow!("--dut {said}: unclosed [ in the host: {fix}"))?;
             match after {
                 "" => (h, None),
                 p => (
@@ -41,7 +51,7 @@ impl DutUrl {
                     Some(
                         p.strip_prefix(':')
                             .ok_or_else(|| {
-                                format!("--dut {text}: text after the ] of the host: {fix}")
+                                format!("--dut {said}: text after the ] of the host: {fix}")
                             })
                             .map_err(anyhow::Error::msg)?,
                     ),
@@ -53,8 +63,11 @@ impl DutUrl {
                 None => (hostport, None),
             }
         };
-        if host.is_empty() || host.starts_with('-') || host.contains(char::is_whitespace) {
-            return Err(anyhow!("--dut {text}: no usable host name: {fix}"));
+        if host.is_empty()
+            || host.starts_with('-')
+            || host.contains(|c: char| c.is_control() || c.is_whitespace())
+        {
+            return Err(anyhow!("--dut {said}: no usable host name: {fix}"));
         }
         let port = match port {
             None => None,
@@ -62,7 +75,7 @@ impl DutUrl {
                 Ok(n) if (1..=65535).contains(&n) => Some(n as u16),
                 _ => {
                     return Err(anyhow!(
-                        "--dut {text}: port {p} is out of range: give a port from 1 to 65535"
+                        "--dut {said}: port {p} is out of range: give a port from 1 to 65535"
                     ))
                 }
             },
@@ -132,6 +145,11 @@ mod tests {
             "ssh://-oProxyCommand=x",
             "ssh://h/path",
             "ssh://@h",
+            "ssh://-oProxyCommand=x@h",
+            "ssh://-l@h",
+            "ssh://ro\u{1b}[31mot@h",
+            "ssh://ro ot@h",
+            "ssh://root@h\u{7}",
         ] {
             assert!(DutUrl::parse(bad).is_err(), "{bad}");
         }

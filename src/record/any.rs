@@ -58,6 +58,9 @@ pub trait Head {
     fn throughput_bps_ci(&self) -> Option<[f64; 2]>;
     fn samples_bps(&self) -> &[f64];
     fn others_cpu_pct(&self) -> f64;
+    fn wall_s(&self) -> f64;
+    /// The CPU seconds it counts (user, system), where known.
+    fn cpu_s(&self) -> [Option<f64>; 2];
     fn profile(&self) -> Option<&super::profile::ProfileField>;
     fn set_dut(&mut self, dut: Option<String>);
     /// The record as its JSON Lines line's value.
@@ -92,6 +95,12 @@ impl<D: RecordData> Head for Record<D> {
     }
     fn others_cpu_pct(&self) -> f64 {
         self.others_cpu_pct
+    }
+    fn wall_s(&self) -> f64 {
+        self.wall_s
+    }
+    fn cpu_s(&self) -> [Option<f64>; 2] {
+        [self.cpu_user_s, self.cpu_sys_s]
     }
     fn profile(&self) -> Option<&super::profile::ProfileField> {
         self.profile.as_deref()

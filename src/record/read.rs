@@ -32,24 +32,106 @@ pub struct SkippedLine {
     pub reason: String,
 }
 
+/// Skipped lines: all counted, the first `KEPT` kept with their reasons (6.7 million
+/// damaged lines, each kept and printed, took 895 MB).
+#[derive(Clone, Debug, Default)]
+pub struct Skipped {
+    first: Vec<SkippedLine>,
+    total: usize,
+}
+
+/// None skipped: what a document that read no file has.
+pub static NONE_SKIPPED: Skipped = Skipped {
+    first: Vec::new(),
+    total: 0,
+};
+
+impl Skipped {
+    pub const KEPT: usize = 20;
+
+    pub fn push(&mut self, s: SkippedLine) {
+        self.total += 1;
+        if self.first.len() < Self::KEPT {
+            self.first.push(s);
+        }
+    }
+
+    /// Every skipped line, the ones not kept included.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Another reading's skipped lines after these.
+    pub fn extend(&mut self, other: Skipped) {
+        let not_kept = other.total - other.first.len();
+        for s in other.first {
+            self.push(s);
+        }
+        self.total += not_kept;
+    }
+}
+
+/// The kept lines.
+impl std::ops::Deref for Skipped {
+    type Target = [SkippedLine];
+    fn deref(&self) -> &[SkippedLine] {
+        &self.first
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Loaded {
     /// In order of first appearance.
     pub runs: Vec<Run>,
-    pub skipped: Vec<SkippedLine>,
+    pub skipped: Skipped,
 }
 
 /// The points of each run seen so far. A record repeating one (a run's lines read twice:
 /// a file concatenated to itself, the same run imported twice) is the same measurement,
-/// and must be counted once. Kept as 64-bit hashes: a million points hold 16 MB, not the
-/// identities themselves.
+/// and must be counted once; one of the same point with other figures is another
+/// measurement under a colliding id. Kept as 64-bit hashes (the point's, its figures'):
+/// a million points hold about 32 MB, not the identities themselves.
 #[derive(Default)]
-pub struct SeenPoints(std::collections::HashSet<u64>);
+pub struct SeenPoints(HashMap<u64, u64>);
+
+/// A record against the points seen before it.
+#[derive(Debug, PartialEq)]
+pub enum Seen {
+    First,
+    /// The same point with the same figures: the same line read again.
+    Again,
+    /// The same point with other figures.
+    Conflict,
+}
 
 impl SeenPoints {
     /// True the first time a run's point is seen.
     pub fn first_time(&mut self, rec: &AnyRecord) -> bool {
-        self.0.insert(Self::key(rec))
+        self.see(rec) == Seen::First
+    }
+
+    pub fn see(&mut self, rec: &AnyRecord) -> Seen {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let bits = |x: f64| x.to_bits();
+        (
+            bits(rec.throughput_bps()),
+            rec.throughput_bps_ci().map(|c| c.map(bits)),
+            rec.samples_bps()
+                .iter()
+                .map(|&x| bits(x))
+                .collect::<Vec<_>>(),
+        )
+            .hash(&mut h);
+        let figures = h.finish();
+        match self.0.entry(Self::key(rec)) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(figures);
+                Seen::First
+            }
+            std::collections::hash_map::Entry::Occupied(o) if *o.get() == figures => Seen::Again,
+            std::collections::hash_map::Entry::Occupied(_) => Seen::Conflict,
+        }
     }
 
     /// The point a record is of, within its run, hashed.
@@ -91,13 +173,13 @@ pub trait RunSource {
     /// The next run; None when there are no more. Err: a file could not be read.
     fn next_run(&mut self) -> anyhow::Result<Option<Self::Item>>;
     /// The lines skipped so far: all of them once `next_run` has returned None.
-    fn skipped(&self) -> &[SkippedLine];
+    fn skipped(&self) -> &Skipped;
 }
 
 /// The runs of a `Loaded`, in order.
 pub struct InMemory<'a> {
     runs: std::slice::Iter<'a, Run>,
-    skipped: &'a [SkippedLine],
+    skipped: &'a Skipped,
 }
 
 impl<'a> RunSource for InMemory<'a> {
@@ -105,7 +187,7 @@ impl<'a> RunSource for InMemory<'a> {
     fn next_run(&mut self) -> anyhow::Result<Option<&'a Run>> {
         Ok(self.runs.next())
     }
-    fn skipped(&self) -> &[SkippedLine] {
+    fn skipped(&self) -> &Skipped {
         self.skipped
     }
 }
@@ -115,7 +197,7 @@ impl RunSource for Reader {
     fn next_run(&mut self) -> anyhow::Result<Option<Run>> {
         Reader::next_run(self)
     }
-    fn skipped(&self) -> &[SkippedLine] {
+    fn skipped(&self) -> &Skipped {
         &self.skipped
     }
 }
@@ -150,7 +232,7 @@ pub struct Reader {
     /// Whole runs read ahead by `has_records`.
     ahead: VecDeque<Run>,
     seen: SeenPoints,
-    skipped: Vec<SkippedLine>,
+    skipped: Skipped,
 }
 
 impl Reader {
@@ -168,7 +250,7 @@ impl Reader {
             handed_out: 0,
             ahead: VecDeque::new(),
             seen: SeenPoints::default(),
-            skipped: Vec::new(),
+            skipped: Skipped::default(),
         })
     }
 
@@ -196,7 +278,12 @@ impl Reader {
 
     fn read_run(&mut self) -> anyhow::Result<Option<Run>> {
         loop {
-            if self.open.front().is_some_and(|(_, ended)| *ended) {
+            // Whole once its end line came and every record it counts: a file sorted by
+            // line ("end" first) or with the end line moved up still reads whole.
+            let whole = |(run, ended): &(Run, bool)| {
+                *ended && run.records.len() >= run.end.as_ref().map_or(0, |e| e.points)
+            };
+            if self.open.front().is_some_and(whole) {
                 return Ok(self.pop());
             }
             // Every file read: what is still open never wrote its end line.
@@ -240,8 +327,17 @@ impl Reader {
                 *ended = true;
             }
             Line::Record(rec) => {
-                if !self.seen.first_time(&rec) {
-                    return Err("duplicate of an earlier line (same run and point)".into());
+                match self.seen.see(&rec) {
+                    Seen::First => {}
+                    Seen::Again => {
+                        return Err("duplicate of an earlier line (same run and point)".into())
+                    }
+                    // Another run under the same id (or an edited line), not a duplicate.
+                    Seen::Conflict => {
+                        return Err(
+                            "conflict: an earlier line has this point with other figures".into(),
+                        )
+                    }
                 }
                 let (run, _) = self.run_mut(rec.run_id(), file)?;
                 run.records.push(*rec);
@@ -329,7 +425,7 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
             }
         }
     }
-    let mut v: Value = serde_json::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
+    let mut v = strict::from_str(text).map_err(|e| anyhow!("not JSON: {e}"))?;
     let schema = v.get("schema").and_then(Value::as_u64).unwrap_or(1);
     if schema > SCHEMA as u64 {
         return Err(anyhow!(
@@ -377,9 +473,34 @@ fn check(rec: &AnyRecord) -> anyhow::Result<()> {
         rec.throughput_bps_ci(),
         rec.others_cpu_pct(),
     );
-    if bps < 0.0 || ci.is_some_and(|[lo, hi]| lo < 0.0 || hi < lo) {
+    // 100 TB/s: beyond any machine's memory bandwidth.
+    let rate = |x: f64| x > 0.0 && x < 1e14;
+    // Null (NaN) where bytes do not apply: public-key operations, checked by speed.
+    if bps.is_nan() && rec.workload() != Workload::Speed || !bps.is_nan() && !rate(bps) {
         return Err(anyhow!(
-            "invalid record: negative throughput or an inverted interval"
+            "invalid record: throughput_bps not in (0, 1e14) bytes/s"
+        ));
+    }
+    if let Some([lo, hi]) = ci {
+        if !(lo >= 0.0 && lo <= hi && hi.is_finite()) {
+            return Err(anyhow!("invalid record: an inverted or negative interval"));
+        }
+        let slack = 1e-9 * hi;
+        if bps < lo - slack || bps > hi + slack {
+            return Err(anyhow!(
+                "invalid record: throughput_bps outside its interval"
+            ));
+        }
+    }
+    if rec.samples_bps().iter().any(|&x| !(0.0..1e14).contains(&x)) {
+        return Err(anyhow!(
+            "invalid record: a samples_bps value not in [0, 1e14)"
+        ));
+    }
+    let time = |x: f64| x.is_finite() && x >= 0.0;
+    if !time(rec.wall_s()) || !rec.cpu_s().iter().flatten().all(|&x| time(x)) {
+        return Err(anyhow!(
+            "invalid record: a negative or infinite wall or CPU time"
         ));
     }
     if !(0.0..=100.0 + 1e-9).contains(&others) {
@@ -482,6 +603,7 @@ fn rename(o: &mut Map<String, Value>, from: &str, to: &str) {
 }
 
 mod parsed;
+mod strict;
 #[cfg(test)]
 mod tests;
 

@@ -106,6 +106,15 @@ impl crate::record::RecordData for SpeedData {
         if r.threads == 0 {
             anyhow::bail!("invalid record: threads is 0");
         }
+        // Public-key operations have no byte rate (null): their rate is ops_per_s.
+        let ops = r.alg.kind().is_public_key();
+        if r.throughput_bps.is_nan() != ops || ops && !(r.ops_per_s > 0.0 && r.ops_per_s < 1e12) {
+            anyhow::bail!("invalid record: no rate (bytes/s, or ops/s for public keys)");
+        }
+        let pct = [r.cpu_load_pct, r.cpu_user_pct, r.cpu_sys_pct];
+        if !pct.iter().all(|&p| p.is_finite() && p >= 0.0) {
+            anyhow::bail!("invalid record: a negative or infinite CPU load");
+        }
         Ok(())
     }
     fn suspect(r: &Record<Self>) -> bool {

@@ -186,7 +186,7 @@ impl<S: RunSource> Document for Report<'_, S> {
         }
         Ok(())
     }
-    fn skipped(&self) -> &[crate::record::read::SkippedLine] {
+    fn skipped(&self) -> &crate::record::read::Skipped {
         self.src.skipped()
     }
 }

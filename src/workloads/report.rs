@@ -34,7 +34,7 @@ pub struct ReportArgs {
 }
 
 /// Why `files` gave nothing to read, in one line (what `report` and `history import` say).
-pub fn no_records(files: &[PathBuf], skipped: &[crate::record::read::SkippedLine]) -> String {
+pub fn no_records(files: &[PathBuf], skipped: &crate::record::read::Skipped) -> String {
     let names: Vec<String> = files.iter().map(|f| crate::units::shown_path(f)).collect();
     let skipped = if skipped.is_empty() {
         String::new()
@@ -42,7 +42,7 @@ pub fn no_records(files: &[PathBuf], skipped: &[crate::record::read::SkippedLine
         let s = &skipped[0];
         format!(
             " ({} unreadable line(s), the first: line {}: {})",
-            skipped.len(),
+            skipped.total(),
             s.line,
             crate::units::shown(&s.reason)
         )
@@ -53,14 +53,21 @@ pub fn no_records(files: &[PathBuf], skipped: &[crate::record::read::SkippedLine
     )
 }
 
-/// Each line that was skipped, on stderr.
-pub fn print_skipped(skipped: &[crate::record::read::SkippedLine]) {
-    for s in skipped {
+/// Each line that was skipped, on stderr: the first ones kept, then how many more.
+pub fn print_skipped(skipped: &crate::record::read::Skipped) {
+    for s in skipped.iter() {
         eprintln!(
             "cryptobench: {} line {}: skipped: {}",
             crate::units::shown_path(&s.file),
             s.line,
             crate::units::shown(&s.reason)
+        );
+    }
+    if skipped.total() > skipped.len() {
+        eprintln!(
+            "cryptobench: and {} more line(s) skipped ({} in all)",
+            skipped.total() - skipped.len(),
+            skipped.total()
         );
     }
 }

@@ -113,9 +113,10 @@ impl Lab {
                 "Port {port}\nListenAddress {addr}\nHostKey {d}/hostkey\nAuthorizedKeysFile {d}/authorized_keys\n\
                  PidFile {}\nPermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nLogLevel ERROR\n\
-                 SetEnv PATH={path} TMPDIR={}\n",
+                 SetEnv PATH={path} TMPDIR={} XDG_DATA_HOME={}\n",
                 pid_file.display(),
-                tmp.display()
+                tmp.display(),
+                dir.join(format!("data{i}")).display()
             );
             let config_file = dir.join(format!("sshd{i}_config"));
             std::fs::write(&config_file, config).unwrap();
@@ -172,7 +173,7 @@ impl Lab {
     }
 
     /// cryptobench in the controller's namespace, pinned to the controller's CPU, with the
-    /// lab's key and known_hosts.
+    /// lab's key and known_hosts, and a store of the test's own (as the DUTs': never the user's).
     pub fn controller(&self, args: &[&str]) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &self.ctl_ns, "taskset", "-c"])
@@ -187,7 +188,9 @@ impl Lab {
             .arg("--ssh-option")
             .arg(format!("IdentityFile={}", self.dir.join("id").display()))
             .args(["--ssh-option", "IdentitiesOnly=yes"])
-            .env("TMPDIR", self.ctl_tmp());
+            .env("TMPDIR", self.ctl_tmp())
+            .env("XDG_DATA_HOME", super::data_home())
+            .env_remove("CRYPTOBENCH_STORE");
         c
     }
 

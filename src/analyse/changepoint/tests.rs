@@ -293,7 +293,29 @@ fn agrees_with_apache_otava() {
         ..Settings::default()
     };
     let mut differ = 0;
+    let mut shipped_differ = 0;
     for (s, [weak, last]) in all.iter().zip(&theirs) {
+        // The shipped default (spread tested too, p-values doubled) against Otava: each of
+        // its points holds by Otava's own rule (the t-test against its neighbours) unless
+        // it is a change of spread, and each point of Otava's that holds by that rule has
+        // one of ours within 3 runs. Measured: 5 of these 30 series differ from Otava.
+        let shipped = detect(s, &Settings::default()).change_points;
+        let ours: Vec<usize> = shipped.iter().map(|c| c.index).collect();
+        shipped_differ += usize::from(&ours != last);
+        for (k, c) in shipped.iter().enumerate() {
+            let p = stats_at(&ours, k, s, false).pvalue;
+            assert!(
+                c.kind == Kind::Spread || p <= otava.max_pvalue,
+                "shipped {c:?}: t-test p {p} among {ours:?}, for {s:?}"
+            );
+        }
+        let holds = (0..last.len()).all(|k| stats_at(last, k, s, false).pvalue < otava.max_pvalue);
+        for &i in last.iter().filter(|_| holds) {
+            assert!(
+                ours.iter().any(|&o| o.abs_diff(i) <= 3),
+                "Otava's {i} of {last:?} missed by the shipped default {ours:?}, for {s:?}"
+            );
+        }
         let d = detect(s, &otava);
         // The split step is the same computation: the same weak points.
         let ours_weak: Vec<usize> = d.weak.iter().map(|c| c.index).collect();
@@ -315,4 +337,8 @@ fn agrees_with_apache_otava() {
         "the series should have steps to find: {theirs:?}"
     );
     assert!(differ <= 3, "{differ} of {} series differ", all.len());
+    eprintln!(
+        "the shipped default differs from Otava on {shipped_differ} of {} series",
+        all.len()
+    );
 }

@@ -8,8 +8,13 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
-/// Lines handed to a worker at a time.
+/// Lines handed to a worker at a time, and the bytes a batch may hold before it goes.
 const BATCH: usize = 512;
+const BATCH_BYTES: usize = 8 << 20;
+
+/// The longest line read: a record is about 1.2 KB, an environment about 11 KB. A longer
+/// line is damage, counted but never held (a 3 GB line aborted the process).
+pub const MAX_LINE: usize = 4 << 20;
 
 /// One line: its file (an index into the paths given), its number, and what it holds or
 /// why it is skipped. Empty lines are left out.
@@ -25,7 +30,8 @@ enum Batch {
     Failed(String),
 }
 
-type Job = (u64, Vec<(usize, usize, Vec<u8>)>);
+/// A line's bytes, or the length of one too long to hold.
+type Job = (u64, Vec<(usize, usize, Result<Vec<u8>, usize>)>);
 
 /// The parsed lines, in order. Dropping it stops the threads: their sends fail.
 pub struct Lines {
@@ -91,10 +97,13 @@ fn split(
 ) {
     let mut seq = 0;
     let mut batch = Vec::with_capacity(BATCH);
+    let mut bytes = 0;
     for (k, (shown, file)) in files.into_iter().enumerate() {
-        for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-            let line = match line {
-                Ok(l) => l,
+        let mut file = BufReader::new(file);
+        for i in 0.. {
+            let line = match capped_line(&mut file) {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
                 Err(e) => {
                     if !batch.is_empty() {
                         let _ = work.send((seq, std::mem::take(&mut batch)));
@@ -104,12 +113,14 @@ fn split(
                     return;
                 }
             };
+            bytes += line.as_ref().map_or(0, Vec::len);
             batch.push((k, i + 1, line));
-            if batch.len() == BATCH {
+            if batch.len() == BATCH || bytes >= BATCH_BYTES {
                 if work.send((seq, std::mem::take(&mut batch))).is_err() {
                     return;
                 }
                 seq += 1;
+                bytes = 0;
             }
         }
     }
@@ -128,10 +139,13 @@ fn worker(work: &Mutex<Receiver<Job>>, done: &SyncSender<(u64, Batch)>) {
         let parsed = lines
             .into_iter()
             .filter_map(|(file, line, bytes)| {
-                let parsed = match std::str::from_utf8(&bytes) {
-                    Err(_) => Err("not UTF-8".to_string()),
-                    Ok(t) if t.trim().is_empty() => return None,
-                    Ok(t) => parse_line(t).map_err(|e| e.to_string()),
+                let parsed = match bytes.as_deref().map(std::str::from_utf8) {
+                    Err(len) => Err(format!(
+                        "longer than any record: {len} bytes (at most {MAX_LINE})"
+                    )),
+                    Ok(Err(_)) => Err("not UTF-8".to_string()),
+                    Ok(Ok(t)) if t.trim().is_empty() => return None,
+                    Ok(Ok(t)) => parse_line(t).map_err(|e| e.to_string()),
                 };
                 Some(Parsed { file, line, parsed })
             })
@@ -140,4 +154,36 @@ fn worker(work: &Mutex<Receiver<Job>>, done: &SyncSender<(u64, Batch)>) {
             return;
         }
     }
+}
+
+/// The next line without its newline; Err(length) for one longer than MAX_LINE, whose
+/// bytes are passed over, not held. None at the end of the file.
+fn capped_line(r: &mut impl BufRead) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
+    let (mut line, mut len, mut any) = (Vec::new(), 0usize, false);
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (part, used, end) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        len += part.len();
+        if len <= MAX_LINE {
+            line.extend_from_slice(part);
+        } else {
+            line = Vec::new();
+        }
+        r.consume(used);
+        if end {
+            break;
+        }
+    }
+    Ok(any.then_some(if len > MAX_LINE { Err(len) } else { Ok(line) }))
 }

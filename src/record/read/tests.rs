@@ -221,3 +221,121 @@ fn a_clock_per_core_reads_back_both_ways() {
         );
     }
 }
+
+fn end_of(run_id: &str, points: usize) -> String {
+    let mut v: Value = serde_json::from_str(&end_line(run_id)).unwrap();
+    v["points"] = json!(points);
+    v.to_string()
+}
+
+/// The same point read again is a duplicate; with other figures it is a conflict (another
+/// run under the same id), said as such.
+#[test]
+fn the_same_point_with_other_figures_is_a_conflict_not_a_duplicate() {
+    let mut other: Value = serde_json::from_str(&speed_line("a", 16)).unwrap();
+    let bps = other["throughput_bps"].as_f64().unwrap();
+    other["throughput_bps"] = json!(bps * 1.5);
+    other["throughput_bps_ci"] = Value::Null;
+    other["samples_bps"] = json!([bps * 1.5]);
+    let lines = [speed_line("a", 16), speed_line("a", 16), other.to_string()];
+    let loaded = read_lines("conflict", &lines);
+    let reasons: Vec<&str> = loaded.skipped.iter().map(|s| s.reason.as_str()).collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert!(reasons[0].starts_with("duplicate"), "{reasons:?}");
+    assert!(reasons[1].starts_with("conflict"), "{reasons:?}");
+}
+
+/// A run is whole when its end line came and every record it counts: a `sort`ed file
+/// (end line first) or one with the end line moved up reads whole.
+#[test]
+fn line_order_within_a_run_does_not_matter() {
+    for (name, lines) in [
+        (
+            "sorted",
+            vec![end_of("a", 2), speed_line("a", 16), speed_line("a", 64)],
+        ),
+        (
+            "middle",
+            vec![speed_line("a", 16), end_of("a", 2), speed_line("a", 64)],
+        ),
+    ] {
+        let loaded = read_lines(name, &lines);
+        assert!(loaded.skipped.is_empty(), "{name}: {:?}", loaded.skipped);
+        assert_eq!(loaded.runs.len(), 1, "{name}");
+        assert_eq!(loaded.runs[0].records.len(), 2, "{name}");
+        assert!(loaded.runs[0].end.is_some(), "{name}");
+    }
+}
+
+/// Damaged lines cost a count, not memory: the first `KEPT` are kept with their reasons,
+/// and a line longer than any record is passed over without being held.
+#[test]
+fn damaged_lines_are_counted_and_a_huge_line_is_not_held() {
+    let mut lines = vec!["{}".to_string(); 1000];
+    lines.push("x".repeat(parsed::MAX_LINE + 1));
+    lines.push(speed_line("a", 16));
+    let loaded = read_lines("damaged", &lines);
+    assert_eq!(loaded.skipped.total(), 1001);
+    assert_eq!(loaded.skipped.len(), Skipped::KEPT);
+    assert_eq!(loaded.record_count(), 1);
+    let mut all = Skipped::default();
+    all.extend(loaded.skipped.clone());
+    all.extend(loaded.skipped);
+    assert_eq!((all.total(), all.len()), (2002, Skipped::KEPT));
+    let huge = read_lines(
+        "huge",
+        &[speed_line("a", 16), "y".repeat(parsed::MAX_LINE + 5)],
+    );
+    assert_eq!(huge.skipped.len(), 1);
+    assert_eq!(huge.skipped[0].line, 2);
+    assert!(
+        huge.skipped[0].reason.starts_with("longer than any record"),
+        "{:?}",
+        huge.skipped
+    );
+}
+
+/// Figures no run can produce, and a key named twice (a Value keeps the last), are refused.
+#[test]
+fn impossible_figures_and_duplicate_keys_are_refused() {
+    let good: Value = serde_json::from_str(&speed_line("a", 16)).unwrap();
+    let ci = good["throughput_bps_ci"].clone();
+    assert!(
+        ci.is_array(),
+        "the fixture's record has an interval: {good}"
+    );
+    for (k, bad) in [
+        ("throughput_bps", json!(0.0)),
+        ("throughput_bps", json!(1.7e308)),
+        ("throughput_bps", Value::Null),
+        ("throughput_bps", json!(ci[1].as_f64().unwrap() * 2.0)),
+        ("throughput_bps_ci", json!([5.0, 1.0])),
+        ("samples_bps", json!([-1.0])),
+        ("wall_s", json!(-1.0)),
+        ("cpu_user_s", json!(-0.5)),
+        ("cpu_load_pct", json!(-3.0)),
+    ] {
+        let mut w = good.clone();
+        w[k] = bad.clone();
+        let e = parse_line(&w.to_string()).err();
+        assert!(
+            e.as_ref()
+                .is_some_and(|e| e.to_string().starts_with("invalid record")),
+            "{k} = {bad}: {e:?}"
+        );
+    }
+    let text = speed_line("a", 16);
+    let body = text.strip_suffix('}').unwrap();
+    for dup in [
+        format!("{body},\"throughput_bps\":1}}"),
+        format!("{body},\"size\":64}}"),
+        format!("{{\"size\":64,{}", &text[1..]),
+    ] {
+        let e = parse_line(&dup).err();
+        assert!(
+            e.as_ref()
+                .is_some_and(|e| e.to_string().contains("a key twice")),
+            "{dup}: {e:?}"
+        );
+    }
+}

@@ -154,6 +154,8 @@ pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow
         .map(|s| json!({"file": s.file.to_string_lossy(), "line": s.line, "reason": s.reason}))
         .collect();
     tail.insert("skipped_lines".into(), json!(skipped));
+    // skipped_lines lists the first few; this counts them all.
+    tail.insert("skipped_lines_total".into(), json!(doc.skipped().total()));
     tail.insert("unavailable".into(), serde_json::to_value(&r.unavailable)?);
     for (key, value) in &tail {
         write!(out, ",\n  {}: ", Value::String(key.clone()))?;

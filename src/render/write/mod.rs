@@ -5,7 +5,7 @@
 
 use super::model::{Block, Table};
 use crate::failure::Failure;
-use crate::record::read::SkippedLine;
+use crate::record::read::Skipped;
 use clap::ValueEnum;
 use std::io::Write;
 
@@ -72,8 +72,8 @@ pub trait Document {
         each: &mut dyn FnMut(&dyn Part) -> anyhow::Result<()>,
     ) -> anyhow::Result<()>;
     /// Input lines that were skipped, said after the last part.
-    fn skipped(&self) -> &[SkippedLine] {
-        &[]
+    fn skipped(&self) -> &Skipped {
+        &crate::record::read::NONE_SKIPPED
     }
 }
 
@@ -223,15 +223,20 @@ fn blocks(
 }
 
 /// The lines that were skipped (the first 20), as a block; None when there were none.
-pub fn skipped_block(skipped: &[SkippedLine]) -> Option<Block> {
-    if skipped.is_empty() {
+pub fn skipped_block(skipped: &Skipped) -> Option<Block> {
+    if skipped.total() == 0 {
         return None;
     }
     let mut lines = vec![format!(
-        "Skipped {} unreadable line(s); every other line was kept:",
-        skipped.len()
+        "Skipped {} unreadable line(s); every other line was kept{}:",
+        skipped.total(),
+        if skipped.total() > skipped.len() {
+            format!(" (the first {} listed)", skipped.len())
+        } else {
+            String::new()
+        }
     )];
-    for s in skipped.iter().take(20) {
+    for s in skipped.iter() {
         lines.push(format!(
             "  {} line {}: {}",
             crate::units::shown_path(&s.file),
