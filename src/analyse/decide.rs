@@ -64,9 +64,38 @@ pub fn decide(base: &[f64], new: &[f64], noise: f64) -> Difference {
     }
 }
 
+/// Decides from two intervals already known (each side's 95 % interval, e.g. a scaling
+/// efficiency's): a direction only when they do not overlap; None a side: no interval.
+pub fn apart(base: Option<[f64; 2]>, new: Option<[f64; 2]>) -> Decision {
+    match (base, new) {
+        (Some(b), Some(n)) if n[0] > b[1] => Decision::Higher,
+        (Some(b), Some(n)) if n[1] < b[0] => Decision::Lower,
+        (Some(_), Some(_)) => Decision::NoDifference,
+        _ => Decision::CannotDecide,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn intervals_decide_only_when_apart() {
+        // The Zen 4 quick round: 48% [41-97] against 49% [42-93] is no finding.
+        assert_eq!(
+            apart(Some([0.42, 0.93]), Some([0.41, 0.97])),
+            Decision::NoDifference
+        );
+        assert_eq!(
+            apart(Some([0.75, 0.85]), Some([0.40, 0.60])),
+            Decision::Lower
+        );
+        assert_eq!(
+            apart(Some([0.40, 0.60]), Some([0.75, 0.85])),
+            Decision::Higher
+        );
+        assert_eq!(apart(None, Some([0.4, 0.6])), Decision::CannotDecide);
+    }
 
     #[test]
     fn a_clear_difference_over_rounds_is_called() {

@@ -328,22 +328,18 @@ fn analyse(o: &Observed) -> Findings {
             // "Worse" only beyond the noise of scaling here: the intervals of the paired
             // 1- and N-thread trials must not overlap (2 threads on 2 vCPUs share them
             // with everything else).
-            let apart = match (c.ci, a.ci) {
-                (Some(ci), Some(ai)) => ci[1] < ai[0],
-                _ => c.value < a.value - 0.05,
-            };
+            let apart = crate::analyse::decide::apart(a.ci, c.ci);
             conclusions.push(format!(
                 "At {} threads ChaCha20-Poly1305 ({}) scales at {} per core and AES-GCM at {}: {}",
                 c.threads,
                 if cpu.effect_possible() { "AVX-512 path" } else { "no AVX-512 on this CPU" },
                 pct_ci(c),
                 pct_ci(a),
-                if apart {
-                    format!("ChaCha scales worse, {}.", cpu.found())
-                } else if c.value < a.value - 0.05 {
-                    "no difference beyond the noise of the repeated 1- and N-thread trials (their intervals overlap), so no finding either way.".into()
-                } else {
-                    "ChaCha does not scale worse than AES-GCM here, unlike study 4 (50% against 80%).".into()
+                match apart {
+                    Decision::Lower => format!("ChaCha scales worse, {}.", cpu.found()),
+                    Decision::Higher => "ChaCha scales better than AES-GCM here, unlike study 4 (50% against 80%).".into(),
+                    Decision::NoDifference => "no difference beyond the noise of the repeated 1- and N-thread trials (their intervals overlap), so no finding either way.".into(),
+                    Decision::CannotDecide => format!("{} (no interval for the scaling efficiency).", super::UNDECIDED),
                 }
             ));
         }
