@@ -4,6 +4,7 @@ pub mod bootstrap;
 pub mod changepoint;
 pub mod compare;
 pub mod crossover;
+pub mod decide;
 pub mod history_gate;
 pub mod limit;
 pub mod model;

@@ -4,6 +4,7 @@
 
 use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study, NOISE_PCT};
 use crate::algorithms::Algorithm;
+use crate::analyse::decide::{decide, Decision};
 use crate::analyse::stats::median;
 use crate::analyse::tls::{mixes, MixResult};
 use crate::record::tls::TlsRecord;
@@ -327,22 +328,18 @@ fn analyse(o: &Observed) -> Findings {
             // "Worse" only beyond the noise of scaling here: the intervals of the paired
             // 1- and N-thread trials must not overlap (2 threads on 2 vCPUs share them
             // with everything else).
-            let apart = match (c.ci, a.ci) {
-                (Some(ci), Some(ai)) => ci[1] < ai[0],
-                _ => c.value < a.value - 0.05,
-            };
+            let apart = crate::analyse::decide::apart(a.ci, c.ci);
             conclusions.push(format!(
                 "At {} threads ChaCha20-Poly1305 ({}) scales at {} per core and AES-GCM at {}: {}",
                 c.threads,
                 if cpu.effect_possible() { "AVX-512 path" } else { "no AVX-512 on this CPU" },
                 pct_ci(c),
                 pct_ci(a),
-                if apart {
-                    format!("ChaCha scales worse, {}.", cpu.found())
-                } else if c.value < a.value - 0.05 {
-                    "no difference beyond the noise of the repeated 1- and N-thread trials (their intervals overlap), so no finding either way.".into()
-                } else {
-                    "ChaCha does not scale worse than AES-GCM here, unlike study 4 (50% against 80%).".into()
+                match apart {
+                    Decision::Lower => format!("ChaCha scales worse, {}.", cpu.found()),
+                    Decision::Higher => "ChaCha scales better than AES-GCM here, unlike study 4 (50% against 80%).".into(),
+                    Decision::NoDifference => "no difference beyond the noise of the repeated 1- and N-thread trials (their intervals overlap), so no finding either way.".into(),
+                    Decision::CannotDecide => format!("{} (no interval for the scaling efficiency).", super::UNDECIDED),
                 }
             ));
         }
@@ -366,18 +363,23 @@ fn analyse(o: &Observed) -> Findings {
             }
         ));
     }
-    let clock_at = |alg: &str| {
+    let clocks_at = |alg: &str| -> Vec<f64> {
         recs.iter()
             .filter(|r| r.alg.name() == alg && r.variant.is_none() && r.threads == max_threads)
-            .find_map(|r| r.clock.as_ref().map(|c| c.mhz))
+            .filter_map(|r| r.clock.as_ref().map(|c| c.mhz))
+            .collect()
     };
-    match (clock_at("chacha20-poly1305"), clock_at("aes-128-gcm")) {
-        (Some(c), Some(a)) => conclusions.push(format!(
-            "Clock at {max_threads} threads: {c:.0} MHz under ChaCha20-Poly1305 (AVX-512) against {a:.0} MHz under AES-GCM: {}",
-            if c < a * 0.9 {
-                format!("the clock is lower under ChaCha, {}.", cpu.found())
-            } else {
-                "no AVX-512 clock drop, unlike study 4 (1200 against 2400 MHz).".into()
+    let (cc, ac) = (clocks_at("chacha20-poly1305"), clocks_at("aes-128-gcm"));
+    match (cc.first(), ac.first()) {
+        (Some(_), Some(_)) => conclusions.push(format!(
+            "Clock at {max_threads} threads: {:.0} MHz under ChaCha20-Poly1305 (AVX-512) against {:.0} MHz under AES-GCM: {}",
+            median(&cc),
+            median(&ac),
+            // A tenth lower is a drop (study 4's was a half), over rounds with an interval.
+            match decide(&ac, &cc, 0.1).decision {
+                Decision::Lower => format!("the clock is lower under ChaCha, {}.", cpu.found()),
+                Decision::CannotDecide => format!("{} (one clock reading a side).", super::UNDECIDED),
+                _ => "no AVX-512 clock drop, unlike study 4 (1200 against 2400 MHz).".into(),
             }
         )),
         _ => conclusions.push(format!(
@@ -385,6 +387,19 @@ fn analyse(o: &Observed) -> Findings {
         )),
     }
     let mut blocks = vec![Block::Table(table)];
+    let trials = |tag: &str| -> Vec<f64> {
+        o.speed(tag)
+            .iter()
+            .filter(|r| r.alg == Algorithm::Aes128Gcm && r.threads == 1)
+            .flat_map(|r| {
+                if r.samples_bps.is_empty() {
+                    vec![r.throughput_bps]
+                } else {
+                    r.samples_bps.clone()
+                }
+            })
+            .collect()
+    };
     let aes = |tag: &str| {
         o.speed(tag)
             .iter()
@@ -416,18 +431,25 @@ fn analyse(o: &Observed) -> Findings {
     match (alone, aes("beside avx512"), aes("beside no-avx512")) {
         (Some(_), Some(w), Some(wo)) => {
             let change = (w / wo - 1.0) * 100.0;
+            // The verdict from the two runs' trials, not from their medians alone.
+            let d = decide(
+                &trials("beside no-avx512"),
+                &trials("beside avx512"),
+                NOISE_PCT / 100.0,
+            );
             conclusions.push(format!(
                 "Mixed test: the AES-GCM thread runs at {} MB/s beside AVX-512 ChaCha and {} MB/s beside non-AVX-512 ChaCha ({change:+.1}% with AVX-512 neighbours): {}",
                 crate::units::mbps(w),
                 crate::units::mbps(wo),
                 if !cpu.effect_possible() {
                     "both neighbours run the same code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
-                } else if change < -NOISE_PCT {
-                    format!("AVX-512 neighbours slow it, {}.", super::agreement(true, 4))
-                } else if change > NOISE_PCT {
-                    "it is faster beside AVX-512 ChaCha, the opposite of study 4's finding (a VM without frequency scaling has no AVX-512 clock drop to show; the rest is this shared machine's noise).".into()
                 } else {
-                    format!("no change beyond this machine's noise (±{NOISE_PCT:.0}%), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to show.")
+                    match d.decision {
+                        Decision::Lower => format!("AVX-512 neighbours slow it, {}.", super::agreement(true, 4)),
+                        Decision::Higher => "it is faster beside AVX-512 ChaCha, the opposite of study 4's finding (a VM without frequency scaling has no AVX-512 clock drop to show; the rest is this shared machine's noise).".into(),
+                        Decision::NoDifference => format!("no change beyond this machine's noise (±{NOISE_PCT:.0}%, and the trials' intervals hold no difference), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to show."),
+                        Decision::CannotDecide => format!("{}.", super::UNDECIDED),
+                    }
                 }
             ));
             blocks.push(Block::Table(mixed));
@@ -601,17 +623,32 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
             .collect();
         changes.extend(all_chacha.map(|c| format!("100% ChaCha {c:+.1}%")));
         if !changes.is_empty() {
-            let drops = rows
+            // Each mix against AES-GCM alone: one decision per share, over its rounds.
+            let decisions: Vec<Decision> = rows
                 .iter()
                 .filter(|r| !r.masked)
-                .filter_map(|r| r.mix.change_pct)
-                .chain(all_chacha)
-                .all(|c| c < 0.0);
+                .filter_map(|r| {
+                    Some(
+                        decide(
+                            &[r.mix.baseline_requests_per_s?],
+                            &[r.mix.requests_per_s],
+                            NOISE_PCT / 100.0,
+                        )
+                        .decision,
+                    )
+                })
+                .chain(
+                    aes.zip(chacha)
+                        .map(|(a, c)| decide(&[a], &[c], NOISE_PCT / 100.0).decision),
+                )
+                .collect();
             lines.push(format!(
                 "nginx ({MIX_FILE}, {MIX_CONNECTIONS} connections), requests/s against AES-GCM alone with ChaCha20-Poly1305 on a share of the connections: {}: {}{}",
                 changes.join(", "),
-                if drops {
+                if decisions.iter().all(|d| *d == Decision::Lower) {
                     format!("every mix is slower, {} (-5.5%, -7%, -10% at 10, 20, 100%).", cpu.found())
+                } else if decisions.contains(&Decision::CannotDecide) {
+                    "one nginx run a side cannot decide (no interval: the study runs each mix once).".to_string()
                 } else {
                     "not every mix is slower, unlike study 4 (-5.5%, -7%, -10% at 10, 20, 100%).".into()
                 },
@@ -636,12 +673,13 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
                 wo * 100.0,
                 if !cpu.effect_possible() {
                     "both paths run the same ChaCha code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
-                } else if diff < -NOISE_PCT {
-                    format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::agreement(true, 4))
-                } else if diff > NOISE_PCT {
-                    "they are faster beside AVX-512 ChaCha, the opposite of study 4's finding.".into()
                 } else {
-                    format!("no difference beyond this machine's noise (±{NOISE_PCT:.0} points), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to pass on.")
+                    match decide(&[wo], &[w], NOISE_PCT / 100.0).decision {
+                        Decision::Lower => format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::agreement(true, 4)),
+                        Decision::Higher => "they are faster beside AVX-512 ChaCha, the opposite of study 4's finding.".into(),
+                        Decision::NoDifference => format!("no difference beyond this machine's noise (±{NOISE_PCT:.0}%), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to pass on."),
+                        Decision::CannotDecide => "one nginx run a side cannot decide (no interval: the study runs each mix once).".to_string(),
+                    }
                 },
                 caveat(rows.iter().any(|r| r.share == share && r.mix.disturbed))
             ));

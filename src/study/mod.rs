@@ -408,6 +408,10 @@ pub fn beyond_noise(a: f64, b: f64) -> bool {
     lo > 0.0 && (hi - lo) / lo * 100.0 > NOISE_PCT
 }
 
+/// What a study says instead of a verdict when a side has one value and so no interval
+/// (analyse::decide's CannotDecide), however large the difference.
+pub const UNDECIDED: &str = "one round cannot decide: run without --quick";
+
 /// "as study N found" or "unlike study N" from whether the direction agrees.
 pub fn agreement(agrees: bool, study: u32) -> String {
     if agrees {

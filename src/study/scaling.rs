@@ -2,6 +2,7 @@
 //! governor), then HTTP against HTTPS over concurrency and file sizes.
 
 use super::{argv, mbit, thread_counts, Action, Findings, Observed, Opts, Step, Study};
+use crate::analyse::decide::Decision;
 use crate::render::model::{Block, Column, Table};
 
 pub struct Scaling;
@@ -226,11 +227,12 @@ fn analyse(o: &Observed) -> Findings {
                 crate::units::size_label(worst.1),
                 worst.2,
                 best * 100.0,
-                // The rule every study uses: within the noise is no finding.
-                if super::beyond_noise(worst.0, best) {
-                    "the application-level cost of the cipher differs by load, as study 3 found.".to_string()
-                } else {
-                    format!("no difference by load beyond this machine's noise (±{:.0}%), unlike study 3.", super::NOISE_PCT)
+                // The rule every study uses (analyse::decide): one run a point has no
+                // interval, so the worst and the best cannot be told apart by it alone.
+                match crate::analyse::decide::decide(&[best], &[worst.0], super::NOISE_PCT / 100.0).decision {
+                    Decision::Lower => "the application-level cost of the cipher differs by load, as study 3 found.".to_string(),
+                    Decision::CannotDecide => "one run a point cannot decide whether that differs by load (no interval).".to_string(),
+                    _ => format!("no difference by load beyond this machine's noise (±{:.0}%), unlike study 3.", super::NOISE_PCT),
                 }
             ));
         }
@@ -274,8 +276,7 @@ mod tests {
         );
     }
 
-    /// One rule: 75% against 78% of HTTP is within the noise that the same output says
-    /// is no finding, so it is not "differs by load"; 60% against 90% is.
+    /// One rule: a difference by load needs an interval, which one run a point lacks.
     #[test]
     fn differs_by_load_only_beyond_the_noise() {
         let https = |ratios: [f64; 2]| {
@@ -288,15 +289,20 @@ mod tests {
                 .conclusions
                 .join("\n")
         };
-        let c = https([0.75, 0.78]);
-        assert!(
-            c.contains("75% of HTTP's transfer rate at worst")
-                && c.contains("no difference by load beyond this machine's noise (±15%)")
-                && !c.contains("differs by load"),
-            "{c}"
-        );
-        let c = https([0.6, 0.9]);
-        assert!(c.contains("differs by load, as study 3 found"), "{c}");
+        // One run a point: neither 75% against 78% nor 60% against 90% has an interval,
+        // so neither "as study 3 found" nor "unlike study 3" (analyse::decide's rule).
+        for (ratios, worst) in [([0.75, 0.78], "75%"), ([0.6, 0.9], "60%")] {
+            let c = https(ratios);
+            assert!(
+                c.contains(&format!("{worst} of HTTP's transfer rate at worst"))
+                    && c.contains(
+                        "one run a point cannot decide whether that differs by load (no interval)."
+                    )
+                    && !c.contains("study 3 found")
+                    && !c.contains("unlike study 3"),
+                "{c}"
+            );
+        }
         // Thread scaling: 95% per core is perfect within the noise, 75% is not.
         let s = |n, bps| speed_rec("openssl", None, "aes-128-gcm", "enc", 16384, n, bps);
         let c = analyse(&observed(vec![("threads", vec![s(1, 1e9), s(2, 1.9e9)])]))
