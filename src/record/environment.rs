@@ -430,6 +430,7 @@ mod tests {
                     WorkloadSettings::Tls(_) => "tls",
                     WorkloadSettings::Vpn(_) => "vpn",
                     WorkloadSettings::Process(_) => "process",
+                    WorkloadSettings::Disk(_) => "disk",
                     WorkloadSettings::Other {} => "other",
                 });
             }
