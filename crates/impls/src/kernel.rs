@@ -433,6 +433,7 @@ pub fn offload_paths(config: &KernelConfig) -> OffloadPaths {
         ),
         ovpn_dco: module_status(config, "ovpn_dco_v2", "ovpn-dco-v2.ko", None),
         ipsec: ipsec_status(config),
+        dm_crypt: module_status(config, "dm_crypt", "dm-crypt.ko", Some("CONFIG_DM_CRYPT")),
     }
 }
 
@@ -475,6 +476,8 @@ pub struct OffloadPaths {
     pub ovpn_dco: Usable,
     /// The kernel's ESP (IPsec), configured with `ip xfrm`.
     pub ipsec: Usable,
+    /// dm-crypt, the disk encryption target (`cryptobench disk`).
+    pub dm_crypt: Usable,
 }
 
 /// One algorithm name of /proc/crypto: every driver, by priority, and the one the kernel
@@ -570,6 +573,7 @@ mod tests {
             ("wireguard", &v.wireguard),
             ("ovpn_dco", &v.ovpn_dco),
             ("ipsec", &v.ipsec),
+            ("dm_crypt", &v.dm_crypt),
         ] {
             assert!(!u.reason.is_empty(), "{k}: {v:?}");
         }
