@@ -37,7 +37,7 @@ fn one_line(text: &str) -> String {
     let t: Vec<&str> = text
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty())
+        .filter(|l| !l.is_empty() && *l != "Command failed.")
         .collect();
     t.join("; ")
 }
@@ -239,17 +239,20 @@ pub fn create(
         LIMIT,
     );
     let _ = std::fs::remove_file(&table_path);
-    // Removed with the guard even when create half-failed (a device without a table).
-    guard.track(Resource::Undo {
-        what: format!("the dm-crypt mapping {name}"),
-        argv: vec![
-            s(&progs.dmsetup).into(),
-            "remove".into(),
-            "--retry".into(),
-            name.clone(),
-        ],
-    });
+    // dmsetup removes what it made when the table is refused; a device left without a
+    // table (dmsetup killed halfway) is the guard's too.
     let (code, _, err) = made?;
+    if code == Some(0) || run(&guard, &disk.dir, &[s(&progs.dmsetup), "info", &name]).is_ok() {
+        guard.track(Resource::Undo {
+            what: format!("the dm-crypt mapping {name}"),
+            argv: vec![
+                s(&progs.dmsetup).into(),
+                "remove".into(),
+                "--retry".into(),
+                name.clone(),
+            ],
+        });
+    }
     if code != Some(0) {
         return Err(anyhow!(
             "dmsetup refused {} ({} bits): {}{}",
@@ -284,17 +287,23 @@ pub fn create(
     Ok(Mapping { path, bound, guard })
 }
 
-/// The kernel log's last device-mapper line, as "; kernel: ...", or nothing.
+/// The kernel log's last two device-mapper lines (the target's reason, then the
+/// table's), as "; kernel: ...", or nothing.
 fn kernel_reason(guard: &Guard, dir: &Path) -> String {
-    run(guard, dir, &["dmesg"])
-        .ok()
-        .and_then(|log| {
-            log.lines()
-                .rev()
-                .find(|l| l.contains("device-mapper:"))
-                .map(|l| format!("; kernel: {}", l.split_once("] ").map_or(l, |p| p.1).trim()))
-        })
-        .unwrap_or_default()
+    let log = run(guard, dir, &["dmesg"]).unwrap_or_default();
+    let mut lines: Vec<&str> = log
+        .lines()
+        .rev()
+        .filter(|l| l.contains("device-mapper:"))
+        .take(2)
+        .map(|l| l.split_once("] ").map_or(l, |p| p.1).trim())
+        .collect();
+    lines.reverse();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!("; kernel: {}", lines.join("; "))
+    }
 }
 
 /// The first 4 KiB through the mapping and underneath it differ: the mapping encrypts

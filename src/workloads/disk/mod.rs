@@ -25,7 +25,7 @@ pub struct DiskArgs {
     )]
     pub ciphers: String,
     /// Crypto API drivers to bind besides the kernel's choice, in dm-crypt's capi: syntax
-    /// (e.g. capi:xts(aes-generic)-plain64), comma-separated; each is measured for the
+    /// (e.g. capi:xts(ecb(aes-generic))-plain64), comma-separated; each is measured for the
     /// ciphers of its algorithm.
     #[arg(long, value_name = "NAME[,NAME...]")]
     pub disk_driver: Option<String>,
@@ -128,7 +128,7 @@ impl Cipher {
     fn parse(spec: &str, key_bits: Option<u32>) -> anyhow::Result<Cipher> {
         let bad = || {
             anyhow!(
-                "invalid cipher '{}': give dm-crypt's cipher-chainmode-ivmode (e.g. aes-xts-plain64) or capi:NAME-ivmode (e.g. capi:xts(aes-generic)-plain64)",
+                "invalid cipher '{}': give dm-crypt's cipher-chainmode-ivmode (e.g. aes-xts-plain64) or capi:NAME-ivmode (e.g. capi:xts(ecb(aes-generic))-plain64)",
                 crate::units::shown(spec)
             )
         };
@@ -231,7 +231,7 @@ fn parse_drivers(s: &str) -> anyhow::Result<Vec<Cipher>> {
     for item in items.into_iter().map(str::trim) {
         if !item.starts_with("capi:") {
             return Err(anyhow!(
-                "invalid --disk-driver '{}': give dm-crypt's capi: form naming the driver, e.g. capi:xts(aes-generic)-plain64",
+                "invalid --disk-driver '{}': give dm-crypt's capi: form naming the driver, e.g. capi:xts(ecb(aes-generic))-plain64",
                 crate::units::shown(item)
             ));
         }
@@ -361,6 +361,8 @@ mod tests {
         assert_eq!(d[0].iv_mode, "plain64");
         assert_eq!(d[1].kernel_name, "adiantum(xchacha12,aes-generic)");
         assert!(parse_drivers("xts-aes-aesni").is_err());
+        let d = parse_drivers("capi:xts(ecb(aes-generic))-plain64").unwrap();
+        assert_eq!(d[0].kernel_name, "xts(ecb(aes-generic))");
     }
 
     #[test]
