@@ -84,7 +84,8 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
     assert!(r["server_cpu_s"].as_f64().unwrap() > 0.0, "{r}");
     assert!(r["client_cpu_s"].as_f64().unwrap() > 0.0, "{r}");
     assert!(
-        ["server", "generator", "neither"].contains(&r["limit"].as_str().unwrap_or("")),
+        ["server", "generator", "cpus", "none"]
+            .contains(&r["limit"]["kind"].as_str().unwrap_or("")),
         "{r}"
     );
     let agent = r["dut_agent_cpu_pct"].as_f64().expect("agent CPU");

@@ -110,6 +110,16 @@ fn check_record_shape(r: &Value) {
     assert!(r["handshake"].is_boolean() && r["generator_bound"].is_boolean());
     assert!(r["ports"].as_array().is_some_and(|p| !p.is_empty()));
     assert!(r["server_cpus"].is_array() && r["client_cpus"].is_array() && r["notes"].is_array());
+    // Every point names what held it back, with the figures (as vpn's points do).
+    let limit = &r["limit"];
+    assert!(
+        ["server", "generator", "cpus", "none"].contains(&limit["kind"].as_str().unwrap_or("")),
+        "{r}"
+    );
+    assert!(
+        limit["evidence"].as_str().is_some_and(|e| e.contains('%')),
+        "{r}"
+    );
     if r["suite"] != "mix" {
         let l = &r["latency_ms"];
         for k in ["p50", "p75", "p90", "p99", "p999", "max", "mean"] {

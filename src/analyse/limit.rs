@@ -1,12 +1,9 @@
 //! What held a tunnel or server point back, from the CPU it saw: one thread at its core's
-//! limit, one CPU's softirq, every CPU, the load generator, a rate cap, or nothing seen.
+//! limit, one CPU's softirq, the server, every CPU, the load generator, a rate cap, or
+//! nothing seen.
 //! Pure: the workloads measure the window, this names the limit and its evidence.
 
-pub use crate::record::vpn::Bottleneck as Limit;
-
-/// A thread, a CPU's softirq or the generator counts as saturated from this share of one
-/// core; every CPU counts as busy from this share of all.
-pub const SATURATED_PCT: f64 = 90.0;
+pub use crate::record::window::{Limit, SATURATED_PCT};
 
 /// Repeats of a point whose throughputs agree to this relative difference (4 significant
 /// digits) while no CPU was saturated: a rate cap, not the crypto.
@@ -20,6 +17,8 @@ pub struct Seen {
     pub busiest_thread: Option<(String, f64)>,
     /// The CPU with the most softirq time, and that time's share of it.
     pub busiest_softirq: Option<(usize, f64)>,
+    /// A server's processes (nginx) and their share of the CPUs they may use.
+    pub server: Option<(String, f64)>,
     /// Busy share of every CPU counted, and how many there are.
     pub busy_pct: f64,
     pub cpus: usize,
@@ -55,6 +54,14 @@ pub fn limit(s: &Seen) -> Limit {
             );
         }
     }
+    if let Some((name, pct)) = &s.server {
+        if *pct >= SATURATED_PCT {
+            return of(
+                "server",
+                format!("{name} used {pct:.0}% of its CPUs: the server was the limit"),
+            );
+        }
+    }
     if let Some((name, pct)) = &s.generator {
         if *pct >= SATURATED_PCT {
             return of(
@@ -75,7 +82,7 @@ pub fn limit(s: &Seen) -> Limit {
     of(
         "none",
         format!(
-            "none seen: no thread, softirq or generator at {SATURATED_PCT:.0}% of a core, the CPUs {:.0}% busy",
+            "none seen: no thread, softirq, server or generator at {SATURATED_PCT:.0}% of a core, the CPUs {:.0}% busy",
             s.busy_pct
         ),
     )
@@ -113,6 +120,7 @@ mod tests {
             busy_pct: 45.0,
             cpus: 2,
             generator: Some(("iperf3".into(), 30.0)),
+            server: None,
         }
     }
 
@@ -129,6 +137,10 @@ mod tests {
         let mut s = calm();
         s.generator = Some(("iperf3".into(), 99.0));
         assert_eq!(limit(&s).kind, "generator");
+        let mut s = calm();
+        s.server = Some(("nginx".into(), 95.0));
+        assert_eq!(limit(&s).kind, "server");
+        assert!(limit(&s).evidence.contains("nginx used 95%"));
         let mut s = calm();
         s.busy_pct = 96.0;
         assert_eq!(limit(&s).kind, "cpus");

@@ -10,6 +10,7 @@ pub mod profile;
 pub mod speed;
 pub mod tls;
 pub mod vpn;
+pub mod window;
 
 pub use any::{Head, Listed, RecordData};
 pub use environment::{Environment, Library, Settings, Unavailable};

@@ -81,29 +81,6 @@ pub struct KtlsUse {
     pub tls_stat_after: std::collections::BTreeMap<String, u64>,
 }
 
-/// The side that limited a `tls --dut` point.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Limit {
-    /// nginx used 90% or more of the DUT's CPUs.
-    Server,
-    /// The generator used 90% or more of the controller's CPUs, or nearly all that other
-    /// work left it.
-    Generator,
-    /// Neither ran out of CPU: the network, or the latency of the connections.
-    Neither,
-}
-
-impl Limit {
-    pub fn name(self) -> &'static str {
-        match self {
-            Limit::Server => "server",
-            Limit::Generator => "generator",
-            Limit::Neither => "neither",
-        }
-    }
-}
-
 /// A tls point: the shared envelope (impl "nginx", label = the suite) and these fields.
 pub type TlsRecord = crate::record::Record<TlsData>;
 
@@ -200,12 +177,11 @@ pub struct TlsData {
     /// system OpenSSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub openssl_build: Option<crate::record::OpenSslBuild>,
-    /// `tls --dut` points (nginx on the DUT, the generator on the controller): the side
-    /// that limited the point, "server" (nginx used 90% or more of the DUT's CPUs),
-    /// "generator" (the same on the controller's) or "neither" (the network, or the
-    /// latency of the connections); absent when both ran here.
+    /// What held the point back, and the figures that say so (analyse/limit.rs): nginx
+    /// ("server"), the generator, every CPU, or none seen. Older `tls --dut` records wrote
+    /// a bare word; absent in older records of points run here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<Limit>,
+    pub limit: Option<crate::record::window::Limit>,
     /// `+ktls` suites: what the kernel did; absent for user-space TLS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ktls: Option<KtlsUse>,

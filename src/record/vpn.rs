@@ -1,6 +1,7 @@
 //! The vpn record: one measured point of a tunnel. See docs/records.md, "vpn record".
 
 use crate::record::identity::KeyValue;
+use crate::record::window::{ProcessCpu, ThreadCpu};
 use serde::{Deserialize, Serialize};
 
 /// One measured point: a tunnel (and cipher), a protocol, a direction and a number of
@@ -116,7 +117,7 @@ pub struct VpnData {
     pub rtt_loaded_ms: Option<Rtt>,
     /// What held the point back, and the figures that say so (analyse/limit.rs).
     #[serde(default)]
-    pub limit: Option<Bottleneck>,
+    pub limit: Option<crate::record::window::Limit>,
     /// Whether the CPU clock fell between the point's start and end; null where the
     /// machine shows no clock (cpufreq) to read.
     #[serde(default)]
@@ -142,14 +143,6 @@ pub struct Rtt {
     pub lost: u32,
 }
 
-/// A point's limit: "thread", "softirq", "cpus", "generator", "rate_cap" or "none", with
-/// its evidence in a sentence.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Bottleneck {
-    pub kind: String,
-    pub evidence: String,
-}
-
 /// `vpn --dut`: the controller's end of a point.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ControllerEnd {
@@ -165,15 +158,6 @@ pub struct ControllerEnd {
     /// Per thread, busiest first (under 1% of a core left out).
     pub thread_cpu: Vec<ThreadCpu>,
 }
-
-/// A thread counts as used from this share of a core.
-pub const THREAD_USED_PCT: f64 = 5.0;
-
-/// A tunnel counts as held back by one thread when its busiest thread is this busy.
-pub const BOUND_PCT: f64 = 90.0;
-
-/// Other processes' CPU, in percent of all cores, from which a point counts as disturbed.
-pub const DISTURBED_PCT: f64 = 10.0;
 
 /// The label of a tunnel and cipher: "wireguard", "openvpn AES-256-CBC+HMAC-SHA1".
 pub fn label(tunnel: &str, cipher: &str, auth: Option<&str>) -> String {
@@ -202,30 +186,6 @@ pub fn cipher_label(cipher: &str, auth: Option<&str>) -> String {
         Some(a) if cipher != "none" && a != "none" => format!("{cipher}+{a}"),
         _ => cipher.to_string(),
     }
-}
-
-/// One thread's share of a point.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct ThreadCpu {
-    /// "server" or "client" end of the tunnel (or "kernel" for kworkers).
-    pub end: String,
-    pub pid: i32,
-    pub tid: i32,
-    pub name: String,
-    pub cpu_s: f64,
-    /// CPU seconds / transfer seconds x 100: 100 = one core all the time.
-    pub cpu_pct: f64,
-}
-
-/// One tunnel process over a point.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct ProcessCpu {
-    pub end: String,
-    pub pid: i32,
-    pub name: String,
-    pub user_s: f64,
-    pub sys_s: f64,
-    pub cpu_pct: f64,
 }
 
 impl crate::record::RecordData for VpnData {

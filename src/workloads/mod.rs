@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod disk;
+pub mod e2e;
 pub mod enc;
 pub mod history;
 pub mod judge_series;
@@ -48,7 +49,7 @@ pub fn cleanup() -> i32 {
         );
         l
     };
-    if crate::workloads::tls::sys::is_root() {
+    if crate::sys::is_root() {
         lines.extend(disk::cleanup_lines());
     }
     lines.extend(crate::dut::agent::remove_orphan_uploads());

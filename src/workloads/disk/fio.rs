@@ -3,7 +3,7 @@
 
 use super::Load;
 use crate::sys::guard::Guard;
-use crate::workloads::tls::sys::run_bounded;
+use crate::sys::spawn::run_bounded;
 use anyhow::anyhow;
 use serde_json::Value;
 use std::path::Path;

@@ -5,7 +5,7 @@
 
 use super::Cipher;
 use crate::sys::guard::{Guard, Resource, PREFIX};
-use crate::workloads::tls::sys::{run_bounded, run_bounded_bytes};
+use crate::sys::spawn::{run_bounded, run_bounded_bytes};
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -81,7 +81,7 @@ pub fn run(args: DiskArgs) -> Result<i32, Failure> {
         );
     }
     if args.cleanup {
-        if !crate::workloads::tls::sys::is_root() {
+        if !crate::sys::is_root() {
             return Err(Failure::Unavailable(NEED_ROOT.into()));
         }
         for line in cleanup::run_cleanup() {

@@ -66,7 +66,7 @@ impl Disk {
         let queues = super::parse_queues(&args.queues).map_err(Failure::input)?;
         let loads = super::parse_patterns(&args.patterns).map_err(Failure::input)?;
         let size = super::parse_size(&args.size).map_err(Failure::input)?;
-        if !crate::workloads::tls::sys::is_root() {
+        if !crate::sys::is_root() {
             return Err(Failure::Unavailable(super::NEED_ROOT.into()));
         }
         let progs = Programs {

@@ -6,11 +6,12 @@ use super::groups::Group;
 use super::load::{self, Generator};
 use super::server::{self, Content};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
-use super::{sys, TlsArgs};
+use super::TlsArgs;
 use crate::impls::details::Details;
 use crate::impls::openssl::build::Build;
 use crate::record::environment::{TlsSettings, TlsSuiteSettings};
 use crate::record::{Library, Unavailable, WorkloadSettings};
+use crate::sys;
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 
@@ -46,7 +47,7 @@ impl Inputs {
         .map_err(input)?;
         let concurrency = super::parse_concurrency(&args.concurrency).map_err(input)?;
         let sizes = super::parse_files(&args.files).map_err(input)?;
-        let nginx = sys::find_program("nginx", args.nginx.as_deref()).ok_or_else(|| {
+        let nginx = sys::program::find_program("nginx", args.nginx.as_deref()).ok_or_else(|| {
             let missing = |m| match args.nginx {
                 Some(_) => input(m),
                 None => Failure::Unavailable(m),
@@ -62,7 +63,7 @@ impl Inputs {
         // With the load from the controller (`tls --dut`), the generator is found there.
         let gen_program = match &args.remote_load {
             Some(_) => PathBuf::from(args.generator.name()),
-            None => sys::find_program(args.generator.name(), None).ok_or_else(|| {
+            None => sys::program::find_program(args.generator.name(), None).ok_or_else(|| {
                 Failure::Unavailable(format!(
                     "{} not found on PATH: install the Debian package {} (apt-get install {})",
                     args.generator.name(),
@@ -71,7 +72,7 @@ impl Inputs {
                 ))
             })?,
         };
-        let openssl = sys::find_program("openssl", None).ok_or_else(|| {
+        let openssl = sys::program::find_program("openssl", None).ok_or_else(|| {
             Failure::Unavailable("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
         })?;
         let build = args
@@ -120,7 +121,8 @@ fn output_with(
     argv: &[&str],
     env: &[(&str, &Path)],
 ) -> Result<(Option<i32>, String, String), Failure> {
-    sys::run_bounded(guard, dir, argv, env, Duration::from_secs(20)).map_err(Failure::runtime)
+    sys::spawn::run_bounded(guard, dir, argv, env, Duration::from_secs(20))
+        .map_err(Failure::runtime)
 }
 
 fn catalogue(
@@ -310,7 +312,7 @@ impl Bench {
                 nb.version
             )));
         }
-        let allowed = sys::allowed_cpus();
+        let allowed = sys::cpu::allowed_cpus();
         let remote = args
             .remote_load
             .as_deref()
@@ -324,14 +326,14 @@ impl Bench {
         // On a DUT every CPU is the server's: the generator has the controller's.
         let (server_cpus, gen_cpus, pinned) = match &remote {
             Some(controller) => (allowed.clone(), controller.clone(), true),
-            None => sys::split_cpus(&allowed),
+            None => sys::cpu::split_cpus(&allowed),
         };
         if remote.is_some() {
             notes.push(format!(
                 "load from the controller: nginx on this DUT at {host} (CPUs {}), {} on the controller (its CPUs {})",
-                sys::cpu_list(&server_cpus),
+                sys::cpu::cpu_list(&server_cpus),
                 args.generator.name(),
-                sys::cpu_list(&gen_cpus)
+                sys::cpu::cpu_list(&gen_cpus)
             ));
         }
         if !pinned {
@@ -350,7 +352,7 @@ impl Bench {
             contents.push(Content::Html);
             contents.push(Content::HtmlGzip);
         }
-        let ports = sys::free_ports(suite_list.len()).map_err(Failure::runtime)?;
+        let ports = sys::net::free_ports(suite_list.len()).map_err(Failure::runtime)?;
         let bench = Bench {
             dir,
             nginx: inputs.nginx.clone(),
@@ -470,7 +472,8 @@ impl Bench {
                 Ok(r) => return Ok(r),
                 Err(e) if e.to_string().contains("Address already in use") => {
                     eprintln!("cryptobench tls: a port was taken ({e}); choosing new ports");
-                    self.ports = sys::free_ports(self.suites.len()).map_err(Failure::runtime)?;
+                    self.ports =
+                        sys::net::free_ports(self.suites.len()).map_err(Failure::runtime)?;
                     self.write_config().map_err(Failure::runtime)?;
                     last = e.to_string();
                 }
@@ -618,7 +621,7 @@ fn tool_versions(
     ));
     let mut unavailable = Vec::new();
     for g in [Generator::Wrk, Generator::H2load] {
-        match sys::find_program(g.name(), None) {
+        match sys::program::find_program(g.name(), None) {
             Some(p) => libraries.push(tool(
                 g.name(),
                 load::version(g, &p),

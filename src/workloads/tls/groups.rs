@@ -2,7 +2,7 @@
 //! point per group, the OpenSSL release each needs, and the handshake's size on the wire
 //! per group (one `openssl s_client -msg` against the running server).
 
-use super::sys;
+use crate::sys;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
 use std::path::Path;
@@ -169,7 +169,7 @@ pub fn probe(
     group: &Group,
     tls13: bool,
 ) -> anyhow::Result<Hello> {
-    let connect = format!("{}:{port}", super::sys::url_host(host));
+    let connect = format!("{}:{port}", sys::net::url_host(host));
     let openssl_s = openssl.to_string_lossy();
     let mut argv = vec![
         &*openssl_s,
@@ -184,7 +184,7 @@ pub fn probe(
     if tls13 {
         argv.push("-tls1_3");
     }
-    let (_, out, err) = sys::run_bounded(guard, dir, &argv, env, Duration::from_secs(10))?;
+    let (_, out, err) = sys::spawn::run_bounded(guard, dir, &argv, env, Duration::from_secs(10))?;
     parse_msg(&out).ok_or_else(|| {
         anyhow!(
             "openssl s_client -groups {} saw no ClientHello and ServerHello: {}",

@@ -111,7 +111,11 @@ fn fetch(b: &Bench, suite_index: usize, content: Content) -> anyhow::Result<Vec<
     )
     .map_err(|e| anyhow!("{}: {e}", req.display()))?;
     let conf = b.dir.join(format!("client-{suite_index}.cnf"));
-    let connect = format!("{}:{}", super::sys::url_host(&b.host), b.ports[suite_index]);
+    let connect = format!(
+        "{}:{}",
+        crate::sys::net::url_host(&b.host),
+        b.ports[suite_index]
+    );
     let openssl = b.openssl.to_string_lossy();
     let argv = [
         &*openssl,
@@ -122,7 +126,7 @@ fn fetch(b: &Bench, suite_index: usize, content: Content) -> anyhow::Result<Vec<
         "localhost",
         "-quiet",
     ];
-    let (code, out, err) = super::sys::run_bounded_bytes(
+    let (code, out, err) = crate::sys::spawn::run_bounded_bytes(
         &b.guard,
         &b.dir,
         &argv,

@@ -2,8 +2,8 @@
 //! keep-alive (or a new connection per request), pinned to the generator CPUs.
 
 use super::suites::{Proto, Suite};
-use super::sys;
 use crate::record::tls::Latency;
+use crate::sys;
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
@@ -150,7 +150,7 @@ pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
     };
     let url = format!(
         "{scheme}://{}:{}{}",
-        sys::url_host(job.host),
+        sys::net::url_host(job.host),
         job.load.port,
         job.load.path
     );
@@ -223,7 +223,7 @@ pub fn start_here(guard: &Guard, job: &Job) -> anyhow::Result<Local> {
     cmd.stdin(Stdio::null())
         .stdout(std::fs::File::create(&out)?)
         .stderr(std::fs::File::create(&err)?);
-    let pid = sys::spawn(guard, &mut cmd, job.load.generator.name(), job.cpus)?;
+    let pid = sys::spawn::start(guard, &mut cmd, job.load.generator.name(), job.cpus)?;
     Ok(Local {
         pid,
         out,
@@ -243,7 +243,7 @@ pub enum Poll {
 impl Local {
     /// Checks once whether the generator has finished; stops it when it overran.
     pub fn poll(&self, guard: &Guard) -> Poll {
-        match sys::try_exit(guard, self.pid) {
+        match sys::spawn::try_exit(guard, self.pid) {
             Some(exit) => Poll::Done(self.finish(exit)),
             None if self.started.elapsed() > self.limit => {
                 guard.stop_process(self.pid);
@@ -264,7 +264,7 @@ impl Local {
         guard.stop_process(self.pid);
     }
 
-    fn finish(&self, exit: sys::Exit) -> anyhow::Result<Outcome> {
+    fn finish(&self, exit: sys::spawn::Exit) -> anyhow::Result<Outcome> {
         let out = std::fs::read_to_string(&self.out).unwrap_or_default();
         let err = std::fs::read_to_string(&self.err).unwrap_or_default();
         let mut o = match self.generator {

@@ -19,7 +19,6 @@ pub mod remote;
 pub mod render;
 pub mod server;
 pub mod suites;
-pub mod sys;
 pub mod view;
 mod window;
 mod workload;

@@ -5,11 +5,13 @@
 use super::bench::Bench;
 use super::load::{self, Generator, Job, Load, Poll};
 use super::server::{self, Content, LogSummary};
-use super::window::{cpu, sum_cpu, Window, DISTURBED_PCT};
-use super::{ktls, remote, suites, sys};
+use super::window::{cpu, sum_cpu, Window};
+use super::{ktls, remote, suites};
 use crate::measure;
 use crate::profile::ProfileField;
 use crate::record::tls::{MixPart, TlsData, TlsRecord};
+use crate::record::window::DISTURBED_PCT;
+use crate::sys;
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 use anyhow::anyhow;
@@ -312,8 +314,8 @@ fn load_window(
     if !b.remote {
         used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
     }
-    let busy0 = sys::cpus_busy_s(&used_cpus);
-    let gen_busy0 = sys::cpus_busy_s(&b.gen_cpus);
+    let busy0 = sys::cpu::cpus_busy_s(&used_cpus);
+    let gen_busy0 = sys::cpu::cpus_busy_s(&b.gen_cpus);
     let agent0 = crate::dut::agent::active().then(crate::sys::cpu::process_cpu);
     let before = running.worker_cpu();
     let t0 = Instant::now();
@@ -345,8 +347,8 @@ fn load_window(
         },
     });
     let after = running.worker_cpu();
-    let busy1 = sys::cpus_busy_s(&used_cpus);
-    let gen_busy1 = sys::cpus_busy_s(&b.gen_cpus);
+    let busy1 = sys::cpu::cpus_busy_s(&used_cpus);
+    let gen_busy1 = sys::cpu::cpus_busy_s(&b.gen_cpus);
     let workers_seen = running.workers.len();
     server::stop(guard, running);
     // A generator that failed refuses the point, with its reason.
@@ -602,7 +604,7 @@ fn record(
             negotiated_group: None,
             client_hello_bytes: None,
             server_hello_bytes: None,
-            limit: b.remote.then_some(cpu.limit),
+            limit: Some(cpu.limit),
             openssl_build: None,
             ktls: None,
         },

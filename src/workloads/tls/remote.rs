@@ -6,8 +6,9 @@
 
 use super::load::{self, Generator, Job, Load, Local, Outcome, Poll};
 use super::suites::Suite;
-use super::{sys, TlsArgs};
+use super::TlsArgs;
 use crate::dut::relay::{Serve, Service};
+use crate::sys;
 use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 use anyhow::anyhow;
@@ -110,7 +111,7 @@ impl Pending {
 fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
     let job: LoadJob = serde_json::from_value(body).map_err(|e| anyhow!("bad request: {e}"))?;
     let generator = job.load.generator;
-    let program = sys::find_program(generator.name(), None)
+    let program = sys::program::find_program(generator.name(), None)
         .ok_or_else(|| {
             format!(
                 "{} not found on the controller's PATH: install the Debian package {}",
@@ -130,7 +131,7 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
         }
         None => None,
     };
-    let cpus = sys::allowed_cpus();
+    let cpus = sys::cpu::allowed_cpus();
     let here = Job {
         load: job.load,
         program: &program,
@@ -143,7 +144,7 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
         lib_path: None,
         cpus: Some(&cpus),
     };
-    let busy0 = sys::cpus_busy_s(&cpus);
+    let busy0 = sys::cpu::cpus_busy_s(&cpus);
     let started = load::start_here(&guard, &here)?;
     let outcome = loop {
         if crate::sys::signal::stopped() {
@@ -155,7 +156,7 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let busy1 = sys::cpus_busy_s(&cpus);
+    let busy1 = sys::cpu::cpus_busy_s(&cpus);
     let outcome = Outcome {
         host_busy_s: busy0.zip(busy1).map(|(a, b)| b - a),
         host_cpus: Some(cpus),
@@ -170,7 +171,7 @@ pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
     let format = args.common.format;
     let out = args.common.output("tls").map_err(Failure::input)?;
     args.dut.targets()?;
-    if sys::find_program(args.generator.name(), None).is_none() {
+    if sys::program::find_program(args.generator.name(), None).is_none() {
         return Err(Failure::Unavailable(format!(
             "{} not found on PATH: with --dut the load generator runs here; install the Debian package {}",
             args.generator.name(),
@@ -187,7 +188,10 @@ pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
     let mut dut = args.dut.clone();
     dut.parallel = 1;
     let service = Service {
-        args: vec!["--remote-load".into(), sys::cpu_list(&sys::allowed_cpus())],
+        args: vec![
+            "--remote-load".into(),
+            sys::cpu::cpu_list(&sys::cpu::allowed_cpus()),
+        ],
         serve: Arc::new(serve) as Serve,
     };
     let relayed = crate::dut::relay::run("tls", &out, &dut, &paths, Some(service))?;
@@ -199,7 +203,7 @@ pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
     )
 }
 
-/// `--remote-load CPUS`: the controller's CPUs, "0-3,6" as `sys::cpu_list` writes them.
+/// `--remote-load CPUS`: the controller's CPUs, "0-3,6" as `sys::cpu::cpu_list` writes them.
 pub fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
     let bad = || format!("--remote-load {s}: give the controller's CPUs, e.g. 1 or 0-3,6");
     let mut out = Vec::new();

@@ -153,6 +153,7 @@ fn points(recs: &[&TlsRecord]) -> Table {
             Column::num("generator CPU"),
             Column::num("server s/GB"),
             Column::num("server ms/req"),
+            Column::text("limit"),
         ],
     );
     t.group_by = Some(1);
@@ -177,9 +178,10 @@ fn points(recs: &[&TlsRecord]) -> Table {
             ),
             format!("{:.3}", r.cpu_s_per_gb.unwrap_or(0.0)),
             format!("{:.3}", r.cpu_ms_per_request),
+            r.limit.as_ref().map_or("-".into(), |l| l.kind.clone()),
         ]);
     }
-    t.notes.push("MB/s = 10^6 response bytes/s received; server CPU = all nginx workers (user+sys) in % of the server CPUs; server s/GB and ms/req = server CPU per 10^9 bytes sent and per request.".into());
+    t.notes.push("MB/s = 10^6 response bytes/s received; server CPU = all nginx workers (user+sys) in % of the server CPUs; server s/GB and ms/req = server CPU per 10^9 bytes sent and per request; limit = what held the point back (server, generator, cpus or none: its evidence is in the record).".into());
     let bound = recs.iter().filter(|r| r.generator_bound).count();
     if bound > 0 {
         t.notes.push(format!(
@@ -530,6 +532,7 @@ const COLUMNS: &[&str] = &[
     "mix",
     "notes",
     "run_id",
+    "limit",
 ];
 
 /// One row per record with raw values (CSV).
@@ -596,6 +599,7 @@ pub fn records_table(records: &[&TlsRecord]) -> Table {
             mix.unwrap_or_default(),
             r.notes.join("; "),
             r.run_id.clone(),
+            r.limit.as_ref().map_or(String::new(), |l| l.kind.clone()),
         ]);
     }
     t

@@ -2,7 +2,7 @@
 //! with a server block per suite, and one nginx started afresh for every point.
 
 use super::suites::{CertKind, Proto, Suite};
-use super::sys;
+use crate::sys;
 use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
@@ -187,7 +187,7 @@ pub fn make_cert(guard: &Guard, dir: &Path, openssl: &Path, kind: CertKind) -> a
         "-out",
         &cert_s,
     ]);
-    let (code, _, err) = sys::run_bounded(guard, dir, &argv, &[], Duration::from_secs(60))?;
+    let (code, _, err) = sys::spawn::run_bounded(guard, dir, &argv, &[], Duration::from_secs(60))?;
     if code != Some(0) {
         return Err(anyhow!(
             "openssl req could not make a {} certificate: {}",
@@ -289,7 +289,7 @@ pub fn config(c: &Config) -> String {
         let _ = writeln!(
             s,
             "        listen {}:{port}{};",
-            super::sys::url_host(c.host),
+            sys::net::url_host(c.host),
             if tls { " ssl" } else { "" }
         );
         let _ = writeln!(s, "        root {d}/www;");
@@ -367,7 +367,7 @@ impl Running {
     pub fn worker_cpu(&self) -> Vec<(i32, CpuTime)> {
         self.workers
             .iter()
-            .filter_map(|&(pid, _)| sys::cpu(pid).map(|c| (pid, c)))
+            .filter_map(|&(pid, _)| sys::cpu::of_pid(pid).map(|c| (pid, c)))
             .collect()
     }
 }
@@ -406,7 +406,7 @@ pub fn start(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let master = sys::spawn(guard, &mut cmd, "nginx", cpus)?;
+    let master = sys::spawn::start(guard, &mut cmd, "nginx", cpus)?;
     let start = Instant::now();
     let fail = |why: &str| {
         let log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
@@ -423,10 +423,10 @@ pub fn start(
         }
     };
     loop {
-        if sys::try_exit(guard, master).is_some() {
+        if sys::spawn::try_exit(guard, master).is_some() {
             return Err(anyhow::Error::msg(fail("nginx exited at start")));
         }
-        let kids = sys::children(master);
+        let kids = sys::procfs::children(master);
         let ready = kids.len() >= workers
             && ports.iter().all(|&p| {
                 std::net::ToSocketAddrs::to_socket_addrs(&(host, p))
@@ -457,7 +457,7 @@ pub fn start(
 pub fn stop(guard: &Guard, r: &Running) {
     guard.stop_process(r.master);
     for &(pid, since) in &r.workers {
-        if sys::alive_since(pid, since) {
+        if sys::procfs::alive_since(pid, since) {
             // A worker orphaned by a master that had to be killed: ours, by PID.
             // SAFETY: signalling a process our nginx forked, checked by start time.
             unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -3,14 +3,10 @@
 
 use super::bench::Bench;
 use super::load;
+use crate::analyse::limit::{self, Limit, Seen};
 use crate::profile::ProfileField;
-use crate::record::tls::Limit;
+use crate::record::window::{DISTURBED_PCT, SATURATED_PCT as GENERATOR_BOUND_PCT};
 use crate::sys::cpu::CpuTime;
-
-/// The generator is the bottleneck when it used this much of the CPU it had.
-pub(super) const GENERATOR_BOUND_PCT: f64 = 90.0;
-/// A point is disturbed when other processes used this much of our CPUs.
-pub(super) const DISTURBED_PCT: f64 = 10.0;
 
 /// What the generators and the server did during the measured window.
 pub(super) struct Window {
@@ -35,7 +31,7 @@ pub(super) struct Cpu {
     pub(super) client_pct: f64,
     pub(super) generator_bound: bool,
     pub(super) others_pct: f64,
-    /// Which side limited the point (see `limit`).
+    /// What held the point back, with its evidence (analyse/limit.rs).
     pub(super) limit: Limit,
     pub(super) notes: Vec<String>,
 }
@@ -90,11 +86,29 @@ pub(super) fn cpu(b: &Bench, w: &Window) -> Cpu {
             .clamp(0.0, 100.0)
     });
     let server_pct = server / (window * server_cpus) * 100.0;
-    let limit = limit(server_pct, client_pct, starved);
+    let limit = if starved {
+        Limit {
+            kind: "generator".into(),
+            evidence: format!(
+                "the load generator {} used {client_pct:.0}% of its CPUs, nearly all that other processes left it",
+                b.generator.name()
+            ),
+        }
+    } else {
+        limit::limit(&Seen {
+            server: Some(("nginx".into(), server_pct)),
+            generator: Some((b.generator.name().into(), client_pct)),
+            busy_pct: w.busy.map_or(0.0, |busy| {
+                busy / (window * w.used_cpus.max(1) as f64) * 100.0
+            }),
+            cpus: w.used_cpus,
+            ..Seen::default()
+        })
+    };
     if b.remote {
         notes.push(format!(
             "limit: {} (nginx used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
-            limit.name(),
+            limit.kind,
             b.server_cpus.len(),
             b.generator.name(),
             b.gen_cpus.len()
@@ -112,19 +126,6 @@ pub(super) fn cpu(b: &Bench, w: &Window) -> Cpu {
         others_pct,
         limit,
         notes,
-    }
-}
-
-/// `tls --dut`: which side limited the point, the DUT's server or the controller's
-/// generator (saturated, or starved by other work on its CPUs), or neither (the network,
-/// or the latency of `concurrency` connections).
-pub(super) fn limit(server_pct: f64, client_pct: f64, gen_starved: bool) -> Limit {
-    if server_pct >= GENERATOR_BOUND_PCT {
-        Limit::Server
-    } else if client_pct >= GENERATOR_BOUND_PCT || gen_starved {
-        Limit::Generator
-    } else {
-        Limit::Neither
     }
 }
 

@@ -4,11 +4,12 @@
 use super::bench::{Bench, Inputs};
 use super::point::{self, Outcome, Point};
 use super::primitive::{self, CipherAlone};
-use super::{sys, TlsArgs};
+use super::TlsArgs;
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::profile::ProfileField;
 use crate::record::tls::TlsData;
 use crate::record::{AnalysisInputs, Exclusion, ExclusionKind, Record};
+use crate::sys;
 use crate::workloads::Failure;
 use std::time::Duration;
 
@@ -113,8 +114,8 @@ impl Workload for Tls {
             b.duration,
             b.impl_version,
             b.generator.name(),
-            sys::cpu_list(&b.server_cpus),
-            sys::cpu_list(&b.gen_cpus),
+            sys::cpu::cpu_list(&b.server_cpus),
+            sys::cpu::cpu_list(&b.gen_cpus),
             b.ports.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")
         );
         let plan = Plan {

@@ -148,6 +148,51 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
 
+/// A server started at `place` with its output in `log`, once the log says `ready`
+/// (bounded: 10 s); a failure quotes the log's last line.
+pub fn spawn_ready(
+    guard: &Guard,
+    place: &Place,
+    argv: &[&str],
+    log: &str,
+    ready: &str,
+    what: &str,
+) -> Result<Child, LoadError> {
+    let log = place.path(log);
+    let mut child = lab::spawn_in_ns(guard, place.ns(), argv, &log, None, what)
+        .map_err(|e| LoadError::Failed(e.to_string()))?;
+    match wait_for(&mut child, Duration::from_secs(10), what, || {
+        read(&log).contains(ready)
+    }) {
+        Err(LoadError::Failed(m)) => Err(LoadError::Failed(format!(
+            "{m}: {}",
+            last_line(&read(&log))
+        ))),
+        res => res.map(|_| child),
+    }
+}
+
+/// Waits for a client to exit, for its `seconds` and `grace` more at most, or until a
+/// stop is asked.
+pub fn wait_exit(child: &mut Child, seconds: f64, grace: u64, what: &str) -> Result<(), LoadError> {
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds + grace as f64);
+    loop {
+        if crate::measure::stopped() {
+            return Err(LoadError::Interrupted);
+        }
+        match child.try_wait() {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                return Err(LoadError::Failed(format!(
+                    "{what} still running {grace} s after its {seconds:.1} s"
+                )))
+            }
+            Err(e) => return Err(LoadError::Failed(format!("{what}: {e}"))),
+        }
+    }
+}
+
 /// A one-off iperf3 server bound to `addr` at the server's place, ready to accept.
 pub fn start_server(
     guard: &Guard,
@@ -155,24 +200,14 @@ pub fn start_server(
     iperf3: &str,
     addr: &str,
 ) -> Result<Child, LoadError> {
-    let log = place.path("iperf3-server.log");
-    let mut child = lab::spawn_in_ns(
+    spawn_ready(
         guard,
-        place.ns(),
+        place,
         &[iperf3, "-s", "-1", "-B", addr, "-p", PORT, "--forceflush"],
-        &log,
-        None,
+        "iperf3-server.log",
+        "Server listening",
         "iperf3 server",
     )
-    .map_err(|e| LoadError::Failed(e.to_string()))?;
-    let res = wait_for(&mut child, Duration::from_secs(10), "iperf3 server", || {
-        read(&log).contains("Server listening")
-    });
-    if let Err(LoadError::Failed(m)) = res {
-        let gist = last_line(&read(&log));
-        return Err(LoadError::Failed(format!("{m}: {gist}")));
-    }
-    res.map(|_| child)
 }
 
 /// Starts the client; the caller waits for it with `wait_client`.
@@ -227,25 +262,7 @@ pub fn wait_client(
     place: &Place,
     duration_s: u32,
 ) -> Result<Outcome, LoadError> {
-    let deadline = Duration::from_secs(duration_s as u64 + 30);
-    let start = Instant::now();
-    loop {
-        if crate::measure::stopped() {
-            return Err(LoadError::Interrupted);
-        }
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) => {}
-            Err(e) => return Err(LoadError::Failed(format!("iperf3 client: {e}"))),
-        }
-        if start.elapsed() > deadline {
-            return Err(LoadError::Failed(format!(
-                "iperf3 client still running {} s after its {duration_s} s test",
-                deadline.as_secs() - duration_s as u64
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_exit(child, duration_s as f64, 30, "iperf3 client")?;
     let text = read(&place.path("iperf3-client.json"));
     parse(&text).map_err(|e| {
         let err = read(&place.path("iperf3-client.err"));

@@ -3,14 +3,13 @@
 //! every 10 ms, once with the tunnel idle and once while a throughput point runs. The rise
 //! under load is what a VPN user feels.
 
-use super::iperf::{wait_for, LoadError};
+use super::iperf::{spawn_ready, wait_exit, LoadError};
 use super::lab::{self, Place};
 use crate::record::vpn::Rtt;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
 use serde_json::Value;
 use std::process::Child;
-use std::time::{Duration, Instant};
 
 pub const PORT: &str = "2112";
 /// One probe every this many milliseconds: 100 a second, as `irtt client`'s default
@@ -49,28 +48,15 @@ pub fn start_server(
     irtt: &str,
     addr: &str,
 ) -> Result<Child, LoadError> {
-    let log = place.path("irtt-server.log");
     let bind = format!("{addr}:{PORT}");
-    let mut child = lab::spawn_in_ns(
+    spawn_ready(
         guard,
-        place.ns(),
+        place,
         &[irtt, "server", "-b", &bind, "-i", "0", "-d", "0", "-l", "0"],
-        &log,
-        None,
+        "irtt-server.log",
+        "listener on",
         "irtt server",
     )
-    .map_err(|e| LoadError::Failed(e.to_string()))?;
-    wait_for(&mut child, Duration::from_secs(10), "irtt server", || {
-        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("listener on"))
-    })
-    .map_err(|e| match e {
-        LoadError::Failed(m) => LoadError::Failed(format!(
-            "{m}: {}",
-            super::iperf::last_line(&std::fs::read_to_string(&log).unwrap_or_default())
-        )),
-        other => other,
-    })?;
-    Ok(child)
 }
 
 /// A client probing `addr` for `seconds`, from `place`; `wait` collects its result.
@@ -110,22 +96,7 @@ pub fn start_client(
 
 /// Waits (bounded: its length and 10 s) for a client and reads its round trips.
 pub fn wait(child: &mut Child, place: &Place, seconds: f64, tag: &str) -> Result<Rtt, LoadError> {
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds + 10.0);
-    loop {
-        if crate::measure::stopped() {
-            return Err(LoadError::Interrupted);
-        }
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                return Err(LoadError::Failed(format!(
-                    "irtt client still running 10 s after its {seconds:.1} s of probes"
-                )))
-            }
-            Err(e) => return Err(LoadError::Failed(format!("irtt client: {e}"))),
-        }
-    }
+    wait_exit(child, seconds, 10, "irtt client")?;
     let text = std::fs::read_to_string(place.path(&format!("irtt-{tag}.json"))).unwrap_or_default();
     parse(&text).map_err(|e| {
         let log = std::fs::read_to_string(place.path(&format!("irtt-{tag}.log")));

@@ -6,7 +6,6 @@
 
 use anyhow::anyhow;
 pub mod cleanup;
-mod cpu;
 mod crypto_user;
 mod iperf;
 mod ipsec;
@@ -17,7 +16,6 @@ pub mod plots;
 mod point;
 mod remote;
 pub mod render;
-mod throttle;
 mod tools;
 mod tunnel;
 pub use tunnel::WIREGUARD_CIPHER;
@@ -336,8 +334,7 @@ fn parse_ciphers(s: &str, supported: &[String], version: &str) -> anyhow::Result
 
 /// Root, or CAP_NET_ADMIN in the effective set.
 pub fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::sys::is_root() {
         return true;
     }
     std::fs::read_to_string("/proc/self/status")

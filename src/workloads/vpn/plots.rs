@@ -2,7 +2,7 @@
 //! ceiling, the busiest thread's CPU against 100% of one core, and OpenVPN's crypto share.
 
 use crate::analyse::vpn::median_of;
-use crate::record::vpn::{self as record, VpnRecord as Record};
+use crate::record::vpn::VpnRecord as Record;
 use crate::render::plots::{slug, svg, Bars, Figure};
 
 type Load = (String, String, u32);
@@ -109,7 +109,7 @@ fn busiest(labels: &[String], at: &[&Record], load: &Load, run: &str) -> Figure 
         .filter_map(|l| pct(l).map(|p| (l.as_str(), p)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     let shows = match top {
-        Some((l, p)) if p >= record::BOUND_PCT => {
+        Some((l, p)) if p >= crate::record::window::SATURATED_PCT => {
             format!("{l}'s busiest thread uses {p:.0}% of a core: one thread holds the tunnel back")
         }
         Some((l, p)) => format!(

@@ -1,24 +1,32 @@
 //! One vpn point: a fresh one-off iperf3 server in the tunnel, link counters and CPU
 //! before and after the client's run, and the record.
 
-use super::cpu;
 use super::iperf::{self, Load, LoadError};
 use super::lab::{self, Lab, Place, CLIENT, SERVER};
 use super::latency::{self, Rtts};
-use super::throttle::ClockWatch;
 use super::tunnel::{Programs, Spec, Tunnel};
 use crate::analyse::limit;
-use crate::record::vpn::{
-    self, ProcessCpu, ThreadCpu, VpnData, VpnRecord, DISTURBED_PCT, THREAD_USED_PCT,
-};
+use crate::record::vpn::{self, VpnData, VpnRecord};
+use crate::record::window::DISTURBED_PCT;
+use crate::record::window::{ProcessCpu, ThreadCpu, THREAD_USED_PCT};
+use crate::workloads::e2e::clock::ClockWatch;
+use crate::workloads::e2e::cpu;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The tunnel's processes (or a kernel tunnel's crypto kworkers) at one moment.
 fn cpu_snapshot(tun: &Tunnel, all_kworkers: bool) -> Vec<(String, i32, cpu::ProcSnap)> {
     if tun.kernel {
-        let ifs: Vec<&str> = tun.ifname.iter().map(String::as_str).collect();
-        let filter: Option<&[&str]> = if all_kworkers { None } else { Some(&ifs) };
+        let queues: Vec<String> = tun
+            .ifname
+            .iter()
+            .flat_map(|i| [format!("wg-crypt-{i}"), format!("ovpn-crypto-wq-{i}")])
+            .collect();
+        let filter = if all_kworkers {
+            None
+        } else {
+            Some(&queues[..])
+        };
         return cpu::kworkers(filter)
             .into_iter()
             .map(|(pid, t)| {
@@ -102,32 +110,6 @@ pub struct Watch {
     per_cpu: Vec<(usize, u64, u64)>,
 }
 
-/// Each CPU's softirq and total ticks (of `cpus` only, when given).
-fn softirq_ticks(cpus: Option<&[usize]>) -> Vec<(usize, u64, u64)> {
-    crate::sys::procfs::cpu_lines()
-        .into_iter()
-        .filter_map(|(c, l)| {
-            let c = c.filter(|c| cpus.is_none_or(|cs| cs.contains(c)))?;
-            Some((c, l.softirq, crate::sys::cpu::all_ticks(&l)))
-        })
-        .collect()
-}
-
-/// The CPU whose share in softirq grew most between two readings, with that share.
-fn busiest_softirq(
-    before: &[(usize, u64, u64)],
-    after: &[(usize, u64, u64)],
-) -> Option<(usize, f64)> {
-    after
-        .iter()
-        .filter_map(|&(c, s1, t1)| {
-            let &(_, s0, t0) = before.iter().find(|b| b.0 == c)?;
-            let total = t1.saturating_sub(t0);
-            (total > 0).then(|| (c, s1.saturating_sub(s0) as f64 / total as f64 * 100.0))
-        })
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-}
-
 impl Watch {
     /// Reads the counters of `places` (this host's ends) and of `tun`'s processes here;
     /// `cpus`: only these CPUs count as this host's (None: the whole machine).
@@ -149,7 +131,7 @@ impl Watch {
             .sum();
         let cpu = cpu_snapshot(tun, true);
         let sys = cpu::snap_system(cpus.as_deref());
-        let per_cpu = softirq_ticks(cpus.as_deref());
+        let per_cpu = cpu::softirq_ticks(cpus.as_deref());
         Ok(Watch {
             places,
             links,
@@ -166,7 +148,7 @@ impl Watch {
     pub fn finish(self, tun: &Tunnel, seconds: f64) -> Result<HostSeen, LoadError> {
         let cpu_after = cpu_snapshot(tun, false);
         let sys = cpu::snap_system(self.cpus.as_deref());
-        let per_cpu = softirq_ticks(self.cpus.as_deref());
+        let per_cpu = cpu::softirq_ticks(self.cpus.as_deref());
         let mut links = Vec::new();
         for ((end, ns), before) in self.places.iter().zip(self.links) {
             let after =
@@ -188,7 +170,7 @@ impl Watch {
             busy_s: sys.busy - self.sys.busy,
             total_s: sys.total - self.sys.total,
             softirq_s: (sys.softirq - self.sys.softirq).max(0.0),
-            softirq_busiest: busiest_softirq(&self.per_cpu, &per_cpu),
+            softirq_busiest: cpu::busiest_softirq(&self.per_cpu, &per_cpu),
         })
     }
 }
@@ -465,6 +447,7 @@ pub fn record(o: Observed) -> VpnRecord {
             .as_ref()
             .map_or_else(crate::sys::cpu::machine_cpus, Vec::len),
         generator,
+        server: None,
     });
     let mut notes = notes(
         tun,
@@ -533,7 +516,7 @@ pub fn record(o: Observed) -> VpnRecord {
         cpu_sys_s: attributable.then_some(sys),
         cpu_s_per_gb: (attributable && gb > 0.0).then(|| cpu_s / gb),
         others_cpu_pct: others_pct.clamp(0.0, 100.0),
-        disturbed: others_pct > DISTURBED_PCT,
+        disturbed: others_pct >= DISTURBED_PCT,
         notes,
         profile: profile.map(Box::new),
         dut: None,
@@ -636,7 +619,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
             "every core was busy ({busy_pct:.0}% of {cpus}): tunnel, iperf3 and the kernel shared them"
         ));
     }
-    if others_pct > DISTURBED_PCT {
+    if others_pct >= DISTURBED_PCT {
         notes.push(format!(
             "other processes used {others_pct:.0}% of all cores during this point: it is disturbed"
         ));

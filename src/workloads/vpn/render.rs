@@ -3,7 +3,8 @@
 //! Layout (terminal, Markdown, CSV) is `render::model`'s.
 
 use crate::analyse::vpn::{self, by_point, CipherShare};
-use crate::record::vpn::{cipher_label, VpnData, VpnRecord, THREAD_USED_PCT};
+use crate::record::vpn::{cipher_label, VpnData, VpnRecord};
+use crate::record::window::THREAD_USED_PCT;
 use crate::record::Environment;
 use crate::render::document::RunView;
 use crate::render::model::{Block, Column, Table};

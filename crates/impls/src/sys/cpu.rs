@@ -219,6 +219,52 @@ pub fn cpuinfo_field(cpuinfo: &str, keys: &[&str]) -> Option<String> {
     })
 }
 
+/// The CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity writes into the zeroed set we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            let n = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            return (0..n).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Server and generator CPUs: disjoint halves when there are at least two (the server
+/// gets the larger half), otherwise both share all of them.
+pub fn split_cpus(cpus: &[usize]) -> (Vec<usize>, Vec<usize>, bool) {
+    if cpus.len() < 2 {
+        return (cpus.to_vec(), cpus.to_vec(), false);
+    }
+    let k = cpus.len().div_ceil(2);
+    (cpus[..k].to_vec(), cpus[k..].to_vec(), true)
+}
+
+/// "0-3,6" style list for display.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,5 +301,20 @@ mod tests {
         // A thread that spun for 20 ms of wall time used at most that much CPU, and on a
         // machine shared with others at least some of it.
         assert!(used > 0.0 && used < 0.2, "{used}");
+    }
+
+    #[test]
+    fn busy_time_of_our_cpus_reads() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        assert!(cpus_busy_s(&cpus).unwrap() > 0.0);
+    }
+
+    #[test]
+    fn cpus_split_into_disjoint_halves() {
+        assert_eq!(split_cpus(&[0]), (vec![0], vec![0], false));
+        assert_eq!(split_cpus(&[0, 1]), (vec![0], vec![1], true));
+        assert_eq!(split_cpus(&[0, 1, 2]), (vec![0, 1], vec![2], true));
+        assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
     }
 }

@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod cpu;
 pub mod guard;
+pub mod net;
 pub mod procfs;
 pub mod program;
 pub mod signal;
@@ -59,4 +60,35 @@ pub fn machine_hash(id: &str, cpu_model: &str) -> String {
     use sha2::{Digest, Sha256};
     let d = Sha256::digest(format!("{id}\n{cpu_model}").as_bytes());
     hex::encode(&d[..6])
+}
+
+/// Raises the soft open-file limit towards `want` (children inherit it). Returns the
+/// soft limit now in force.
+pub fn raise_nofile(want: u64) -> u64 {
+    // SAFETY: getrlimit/setrlimit on our own process with a struct we own.
+    unsafe {
+        let mut rl: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) != 0 {
+            return 1024;
+        }
+        // rlim_t is 32 bits on 32-bit ARM (the cast is needed there only).
+        #[allow(clippy::unnecessary_cast)]
+        let want = want.min(libc::rlim_t::MAX as u64) as libc::rlim_t;
+        if rl.rlim_cur < want {
+            let new = libc::rlimit {
+                rlim_cur: want.min(rl.rlim_max),
+                rlim_max: rl.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &new) == 0 {
+                return new.rlim_cur as u64;
+            }
+        }
+        rl.rlim_cur as u64
+    }
+}
+
+/// Whether we run as root (effective user id 0).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
 }

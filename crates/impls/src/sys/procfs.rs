@@ -122,6 +122,31 @@ pub fn cpu_lines() -> Vec<(Option<usize>, CpuLine)> {
         .unwrap_or_default()
 }
 
+/// Direct children of `pid` (by scanning /proc), with their start times.
+pub fn children(pid: i32) -> Vec<(i32, u64)> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Some(s) = stat(p) {
+            if s.ppid == pid {
+                out.push((p, s.starttime));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether the process `pid` that started at `starttime` still exists (and is not a zombie).
+pub fn alive_since(pid: i32, starttime: u64) -> bool {
+    matches!(stat(pid), Some(s) if s.starttime == starttime && s.state != 'Z' && s.state != 'X')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +195,13 @@ mod tests {
         assert_eq!((v[0].1.user, v[0].1.softirq, v[0].1.steal), (100, 20, 3));
         assert_eq!(v[1].0, Some(0));
         assert_eq!(v[1].1.steal, 8);
+    }
+
+    #[test]
+    fn our_own_stat_reads() {
+        let me = std::process::id() as i32;
+        let s = stat(me).unwrap();
+        assert!(alive_since(me, s.starttime));
+        assert!(!alive_since(me, s.starttime + 1));
     }
 }

@@ -1,7 +1,8 @@
-//! CPU time of the tunnel's processes and threads (/proc/<pid>/stat and task/*/stat), of
-//! kernel WireGuard's crypto kworkers, and of the whole machine (/proc/stat).
+//! CPU time of a workload's processes and threads (/proc/<pid>/stat and task/*/stat), of
+//! the kernel workers doing its work (WireGuard's and DCO's crypto queues, dm-crypt's
+//! kcryptd), and of the whole machine and each CPU's softirq (/proc/stat).
 
-use crate::record::vpn::{ProcessCpu, ThreadCpu};
+use crate::record::window::{ProcessCpu, ThreadCpu};
 use std::collections::BTreeMap;
 use std::fs;
 
@@ -101,10 +102,10 @@ pub fn diff(
 }
 
 /// Kernel worker threads with their CPU times: all of them, or only those whose current
-/// name says they last ran kernel WireGuard's crypto work queue for one of `ifnames`
-/// ("kworker/1:2-wg-crypt-<if>"), or OpenVPN DCO's ("kworker/0:1-ovpn-crypto-wq-<if>",
-/// cut to 23 bytes: "ovpn-crypto-wq-cbench31").
-pub fn kworkers(ifnames: Option<&[&str]>) -> BTreeMap<i32, Times> {
+/// name says they last ran one of `queues`: kernel WireGuard's "wg-crypt-<if>"
+/// ("kworker/1:2-wg-crypt-<if>"), OpenVPN DCO's "ovpn-crypto-wq-<if>", dm-crypt's
+/// "kcryptd/<dev>". The kernel keeps 23 bytes of a queue's name (WORKER_DESC_LEN).
+pub fn kworkers(queues: Option<&[String]>) -> BTreeMap<i32, Times> {
     let mut out = BTreeMap::new();
     let Ok(dir) = fs::read_dir("/proc") else {
         return out;
@@ -119,14 +120,8 @@ pub fn kworkers(ifnames: Option<&[&str]>) -> BTreeMap<i32, Times> {
         if !comm.starts_with("kworker") {
             continue;
         }
-        if let Some(ifs) = ifnames {
-            // The kernel keeps 23 bytes of the queue's name (WORKER_DESC_LEN).
-            let ours = |i: &&str| {
-                [format!("wg-crypt-{i}"), format!("ovpn-crypto-wq-{i}")]
-                    .iter()
-                    .any(|q| comm.contains(&q[..q.len().min(23)]))
-            };
-            if !ifs.iter().any(ours) {
+        if let Some(queues) = queues {
+            if !queues.iter().any(|q| comm.contains(&q[..q.len().min(23)])) {
                 continue;
             }
         }
@@ -146,6 +141,32 @@ pub fn snap_system(cpus: Option<&[usize]>) -> crate::sys::cpu::Usage {
         None => crate::sys::cpu::machine_usage(),
     }
     .unwrap_or_default()
+}
+
+/// Each CPU's softirq and total ticks (of `cpus` only, when given).
+pub fn softirq_ticks(cpus: Option<&[usize]>) -> Vec<(usize, u64, u64)> {
+    crate::sys::procfs::cpu_lines()
+        .into_iter()
+        .filter_map(|(c, l)| {
+            let c = c.filter(|c| cpus.is_none_or(|cs| cs.contains(c)))?;
+            Some((c, l.softirq, crate::sys::cpu::all_ticks(&l)))
+        })
+        .collect()
+}
+
+/// The CPU whose share in softirq grew most between two readings, with that share.
+pub fn busiest_softirq(
+    before: &[(usize, u64, u64)],
+    after: &[(usize, u64, u64)],
+) -> Option<(usize, f64)> {
+    after
+        .iter()
+        .filter_map(|&(c, s1, t1)| {
+            let &(_, s0, t0) = before.iter().find(|b| b.0 == c)?;
+            let total = t1.saturating_sub(t0);
+            (total > 0).then(|| (c, s1.saturating_sub(s0) as f64 / total as f64 * 100.0))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 #[cfg(test)]
