@@ -49,6 +49,10 @@ pub struct DiskData {
     /// was kcryptd's queue); null where none ran (no-workqueue).
     #[serde(default)]
     pub kcryptd_cpu_s: Option<f64>,
+    /// Whether the CPU clock fell during the point; null where no clock reads or the
+    /// point is too short (under 2 s).
+    #[serde(default)]
+    pub throttled: Option<bool>,
 }
 
 /// The settings of a disk run.

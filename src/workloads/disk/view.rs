@@ -33,7 +33,7 @@ fn pct(v: f64) -> String {
 
 fn points_table(records: &[&DiskRecord]) -> Table {
     let mut t = Table::new(
-        "MB/s through the mapping, on the bare RAM disk (the ceiling) and of the cipher alone (AF_ALG, same driver, 4 KiB sectors); latency: fio's completion p50/p99",
+        "MB/s through the mapping, on the bare RAM disk (the ceiling) and of the cipher alone (AF_ALG, same driver, 4 KiB sectors); latency: fio's completion p50/p99; CPU: the machine's busy seconds per GB, and the kcryptd workers' share of them",
         vec![
             Column::text("cipher"),
             Column::text("driver"),
@@ -47,6 +47,8 @@ fn points_table(records: &[&DiskRecord]) -> Table {
             Column::num("primitive MB/s"),
             Column::num("disk/bare"),
             Column::num("disk/primitive"),
+            Column::num("CPU s/GB"),
+            Column::num("kcryptd"),
         ],
     );
     t.group_by = Some(0);
@@ -64,6 +66,8 @@ fn points_table(records: &[&DiskRecord]) -> Table {
             cell(r.primitive_bps, mbps),
             cell(ratio(r.throughput_bps, Some(r.bare_throughput_bps)), pct),
             cell(ratio(r.throughput_bps, r.primitive_bps), pct),
+            cell(r.cpu_s_per_gb, |v| format!("{v:.1}")),
+            cell(r.kcryptd_cpu_s.and_then(|k| ratio(k, r.cpu_sys_s)), pct),
         ]);
     }
     t
@@ -135,6 +139,7 @@ impl View for DiskView {
                 r.device.clone(),
                 r.size_bytes.to_string(),
                 opt(r.cpu_s_per_gb),
+                opt(r.kcryptd_cpu_s),
             ]);
         }
         t

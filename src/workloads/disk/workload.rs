@@ -9,6 +9,7 @@ use super::{fio, primitive, Cipher, DiskArgs, Load};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::record::disk::{DiskData, DiskRecord, DiskSettings};
 use crate::record::Exclusion;
+use crate::workloads::e2e::cpu;
 use crate::workloads::Failure;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -177,6 +178,17 @@ impl Disk {
         self.bare.insert(k, r.clone());
         Ok(r)
     }
+}
+
+/// CPU seconds since `before` of the kernel workers that last ran dm-crypt's queue
+/// ("kworker/u4:1-kcryptd/254:0"); None when none did (no-workqueue).
+fn kcryptd_s(before: &std::collections::BTreeMap<i32, cpu::Times>) -> Option<f64> {
+    let after = cpu::kworkers(Some(&["kcryptd/".to_string()]));
+    let s: f64 = after
+        .iter()
+        .map(|(pid, t)| t.total() - before.get(pid).map_or(0.0, cpu::Times::total))
+        .sum();
+    (!after.is_empty()).then_some(s.max(0.0))
 }
 
 /// The record's name of a queue option: the kernel's parameters, or "default".
@@ -358,7 +370,9 @@ impl Workload for Disk {
             if crate::measure::stopped() {
                 break;
             }
+            let workers0 = cpu::kworkers(None);
             let busy0 = crate::sys::cpu::machine_busy_s();
+            let clock = crate::workloads::e2e::clock::ClockWatch::start(self.duration);
             let t0 = Instant::now();
             let r = match fio::measure(
                 m.guard(),
@@ -380,6 +394,8 @@ impl Workload for Disk {
                 }
             };
             let wall = t0.elapsed().as_secs_f64();
+            let throttled = clock.finish();
+            let kcryptd = kcryptd_s(&workers0);
             let busy = match (busy0, crate::sys::cpu::machine_busy_s()) {
                 (Some(a), Some(b)) => Some((b - a).max(0.0)),
                 _ => None,
@@ -432,7 +448,8 @@ impl Workload for Disk {
                     primitive_bps: prim,
                     device: disk.kind.into(),
                     size_bytes: disk.size,
-                    kcryptd_cpu_s: None,
+                    kcryptd_cpu_s: kcryptd,
+                    throttled,
                 },
             };
             out.push(driver::Outcome::Record(rec));
