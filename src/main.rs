@@ -31,7 +31,7 @@ use workloads::speed::{self, SpeedArgs};
     name = "cryptobench",
     version = workloads::probe::version_line(),
     about = "Honest symmetric-crypto measurements across libraries and paths",
-    after_help = "Documentation in the sources: README.md, and docs/ one page per subject: speed.md, kernel-paths.md, tls.md, vpn.md, verify.md, reports.md, history.md, studies.md, builds.md, routers.md, benchmarks.md."
+    after_help = "Documentation in the sources: README.md, and docs/ one page per subject: speed.md, kernel-paths.md, tls.md, vpn.md, disk.md, verify.md, reports.md, history.md, studies.md, builds.md, routers.md, benchmarks.md."
 )]
 struct Cli {
     #[command(subcommand)]

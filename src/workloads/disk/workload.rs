@@ -43,7 +43,9 @@ pub struct Disk {
     /// AF_ALG's figure per driver bound.
     primitive: HashMap<String, Option<f64>>,
     release: String,
-    profile: bool,
+    /// --profile: every load is run again under perf, sampling every CPU (the
+    /// encryption runs in kernel workers).
+    sampler: Option<crate::profile::Sampler>,
 }
 
 fn program(name: &str) -> Result<std::path::PathBuf, Failure> {
@@ -70,6 +72,11 @@ impl Disk {
         if !crate::sys::is_root() {
             return Err(Failure::Unavailable(super::NEED_ROOT.into()));
         }
+        let sampler = args
+            .profile
+            .then(|| crate::profile::Sampler::new(None, true))
+            .transpose()
+            .map_err(Failure::input)?;
         let progs = Programs {
             fio: program("fio")?,
             dmsetup: program("dmsetup")?,
@@ -91,7 +98,7 @@ impl Disk {
                 .unwrap_or_default()
                 .trim()
                 .to_string(),
-            profile: args.profile,
+            sampler,
         })
     }
 
@@ -407,9 +414,29 @@ impl Workload for Disk {
                 disk.path, disk.kind, m.bound, p.cipher.key_bits, load.rw
             )];
             notes.push("CPU: the whole machine's busy seconds during fio (fio included): the encryption runs in kernel workers shared with everything else".into());
-            if self.profile {
-                notes.push("--profile: not yet sampled for disk".into());
-            }
+            // --profile: the same load again under perf; the record keeps the unsampled
+            // figures, the profile the throughput reached while sampled.
+            let profile = self.sampler.as_ref().map(|s| {
+                let what = format!("disk {label} {} qd{}", load.pattern, load.iodepth);
+                Box::new(crate::profile::sample_point(
+                    s,
+                    crate::profile::Target::SystemWide,
+                    &what,
+                    || {
+                        fio::measure(
+                            m.guard(),
+                            &disk.dir,
+                            &self.progs.fio,
+                            &m.path,
+                            disk.size,
+                            load,
+                            self.duration,
+                        )
+                        .ok()
+                        .map(|r| r.bytes_per_s)
+                    },
+                ))
+            });
             let rec = DiskRecord {
                 kind: crate::record::LineKind::Record,
                 schema: crate::record::SCHEMA,
@@ -429,7 +456,7 @@ impl Workload for Disk {
                 others_cpu_pct: 0.0,
                 disturbed: false,
                 notes,
-                profile: None,
+                profile,
                 dut: None,
                 dut_agent_cpu_pct: None,
                 data: DiskData {
