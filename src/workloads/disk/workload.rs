@@ -40,8 +40,8 @@ pub struct Disk {
     points: Vec<Point>,
     /// The bare RAM disk's figures per load, measured once.
     bare: HashMap<usize, fio::Result>,
-    /// AF_ALG's figure per driver bound.
-    primitive: HashMap<String, Option<f64>>,
+    /// AF_ALG's figure per driver bound and key size.
+    primitive: HashMap<(String, u32), Option<f64>>,
     release: String,
     /// --profile: every load is run again under perf, sampling every CPU (the
     /// encryption runs in kernel workers).
@@ -356,7 +356,7 @@ impl Workload for Disk {
         }
         let prim = self
             .primitive
-            .entry(m.bound.clone())
+            .entry((m.bound.clone(), p.cipher.key_bits))
             .or_insert_with(|| {
                 primitive::bytes_per_s(
                     &m.bound,
@@ -380,16 +380,19 @@ impl Workload for Disk {
             let workers0 = cpu::kworkers(None);
             let busy0 = crate::sys::cpu::machine_busy_s();
             let clock = crate::workloads::e2e::clock::ClockWatch::start(self.duration);
+            let on_mapping = || {
+                fio::measure(
+                    m.guard(),
+                    &disk.dir,
+                    &self.progs.fio,
+                    &m.path,
+                    disk.size,
+                    load,
+                    self.duration,
+                )
+            };
             let t0 = Instant::now();
-            let r = match fio::measure(
-                m.guard(),
-                &disk.dir,
-                &self.progs.fio,
-                &m.path,
-                disk.size,
-                load,
-                self.duration,
-            ) {
+            let r = match on_mapping() {
                 Ok(r) => r,
                 Err(e) => {
                     out.push(driver::Outcome::Excluded(self.exclusion(
@@ -422,19 +425,7 @@ impl Workload for Disk {
                     s,
                     crate::profile::Target::SystemWide,
                     &what,
-                    || {
-                        fio::measure(
-                            m.guard(),
-                            &disk.dir,
-                            &self.progs.fio,
-                            &m.path,
-                            disk.size,
-                            load,
-                            self.duration,
-                        )
-                        .ok()
-                        .map(|r| r.bytes_per_s)
-                    },
+                    || on_mapping().ok().map(|r| r.bytes_per_s),
                 ))
             });
             let rec = DiskRecord {
