@@ -31,7 +31,7 @@ use workloads::speed::{self, SpeedArgs};
     name = "cryptobench",
     version = workloads::probe::version_line(),
     about = "Honest symmetric-crypto measurements across libraries and paths",
-    after_help = "Documentation in the sources: README.md, and docs/ one page per subject: speed.md, kernel-paths.md, tls.md, vpn.md, verify.md, reports.md, history.md, studies.md, builds.md, routers.md, benchmarks.md."
+    after_help = "Documentation in the sources: README.md, and docs/ one page per subject: speed.md, kernel-paths.md, tls.md, vpn.md, disk.md, verify.md, reports.md, history.md, studies.md, builds.md, routers.md, benchmarks.md."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -51,6 +51,10 @@ enum Command {
     /// End to end: OpenVPN and WireGuard between two network namespaces, with iperf3.
     #[command(after_help = "See docs/vpn.md (and docs/routers.md for --dut) in the sources.")]
     Vpn(Box<workloads::vpn::VpnArgs>),
+    /// End to end: dm-crypt over a RAM disk per cipher, kernel driver and queue option,
+    /// with fio, against the bare RAM disk and the cipher alone through AF_ALG.
+    #[command(after_help = "See docs/disk.md (and docs/routers.md for --dut) in the sources.")]
+    Disk(Box<workloads::disk::DiskArgs>),
     /// Prove every selected path correct: known answers, Project Wycheproof's vectors and
     /// a round trip with a second implementation. Exit 1 names each failing vector.
     #[command(after_help = "See docs/verify.md in the sources.")]
@@ -187,6 +191,7 @@ fn main() {
         Command::Speed(args) => speed::run(*args),
         Command::Tls(args) => workloads::tls::run(*args),
         Command::Vpn(args) => workloads::vpn::run(*args),
+        Command::Disk(args) => workloads::disk::run(*args),
         Command::Cleanup { dut } if dut.named() => dut::passthrough(&dut, &[]),
         Command::Cleanup { .. } => Ok(workloads::cleanup()),
         Command::Verify(args) => workloads::verify::run(*args),

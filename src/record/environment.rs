@@ -399,7 +399,16 @@ mod tests {
             cipher_alone_record_bytes: 16384,
             notes: vec![],
         }));
-        for w in [speed, vpn, process, tls] {
+        let disk = WorkloadSettings::Disk(crate::record::disk::DiskSettings {
+            disk_ciphers: vec!["aes-xts-plain64/512".into()],
+            disk_drivers: vec![],
+            queues: vec!["default".into()],
+            patterns: vec!["seq-read qd1".into()],
+            device: "brd".into(),
+            size_bytes: 64 << 20,
+            duration_s: 1,
+        });
+        for w in [speed, vpn, process, tls, disk] {
             let s = Settings {
                 workload: w,
                 study_neighbour: true,
@@ -430,6 +439,7 @@ mod tests {
                     WorkloadSettings::Tls(_) => "tls",
                     WorkloadSettings::Vpn(_) => "vpn",
                     WorkloadSettings::Process(_) => "process",
+                    WorkloadSettings::Disk(_) => "disk",
                     WorkloadSettings::Other {} => "other",
                 });
             }

@@ -3,6 +3,7 @@
 
 use anyhow::anyhow;
 pub mod any;
+pub mod disk;
 pub mod environment;
 pub mod identity;
 pub mod profile;
@@ -116,6 +117,7 @@ any::workload_list! {
     Speed(speed::SpeedData) = "speed",
     Tls(tls::TlsData) = "tls",
     Vpn(vpn::VpnData) = "vpn",
+    Disk(disk::DiskData) = "disk",
 }
 
 /// Each workload's settings, told apart by the fields only it has.
@@ -126,6 +128,7 @@ pub enum WorkloadSettings {
     Vpn(environment::VpnSettings),
     Process(environment::ProcessSettings),
     Tls(Box<environment::TlsSettings>),
+    Disk(disk::DiskSettings),
     /// Settings this version does not know: not kept. Only a workload this version does
     /// not know writes them, and its records cannot be read either.
     Other {},

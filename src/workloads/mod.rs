@@ -1,6 +1,7 @@
 //! Subcommands that run measurements end to end.
 
 pub mod compare;
+pub mod disk;
 pub mod e2e;
 pub mod enc;
 pub mod history;
@@ -20,10 +21,11 @@ use crate::render::{Document, Format};
 
 /// Every workload's view, in the order a report shows them: the one list a new workload
 /// joins (besides main.rs's subcommand).
-pub static VIEWS: [&dyn WorkloadView; 3] = [
+pub static VIEWS: [&dyn WorkloadView; 4] = [
     &Registered::<speed::view::SpeedView>::new(),
     &Registered::<tls::view::TlsView>::new(),
     &Registered::<vpn::view::VpnView>::new(),
+    &Registered::<disk::view::DiskView>::new(),
 ];
 
 /// How to show runs: every workload's view, and the crossover pair where one was asked.
@@ -47,6 +49,9 @@ pub fn cleanup() -> i32 {
         );
         l
     };
+    if crate::sys::is_root() {
+        lines.extend(disk::cleanup_lines());
+    }
     lines.extend(crate::dut::agent::remove_orphan_uploads());
     if lines.is_empty() {
         lines.push("nothing left behind".into());

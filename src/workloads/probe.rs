@@ -201,12 +201,13 @@ fn table(v: &Value) -> String {
         }
     }
     path("/dev/crypto", &k["cryptodev"]);
-    // The whole data path in the kernel: kTLS, WireGuard, OpenVPN DCO, IPsec.
+    // The whole data path in the kernel: kTLS, WireGuard, OpenVPN DCO, IPsec, dm-crypt.
     for (key, label) in [
         ("ktls", "kernel TLS"),
         ("wireguard", "WireGuard"),
         ("ovpn_dco", "OpenVPN DCO"),
         ("ipsec", "IPsec (ESP)"),
+        ("dm_crypt", "dm-crypt (disk)"),
     ] {
         path(label, &k["offload"][key]);
     }

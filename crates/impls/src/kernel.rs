@@ -51,6 +51,28 @@ pub fn proc_crypto() -> Vec<CryptoEntry> {
     parse_proc_crypto(&fs::read_to_string("/proc/crypto").unwrap_or_default())
 }
 
+/// The driver a kernel user (an IPsec SA, a dm-crypt mapping) bound: of the entries
+/// named `instance`, the highest priority among those whose reference count rose (or
+/// that appeared) since `before`; else the highest priority, as the kernel chooses.
+pub fn bound_driver(
+    before: &[CryptoEntry],
+    after: &[CryptoEntry],
+    instance: &str,
+) -> Option<String> {
+    let rose = after
+        .iter()
+        .filter(|e| e.name == instance)
+        .filter(|e| {
+            before
+                .iter()
+                .find(|b| b.driver == e.driver)
+                .is_none_or(|b| e.refcnt > b.refcnt)
+        })
+        .max_by_key(|e| e.priority);
+    rose.or_else(|| chosen_driver(after, instance))
+        .map(|e| e.driver.clone())
+}
+
 /// The driver the kernel picks for `name`: the highest priority among the entries that
 /// passed their self-test and are not internal.
 pub fn chosen_driver<'a>(entries: &'a [CryptoEntry], name: &str) -> Option<&'a CryptoEntry> {
@@ -411,6 +433,7 @@ pub fn offload_paths(config: &KernelConfig) -> OffloadPaths {
         ),
         ovpn_dco: module_status(config, "ovpn_dco_v2", "ovpn-dco-v2.ko", None),
         ipsec: ipsec_status(config),
+        dm_crypt: module_status(config, "dm_crypt", "dm-crypt.ko", Some("CONFIG_DM_CRYPT")),
     }
 }
 
@@ -453,6 +476,8 @@ pub struct OffloadPaths {
     pub ovpn_dco: Usable,
     /// The kernel's ESP (IPsec), configured with `ip xfrm`.
     pub ipsec: Usable,
+    /// dm-crypt, the disk encryption target (`cryptobench disk`).
+    pub dm_crypt: Usable,
 }
 
 /// One algorithm name of /proc/crypto: every driver, by priority, and the one the kernel
@@ -548,6 +573,7 @@ mod tests {
             ("wireguard", &v.wireguard),
             ("ovpn_dco", &v.ovpn_dco),
             ("ipsec", &v.ipsec),
+            ("dm_crypt", &v.dm_crypt),
         ] {
             assert!(!u.reason.is_empty(), "{k}: {v:?}");
         }

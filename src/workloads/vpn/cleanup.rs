@@ -63,7 +63,7 @@ pub fn owner_of_if_name(name: &str) -> Option<u32> {
 }
 
 /// Whether `pid` is a cryptobench process that is still running (and so owns its names).
-fn running(pid: u32) -> bool {
+pub fn running(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }

@@ -285,13 +285,13 @@ pub fn up(
         }
         batch(ns, &format!("{sas}{}", policies(p.end)))?;
     }
-    let bound =
-        bound_driver(&before, &crate::kernel::proc_crypto(), alg.instance).ok_or_else(|| {
-            anyhow!(
-                "no {} in /proc/crypto after the SAs were made",
-                alg.instance
-            )
-        })?;
+    let bound = crate::kernel::bound_driver(&before, &crate::kernel::proc_crypto(), alg.instance)
+        .ok_or_else(|| {
+        anyhow!(
+            "no {} in /proc/crypto after the SAs were made",
+            alg.instance
+        )
+    })?;
     if let Some(w) = want.filter(|w| *w != bound && bound != format!("pcrypt({w})")) {
         return Err(anyhow!(
             "--ipsec-driver {w}: the kernel bound {bound} instead, though {w} had the highest priority"
@@ -373,28 +373,6 @@ fn bind(guard: &Guard, alg: &Alg, driver: &str) -> anyhow::Result<()> {
         let _ = aead_request(UPDATEALG, &e.driver, u32::try_from(e.priority).ok());
     }
     Ok(())
-}
-
-/// The driver the SA bound: of the entries named `instance`, the highest priority among
-/// those whose reference count rose (or that appeared) since `before`; else the
-/// highest priority, as the kernel chooses.
-fn bound_driver(
-    before: &[crate::kernel::CryptoEntry],
-    after: &[crate::kernel::CryptoEntry],
-    instance: &str,
-) -> Option<String> {
-    let rose = after
-        .iter()
-        .filter(|e| e.name == instance)
-        .filter(|e| {
-            before
-                .iter()
-                .find(|b| b.driver == e.driver)
-                .is_none_or(|b| e.refcnt > b.refcnt)
-        })
-        .max_by_key(|e| e.priority);
-    rose.or_else(|| crate::kernel::chosen_driver(after, instance))
-        .map(|e| e.driver.clone())
 }
 
 /// pcrypt(...) around the AEAD, made through crypto_user unless it is there already: at

@@ -421,6 +421,23 @@ impl crate::impls::Symmetric for AfAlg {
     }
 }
 
+/// An encrypting skcipher bound by the kernel's name for it, a driver's or a template
+/// instance's (`xts(aes-generic)`, `essiv(cbc(aes),sha256)`), with `key` and an IV of
+/// `iv_len` bytes: the primitive under dm-crypt, as `cryptsetup benchmark` times it.
+pub fn skcipher(name: &str, key: &[u8], iv_len: usize) -> Prepared {
+    let tfm = kernel::af_alg_bind("skcipher", name)
+        .map_err(|e| anyhow!("AF_ALG bind skcipher/{name}: {}", os_err(e)))?;
+    socket::set_key(&tfm, key)?;
+    let sock = socket::accept(&tfm)?;
+    Ok(Box::new(ops::AlgOp::cipher_op(
+        Direction::Enc,
+        iv_len,
+        tfm,
+        sock,
+        None,
+    )))
+}
+
 impl crate::impls::KernelDriver for AfAlg {
     fn driver(&self, alg: Algorithm) -> Option<String> {
         self.driver_for(alg)

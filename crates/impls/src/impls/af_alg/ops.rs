@@ -53,11 +53,26 @@ impl AlgOp {
         sock: OwnedFd,
         pipe: Option<Pipe>,
     ) -> AlgOp {
+        let mut op = AlgOp::cipher_op(direction, alg.nonce_len(), tfm, sock, pipe);
+        op.kind = alg.kind();
+        op.digest_len = alg.digest_len();
+        op
+    }
+
+    /// A skcipher operation with an IV of `nonce_len` bytes, of any algorithm the kernel
+    /// names (xts(aes), adiantum(xchacha12,aes)), not only those `Algorithm` lists.
+    pub(super) fn cipher_op(
+        direction: Direction,
+        nonce_len: usize,
+        tfm: OwnedFd,
+        sock: OwnedFd,
+        pipe: Option<Pipe>,
+    ) -> AlgOp {
         AlgOp {
-            kind: alg.kind(),
+            kind: Kind::Cipher,
             direction,
-            digest_len: alg.digest_len(),
-            nonce_len: alg.nonce_len(),
+            digest_len: 0,
+            nonce_len,
             _tfm: tfm,
             sock,
             pipe,

@@ -1,0 +1,137 @@
+//! The disk record: one fio pattern through a dm-crypt mapping over a RAM disk, beside the
+//! bare RAM disk and the cipher alone through AF_ALG. See docs/records.md, "disk record".
+
+use crate::record::identity::KeyValue;
+use serde::{Deserialize, Serialize};
+
+/// A disk point: the shared envelope (impl "dm-crypt", impl_version the kernel release,
+/// label = cipher, key size, driver and queue option; throughput_bps = through the
+/// mapping) and these. Field names are a public contract (docs/records.md): add, never
+/// rename.
+pub type DiskRecord = crate::record::Record<DiskData>;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct DiskData {
+    /// dm-crypt's cipher specification as given: "aes-xts-plain64",
+    /// "aes-cbc-essiv:sha256", "xchacha12,aes-adiantum-plain64", or a `capi:` one.
+    pub cipher: String,
+    /// Bits of the mapping's key.
+    pub key_bits: u32,
+    /// The crypto API driver the mapping bound (/proc/crypto's driver name whose
+    /// reference count rose when the mapping was made), e.g. "xts-aes-aesni" or
+    /// "xts(aes-generic)".
+    pub kernel_driver: String,
+    /// dm-crypt's optional parameters as the table carries them: "default" (none),
+    /// "no_read_workqueue no_write_workqueue" or "same_cpu_crypt".
+    pub queues: String,
+    /// "seq-read", "seq-write", "rand-read" or "rand-write".
+    pub pattern: String,
+    /// fio's block size in bytes (1 MiB sequential, 4 KiB random).
+    pub block_size: u64,
+    /// fio's queue depth (libaio).
+    pub iodepth: u32,
+    /// I/Os per second through the mapping.
+    pub iops: f64,
+    /// fio's completion latency percentiles through the mapping, in microseconds.
+    pub lat_p50_us: f64,
+    pub lat_p99_us: f64,
+    /// The same pattern on the bare RAM disk: the ceiling.
+    pub bare_throughput_bps: f64,
+    pub bare_iops: f64,
+    /// The cipher alone, same driver, through AF_ALG in 4 KiB messages (the mapping's
+    /// sector): what `cryptsetup benchmark` would say. Null where AF_ALG cannot bind it.
+    pub primitive_bps: Option<f64>,
+    /// "brd" (the kernel's RAM disk) or "loop" (a loop device over a file in /dev/shm).
+    pub device: String,
+    /// Bytes of the RAM disk.
+    pub size_bytes: u64,
+    /// CPU seconds of the kcryptd workers during the point (kworkers whose last work
+    /// was kcryptd's queue); null where none ran (no-workqueue).
+    #[serde(default)]
+    pub kcryptd_cpu_s: Option<f64>,
+    /// Whether the CPU clock fell during the point; null where no clock reads or the
+    /// point is too short (under 2 s).
+    #[serde(default)]
+    pub throttled: Option<bool>,
+}
+
+/// The settings of a disk run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct DiskSettings {
+    pub disk_ciphers: Vec<String>,
+    #[serde(default)]
+    pub disk_drivers: Vec<String>,
+    #[serde(default)]
+    pub queues: Vec<String>,
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    #[serde(default)]
+    pub device: String,
+    #[serde(default)]
+    pub size_bytes: u64,
+    #[serde(default)]
+    pub duration_s: u32,
+}
+
+/// The label of a mapping: "aes-xts-plain64 512 xts-aes-aesni default".
+pub fn label(cipher: &str, key_bits: u32, driver: &str, queues: &str) -> String {
+    let q = match queues {
+        "default" => "default".to_string(),
+        q if q.contains("no_read_workqueue") => "no-workqueue".into(),
+        q if q.contains("same_cpu_crypt") => "same-cpu".into(),
+        q => q.replace(' ', "+"),
+    };
+    format!("{cipher} {key_bits} {driver} {q}")
+}
+
+impl crate::record::RecordData for DiskData {
+    fn identity_keys<'a>(
+        r: &'a DiskRecord,
+        _label: Option<&str>,
+    ) -> (&'a str, Vec<(&'static str, KeyValue)>) {
+        let text = |s: &str| KeyValue::Text(s.to_string());
+        (
+            &r.implementation,
+            vec![
+                ("cipher", text(&r.cipher)),
+                ("key_bits", KeyValue::Num(r.key_bits as u64)),
+                ("kernel_driver", text(&r.kernel_driver)),
+                ("queues", text(&r.queues)),
+                ("pattern", text(&r.pattern)),
+                ("block_size", KeyValue::Num(r.block_size)),
+                ("iodepth", KeyValue::Num(r.iodepth as u64)),
+            ],
+        )
+    }
+
+    fn point_key(r: &DiskRecord) -> (String, u32) {
+        (
+            format!(
+                "{} {} {}k qd{}",
+                r.label,
+                r.pattern,
+                r.block_size / 1024,
+                r.iodepth
+            ),
+            0,
+        )
+    }
+
+    fn check(r: &DiskRecord) -> anyhow::Result<()> {
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if !positive(r.throughput_bps) || !positive(r.iops) {
+            anyhow::bail!("a disk point without throughput or IOPS");
+        }
+        if !(r.lat_p50_us >= 0.0 && r.lat_p50_us <= r.lat_p99_us) {
+            anyhow::bail!(
+                "lat_p50_us {} above lat_p99_us {}",
+                r.lat_p50_us,
+                r.lat_p99_us
+            );
+        }
+        if r.block_size == 0 || r.iodepth == 0 || r.key_bits == 0 {
+            anyhow::bail!("block_size, iodepth and key_bits must be positive");
+        }
+        Ok(())
+    }
+}

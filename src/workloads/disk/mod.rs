@@ -1,0 +1,382 @@
+//! `cryptobench disk`: dm-crypt over a RAM disk (brd, or a loop device over /dev/shm),
+//! per cipher, kernel driver and queue option, with fio: sequential 1 MiB and random
+//! 4 KiB reads and writes, each beside the bare RAM disk (the ceiling) and the cipher
+//! alone through AF_ALG with the same driver. The run itself is the driver's.
+
+use anyhow::anyhow;
+mod cleanup;
+mod fio;
+mod mapping;
+mod primitive;
+pub mod view;
+mod workload;
+
+use super::Failure;
+use crate::cli::CommonArgs;
+
+#[derive(clap::Args)]
+pub struct DiskArgs {
+    /// dm-crypt ciphers, comma-separated, each with an optional /BITS key size
+    /// (default 512 for XTS, else 256); Adiantum's name keeps its comma.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "aes-xts-plain64/256,aes-xts-plain64/512,aes-cbc-essiv:sha256,xchacha12,aes-adiantum-plain64"
+    )]
+    pub ciphers: String,
+    /// Crypto API drivers to bind besides the kernel's choice, in dm-crypt's capi: syntax
+    /// (e.g. capi:xts(ecb(aes-generic))-plain64), comma-separated; each is measured for the
+    /// ciphers of its algorithm.
+    #[arg(long, value_name = "NAME[,NAME...]")]
+    pub disk_driver: Option<String>,
+    /// dm-crypt's queue options, comma-separated: default, no-workqueue
+    /// (no_read_workqueue no_write_workqueue), same-cpu (same_cpu_crypt).
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    pub queues: String,
+    /// fio patterns, comma-separated: seq-read and seq-write (1 MiB blocks, queue depth
+    /// 1), rand-read and rand-write (4 KiB blocks, queue depths 1 and 32).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "seq-read,seq-write,rand-read,rand-write"
+    )]
+    pub patterns: String,
+    /// Size of the RAM disk (e.g. 64m, 1g).
+    #[arg(long, value_name = "SIZE", default_value = "512m")]
+    pub size: String,
+    /// Sample the whole system with perf during each point (the crypto share).
+    #[arg(long)]
+    pub profile: bool,
+    /// Find and remove what a crashed run left behind (mappings, loop devices, the RAM
+    /// disk it loaded), say what was removed, and exit.
+    #[arg(long)]
+    pub cleanup: bool,
+    // --time: seconds of fio per pattern (default 5).
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// With --dut: the run happens on the DUT (as root), its records come back here.
+    #[command(flatten)]
+    pub dut: crate::dut::DutArgs,
+}
+
+const MAX_DURATION: f64 = 3600.0;
+const DEFAULT_DURATION: f64 = 5.0;
+/// The RAM disk: at least 16 MiB (fio's verify pass), at most 64 GiB.
+const SIZES: std::ops::RangeInclusive<u64> = (16 << 20)..=(64 << 30);
+
+pub fn run(args: DiskArgs) -> Result<i32, Failure> {
+    if args.dut.named() {
+        if args.cleanup {
+            return crate::dut::passthrough(&args.dut, &[]);
+        }
+        let format = args.common.format;
+        let out = args.common.output("disk").map_err(Failure::input)?;
+        args.dut.targets()?;
+        let relayed = crate::dut::relay::run("disk", &out, &args.dut, &[], None)?;
+        return super::show_runs(
+            relayed.runs,
+            relayed.outcome,
+            format,
+            &super::render_options(None),
+        );
+    }
+    if args.cleanup {
+        if !crate::sys::is_root() {
+            return Err(Failure::Unavailable(NEED_ROOT.into()));
+        }
+        for line in cleanup::run_cleanup() {
+            println!("{line}");
+        }
+        return Ok(0);
+    }
+    let format = args.common.format;
+    super::show(measure(args)?, format, &super::render_options(None))
+}
+
+/// Measures without showing: the run, for a caller that shows it its own way (a study).
+pub fn measure(args: DiskArgs) -> Result<crate::driver::Finished, Failure> {
+    let out = args.common.output("disk").map_err(Failure::input)?;
+    crate::driver::run(&mut workload::Disk::new(args)?, &out)
+}
+
+/// What crashed disk runs left behind, removed (`cryptobench cleanup` as root).
+pub fn cleanup_lines() -> Vec<String> {
+    cleanup::run_cleanup()
+}
+
+const NEED_ROOT: &str =
+    "disk needs root (it loads brd, makes dm-crypt mappings and loop devices): run it with sudo";
+
+/// A dm-crypt cipher as the table takes it, its key size, and the kernel's name of the
+/// algorithm under it (what AF_ALG binds and /proc/crypto lists).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cipher {
+    /// The table's cipher field: "aes-xts-plain64" or "capi:xts(aes-generic)-plain64".
+    pub spec: String,
+    pub key_bits: u32,
+    /// "xts(aes)", "essiv(cbc(aes),sha256)", "adiantum(xchacha12,aes)"; for a capi:
+    /// spec, the instance it names ("xts(aes-generic)").
+    pub kernel_name: String,
+    /// The IV mode ("plain64", "essiv:sha256").
+    pub iv_mode: String,
+    /// Bytes of IV the algorithm takes (Adiantum's tweak is 32).
+    pub iv_len: usize,
+}
+
+impl Cipher {
+    /// Parses `cipher-chainmode-ivmode[:ivopts]` (dm-crypt's form) or `capi:NAME-ivmode`.
+    fn parse(spec: &str, key_bits: Option<u32>) -> anyhow::Result<Cipher> {
+        let bad = || {
+            anyhow!(
+                "invalid cipher '{}': give dm-crypt's cipher-chainmode-ivmode (e.g. aes-xts-plain64) or capi:NAME-ivmode (e.g. capi:xts(ecb(aes-generic))-plain64)",
+                crate::units::shown(spec)
+            )
+        };
+        let (kernel_name, iv_mode) = if let Some(capi) = spec.strip_prefix("capi:") {
+            let (name, iv) = capi.rsplit_once('-').ok_or_else(bad)?;
+            if !name.ends_with(')') || iv.is_empty() {
+                return Err(bad());
+            }
+            (name.to_string(), iv.to_string())
+        } else {
+            let mut parts = spec.splitn(3, '-');
+            let (Some(c), Some(chain), Some(iv)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(bad());
+            };
+            let word = |s: &str| {
+                !s.is_empty()
+                    && s.chars()
+                        .all(|ch| ch.is_ascii_alphanumeric() || "_,:".contains(ch))
+            };
+            if !word(c) || !word(chain) || !word(iv) {
+                return Err(bad());
+            }
+            let name = match iv.split_once(':') {
+                Some(("essiv", hash)) => format!("essiv({chain}({c}),{hash})"),
+                _ => format!("{chain}({c})"),
+            };
+            (name, iv.to_string())
+        };
+        let xts = kernel_name.starts_with("xts(");
+        let key_bits = key_bits.unwrap_or(if xts { 512 } else { 256 });
+        Ok(Cipher {
+            spec: spec.to_string(),
+            key_bits,
+            iv_len: if kernel_name.starts_with("adiantum(") {
+                32
+            } else {
+                16
+            },
+            kernel_name,
+            iv_mode,
+        })
+    }
+}
+
+/// `--ciphers`: a comma list whose Adiantum items ("xchacha12,aes-adiantum-plain64") keep
+/// their comma; each item may end in /BITS.
+fn parse_ciphers(s: &str) -> anyhow::Result<Vec<Cipher>> {
+    let items = crate::units::items(s, "--ciphers", "aes-xts-plain64/512")?;
+    let mut out: Vec<Cipher> = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        let mut item = items[i].to_string();
+        if matches!(items[i], "xchacha12" | "xchacha20") && i + 1 < items.len() {
+            item = format!("{},{}", items[i], items[i + 1]);
+            i += 1;
+        }
+        i += 1;
+        let (spec, bits) = match item.rsplit_once('/') {
+            Some((spec, b)) => {
+                let bits = b
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|b| (128..=1024).contains(b) && b % 64 == 0)
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "invalid --ciphers key size '{}': give bits, a multiple of 64 from 128 to 1024 (e.g. aes-xts-plain64/512)",
+                            crate::units::shown(b)
+                        )
+                    })?;
+                (spec.to_string(), Some(bits))
+            }
+            None => (item, None),
+        };
+        let c = Cipher::parse(&spec, bits).map_err(|e| anyhow!("--ciphers: {e}"))?;
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// `--disk-driver`: capi: specs (their names may hold commas inside parentheses).
+fn parse_drivers(s: &str) -> anyhow::Result<Vec<Cipher>> {
+    let mut out: Vec<Cipher> = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    let mut items = Vec::new();
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&s[start..]);
+    for item in items.into_iter().map(str::trim) {
+        if !item.starts_with("capi:") {
+            return Err(anyhow!(
+                "invalid --disk-driver '{}': give dm-crypt's capi: form naming the driver, e.g. capi:xts(ecb(aes-generic))-plain64",
+                crate::units::shown(item)
+            ));
+        }
+        let c = Cipher::parse(item, None).map_err(|e| anyhow!("--disk-driver: {e}"))?;
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// `--queues`: the dm-crypt optional parameters of each option, as the kernel names them.
+fn parse_queues(s: &str) -> anyhow::Result<Vec<&'static str>> {
+    let mut out = Vec::new();
+    for q in crate::units::items(s, "--queues", "default,no-workqueue")? {
+        let params = match q {
+            "default" => "",
+            "no-workqueue" => "no_read_workqueue no_write_workqueue",
+            "same-cpu" => "same_cpu_crypt",
+            _ => {
+                return Err(anyhow!(
+                    "invalid --queues '{}': choose from default, no-workqueue, same-cpu",
+                    crate::units::shown(q)
+                ))
+            }
+        };
+        if !out.contains(&params) {
+            out.push(params);
+        }
+    }
+    Ok(out)
+}
+
+/// One fio load: its pattern name, fio's rw, block size and queue depth.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Load {
+    pub pattern: &'static str,
+    pub rw: &'static str,
+    pub block_size: u64,
+    pub iodepth: u32,
+}
+
+fn parse_patterns(s: &str) -> anyhow::Result<Vec<Load>> {
+    let mut out = Vec::new();
+    for p in crate::units::items(s, "--patterns", "seq-read,rand-write")? {
+        let (pattern, rw, bs, depths): (&'static str, _, _, &[u32]) = match p {
+            "seq-read" => ("seq-read", "read", 1 << 20, &[1]),
+            "seq-write" => ("seq-write", "write", 1 << 20, &[1]),
+            "rand-read" => ("rand-read", "randread", 4096, &[1, 32]),
+            "rand-write" => ("rand-write", "randwrite", 4096, &[1, 32]),
+            _ => {
+                return Err(anyhow!(
+                "invalid --patterns '{}': choose from seq-read, seq-write, rand-read, rand-write",
+                crate::units::shown(p)
+            ))
+            }
+        };
+        for &iodepth in depths {
+            let l = Load {
+                pattern,
+                rw,
+                block_size: bs,
+                iodepth,
+            };
+            if !out.contains(&l) {
+                out.push(l);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_size(s: &str) -> anyhow::Result<u64> {
+    crate::units::bytes(s)
+        .filter(|n| SIZES.contains(n) && n % (1 << 20) == 0)
+        .ok_or_else(|| {
+            anyhow!(
+                "invalid --size '{}': give whole MiB from 16m to 64g, e.g. --size 512m",
+                crate::units::shown(s)
+            )
+        })
+}
+
+fn parse_duration(d: f64) -> anyhow::Result<u32> {
+    let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
+    if d.fract() != 0.0 {
+        return Err(anyhow!(
+            "invalid --time {d}: fio's runtime here is whole seconds, e.g. --time {}",
+            d.round().max(1.0)
+        ));
+    }
+    Ok(d as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ciphers_parse_into_the_kernels_names() {
+        let c = parse_ciphers(
+            "aes-xts-plain64/256,aes-xts-plain64,aes-cbc-essiv:sha256,xchacha12,aes-adiantum-plain64",
+        )
+        .unwrap();
+        let names: Vec<(&str, u32, usize)> = c
+            .iter()
+            .map(|c| (c.kernel_name.as_str(), c.key_bits, c.iv_len))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("xts(aes)", 256, 16),
+                ("xts(aes)", 512, 16),
+                ("essiv(cbc(aes),sha256)", 256, 16),
+                ("adiantum(xchacha12,aes)", 256, 32)
+            ]
+        );
+        assert_eq!(c[3].spec, "xchacha12,aes-adiantum-plain64");
+        assert!(parse_ciphers("aes").is_err());
+        assert!(parse_ciphers("aes-xts-plain64/100").is_err());
+        assert!(parse_ciphers("aes-xts-plain64 --x").is_err());
+        let d = parse_drivers(
+            "capi:xts(aes-generic)-plain64,capi:adiantum(xchacha12,aes-generic)-plain64",
+        )
+        .unwrap();
+        assert_eq!(d[0].kernel_name, "xts(aes-generic)");
+        assert_eq!(d[0].iv_mode, "plain64");
+        assert_eq!(d[1].kernel_name, "adiantum(xchacha12,aes-generic)");
+        assert!(parse_drivers("xts-aes-aesni").is_err());
+        let d = parse_drivers("capi:xts(ecb(aes-generic))-plain64").unwrap();
+        assert_eq!(d[0].kernel_name, "xts(ecb(aes-generic))");
+    }
+
+    #[test]
+    fn other_inputs() {
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("1m").is_err());
+        assert_eq!(parse_size("64m").unwrap(), 64 << 20);
+        assert!(parse_queues("bogus").is_err());
+        assert_eq!(
+            parse_queues("default,no-workqueue").unwrap(),
+            ["", "no_read_workqueue no_write_workqueue"]
+        );
+        assert!(parse_patterns("x").is_err());
+        assert_eq!(parse_patterns("rand-read").unwrap().len(), 2);
+        assert!(parse_duration(0.5).is_err());
+    }
+}
