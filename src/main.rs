@@ -1,6 +1,7 @@
 #![recursion_limit = "256"]
 //! cryptobench: how fast symmetric crypto really is on this machine, and through which path.
 
+mod advise;
 mod analyse;
 mod cli;
 mod driver;
@@ -14,7 +15,6 @@ mod render;
 mod sinks;
 mod stats;
 mod store;
-mod advise;
 mod study;
 mod verify;
 mod workloads;

@@ -245,7 +245,11 @@ fn tls(time: &str, ktls: bool) -> Vec<String> {
 /// what is missing (probe's reasons, and the steps that failed or could not run).
 fn advice_of(o: &Observed, plan: &Plan, tags: &[&str], mut missing: Vec<Unavailable>) -> Advice {
     let measured = measured(o, tags);
-    for (tag, paths) in plan.expected.iter().filter(|(t, _)| tags.contains(&t.as_str())) {
+    for (tag, paths) in plan
+        .expected
+        .iter()
+        .filter(|(t, _)| tags.contains(&t.as_str()))
+    {
         if let Some(why) = o.failure(tag) {
             // The guest's commands run one after the other: a failed one leaves the
             // others' points, and only the paths without any are its.

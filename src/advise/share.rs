@@ -127,10 +127,9 @@ pub fn figure_text(f: &Figure) -> String {
             format!("{x:.1}")
         }
     };
-    let ci = f
-        .ci
-        .map(|[l, h]| format!(" [{}, {}]", n(l), n(h)))
-        .unwrap_or_default();
+    let ci =
+        f.ci.map(|[l, h]| format!(" [{}, {}]", n(l), n(h)))
+            .unwrap_or_default();
     let limit = f
         .limit
         .as_ref()
@@ -229,9 +228,8 @@ pub fn read_rows(files: &[PathBuf]) -> Result<Vec<Row>, Failure> {
         .iter()
         .map(|p| {
             let shown = crate::units::shown_path(p);
-            let text = std::fs::read_to_string(p).map_err(|e| {
-                Failure::Input(format!("--compare {shown}: cannot read: {e}"))
-            })?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::Input(format!("--compare {shown}: cannot read: {e}")))?;
             let v: Value = serde_json::from_str(&text).map_err(|e| {
                 Failure::Input(format!(
                     "--compare {shown}: not JSON ({e}): give a file written by advise --share"
@@ -276,8 +274,14 @@ mod tests {
         };
         let s = scrub(r, &["secret-host".into(), "alice".into(), "x".into()]);
         assert!(s.device.starts_with("(withheld") && s.kernel.starts_with("(withheld"));
-        assert_eq!((s.cpu.as_str(), s.os.as_str()), ("ARM Cortex-A53", "OpenWrt 23.05"));
+        assert_eq!(
+            (s.cpu.as_str(), s.os.as_str()),
+            ("ARM Cortex-A53", "OpenWrt 23.05")
+        );
         let text = serde_json::to_string(&document(&s)).unwrap().to_lowercase();
-        assert!(!text.contains("secret-host") && !text.contains("alice"), "{text}");
+        assert!(
+            !text.contains("secret-host") && !text.contains("alice"),
+            "{text}"
+        );
     }
 }

@@ -21,29 +21,10 @@ pub struct Report<'a> {
 }
 
 impl Report<'_> {
-    /// An interrupted run or steps that broke, said first in one line each.
+    /// An interrupted run or steps that broke, said first in one line each (as a study
+    /// says them).
     fn first(&self) -> Vec<Block> {
-        let o = self.observed;
-        let mut lines = Vec::new();
-        if !o.not_run.is_empty() {
-            lines.push(format!(
-                "INTERRUPTED: steps not run: {} (the verdicts cover only what ran)",
-                o.not_run.join(", ")
-            ));
-        }
-        if !o.failed.is_empty() {
-            let steps: Vec<String> = o
-                .failed
-                .iter()
-                .map(|(tag, why)| format!("{tag} ({why})"))
-                .collect();
-            lines.push(format!("FAILED: steps: {}", steps.join("; ")));
-        }
-        if lines.is_empty() {
-            Vec::new()
-        } else {
-            vec![Block::Lines(lines)]
-        }
+        crate::study::view::first(self.observed)
     }
 
     fn verdicts(&self) -> Vec<Block> {

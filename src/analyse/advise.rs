@@ -235,11 +235,14 @@ fn tunnels(vpn: &[&VpnRecord], a: &mut Advice) {
             a.verdicts.push(v);
         }
     }
-    a.verdicts
-        .push(limit_verdict("What limits the fastest tunnel?", &show(top), top, |r| {
-            r.limit.as_ref()
-        }));
-    a.headline.push(figure("tunnel throughput", top, |r| r.limit.as_ref()));
+    a.verdicts.push(limit_verdict(
+        "What limits the fastest tunnel?",
+        &show(top),
+        top,
+        |r| r.limit.as_ref(),
+    ));
+    a.headline
+        .push(figure("tunnel throughput", top, |r| r.limit.as_ref()));
     // The packet rate at the smallest datagrams of the fastest tunnel's point.
     let pps: Vec<&VpnRecord> = vpn
         .iter()
@@ -259,7 +262,10 @@ fn tunnels(vpn: &[&VpnRecord], a: &mut Advice) {
             value,
             unit: "pps".into(),
             ci,
-            limit: at.first().and_then(|r| r.limit.as_ref()).map(|l| l.kind.clone()),
+            limit: at
+                .first()
+                .and_then(|r| r.limit.as_ref())
+                .map(|l| l.kind.clone()),
         });
     }
 }
@@ -356,7 +362,8 @@ fn speed_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
         (&second.name, &second),
         mbit,
     ));
-    a.headline.push(figure("cipher speed at 1400 B", &first, |_| None));
+    a.headline
+        .push(figure("cipher speed at 1400 B", &first, |_| None));
 }
 
 /// Two paths compared: the faster named with its ratio and interval when the interval
@@ -422,7 +429,12 @@ fn compared<R: RunId>(
 }
 
 /// The only path of its kind that ran: nothing to compare.
-fn alone<R: RunId>(question: &str, name: &str, c: &Candidate<R>, unit: fn(f64) -> String) -> Verdict {
+fn alone<R: RunId>(
+    question: &str,
+    name: &str,
+    c: &Candidate<R>,
+    unit: fn(f64) -> String,
+) -> Verdict {
     Verdict {
         question: question.into(),
         answer: format!("cannot decide: only {name} ran here, nothing to compare it with"),
@@ -497,11 +509,7 @@ pub fn median_interval(values: &[f64]) -> (f64, Option<[f64; 2]>) {
     (m, Some([(m.ln() - z * se).exp(), (m.ln() + z * se).exp()]))
 }
 
-fn figure<R: RunId>(
-    what: &str,
-    c: &Candidate<R>,
-    limit: impl Fn(&R) -> Option<&Limit>,
-) -> Figure {
+fn figure<R: RunId>(what: &str, c: &Candidate<R>, limit: impl Fn(&R) -> Option<&Limit>) -> Figure {
     let (value, ci) = median_interval(&c.values);
     Figure {
         what: what.into(),

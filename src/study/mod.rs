@@ -12,7 +12,7 @@ pub mod offload;
 pub mod router_vpn;
 pub(crate) mod runner;
 pub mod scaling;
-mod view;
+pub(crate) mod view;
 
 use crate::analyse::share::{self, Share};
 use crate::analyse::vpn::CipherShare;

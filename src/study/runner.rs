@@ -26,11 +26,7 @@ enum Invocation {
 
 const MARK: &str = "=====cbench-study-records=====";
 
-pub fn run(
-    name: &str,
-    steps: &[Step],
-    output: Option<&Path>,
-) -> Result<(Observed, i32), Failure> {
+pub fn run(name: &str, steps: &[Step], output: Option<&Path>) -> Result<(Observed, i32), Failure> {
     // Every command line is checked before anything runs.
     for s in steps {
         let words = match &s.action {
@@ -39,9 +35,8 @@ pub fn run(
             _ => None,
         };
         if let Some(w) = words {
-            Invocation::try_parse_from(w).map_err(|e| {
-                Failure::Runtime(format!("study {}: step {}: {e}", name, s.tag))
-            })?;
+            Invocation::try_parse_from(w)
+                .map_err(|e| Failure::Runtime(format!("study {}: step {}: {e}", name, s.tag)))?;
         }
     }
     crate::sys::signal::install_signal_handler();
@@ -108,11 +103,7 @@ pub fn run(
             }
             // Not a failure of the step: this machine lacks what it needs.
             Err(Failure::Unavailable(why)) => {
-                eprintln!(
-                    "study {}: {}: cannot be observed here: {why}",
-                    name,
-                    s.tag
-                );
+                eprintln!("study {}: {}: cannot be observed here: {why}", name, s.tag);
                 observed.unavailable.push((s.tag.clone(), why));
             }
             Err(f) => {

@@ -51,7 +51,11 @@ fn find<'a>(a: &'a Advice, q: &str) -> &'a Verdict {
 #[test]
 fn a_clear_winner_is_named_with_its_ratio_and_interval() {
     let mut runs = Vec::new();
-    for (round, wg, gcm, chacha) in [(1, 900.0, 500.0, 300.0), (2, 910.0, 505.0, 305.0), (3, 890.0, 495.0, 295.0)] {
+    for (round, wg, gcm, chacha) in [
+        (1, 900.0, 500.0, 300.0),
+        (2, 910.0, 505.0, 305.0),
+        (3, 890.0, 495.0, 295.0),
+    ] {
         runs.push(run(
             &format!("vpn{round}"),
             vec![
@@ -64,14 +68,20 @@ fn a_clear_winner_is_named_with_its_ratio_and_interval() {
     let a = advice(&runs, Vec::new());
     let v = find(&a, "Which tunnel");
     assert!(
-        v.answer.starts_with("wireguard-go CHACHA20-POLY1305 is faster than openvpn AES-256-GCM by 1.80x ["),
+        v.answer.starts_with(
+            "wireguard-go CHACHA20-POLY1305 is faster than openvpn AES-256-GCM by 1.80x ["
+        ),
         "{v:?}"
     );
     let ci = v.ci.unwrap();
     assert!(ci[0] > 1.0 && ci[0] < 1.8 && ci[1] > 1.8, "{ci:?}");
     assert_eq!(v.runs, ["vpn1", "vpn2", "vpn3"]);
     let c = find(&a, "Which cipher for openvpn");
-    assert!(c.answer.starts_with("AES-256-GCM is faster than CHACHA20-POLY1305"), "{c:?}");
+    assert!(
+        c.answer
+            .starts_with("AES-256-GCM is faster than CHACHA20-POLY1305"),
+        "{c:?}"
+    );
     assert!(a.unavailable.is_empty(), "{:?}", a.unavailable);
     let h = &a.headline[0];
     assert_eq!(h.path, "wireguard-go CHACHA20-POLY1305");
@@ -95,7 +105,10 @@ fn overlapping_intervals_name_no_winner() {
         .collect();
     let a = advice(&runs, Vec::new());
     let c = find(&a, "Which cipher for openvpn");
-    assert!(c.answer.starts_with("no difference beyond the noise"), "{c:?}");
+    assert!(
+        c.answer.starts_with("no difference beyond the noise"),
+        "{c:?}"
+    );
     let ci = c.ci.unwrap();
     assert!(ci[0] <= 1.0 && ci[1] >= 1.0, "{ci:?}");
     // Only one tunnel ran: its verdict says it cannot decide, and the missing one is listed.
@@ -125,10 +138,15 @@ fn a_failed_path_gets_no_verdict_only_its_reason() {
     };
     let a = advice(&runs, vec![failed.clone()]);
     for v in &a.verdicts {
-        assert!(!v.answer.contains("wireguard") && !v.evidence.contains("wireguard"), "{v:?}");
+        assert!(
+            !v.answer.contains("wireguard") && !v.evidence.contains("wireguard"),
+            "{v:?}"
+        );
     }
     assert_eq!(a.unavailable, [failed]);
-    assert!(find(&a, "Which tunnel").answer.contains("only openvpn AES-256-GCM"));
+    assert!(find(&a, "Which tunnel")
+        .answer
+        .contains("only openvpn AES-256-GCM"));
 }
 
 /// The fastest tunnel limited by the load generator: the verdict says it is not the
@@ -140,13 +158,23 @@ fn a_limit_that_is_not_the_crypto_says_so_with_its_evidence() {
         .map(|(round, v)| {
             run(
                 &format!("vpn{round}"),
-                vec![tunnel("wireguard-go", "CHACHA20-POLY1305", round, v, "generator")],
+                vec![tunnel(
+                    "wireguard-go",
+                    "CHACHA20-POLY1305",
+                    round,
+                    v,
+                    "generator",
+                )],
             )
         })
         .collect();
     let a = advice(&runs, Vec::new());
     let l = find(&a, "What limits the fastest tunnel");
-    assert!(l.answer.contains("the load generator, not the path measured"), "{l:?}");
+    assert!(
+        l.answer
+            .contains("the load generator, not the path measured"),
+        "{l:?}"
+    );
     assert!(!l.answer.contains("its crypto"), "{l:?}");
     assert_eq!(l.evidence, "generator evidence");
     assert_eq!(l.runs, ["vpn1"]);
@@ -178,12 +206,24 @@ fn speed_and_tls_verdicts_read_their_own_records() {
         "speed",
         vec![
             speed_rec_load("openssl", None, "aes-128-gcm", "enc", 1400, 1, 4e9, 100.0),
-            speed_rec_load("ring", None, "chacha20-poly1305", "enc", 1400, 1, 1e9, 100.0),
+            speed_rec_load(
+                "ring",
+                None,
+                "chacha20-poly1305",
+                "enc",
+                1400,
+                1,
+                1e9,
+                100.0,
+            ),
             speed_rec_load("ring", None, "chacha20-poly1305", "enc", 64, 1, 9e9, 100.0),
         ],
     );
     let mut runs = vec![speed];
-    for (i, (gcm, chacha)) in [(250e6, 180e6), (255e6, 185e6), (245e6, 175e6)].into_iter().enumerate() {
+    for (i, (gcm, chacha)) in [(250e6, 180e6), (255e6, 185e6), (245e6, 175e6)]
+        .into_iter()
+        .enumerate()
+    {
         let mut k = tls_rec("TLS_AES_128_GCM_SHA256+ktls", 102400, 4, gcm);
         if let AnyRecord::Tls(r) = &mut k {
             r.throughput_bps = gcm * 1.01;
@@ -199,10 +239,20 @@ fn speed_and_tls_verdicts_read_their_own_records() {
     }
     let a = advice(&runs, Vec::new());
     let s = find(&a, "AES-GCM or ChaCha20");
-    assert!(s.answer.starts_with("openssl aes-128-gcm is faster than ring chacha20-poly1305 by 4.00x"), "{s:?}");
+    assert!(
+        s.answer
+            .starts_with("openssl aes-128-gcm is faster than ring chacha20-poly1305 by 4.00x"),
+        "{s:?}"
+    );
     let t = find(&a, "Which TLS suite");
-    assert!(t.answer.starts_with("TLS_AES_128_GCM_SHA256 is faster"), "{t:?}");
+    assert!(
+        t.answer.starts_with("TLS_AES_128_GCM_SHA256 is faster"),
+        "{t:?}"
+    );
     let k = find(&a, "Does kernel TLS help TLS_AES_128_GCM_SHA256");
-    assert!(k.answer.starts_with("no difference beyond the noise"), "{k:?}");
+    assert!(
+        k.answer.starts_with("no difference beyond the noise"),
+        "{k:?}"
+    );
     assert!(k.evidence.contains("CPU per GB"), "{k:?}");
 }
