@@ -1,6 +1,7 @@
 #![recursion_limit = "256"]
 //! cryptobench: how fast symmetric crypto really is on this machine, and through which path.
 
+mod advise;
 mod analyse;
 mod cli;
 mod driver;
@@ -113,6 +114,10 @@ enum Command {
         after_help = "See docs/studies.md (and docs/builds.md for --openssl) in the sources."
     )]
     Study(Box<study::StudyArgs>),
+    /// The answer for this box: which tunnel, cipher and TLS setup, how fast, what limits
+    /// it, each verdict with its interval; --share writes a row others can compare.
+    #[command(after_help = "See docs/advise.md in the sources.")]
+    Advise(Box<advise::AdviseArgs>),
     /// For bench/changepoints: series of runs judged by change points, one baseline and
     /// the history gate (JSON on stdin and stdout).
     #[command(hide = true)]
@@ -240,6 +245,7 @@ fn main() {
         }
         Command::History(args) => workloads::history::run(args),
         Command::Study(args) => study::run(*args),
+        Command::Advise(args) => advise::run(*args),
         Command::JudgeSeries(args) => workloads::judge_series::run(args),
     };
     match result {

@@ -10,9 +10,9 @@ pub mod builds;
 mod governor;
 pub mod offload;
 pub mod router_vpn;
-mod runner;
+pub(crate) mod runner;
 pub mod scaling;
-mod view;
+pub(crate) mod view;
 
 use crate::analyse::share::{self, Share};
 use crate::analyse::vpn::CipherShare;
@@ -330,7 +330,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     for s in &mut steps {
         s.action.add_args(&store);
     }
-    let (mut observed, code) = runner::run(study.as_ref(), &steps, args.output.as_deref())?;
+    let (mut observed, code) = runner::run(study.name(), &steps, args.output.as_deref())?;
     observed.notes.extend(study.notes(&o));
     let findings = study.analyse(&observed);
     let mut report = view::Report {
@@ -422,7 +422,7 @@ pub fn agreement(agrees: bool, study: u32) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::record::speed::SpeedRecord;
 use crate::record::tls::TlsRecord;

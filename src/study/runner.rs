@@ -2,7 +2,7 @@
 //! cryptobench, or in the qemu guest), all appending to one JSON Lines file, then reads
 //! every run back and tags it with its step.
 
-use super::{governor, Action, Observed, Step, Study, Tagged};
+use super::{governor, Action, Observed, Step, Tagged};
 use crate::record::read::read_files;
 use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
@@ -26,11 +26,7 @@ enum Invocation {
 
 const MARK: &str = "=====cbench-study-records=====";
 
-pub fn run(
-    study: &dyn Study,
-    steps: &[Step],
-    output: Option<&Path>,
-) -> Result<(Observed, i32), Failure> {
+pub fn run(name: &str, steps: &[Step], output: Option<&Path>) -> Result<(Observed, i32), Failure> {
     // Every command line is checked before anything runs.
     for s in steps {
         let words = match &s.action {
@@ -39,9 +35,8 @@ pub fn run(
             _ => None,
         };
         if let Some(w) = words {
-            Invocation::try_parse_from(w).map_err(|e| {
-                Failure::Runtime(format!("study {}: step {}: {e}", study.name(), s.tag))
-            })?;
+            Invocation::try_parse_from(w)
+                .map_err(|e| Failure::Runtime(format!("study {}: step {}: {e}", name, s.tag)))?;
         }
     }
     crate::sys::signal::install_signal_handler();
@@ -56,7 +51,7 @@ pub fn run(
     let total: f64 = steps.iter().map(|s| s.seconds).sum();
     eprintln!(
         "study {}: {} steps, expected about {}; records in {}",
-        study.name(),
+        name,
         steps.len(),
         duration(total),
         file.display()
@@ -108,16 +103,12 @@ pub fn run(
             }
             // Not a failure of the step: this machine lacks what it needs.
             Err(Failure::Unavailable(why)) => {
-                eprintln!(
-                    "study {}: {}: cannot be observed here: {why}",
-                    study.name(),
-                    s.tag
-                );
+                eprintln!("study {}: {}: cannot be observed here: {why}", name, s.tag);
                 observed.unavailable.push((s.tag.clone(), why));
             }
             Err(f) => {
                 let why = f.message().to_string();
-                eprintln!("study {}: {}: failed: {why}", study.name(), s.tag);
+                eprintln!("study {}: {}: failed: {why}", name, s.tag);
                 observed.failed.push((s.tag.clone(), why));
             }
         }

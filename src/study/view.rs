@@ -56,7 +56,7 @@ pub fn blocks(study: &dyn Study, o: &Opts, observed: &Observed, f: &Findings) ->
 
 /// What is said first: an interrupted study (its tables hold only what ran) and steps
 /// that failed (the study exits 1), each in one line.
-fn first(observed: &Observed) -> Vec<Block> {
+pub(crate) fn first(observed: &Observed) -> Vec<Block> {
     let mut lines = Vec::new();
     if !observed.not_run.is_empty() {
         lines.push(format!(

@@ -1,0 +1,356 @@
+//! `cryptobench advise`: the answer for this box in one command. Like `study`, it owns no
+//! measuring code: it composes probe, speed, vpn and tls as the study runner's steps (their
+//! records go to --output and the store like any run), then `analyse::advise` turns the
+//! runs into verdicts, and `share` into a row others can compare.
+
+mod share;
+mod view;
+
+use crate::analyse::advise::{advise, tls_path, vpn_path, Advice, Input, Unavailable};
+use crate::render::Format;
+use crate::study::{argv, runner, Action, Observed, Step};
+use crate::workloads::Failure;
+use serde_json::Value;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct AdviseArgs {
+    /// A reduced matrix in under 3 minutes on a 2-core machine (the full one: under 15).
+    #[arg(long)]
+    pub quick: bool,
+    /// Also measure the kernel paths (kernel WireGuard, OpenVPN DCO, IPsec, kTLS) in the
+    /// qemu guest (guest/run); their verdicts are the guest's, never compared with ours.
+    #[arg(long)]
+    pub guest: bool,
+    /// Write this box's canonical row (device, CPU, OS, kernel, headline figures with
+    /// their intervals and limits; no host name, address, user or key) to FILE as JSON,
+    /// with its Markdown table row.
+    #[arg(long, value_name = "FILE")]
+    pub share: Option<PathBuf>,
+    /// Put these shared rows (files written by --share) beside this box's.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub compare: Vec<PathBuf>,
+    /// Keep the records of every step (JSON Lines, appended) in FILE; default: a temp
+    /// file removed after.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[arg(long, default_value = "table", value_parser = Format::parser(view::FORMATS, &[]))]
+    pub format: Format,
+    /// Keep every step's run in this store: sqlite:PATH or postgresql://USER@HOST/DB
+    /// [default: $CRYPTOBENCH_STORE, else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
+    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
+    pub store: Option<String>,
+    /// Keep the steps' runs in no store (only --output, if given).
+    #[arg(long)]
+    pub no_store: bool,
+    /// With --dut: advise runs on the DUT (all of it), its verdicts shown here.
+    #[command(flatten)]
+    pub dut: crate::dut::DutArgs,
+}
+
+/// The ciphers the tunnels are compared with: an AES-GCM and ChaCha20-Poly1305.
+const CIPHERS: &str = "AES-256-GCM,CHACHA20-POLY1305";
+
+/// One kernel path as probe sees it: usable, or why not.
+struct Kernel {
+    wireguard: Result<(), String>,
+    dco: Result<(), String>,
+    ipsec: Result<(), String>,
+    ktls: Result<(), String>,
+    af_alg: Result<(), String>,
+}
+
+fn usable(v: &Value) -> Result<(), String> {
+    if v["usable"].as_bool() == Some(true) {
+        Ok(())
+    } else {
+        Err(v["reason"]
+            .as_str()
+            .unwrap_or("probe gave no reason")
+            .to_string())
+    }
+}
+
+fn kernel(facts: &Value) -> Kernel {
+    let k = &facts["kernel"];
+    Kernel {
+        wireguard: usable(&k["offload"]["wireguard"]),
+        dco: usable(&k["offload"]["ovpn_dco"]),
+        ipsec: usable(&k["offload"]["ipsec"]),
+        ktls: usable(&k["offload"]["ktls"]),
+        af_alg: usable(&k["af_alg"]["aead"]),
+    }
+}
+
+/// The steps, the paths they measure (by step tag), and the paths probe says cannot run.
+struct Plan {
+    steps: Vec<Step>,
+    expected: Vec<(String, Vec<String>)>,
+    missing: Vec<Unavailable>,
+}
+
+fn plan(quick: bool, guest: bool, k: &Kernel) -> Plan {
+    let mut missing = Vec::new();
+    let mut lack = |path: &str, r: &Result<(), String>| {
+        if let Err(why) = r {
+            missing.push(Unavailable {
+                path: path.into(),
+                reason: why.clone(),
+            });
+        }
+    };
+    lack("wireguard-kernel", &k.wireguard);
+    lack("openvpn-dco", &k.dco);
+    lack("ipsec", &k.ipsec);
+    lack("ktls", &k.ktls);
+    lack("af_alg", &k.af_alg);
+    let (time, rounds, speed_time, libs) = if quick {
+        ("2", "3", "0.1", "openssl,ring")
+    } else {
+        ("5", "5", "0.3", "openssl,ring,aws-lc,rustcrypto,libsodium")
+    };
+    let mut impls = libs.to_string();
+    if k.af_alg.is_ok() {
+        impls.push_str(",af_alg");
+    }
+    let mut tunnels = vec!["wireguard-go", "openvpn"];
+    for (t, ok) in [
+        ("wireguard-kernel", &k.wireguard),
+        ("openvpn-dco", &k.dco),
+        ("ipsec", &k.ipsec),
+    ] {
+        if ok.is_ok() {
+            tunnels.push(t);
+        }
+    }
+    let points = (tunnels.len() * 2 * 2) as f64 * rounds.parse::<f64>().unwrap_or(3.0);
+    let mut steps = vec![
+        Step {
+            tag: "speed".into(),
+            seconds: 12.0 * 4.0 * speed_time.parse::<f64>().unwrap_or(0.1) + 2.0,
+            action: Action::Workload(speed(&impls, speed_time)),
+        },
+        Step {
+            tag: "vpn".into(),
+            seconds: points * (time.parse::<f64>().unwrap_or(2.0) + 2.0),
+            action: Action::Workload(vpn(&tunnels.join(","), time, rounds)),
+        },
+    ];
+    let mut tls_paths = vec!["tls".to_string()];
+    if k.ktls.is_ok() {
+        tls_paths.push("ktls".into());
+    }
+    // Three runs of the TLS points: one gives no interval.
+    for _ in 0..3 {
+        steps.push(Step {
+            tag: "tls".into(),
+            seconds: 6.0,
+            action: Action::Workload(tls(time, k.ktls.is_ok())),
+        });
+    }
+    let mut expected = vec![
+        ("speed".to_string(), vec!["speed".to_string()]),
+        (
+            "vpn".to_string(),
+            tunnels.iter().map(|t| t.to_string()).collect(),
+        ),
+        ("tls".to_string(), tls_paths),
+    ];
+    if guest {
+        // The kernel paths where the guest kernel has them; its probe says which (a
+        // tunnel it lacks fails its step, and is listed with the reason).
+        let g_tunnels = "wireguard-kernel,wireguard-go,openvpn,openvpn-dco";
+        steps.push(Step {
+            tag: "guest".into(),
+            seconds: 90.0 + 4.0 * 2.0 * 3.0 * 4.0 + 20.0,
+            action: Action::Guest(
+                g_tunnels
+                    .split(',')
+                    .map(|t| vpn(t, time, rounds))
+                    .chain([tls(time, true)])
+                    .collect(),
+            ),
+        });
+        expected.push((
+            "guest".to_string(),
+            g_tunnels
+                .split(',')
+                .map(String::from)
+                .chain(["tls".into(), "ktls".into()])
+                .collect(),
+        ));
+    }
+    Plan {
+        steps,
+        expected,
+        missing,
+    }
+}
+
+fn speed(impls: &str, time: &str) -> Vec<String> {
+    argv(&[
+        "speed",
+        "--impl",
+        impls,
+        "--alg",
+        "aes-128-gcm,chacha20-poly1305",
+        "--sizes",
+        "64,1400,16k",
+        "--direction",
+        "enc",
+        "--time",
+        time,
+    ])
+}
+
+fn vpn(tunnels: &str, time: &str, rounds: &str) -> Vec<String> {
+    argv(&[
+        "vpn",
+        "--tunnels",
+        tunnels,
+        "--ciphers",
+        CIPHERS,
+        "--streams",
+        "1",
+        "--direction",
+        "up",
+        "--time",
+        time,
+        "--rounds",
+        rounds,
+        "--packet-sizes",
+        "64",
+    ])
+}
+
+fn tls(time: &str, ktls: bool) -> Vec<String> {
+    let mut a = argv(&[
+        "tls",
+        "--suites",
+        "aes128gcm,chacha",
+        "--files",
+        "100k",
+        "--concurrency",
+        "4",
+        "--time",
+        time,
+    ]);
+    if ktls {
+        a.push("--ktls".into());
+    }
+    a
+}
+
+/// The verdicts of one place's runs: its tags' runs, the paths expected of them, and
+/// what is missing (probe's reasons, and the steps that failed or could not run).
+fn advice_of(o: &Observed, plan: &Plan, tags: &[&str], mut missing: Vec<Unavailable>) -> Advice {
+    let measured = measured(o, tags);
+    for (tag, paths) in plan
+        .expected
+        .iter()
+        .filter(|(t, _)| tags.contains(&t.as_str()))
+    {
+        if let Some(why) = o.failure(tag) {
+            // The guest's commands run one after the other: a failed one leaves the
+            // others' points, and only the paths without any are its.
+            let whole = tag != "guest";
+            for p in paths {
+                if (whole || !measured.contains(p)) && !missing.iter().any(|m| &m.path == p) {
+                    missing.push(Unavailable {
+                        path: p.clone(),
+                        reason: why.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let input = Input {
+        runs: o
+            .runs
+            .iter()
+            .filter(|t| tags.contains(&t.tag.as_str()))
+            .map(|t| &t.run)
+            .collect(),
+        expected: plan
+            .expected
+            .iter()
+            .filter(|(t, _)| tags.contains(&t.as_str()))
+            .flat_map(|(_, p)| p.clone())
+            .collect(),
+        missing,
+    };
+    advise(&input)
+}
+
+/// The paths with at least one point under these tags.
+fn measured(o: &Observed, tags: &[&str]) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for tag in tags {
+        out.extend(o.vpn(tag).into_iter().map(vpn_path));
+        out.extend(o.tls(tag).into_iter().map(|r| tls_path(r).to_string()));
+    }
+    out
+}
+
+pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
+    if args.dut.named() {
+        if args.share.is_some() || !args.compare.is_empty() || args.output.is_some() {
+            return Err(Failure::Input(
+                "advise --dut with --share, --compare or --output: those files would be the DUT's; drop them (run advise on the DUT itself to share its row)".into(),
+            ));
+        }
+        return crate::dut::passthrough(&args.dut, &[]);
+    }
+    // Every file is checked before anything runs.
+    let others = share::read_rows(&args.compare)?;
+    if let Some(p) = &args.share {
+        share::check_writable(p)?;
+    }
+    if let Some(p) = &args.output {
+        crate::record::JsonLinesWriter::check(p).map_err(Failure::input)?;
+    }
+    let facts = crate::workloads::probe::facts();
+    let k = kernel(&facts);
+    let mut plan = plan(args.quick, args.guest, &k);
+    let store: Vec<String> = match (&args.store, args.no_store) {
+        (Some(url), _) => vec!["--store".into(), url.clone()],
+        (None, true) => vec!["--no-store".into()],
+        (None, false) => Vec::new(),
+    };
+    for s in &mut plan.steps {
+        s.action.add_args(&store);
+    }
+    let (observed, code) = runner::run("advise", &plan.steps, args.output.as_deref())?;
+    let mut advice = advice_of(
+        &observed,
+        &plan,
+        &["speed", "vpn", "tls"],
+        plan.missing.clone(),
+    );
+    if args.guest {
+        let g = advice_of(&observed, &plan, &["guest"], Vec::new());
+        advice.verdicts.extend(g.verdicts.into_iter().map(|mut v| {
+            v.question = format!("In the qemu guest: {}", v.question);
+            v
+        }));
+        advice
+            .unavailable
+            .extend(g.unavailable.into_iter().map(|mut u| {
+                u.path = format!("guest {}", u.path);
+                u
+            }));
+    }
+    let row = share::row(&facts, &advice.headline);
+    if let Some(p) = &args.share {
+        share::write(p, &row)?;
+    }
+    let mut report = view::Report {
+        quick: args.quick,
+        observed: &observed,
+        advice: &advice,
+        row: &row,
+        others: &others,
+    };
+    crate::workloads::print(&mut report, args.format)?;
+    Ok(code)
+}

@@ -1,0 +1,565 @@
+//! `advise`'s verdicts: which tunnel, which cipher, whether a kernel path helps, what
+//! limits the best points, each from the records of one machine with its interval. A
+//! winner is named only when the interval of the ratio excludes no difference; a path
+//! that failed or could not run gets no verdict, only its reason. Pure: runs in, words
+//! and numbers out.
+
+use super::compare::{log_median_se, ratio_ci, verdict, Verdict as Direction};
+use super::stats::median;
+use crate::record::any::Listed;
+use crate::record::read::Run;
+use crate::record::speed::SpeedRecord;
+use crate::record::tls::TlsRecord;
+use crate::record::vpn::VpnRecord;
+use crate::record::window::Limit;
+use crate::record::Record;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// A ratio within this fraction of 1 is no winner even when its interval excludes 1 (the
+/// shared machine's drift between points): the threshold `compare` uses.
+pub const THRESHOLD: f64 = 0.05;
+
+/// One answer: the question, the answer in a sentence, the ratio and its 95 % interval
+/// where two paths were compared, the figures behind it, and the runs they came from.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Verdict {
+    pub question: String,
+    pub answer: String,
+    pub ratio: Option<f64>,
+    pub ci: Option<[f64; 2]>,
+    pub evidence: String,
+    pub runs: Vec<String>,
+}
+
+/// A path that could not be measured here, and why.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Unavailable {
+    pub path: String,
+    pub reason: String,
+}
+
+/// A headline figure for the shared row: the best point of a kind, with its interval and
+/// limit.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Figure {
+    pub what: String,
+    pub path: String,
+    pub value: f64,
+    pub unit: String,
+    pub ci: Option<[f64; 2]>,
+    pub limit: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Advice {
+    pub verdicts: Vec<Verdict>,
+    pub unavailable: Vec<Unavailable>,
+    pub headline: Vec<Figure>,
+}
+
+/// What the verdicts read: the runs of one machine, the paths that were asked for, and
+/// those known missing (probe's reasons, steps that failed).
+pub struct Input<'a> {
+    pub runs: Vec<&'a Run>,
+    pub expected: Vec<String>,
+    pub missing: Vec<Unavailable>,
+}
+
+/// The path a vpn record measured: kernel WireGuard and wireguard-go share a tunnel name.
+pub fn vpn_path(r: &VpnRecord) -> String {
+    match r.tunnel.as_str() {
+        "wireguard" if r.impl_version == "kernel" => "wireguard-kernel".into(),
+        "wireguard" => "wireguard-go".into(),
+        t => t.into(),
+    }
+}
+
+/// The path a tls record measured: nginx in user space, or with kernel TLS.
+pub fn tls_path(r: &TlsRecord) -> &'static str {
+    if r.ktls.is_some() || r.suite.ends_with("+ktls") {
+        "ktls"
+    } else {
+        "tls"
+    }
+}
+
+/// One point of one path, over its repeats: the values compared and the runs.
+#[derive(Clone, Debug)]
+struct Candidate<'a, R> {
+    path: String,
+    name: String,
+    values: Vec<f64>,
+    records: Vec<&'a R>,
+}
+
+impl<'a, R> Candidate<'a, R> {
+    fn median(&self) -> f64 {
+        median(&self.values)
+    }
+    fn runs(&self) -> BTreeSet<String>
+    where
+        R: RunId,
+    {
+        self.records.iter().map(|r| r.id().to_string()).collect()
+    }
+}
+
+trait RunId {
+    fn id(&self) -> &str;
+}
+impl<D> RunId for Record<D> {
+    fn id(&self) -> &str {
+        &self.run_id
+    }
+}
+
+fn records<'a, D: Listed>(runs: &[&'a Run]) -> Vec<&'a Record<D>> {
+    runs.iter()
+        .flat_map(|r| &r.records)
+        .filter_map(D::pick)
+        .collect()
+}
+
+pub fn advise(input: &Input) -> Advice {
+    let missing: BTreeSet<&str> = input.missing.iter().map(|m| m.path.as_str()).collect();
+    let vpn: Vec<&VpnRecord> = records(&input.runs)
+        .into_iter()
+        .filter(|r: &&VpnRecord| !missing.contains(vpn_path(r).as_str()))
+        .collect();
+    let tls: Vec<&TlsRecord> = records(&input.runs)
+        .into_iter()
+        .filter(|r: &&TlsRecord| !missing.contains(tls_path(r)) && r.errors == 0)
+        .collect();
+    let speed: Vec<&SpeedRecord> = if missing.contains("speed") {
+        Vec::new()
+    } else {
+        records(&input.runs)
+    };
+    let mut a = Advice {
+        unavailable: input.missing.clone(),
+        ..Advice::default()
+    };
+    let measured: BTreeSet<String> = vpn
+        .iter()
+        .map(|r| vpn_path(r))
+        .chain(tls.iter().map(|r| tls_path(r).to_string()))
+        .chain((!speed.is_empty()).then(|| "speed".to_string()))
+        .collect();
+    for p in &input.expected {
+        if !measured.contains(p) && !missing.contains(p.as_str()) {
+            a.unavailable.push(Unavailable {
+                path: p.clone(),
+                reason: "nothing measured: the step wrote no point of it".into(),
+            });
+        }
+    }
+    tunnels(&vpn, &mut a);
+    tls_verdicts(&tls, &mut a);
+    speed_verdicts(&speed, &mut a);
+    a
+}
+
+/// The throughput points of each tunnel and cipher over the rounds (TCP, not the packet
+/// rate loads), best first.
+fn vpn_candidates<'a>(vpn: &[&'a VpnRecord]) -> Vec<Candidate<'a, VpnRecord>> {
+    let mut out: Vec<Candidate<VpnRecord>> = Vec::new();
+    for r in vpn.iter().filter(|r| r.packet_size.is_none()) {
+        let (path, name) = (vpn_path(r), r.cipher.clone());
+        match out.iter_mut().find(|c| c.path == path && c.name == name) {
+            Some(c) => {
+                c.values.push(r.throughput_bps);
+                c.records.push(r);
+            }
+            None => out.push(Candidate {
+                path,
+                name,
+                values: vec![r.throughput_bps],
+                records: vec![r],
+            }),
+        }
+    }
+    out.retain(|c| c.name != "none");
+    out.sort_by(|a, b| b.median().total_cmp(&a.median()));
+    out
+}
+
+fn tunnels(vpn: &[&VpnRecord], a: &mut Advice) {
+    let all = vpn_candidates(vpn);
+    // Each tunnel's best cipher, best tunnel first.
+    let mut best: Vec<&Candidate<VpnRecord>> = Vec::new();
+    for c in &all {
+        if !best.iter().any(|b| b.path == c.path) {
+            best.push(c);
+        }
+    }
+    let Some(top) = best.first() else { return };
+    let show = |c: &Candidate<VpnRecord>| format!("{} {}", c.path, c.name);
+    a.verdicts.push(match best.get(1) {
+        Some(second) => compared(
+            "Which tunnel is fastest here?",
+            (&show(top), top),
+            (&show(second), second),
+            mbit,
+        ),
+        None => alone("Which tunnel is fastest here?", &show(top), top, mbit),
+    });
+    for b in &best {
+        let ciphers: Vec<&Candidate<VpnRecord>> = all.iter().filter(|c| c.path == b.path).collect();
+        if let [first, second, ..] = ciphers[..] {
+            a.verdicts.push(compared(
+                &format!("Which cipher for {}?", b.path),
+                (&first.name, first),
+                (&second.name, second),
+                mbit,
+            ));
+        }
+    }
+    // A kernel data path against the same tunnel in user space, at the same cipher.
+    for (user, kernel, what) in [
+        ("openvpn", "openvpn-dco", "Does OpenVPN DCO help here?"),
+        (
+            "wireguard-go",
+            "wireguard-kernel",
+            "Does kernel WireGuard help here?",
+        ),
+    ] {
+        let pair = all.iter().filter(|k| k.path == kernel).find_map(|k| {
+            all.iter()
+                .find(|u| u.path == user && u.name == k.name)
+                .map(|u| (k, u))
+        });
+        if let Some((k, u)) = pair {
+            let mut v = compared(what, (kernel, k), (user, u), mbit);
+            v.evidence.push_str(&cpu_per_gb(&[(kernel, k), (user, u)]));
+            a.verdicts.push(v);
+        }
+    }
+    a.verdicts.push(limit_verdict(
+        "What limits the fastest tunnel?",
+        &show(top),
+        top,
+        |r| r.limit.as_ref(),
+    ));
+    a.headline
+        .push(figure("tunnel throughput", top, |r| r.limit.as_ref()));
+    // The packet rate at the smallest datagrams of the fastest tunnel's point.
+    let pps: Vec<&VpnRecord> = vpn
+        .iter()
+        .copied()
+        .filter(|r| vpn_path(r) == top.path && r.cipher == top.name && r.pps.is_some())
+        .collect();
+    if let Some(size) = pps.iter().filter_map(|r| r.packet_size).min() {
+        let at: Vec<&VpnRecord> = pps
+            .into_iter()
+            .filter(|r| r.packet_size == Some(size))
+            .collect();
+        let values: Vec<f64> = at.iter().filter_map(|r| r.pps).collect();
+        let (value, ci) = median_interval(&values);
+        a.headline.push(Figure {
+            what: format!("packets per second at {size} B"),
+            path: show(top),
+            value,
+            unit: "pps".into(),
+            ci,
+            limit: at
+                .first()
+                .and_then(|r| r.limit.as_ref())
+                .map(|l| l.kind.clone()),
+        });
+    }
+}
+
+fn tls_verdicts(tls: &[&TlsRecord], a: &mut Advice) {
+    let mut all: Vec<Candidate<TlsRecord>> = Vec::new();
+    for r in tls {
+        let (path, name) = (tls_path(r).to_string(), r.suite.clone());
+        let values = if r.samples_bps.len() > 1 {
+            r.samples_bps.clone()
+        } else {
+            vec![r.throughput_bps]
+        };
+        match all.iter_mut().find(|c| c.path == path && c.name == name) {
+            Some(c) => {
+                c.values.extend(values);
+                c.records.push(r);
+            }
+            None => all.push(Candidate {
+                path,
+                name,
+                values,
+                records: vec![r],
+            }),
+        }
+    }
+    all.retain(|c| c.name != "http" && c.name != "null");
+    all.sort_by(|a, b| b.median().total_cmp(&a.median()));
+    let user: Vec<&Candidate<TlsRecord>> = all.iter().filter(|c| c.path == "tls").collect();
+    if let [first, second, ..] = user[..] {
+        a.verdicts.push(compared(
+            "Which TLS suite is fastest here?",
+            (&first.name, first),
+            (&second.name, second),
+            mbit,
+        ));
+    }
+    for k in all.iter().filter(|c| c.path == "ktls") {
+        let base = k.name.trim_end_matches("+ktls");
+        if let Some(u) = all.iter().find(|u| u.path == "tls" && u.name == base) {
+            let mut v = compared(
+                &format!("Does kernel TLS help {base} here?"),
+                (&k.name, k),
+                (&u.name, u),
+                mbit,
+            );
+            v.evidence
+                .push_str(&cpu_per_gb(&[(k.name.as_str(), k), (u.name.as_str(), u)]));
+            a.verdicts.push(v);
+        }
+    }
+    if let Some(top) = all.first() {
+        a.verdicts.push(limit_verdict(
+            "What limits the best TLS point?",
+            &top.name,
+            top,
+            |r| r.limit.as_ref(),
+        ));
+        a.headline
+            .push(figure("TLS throughput", top, |r| r.limit.as_ref()));
+    }
+}
+
+/// AES-GCM against ChaCha20-Poly1305 on this CPU at the tunnels' packet size: each one's
+/// best library, its trials compared.
+fn speed_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
+    let at = |alg: &str| {
+        speed
+            .iter()
+            .filter(|r| r.alg.to_string().starts_with(alg) && r.size == 1400 && r.threads == 1)
+            .max_by(|x, y| x.throughput_bps.total_cmp(&y.throughput_bps))
+            .map(|r| Candidate {
+                path: "speed".to_string(),
+                name: format!("{} {}", r.label, r.alg),
+                values: if r.samples_bps.is_empty() {
+                    vec![r.throughput_bps]
+                } else {
+                    r.samples_bps.clone()
+                },
+                records: vec![*r],
+            })
+    };
+    let (Some(gcm), Some(chacha)) = (at("aes-"), at("chacha20-poly1305")) else {
+        return;
+    };
+    let (first, second) = if gcm.median() >= chacha.median() {
+        (gcm, chacha)
+    } else {
+        (chacha, gcm)
+    };
+    a.verdicts.push(compared(
+        "AES-GCM or ChaCha20-Poly1305 on this CPU (1400 B, one core)?",
+        (&first.name, &first),
+        (&second.name, &second),
+        mbit,
+    ));
+    a.headline
+        .push(figure("cipher speed at 1400 B", &first, |_| None));
+}
+
+/// Two paths compared: the faster named with its ratio and interval when the interval
+/// excludes no difference; "no difference beyond the noise" when it does not; "cannot
+/// decide" when a side has one value (no interval exists).
+fn compared<R: RunId>(
+    question: &str,
+    (a_name, a): (&str, &Candidate<R>),
+    (b_name, b): (&str, &Candidate<R>),
+    unit: fn(f64) -> String,
+) -> Verdict {
+    let (ma, mb) = (a.median(), b.median());
+    // The faster side on top, so that the ratio reads "faster by".
+    let ((fast_name, fast), (slow_name, slow)) = if ma >= mb {
+        ((a_name, a), (b_name, b))
+    } else {
+        ((b_name, b), (a_name, a))
+    };
+    let (ratio, ci) = ratio_ci(&slow.values, &fast.values);
+    let evidence = format!(
+        "{fast_name}: {} ({} values); {slow_name}: {} ({} values)",
+        unit(fast.median()),
+        fast.values.len(),
+        unit(slow.median()),
+        slow.values.len()
+    );
+    let runs: Vec<String> = fast.runs().union(&slow.runs()).cloned().collect();
+    if fast.values.len() < 2 || slow.values.len() < 2 {
+        return Verdict {
+            question: question.into(),
+            answer: format!(
+                "one round cannot decide: {fast_name} measured {} of {slow_name}, with no interval (give more rounds)",
+                times(ratio)
+            ),
+            ratio: Some(ratio),
+            ci: None,
+            evidence,
+            runs,
+        };
+    }
+    let answer = match verdict(ratio, ci, THRESHOLD) {
+        Direction::Improved => format!(
+            "{fast_name} is faster than {slow_name} by {} [{}, {}]",
+            times(ratio),
+            times(ci[0]),
+            times(ci[1])
+        ),
+        _ => format!(
+            "no difference beyond the noise between {fast_name} and {slow_name}: {} [{}, {}]",
+            times(ratio),
+            times(ci[0]),
+            times(ci[1])
+        ),
+    };
+    Verdict {
+        question: question.into(),
+        answer,
+        ratio: Some(ratio),
+        ci: Some(ci),
+        evidence,
+        runs,
+    }
+}
+
+/// The only path of its kind that ran: nothing to compare.
+fn alone<R: RunId>(
+    question: &str,
+    name: &str,
+    c: &Candidate<R>,
+    unit: fn(f64) -> String,
+) -> Verdict {
+    Verdict {
+        question: question.into(),
+        answer: format!("cannot decide: only {name} ran here, nothing to compare it with"),
+        ratio: None,
+        ci: None,
+        evidence: format!("{name}: {} ({} values)", unit(c.median()), c.values.len()),
+        runs: c.runs().into_iter().collect(),
+    }
+}
+
+/// The limit of a point (its median repeat's), in words, with the record's evidence.
+fn limit_verdict<R: RunId>(
+    question: &str,
+    name: &str,
+    c: &Candidate<R>,
+    limit: impl Fn(&R) -> Option<&Limit>,
+) -> Verdict {
+    let mid = middle(c);
+    let (answer, evidence) = match limit(mid) {
+        Some(l) => (
+            format!("{name}: {}", limit_words(&l.kind)),
+            l.evidence.clone(),
+        ),
+        None => (
+            format!("{name}: not recorded"),
+            "the record names no limit (an older record, or the CPU window was not read)".into(),
+        ),
+    };
+    Verdict {
+        question: question.into(),
+        answer,
+        ratio: None,
+        ci: None,
+        evidence,
+        runs: vec![mid.id().to_string()],
+    }
+}
+
+/// The repeat whose value is nearest the median.
+fn middle<'a, R>(c: &Candidate<'a, R>) -> &'a R {
+    let m = c.median();
+    let i = (0..c.records.len().min(c.values.len()))
+        .min_by(|&i, &j| (c.values[i] - m).abs().total_cmp(&(c.values[j] - m).abs()))
+        .unwrap_or(0);
+    c.records[i.min(c.records.len() - 1)]
+}
+
+/// What a limit kind means for the user: only "thread" and "softirq" point at the work
+/// of the tunnel itself (its crypto among it); the others are not the crypto.
+pub fn limit_words(kind: &str) -> String {
+    match kind {
+        "thread" => "one core: the busiest thread was saturated, more cores cannot help it; the tunnel's own work (its crypto among it) is the limit",
+        "softirq" => "one CPU's softirq: the kernel's packet work, not the crypto alone",
+        "server" => "the server (nginx's workers) used the CPUs it had",
+        "generator" => "the load generator, not the path measured: the figure is a floor",
+        "cpus" => "every CPU was busy: tunnel, load and kernel shared them, not the crypto alone",
+        "rate_cap" => "a rate cap: repeats agree to 4 digits while no CPU was saturated, not the crypto",
+        "none" => "nothing seen saturated: not the CPU, so not the crypto",
+        other => return format!("{other} (see the evidence)"),
+    }
+    .into()
+}
+
+/// A point's median with the 95 % interval of the median over its values (none for one).
+pub fn median_interval(values: &[f64]) -> (f64, Option<[f64; 2]>) {
+    let m = median(values);
+    let se = log_median_se(values);
+    if values.len() < 2 || se == 0.0 || !se.is_finite() {
+        return (m, None);
+    }
+    let z = 1.959_963_984_540_054;
+    (m, Some([(m.ln() - z * se).exp(), (m.ln() + z * se).exp()]))
+}
+
+fn figure<R: RunId>(what: &str, c: &Candidate<R>, limit: impl Fn(&R) -> Option<&Limit>) -> Figure {
+    let (value, ci) = median_interval(&c.values);
+    Figure {
+        what: what.into(),
+        path: format!("{} {}", c.path, c.name),
+        value: value * 8.0 / 1e6,
+        unit: "Mbit/s".into(),
+        ci: ci.map(|[l, h]| [l * 8.0 / 1e6, h * 8.0 / 1e6]),
+        limit: limit(middle(c)).map(|l| l.kind.clone()),
+    }
+}
+
+fn cpu_per_gb<R>(sides: &[(&str, &Candidate<R>)]) -> String
+where
+    R: CpuPerGb,
+{
+    let parts: Vec<String> = sides
+        .iter()
+        .filter_map(|(n, c)| {
+            let v: Vec<f64> = c.records.iter().filter_map(|r| r.cpu()).collect();
+            (!v.is_empty()).then(|| format!("{n} {:.2} CPU s/GB", median(&v)))
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; CPU per GB: {}", parts.join(", "))
+    }
+}
+
+trait CpuPerGb {
+    fn cpu(&self) -> Option<f64>;
+}
+impl<D> CpuPerGb for Record<D> {
+    fn cpu(&self) -> Option<f64> {
+        self.cpu_s_per_gb
+    }
+}
+
+/// Bytes per second as Mbit/s.
+pub fn mbit(bps: f64) -> String {
+    format!("{:.0} Mbit/s", bps * 8.0 / 1e6)
+}
+
+pub fn times(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}x")
+    } else {
+        "n/a".into()
+    }
+}
+
+#[cfg(test)]
+mod tests;

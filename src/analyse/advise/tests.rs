@@ -1,0 +1,258 @@
+//! The verdict rules on synthetic runs: a clear winner, overlapping intervals, a path
+//! that failed, a limit that is not the crypto, one round.
+
+use super::*;
+use crate::record::read::{AnyRecord, Run};
+use crate::study::tests::{speed_rec_load, tls_rec, vpn_rec};
+
+/// A vpn throughput point of one round, with its run id and limit.
+fn tunnel(path: &str, cipher: &str, round: u32, mbit: f64, limit: &str) -> AnyRecord {
+    let AnyRecord::Vpn(mut r) = vpn_rec(path, cipher, 1, mbit * 1e6 / 8.0, 2.0) else {
+        unreachable!()
+    };
+    if let Some(go) = path.strip_suffix("-go") {
+        r.data.tunnel = go.into();
+        r.impl_version = "wireguard-go 0.0.1".into();
+    }
+    r.data.round = round;
+    r.run_id = format!("vpn{round}");
+    r.data.limit = Some(Limit {
+        kind: limit.into(),
+        evidence: format!("{limit} evidence"),
+    });
+    AnyRecord::Vpn(r)
+}
+
+fn run(id: &str, records: Vec<AnyRecord>) -> Run {
+    Run {
+        run_id: id.into(),
+        records,
+        ..Run::default()
+    }
+}
+
+fn advice(runs: &[Run], missing: Vec<Unavailable>) -> Advice {
+    advise(&Input {
+        runs: runs.iter().collect(),
+        expected: vec!["openvpn".into(), "wireguard-go".into()],
+        missing,
+    })
+}
+
+fn find<'a>(a: &'a Advice, q: &str) -> &'a Verdict {
+    a.verdicts
+        .iter()
+        .find(|v| v.question.contains(q))
+        .unwrap_or_else(|| panic!("no verdict for {q}: {a:#?}"))
+}
+
+/// Three rounds each, wireguard-go about 1.8 times OpenVPN's best: named, with an
+/// interval above 1, and the cipher verdict within OpenVPN.
+#[test]
+fn a_clear_winner_is_named_with_its_ratio_and_interval() {
+    let mut runs = Vec::new();
+    for (round, wg, gcm, chacha) in [
+        (1, 900.0, 500.0, 300.0),
+        (2, 910.0, 505.0, 305.0),
+        (3, 890.0, 495.0, 295.0),
+    ] {
+        runs.push(run(
+            &format!("vpn{round}"),
+            vec![
+                tunnel("wireguard-go", "CHACHA20-POLY1305", round, wg, "thread"),
+                tunnel("openvpn", "AES-256-GCM", round, gcm, "thread"),
+                tunnel("openvpn", "CHACHA20-POLY1305", round, chacha, "thread"),
+            ],
+        ));
+    }
+    let a = advice(&runs, Vec::new());
+    let v = find(&a, "Which tunnel");
+    assert!(
+        v.answer.starts_with(
+            "wireguard-go CHACHA20-POLY1305 is faster than openvpn AES-256-GCM by 1.80x ["
+        ),
+        "{v:?}"
+    );
+    let ci = v.ci.unwrap();
+    assert!(ci[0] > 1.0 && ci[0] < 1.8 && ci[1] > 1.8, "{ci:?}");
+    assert_eq!(v.runs, ["vpn1", "vpn2", "vpn3"]);
+    let c = find(&a, "Which cipher for openvpn");
+    assert!(
+        c.answer
+            .starts_with("AES-256-GCM is faster than CHACHA20-POLY1305"),
+        "{c:?}"
+    );
+    assert!(a.unavailable.is_empty(), "{:?}", a.unavailable);
+    let h = &a.headline[0];
+    assert_eq!(h.path, "wireguard-go CHACHA20-POLY1305");
+    assert!((h.value - 900.0).abs() < 1e-6 && h.ci.is_some(), "{h:?}");
+}
+
+/// Rounds that overlap: no winner, "no difference beyond the noise", the interval holds 1.
+#[test]
+fn overlapping_intervals_name_no_winner() {
+    let runs: Vec<Run> = [(1, 500.0, 520.0), (2, 560.0, 480.0), (3, 470.0, 540.0)]
+        .into_iter()
+        .map(|(round, gcm, chacha)| {
+            run(
+                &format!("vpn{round}"),
+                vec![
+                    tunnel("openvpn", "AES-256-GCM", round, gcm, "cpus"),
+                    tunnel("openvpn", "CHACHA20-POLY1305", round, chacha, "cpus"),
+                ],
+            )
+        })
+        .collect();
+    let a = advice(&runs, Vec::new());
+    let c = find(&a, "Which cipher for openvpn");
+    assert!(
+        c.answer.starts_with("no difference beyond the noise"),
+        "{c:?}"
+    );
+    let ci = c.ci.unwrap();
+    assert!(ci[0] <= 1.0 && ci[1] >= 1.0, "{ci:?}");
+    // Only one tunnel ran: its verdict says it cannot decide, and the missing one is listed.
+    assert!(find(&a, "Which tunnel").answer.starts_with("cannot decide"));
+    assert_eq!(a.unavailable[0].path, "wireguard-go");
+    assert!(a.unavailable[0].reason.starts_with("nothing measured"));
+}
+
+/// A path whose step failed gets no verdict, even from the records it wrote before it
+/// failed: only its `unavailable` entry.
+#[test]
+fn a_failed_path_gets_no_verdict_only_its_reason() {
+    let runs: Vec<Run> = (1..=3)
+        .map(|round| {
+            run(
+                &format!("vpn{round}"),
+                vec![
+                    tunnel("wireguard-go", "CHACHA20-POLY1305", round, 900.0, "thread"),
+                    tunnel("openvpn", "AES-256-GCM", round, 500.0, "thread"),
+                ],
+            )
+        })
+        .collect();
+    let failed = Unavailable {
+        path: "wireguard-go".into(),
+        reason: "failed: exited with status 1".into(),
+    };
+    let a = advice(&runs, vec![failed.clone()]);
+    for v in &a.verdicts {
+        assert!(
+            !v.answer.contains("wireguard") && !v.evidence.contains("wireguard"),
+            "{v:?}"
+        );
+    }
+    assert_eq!(a.unavailable, [failed]);
+    assert!(find(&a, "Which tunnel")
+        .answer
+        .contains("only openvpn AES-256-GCM"));
+}
+
+/// The fastest tunnel limited by the load generator: the verdict says it is not the
+/// path measured, with the record's evidence, and names the run of the median round.
+#[test]
+fn a_limit_that_is_not_the_crypto_says_so_with_its_evidence() {
+    let runs: Vec<Run> = [(1, 900.0), (2, 950.0), (3, 800.0)]
+        .into_iter()
+        .map(|(round, v)| {
+            run(
+                &format!("vpn{round}"),
+                vec![tunnel(
+                    "wireguard-go",
+                    "CHACHA20-POLY1305",
+                    round,
+                    v,
+                    "generator",
+                )],
+            )
+        })
+        .collect();
+    let a = advice(&runs, Vec::new());
+    let l = find(&a, "What limits the fastest tunnel");
+    assert!(
+        l.answer
+            .contains("the load generator, not the path measured"),
+        "{l:?}"
+    );
+    assert!(!l.answer.contains("its crypto"), "{l:?}");
+    assert_eq!(l.evidence, "generator evidence");
+    assert_eq!(l.runs, ["vpn1"]);
+    assert_eq!(a.headline[0].limit.as_deref(), Some("generator"));
+}
+
+/// One round a side: a ratio but no interval, and the answer says it cannot decide.
+#[test]
+fn one_round_cannot_decide() {
+    let runs = vec![run(
+        "vpn1",
+        vec![
+            tunnel("wireguard-go", "CHACHA20-POLY1305", 1, 900.0, "thread"),
+            tunnel("openvpn", "AES-256-GCM", 1, 300.0, "thread"),
+        ],
+    )];
+    let a = advice(&runs, Vec::new());
+    let v = find(&a, "Which tunnel");
+    assert!(v.answer.starts_with("one round cannot decide"), "{v:?}");
+    assert_eq!(v.ci, None);
+    assert!((v.ratio.unwrap() - 3.0).abs() < 1e-9);
+}
+
+/// The speed trials of AES-GCM and ChaCha20 at 1400 B, and a TLS suite pair over three
+/// runs each, one of the suites through kernel TLS.
+#[test]
+fn speed_and_tls_verdicts_read_their_own_records() {
+    let speed = run(
+        "speed",
+        vec![
+            speed_rec_load("openssl", None, "aes-128-gcm", "enc", 1400, 1, 4e9, 100.0),
+            speed_rec_load(
+                "ring",
+                None,
+                "chacha20-poly1305",
+                "enc",
+                1400,
+                1,
+                1e9,
+                100.0,
+            ),
+            speed_rec_load("ring", None, "chacha20-poly1305", "enc", 64, 1, 9e9, 100.0),
+        ],
+    );
+    let mut runs = vec![speed];
+    for (i, (gcm, chacha)) in [(250e6, 180e6), (255e6, 185e6), (245e6, 175e6)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut k = tls_rec("TLS_AES_128_GCM_SHA256+ktls", 102400, 4, gcm);
+        if let AnyRecord::Tls(r) = &mut k {
+            r.throughput_bps = gcm * 1.01;
+        }
+        runs.push(run(
+            &format!("tls{i}"),
+            vec![
+                tls_rec("TLS_AES_128_GCM_SHA256", 102400, 4, gcm),
+                tls_rec("TLS_CHACHA20_POLY1305_SHA256", 102400, 4, chacha),
+                k,
+            ],
+        ));
+    }
+    let a = advice(&runs, Vec::new());
+    let s = find(&a, "AES-GCM or ChaCha20");
+    assert!(
+        s.answer
+            .starts_with("openssl aes-128-gcm is faster than ring chacha20-poly1305 by 4.00x"),
+        "{s:?}"
+    );
+    let t = find(&a, "Which TLS suite");
+    assert!(
+        t.answer.starts_with("TLS_AES_128_GCM_SHA256 is faster"),
+        "{t:?}"
+    );
+    let k = find(&a, "Does kernel TLS help TLS_AES_128_GCM_SHA256");
+    assert!(
+        k.answer.starts_with("no difference beyond the noise"),
+        "{k:?}"
+    );
+    assert!(k.evidence.contains("CPU per GB"), "{k:?}");
+}

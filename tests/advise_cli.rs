@@ -1,0 +1,247 @@
+//! `cryptobench advise --quick` on this host with the real binary: every verdict carries
+//! an interval, "no difference" or "cannot decide" (a limit verdict its evidence), names
+//! runs that are in its records, and every path probe calls unusable here is listed with
+//! probe's reason and gets no verdict. The shared row holds no host name, user, address or
+//! key; another box's row is put beside it. Speeds are never asserted. Bad input: exit 2,
+//! one line. One advise run (about 100 s on 2 cores).
+
+mod common;
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn temp(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("cryptobench-advise-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+/// What must never be in a shared row: this host's name, the user's, every address of
+/// its interfaces.
+fn secrets() -> Vec<String> {
+    let mut s = Vec::new();
+    if let Ok(h) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        s.push(h.trim().to_string());
+    }
+    for v in ["USER", "LOGNAME"] {
+        s.extend(std::env::var(v).ok());
+    }
+    if let Ok(o) = std::process::Command::new("id").arg("-un").output() {
+        s.push(String::from_utf8_lossy(&o.stdout).trim().to_string());
+    }
+    if let Ok(o) = std::process::Command::new("ip")
+        .args(["-o", "addr"])
+        .output()
+    {
+        for l in String::from_utf8_lossy(&o.stdout).lines() {
+            let mut w = l.split_whitespace();
+            if let Some(addr) = w.find(|x| *x == "inet" || *x == "inet6").and(w.next()) {
+                s.push(addr.split('/').next().unwrap_or(addr).to_string());
+            }
+        }
+    }
+    s.retain(|x| !x.is_empty());
+    s
+}
+
+/// The path names advise gives the kernel paths, and where probe's JSON has them.
+const KERNEL_PATHS: [(&str, &str); 5] = [
+    ("wireguard-kernel", "/kernel/offload/wireguard"),
+    ("openvpn-dco", "/kernel/offload/ovpn_dco"),
+    ("ipsec", "/kernel/offload/ipsec"),
+    ("ktls", "/kernel/offload/ktls"),
+    ("af_alg", "/kernel/af_alg/aead"),
+];
+
+#[test]
+fn advise_quick_answers_with_intervals_and_lists_what_this_host_lacks() {
+    let share = temp("share.json");
+    let records = temp("records.jsonl");
+    // Another box's row, as --share writes it.
+    let theirs = temp("theirs.json");
+    std::fs::write(
+        &theirs,
+        r#"{"kind":"cryptobench-advise-share","schema":1,"device":"Raspberry Pi 4 Model B Rev 1.4",
+            "cpu":"Cortex-A72","cores":4,"arch":"aarch64","os":"OpenWrt 23.05.3","kernel":"5.15.150",
+            "cryptobench":"0.1.0","figures":[{"what":"tunnel throughput","path":"wireguard-kernel CHACHA20-POLY1305",
+            "value":420.0,"unit":"Mbit/s","ci":[400.0,440.0],"limit":"thread"}]}"#,
+    )
+    .unwrap();
+    let t = Instant::now();
+    let o = common::command()
+        .args([
+            "advise",
+            "--quick",
+            "--no-store",
+            "--format",
+            "json",
+            "--share",
+        ])
+        .arg(&share)
+        .arg("--output")
+        .arg(&records)
+        .arg("--compare")
+        .arg(&theirs)
+        .output()
+        .expect("binary runs");
+    eprintln!("advise --quick took {:.0} s", t.elapsed().as_secs_f64());
+    let err = common::stderr(&o);
+    let lacks = common::tls_lacks().or_else(|| common::vpn_lacks(false));
+    if lacks.is_none() {
+        assert_eq!(o.status.code(), Some(0), "{err}");
+    }
+    let v: Value = serde_json::from_str(&common::stdout(&o)).expect("one JSON document");
+    let verdicts = v["verdicts"].as_array().unwrap();
+    let unavailable = v["unavailable"].as_array().unwrap();
+    let kept = std::fs::read_to_string(&records).unwrap();
+    for x in verdicts {
+        let (q, a) = (
+            x["question"].as_str().unwrap(),
+            x["answer"].as_str().unwrap(),
+        );
+        let decided = x["ci"].is_array() && x["ratio"].is_number();
+        let undecided = a.contains("no difference beyond the noise") || a.contains("cannot decide");
+        let limit = q.starts_with("What limits") && !x["evidence"].as_str().unwrap().is_empty();
+        assert!(decided || undecided || limit, "{x}");
+        if x["ci"].is_array() && !undecided {
+            let ci = &x["ci"];
+            assert!(
+                ci[0].as_f64().unwrap() > 1.0,
+                "a winner's interval excludes 1: {x}"
+            );
+        }
+        let runs = x["runs"].as_array().unwrap();
+        assert!(!runs.is_empty(), "{x}");
+        for r in runs {
+            assert!(
+                kept.contains(&format!("\"run_id\":{r}")),
+                "{r} not in the records"
+            );
+        }
+    }
+    // Every kernel path probe calls unusable here: listed with probe's reason, no verdict.
+    let probe: Value = serde_json::from_str(&common::stdout(&common::run(&[
+        "probe", "--format", "json",
+    ])))
+    .unwrap();
+    for (path, at) in KERNEL_PATHS {
+        let p = probe
+            .pointer(at)
+            .unwrap_or_else(|| panic!("probe has {at}"));
+        if p["usable"] == true {
+            continue;
+        }
+        let u = unavailable
+            .iter()
+            .find(|u| u["path"] == path)
+            .unwrap_or_else(|| panic!("{path} not in unavailable: {unavailable:?}"));
+        assert_eq!(u["reason"], p["reason"], "{path}");
+        for x in verdicts {
+            assert!(!x.to_string().contains(path), "{path} is unavailable: {x}");
+        }
+    }
+    match &lacks {
+        None => {
+            for q in [
+                "Which tunnel is fastest here?",
+                "What limits the fastest tunnel?",
+                "Which TLS suite is fastest here?",
+            ] {
+                assert!(verdicts.iter().any(|x| x["question"] == q), "{q}: {v}");
+            }
+        }
+        Some(why) => assert!(
+            unavailable
+                .iter()
+                .any(|u| u["reason"].as_str().unwrap().contains(why.as_str())),
+            "{why}: {unavailable:?}"
+        ),
+    }
+    // The shared row: the file, and the same under "share"; nothing that names this host.
+    let row = std::fs::read_to_string(&share).expect("--share wrote the file");
+    let shared: Value = serde_json::from_str(&row).unwrap();
+    assert_eq!(shared, v["share"]);
+    assert_eq!(shared["kind"], "cryptobench-advise-share");
+    assert!(
+        shared["markdown"].as_str().unwrap().starts_with("| "),
+        "{row}"
+    );
+    assert!(shared["cores"].as_u64().unwrap() >= 1);
+    let low = row.to_lowercase();
+    // A short name ("vm") is looked for as a word, a longer one anywhere.
+    let words: Vec<&str> = low
+        .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '.' || c == ':'))
+        .collect();
+    for s in secrets() {
+        let s = s.to_lowercase();
+        assert!(!words.contains(&s.as_str()), "the share holds '{s}': {row}");
+        assert!(
+            s.len() < 3 || !low.contains(&s),
+            "the share holds '{s}': {row}"
+        );
+    }
+    for key in ["ssh-", "begin ", "private"] {
+        assert!(!low.contains(key), "{key}: {row}");
+    }
+    // The other box's row is beside this one.
+    assert_eq!(v["compare"][0]["device"], "Raspberry Pi 4 Model B Rev 1.4");
+    if let Some(why) = lacks {
+        common::skip(&format!("advise could not run every workload here: {why}"));
+    }
+    for p in [share, records, theirs] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A DUT URL with a user, a host name, a port (and an address in --dut-address) never
+/// reaches a shared row: advise refuses --share with --dut before connecting, and
+/// writes no file.
+#[test]
+fn a_dut_url_never_reaches_a_shared_row() {
+    let share = temp("dut-share.json");
+    let o = common::command()
+        .args([
+            "advise",
+            "--dut",
+            "ssh://alice@secret-host.example:22",
+            "--share",
+        ])
+        .arg(&share)
+        .output()
+        .unwrap();
+    let e = common::one_line_exit_2(&o, "advise --dut --share");
+    assert!(e.contains("--share"), "{e}");
+    assert!(!share.exists());
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    let not_share = temp("not-share.json");
+    std::fs::write(&not_share, "{\"kind\":\"record\"}").unwrap();
+    let not_json = temp("not-json.json");
+    std::fs::write(&not_json, "hello").unwrap();
+    let ns = not_share.to_str().unwrap();
+    let nj = not_json.to_str().unwrap();
+    common::refused_in_one_line(&[
+        (
+            &["advise", "--compare", "/nonexistent/row.json"],
+            "--compare",
+        ),
+        (&["advise", "--compare", ns], "not a shared row"),
+        (&["advise", "--compare", nj], "not JSON"),
+        (
+            &["advise", "--share", "/nonexistent/dir/row.json"],
+            "does not exist",
+        ),
+        (&["advise", "--share", "/tmp"], "a directory"),
+        (&["advise", "--output", "-"], "--output"),
+        (&["advise", "--format", "csv"], "csv"),
+        (
+            &["advise", "--quick", "--store", "x", "--no-store"],
+            "--no-store",
+        ),
+    ]);
+    let _ = std::fs::remove_file(not_share);
+    let _ = std::fs::remove_file(not_json);
+}
