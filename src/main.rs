@@ -1,6 +1,7 @@
 #![recursion_limit = "256"]
 //! cryptobench: how fast symmetric crypto really is on this machine, and through which path.
 
+#[cfg(feature = "advise")]
 mod advise;
 mod analyse;
 mod cli;
@@ -54,6 +55,7 @@ enum Command {
     Vpn(Box<workloads::vpn::VpnArgs>),
     /// End to end: dm-crypt over a RAM disk per cipher, kernel driver and queue option,
     /// with fio, against the bare RAM disk and the cipher alone through AF_ALG.
+    #[cfg(feature = "disk")]
     #[command(after_help = "See docs/disk.md (and docs/routers.md for --dut) in the sources.")]
     Disk(Box<workloads::disk::DiskArgs>),
     /// Prove every selected path correct: known answers, Project Wycheproof's vectors and
@@ -116,6 +118,7 @@ enum Command {
     Study(Box<study::StudyArgs>),
     /// The answer for this box: which tunnel, cipher and TLS setup, how fast, what limits
     /// it, each verdict with its interval; --share writes a row others can compare.
+    #[cfg(feature = "advise")]
     #[command(after_help = "See docs/advise.md in the sources.")]
     Advise(Box<advise::AdviseArgs>),
     /// For bench/changepoints: series of runs judged by change points, one baseline and
@@ -196,6 +199,7 @@ fn main() {
         Command::Speed(args) => speed::run(*args),
         Command::Tls(args) => workloads::tls::run(*args),
         Command::Vpn(args) => workloads::vpn::run(*args),
+        #[cfg(feature = "disk")]
         Command::Disk(args) => workloads::disk::run(*args),
         Command::Cleanup { dut } if dut.named() => dut::passthrough(&dut, &[]),
         Command::Cleanup { .. } => Ok(workloads::cleanup()),
@@ -245,6 +249,7 @@ fn main() {
         }
         Command::History(args) => workloads::history::run(args),
         Command::Study(args) => study::run(*args),
+        #[cfg(feature = "advise")]
         Command::Advise(args) => advise::run(*args),
         Command::JudgeSeries(args) => workloads::judge_series::run(args),
     };

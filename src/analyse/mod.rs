@@ -1,5 +1,6 @@
 //! Pure functions over numbers and records: no I/O, no clocks.
 
+#[cfg(feature = "advise")]
 pub mod advise;
 pub mod bootstrap;
 pub mod changepoint;

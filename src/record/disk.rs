@@ -74,6 +74,7 @@ pub struct DiskSettings {
 }
 
 /// The label of a mapping: "aes-xts-plain64 512 xts-aes-aesni default".
+#[cfg_attr(not(feature = "disk"), allow(dead_code))]
 pub fn label(cipher: &str, key_bits: u32, driver: &str, queues: &str) -> String {
     let q = match queues {
         "default" => "default".to_string(),

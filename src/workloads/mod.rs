@@ -1,6 +1,7 @@
 //! Subcommands that run measurements end to end.
 
 pub mod compare;
+#[cfg(feature = "disk")]
 pub mod disk;
 pub mod e2e;
 pub mod enc;
@@ -21,10 +22,11 @@ use crate::render::{Document, Format};
 
 /// Every workload's view, in the order a report shows them: the one list a new workload
 /// joins (besides main.rs's subcommand).
-pub static VIEWS: [&dyn WorkloadView; 4] = [
+pub static VIEWS: &[&dyn WorkloadView] = &[
     &Registered::<speed::view::SpeedView>::new(),
     &Registered::<tls::view::TlsView>::new(),
     &Registered::<vpn::view::VpnView>::new(),
+    #[cfg(feature = "disk")]
     &Registered::<disk::view::DiskView>::new(),
 ];
 
@@ -32,7 +34,7 @@ pub static VIEWS: [&dyn WorkloadView; 4] = [
 pub fn render_options(crossover: Option<(String, String)>) -> Options {
     Options {
         crossover,
-        views: &VIEWS,
+        views: VIEWS,
     }
 }
 
@@ -49,6 +51,7 @@ pub fn cleanup() -> i32 {
         );
         l
     };
+    #[cfg(feature = "disk")]
     if crate::sys::is_root() {
         lines.extend(disk::cleanup_lines());
     }
