@@ -233,7 +233,7 @@ fn nginx_mix_against_aes_alone_on_both_paths() {
     );
 }
 
-/// The issue 43 quick round: +42% beside AVX-512 ChaCha from one value a side (no trials
+/// A quick round seen on a Zen 4: +42% beside AVX-512 ChaCha from one value a side (no trials
 /// kept) is no finding either way; the same runs with tight trials are.
 #[test]
 fn the_mixed_test_claims_nothing_from_one_value_a_side() {
