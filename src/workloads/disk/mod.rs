@@ -245,24 +245,16 @@ fn parse_drivers(s: &str) -> anyhow::Result<Vec<Cipher>> {
 
 /// `--queues`: the dm-crypt optional parameters of each option, as the kernel names them.
 fn parse_queues(s: &str) -> anyhow::Result<Vec<&'static str>> {
-    let mut out = Vec::new();
-    for q in crate::units::items(s, "--queues", "default,no-workqueue")? {
-        let params = match q {
-            "default" => "",
-            "no-workqueue" => "no_read_workqueue no_write_workqueue",
-            "same-cpu" => "same_cpu_crypt",
-            _ => {
-                return Err(anyhow!(
-                    "invalid --queues '{}': choose from default, no-workqueue, same-cpu",
-                    crate::units::shown(q)
-                ))
-            }
-        };
-        if !out.contains(&params) {
-            out.push(params);
-        }
-    }
-    Ok(out)
+    crate::units::choices(
+        s,
+        "--queues",
+        "default,no-workqueue",
+        &[
+            ("default", ""),
+            ("no-workqueue", "no_read_workqueue no_write_workqueue"),
+            ("same-cpu", "same_cpu_crypt"),
+        ],
+    )
 }
 
 /// One fio load: its pattern name, fio's rw, block size and queue depth.
@@ -275,30 +267,23 @@ pub struct Load {
 }
 
 fn parse_patterns(s: &str) -> anyhow::Result<Vec<Load>> {
+    type Pattern = (&'static str, &'static str, u64, &'static [u32]);
+    let patterns: [(&str, Pattern); 4] = [
+        ("seq-read", ("seq-read", "read", 1 << 20, &[1])),
+        ("seq-write", ("seq-write", "write", 1 << 20, &[1])),
+        ("rand-read", ("rand-read", "randread", 4096, &[1, 32])),
+        ("rand-write", ("rand-write", "randwrite", 4096, &[1, 32])),
+    ];
+    let chosen = crate::units::choices(s, "--patterns", "seq-read,rand-write", &patterns)?;
     let mut out = Vec::new();
-    for p in crate::units::items(s, "--patterns", "seq-read,rand-write")? {
-        let (pattern, rw, bs, depths): (&'static str, _, _, &[u32]) = match p {
-            "seq-read" => ("seq-read", "read", 1 << 20, &[1]),
-            "seq-write" => ("seq-write", "write", 1 << 20, &[1]),
-            "rand-read" => ("rand-read", "randread", 4096, &[1, 32]),
-            "rand-write" => ("rand-write", "randwrite", 4096, &[1, 32]),
-            _ => {
-                return Err(anyhow!(
-                "invalid --patterns '{}': choose from seq-read, seq-write, rand-read, rand-write",
-                crate::units::shown(p)
-            ))
-            }
-        };
+    for (pattern, rw, block_size, depths) in chosen {
         for &iodepth in depths {
-            let l = Load {
+            out.push(Load {
                 pattern,
                 rw,
-                block_size: bs,
+                block_size,
                 iodepth,
-            };
-            if !out.contains(&l) {
-                out.push(l);
-            }
+            });
         }
     }
     Ok(out)

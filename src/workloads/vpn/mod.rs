@@ -214,28 +214,22 @@ impl Wanted {
 }
 
 fn parse_tunnels(s: &str) -> anyhow::Result<Vec<Wanted>> {
-    let mut out = Vec::new();
-    for t in crate::units::items(s, "--tunnels", "none,wireguard,openvpn")? {
-        let w = match t.to_ascii_lowercase().as_str() {
-            "none" | "veth" => Wanted::Bare,
-            "wireguard" | "wg" => Wanted::WireGuardAuto,
-            "wireguard-kernel" => Wanted::WireGuardKernel,
-            "wireguard-go" => Wanted::WireGuardGo,
-            "openvpn" => Wanted::OpenVpn,
-            "openvpn-dco" => Wanted::OpenVpnDco,
-            "ipsec" => Wanted::Ipsec,
-            _ => {
-                return Err(anyhow!(
-                "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn, openvpn-dco, ipsec",
-                crate::units::shown(t)
-            ))
-            }
-        };
-        if !out.contains(&w) {
-            out.push(w);
-        }
-    }
-    Ok(out)
+    crate::units::choices(
+        s,
+        "--tunnels",
+        "none,wireguard,openvpn",
+        &[
+            ("none", Wanted::Bare),
+            ("veth", Wanted::Bare),
+            ("wireguard", Wanted::WireGuardAuto),
+            ("wg", Wanted::WireGuardAuto),
+            ("wireguard-kernel", Wanted::WireGuardKernel),
+            ("wireguard-go", Wanted::WireGuardGo),
+            ("openvpn", Wanted::OpenVpn),
+            ("openvpn-dco", Wanted::OpenVpnDco),
+            ("ipsec", Wanted::Ipsec),
+        ],
+    )
 }
 
 /// The least UDP payload iperf3 sends (its sequence number and time stamp), and the most
@@ -258,23 +252,8 @@ fn parse_streams(s: &str) -> anyhow::Result<Vec<u32>> {
 pub struct Directions(pub Vec<bool>);
 
 fn parse_directions(s: &str) -> anyhow::Result<Directions> {
-    let mut out = Vec::new();
-    for p in crate::units::items(s, "--direction", "up,down")? {
-        let down = match p {
-            "up" => false,
-            "down" => true,
-            _ => {
-                return Err(anyhow!(
-                    "invalid --direction '{}': give up, down or up,down",
-                    crate::units::shown(p)
-                ))
-            }
-        };
-        if !out.contains(&down) {
-            out.push(down);
-        }
-    }
-    Ok(Directions(out))
+    let down = [("up", false), ("down", true)];
+    crate::units::choices(s, "--direction", "up,down", &down).map(Directions)
 }
 
 fn parse_duration(d: f64) -> anyhow::Result<u32> {
