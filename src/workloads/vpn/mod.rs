@@ -136,23 +136,19 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
     super::show(measure(args)?, format, &super::render_options(None))
 }
 
-/// `vpn --dut URL` on the controller: the workload runs on the DUT (one DUT at a time:
-/// they would share this machine), the client ends here.
+/// `vpn --dut URL` on the controller: the workload on the DUT, the client ends here.
 fn controller(args: VpnArgs) -> Result<i32, Failure> {
     if args.cleanup {
         return crate::dut::passthrough(&args.dut, &[]);
     }
-    let format = args.common.format;
-    let out = args.common.output("vpn").map_err(Failure::input)?;
-    args.dut.targets()?;
+    args.common.check("vpn").map_err(Failure::input)?;
     let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
     if let Some(p) = &args.openssl {
         paths.push(("--openssl", p.clone()));
     }
     // The client ends' programs, ciphers and privileges, checked here (--openssl names a
     // build on the DUT: the client ends run on this machine's OpenSSL).
-    let mut dut = args.dut.clone();
-    dut.parallel = 1;
+    let (common, dut) = (args.common.clone(), args.dut.clone());
     let here = VpnArgs {
         openssl: None,
         ..args
@@ -164,15 +160,8 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
         args: vec!["--remote-client".into()],
         serve: std::sync::Arc::new(move |body| serving.serve(body)) as crate::dut::relay::Serve,
     };
-    let relayed = crate::dut::relay::run("vpn", &out, &dut, &paths, Some(service));
-    ends.close();
-    let relayed = relayed?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        format,
-        &crate::workloads::render_options(None),
-    )
+    let split = crate::workloads::e2e::ends::split;
+    split("vpn", &common, &dut, &paths, service, || ends.close())
 }
 
 /// Checks the input, the programs and the privileges, starting nothing: what a study asks

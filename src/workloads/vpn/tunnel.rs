@@ -51,6 +51,17 @@ pub fn is_aead(cipher: &str) -> bool {
 pub const LEGACY_AUTH: &str = "SHA1";
 
 impl Spec {
+    /// The kernel work queues that do this tunnel's crypto when the kernel carries it, by
+    /// their kworker names for interface `ifname`: where its CPU time is seen. IPsec has
+    /// none: ESP runs in the softirq of the CPU that received the packet.
+    pub fn crypto_queues(&self, ifname: &str) -> Vec<String> {
+        match self {
+            Spec::WireGuard { .. } => vec![format!("wg-crypt-{ifname}")],
+            Spec::OpenVpn { dco: true, .. } => vec![format!("ovpn-crypto-wq-{ifname}")],
+            Spec::Bare | Spec::OpenVpn { .. } | Spec::Ipsec { .. } => Vec::new(),
+        }
+    }
+
     pub fn tunnel(&self) -> &'static str {
         match self {
             Spec::Bare => "none",
