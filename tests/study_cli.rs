@@ -476,3 +476,60 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// SIGINT during a study's first step, through the CLI (src/study/tests.rs checks the
+/// view on a hand-made value): exit 130, stdout headed INTERRUPTED with the step cut
+/// short and those never run, and no conclusion drawn from the part that ran.
+#[test]
+fn sigint_during_a_study_heads_its_output_interrupted() {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = common::command()
+        .args(["study", "scaling", "--quick", "--no-store"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("[1/") {
+        assert!(
+            err.read_line(&mut said).unwrap() > 0,
+            "no first step: {said}"
+        );
+    }
+    let first = said.lines().last().unwrap().to_string();
+    let tag = first.split_whitespace().nth(1).unwrap().to_string();
+    // SAFETY: signalling the child we started, by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed().as_secs() < 60, "the study did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = err.read_to_string(&mut said);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    let head = out.lines().next().unwrap_or_default();
+    assert!(
+        head.starts_with(&format!(
+            "INTERRUPTED: steps not run: {tag} (interrupted), "
+        )),
+        "{first}\n{out}"
+    );
+    let c = conclusion(&out);
+    assert!(
+        c.trim_start()
+            .starts_with("No conclusion: the study was interrupted")
+            && !c.contains("gives "),
+        "{c}"
+    );
+}

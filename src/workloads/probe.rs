@@ -256,14 +256,87 @@ fn table(v: &Value) -> String {
     if let Some(ci) = v["openssl"]["details"]["cpu_info"].as_str() {
         let _ = writeln!(out, "\nOpenSSL {}", ci);
     }
+    if let Some(builds) = v["openssl_builds"].as_object() {
+        let _ = writeln!(
+            out,
+            "\nOpenSSL builds (--openssl DIR) in {}:",
+            builds["cache"].as_str().unwrap_or("?")
+        );
+        for b in builds["builds"].as_array().into_iter().flatten() {
+            let what = match &b["reason"] {
+                Value::String(why) => format!("NOT usable here: {why}"),
+                _ => format!(
+                    "{} {}",
+                    b["version"].as_str().unwrap_or("?"),
+                    b["flags"].as_str().unwrap_or("")
+                ),
+            };
+            let _ = writeln!(
+                out,
+                "  {}  {}",
+                b["name"].as_str().unwrap_or("?"),
+                what.trim_end()
+            );
+        }
+    }
     out
+}
+
+/// The OpenSSL builds scripts/build-openssl cached (in its cache dir, named as it names
+/// it), each as `--openssl DIR` checks it: its version and flags, or why it cannot be used
+/// here (another architecture, no libcrypto).
+#[cfg(feature = "openssl-builds")]
+fn openssl_builds() -> Value {
+    use std::path::PathBuf;
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = var("CRYPTOBENCH_OPENSSL_CACHE").or_else(|| {
+        let home = var("HOME").map(|h| h.join(".cache"));
+        Some(var("XDG_CACHE_HOME").or(home)?.join("cryptobench/openssl"))
+    });
+    let Some(cache) = cache else {
+        return Value::Null;
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    dirs.sort();
+    let builds: Vec<Value> = dirs
+        .iter()
+        .map(|d| {
+            let name = d.file_name().map(|n| n.to_string_lossy().into_owned());
+            match impls::openssl::build::Build::open(d, false) {
+                Ok(b) => json!({"name": name, "dir": d, "version": b.version, "flags": b.flags}),
+                Err(e) => json!({"name": name, "dir": d, "reason": e.to_string()}),
+            }
+        })
+        .collect();
+    json!({"cache": cache, "builds": builds})
 }
 
 /// What probe can print: it describes the machine, so it has no measurement formats.
 pub const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(format: Format) -> Result<i32, Failure> {
-    let v = facts();
+    #[allow(unused_mut)]
+    let mut v = facts();
+    // Not in facts(): a run's environment names the one build it used, if any.
+    #[cfg(feature = "openssl-builds")]
+    {
+        v["openssl_builds"] = openssl_builds();
+    }
     // As the terminal lines of `table`, or as JSON.
     let mut facts = Single {
         blocks: &|| vec![Block::Lines(table(&v).lines().map(String::from).collect())],
