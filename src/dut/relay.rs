@@ -77,7 +77,7 @@ pub fn run(
     service: Option<Service>,
 ) -> Result<Relayed, Failure> {
     // Before any output file is opened: a refused run leaves nothing behind.
-    let mut argv = super::remote_argv(false)?;
+    let mut argv = super::remote_argv(dut, false)?;
     let targets = dut.targets()?;
     let mut hosts = Vec::new();
     for url in &targets {

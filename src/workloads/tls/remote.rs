@@ -169,6 +169,17 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
 /// they would share this machine's load), the generator here.
 pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
     let format = args.common.format;
+    let relayed = on_dut(args)?;
+    crate::workloads::show_runs(
+        relayed.runs,
+        relayed.outcome,
+        format,
+        &crate::workloads::render_options(None),
+    )
+}
+
+/// The DUT's runs, relayed into this side's sinks, the load run here.
+pub fn on_dut(args: TlsArgs) -> Result<crate::dut::relay::Relayed, Failure> {
     let out = args.common.output("tls").map_err(Failure::input)?;
     args.dut.targets()?;
     if sys::program::find_program(args.generator.name(), None).is_none() {
@@ -194,13 +205,7 @@ pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
         ],
         serve: Arc::new(serve) as Serve,
     };
-    let relayed = crate::dut::relay::run("tls", &out, &dut, &paths, Some(service))?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        format,
-        &crate::workloads::render_options(None),
-    )
+    crate::dut::relay::run("tls", &out, &dut, &paths, Some(service))
 }
 
 /// `--remote-load CPUS`: the controller's CPUs, "0-3,6" as `sys::cpu::cpu_list` writes them.

@@ -143,6 +143,18 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
         return crate::dut::passthrough(&args.dut, &[]);
     }
     let format = args.common.format;
+    let relayed = on_dut(args)?;
+    crate::workloads::show_runs(
+        relayed.runs,
+        relayed.outcome,
+        format,
+        &crate::workloads::render_options(None),
+    )
+}
+
+/// The DUT's runs (the server ends there), relayed into this side's sinks; the client
+/// ends here.
+pub fn on_dut(args: VpnArgs) -> Result<crate::dut::relay::Relayed, Failure> {
     let out = args.common.output("vpn").map_err(Failure::input)?;
     args.dut.targets()?;
     let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
@@ -166,13 +178,7 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
     };
     let relayed = crate::dut::relay::run("vpn", &out, &dut, &paths, Some(service));
     ends.close();
-    let relayed = relayed?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        format,
-        &crate::workloads::render_options(None),
-    )
+    relayed
 }
 
 /// Checks the input, the programs and the privileges, starting nothing: what a study asks
