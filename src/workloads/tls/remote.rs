@@ -169,13 +169,7 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
 /// they would share this machine's load), the generator here.
 pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
     let format = args.common.format;
-    let relayed = on_dut(args)?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        format,
-        &crate::workloads::render_options(None),
-    )
+    crate::workloads::show_relayed(on_dut(args)?, format)
 }
 
 /// The DUT's runs, relayed into this side's sinks, the load run here.

@@ -143,13 +143,7 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
         return crate::dut::passthrough(&args.dut, &[]);
     }
     let format = args.common.format;
-    let relayed = on_dut(args)?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        format,
-        &crate::workloads::render_options(None),
-    )
+    crate::workloads::show_relayed(on_dut(args)?, format)
 }
 
 /// The DUT's runs (the server ends there), relayed into this side's sinks; the client
