@@ -82,7 +82,7 @@ pub fn run(
     service: Option<Service>,
 ) -> Result<Relayed, Failure> {
     // Before any output file is opened: a refused run leaves nothing behind.
-    let mut argv = super::remote_argv(false)?;
+    let mut argv = super::remote_argv(dut, false)?;
     let targets = dut.targets()?;
     // Checked before connecting (a refused run leaves nothing behind), then closed: each
     // DUT opens its own from its first line to its end, so that a fleet holds --parallel

@@ -260,11 +260,26 @@ fn check(argv: &[String]) -> Result<(), Failure> {
 }
 
 /// The workload in this process, measured into `file`; the study shows it its own way.
-/// Its exit code, or why it produced nothing (its records are in the file either way).
+/// With `--dut`, its controller here: the DUT runs the workload alone (a router's lean
+/// build has it), its records relayed into `file`. Its exit code, or why it produced
+/// nothing (its records are in the file either way).
 fn in_process(argv: &[String], file: &Path) -> Result<i32, Failure> {
     let mut argv = argv.to_vec();
     argv.extend(["--output".into(), file.display().to_string()]);
+    let command = Some(argv.clone());
     let done = match parse(&argv)? {
+        Invocation::Speed(mut a) if a.dut.named() => {
+            a.dut.command = command;
+            return workloads::speed::on_dut(*a).and_then(|r| r.outcome);
+        }
+        Invocation::Tls(mut a) if a.dut.named() => {
+            a.dut.command = command;
+            return workloads::tls::remote::on_dut(*a).and_then(|r| r.outcome);
+        }
+        Invocation::Vpn(mut a) if a.dut.named() => {
+            a.dut.command = command;
+            return workloads::vpn::on_dut(*a).and_then(|r| r.outcome);
+        }
         Invocation::Speed(a) => workloads::speed::measure(*a),
         Invocation::Tls(a) => workloads::tls::measure(*a),
         Invocation::Vpn(a) => workloads::vpn::measure(*a),

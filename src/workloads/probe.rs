@@ -91,6 +91,45 @@ pub fn version_line() -> &'static str {
     })
 }
 
+/// The first line of `path` that has text, trimmed (device tree strings end in NUL).
+fn first_line(path: &str) -> Option<String> {
+    let text = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&text).replace('\0', "");
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(String::from)
+}
+
+/// A `KEY="value"` of an os-release style file.
+fn release_field(path: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    })
+}
+
+/// The device model: the device tree's (boards, routers), else DMI's (PCs, VMs).
+fn device() -> String {
+    first_line("/sys/firmware/devicetree/base/model")
+        .or_else(|| {
+            let vendor = first_line("/sys/class/dmi/id/sys_vendor");
+            first_line("/sys/class/dmi/id/product_name").map(|p| match vendor {
+                Some(v) if !p.starts_with(&v) => format!("{v} {p}"),
+                _ => p,
+            })
+        })
+        .unwrap_or_else(|| "unknown (no device tree model, no DMI product name)".into())
+}
+
+/// The OS and its version: OpenWrt's own release file first (its os-release is generic).
+fn os() -> String {
+    release_field("/etc/openwrt_release", "DISTRIB_DESCRIPTION")
+        .or_else(|| release_field("/etc/os-release", "PRETTY_NAME"))
+        .unwrap_or_else(|| "unknown (no /etc/os-release)".into())
+}
+
 pub fn facts() -> Value {
     let registry = impls::registry(&[], &[]);
     let (libraries, missing): (Vec<Value>, Vec<Value>) = match &registry {
@@ -110,6 +149,7 @@ pub fn facts() -> Value {
         .unwrap_or_else(|| json!({"usable": false, "reason": missing.iter().find(|m| m["name"] == "openssl").map(|m| m["reason"].clone())}));
     json!({
         "build": build(),
+        "host": {"device": device(), "os": os()},
         "cpu": cpu(),
         "kernel": kernel::facts(),
         "openssl": openssl,

@@ -5,15 +5,16 @@
 //! its lines come back over `dut::relay` as the workload's own run.
 
 use crate::cli::CommonArgs;
-use crate::dut::relay::{self, Service};
+use crate::dut::relay::{self, Relayed, Service};
 use crate::dut::DutArgs;
 use crate::workloads::Failure;
 use std::path::PathBuf;
 
 /// `WORKLOAD --dut URL` on the controller: the workload on each DUT in turn (one at a
 /// time: they would share this machine's load), `service` on this side for it; `close`
-/// ends the service once the last DUT is done, before the runs are shown. `paths` must
-/// exist on the DUT.
+/// ends the service once the last DUT is done. The DUTs' runs, relayed into this side's
+/// sinks, for the caller to show (or a composing command to read). `paths` must exist on
+/// the DUT.
 pub fn split(
     workload: &'static str,
     common: &CommonArgs,
@@ -21,18 +22,12 @@ pub fn split(
     paths: &[(&'static str, PathBuf)],
     service: Service,
     close: impl FnOnce(),
-) -> Result<i32, Failure> {
+) -> Result<Relayed, Failure> {
     let out = common.output(workload).map_err(Failure::input)?;
     let mut dut = dut.clone();
     dut.targets()?;
     dut.parallel = 1;
     let relayed = relay::run(workload, &out, &dut, paths, Some(service));
     close();
-    let relayed = relayed?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        common.format,
-        &crate::workloads::render_options(None),
-    )
+    relayed
 }

@@ -157,6 +157,12 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
 
 /// `tls --dut URL` on the controller: the workload on the DUT, the generator here.
 pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
+    let format = args.common.format;
+    crate::workloads::show_relayed(on_dut(args)?, format)
+}
+
+/// The DUT's runs, relayed into this side's sinks, the load run here.
+pub fn on_dut(args: TlsArgs) -> Result<crate::dut::relay::Relayed, Failure> {
     args.common.check("tls").map_err(Failure::input)?;
     if sys::program::find_program(args.generator.name(), None).is_none() {
         return Err(Failure::Unavailable(format!(

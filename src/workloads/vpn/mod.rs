@@ -141,6 +141,13 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
     if args.cleanup {
         return crate::dut::passthrough(&args.dut, &[]);
     }
+    let format = args.common.format;
+    crate::workloads::show_relayed(on_dut(args)?, format)
+}
+
+/// The DUT's runs (the server ends there), relayed into this side's sinks; the client
+/// ends here.
+pub fn on_dut(args: VpnArgs) -> Result<crate::dut::relay::Relayed, Failure> {
     args.common.check("vpn").map_err(Failure::input)?;
     let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
     if let Some(p) = &args.openssl {
