@@ -48,14 +48,6 @@ pub struct Disk {
     sampler: Option<crate::profile::Sampler>,
 }
 
-fn program(name: &str) -> Result<std::path::PathBuf, Failure> {
-    crate::sys::program::find_program(name, None).ok_or_else(|| {
-        Failure::Unavailable(format!(
-            "disk needs {name}, which is not installed: run scripts/deps/disk.sh (Debian: apt-get install fio dmsetup)"
-        ))
-    })
-}
-
 impl Disk {
     /// Checks every input, root and the programs; nothing is started.
     pub fn new(args: DiskArgs) -> Result<Disk, Failure> {
@@ -78,9 +70,9 @@ impl Disk {
             .transpose()
             .map_err(Failure::input)?;
         let progs = Programs {
-            fio: program("fio")?,
-            dmsetup: program("dmsetup")?,
-            modprobe: program("modprobe")?,
+            fio: super::program("fio")?,
+            dmsetup: super::program("dmsetup")?,
+            modprobe: super::program("modprobe")?,
         };
         Ok(Disk {
             ciphers,
