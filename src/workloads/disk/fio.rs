@@ -18,9 +18,6 @@ pub struct Result {
     pub lat_p99_us: f64,
     /// Wall seconds fio ran the load.
     pub runtime_s: f64,
-    /// fio's own CPU seconds (its usr_cpu and sys_cpu over its runtime): the system part
-    /// holds the encryption where dm-crypt runs it in the submitter (no-workqueue).
-    pub cpu_s: f64,
 }
 
 fn fio(
@@ -139,18 +136,14 @@ pub fn measure(
 
 /// One direction's figures from fio's JSON.
 pub fn parse(v: &Value, dir: &str) -> anyhow::Result<Result> {
-    let job = &v["jobs"][0];
-    let side = &job[dir];
+    let side = &v["jobs"][0][dir];
     let pct = |p: &str| side["clat_ns"]["percentile"][p].as_f64().map(|ns| ns / 1e3);
-    let runtime_s = side["runtime"].as_f64().unwrap_or(0.0) / 1e3;
-    let cpu_pct = |k: &str| job[k].as_f64().unwrap_or(0.0);
     let r = Result {
         bytes_per_s: side["bw_bytes"].as_f64().unwrap_or(0.0),
         iops: side["iops"].as_f64().unwrap_or(0.0),
         lat_p50_us: pct("50.000000").unwrap_or(f64::NAN),
         lat_p99_us: pct("99.000000").unwrap_or(f64::NAN),
-        runtime_s,
-        cpu_s: (cpu_pct("usr_cpu") + cpu_pct("sys_cpu")) / 100.0 * runtime_s,
+        runtime_s: side["runtime"].as_f64().unwrap_or(0.0) / 1e3,
     };
     if r.bytes_per_s <= 0.0 || !r.lat_p99_us.is_finite() {
         return Err(anyhow!("fio reported no {dir} figures"));
@@ -163,15 +156,15 @@ mod tests {
     #[test]
     fn figures_come_from_fios_json() {
         let v: serde_json::Value = serde_json::from_str(
-            r#"{"jobs":[{"error":0,"usr_cpu":10.0,"sys_cpu":40.0,"read":{"bw_bytes":1048576,"iops":256.5,"runtime":2000,
+            r#"{"jobs":[{"error":0,"read":{"bw_bytes":1048576,"iops":256.5,"runtime":1000,
                "clat_ns":{"percentile":{"50.000000":2000,"99.000000":9000}}},
                "write":{"bw_bytes":0,"iops":0}}]}"#,
         )
         .unwrap();
         let r = super::parse(&v, "read").unwrap();
         assert_eq!(
-            (r.bytes_per_s, r.iops, r.lat_p50_us, r.lat_p99_us, r.cpu_s),
-            (1048576.0, 256.5, 2.0, 9.0, 1.0)
+            (r.bytes_per_s, r.iops, r.lat_p50_us, r.lat_p99_us),
+            (1048576.0, 256.5, 2.0, 9.0)
         );
         assert!(super::parse(&v, "write").is_err());
     }
