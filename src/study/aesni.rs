@@ -1,10 +1,14 @@
 //! Study 2: what AES-NI buys the primitive, and what it buys applications (nginx, an
-//! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file), side by side.
+//! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file, and the RAM disk itself through
+//! dm-crypt per kernel driver), side by side.
 
 use super::{argv, beyond_noise, builds, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats::median;
 use crate::render::model::{Block, Column, Table};
+
+#[cfg(feature = "disk")]
+mod disk;
 
 pub struct AesNi;
 
@@ -34,10 +38,23 @@ impl Study for AesNi {
         "study 2: AES-NI made synthetic AES 3-6x faster, but applications far less (330 MB RAM disk 7 s -> 4 s, 1.75x; file CBC-256 encrypt 1.2x, decrypt 1.09x)"
     }
     fn options(&self) -> &'static [(&'static str, &'static str)] {
-        &[(
-            "--openssl DIR",
-            "an OpenSSL build, e.g. scripts/build-openssl 3.5 --no-asm: its AES and an OpenVPN tunnel on it beside the AES-NI-off path (repeatable)",
-        )]
+        &[
+            (
+                "--openssl DIR",
+                "an OpenSSL build, e.g. scripts/build-openssl 3.5 --no-asm: its AES and an OpenVPN tunnel on it beside the AES-NI-off path (repeatable)",
+            ),
+            (
+                "--guest",
+                "run the RAM disk row (dm-crypt, the kernel's AES-XTS driver against the generic one) in the qemu guest kernel (guest/run), where this host has no dm-crypt",
+            ),
+        ]
+    }
+    fn notes(&self, _o: &Opts) -> Vec<String> {
+        if cfg!(feature = "disk") {
+            Vec::new()
+        } else {
+            vec!["RAM disk row: not in this build (the lean build leaves out disk)".into()]
+        }
     }
     fn steps(&self, o: &Opts) -> Vec<Step> {
         let (t, d, mb) = if o.quick {
@@ -154,6 +171,8 @@ impl Study for AesNi {
         // A build given with --openssl (a no-asm one, study 5's stock firmware): the same
         // tunnel on it, beside the stock build and its ISA-off path.
         steps.extend(builds::tunnel_steps(o, TUNNEL_CIPHER, d, false));
+        #[cfg(feature = "disk")]
+        steps.extend(disk::steps(o));
         steps
     }
     fn analyse(&self, o: &Observed) -> Findings {
@@ -335,6 +354,8 @@ fn analyse(o: &Observed) -> Findings {
     if gains.is_empty() && apps.is_empty() {
         blocks.clear();
     }
+    #[cfg(feature = "disk")]
+    disk::ram_disk(o, &mut blocks, &mut conclusions);
     Findings {
         blocks,
         conclusions,

@@ -1,5 +1,5 @@
 //! `cryptobench study NAME`: one of the five studies of docs/studies.md as one
-//! command. A study owns no measuring code: it composes the workloads (speed, tls, vpn)
+//! command. A study owns no measuring code: it composes the workloads (speed, tls, vpn, disk)
 //! through their public entry points, all appending to one JSON Lines file, reads the
 //! records back and computes its tables and conclusion with pure functions (one file
 //! per study, unit-tested on synthetic records).
@@ -34,8 +34,9 @@ pub struct StudyArgs {
     /// A reduced matrix in under a minute (first looks, tests; --list gives each time).
     #[arg(long)]
     pub quick: bool,
-    /// offload: run the kernel part inside the qemu guest (guest/run) where the host has
-    /// no kernel crypto path.
+    /// offload and aesni: run the kernel part (offload's kernel paths, aesni's RAM disk)
+    /// inside the qemu guest (guest/run) where the host has no kernel crypto path or
+    /// dm-crypt.
     #[arg(long)]
     pub guest: bool,
     /// router-vpn: also measure this libcrypto build (repeatable).

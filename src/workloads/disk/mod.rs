@@ -104,6 +104,35 @@ pub fn cleanup_lines() -> Vec<String> {
     cleanup::run_cleanup()
 }
 
+fn program(name: &str) -> Result<std::path::PathBuf, Failure> {
+    crate::sys::program::find_program(name, None).ok_or_else(|| {
+        Failure::Unavailable(format!(
+            "disk needs {name}, which is not installed: run scripts/deps/disk.sh (Debian: apt-get install fio dmsetup)"
+        ))
+    })
+}
+
+/// What the qemu guest needs shipped to run `disk` (guest/run's GUEST_FILES): the host's
+/// fio and every library it links to, as the guest's base leaves fio out (80 MB).
+pub fn guest_files() -> Result<Vec<String>, Failure> {
+    let fio = program("fio")?;
+    let ldd = crate::sys::program::output(std::path::Path::new("ldd"), &[&fio.to_string_lossy()])
+        .map_err(|e| {
+        Failure::Unavailable(format!(
+            "cannot list fio's libraries to ship it into the guest: {e}"
+        ))
+    })?;
+    let mut files = vec![fio.display().to_string()];
+    // "libaio.so.1 => /lib/x86_64-linux-gnu/libaio.so.1 (0x...)"
+    files.extend(
+        ldd.lines()
+            .filter_map(|l| l.split("=> ").nth(1)?.split(' ').next())
+            .filter(|p| p.starts_with('/'))
+            .map(str::to_string),
+    );
+    Ok(files)
+}
+
 const NEED_ROOT: &str =
     "disk needs root (it loads brd, makes dm-crypt mappings and loop devices): run it with sudo";
 
