@@ -63,6 +63,7 @@ pub fn option_without_dut(m: &clap::ArgMatches) -> Option<&'static str> {
 
 impl DutArgs {
     /// These options as a command line gives them, for a step a caller composes.
+    #[cfg(feature = "advise")]
     pub fn flags(&self) -> Vec<String> {
         let mut out = Vec::new();
         for u in &self.dut {
@@ -300,6 +301,7 @@ pub fn passthrough(dut: &DutArgs, paths: &[(&'static str, PathBuf)]) -> Result<i
 
 /// What a command that prints its result (`probe --format json`) printed on the one DUT
 /// named, for a controller that composes its own steps (`advise --dut`).
+#[cfg(feature = "advise")]
 pub fn output_of(dut: &DutArgs, argv: &[&str]) -> Result<Vec<u8>, Failure> {
     let url =
         match dut.targets()?.as_slice() {
