@@ -507,7 +507,16 @@ fn r16_leftover_temp_dirs_of_dead_runs_are_removed() {
     let mut c = Command::new("true").spawn().unwrap();
     let dead = c.id();
     c.wait().unwrap();
-    let tmp_root = std::env::temp_dir();
+    // A temp root of its own: any other test's run sweeps /tmp at its start, and would
+    // take these dirs before this test's cleanup could report them.
+    let tmp_root = common::tempdir(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")), "r16-tmp");
+    let in_tmp = |args: &[&str]| {
+        common::command()
+            .env("TMPDIR", &tmp_root)
+            .args(args)
+            .output()
+            .expect("binary runs")
+    };
     let leftover = |n: u32| {
         let d = tmp_root.join(format!("cbench-tls-{dead}-{n}"));
         std::fs::create_dir_all(d.join("www")).unwrap();
@@ -520,7 +529,7 @@ fn r16_leftover_temp_dirs_of_dead_runs_are_removed() {
     let live = tmp_root.join(format!("cbench-tls-{}-0", std::process::id()));
     std::fs::create_dir_all(&live).unwrap();
     let a = leftover(0);
-    let o = run(&["cleanup"]);
+    let o = in_tmp(&["cleanup"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!a.exists(), "{} left: {out}", a.display());
@@ -531,7 +540,7 @@ fn r16_leftover_temp_dirs_of_dead_runs_are_removed() {
     assert!(live.exists(), "a live run's dir was removed");
     // The next run of any workload removes them too, and says so.
     let b = leftover(1);
-    let o = tiny(&[]);
+    let o = in_tmp(TINY);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!b.exists(), "{} left by speed", b.display());
     assert!(stderr(&o).contains("removed temp dir"), "{}", stderr(&o));
