@@ -15,20 +15,7 @@ use std::process::{Command, Output};
 /// The install dir of `scripts/build-openssl 3.5 [flags]`; None (skip reported) when it
 /// cannot be built here.
 fn build(flags: &[&str]) -> Option<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-openssl");
-    let o = Command::new(script)
-        .arg("3.5")
-        .args(flags)
-        .output()
-        .expect("scripts/build-openssl runs");
-    if !o.status.success() {
-        common::skip(&format!(
-            "scripts/build-openssl 3.5 {flags:?} failed: {}",
-            stderr(&o).lines().last().unwrap_or("")
-        ));
-        return None;
-    }
-    Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+    common::openssl::build("3.5", flags)
 }
 
 fn found(program: &str) -> bool {

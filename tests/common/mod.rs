@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod dut_lab;
 pub mod gate;
+pub mod openssl;
 pub mod postgres;
 
 use std::path::{Path, PathBuf};
