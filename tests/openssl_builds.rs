@@ -10,7 +10,7 @@ mod common;
 use common::{cryptobench as run, stderr};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The install dir of `scripts/build-openssl 3.5 [flags]`; None (skip reported) when it
 /// cannot be built here.
