@@ -274,3 +274,65 @@ fn openssl_armcap_variants_are_checked_against_what_libcrypto_reports() {
         }
     }
 }
+
+/// An OpenSSL built for aarch64 (scripts/build-openssl 3.5 --target
+/// aarch64-unknown-linux-gnu, Debian's cross gcc) is what the aarch64 build measures
+/// with `--openssl`: every algorithm of the default set through the gate, labelled with
+/// that build and its version, none refused.
+#[test]
+fn aarch64_measures_an_openssl_built_for_aarch64() {
+    let t = &AARCH64;
+    let Some(env) = ready(t) else { return };
+    let Some(dir) = common::openssl::build("3.5", &["--target", t.triple]) else {
+        return;
+    };
+    let v = json(
+        t,
+        &env,
+        "max",
+        &[
+            "speed",
+            "--impl",
+            "openssl",
+            "--openssl",
+            dir.to_str().unwrap(),
+            "--alg",
+            "aes-128-gcm,chacha20-poly1305,aes-128-cbc,sha256,hmac-sha256",
+            "--sizes",
+            "16,1k",
+            "--time",
+            "0.01",
+            "--no-store",
+            "--format",
+            "json",
+        ],
+    );
+    let recs = v["records"].as_array().unwrap();
+    let mine: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["label"] == "openssl 3.5.5")
+        .collect();
+    for alg in [
+        "aes-128-gcm",
+        "chacha20-poly1305",
+        "aes-128-cbc",
+        "sha256",
+        "hmac-sha256",
+    ] {
+        assert!(
+            mine.iter().any(|r| r["alg"] == alg),
+            "{alg} not measured on the aarch64 build: {}",
+            v["exclusions"]
+        );
+    }
+    assert!(
+        mine.iter().all(|r| r["impl_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("OpenSSL 3.5.5")),
+        "{}",
+        mine[0]
+    );
+    let refused = common::gate::refused(&v);
+    assert!(refused.is_empty(), "the gate refused: {refused:?}");
+}
