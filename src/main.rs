@@ -1,4 +1,7 @@
 #![recursion_limit = "256"]
+// The lean (router) build leaves out `study`, whose helpers live in the modules it shares
+// with the workloads; dead code is checked in the full build, which has them all.
+#![cfg_attr(not(feature = "study"), allow(dead_code, unused_imports))]
 //! cryptobench: how fast symmetric crypto really is on this machine, and through which path.
 
 #[cfg(feature = "advise")]
@@ -16,6 +19,7 @@ mod render;
 mod sinks;
 mod stats;
 mod store;
+#[cfg(feature = "study")]
 mod study;
 mod verify;
 mod workloads;
@@ -115,6 +119,7 @@ enum Command {
     #[command(
         after_help = "See docs/studies.md (and docs/builds.md for --openssl) in the sources."
     )]
+    #[cfg(feature = "study")]
     Study(Box<study::StudyArgs>),
     /// The answer for this box: which tunnel, cipher and TLS setup, how fast, what limits
     /// it, each verdict with its interval; --share writes a row others can compare.
@@ -248,6 +253,7 @@ fn main() {
             }
         }
         Command::History(args) => workloads::history::run(args),
+        #[cfg(feature = "study")]
         Command::Study(args) => study::run(*args),
         #[cfg(feature = "advise")]
         Command::Advise(args) => advise::run(*args),

@@ -194,15 +194,16 @@ fn advise_quick_answers_with_intervals_and_lists_what_this_host_lacks() {
     }
 }
 
-/// A DUT URL with a user, a host name, a port (and an address in --dut-address) never
-/// reaches a shared row: advise refuses --share with --dut before connecting, and
-/// writes no file.
+/// `--dut` with `--guest` (the guest is this machine's) is refused before connecting, and
+/// writes no shared row. The DUT's own row is tests/dut_tls_vpn.rs's
+/// (advise_quick_composes_lean_steps_on_the_dut): no user, host name, address or key in it.
 #[test]
-fn a_dut_url_never_reaches_a_shared_row() {
+fn advise_dut_with_guest_is_refused_before_connecting() {
     let share = temp("dut-share.json");
     let o = common::command()
         .args([
             "advise",
+            "--guest",
             "--dut",
             "ssh://alice@secret-host.example:22",
             "--share",
@@ -210,8 +211,9 @@ fn a_dut_url_never_reaches_a_shared_row() {
         .arg(&share)
         .output()
         .unwrap();
-    let e = common::one_line_exit_2(&o, "advise --dut --share");
-    assert!(e.contains("--share"), "{e}");
+    let e = common::one_line_exit_2(&o, "advise --dut --guest");
+    assert!(e.contains("--guest"), "{e}");
+    assert!(!e.contains("secret-host"), "{e}");
     assert!(!share.exists());
 }
 

@@ -1,7 +1,8 @@
 //! `cryptobench disk`: bad input refused in one line; refused with the reason on this
 //! host (its kernel has no dm-crypt); and under the guest's Debian kernel (one boot):
 //! every cipher reads back what it wrote, the generic driver is bound (proven) and slower
-//! than the kernel's choice on sequential writes, no-workqueue runs, an unknown cipher or
+//! than the kernel's choice on sequential writes, no-workqueue runs (sampled with
+//! --profile: the cipher is in the samples), an unknown cipher or
 //! driver is refused with the kernel's reason before measuring, `disk --cleanup` clears
 //! what a killed run left, and nothing is left behind.
 
@@ -89,6 +90,13 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
         );
         return;
     }
+    // guest/setup packs the host's perf into the guest's base.
+    let perf = std::path::Path::new("/usr/bin/perf").exists();
+    if !perf {
+        common::skip(
+            "no /usr/bin/perf on the host for guest/setup to pack: disk --profile is not run",
+        );
+    }
     let base = "--no-store --size 64m --format json";
     let q = format!("{base} --time 1");
     // Debian 6.1's xts template takes the generic AES only through ecb(): the kernel
@@ -99,7 +107,7 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
     let cmds = [
         "cryptobench probe --format json".to_string(),
         format!("cryptobench disk {q} --patterns seq-write {generic}"),
-        format!("cryptobench disk {q} --ciphers aes-xts-plain64/512 --queues no-workqueue --patterns rand-read"),
+        format!("cryptobench disk {q} --ciphers aes-xts-plain64/512 --queues no-workqueue --patterns rand-read{}", if perf { " --profile" } else { "" }),
         format!("cryptobench disk {q} --ciphers rot13-xts-plain64 2>&1"),
         format!("cryptobench disk {q} --ciphers aes-xts-plain64 --disk-driver 'capi:xts(aes-nosuch)-plain64' 2>&1"),
         leftovers.into(),
@@ -176,7 +184,9 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
         assert!(generic < chosen, "{bits}: generic {generic} vs {chosen}");
     }
 
-    let v = json(&out[2].0, "disk --queues no-workqueue");
+    // no-workqueue, with --profile: perf (in the guest's base) samples every CPU over a
+    // rerun of each load, and the cipher, which runs in the kernel, is among the samples.
+    let v = json(&out[2].0, "disk --queues no-workqueue --profile");
     assert_eq!(out[2].1, 0);
     let recs = records(&v);
     assert_eq!(recs.len(), 2, "{v}");
@@ -184,6 +194,19 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
         assert_eq!(r["queues"], "no_read_workqueue no_write_workqueue", "{r}");
         assert!(r["iops"].as_f64().unwrap() > 0.0, "{r}");
         assert!(r["lat_p50_us"].as_f64().unwrap() <= r["lat_p99_us"].as_f64().unwrap());
+        if !perf {
+            continue;
+        }
+        let p = &r["profile"];
+        let n = common::check_profile(p);
+        let crypto = p["crypto"]["share"].as_f64().unwrap();
+        eprintln!(
+            "disk --profile {} qd{}: {n} samples, crypto {:.1}%",
+            r["pattern"],
+            r["iodepth"],
+            crypto * 100.0
+        );
+        assert!(n >= 50 && crypto > 0.0, "{p}");
     }
 
     // Unknown cipher and driver: refused before measuring (one line, no records), with

@@ -199,3 +199,118 @@ fn router_vpn_study_runs_on_the_dut() {
     let o = lab.run(&["study", "scaling", "--dut", &url, "--output", "x.jsonl"]);
     refused(&o, "records stay on the DUT");
 }
+
+/// `advise --quick --dut` against a lean DUT: the DUT's `cryptobench` (first on its PATH)
+/// refuses `advise` and `disk` as the router build does, and logs what it was asked.
+/// Advise runs here and sends each step with its own --dut: the DUT ran probe, speed, vpn
+/// and tls, never advise; the verdicts come back with intervals (or say why not), every
+/// record is the DUT's, and the shared row holds no user, host name, address or key.
+#[test]
+fn advise_quick_composes_lean_steps_on_the_dut() {
+    if let Some(why) = common::vpn_lacks(true).or_else(tls_lacks) {
+        skip(&format!("advise --dut: {why}"));
+        return;
+    }
+    if !lab_possible() {
+        return;
+    }
+    let lean = std::env::temp_dir().join(format!("cbench-lean-{}", std::process::id()));
+    std::fs::create_dir_all(&lean).unwrap();
+    let log = lean.join("asked");
+    let wrapper = lean.join("cryptobench");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\ncase \"$1\" in advise|disk) echo \"cryptobench: '$1' is not in this (lean) build\" >&2; exit 2;; esac\nexec {} \"$@\"\n",
+            log.display(),
+            common::BIN
+        ),
+    )
+    .unwrap();
+    ok(&format!("chmod 755 {}", wrapper.display()));
+    let lab = Lab::new(&format!("{}:{PATH_PLAIN}", lean.display()));
+    let url = lab.url();
+    let (out, share) = (lab.dir.join("advise.jsonl"), lab.dir.join("share.json"));
+    let t = std::time::Instant::now();
+    let o = lab.run(&[
+        "advise",
+        "--quick",
+        "--dut",
+        &url,
+        "--no-store",
+        "--format",
+        "json",
+        "--output",
+        out.to_str().unwrap(),
+        "--share",
+        share.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    eprintln!(
+        "advise --quick --dut took {:.0} s",
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    // The DUT was asked for the lean steps only.
+    let asked = std::fs::read_to_string(&log).unwrap_or_default();
+    let first: Vec<&str> = asked.lines().filter_map(|l| l.split(' ').next()).collect();
+    for step in ["probe", "speed", "vpn", "tls"] {
+        assert!(first.contains(&step), "the DUT never ran {step}: {asked}");
+    }
+    assert!(!first.contains(&"advise"), "{asked}");
+    // The verdicts: intervals, or "no difference" / "cannot decide", or a limit's evidence.
+    let verdicts = v["verdicts"].as_array().unwrap();
+    assert!(
+        verdicts
+            .iter()
+            .any(|x| x["question"] == "Which tunnel is fastest here?"),
+        "{v}"
+    );
+    for x in verdicts {
+        let a = x["answer"].as_str().unwrap();
+        let undecided = a.contains("no difference beyond the noise") || a.contains("cannot decide");
+        let limit = x["question"].as_str().unwrap().starts_with("What limits");
+        assert!(
+            (x["ci"].is_array() && x["ratio"].is_number()) || undecided || limit,
+            "{x}"
+        );
+    }
+    let unavailable = v["unavailable"].to_string();
+    assert!(unavailable.contains("IPsec with --dut"), "{unavailable}");
+    // Every run in the records is the DUT's, started by a step, never by advise.
+    let envs: Vec<serde_json::Value> = lines(&out)
+        .into_iter()
+        .filter(|l| l["kind"] == "environment")
+        .collect();
+    assert!(envs.len() >= 5, "{err}");
+    for e in &envs {
+        assert_eq!(e["dut"], url.as_str(), "{e}");
+        assert_eq!(e["hostname"], lab.duts[0].host.as_str(), "{e}");
+        // The program, then the step (the program's path may hold any word).
+        let step = e["command_line"][1].as_str().unwrap_or("");
+        assert!(["speed", "vpn", "tls"].contains(&step), "{e}");
+    }
+    // The DUT's row: its facts, none of its user, host name, address or port, no key.
+    let row = std::fs::read_to_string(&share).expect("--share wrote the row");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&row).unwrap(),
+        v["share"]
+    );
+    let low = row.to_lowercase();
+    let d = &lab.duts[0];
+    for s in [
+        d.addr.clone(),
+        d.host.to_lowercase(),
+        format!(":{}", d.port),
+    ] {
+        assert!(!low.contains(&s), "the row holds {s}: {row}");
+    }
+    let words: Vec<&str> = low.split(|c: char| !c.is_alphanumeric()).collect();
+    assert!(!words.contains(&"root"), "{row}");
+    for key in ["ssh-", "begin ", "private"] {
+        assert!(!low.contains(key), "{key}: {row}");
+    }
+    lab.assert_clean(10);
+    let _ = std::fs::remove_dir_all(&lean);
+}

@@ -19,6 +19,10 @@ fn vpn_possible(wireguard_go: bool) -> bool {
         skip(&format!("vpn --dut: {why}"));
         return false;
     }
+    if !sh("command -v irtt").status.success() {
+        skip("vpn --dut: irtt not found: run scripts/deps/vpn.sh");
+        return false;
+    }
     if wireguard_go && !sh("command -v wireguard-go").status.success() {
         skip("vpn --dut: wireguard-go not found");
         return false;
@@ -137,6 +141,12 @@ fn vpn_tunnels_between_the_dut_and_the_controller() {
     for r in &recs {
         assert_eq!(r["dut"], url.as_str(), "{r}");
         assert!(r["throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+        // Round trips from the controller's end to the DUT's irtt server, idle and loaded.
+        for k in ["rtt_idle_ms", "rtt_loaded_ms"] {
+            let (p50, p99) = (r[k]["p50"].as_f64(), r[k]["p99"].as_f64());
+            assert!(p50.is_some_and(|p| p > 0.0) && p50 <= p99, "{k}: {r}");
+            assert!(r[k]["probes"].as_u64().is_some_and(|n| n >= 50), "{k}: {r}");
+        }
     }
     // The bare link between the two hosts: no tunnel, its interfaces the lab's veth ends.
     let bare = &recs[0];

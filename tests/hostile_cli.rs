@@ -469,3 +469,131 @@ fn sigint_while_connecting_exits_130() {
     assert!(err.contains("interrupted while connecting"), "{err}");
     assert!(sent.elapsed().as_secs() < 5, "took {:?}", sent.elapsed());
 }
+
+/// A store in a dir others can write: a symlink planted where the store goes is refused
+/// (the file it points to untouched), so is a 0777 dir and one of another user, each in
+/// one line, exit 2; our own file in a sticky dir such as /tmp is used.
+#[test]
+fn a_store_in_others_hands_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "store-hands");
+    let mode = |d: &Path, m: u32| std::fs::set_permissions(d, std::fs::Permissions::from_mode(m));
+    let store = |d: &Path, file: &str, want: &str| {
+        let o = command()
+            .args(&QUICK[..QUICK.len() - 1])
+            .arg("--store")
+            .arg(format!("sqlite:{}", d.join(file).display()))
+            .output()
+            .unwrap();
+        let (_, err) = text(&o);
+        match want {
+            "" => assert!(o.status.success(), "{err}"),
+            _ => assert!(
+                o.status.code() == Some(2) && err.contains(want) && err.lines().count() == 1,
+                "{err}"
+            ),
+        }
+    };
+    let public = dir.join("public");
+    std::fs::create_dir(&public).unwrap();
+    mode(&public, 0o1777).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "mine\n").unwrap();
+    std::os::unix::fs::symlink(&victim, public.join("results.db")).unwrap();
+    store(
+        &public,
+        "results.db",
+        "is a symbolic link in a dir others can write",
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+    store(&public, "mine.db", "");
+    let open = dir.join("open");
+    std::fs::create_dir(&open).unwrap();
+    mode(&open, 0o777).unwrap();
+    store(&open, "results.db", "is writable by others (mode 777)");
+    // Another user's dir: only root can make one here.
+    mode(&open, 0o755).unwrap();
+    match std::os::unix::fs::chown(&open, Some(65534), None) {
+        Ok(()) => store(&open, "results.db", "belongs to user 65534"),
+        Err(e) => skip(&format!("cannot give a dir to another user here: {e}")),
+    }
+}
+
+/// A fleet opens its output file and store per DUT only while that DUT runs: opened for
+/// every DUT before connecting, 600 DUTs hit the descriptor limit. Here 60 DUTs (closed
+/// ports on loopback) under a limit of 40 descriptors: each fails on its connection.
+#[test]
+fn a_fleet_holds_no_descriptors_per_dut_before_connecting() {
+    use std::os::unix::process::CommandExt;
+    let tmp = private_tmp("fleet-fds");
+    let list = tmp.join("duts");
+    let urls: Vec<String> = (1..=60)
+        .map(|i| format!("ssh://root@127.0.0.1:{}\n", 40000 + i))
+        .collect();
+    std::fs::write(&list, urls.concat()).unwrap();
+    let mut c = command();
+    c.args(&QUICK[..QUICK.len() - 1])
+        .arg("--dut-file")
+        .arg(&list)
+        .arg("--output")
+        .arg(tmp.join("out.jsonl"));
+    // SAFETY: setrlimit is async-signal-safe; the child has one thread here.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 40,
+                rlim_max: 40,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &lim) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let o = c.output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("Too many open files"), "{err}");
+    let refused = err
+        .lines()
+        .filter(|l| l.contains("Connection refused"))
+        .count();
+    assert_eq!(refused, 60, "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// A fleet interrupted while its first DUT connects: one line for that DUT and one for
+/// all those never started (10,000 DUTs printed 10,002 lines), exit 130.
+#[test]
+fn an_interrupted_fleet_says_not_started_once() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let tmp = private_tmp("fleet-stop");
+    let list = tmp.join("duts");
+    let urls: Vec<String> = (0..20)
+        .map(|i| format!("ssh://u{i}@127.0.0.1:{port}\n"))
+        .collect();
+    std::fs::write(&list, urls.concat()).unwrap();
+    let child = command()
+        .args(QUICK)
+        .args(["--parallel", "1", "--dut-file"])
+        .arg(&list)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: signalling the child we started, by its PID.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("not started")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].ends_with("DUT(s) not started: the run was interrupted"),
+        "{err}"
+    );
+    assert!(err.lines().count() <= 4, "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -603,3 +603,62 @@ fn lean_armv7_fits_the_flash_budget() {
         "{gzipped} bytes gzipped > {BUDGET_GZIPPED}"
     );
 }
+
+/// `--dut` tells a little-endian MIPS from a big-endian one, for which `uname -m` says
+/// "mips" alike: src/dut/facts.sh, as deploy sends it, run here under a `uname` that says
+/// mips, on real ELF headers (musl's mipsel loader from the sysroot, and an object
+/// assembled big-endian) and with the loader's name alone.
+#[test]
+fn dut_facts_tell_mipsel_from_mips() {
+    let loader = sysroot(&MIPSEL_STATIC).join(MIPSEL_STATIC.loader);
+    if !loader.is_file() || !common::has_program("mipsel-linux-gnu-as") {
+        return common::skip("no mipsel sysroot or assembler: run scripts/deps/musl.sh");
+    }
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "dut-facts");
+    let big = dir.join("big.o");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo nop | mipsel-linux-gnu-as -EB -o {}",
+            big.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(bin.join("uname"), "#!/bin/sh\necho mips\n").unwrap();
+    let chmod = Command::new("chmod")
+        .arg("755")
+        .arg(bin.join("uname"))
+        .status();
+    assert!(chmod.unwrap().success());
+    let facts = |lib: &Path, sh: &Path| -> Vec<String> {
+        let script = include_str!("../src/dut/facts.sh");
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "lib={} sh={}\n{script}",
+                lib.display(),
+                sh.display()
+            ))
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        out.lines().take(2).map(str::to_string).collect()
+    };
+    let bare = dir.join("lib-bare");
+    std::fs::create_dir(&bare).unwrap();
+    assert_eq!(facts(&bare, &loader), ["mipsel", "gnu"]);
+    assert_eq!(facts(&bare, &big), ["mips", "gnu"]);
+    // OpenWrt's loader's name says it, whatever the shell's header.
+    let musl = dir.join("lib-musl");
+    std::fs::create_dir(&musl).unwrap();
+    std::os::unix::fs::symlink(&loader, musl.join("ld-musl-mipsel-sf.so.1")).unwrap();
+    assert_eq!(facts(&musl, &big), ["mipsel", "musl"]);
+    std::fs::remove_file(musl.join("ld-musl-mipsel-sf.so.1")).unwrap();
+    std::os::unix::fs::symlink(&loader, musl.join("ld-musl-mips-sf.so.1")).unwrap();
+    assert_eq!(facts(&musl, &big), ["mips", "musl"]);
+}

@@ -187,3 +187,52 @@ fn a_kernel_path_this_machine_lacks() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("unknown --variant"));
 }
+
+/// probe lists the OpenSSL builds scripts/build-openssl cached, each as `--openssl DIR`
+/// checks it: here a cache of two, one holding the system's libcrypto (a real OpenSSL,
+/// so no build is needed) and one with none, which says why.
+#[test]
+fn probe_lists_the_cached_openssl_builds() {
+    let cache = common::tempdir(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+        "probe-builds",
+    );
+    let libcrypto = cryptobench_impls::testing::system_libcrypto().expect("the system libcrypto");
+    let lib = cache.join("3.x-asm-here-0000/lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::os::unix::fs::symlink(&libcrypto, lib.join(libcrypto.file_name().unwrap())).unwrap();
+    std::fs::create_dir_all(cache.join("3.x-broken-0000")).unwrap();
+    let probe = |format: &[&str]| {
+        let o = common::command()
+            .arg("probe")
+            .args(format)
+            .env("CRYPTOBENCH_OPENSSL_CACHE", &cache)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let v: Value = serde_json::from_str(&probe(&["--format", "json"])).unwrap();
+    let builds = v["openssl_builds"]["builds"]
+        .as_array()
+        .expect("openssl_builds");
+    assert_eq!(builds.len(), 2, "{builds:?}");
+    assert_eq!(builds[0]["name"], "3.x-asm-here-0000");
+    assert!(
+        builds[0]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("OpenSSL 3"),
+        "{builds:?}"
+    );
+    assert!(
+        builds[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no libcrypto.so.N"),
+        "{builds:?}"
+    );
+    let t = probe(&[]);
+    assert!(t.contains("OpenSSL builds (--openssl DIR) in "), "{t}");
+    assert!(t.contains("  3.x-broken-0000  NOT usable here: "), "{t}");
+}

@@ -152,19 +152,9 @@ fn record_contract_fields_are_present() {
 #[test]
 fn fixed_budget_and_cap_are_honoured() {
     // --target-ci 0: no point stops early, each takes its whole budget.
-    let v = json(&[
-        "speed",
-        "--time",
-        "0.05",
-        "--target-ci",
-        "0",
-        "--impl",
-        "ring",
-        "--alg",
-        "sha256",
-        "--sizes",
-        "64,1k",
-    ]);
+    let args = "speed --time 0.05 --target-ci 0 --impl ring --alg sha256 --sizes 64,1k";
+    let run = || json(&args.split(' ').collect::<Vec<_>>());
+    let (mut v, mut counts) = (run(), Vec::new());
     for r in v["records"].as_array().unwrap() {
         assert_eq!(r["stop_reason"], "budget", "{r}");
         let wall = r["wall_s"].as_f64().unwrap();
@@ -175,10 +165,21 @@ fn fixed_budget_and_cap_are_honoured() {
     // Trials of 3 ms unless asked, each point's trials all kept.
     let trial = v["environment"]["settings"]["trial_s"].as_f64().unwrap();
     assert!((trial - 0.003).abs() < 0.0005, "{trial}");
-    for r in v["records"].as_array().unwrap() {
-        let n = r["samples_bps"].as_array().unwrap().len() as u64;
-        assert_eq!(n, r["trials"].as_u64().unwrap());
-        assert!(n >= 15, "0.05 s of 3 ms trials: {n}");
+    // 0.05 s holds about 16 trials of 3 ms; other work stretches some, so runs repeat (at
+    // most 10) until one has 15 at every point: trials of 6 ms never would.
+    let kept = |r: &Value| {
+        let n = r["samples_bps"].as_array().unwrap().len();
+        assert_eq!(n as u64, r["trials"].as_u64().unwrap(), "{r}");
+        n
+    };
+    loop {
+        let n: Vec<usize> = v["records"].as_array().unwrap().iter().map(kept).collect();
+        if n.iter().all(|&n| n >= 15) {
+            break;
+        }
+        counts.push(n);
+        assert!(counts.len() < 10, "0.05 s of 3 ms trials: {counts:?}");
+        v = run();
     }
 }
 

@@ -686,11 +686,13 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
             })
             .collect()
     };
-    assert_eq!(
-        dirs(pid).len(),
-        1,
-        "the run's temp dir exists while it runs"
-    );
+    let dir = dirs(pid);
+    assert_eq!(dir.len(), 1, "the run's temp dir exists while it runs");
+    // Only its owner may read the dir and the server's private key.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir[0]), 0o700, "{}", dir[0].display());
+    assert_eq!(mode(&dir[0].join("key.pem")), 0o600);
     std::thread::sleep(Duration::from_millis(300));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -711,6 +713,10 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
     let mut rest = String::new();
     let _ = std::io::Read::read_to_string(&mut err, &mut rest);
     assert_eq!(status.code(), Some(130), "{rest}");
+    // The finished point is shown too (stdout was empty once).
+    let mut shown = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut shown).unwrap();
+    assert!(shown.contains("TLS_AES_128_GCM_SHA256"), "stdout: {shown}");
     for (p, start, name) in &procs {
         let still = stat(*p).is_some_and(|(_, s, _)| s == *start);
         assert!(!still, "{name} (pid {p}) is still running");
@@ -739,5 +745,29 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
     assert_eq!(never.len(), 1, "{end}");
     assert_eq!(never[0]["kind"], "not_reached", "{end}");
     assert_eq!(never[0]["suite"], "http", "{end}");
+    // The file compared with itself: one trial a side claims no interval (null), and
+    // the table says why (the unit test's claim, on a real tls file).
+    let o = run(&[
+        "compare",
+        out.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pair = &c["pairs"][0];
+    assert_eq!(
+        (&pair["base_trials"], &pair["new_trials"]),
+        (&1.into(), &1.into()),
+        "{c}"
+    );
+    assert!(pair["ratio_ci"].is_null(), "{c}");
+    let o = run(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("one trial on each side have no interval"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let _ = std::fs::remove_file(&out);
 }

@@ -43,7 +43,8 @@ pub struct AdviseArgs {
     /// Keep the steps' runs in no store (only --output, if given).
     #[arg(long)]
     pub no_store: bool,
-    /// With --dut: advise runs on the DUT (all of it), its verdicts shown here.
+    /// With --dut: each step (probe, speed, vpn, tls) runs on the DUT as that command's
+    /// --dut does (a router's lean build suffices); the verdicts and the row are the DUT's.
     #[command(flatten)]
     pub dut: crate::dut::DutArgs,
 }
@@ -89,7 +90,30 @@ struct Plan {
     missing: Vec<Unavailable>,
 }
 
-fn plan(quick: bool, guest: bool, k: &Kernel) -> Plan {
+/// Where the steps run: here, or on a DUT (each step's own --dut).
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    Here,
+    Dut,
+}
+
+/// The libraries of `wanted` (comma-separated) that probe found: a DUT's build may lack some.
+fn found_libs(wanted: &str, facts: &Value) -> String {
+    let found: Vec<&str> = facts["libraries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l["impl"].as_str())
+        .collect();
+    let libs: Vec<&str> = wanted.split(',').filter(|l| found.contains(l)).collect();
+    if libs.is_empty() {
+        wanted.to_string()
+    } else {
+        libs.join(",")
+    }
+}
+
+fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Plan {
     let mut missing = Vec::new();
     let mut lack = |path: &str, r: &Result<(), String>| {
         if let Err(why) = r {
@@ -99,9 +123,16 @@ fn plan(quick: bool, guest: bool, k: &Kernel) -> Plan {
             });
         }
     };
+    // vpn --dut runs WireGuard and OpenVPN; IPsec only between this machine's namespaces.
+    let ipsec = match place {
+        Place::Dut => {
+            Err("IPsec with --dut: not measured yet (vpn --dut runs WireGuard and OpenVPN)".into())
+        }
+        Place::Here => k.ipsec.clone(),
+    };
     lack("wireguard-kernel", &k.wireguard);
     lack("openvpn-dco", &k.dco);
-    lack("ipsec", &k.ipsec);
+    lack("ipsec", &ipsec);
     lack("ktls", &k.ktls);
     lack("af_alg", &k.af_alg);
     let (time, rounds, speed_time, libs) = if quick {
@@ -109,7 +140,7 @@ fn plan(quick: bool, guest: bool, k: &Kernel) -> Plan {
     } else {
         ("5", "5", "0.3", "openssl,ring,aws-lc,rustcrypto,libsodium")
     };
-    let mut impls = libs.to_string();
+    let mut impls = found_libs(libs, facts);
     if k.af_alg.is_ok() {
         impls.push_str(",af_alg");
     }
@@ -117,7 +148,7 @@ fn plan(quick: bool, guest: bool, k: &Kernel) -> Plan {
     for (t, ok) in [
         ("wireguard-kernel", &k.wireguard),
         ("openvpn-dco", &k.dco),
-        ("ipsec", &k.ipsec),
+        ("ipsec", &ipsec),
     ] {
         if ok.is_ok() {
             tunnels.push(t);
@@ -159,15 +190,16 @@ fn plan(quick: bool, guest: bool, k: &Kernel) -> Plan {
     if guest {
         // The kernel paths where the guest kernel has them; its probe says which (a
         // tunnel it lacks fails its step, and is listed with the reason).
-        let g_tunnels = "wireguard-kernel,wireguard-go,openvpn,openvpn-dco";
+        let g_tunnels = "wireguard-kernel,wireguard-go,openvpn,openvpn-dco,ipsec";
         steps.push(Step {
             tag: "guest".into(),
-            seconds: 90.0 + 4.0 * 2.0 * 3.0 * 4.0 + 20.0,
+            seconds: 90.0 + 5.0 * 2.0 * 3.0 * 10.0 + 3.0 * 20.0,
             action: Action::Guest(
                 g_tunnels
                     .split(',')
                     .map(|t| vpn(t, time, rounds))
-                    .chain([tls(time, true)])
+                    // Three TLS runs, as here: one gives kTLS no interval.
+                    .chain((0..3).map(|_| tls(time, true)))
                     .collect(),
             ),
         });
@@ -293,15 +325,17 @@ fn measured(o: &Observed, tags: &[&str]) -> std::collections::BTreeSet<String> {
 }
 
 pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
-    if args.dut.named() {
-        if args.share.is_some() || !args.compare.is_empty() || args.output.is_some() {
-            return Err(Failure::Input(
-                "advise --dut with --share, --compare or --output: those files would be the DUT's; drop them (run advise on the DUT itself to share its row)".into(),
-            ));
-        }
-        return crate::dut::passthrough(&args.dut, &[]);
+    let place = if args.dut.named() {
+        Place::Dut
+    } else {
+        Place::Here
+    };
+    if place == Place::Dut && args.guest {
+        return Err(Failure::Input(
+            "advise --dut with --guest: the guest is this machine's; drop --guest, or run advise --guest without --dut".into(),
+        ));
     }
-    // Every file is checked before anything runs.
+    // Every file and DUT is checked before anything runs.
     let others = share::read_rows(&args.compare)?;
     if let Some(p) = &args.share {
         share::check_writable(p)?;
@@ -309,18 +343,43 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     if let Some(p) = &args.output {
         crate::record::JsonLinesWriter::check(p).map_err(Failure::input)?;
     }
-    let facts = crate::workloads::probe::facts();
+    // What never goes into a shared row: the DUT's user and host as the URL names them.
+    let mut secrets: Vec<String> = Vec::new();
+    let facts = match place {
+        Place::Here => crate::workloads::probe::facts(),
+        Place::Dut => {
+            for url in args.dut.targets()? {
+                secrets.extend(url.user.clone());
+                secrets.push(url.host.clone());
+            }
+            let out = crate::dut::output_of(&args.dut, &["probe", "--format", "json"])?;
+            serde_json::from_slice(&out).map_err(|e| {
+                Failure::Runtime(format!(
+                    "the DUT's probe gave no JSON ({e}): run the same cryptobench build there (--dut-binary)"
+                ))
+            })?
+        }
+    };
     let k = kernel(&facts);
-    let mut plan = plan(args.quick, args.guest, &k);
-    let store: Vec<String> = match (&args.store, args.no_store) {
+    let mut plan = plan(args.quick, args.guest, &k, &facts, place);
+    let mut extra: Vec<String> = match (&args.store, args.no_store) {
         (Some(url), _) => vec!["--store".into(), url.clone()],
         (None, true) => vec!["--no-store".into()],
         (None, false) => Vec::new(),
     };
+    extra.extend(args.dut.flags());
     for s in &mut plan.steps {
-        s.action.add_args(&store);
+        s.action.add_args(&extra);
     }
     let (observed, code) = runner::run("advise", &plan.steps, args.output.as_deref())?;
+    // The DUT's host name, as its runs recorded it.
+    secrets.extend(
+        observed
+            .runs
+            .iter()
+            .filter_map(|t| t.run.environment.as_ref())
+            .map(|e| e.hostname.clone()),
+    );
     let mut advice = advice_of(
         &observed,
         &plan,
@@ -340,7 +399,7 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
                 u
             }));
     }
-    let row = share::row(&facts, &advice.headline);
+    let row = share::row(&facts, &advice.headline, &secrets);
     if let Some(p) = &args.share {
         share::write(p, &row)?;
     }

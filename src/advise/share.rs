@@ -28,60 +28,28 @@ pub struct Row {
 
 const KIND: &str = "cryptobench-advise-share";
 
-/// The first line of `path` that has text, trimmed (device tree strings end in NUL).
-fn first_line(path: &str) -> Option<String> {
-    let text = std::fs::read(path).ok()?;
-    let text = String::from_utf8_lossy(&text).replace('\0', "");
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(String::from)
-}
-
-/// A `KEY="value"` of an os-release style file.
-fn release_field(path: &str, key: &str) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    text.lines().find_map(|l| {
-        let (k, v) = l.split_once('=')?;
-        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
-    })
-}
-
-fn device() -> String {
-    first_line("/sys/firmware/devicetree/base/model")
-        .or_else(|| {
-            let vendor = first_line("/sys/class/dmi/id/sys_vendor");
-            first_line("/sys/class/dmi/id/product_name").map(|p| match vendor {
-                Some(v) if !p.starts_with(&v) => format!("{v} {p}"),
-                _ => p,
-            })
-        })
-        .unwrap_or_else(|| "unknown (no device tree model, no DMI product name)".into())
-}
-
-fn os() -> String {
-    release_field("/etc/openwrt_release", "DISTRIB_DESCRIPTION")
-        .or_else(|| release_field("/etc/os-release", "PRETTY_NAME"))
-        .unwrap_or_else(|| "unknown (no /etc/os-release)".into())
-}
-
-/// This box's row from probe's facts and the headline figures, scrubbed of the host name
-/// and user.
-pub fn row(facts: &Value, figures: &[Figure]) -> Row {
+/// The box's row from its probe's facts (this machine's, or the DUT's) and the headline
+/// figures, scrubbed of this host's name and user and of `secrets` (the DUT's).
+pub fn row(facts: &Value, figures: &[Figure], secrets: &[String]) -> Row {
+    let text = |v: &Value, none: &str| v.as_str().unwrap_or(none).to_string();
     let row = Row {
         kind: KIND.into(),
         schema: 1,
-        device: device(),
-        cpu: facts["cpu"]["model"].as_str().unwrap_or("unknown").into(),
+        device: text(&facts["host"]["device"], "unknown"),
+        cpu: text(&facts["cpu"]["model"], "unknown"),
         cores: facts["cpu"]["logical_cpus"].as_u64().unwrap_or(0),
-        arch: std::env::consts::ARCH.into(),
-        os: os(),
-        kernel: facts["kernel"]["release"].as_str().unwrap_or("?").into(),
-        cryptobench: env!("CARGO_PKG_VERSION").into(),
+        arch: text(&facts["build"]["arch"], "unknown"),
+        os: text(&facts["host"]["os"], "unknown"),
+        kernel: text(&facts["kernel"]["release"], "?"),
+        cryptobench: text(&facts["build"]["version"], "?"),
         figures: figures.to_vec(),
     };
-    let mut secrets: Vec<String> = Vec::new();
-    secrets.extend(first_line("/proc/sys/kernel/hostname"));
+    let mut secrets = secrets.to_vec();
+    secrets.extend(
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_string()),
+    );
     for var in ["USER", "LOGNAME", "HOSTNAME"] {
         secrets.extend(std::env::var(var).ok());
     }

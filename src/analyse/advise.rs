@@ -1,8 +1,11 @@
-//! `advise`'s verdicts: which tunnel, which cipher, whether a kernel path helps, what
-//! limits the best points, each from the records of one machine with its interval. A
+//! `advise`'s verdicts: which tunnel, which cipher, whether a kernel path helps (its
+//! throughput and its CPU per GB), round trips idle and under load, what limits the best
+//! points, each from the records of one machine with its interval. A
 //! winner is named only when the interval of the ratio excludes no difference; a path
 //! that failed or could not run gets no verdict, only its reason. Pure: runs in, words
 //! and numbers out.
+
+mod costs;
 
 use super::compare::{log_median_se, ratio_ci, verdict, Verdict as Direction};
 use super::stats::median;
@@ -230,11 +233,16 @@ fn tunnels(vpn: &[&VpnRecord], a: &mut Advice) {
                 .map(|u| (k, u))
         });
         if let Some((k, u)) = pair {
-            let mut v = compared(what, (kernel, k), (user, u), mbit);
-            v.evidence.push_str(&cpu_per_gb(&[(kernel, k), (user, u)]));
-            a.verdicts.push(v);
+            a.verdicts
+                .push(compared(what, (kernel, k), (user, u), mbit));
+            a.verdicts.extend(costs::cpu_per_gb(
+                &format!("Does {kernel} save CPU per GB here?"),
+                (kernel, k),
+                (user, u),
+            ));
         }
     }
+    costs::round_trips(&best, &mut a.verdicts, &mut a.unavailable);
     a.verdicts.push(limit_verdict(
         "What limits the fastest tunnel?",
         &show(top),
@@ -306,15 +314,17 @@ fn tls_verdicts(tls: &[&TlsRecord], a: &mut Advice) {
     for k in all.iter().filter(|c| c.path == "ktls") {
         let base = k.name.trim_end_matches("+ktls");
         if let Some(u) = all.iter().find(|u| u.path == "tls" && u.name == base) {
-            let mut v = compared(
+            a.verdicts.push(compared(
                 &format!("Does kernel TLS help {base} here?"),
                 (&k.name, k),
                 (&u.name, u),
                 mbit,
-            );
-            v.evidence
-                .push_str(&cpu_per_gb(&[(k.name.as_str(), k), (u.name.as_str(), u)]));
-            a.verdicts.push(v);
+            ));
+            a.verdicts.extend(costs::cpu_per_gb(
+                &format!("Does kernel TLS save CPU per GB for {base} here?"),
+                (&k.name, k),
+                (&u.name, u),
+            ));
         }
     }
     if let Some(top) = all.first() {
@@ -518,24 +528,6 @@ fn figure<R: RunId>(what: &str, c: &Candidate<R>, limit: impl Fn(&R) -> Option<&
         unit: "Mbit/s".into(),
         ci: ci.map(|[l, h]| [l * 8.0 / 1e6, h * 8.0 / 1e6]),
         limit: limit(middle(c)).map(|l| l.kind.clone()),
-    }
-}
-
-fn cpu_per_gb<R>(sides: &[(&str, &Candidate<R>)]) -> String
-where
-    R: CpuPerGb,
-{
-    let parts: Vec<String> = sides
-        .iter()
-        .filter_map(|(n, c)| {
-            let v: Vec<f64> = c.records.iter().filter_map(|r| r.cpu()).collect();
-            (!v.is_empty()).then(|| format!("{n} {:.2} CPU s/GB", median(&v)))
-        })
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("; CPU per GB: {}", parts.join(", "))
     }
 }
 

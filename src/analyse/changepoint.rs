@@ -4,10 +4,11 @@
 //! t-test between the two sides decides whether it is significant (deterministic, unlike
 //! the original permutation test). The series is cut into sliding windows, weak change
 //! points are collected at a relaxed p-value, then merged away bottom-up until every one
-//! left meets the strict p-value and the minimum magnitude. Beyond Otava, a change in
-//! spread alone (a bimodal or noisier series at the same mean) is caught too: a
-//! Brown-Forsythe test on the deviations from each side's median runs beside the t-test,
-//! the smaller p-value doubled (Bonferroni). Pure: numbers in, indices out.
+//! left meets the strict p-value (shared among the windows searched: Bonferroni) and the
+//! minimum magnitude. Beyond Otava, a change in spread alone (a bimodal or noisier series
+//! at the same mean) is caught too: a Brown-Forsythe test on the deviations from each
+//! side's median runs beside the t-test, the smaller p-value doubled (Bonferroni). Pure:
+//! numbers in, indices out.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -21,6 +22,8 @@ pub struct Settings {
     pub min_magnitude: f64,
     /// Also test the spread (false: Otava's t-test alone).
     pub spread: bool,
+    /// Share `max_pvalue` among the windows searched (false: Otava's, each window's own).
+    pub shared: bool,
 }
 
 impl Default for Settings {
@@ -30,11 +33,24 @@ impl Default for Settings {
             max_pvalue: 0.001,
             min_magnitude: 0.0,
             spread: true,
+            shared: true,
         }
     }
 }
 
 impl Settings {
+    /// The p-value a change point must reach in `len` runs: `max_pvalue` shared among the
+    /// sliding windows searched (Bonferroni). Each window picks its best split, so a long
+    /// flat series otherwise yields some by chance: 2 in 10,000 runs of noise at 0.001.
+    pub fn bar(&self, len: usize) -> f64 {
+        let window = self.window.max(2);
+        let windows = len.saturating_sub(window).div_ceil((window / 2).max(1)) + 1;
+        match self.shared {
+            true => self.max_pvalue / windows as f64,
+            false => self.max_pvalue,
+        }
+    }
+
     /// The first pass's relaxed p-value, as Otava takes it: ten times the strict one.
     fn weak_pvalue(&self) -> f64 {
         let p = self.max_pvalue;
@@ -158,15 +174,23 @@ fn split(
     with_stats(&indices, series, s.spread)
 }
 
-/// The merge step: drops the weakest point (the highest p-value above the bar, else the
-/// smallest change at or under the minimum magnitude) and recomputes its neighbours, until
-/// every point left passes.
-fn merge(mut cps: Vec<ChangePoint>, series: &[f64], s: &Settings) -> Vec<ChangePoint> {
+/// The merge step at Otava's `max_pvalue`, then again at the series' bar: what holds at
+/// the bar among Otava's points is kept (one pass at the bar from the weak points drops
+/// a point whose neighbours are still close, and its final neighbours never meet).
+fn merge(cps: Vec<ChangePoint>, series: &[f64], s: &Settings) -> Vec<ChangePoint> {
+    let cps = merge_at(cps, series, s, s.max_pvalue);
+    merge_at(cps, series, s, s.bar(series.len()))
+}
+
+/// Drops the weakest point (the highest p-value above `bar`, else the smallest change at
+/// or under the minimum magnitude) and recomputes its neighbours, until every point left
+/// passes.
+fn merge_at(mut cps: Vec<ChangePoint>, series: &[f64], s: &Settings, bar: f64) -> Vec<ChangePoint> {
     while !cps.is_empty() {
         let by_p = (0..cps.len())
             .max_by(|&a, &b| cps[a].pvalue.total_cmp(&cps[b].pvalue))
             .unwrap_or(0);
-        let weakest = if cps[by_p].pvalue < s.max_pvalue {
+        let weakest = if cps[by_p].pvalue < bar {
             let by_size = (0..cps.len())
                 .min_by(|&a, &b| cps[a].magnitude().total_cmp(&cps[b].magnitude()))
                 .unwrap_or(0);

@@ -67,6 +67,70 @@ pub fn answer(id: u64) -> Option<Result<Value, String>> {
         .remove(&id)
 }
 
+/// The controller's answer when its Ctrl-C stopped what the agent asked for.
+pub const INTERRUPTED: &str = "interrupted on the controller";
+
+/// Why a request got no answer to use.
+#[derive(Debug)]
+pub enum Unanswered {
+    /// A Ctrl-C here or on the controller.
+    Interrupted,
+    Failed(String),
+}
+
+/// A request asked of the controller: its answer, or why none came within its limit.
+pub struct Pending {
+    id: u64,
+    started: std::time::Instant,
+    limit: std::time::Duration,
+}
+
+impl Pending {
+    /// Asks the controller to do `body`; `limit` bounds the wait for its answer.
+    pub fn ask(body: Value, limit: std::time::Duration) -> anyhow::Result<Pending> {
+        Ok(Pending {
+            id: ask(body)?,
+            started: std::time::Instant::now(),
+            limit,
+        })
+    }
+
+    /// The answer once it came, or why none will; None while it may still come.
+    pub fn poll(&self) -> Option<Result<Value, Unanswered>> {
+        match answer(self.id) {
+            Some(Ok(v)) => Some(Ok(v)),
+            // A Ctrl-C there: its `stop` line may come just after this answer.
+            Some(Err(why)) if why == INTERRUPTED => Some(Err(Unanswered::Interrupted)),
+            Some(Err(why)) => Some(Err(Unanswered::Failed(format!("on the controller: {why}")))),
+            None if crate::sys::signal::stopped() => Some(Err(Unanswered::Interrupted)),
+            None if self.started.elapsed() > self.limit => Some(Err(Unanswered::Failed(format!(
+                "the controller did not answer within {} s",
+                self.limit.as_secs()
+            )))),
+            None => None,
+        }
+    }
+
+    /// Waits for `poll`'s verdict.
+    pub fn wait(&self) -> Result<Value, Unanswered> {
+        loop {
+            if let Some(r) = self.poll() {
+                return r;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Unanswered::Interrupted => f.write_str("interrupted"),
+            Unanswered::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
 fn take_answer_line(text: &str) {
     if let Ok(a) = serde_json::from_str::<Answer>(text) {
         ANSWERS

@@ -121,22 +121,16 @@ fn choose_binary(
 /// Asks the DUT what it is and puts this version of cryptobench there.
 pub fn deploy(session: &Session, explicit: Option<&Path>) -> Result<Deployed, Failure> {
     let url = session.url.to_string();
-    // One round trip: architecture, C library, and the DUT's own cryptobench if any. A
-    // glibc loader wins: a glibc system with musl installed beside it (Debian's musl
-    // package) runs the glibc build, which is the full one. `uname -m` says "mips" on
-    // both byte orders: a little-endian one (OpenWrt's MT7621) is told by its musl
-    // loader's name (ld-musl-mipsel-sf.so.1) or by the byte order of /bin/sh's ELF header.
-    let facts = session.run(
-        "m=$(uname -m); case $m in mips | mips64) \
-           if ls /lib/ld-musl-mips*el* >/dev/null 2>&1 || \
-              [ \"$(dd if=/bin/sh bs=1 skip=5 count=1 2>/dev/null | od -An -tu1 | tr -d ' ')\" = 1 ]; \
-           then m=${m}el; fi ;; esac; echo $m; \
-         if ls /lib/ld-linux* >/dev/null 2>&1 || ls /lib64/ld-linux* >/dev/null 2>&1; \
-         then echo gnu; \
-         elif ls /lib/ld-musl-* >/dev/null 2>&1; then echo musl; else echo gnu; fi; \
-         cryptobench --version 2>/dev/null || echo none",
-        None,
-    )?;
+    // One round trip: what the DUT is, a line each: its architecture, its C library, its
+    // own cryptobench if any. facts.sh reads `lib` (where its loaders are) and `sh` (a
+    // program of its own). A glibc loader wins: a glibc system with musl installed beside
+    // it (Debian's musl package) runs the glibc build, the full one. `uname -m` says "mips"
+    // on both byte orders: a little-endian one (OpenWrt's MT7621) is told by its musl
+    // loader's name (ld-musl-mipsel-sf.so.1) or by the byte order of sh's ELF header (byte
+    // 5: 1 little-endian, 2 big-endian). The script has no comments: it ships in the
+    // router's binary. tests/musl_emulated.rs runs it on the real builds' ELF headers.
+    let script = concat!("lib=/lib sh=/bin/sh\n", include_str!("facts.sh"));
+    let facts = session.run(script, None)?;
     let text = String::from_utf8_lossy(&facts.stdout);
     let mut lines = text.lines().map(str::trim);
     let (Some(arch), Some(libc)) = (lines.next(), lines.next()) else {

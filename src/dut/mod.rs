@@ -34,6 +34,10 @@ pub struct DutArgs {
     /// DUTs measured at once in a fleet.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub parallel: u16,
+    /// The command line (from the subcommand on) when a caller composed it, as `advise`
+    /// does for each step; else the one this process was started with.
+    #[arg(skip)]
+    pub command: Option<Vec<String>>,
 }
 
 /// A controller-only option (`--ssh-option`, `--dut-binary`, `--parallel`) given on the
@@ -58,6 +62,25 @@ pub fn option_without_dut(m: &clap::ArgMatches) -> Option<&'static str> {
 }
 
 impl DutArgs {
+    /// These options as a command line gives them, for a step a caller composes.
+    #[cfg(feature = "advise")]
+    pub fn flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for u in &self.dut {
+            out.extend(["--dut".to_string(), u.clone()]);
+        }
+        if let Some(f) = &self.dut_file {
+            out.extend(["--dut-file".to_string(), f.display().to_string()]);
+        }
+        for o in &self.ssh_option {
+            out.extend(["--ssh-option".to_string(), o.clone()]);
+        }
+        if let Some(b) = &self.dut_binary {
+            out.extend(["--dut-binary".to_string(), b.display().to_string()]);
+        }
+        out
+    }
+
     /// True when the command runs on DUTs rather than here.
     pub fn named(&self) -> bool {
         !self.dut.is_empty() || self.dut_file.is_some()
@@ -151,7 +174,10 @@ const CONTROLLER_ONLY: &[(&str, bool)] = &[
 /// This command's arguments (from the subcommand on) as the DUT gets them: without the
 /// controller's own options, and without `--format` when `keep_format` is false (the
 /// controller renders).
-pub fn remote_argv(keep_format: bool) -> Result<Vec<String>, Failure> {
+pub fn remote_argv(dut: &DutArgs, keep_format: bool) -> Result<Vec<String>, Failure> {
+    if let Some(c) = &dut.command {
+        return Ok(strip_controller_options(c.iter().cloned(), keep_format));
+    }
     let args = std::env::args_os()
         .skip(1)
         .enumerate()
@@ -238,7 +264,7 @@ pub fn check_paths_on_dut(
 /// output passed through as it comes; a header names the host when there are several.
 /// Exit code: the worst of the DUTs'.
 pub fn passthrough(dut: &DutArgs, paths: &[(&'static str, PathBuf)]) -> Result<i32, Failure> {
-    let argv = remote_argv(true)?;
+    let argv = remote_argv(dut, true)?;
     let targets = dut.targets()?;
     crate::sys::signal::install_signal_handler();
     let several = targets.len() > 1;
@@ -271,6 +297,34 @@ pub fn passthrough(dut: &DutArgs, paths: &[(&'static str, PathBuf)]) -> Result<i
         }
     }
     Ok(worst)
+}
+
+/// What a command that prints its result (`probe --format json`) printed on the one DUT
+/// named, for a controller that composes its own steps (`advise --dut`).
+#[cfg(feature = "advise")]
+pub fn output_of(dut: &DutArgs, argv: &[&str]) -> Result<Vec<u8>, Failure> {
+    let url =
+        match dut.targets()?.as_slice() {
+            [one] => one.clone(),
+            _ => return Err(Failure::Input(
+                "this command takes one DUT: give one --dut URL (run it once per DUT for a fleet)"
+                    .into(),
+            )),
+        };
+    let session = ssh::Session::open(&url, &dut.ssh_option)?;
+    let deployed = deploy::deploy(&session, dut.dut_binary.as_deref())?;
+    let mut words = vec![ssh::quote(&deployed.program)];
+    words.extend(argv.iter().map(|a| ssh::quote(a)));
+    let o = session.run(&words.join(" "), None)?;
+    match o.status.code() {
+        Some(0) => Ok(o.stdout),
+        c => Err(Failure::Runtime(format!(
+            "{url}: `cryptobench {}` ended with status {}: {}",
+            argv.join(" "),
+            c.map_or("(killed)".into(), |c| c.to_string()),
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))),
+    }
 }
 
 /// The DUT's address for the data: `--dut-address`, else the one this SSH session came

@@ -26,6 +26,8 @@ enum Msg {
     Stderr(String),
     /// The DUT is done, its connection closed and its upload removed.
     Done(Result<Ended, Failure>),
+    /// The run was interrupted before this DUT's turn.
+    NotStarted,
 }
 
 /// How the agent ended.
@@ -38,7 +40,10 @@ struct Ended {
 /// One DUT's run as the controller sees it.
 struct Host {
     url: DutUrl,
-    sinks: Vec<Box<dyn Sink>>,
+    /// Open from the DUT's first line to its end (None before and after).
+    sinks: Option<Vec<Box<dyn Sink>>>,
+    /// Why its sinks could not be opened, if they could not.
+    broken: Option<Failure>,
     run: Run,
     /// The agent's last stderr line, held back: it may be the reason the run failed.
     pending: Option<String>,
@@ -77,20 +82,25 @@ pub fn run(
     service: Option<Service>,
 ) -> Result<Relayed, Failure> {
     // Before any output file is opened: a refused run leaves nothing behind.
-    let mut argv = super::remote_argv(false)?;
+    let mut argv = super::remote_argv(dut, false)?;
     let targets = dut.targets()?;
-    let mut hosts = Vec::new();
-    for url in &targets {
-        let store = crate::sinks::open_store(out)?;
-        hosts.push(Host {
+    // Checked before connecting (a refused run leaves nothing behind), then closed: each
+    // DUT opens its own from its first line to its end, so that a fleet holds --parallel
+    // sets at most (one per DUT, held from the start, ran 600 DUTs out of descriptors).
+    let open = || crate::sinks::sinks(out, crate::sinks::open_store(out)?, workload);
+    drop(open()?);
+    let mut hosts: Vec<Host> = targets
+        .iter()
+        .map(|url| Host {
             url: url.clone(),
-            sinks: crate::sinks::sinks(out, store, workload)?,
+            sinks: None,
+            broken: None,
             run: Run::default(),
             pending: None,
             outcome: None,
             unreadable: None,
-        });
-    }
+        })
+        .collect();
     crate::sys::signal::install_signal_handler();
     argv.extend(["--agent".to_string(), "--no-store".to_string()]);
     if let Some(s) = &service {
@@ -114,12 +124,7 @@ pub fn run(
             let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
             let Some((i, url)) = next else { break };
             if crate::sys::signal::stopped() {
-                let _ = tx.send((
-                    i,
-                    Msg::Done(Err(Failure::Runtime(format!(
-                        "{url}: not started: the run was interrupted"
-                    )))),
-                ));
+                let _ = tx.send((i, Msg::NotStarted));
                 continue;
             }
             let ended = on_dut(&url, &dut, &argv, &paths, serve.as_ref(), &tx, i);
@@ -129,10 +134,19 @@ pub fn run(
     drop(tx);
     let several = hosts.len() > 1;
     let progress = several || std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut not_started = 0;
     for (i, msg) in rx {
         let h = &mut hosts[i];
         match msg {
-            Msg::Line(text) => h.line(&text, progress),
+            Msg::Line(text) => {
+                if h.sinks.is_none() {
+                    h.sinks = Some(open().unwrap_or_else(|f| {
+                        h.broken.get_or_insert(f);
+                        Vec::new()
+                    }));
+                }
+                h.line(&text, progress)
+            }
             Msg::Stderr(line) => {
                 if let Some(p) = h.pending.replace(line) {
                     eprintln!("{}: {p}", h.url);
@@ -141,7 +155,9 @@ pub fn run(
             Msg::Done(ended) => {
                 let outcome = h.finish(ended);
                 h.outcome = Some(outcome);
+                h.sinks = None;
             }
+            Msg::NotStarted => not_started += 1,
         }
     }
     for w in workers {
@@ -162,13 +178,17 @@ pub fn run(
     let outcome = if !several {
         outcomes.pop().unwrap_or(Ok(0))
     } else {
-        // One line per DUT that failed; the others' runs are kept and shown.
+        // One line per DUT that failed, and one for all those never started (an
+        // interrupted fleet of 10,000 said so 10,000 times); the others' runs are kept.
         let mut failed = false;
         for o in &outcomes {
             if let Err(f) = o {
                 eprintln!("cryptobench: {}", f.message());
                 failed = true;
             }
+        }
+        if not_started > 0 {
+            eprintln!("cryptobench: {not_started} DUT(s) not started: the run was interrupted");
         }
         Ok(if failed { 1 } else { 0 })
     };
@@ -188,7 +208,7 @@ impl Host {
         match parse_line(text) {
             Ok(Line::Environment(mut env)) => {
                 env.dut = dut;
-                for s in self.sinks.iter_mut() {
+                for s in self.sinks.iter_mut().flatten() {
                     if let Err(e) = s.environment(&env) {
                         failed = Some(e);
                     }
@@ -199,7 +219,7 @@ impl Host {
             Ok(Line::Record(mut rec)) => {
                 rec.set_dut(dut);
                 let label = rec.label().to_string();
-                for s in self.sinks.iter_mut() {
+                for s in self.sinks.iter_mut().flatten() {
                     if let Err(e) = s.record(&rec) {
                         failed = Some(e);
                     }
@@ -210,7 +230,7 @@ impl Host {
                 self.run.records.push(*rec);
             }
             Ok(Line::End(end)) => {
-                for s in self.sinks.iter_mut() {
+                for s in self.sinks.iter_mut().flatten() {
                     // The results are kept even when this last line cannot be written.
                     let _ = s.end(&end);
                 }
@@ -234,6 +254,9 @@ impl Host {
             .take()
             .map(|l| l.trim_start_matches("cryptobench: ").to_string());
         let ended = ended?;
+        if let Some(f) = self.broken.take() {
+            return Err(f);
+        }
         let code = ended.code.unwrap_or(1);
         let said = || last.clone().unwrap_or_else(|| format!("exit code {code}"));
         if let Some((n, why)) = &self.unreadable {
@@ -363,4 +386,44 @@ fn answer(serve: &Serve, line: &str, to_agent: &Sender<String>) {
             let _ = to_agent.send(format!("answer {text}\n"));
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line this build cannot read (a newer build's workload, a damaged line) loses its
+    /// point: the DUT's run fails, exit 1, saying how many, and the points read are kept.
+    #[test]
+    fn unreadable_dut_lines_count_as_lost_points_and_exit_1() {
+        let fixture = include_str!("../../tests/fixtures/schema1-mixed.jsonl");
+        let mut h = Host {
+            url: DutUrl::parse("ssh://root@board").unwrap(),
+            sinks: Some(Vec::new()),
+            broken: None,
+            run: Run::default(),
+            pending: None,
+            outcome: None,
+            unreadable: None,
+        };
+        for l in fixture.lines().take(3) {
+            h.line(l, false);
+        }
+        h.line("{\"kind\":\"record\",\"workload\":\"warp\"}", false);
+        h.line("{\"kind\":\"rec", false);
+        let ended = Ended {
+            code: Some(0),
+            ssh_said: String::new(),
+        };
+        let f = h.finish(Ok(ended)).unwrap_err();
+        assert_eq!(f.exit_code(), 1, "{}", f.message());
+        assert!(
+            f.message()
+                .contains("2 line(s) the DUT sent could not be read here")
+                && f.message().contains("kept the 2 read"),
+            "{}",
+            f.message()
+        );
+        assert_eq!(h.run.records.len(), 2);
+    }
 }

@@ -119,11 +119,13 @@ impl Sqlite {
 
 /// Creates the store where missing (its directory private, the file 0600) and opens it.
 fn open_writable(path: &Path, name: &str) -> anyhow::Result<Connection> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
-            super::private_dir(dir).map_err(|e| anyhow!("store {name}: {e}"))?;
-        }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir.filter(|d| !d.exists()) {
+        super::private_dir(dir).map_err(|e| anyhow!("store {name}: {e}"))?;
     }
+    not_in_others_hands(path, dir.unwrap_or(Path::new("."))).map_err(|why| {
+        anyhow!("store {name}: {why}: give a store in a dir of your own with --store sqlite:PATH")
+    })?;
     // Created 0600 before SQLite opens it; its journal files take the same mode.
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -139,6 +141,51 @@ fn open_writable(path: &Path, name: &str) -> anyhow::Result<Connection> {
     Connection::open(path).map_err(|e| {
         anyhow!("cannot open store {name}: {e}: give another --store sqlite:PATH, or --no-store")
     })
+}
+
+/// Whether another user could have put or swapped the store's files: its dir theirs, or
+/// writable by others without the sticky bit (they could replace any file in it); in a
+/// sticky one such as /tmp, a file or journal that is a link or theirs (planted before
+/// us: SQLite would write through it).
+fn not_in_others_hands(path: &Path, dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let d = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if d.uid() != me && d.uid() != 0 {
+        return Err(format!(
+            "its dir {} belongs to user {}",
+            dir.display(),
+            d.uid()
+        ));
+    }
+    // Group write is left alone: with a private group per user (umask 002) it is the rule.
+    let shared = d.mode() & 0o002 != 0;
+    if shared && d.mode() & 0o1000 == 0 {
+        return Err(format!(
+            "its dir {} is writable by others (mode {:o})",
+            dir.display(),
+            d.mode() & 0o7777
+        ));
+    }
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut f = path.as_os_str().to_owned();
+        f.push(suffix);
+        let f = Path::new(&f);
+        match std::fs::symlink_metadata(f) {
+            Ok(m) if shared && m.file_type().is_symlink() => {
+                return Err(format!(
+                    "{} is a symbolic link in a dir others can write",
+                    f.display()
+                ))
+            }
+            Ok(m) if shared && m.uid() != me => {
+                return Err(format!("{} belongs to user {}", f.display(), m.uid()))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A store that is not there is an error (never created) for every command but a run

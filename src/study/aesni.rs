@@ -1,10 +1,15 @@
 //! Study 2: what AES-NI buys the primitive, and what it buys applications (nginx, an
-//! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file), side by side.
+//! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file, and the RAM disk itself through
+//! dm-crypt per kernel driver), side by side.
 
-use super::{argv, beyond_noise, builds, times, Action, Findings, Observed, Opts, Step, Study};
+use super::{argv, builds, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::algorithms::{Algorithm, Direction};
+use crate::analyse::decide::{apart, Decision};
 use crate::analyse::stats::median;
 use crate::render::model::{Block, Column, Table};
+
+#[cfg(feature = "disk")]
+mod disk;
 
 pub struct AesNi;
 
@@ -34,10 +39,23 @@ impl Study for AesNi {
         "study 2: AES-NI made synthetic AES 3-6x faster, but applications far less (330 MB RAM disk 7 s -> 4 s, 1.75x; file CBC-256 encrypt 1.2x, decrypt 1.09x)"
     }
     fn options(&self) -> &'static [(&'static str, &'static str)] {
-        &[(
-            "--openssl DIR",
-            "an OpenSSL build, e.g. scripts/build-openssl 3.5 --no-asm: its AES and an OpenVPN tunnel on it beside the AES-NI-off path (repeatable)",
-        )]
+        &[
+            (
+                "--openssl DIR",
+                "an OpenSSL build, e.g. scripts/build-openssl 3.5 --no-asm: its AES and an OpenVPN tunnel on it beside the AES-NI-off path (repeatable)",
+            ),
+            (
+                "--guest",
+                "run the RAM disk row (dm-crypt, the kernel's AES-XTS driver against the generic one) in the qemu guest kernel (guest/run), where this host has no dm-crypt",
+            ),
+        ]
+    }
+    fn notes(&self, _o: &Opts) -> Vec<String> {
+        if cfg!(feature = "disk") {
+            Vec::new()
+        } else {
+            vec!["RAM disk row: not in this build (the lean build leaves out disk)".into()]
+        }
     }
     fn steps(&self, o: &Opts) -> Vec<Step> {
         let (t, d, mb) = if o.quick {
@@ -89,11 +107,13 @@ impl Study for AesNi {
             "up",
             "--duration",
             d,
+            "--rounds",
+            &o.rounds.to_string(),
         ]);
         // Sampled where perf works (each point runs again under perf): the tunnel's
         // crypto share with and without AES-NI.
         let profiled = o.profile_flag();
-        let vpn_s = (df + 6.0) * (1.0 + profiled.len() as f64);
+        let vpn_s = (df + 6.0) * (1.0 + profiled.len() as f64) * o.rounds as f64;
         vpn.extend(profiled);
         let enc = |env, variant: Option<&str>| Action::OpensslEnc {
             cipher: Algorithm::Aes256Cbc,
@@ -122,15 +142,20 @@ impl Study for AesNi {
                     argv: speed("aws-lc", "aes-128-gcm", "enc"),
                 },
             ),
-            step("nginx", df + 3.0, Action::Workload(tls.clone())),
-            step(
+        ];
+        // nginx with and without AES-NI in turn, --rounds times: the gain's interval.
+        for _ in 0..o.rounds {
+            steps.push(step("nginx", df + 3.0, Action::Workload(tls.clone())));
+            steps.push(step(
                 "nginx no-aesni",
                 df + 3.0,
                 Action::Child {
                     env: mask(),
-                    argv: tls,
+                    argv: tls.clone(),
                 },
-            ),
+            ));
+        }
+        steps.extend([
             step("openvpn", vpn_s, Action::Workload(vpn.clone())),
             step(
                 "openvpn no-aesni",
@@ -150,10 +175,12 @@ impl Study for AesNi {
                 mb as f64 / 5e7 * rounds as f64 + 1.0,
                 enc(mask(), Some("isa=no-aesni")),
             ),
-        ];
+        ]);
         // A build given with --openssl (a no-asm one, study 5's stock firmware): the same
         // tunnel on it, beside the stock build and its ISA-off path.
         steps.extend(builds::tunnel_steps(o, TUNNEL_CIPHER, d, false));
+        #[cfg(feature = "disk")]
+        steps.extend(disk::steps(o));
         steps
     }
     fn analyse(&self, o: &Observed) -> Findings {
@@ -170,6 +197,9 @@ struct Gain {
     without: f64,
     /// with/without for speeds, without/with for times.
     gain: f64,
+    /// The gain's interval over the trials or rounds (analyse::decide); None from one value
+    /// a side.
+    ci: Option<[f64; 2]>,
 }
 
 fn analyse(o: &Observed) -> Findings {
@@ -180,51 +210,60 @@ fn analyse(o: &Observed) -> Findings {
     for alg in ALGS {
         for dir in ["enc", "dec"] {
             let pick = |variant: Option<&str>| {
-                prim.iter()
-                    .find(|r| {
-                        r.implementation == "openssl"
-                            && r.label.split(" [").next() == stock.as_deref()
-                            && r.variant.as_deref() == variant
-                            && r.alg.name() == alg
-                            && r.direction.name() == dir
-                    })
-                    .map(|r| r.throughput_bps)
+                prim.iter().find(|r| {
+                    r.implementation == "openssl"
+                        && r.label.split(" [").next() == stock.as_deref()
+                        && r.variant.as_deref() == variant
+                        && r.alg.name() == alg
+                        && r.direction.name() == dir
+                })
             };
             if let (Some(w), Some(wo)) = (pick(None), pick(Some("isa=no-aesni"))) {
+                let d = super::differ(&super::values([*wo]), &super::values([*w]));
                 gains.push(Gain {
                     what: format!("primitive openssl {alg} {dir} 16 KiB"),
                     unit: "MB/s",
-                    with: w / 1e6,
-                    without: wo / 1e6,
-                    gain: w / wo,
+                    with: w.throughput_bps / 1e6,
+                    without: wo.throughput_bps / 1e6,
+                    gain: w.throughput_bps / wo.throughput_bps,
+                    ci: d.ci,
                 });
             }
         }
     }
     let n_prim = gains.len();
     let mut apps = Vec::new();
-    let tls = |tag: &str| {
-        let v: Vec<f64> = o.tls(tag).iter().map(|r| r.throughput_bps).collect();
-        (!v.is_empty()).then(|| median(&v))
-    };
-    if let (Some(w), Some(wo)) = (tls("nginx"), tls(&format!("nginx{MASKED}"))) {
-        apps.push(Gain {
-            what: "nginx 10 MiB file, AES-256-GCM (server and client masked)".into(),
+    // A speed: the ratio of the medians and its interval over the rounds.
+    let speed = |what: &str, w: Vec<f64>, wo: Vec<f64>| {
+        let d = super::differ(&wo, &w);
+        let (w, wo) = (median(&w), median(&wo));
+        Gain {
+            what: what.into(),
             unit: "Mbit/s",
             with: w * 8.0 / 1e6,
             without: wo * 8.0 / 1e6,
             gain: w / wo,
-        });
+            ci: d.ci,
+        }
+    };
+    let tls = |tag: &str| {
+        let v = super::values(o.tls(tag));
+        (!v.is_empty()).then_some(v)
+    };
+    if let (Some(w), Some(wo)) = (tls("nginx"), tls(&format!("nginx{MASKED}"))) {
+        apps.push(speed(
+            "nginx 10 MiB file, AES-256-GCM (server and client masked)",
+            w,
+            wo,
+        ));
     }
     let vpn = |tag: &str| builds::tunnel_bps(o, tag);
     if let (Some(w), Some(wo)) = (vpn("openvpn"), vpn(&format!("openvpn{MASKED}"))) {
-        apps.push(Gain {
-            what: "OpenVPN AES-256-GCM, 1 stream (both ends masked)".into(),
-            unit: "Mbit/s",
-            with: w * 8.0 / 1e6,
-            without: wo * 8.0 / 1e6,
-            gain: w / wo,
-        });
+        apps.push(speed(
+            "OpenVPN AES-256-GCM, 1 stream (both ends masked)",
+            w,
+            wo,
+        ));
     }
     // `openssl enc` speed records: seconds per file = bytes / median speed.
     for w in o.speed("enc") {
@@ -233,6 +272,7 @@ fn analyse(o: &Observed) -> Findings {
             .iter()
             .find(|m| m.alg == w.alg && m.direction == w.direction && m.size == w.size);
         if let Some(wo) = wo.filter(|m| m.throughput_bps > 0.0 && w.throughput_bps > 0.0) {
+            let d = super::differ(&super::values([*wo]), &super::values([w]));
             let what = if w.direction == Direction::Dec {
                 "decrypt"
             } else {
@@ -248,6 +288,7 @@ fn analyse(o: &Observed) -> Findings {
                 with: w.size as f64 / w.throughput_bps,
                 without: wo.size as f64 / wo.throughput_bps,
                 gain: w.throughput_bps / wo.throughput_bps,
+                ci: d.ci,
             });
         }
     }
@@ -284,20 +325,11 @@ fn analyse(o: &Observed) -> Findings {
                     times(p)
                 ));
             } else {
-                let smaller = apps.iter().filter(|a| a.gain < p).count();
-                let all = smaller == apps.len();
                 conclusions.push(format!(
                     "AES-NI: primitive {} (median of {n_prim} points), {}: {}",
                     times(p),
                     app_text.join(", "),
-                    if all {
-                        format!("the application gain is smaller, {}.", super::agreement(true, 2))
-                    } else {
-                        format!(
-                            "{smaller} of {} application gains are smaller (study 2 found every application gain smaller).",
-                            apps.len()
-                        )
-                    }
+                    app_against_primitive(&gains, &apps)
                 ));
             }
             let in_range = (3.0..=6.0).contains(&p);
@@ -335,6 +367,8 @@ fn analyse(o: &Observed) -> Findings {
     if gains.is_empty() && apps.is_empty() {
         blocks.clear();
     }
+    #[cfg(feature = "disk")]
+    disk::ram_disk(o, &mut blocks, &mut conclusions);
     Findings {
         blocks,
         conclusions,
@@ -355,16 +389,16 @@ fn builds_against(o: &Observed, stock: Option<&str>) -> Vec<String> {
             builds::tunnel_bps(o, &format!("openvpn{MASKED}")),
         ),
     ];
-    // "0.31x the ISA-off path's (slower than it)".
-    let against = |x: f64, y: f64, what: &str| {
-        let how = if !beyond_noise(x, y) {
-            "within noise of it"
-        } else if x < y {
-            "slower"
-        } else {
-            "faster"
+    // "0.31x the ISA-off path's (slower)", from the rounds' interval (analyse::decide).
+    let against = |x: &[f64], y: &[f64], what: &str| {
+        let d = super::differ(y, x);
+        let how = match d.decision {
+            Decision::NoDifference => "within noise of it",
+            Decision::Lower => "slower",
+            Decision::Higher => "faster",
+            Decision::CannotDecide => "one round cannot decide",
         };
-        format!("{} {what} ({how})", times(x / y))
+        format!("{} {what} ({how})", times(d.ratio))
     };
     let mut lines = Vec::new();
     for name in builds::tunnelled(o) {
@@ -374,11 +408,11 @@ fn builds_against(o: &Observed, stock: Option<&str>) -> Vec<String> {
             .iter()
             .enumerate()
         {
-            let (sp, st) = paths[i];
-            if let (Some(p), Some(sp)) = (p, sp) {
+            let (sp, st) = &paths[i];
+            if let (Some(p), Some(sp)) = (&p, sp) {
                 parts.push(format!("AES-256-GCM at 16 KiB {}", against(p, sp, what)));
             }
-            if let (Some(t), Some(st)) = (t, st) {
+            if let (Some(t), Some(st)) = (&t, st) {
                 parts.push(format!("the OpenVPN tunnel {}", against(t, st, what)));
             }
         }
@@ -392,11 +426,11 @@ fn builds_against(o: &Observed, stock: Option<&str>) -> Vec<String> {
                 "{name} against the stock build ({}) and its ISA-off path (isa=no-aesni): {}{}.",
                 stock.unwrap_or("?"),
                 parts.join(", "),
-                match (p, t) {
+                match (&p, &t) {
                     (Some(p), Some(t)) => format!(
                         " (on the build: {} MB/s, {} Mbit/s)",
-                        crate::units::mbps(p),
-                        super::mbit(t)
+                        crate::units::mbps(median(p)),
+                        super::mbit(median(t))
                     ),
                     _ => String::new(),
                 }
@@ -404,6 +438,33 @@ fn builds_against(o: &Observed, stock: Option<&str>) -> Vec<String> {
         });
     }
     lines
+}
+
+/// Whether every application gains less from AES-NI than the primitive, as study 2 found:
+/// each application's interval against the span of the primitive points' intervals
+/// (analyse::decide::apart), so a gain with no interval (one run a side) decides nothing.
+fn app_against_primitive(prim: &[Gain], apps: &[Gain]) -> String {
+    let span = prim.iter().try_fold([f64::INFINITY, 0.0_f64], |s, g| {
+        g.ci.map(|c| [s[0].min(c[0]), s[1].max(c[1])])
+    });
+    let decisions: Vec<Decision> = apps.iter().map(|a| apart(span, a.ci)).collect();
+    let smaller = decisions.iter().filter(|d| **d == Decision::Lower).count();
+    if decisions.contains(&Decision::CannotDecide) {
+        format!(
+            "{} (an application measured once a side has no interval).",
+            super::UNDECIDED
+        )
+    } else if smaller == apps.len() {
+        format!(
+            "the application gain is smaller, {}.",
+            super::agreement(Decision::Lower, Decision::Lower, 2)
+        )
+    } else {
+        format!(
+            "{smaller} of {} application gains are smaller beyond their intervals (study 2 found every application gain smaller).",
+            apps.len()
+        )
+    }
 }
 
 fn short(what: &str) -> String {
@@ -449,6 +510,47 @@ mod tests {
     use super::*;
     use crate::study::tests::{observed, speed_rec, tls_rec};
 
+    /// nginx measured three times (study --rounds 3): an exact interval.
+    fn rounds(bps: f64) -> Vec<crate::record::read::AnyRecord> {
+        (0..3)
+            .map(|_| tls_rec("aes256gcm", 10 << 20, 1, bps))
+            .collect()
+    }
+
+    fn gain(gain: f64, ci: Option<[f64; 2]>) -> Gain {
+        Gain {
+            what: "x".into(),
+            unit: "MB/s",
+            with: gain,
+            without: 1.0,
+            gain,
+            ci,
+        }
+    }
+
+    /// Study 2's "applications gain less": each application's interval against the
+    /// primitive points' span; without an interval on either side, no verdict.
+    #[test]
+    fn the_application_gain_is_smaller_only_beyond_the_intervals() {
+        let prim = [gain(4.0, Some([3.9, 4.1])), gain(5.0, Some([4.8, 5.2]))];
+        let says = |apps: &[Gain]| app_against_primitive(&prim, apps);
+        assert_eq!(
+            says(&[gain(1.2, Some([1.1, 1.3]))]),
+            "the application gain is smaller, as study 2 found."
+        );
+        // 3.5x [2.5-4.5] reaches into the primitive's span: not smaller beyond it.
+        assert!(
+            says(&[gain(1.2, Some([1.1, 1.3])), gain(3.5, Some([2.5, 4.5]))])
+                .starts_with("1 of 2 application gains are smaller beyond their intervals"),
+        );
+        // One nginx run a side: 1.2x against 4x is still no finding.
+        assert!(
+            says(&[gain(1.2, None)]).starts_with("one round cannot decide: run without --quick")
+        );
+        let no_prim = app_against_primitive(&[gain(4.0, None)], &[gain(1.2, Some([1.1, 1.3]))]);
+        assert!(no_prim.starts_with("one round cannot decide"), "{no_prim}");
+    }
+
     #[test]
     fn primitive_gain_beside_application_gain() {
         let mut recs = Vec::new();
@@ -489,11 +591,8 @@ mod tests {
                     4.9e9,
                 )],
             ),
-            ("nginx", vec![tls_rec("aes256gcm", 10 << 20, 1, 1e9)]),
-            (
-                "nginx no-aesni",
-                vec![tls_rec("aes256gcm", 10 << 20, 1, 5e8)],
-            ),
+            ("nginx", rounds(1e9)),
+            ("nginx no-aesni", rounds(5e8)),
         ]);
         // openssl enc of 330 MB: 1 s with AES-NI (median of 3), 1.5 s without.
         let file = |v, bps| {
@@ -552,11 +651,8 @@ mod tests {
                     ),
                 ],
             ),
-            ("nginx", vec![tls_rec("aes256gcm", 10 << 20, 1, 3e9)]),
-            (
-                "nginx no-aesni",
-                vec![tls_rec("aes256gcm", 10 << 20, 1, 1e9)],
-            ),
+            ("nginx", rounds(3e9)),
+            ("nginx no-aesni", rounds(1e9)),
         ]);
         let c = analyse(&o).conclusions.join("\n");
         assert!(c.contains("0 of 1 application gains are smaller"), "{c}");
@@ -575,14 +671,11 @@ mod tests {
             }
             r
         };
-        let tunnel = |bps| {
-            vec![crate::study::tests::vpn_rec(
-                "openvpn",
-                "AES-256-GCM",
-                1,
-                bps,
-                10.0,
-            )]
+        // Three rounds a tunnel (vpn --rounds 3).
+        let tunnel = |bps| -> Vec<_> {
+            (0..3)
+                .map(|_| crate::study::tests::vpn_rec("openvpn", "AES-256-GCM", 1, bps, 10.0))
+                .collect()
         };
         let o = observed(vec![
             (

@@ -4,10 +4,11 @@
 
 use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study, NOISE_PCT};
 use crate::algorithms::Algorithm;
-use crate::analyse::decide::{decide, Decision};
+use crate::analyse::decide::{decide, Decision, Difference};
 use crate::analyse::stats::median;
 use crate::analyse::tls::{mixes, MixResult};
-use crate::record::tls::TlsRecord;
+use crate::record::tls::{TlsData, TlsRecord};
+use crate::record::Listed;
 use crate::render::model::{Block, Column, Table};
 
 pub struct Avx512;
@@ -134,22 +135,26 @@ impl Study for Avx512 {
         // the mask reaches nginx (and wrk) through the environment of a child cryptobench.
         let d = if o.quick { "1" } else { "5" };
         let shares: &[u32] = if o.quick { &[20] } else { &MIX_SHARES };
-        for &p in shares {
-            let tls = nginx_mix(p, d);
-            let seconds = 3.0 * (d.parse::<f64>().unwrap_or(5.0) + 1.5) + 2.0;
-            steps.push(step(
-                &nginx_tag(p, false),
-                seconds,
-                Action::Workload(tls.clone()),
-            ));
-            steps.push(step(
-                &nginx_tag(p, true),
-                seconds,
-                Action::Child {
-                    env: mask.clone(),
-                    argv: tls,
-                },
-            ));
+        // Each mix `--rounds` times, both paths in turn, so that drift hits both alike and
+        // every verdict on a mix has an interval over its rounds.
+        for _ in 0..o.rounds {
+            for &p in shares {
+                let tls = nginx_mix(p, d);
+                let seconds = 3.0 * (d.parse::<f64>().unwrap_or(5.0) + 1.5) + 2.0;
+                steps.push(step(
+                    &nginx_tag(p, false),
+                    seconds,
+                    Action::Workload(tls.clone()),
+                ));
+                steps.push(step(
+                    &nginx_tag(p, true),
+                    seconds,
+                    Action::Child {
+                        env: mask.clone(),
+                        argv: tls,
+                    },
+                ));
+            }
         }
         steps
     }
@@ -207,7 +212,7 @@ impl Cpu {
     /// "as study 4 found" where the effect can occur; otherwise why this is not it.
     fn found(&self) -> String {
         if self.effect_possible() {
-            super::agreement(true, 4)
+            super::agreement(Decision::Lower, Decision::Lower, 4)
         } else {
             "but this CPU has no AVX-512, so it is not study 4's effect".into()
         }
@@ -445,7 +450,7 @@ fn analyse(o: &Observed) -> Findings {
                     "both neighbours run the same code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
                 } else {
                     match d.decision {
-                        Decision::Lower => format!("AVX-512 neighbours slow it, {}.", super::agreement(true, 4)),
+                        Decision::Lower => format!("AVX-512 neighbours slow it, {}.", super::agreement(Decision::Lower, Decision::Lower, 4)),
                         Decision::Higher => "it is faster beside AVX-512 ChaCha, the opposite of study 4's finding (a VM without frequency scaling has no AVX-512 clock drop to show; the rest is this shared machine's noise).".into(),
                         Decision::NoDifference => format!("no change beyond this machine's noise (±{NOISE_PCT:.0}%, and the trials' intervals hold no difference), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to show."),
                         Decision::CannotDecide => format!("{}.", super::UNDECIDED),
@@ -484,74 +489,113 @@ fn is_chacha(suite: &str) -> bool {
     suite.contains("CHACHA20")
 }
 
-/// One mix of one ISA path, against the same run's single-suite points.
+/// One mix of one ISA path over its rounds, each against the same run's single-suite
+/// points.
 struct MixRow {
     share: u32,
     masked: bool,
-    mix: MixResult,
-    /// Bytes/s per connection of the AES-GCM connections in the mix, and alone.
-    aes_in_mix: Option<f64>,
-    aes_alone: Option<f64>,
+    /// Every round's mix, in the order run.
+    rounds: Vec<MixResult>,
+    /// Per round: bytes/s per connection of the AES-GCM connections in the mix, and alone.
+    aes: Vec<(Option<f64>, Option<f64>)>,
 }
 
 impl MixRow {
-    /// The AES-GCM connections' speed in the mix as a fraction of their speed alone.
-    fn aes_kept(&self) -> Option<f64> {
-        Some(self.aes_in_mix? / self.aes_alone?).filter(|x| x.is_finite())
+    /// Per round: the AES-GCM connections' speed in the mix as a fraction of their speed
+    /// alone.
+    fn aes_kept(&self) -> Vec<f64> {
+        self.aes
+            .iter()
+            .filter_map(|(m, a)| Some(m.as_ref()? / a.as_ref()?))
+            .filter(|x| x.is_finite())
+            .collect()
     }
+    fn requests(&self) -> Vec<f64> {
+        self.rounds.iter().map(|m| m.requests_per_s).collect()
+    }
+    /// The mix against the majority suite alone, over the rounds.
+    fn against_alone(&self) -> Difference {
+        let alone: Vec<f64> = self
+            .rounds
+            .iter()
+            .filter_map(|m| m.baseline_requests_per_s)
+            .collect();
+        super::differ(&alone, &self.requests())
+    }
+    fn disturbed(&self) -> bool {
+        self.rounds.iter().any(|m| m.disturbed)
+    }
+}
+
+/// The median of what each round has, or None.
+fn mid(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = v.collect();
+    (!v.is_empty()).then(|| median(&v))
 }
 
 fn mix_rows(o: &Observed) -> Vec<MixRow> {
     let mut rows = Vec::new();
     for masked in [false, true] {
         for share in MIX_SHARES {
-            let recs: Vec<TlsRecord> = o
-                .tls(&nginx_tag(share, masked))
-                .into_iter()
-                .cloned()
-                .collect();
-            let Some(m) = recs.iter().find(|r| r.mix.is_some()) else {
-                continue;
-            };
-            let spec = format!("chacha={share}%,aes128gcm={}%", 100 - share);
-            let Some(mix) = mixes(&recs, &spec).into_iter().next() else {
-                continue;
-            };
-            let aes_in_mix = m
-                .mix
-                .iter()
-                .flatten()
-                .find(|p| is_aes(&p.suite))
-                .and_then(|p| {
-                    (p.requests > 0 && p.connections > 0).then(|| {
-                        p.requests_per_s * p.bytes as f64 / p.requests as f64 / p.connections as f64
-                    })
-                });
-            let aes_alone = recs
-                .iter()
-                .find(|r| r.mix.is_none() && is_aes(&r.suite))
-                .map(|r| r.throughput_bps / r.concurrency.max(1) as f64);
-            rows.push(MixRow {
+            let mut row = MixRow {
                 share,
                 masked,
-                mix,
-                aes_in_mix,
-                aes_alone,
-            });
+                rounds: Vec::new(),
+                aes: Vec::new(),
+            };
+            for run in o.tagged(&nginx_tag(share, masked)) {
+                let recs: Vec<TlsRecord> = run
+                    .records
+                    .iter()
+                    .filter_map(<TlsData as Listed>::pick)
+                    .cloned()
+                    .collect();
+                if let Some(round) = mix_round(&recs, share) {
+                    row.rounds.push(round.0);
+                    row.aes.push(round.1);
+                }
+            }
+            if !row.rounds.is_empty() {
+                rows.push(row);
+            }
         }
     }
     rows
 }
 
-/// Median requests/s of one suite alone over the runs of one ISA path.
-fn alone_rps(o: &Observed, masked: bool, pick: fn(&str) -> bool) -> Option<f64> {
-    let v: Vec<f64> = MIX_SHARES
+/// One round's mix, and the AES-GCM connections' speed per connection in it and alone.
+type Round = (MixResult, (Option<f64>, Option<f64>));
+
+fn mix_round(recs: &[TlsRecord], share: u32) -> Option<Round> {
+    let m = recs.iter().find(|r| r.mix.is_some())?;
+    let spec = format!("chacha={share}%,aes128gcm={}%", 100 - share);
+    let mix = mixes(recs, &spec).into_iter().next()?;
+    let aes_in_mix = m
+        .mix
+        .iter()
+        .flatten()
+        .find(|p| is_aes(&p.suite))
+        .and_then(|p| {
+            (p.requests > 0 && p.connections > 0).then(|| {
+                p.requests_per_s * p.bytes as f64 / p.requests as f64 / p.connections as f64
+            })
+        });
+    let aes_alone = recs
+        .iter()
+        .find(|r| r.mix.is_none() && is_aes(&r.suite))
+        .map(|r| r.throughput_bps / r.concurrency.max(1) as f64);
+    Some((mix, (aes_in_mix, aes_alone)))
+}
+
+/// Requests/s of one suite alone over every run of one ISA path (each share's step
+/// measures it too).
+fn alone_rps(o: &Observed, masked: bool, pick: fn(&str) -> bool) -> Vec<f64> {
+    MIX_SHARES
         .iter()
         .flat_map(|&s| o.tls(&nginx_tag(s, masked)))
         .filter(|r| r.mix.is_none() && pick(&r.suite))
         .map(|r| r.requests_per_s)
-        .collect();
-    (!v.is_empty()).then(|| median(&v))
+        .collect()
 }
 
 /// Said after a verdict drawn from points that other load disturbed.
@@ -581,23 +625,29 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
         ],
     );
     let mut lines = Vec::new();
+    let undecided = format!("{} (one nginx run a side, no interval).", super::UNDECIDED);
     for masked in [false, true] {
         let aes = alone_rps(o, masked, is_aes);
         for r in rows.iter().filter(|r| r.masked == masked) {
             t.push(vec![
                 cpu.path_name(masked).into(),
                 format!("{}%", r.share),
-                format!("{:.0}", r.mix.requests_per_s),
-                pct(r.mix.change_pct),
-                pct(r.mix.vs_expected_pct),
-                r.aes_in_mix.map(crate::units::mbps).unwrap_or("-".into()),
-                r.aes_kept()
+                format!("{:.0}", median(&r.requests())),
+                pct(mid(r.rounds.iter().filter_map(|m| m.change_pct))),
+                pct(mid(r.rounds.iter().filter_map(|m| m.vs_expected_pct))),
+                mid(r.aes.iter().filter_map(|a| a.0))
+                    .map(crate::units::mbps)
+                    .unwrap_or("-".into()),
+                mid(r.aes_kept().into_iter())
                     .map(|k| format!("{:.0}%", k * 100.0))
                     .unwrap_or("-".into()),
             ]);
         }
-        let chacha = alone_rps(o, masked, is_chacha);
-        let all_chacha = aes.zip(chacha).map(|(a, c)| (c - a) / a * 100.0);
+        let chacha_runs = alone_rps(o, masked, is_chacha);
+        let chacha = mid(chacha_runs.iter().copied());
+        let all_chacha = mid(aes.iter().copied())
+            .zip(chacha)
+            .map(|(a, c)| (c - a) / a * 100.0);
         if let Some(c) = chacha {
             t.push(vec![
                 cpu.path_name(masked).into(),
@@ -616,8 +666,7 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
             .iter()
             .filter(|r| !r.masked)
             .filter_map(|r| {
-                r.mix
-                    .change_pct
+                mid(r.rounds.iter().filter_map(|m| m.change_pct))
                     .map(|c| format!("{}% ChaCha {c:+.1}%", r.share))
             })
             .collect();
@@ -627,19 +676,11 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
             let decisions: Vec<Decision> = rows
                 .iter()
                 .filter(|r| !r.masked)
-                .filter_map(|r| {
-                    Some(
-                        decide(
-                            &[r.mix.baseline_requests_per_s?],
-                            &[r.mix.requests_per_s],
-                            NOISE_PCT / 100.0,
-                        )
-                        .decision,
-                    )
-                })
+                .map(|r| r.against_alone().decision)
                 .chain(
-                    aes.zip(chacha)
-                        .map(|(a, c)| decide(&[a], &[c], NOISE_PCT / 100.0).decision),
+                    chacha
+                        .is_some()
+                        .then(|| super::differ(&aes, &chacha_runs).decision),
                 )
                 .collect();
             lines.push(format!(
@@ -648,11 +689,11 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
                 if decisions.iter().all(|d| *d == Decision::Lower) {
                     format!("every mix is slower, {} (-5.5%, -7%, -10% at 10, 20, 100%).", cpu.found())
                 } else if decisions.contains(&Decision::CannotDecide) {
-                    "one nginx run a side cannot decide (no interval: the study runs each mix once).".to_string()
+                    undecided.clone()
                 } else {
-                    "not every mix is slower, unlike study 4 (-5.5%, -7%, -10% at 10, 20, 100%).".into()
+                    "not every mix is slower beyond the noise, unlike study 4 (-5.5%, -7%, -10% at 10, 20, 100%).".into()
                 },
-                caveat(rows.iter().any(|r| !r.masked && r.mix.disturbed))
+                caveat(rows.iter().any(|r| !r.masked && r.disturbed()))
             ));
         }
     }
@@ -662,9 +703,11 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
         let kept = |masked| {
             rows.iter()
                 .find(|r| r.share == share && r.masked == masked)
-                .and_then(MixRow::aes_kept)
+                .map(MixRow::aes_kept)
+                .filter(|k| !k.is_empty())
         };
-        if let (Some(w), Some(wo)) = (kept(false), kept(true)) {
+        if let (Some(wr), Some(wor)) = (kept(false), kept(true)) {
+            let (w, wo) = (median(&wr), median(&wor));
             // Rounded first, so a difference under half a point prints as +0, not -0.
             let diff = ((w - wo) * 100.0).round() + 0.0;
             lines.push(format!(
@@ -674,14 +717,14 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
                 if !cpu.effect_possible() {
                     "both paths run the same ChaCha code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
                 } else {
-                    match decide(&[wo], &[w], NOISE_PCT / 100.0).decision {
-                        Decision::Lower => format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::agreement(true, 4)),
-                        Decision::Higher => "they are faster beside AVX-512 ChaCha, the opposite of study 4's finding.".into(),
-                        Decision::NoDifference => format!("no difference beyond this machine's noise (±{NOISE_PCT:.0}%), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to pass on."),
-                        Decision::CannotDecide => "one nginx run a side cannot decide (no interval: the study runs each mix once).".to_string(),
+                    match super::differ(&wor, &wr).decision {
+                        d @ Decision::Lower => format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::agreement(d, Decision::Lower, 4)),
+                        d @ Decision::Higher => format!("they are faster beside AVX-512 ChaCha, {}.", super::agreement(d, Decision::Lower, 4)),
+                        d @ Decision::NoDifference => format!("{}; a VM without frequency scaling has no AVX-512 clock drop to pass on.", super::agreement(d, Decision::Lower, 4)),
+                        Decision::CannotDecide => undecided.clone(),
                     }
                 },
-                caveat(rows.iter().any(|r| r.share == share && r.mix.disturbed))
+                caveat(rows.iter().any(|r| r.share == share && r.disturbed()))
             ));
         }
     }

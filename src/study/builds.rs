@@ -3,7 +3,8 @@
 //! of it, and what a build's change of the primitive did to the tunnel, against what
 //! Amdahl's law allows from the sampled crypto share.
 
-use super::{argv, beyond_noise, mbit, Action, Observed, Opts, Step, NOISE_PCT};
+use super::{argv, mbit, Action, Observed, Opts, Step, NOISE_PCT};
+use crate::analyse::decide::{Decision, Difference};
 use crate::analyse::share::{amdahl, Share};
 use crate::analyse::stats::median;
 use crate::record::speed::SpeedRecord;
@@ -55,12 +56,14 @@ pub fn tunnel_steps(o: &Opts, cipher: &str, duration: &str, system: bool) -> Vec
                 "up",
                 "--duration",
                 duration,
+                "--rounds",
+                &o.rounds.to_string(),
             ]);
             vpn.extend(flags);
             vpn.extend(profiled.clone());
             Step {
                 tag: tunnel_tag(&name),
-                seconds,
+                seconds: seconds * o.rounds as f64,
                 action: Action::Workload(vpn),
             }
         })
@@ -105,22 +108,22 @@ fn speed_label(o: &Observed, speed_tag: &str, build: &str) -> Option<String> {
 }
 
 /// The median tunnel throughput (bytes/s) of the step `tag`.
-pub fn tunnel_bps(o: &Observed, tag: &str) -> Option<f64> {
-    let v: Vec<f64> = o.vpn(tag).iter().map(|r| r.throughput_bps).collect();
-    (!v.is_empty()).then(|| median(&v))
+pub fn tunnel_bps(o: &Observed, tag: &str) -> Option<Vec<f64>> {
+    let v = super::values(o.vpn(tag));
+    (!v.is_empty()).then_some(v)
 }
 
-/// The throughput of `alg` encryption at `size` bytes, one thread, on the path `label`.
-pub fn primitive_bps(recs: &[&SpeedRecord], label: &str, alg: &str, size: u64) -> Option<f64> {
-    recs.iter()
-        .find(|r| {
-            r.label == label
-                && r.alg.name() == alg
-                && r.size == size
-                && r.threads == 1
-                && r.direction.name() == "enc"
-        })
-        .map(|r| r.throughput_bps)
+/// The throughput of `alg` encryption at `size` bytes, one thread, on the path `label`:
+/// its trials (or each round's figure), for [`super::differ`].
+pub fn primitive_bps(recs: &[&SpeedRecord], label: &str, alg: &str, size: u64) -> Option<Vec<f64>> {
+    let v = super::values(recs.iter().copied().filter(|r| {
+        r.label == label
+            && r.alg.name() == alg
+            && r.size == size
+            && r.threads == 1
+            && r.direction.name() == "enc"
+    }));
+    (!v.is_empty()).then_some(v)
 }
 
 /// "+12%", "-40%": a ratio as a change.
@@ -155,7 +158,7 @@ pub fn tunnel_table(o: &Observed, cipher: &str) -> Option<Table> {
         };
         t.push(vec![
             name,
-            mbit(bps),
+            mbit(median(&bps)),
             if busiest.is_empty() {
                 "-".into()
             } else {
@@ -172,8 +175,9 @@ struct Figures {
     name: String,
     /// The speed label (the system's is version-qualified).
     label: String,
-    primitive: f64,
-    tunnel: f64,
+    /// The primitive's trials and the tunnel's rounds, for [`super::differ`].
+    primitive: Vec<f64>,
+    tunnel: Vec<f64>,
 }
 
 /// Study 5's inference, from its table: AES 33% faster, so OpenVPN "35-50% faster".
@@ -246,8 +250,11 @@ fn pair(
     cipher: &str,
     share: Option<Result<Share, String>>,
 ) -> String {
-    let x = new.primitive / base.primitive;
-    let y = new.tunnel / base.tunnel;
+    let (dx, dy) = (
+        super::differ(&base.primitive, &new.primitive),
+        super::differ(&base.tunnel, &new.tunnel),
+    );
+    let (x, y) = (dx.ratio, dy.ratio);
     let kib = if size.is_multiple_of(1024) {
         format!("{} KiB", size / 1024)
     } else {
@@ -259,11 +266,11 @@ fn pair(
         base.label,
         alg.to_uppercase(),
         change(x),
-        base.primitive / 1e6,
-        new.primitive / 1e6,
+        median(&base.primitive) / 1e6,
+        median(&new.primitive) / 1e6,
         change(y),
-        mbit(base.tunnel),
-        mbit(new.tunnel),
+        mbit(median(&base.tunnel)),
+        mbit(median(&new.tunnel)),
     );
     s += &match share {
         Some(Ok(sh)) => {
@@ -288,17 +295,23 @@ fn pair(
         }
         None => String::new(),
     };
-    s += &if !beyond_noise(base.primitive, new.primitive) {
+    let moved = |d: &Difference| matches!(d.decision, Decision::Higher | Decision::Lower);
+    s += &if [dx.decision, dy.decision].contains(&Decision::CannotDecide) {
+        format!(
+            ". {} (one run a side, no interval), so this pair says nothing about study 5's inference.",
+            super::UNDECIDED
+        )
+    } else if !moved(&dx) {
         format!(
             ". {} did not change beyond noise ({NOISE_PCT:.0}%), so this pair says nothing about study 5's inference{}.",
             alg.to_uppercase(),
-            if beyond_noise(base.tunnel, new.tunnel) {
+            if moved(&dy) {
                 " (the tunnel's change is not AES's: the rest of the build, or this machine's noise)"
             } else {
                 ""
             }
         )
-    } else if !beyond_noise(base.tunnel, new.tunnel) {
+    } else if !moved(&dy) {
         format!(
             ". The tunnel did not change beyond noise ({NOISE_PCT:.0}%) though {} did: {INFERENCE}, more than AES itself; here it moved less, as Amdahl says it must.",
             alg.to_uppercase()

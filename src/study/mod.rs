@@ -1,5 +1,5 @@
 //! `cryptobench study NAME`: one of the five studies of docs/studies.md as one
-//! command. A study owns no measuring code: it composes the workloads (speed, tls, vpn)
+//! command. A study owns no measuring code: it composes the workloads (speed, tls, vpn, disk)
 //! through their public entry points, all appending to one JSON Lines file, reads the
 //! records back and computes its tables and conclusion with pure functions (one file
 //! per study, unit-tested on synthetic records).
@@ -14,6 +14,7 @@ pub(crate) mod runner;
 pub mod scaling;
 pub(crate) mod view;
 
+use crate::analyse::decide::{decide, Decision, Difference};
 use crate::analyse::share::{self, Share};
 use crate::analyse::vpn::CipherShare;
 use crate::impls::openssl::build::Build;
@@ -34,8 +35,14 @@ pub struct StudyArgs {
     /// A reduced matrix in under a minute (first looks, tests; --list gives each time).
     #[arg(long)]
     pub quick: bool,
-    /// offload: run the kernel part inside the qemu guest (guest/run) where the host has
-    /// no kernel crypto path.
+    /// Repeat each point the studies compare (nginx mixes, tunnels) N times, so that its
+    /// verdict has an interval [default: 3; 1 with --quick, which keeps it under a minute
+    /// and so concludes "one round cannot decide" where the trials give no interval].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub rounds: Option<u32>,
+    /// offload and aesni: run the kernel part (offload's kernel paths, aesni's RAM disk)
+    /// inside the qemu guest (guest/run) where the host has no kernel crypto path or
+    /// dm-crypt.
     #[arg(long)]
     pub guest: bool,
     /// router-vpn: also measure this libcrypto build (repeatable).
@@ -68,6 +75,8 @@ pub struct StudyArgs {
 #[derive(Clone, Debug)]
 pub struct Opts {
     pub quick: bool,
+    /// Rounds of each compared point (--rounds).
+    pub rounds: u32,
     pub guest: bool,
     pub libcrypto: Vec<PathBuf>,
     /// The `--openssl` builds, opened and checked.
@@ -366,6 +375,7 @@ fn open_builds(dirs: &[PathBuf]) -> Result<Vec<Build>, Failure> {
 fn opts(args: &StudyArgs) -> Opts {
     Opts {
         quick: args.quick,
+        rounds: args.rounds.unwrap_or(default_rounds(args.quick)),
         guest: args.guest,
         libcrypto: args.libcrypto.clone(),
         openssl: Vec::new(),
@@ -378,6 +388,15 @@ fn opts(args: &StudyArgs) -> Opts {
         profile: crate::profile::Sampler::new(None, false)
             .map(drop)
             .map_err(|e| e.to_string()),
+    }
+}
+
+/// Rounds of each compared point without --rounds: 3 give an interval; --quick keeps 1.
+pub fn default_rounds(quick: bool) -> u32 {
+    if quick {
+        1
+    } else {
+        3
     }
 }
 
@@ -402,22 +421,36 @@ pub fn argv(words: &[&str]) -> Vec<String> {
 /// points.
 pub const NOISE_PCT: f64 = 15.0;
 
-/// True when `a` and `b` differ by more than the noise, relative to the smaller.
-pub fn beyond_noise(a: f64, b: f64) -> bool {
-    let (lo, hi) = (a.min(b), a.max(b));
-    lo > 0.0 && (hi - lo) / lo * 100.0 > NOISE_PCT
-}
-
 /// What a study says instead of a verdict when a side has one value and so no interval
 /// (analyse::decide's CannotDecide), however large the difference.
 pub const UNDECIDED: &str = "one round cannot decide: run without --quick";
 
-/// "as study N found" or "unlike study N" from whether the direction agrees.
-pub fn agreement(agrees: bool, study: u32) -> String {
-    if agrees {
-        format!("as study {study} found")
-    } else {
-        format!("the opposite of study {study}'s finding")
+/// NEW against BASE at this machine's noise (analyse::decide, the one rule).
+pub fn differ(base: &[f64], new: &[f64]) -> Difference {
+    decide(base, new, NOISE_PCT / 100.0)
+}
+
+/// One side's values for [`differ`], as compare takes them: each record's figure when
+/// several rounds measured the point, else the one record's trials.
+pub fn values<'a, D: 'a>(recs: impl IntoIterator<Item = &'a Record<D>>) -> Vec<f64> {
+    let recs: Vec<&Record<D>> = recs.into_iter().collect();
+    match &recs[..] {
+        [one] if !one.samples_bps.is_empty() => one.samples_bps.clone(),
+        several => several.iter().map(|r| r.throughput_bps).collect(),
+    }
+}
+
+/// What a decision says against study N, which found `found` (Higher or Lower): "as
+/// study N found", "the opposite of study N's finding", "no difference beyond the noise,
+/// unlike study N", or [`UNDECIDED`].
+pub fn agreement(d: Decision, found: Decision, study: u32) -> String {
+    match d {
+        Decision::CannotDecide => UNDECIDED.into(),
+        Decision::NoDifference => {
+            format!("no difference beyond this machine's noise (±{NOISE_PCT:.0}%), unlike study {study}")
+        }
+        d if d == found => format!("as study {study} found"),
+        _ => format!("the opposite of study {study}'s finding"),
     }
 }
 

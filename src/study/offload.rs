@@ -6,6 +6,7 @@
 
 use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
 use crate::algorithms::Direction;
+use crate::analyse::decide::{apart, Decision};
 use crate::analyse::paths::analyse as fit_paths;
 use crate::analyse::{share::amdahl, vpn::shares as vpn_shares};
 use crate::record::speed::SpeedRecord;
@@ -45,21 +46,27 @@ impl Study for Offload {
         let df: f64 = d.parse().unwrap_or(5.0);
         let n = sizes.split(',').count() as f64;
         let speed = kernel_paths(sizes, t);
-        let mut steps = vec![Step {
-            tag: "host".into(),
-            seconds: 2.0 * n * tf * 1.2 + 2.0,
-            action: Action::Workload(speed),
-        }];
+        // The kernel paths --rounds times: the CPU load per size (one figure a run) then
+        // has an interval.
+        let rounds = o.rounds as usize;
+        let mut steps = vec![
+            Step {
+                tag: "host".into(),
+                seconds: 2.0 * n * tf * 1.2 + 2.0,
+                action: Action::Workload(speed),
+            };
+            rounds
+        ];
         if o.guest {
             // One boot: the kernel cipher paths, then the tunnels with their whole data
             // path in user space or in the kernel.
-            let g = kernel_paths(sizes, "0.03");
-            let mut cmds = vec![g, guest_tunnels()];
+            let mut cmds = vec![kernel_paths(sizes, "0.03"); rounds];
+            cmds.push(guest_tunnels());
             cmds.extend(ipsec_per_driver());
             steps.push(Step {
                 tag: "guest".into(),
                 seconds: 90.0
-                    + 2.0 * ENGINES.len() as f64 * 4.0 * n * 0.04
+                    + 2.0 * ENGINES.len() as f64 * 4.0 * n * 0.04 * rounds as f64
                     + (GUEST_TUNNELS.len() + 2) as f64 * 2.0 * (GUEST_TUNNEL_S + 6.0),
                 action: Action::Guest(cmds),
             });
@@ -238,11 +245,22 @@ fn paths(
                 }));
                 load.push(row);
                 if let (Some(a), Some(b)) = (at(sizes[0]), at(*sizes.last().unwrap_or(&0))) {
+                    // The load of every run at each size: one figure a size has no interval.
+                    let load = |s: u64| -> Vec<f64> {
+                        recs.iter()
+                            .filter(|r| &r.label == l && r.direction.name() == dir && r.size == s)
+                            .map(|r| r.cpu_load_pct)
+                            .collect()
+                    };
+                    let d = super::differ(&load(a.size), &load(b.size));
                     conclusions.push(format!(
                         "{what}: {l} {dir} CPU load {:.0}% at {} B and {:.0}% at {} B: {}",
                         a.cpu_load_pct, a.size, b.cpu_load_pct, b.size,
-                        if b.cpu_load_pct < a.cpu_load_pct - 5.0 { format!("it falls with size, {}.", super::agreement(true, 1)) }
-                        else { "it does not fall with size: unlike study 1's offload (92% -> 29%), this kernel path computes on the CPU itself.".into() }
+                        match d.decision {
+                            Decision::Lower => format!("it falls with size, {}.", super::agreement(d.decision, Decision::Lower, 1)),
+                            Decision::CannotDecide => format!("{} (one CPU-load figure a size).", super::UNDECIDED),
+                            _ => "it does not fall with size beyond the noise: unlike study 1's offload (92% -> 29%), this kernel path computes on the CPU itself.".into(),
+                        }
                     ));
                 }
             }
@@ -386,8 +404,13 @@ fn analyse(o: &Observed) -> Findings {
                 super::share_source_text(s),
                 times(s.max_speedup),
                 amdahl.map(|a| format!(", and the measured kernel path ({} software's bandwidth{from}) {}", times(k.unwrap_or(1.0)), times(a))).unwrap_or_default(),
-                if s.crypto_share < 0.5 { format!("offloading the cipher cannot make the tunnel much faster, {}.", super::agreement(true, 1)) }
-                else { "the cipher dominates here, so offload could pay, unlike study 1 (AES under 20%).".into() }
+                // Half the CPU against the sampled share's interval (the per-byte estimate has none).
+                match apart(Some([0.5, 0.5]), s.sampled.as_ref().map(|x| x.ci)) {
+                    d @ Decision::Lower => format!("offloading the cipher cannot make the tunnel much faster, {}.", super::agreement(d, Decision::Lower, 1)),
+                    Decision::Higher => "the cipher dominates here, so offload could pay, unlike study 1 (AES under 20%).".into(),
+                    Decision::NoDifference => "its interval holds half the CPU, so whether offload could pay is not decided.".into(),
+                    Decision::CannotDecide => format!("{} (the per-byte share has no interval; perf sampling gives one).", super::UNDECIDED),
+                }
             ));
         }
         blocks.push(Block::Table(t));
@@ -575,9 +598,24 @@ mod tests {
             c.contains("af_alg enc levels at 3200 Mbit/s against software's 800 (4.00x"),
             "{c}"
         );
+        // One run: one CPU-load figure a size, no interval.
         assert!(
             c.contains(
-                "CPU load 95% at 16 B and 35% at 450000 B: it falls with size, as study 1 found"
+                "CPU load 95% at 16 B and 35% at 450000 B: one round cannot decide: run without --quick (one CPU-load figure a size)."
+            ),
+            "{c}"
+        );
+        assert!(!c.contains("falls with size"), "{c}");
+        // Three runs (study --rounds 3): the interval decides.
+        let mut o3 = o.clone();
+        o3.runs
+            .extend(o.runs.iter().filter(|t| t.tag == "host").cloned());
+        o3.runs
+            .extend(o.runs.iter().filter(|t| t.tag == "host").cloned());
+        let c = analyse(&o3).conclusions.join("\n");
+        assert!(
+            c.contains(
+                "CPU load 95% at 16 B and 35% at 450000 B: it falls with size, as study 1 found."
             ),
             "{c}"
         );

@@ -2,6 +2,9 @@
 //! crossover where one exists, and OpenVPN (one thread) against WireGuard (many).
 
 use super::{argv, builds, mbit, Action, Findings, Observed, Opts, Step, Study};
+use crate::analyse::decide::Decision;
+use crate::analyse::stats::median;
+use crate::record::vpn::VpnRecord;
 use crate::render::model::{Block, Column, Table};
 
 pub struct RouterVpn;
@@ -99,6 +102,8 @@ impl Study for RouterVpn {
             "up",
             "--duration",
             d,
+            "--rounds",
+            &o.rounds.to_string(),
         ]);
         // Sampled where perf works (each point runs again under perf): OpenVPN's crypto
         // share, the part a faster build or an accelerator could win.
@@ -118,7 +123,7 @@ impl Study for RouterVpn {
             },
             Step {
                 tag: "vpn".into(),
-                seconds: 6.0 * runs * (df + 2.0) + 5.0,
+                seconds: 6.0 * runs * (df + 2.0) * o.rounds as f64 + 5.0,
                 action: Action::Workload(vpn),
             },
         ];
@@ -194,27 +199,36 @@ fn analyse(o: &Observed) -> Findings {
             blocks.push(Block::Table(t));
         }
         let at = |label: &str, alg: &str| {
-            recs.iter()
-                .find(|r| r.label == label && r.alg.name() == alg && r.size == 8192)
-                .map(|r| r.throughput_bps)
+            let v = super::values(
+                recs.iter()
+                    .filter(|r| r.label == label && r.alg.name() == alg && r.size == 8192)
+                    .copied(),
+            );
+            (!v.is_empty()).then_some(v)
         };
         for label in labels.iter().filter(|l| l.contains("isa=")) {
             // The same build without the switch: "openssl 3.5.5" for "openssl 3.5.5 [isa=..]".
             let base = label.split(" [").next().unwrap_or(label);
             for alg in ["aes-256-cbc", "sha512"] {
                 if let (Some(b), Some(v)) = (at(base, alg), at(label, alg)) {
-                    let r = b / v;
+                    let d = super::differ(&v, &b);
                     conclusions.push(format!(
-                        "{alg} at 8 KiB: {base} {:.0} MB/s against {label} {:.0} MB/s ({r:.2}x): {}",
-                        b / 1e6,
-                        v / 1e6,
-                        if !super::beyond_noise(b, v) {
-                            "no difference beyond noise: this ISA switch does not touch it.".to_string()
-                        } else {
-                            format!(
-                                "the ISA path changes the same algorithm's speed, as study 5 found ({} there).",
+                        "{alg} at 8 KiB: {base} {:.0} MB/s against {label} {:.0} MB/s ({:.2}x): {}",
+                        median(&b) / 1e6,
+                        median(&v) / 1e6,
+                        d.ratio,
+                        match d.decision {
+                            Decision::NoDifference =>
+                                "no difference beyond noise: this ISA switch does not touch it."
+                                    .to_string(),
+                            Decision::CannotDecide => format!("{}.", super::UNDECIDED),
+                            // Study 5's switch took speed away: the masked path is slower.
+                            _ =>
+                                format!(
+                                "the ISA path changes the same algorithm's speed, {} ({} there).",
+                                super::agreement(d.decision, Decision::Higher, 5),
                                 if alg == "sha512" { "SHA-512 over 3x" } else { "AES up to 1.33x" }
-                            )
+                            ),
                         }
                     ));
                 }
@@ -270,17 +284,25 @@ fn analyse(o: &Observed) -> Findings {
         };
         if let (Some(ov), Some(wg)) = (best("openvpn"), best("wireguard")) {
             let bound = ov.busiest_thread_cpu_pct.is_some_and(|p| p > 85.0);
+            // Each best point over its rounds (vpn --rounds): the interval decides.
+            let rounds = |b: &VpnRecord| {
+                super::values(vpn.iter().copied().filter(|r| {
+                    r.tunnel == b.tunnel && r.cipher == b.cipher && r.streams == b.streams
+                }))
+            };
+            let d = super::differ(&rounds(ov), &rounds(wg));
+            let found = super::agreement(d.decision, Decision::Higher, 5);
             conclusions.push(format!(
                 "OpenVPN's best: {} Mbit/s ({} streams), its busiest thread at {} of a core; WireGuard's best: {} Mbit/s on {} threads: {}",
                 mbit(ov.throughput_bps), ov.streams,
                 ov.busiest_thread_cpu_pct.map(|p| format!("{p:.0}%")).unwrap_or("?".into()),
                 mbit(wg.throughput_bps), wg.threads_used.map(|n| n.to_string()).unwrap_or("?".into()),
-                if wg.throughput_bps > ov.throughput_bps && bound {
-                    format!("single-threaded OpenVPN is bound by one core and WireGuard is faster, {}.", super::agreement(true, 5))
-                } else if wg.throughput_bps > ov.throughput_bps {
-                    "WireGuard is faster, as study 5 found, though OpenVPN's thread is not saturated here.".into()
-                } else {
-                    "OpenVPN is not slower here: the opposite of study 5's finding.".into()
+                match d.decision {
+                    Decision::Higher if bound => format!("single-threaded OpenVPN is bound by one core and WireGuard is faster, {found}."),
+                    Decision::Higher => format!("WireGuard is faster, {found}, though OpenVPN's thread is not saturated here."),
+                    Decision::Lower => format!("OpenVPN is faster here: {found}."),
+                    Decision::NoDifference => format!("{found}."),
+                    Decision::CannotDecide => format!("{} (one tunnel run a side).", super::UNDECIDED),
                 }
             ));
         }
@@ -382,7 +404,7 @@ mod tests {
             c.contains("openssl 1000 MB/s against openssl [isa=no-aesni] 250 MB/s (4.00x)"),
             "{c}"
         );
-        assert!(c.contains("OpenVPN's best: 800 Mbit/s (1 streams), its busiest thread at 99% of a core; WireGuard's best: 2400 Mbit/s on 2 threads: single-threaded"), "{c}");
+        assert!(c.contains("OpenVPN's best: 800 Mbit/s (1 streams), its busiest thread at 99% of a core; WireGuard's best: 2400 Mbit/s on 2 threads: one round cannot decide: run without --quick (one tunnel run a side)."), "{c}");
         // No profile in these records: the share is said not sampled, with why.
         assert!(
             c.contains(
@@ -439,6 +461,57 @@ mod tests {
         r
     }
 
+    /// Three rounds of one tunnel (vpn --rounds 3), the first profiled: an exact interval.
+    fn tunnel_rounds(bps: f64, crypto: Option<u64>) -> Vec<crate::record::read::AnyRecord> {
+        vec![
+            cbc_tunnel(bps, crypto),
+            cbc_tunnel(bps, None),
+            cbc_tunnel(bps, None),
+        ]
+    }
+
+    /// OpenVPN against WireGuard, each over its rounds: a clear difference is study 5's
+    /// finding, rounds that overlap are no difference, and one run a side cannot decide.
+    #[test]
+    fn the_tunnel_verdict_needs_an_interval() {
+        let run = |ov: &[f64], wg: &[f64]| {
+            let recs = ov
+                .iter()
+                .map(|b| vpn_rec("openvpn", "AES-256-GCM", 1, *b, 10.0))
+                .chain(
+                    wg.iter()
+                        .map(|b| vpn_rec("wireguard", "CHACHA20-POLY1305", 2, *b, 5.0)),
+                )
+                .collect();
+            analyse(&observed(vec![("vpn", recs)]))
+                .conclusions
+                .join("\n")
+        };
+        let c = run(&[1.0e8, 1.02e8, 0.98e8], &[3.0e8, 3.1e8, 2.9e8]);
+        assert!(
+            c.contains("bound by one core and WireGuard is faster, as study 5 found."),
+            "{c}"
+        );
+        let c = run(&[1.0e8, 1.02e8, 0.98e8], &[0.5e8, 0.51e8, 0.49e8]);
+        assert!(
+            c.contains("OpenVPN is faster here: the opposite of study 5's finding."),
+            "{c}"
+        );
+        // Medians 1.75 and 2.05 (+17%), but the rounds spread over each other.
+        let c = run(&[1e8, 2e8, 3e8, 1.5e8], &[1.2e8, 2.4e8, 3.3e8, 1.7e8]);
+        assert!(
+            c.contains("no difference beyond this machine's noise (±15%), unlike study 5."),
+            "{c}"
+        );
+        // One run a side: 3x is no finding.
+        let c = run(&[1e8], &[3e8]);
+        assert!(
+            c.contains(": one round cannot decide: run without --quick (one tunnel run a side)."),
+            "{c}"
+        );
+        assert!(!c.contains("study 5"), "{c}");
+    }
+
     /// Debian's libcrypto, a 3.5 build and its no-asm twin: every pair compared, the
     /// later against the earlier, with Amdahl from the earlier one's sampled share.
     #[test]
@@ -452,17 +525,11 @@ mod tests {
                     cbc_8k("openssl 3.5.5 no-asm", 2.5e8),
                 ],
             ),
-            (
-                "tunnel on system openssl",
-                vec![cbc_tunnel(100e6, Some(300))],
-            ),
-            (
-                "tunnel on openssl 3.5.5",
-                vec![cbc_tunnel(120e6, Some(280))],
-            ),
+            ("tunnel on system openssl", tunnel_rounds(100e6, Some(300))),
+            ("tunnel on openssl 3.5.5", tunnel_rounds(120e6, Some(280))),
             (
                 "tunnel on openssl 3.5.5 no-asm",
-                vec![cbc_tunnel(60e6, Some(700))],
+                tunnel_rounds(60e6, Some(700)),
             ),
         ]);
         let f = analyse(&o);
@@ -512,9 +579,9 @@ mod tests {
                 ),
                 (
                     "tunnel on openssl 3.5.5 no-asm",
-                    vec![cbc_tunnel(60e6, crypto)],
+                    tunnel_rounds(60e6, crypto),
                 ),
-                ("tunnel on openssl 3.5.5", vec![cbc_tunnel(100e6, None)]),
+                ("tunnel on openssl 3.5.5", tunnel_rounds(100e6, None)),
             ])
         };
         let c = analyse(&parts(Some(600))).conclusions.join("\n");

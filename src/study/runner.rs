@@ -22,6 +22,8 @@ enum Invocation {
     Speed(Box<workloads::speed::SpeedArgs>),
     Tls(Box<workloads::tls::TlsArgs>),
     Vpn(Box<workloads::vpn::VpnArgs>),
+    #[cfg(feature = "disk")]
+    Disk(Box<workloads::disk::DiskArgs>),
 }
 
 const MARK: &str = "=====cbench-study-records=====";
@@ -66,6 +68,10 @@ pub fn run(name: &str, steps: &[Step], output: Option<&Path>) -> Result<(Observe
             code = EXIT_INTERRUPTED;
             observed.not_run = steps[i..].iter().map(|s| s.tag.clone()).collect();
             break;
+        }
+        // Another round of a step this machine cannot run would say the same again.
+        if observed.unavailable.iter().any(|(tag, _)| *tag == s.tag) {
+            continue;
         }
         eprintln!(
             "[{}/{}] {} (~{}; {} elapsed)",
@@ -256,18 +262,37 @@ fn check(argv: &[String]) -> Result<(), Failure> {
         Invocation::Speed(_) => Ok(()),
         Invocation::Tls(a) => workloads::tls::check(&a),
         Invocation::Vpn(a) => workloads::vpn::check(*a),
+        #[cfg(feature = "disk")]
+        Invocation::Disk(_) => Ok(()),
     }
 }
 
 /// The workload in this process, measured into `file`; the study shows it its own way.
-/// Its exit code, or why it produced nothing (its records are in the file either way).
+/// With `--dut`, its controller here: the DUT runs the workload alone (a router's lean
+/// build has it), its records relayed into `file`. Its exit code, or why it produced
+/// nothing (its records are in the file either way).
 fn in_process(argv: &[String], file: &Path) -> Result<i32, Failure> {
     let mut argv = argv.to_vec();
     argv.extend(["--output".into(), file.display().to_string()]);
+    let command = Some(argv.clone());
     let done = match parse(&argv)? {
+        Invocation::Speed(mut a) if a.dut.named() => {
+            a.dut.command = command;
+            return workloads::speed::on_dut(*a).and_then(|r| r.outcome);
+        }
+        Invocation::Tls(mut a) if a.dut.named() => {
+            a.dut.command = command;
+            return workloads::tls::remote::on_dut(*a).and_then(|r| r.outcome);
+        }
+        Invocation::Vpn(mut a) if a.dut.named() => {
+            a.dut.command = command;
+            return workloads::vpn::on_dut(*a).and_then(|r| r.outcome);
+        }
         Invocation::Speed(a) => workloads::speed::measure(*a),
         Invocation::Tls(a) => workloads::tls::measure(*a),
         Invocation::Vpn(a) => workloads::vpn::measure(*a),
+        #[cfg(feature = "disk")]
+        Invocation::Disk(a) => workloads::disk::measure(*a),
     };
     done.and_then(|done| done.outcome)
 }
@@ -336,10 +361,27 @@ fn guest(cmds: &[Vec<String>], file: &Path) -> Result<i32, Failure> {
     let run = guest_run().ok_or(Failure::Unavailable(
         "guest/run not found: run from a cryptobench checkout or set CRYPTOBENCH_GUEST_RUN".into(),
     ))?;
-    guest_in(&run, cmds, file).map_err(Failure::runtime)
+    // disk needs fio, which the guest's base leaves out, and room for its RAM disk.
+    #[cfg_attr(not(feature = "disk"), allow(unused_mut))]
+    let mut env = Vec::new();
+    #[cfg(feature = "disk")]
+    if cmds.iter().any(|c| c.first().is_some_and(|w| w == "disk")) {
+        let mut files = workloads::disk::guest_files()?;
+        files.extend(std::env::var("GUEST_FILES").ok());
+        env.push(("GUEST_FILES", files.join(" ")));
+        if std::env::var_os("GUEST_MEM").is_none() {
+            env.push(("GUEST_MEM", "2048".into()));
+        }
+    }
+    guest_in(&run, cmds, file, &env).map_err(Failure::runtime)
 }
 
-fn guest_in(run: &Path, cmds: &[Vec<String>], file: &Path) -> anyhow::Result<i32> {
+fn guest_in(
+    run: &Path,
+    cmds: &[Vec<String>],
+    file: &Path,
+    env: &[(&str, String)],
+) -> anyhow::Result<i32> {
     // Every command appends to one file; the status is the first non-zero one.
     let mut script = String::from("c=0");
     for argv in cmds {
@@ -354,6 +396,7 @@ fn guest_in(run: &Path, cmds: &[Vec<String>], file: &Path) -> anyhow::Result<i32
     let o = Command::new(run)
         .args(["sh", "-c", &script])
         .env("CRYPTOBENCH_BIN", exe)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env_remove("GUEST_VERBOSE")
         .stdin(Stdio::null())
         .output()

@@ -135,10 +135,8 @@ fn analyse(o: &Observed) -> Findings {
         );
         table.group_by = Some(0);
         for alg in ALGS {
-            let one = recs
-                .iter()
-                .find(|r| r.alg.name() == alg && r.threads == 1)
-                .map(|r| r.throughput_bps);
+            let one_rec = recs.iter().find(|r| r.alg.name() == alg && r.threads == 1);
+            let one = one_rec.map(|r| r.throughput_bps);
             let mut rows: Vec<_> = recs.iter().filter(|r| r.alg.name() == alg).collect();
             rows.sort_by_key(|r| r.threads);
             for r in &rows {
@@ -154,12 +152,25 @@ fn analyse(o: &Observed) -> Findings {
             }
             if let (Some(s), Some(top)) = (one, rows.last().filter(|r| r.threads > 1)) {
                 let e = top.throughput_bps / (s * top.threads as f64);
+                // Perfect scaling: each one-thread trial times the threads, against the
+                // top point's trials.
+                let perfect: Vec<f64> = one_rec
+                    .map(|r| super::values([*r]))
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|x| x * top.threads as f64)
+                    .collect();
+                let d = super::differ(&perfect, &super::values([**top]));
                 conclusions.push(format!(
                     "{tag}: {alg} gives {:.2}x at {} threads over 1 thread ({:.0}% per core){}",
                     top.throughput_bps / s,
                     top.threads,
                     e * 100.0,
-                    if super::beyond_noise(top.throughput_bps, s * top.threads as f64) { ": threads do not scale perfectly, so the thread count matters as study 3 found." } else { ": perfect scaling within this machine's noise." }
+                    match d.decision {
+                        Decision::Lower => ": threads do not scale perfectly, so the thread count matters as study 3 found.".to_string(),
+                        Decision::CannotDecide => format!(": {} (one value a side, no interval).", super::UNDECIDED),
+                        _ => ": perfect scaling within this machine's noise.".into(),
+                    }
                 ));
             }
         }

@@ -94,6 +94,7 @@ fn thread_counts_double_up_to_the_cores() {
 fn every_study_has_steps_that_parse_and_a_quick_matrix_smaller_than_the_full() {
     let o = Opts {
         quick: false,
+        rounds: 3,
         guest: true,
         libcrypto: Vec::new(),
         openssl: Vec::new(),
@@ -194,6 +195,7 @@ fn a_failed_step_is_not_an_unobservable_one() {
 fn quick_opts() -> Opts {
     Opts {
         quick: true,
+        rounds: 1,
         guest: false,
         libcrypto: Vec::new(),
         openssl: Vec::new(),

@@ -18,7 +18,11 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> (Vec<String>, Vec<Value>) {
     let mut doc = Vec::new();
     for s in studies {
         let secs = |quick| {
-            let o = Opts { quick, ..o.clone() };
+            let o = Opts {
+                quick,
+                rounds: super::default_rounds(quick),
+                ..o.clone()
+            };
             s.steps(&o).iter().map(|s| s.seconds).sum::<f64>()
         };
         let options: serde_json::Map<String, Value> = s

@@ -70,6 +70,11 @@ pub fn show(done: crate::driver::Finished, format: Format, opts: &Options) -> Re
     show_runs(vec![done.run], done.outcome, format, opts)
 }
 
+/// A `--dut` command's runs, relayed from the DUTs, shown as its own would be.
+pub fn show_relayed(r: crate::dut::relay::Relayed, format: Format) -> Result<i32, Failure> {
+    show_runs(r.runs, r.outcome, format, &render_options(None))
+}
+
 /// Prints runs (one, or a fleet's) the way `format` says; returns `outcome`.
 pub fn show_runs(
     runs: Vec<crate::record::read::Run>,

@@ -91,6 +91,45 @@ pub fn version_line() -> &'static str {
     })
 }
 
+/// The first line of `path` that has text, trimmed (device tree strings end in NUL).
+fn first_line(path: &str) -> Option<String> {
+    let text = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&text).replace('\0', "");
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(String::from)
+}
+
+/// A `KEY="value"` of an os-release style file.
+fn release_field(path: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    })
+}
+
+/// The device model: the device tree's (boards, routers), else DMI's (PCs, VMs).
+fn device() -> String {
+    first_line("/sys/firmware/devicetree/base/model")
+        .or_else(|| {
+            let vendor = first_line("/sys/class/dmi/id/sys_vendor");
+            first_line("/sys/class/dmi/id/product_name").map(|p| match vendor {
+                Some(v) if !p.starts_with(&v) => format!("{v} {p}"),
+                _ => p,
+            })
+        })
+        .unwrap_or_else(|| "unknown (no device tree model, no DMI product name)".into())
+}
+
+/// The OS and its version: OpenWrt's own release file first (its os-release is generic).
+fn os() -> String {
+    release_field("/etc/openwrt_release", "DISTRIB_DESCRIPTION")
+        .or_else(|| release_field("/etc/os-release", "PRETTY_NAME"))
+        .unwrap_or_else(|| "unknown (no /etc/os-release)".into())
+}
+
 pub fn facts() -> Value {
     let registry = impls::registry(&[], &[]);
     let (libraries, missing): (Vec<Value>, Vec<Value>) = match &registry {
@@ -110,6 +149,7 @@ pub fn facts() -> Value {
         .unwrap_or_else(|| json!({"usable": false, "reason": missing.iter().find(|m| m["name"] == "openssl").map(|m| m["reason"].clone())}));
     json!({
         "build": build(),
+        "host": {"device": device(), "os": os()},
         "cpu": cpu(),
         "kernel": kernel::facts(),
         "openssl": openssl,
@@ -256,14 +296,87 @@ fn table(v: &Value) -> String {
     if let Some(ci) = v["openssl"]["details"]["cpu_info"].as_str() {
         let _ = writeln!(out, "\nOpenSSL {}", ci);
     }
+    if let Some(builds) = v["openssl_builds"].as_object() {
+        let _ = writeln!(
+            out,
+            "\nOpenSSL builds (--openssl DIR) in {}:",
+            builds["cache"].as_str().unwrap_or("?")
+        );
+        for b in builds["builds"].as_array().into_iter().flatten() {
+            let what = match &b["reason"] {
+                Value::String(why) => format!("NOT usable here: {why}"),
+                _ => format!(
+                    "{} {}",
+                    b["version"].as_str().unwrap_or("?"),
+                    b["flags"].as_str().unwrap_or("")
+                ),
+            };
+            let _ = writeln!(
+                out,
+                "  {}  {}",
+                b["name"].as_str().unwrap_or("?"),
+                what.trim_end()
+            );
+        }
+    }
     out
+}
+
+/// The OpenSSL builds scripts/build-openssl cached (in its cache dir, named as it names
+/// it), each as `--openssl DIR` checks it: its version and flags, or why it cannot be used
+/// here (another architecture, no libcrypto).
+#[cfg(feature = "openssl-builds")]
+fn openssl_builds() -> Value {
+    use std::path::PathBuf;
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cache = var("CRYPTOBENCH_OPENSSL_CACHE").or_else(|| {
+        let home = var("HOME").map(|h| h.join(".cache"));
+        Some(var("XDG_CACHE_HOME").or(home)?.join("cryptobench/openssl"))
+    });
+    let Some(cache) = cache else {
+        return Value::Null;
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    dirs.sort();
+    let builds: Vec<Value> = dirs
+        .iter()
+        .map(|d| {
+            let name = d.file_name().map(|n| n.to_string_lossy().into_owned());
+            match impls::openssl::build::Build::open(d, false) {
+                Ok(b) => json!({"name": name, "dir": d, "version": b.version, "flags": b.flags}),
+                Err(e) => json!({"name": name, "dir": d, "reason": e.to_string()}),
+            }
+        })
+        .collect();
+    json!({"cache": cache, "builds": builds})
 }
 
 /// What probe can print: it describes the machine, so it has no measurement formats.
 pub const FORMATS: &[Format] = &[Format::Table, Format::Json];
 
 pub fn run(format: Format) -> Result<i32, Failure> {
-    let v = facts();
+    #[allow(unused_mut)]
+    let mut v = facts();
+    // Not in facts(): a run's environment names the one build it used, if any.
+    #[cfg(feature = "openssl-builds")]
+    {
+        v["openssl_builds"] = openssl_builds();
+    }
     // As the terminal lines of `table`, or as JSON.
     let mut facts = Single {
         blocks: &|| vec![Block::Lines(table(&v).lines().map(String::from).collect())],

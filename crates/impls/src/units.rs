@@ -42,6 +42,37 @@ pub fn items<'a>(list: &'a str, flag: &str, example: &str) -> anyhow::Result<Vec
     Ok(out)
 }
 
+/// The items of a comma list, each one of `choices` (matched without regard to case; a
+/// value may have several names, the first is the one an error offers), in the list's
+/// order, each once.
+pub fn choices<T: Copy + PartialEq>(
+    list: &str,
+    flag: &str,
+    example: &str,
+    choices: &[(&str, T)],
+) -> anyhow::Result<Vec<T>> {
+    let mut out = Vec::new();
+    for item in items(list, flag, example)? {
+        let Some(&(_, v)) = choices.iter().find(|(n, _)| n.eq_ignore_ascii_case(item)) else {
+            let mut offered: Vec<&str> = Vec::new();
+            for (i, (name, v)) in choices.iter().enumerate() {
+                if !choices[..i].iter().any(|(_, w)| w == v) {
+                    offered.push(name);
+                }
+            }
+            return Err(anyhow::Error::msg(format!(
+                "invalid {flag} '{}': choose from {}",
+                shown(item),
+                offered.join(", ")
+            )));
+        };
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
 /// A comma list of whole numbers in `range`, deduplicated and sorted.
 pub fn counts(
     list: &str,
@@ -214,6 +245,23 @@ pub fn masked(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_choice_list_keeps_order_drops_repeats_and_offers_each_value_once() {
+        let c = [("none", 0), ("veth", 0), ("wireguard", 1), ("openvpn", 2)];
+        assert_eq!(
+            choices("OpenVPN,veth,none", "--t", "none", &c).unwrap(),
+            [2, 0]
+        );
+        let e = choices("none,ipsec", "--t", "none", &c)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "invalid --t 'ipsec': choose from none, wireguard, openvpn"
+        );
+        assert!(choices("none,", "--t", "none", &c).is_err());
+    }
 
     #[test]
     fn passwords_are_masked() {

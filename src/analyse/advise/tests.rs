@@ -82,7 +82,9 @@ fn a_clear_winner_is_named_with_its_ratio_and_interval() {
             .starts_with("AES-256-GCM is faster than CHACHA20-POLY1305"),
         "{c:?}"
     );
-    assert!(a.unavailable.is_empty(), "{:?}", a.unavailable);
+    // These points recorded no round trips: that alone is listed.
+    let listed: Vec<&str> = a.unavailable.iter().map(|u| u.path.as_str()).collect();
+    assert_eq!(listed, ["round trips"]);
     let h = &a.headline[0];
     assert_eq!(h.path, "wireguard-go CHACHA20-POLY1305");
     assert!((h.value - 900.0).abs() < 1e-6 && h.ci.is_some(), "{h:?}");
@@ -143,7 +145,9 @@ fn a_failed_path_gets_no_verdict_only_its_reason() {
             "{v:?}"
         );
     }
-    assert_eq!(a.unavailable, [failed]);
+    assert_eq!(a.unavailable[0], failed);
+    assert_eq!(a.unavailable.len(), 2, "{:?}", a.unavailable);
+    assert_eq!(a.unavailable[1].path, "round trips");
     assert!(find(&a, "Which tunnel")
         .answer
         .contains("only openvpn AES-256-GCM"));
@@ -254,5 +258,148 @@ fn speed_and_tls_verdicts_read_their_own_records() {
         k.answer.starts_with("no difference beyond the noise"),
         "{k:?}"
     );
-    assert!(k.evidence.contains("CPU per GB"), "{k:?}");
+    // kTLS's CPU per GB has a verdict of its own (each round: the same on both sides).
+    let c = find(
+        &a,
+        "Does kernel TLS save CPU per GB for TLS_AES_128_GCM_SHA256",
+    );
+    assert!(
+        c.answer
+            .starts_with("no difference beyond the noise in CPU per GB"),
+        "{c:?}"
+    );
+}
+
+/// A tunnel point of one round with its CPU per GB and round trips (idle, loaded p50).
+fn costed(path: &str, round: u32, mbit: f64, cpu: f64, rtt: Option<(f64, f64)>) -> AnyRecord {
+    let AnyRecord::Vpn(mut r) = tunnel(path, "AES-256-GCM", round, mbit, "thread") else {
+        unreachable!()
+    };
+    if path == "openvpn-dco" {
+        r.data.tunnel = "openvpn-dco".into();
+    }
+    r.cpu_s_per_gb = Some(cpu);
+    let p50 = |ms: f64| crate::record::vpn::Rtt {
+        p50: ms,
+        p90: ms * 1.2,
+        p99: ms * 1.5,
+        probes: 100,
+        lost: 0,
+    };
+    r.data.rtt_idle_ms = rtt.map(|(i, _)| p50(i));
+    r.data.rtt_loaded_ms = rtt.map(|(_, l)| p50(l));
+    AnyRecord::Vpn(r)
+}
+
+/// DCO at about 3 CPU s/GB against user-space OpenVPN's 7 over three rounds: it helps, by
+/// the difference, with user space's ratio above 1 and its interval excluding 1. The same
+/// CPU within the noise: no difference. One round: cannot decide.
+#[test]
+fn cpu_per_gb_is_a_verdict_of_its_own() {
+    let rounds = |dco: [f64; 3], user: [f64; 3]| -> Vec<Run> {
+        (0..3)
+            .map(|i| {
+                let round = i as u32 + 1;
+                run(
+                    &format!("vpn{round}"),
+                    vec![
+                        costed("openvpn-dco", round, 900.0, dco[i], None),
+                        costed("openvpn", round, 600.0 + i as f64, user[i], None),
+                    ],
+                )
+            })
+            .collect()
+    };
+    let q = "Does openvpn-dco save CPU per GB here?";
+    let a = advice(&rounds([3.0, 3.1, 2.9], [7.0, 7.2, 6.9]), Vec::new());
+    let v = find(&a, q);
+    assert!(
+        v.answer
+            .starts_with("openvpn-dco helps here by 4.00 CPU s/GB: 3.00 against openvpn's 7.00"),
+        "{v:?}"
+    );
+    let ci = v.ci.unwrap();
+    assert!(
+        ci[0] > 1.0 && ci[0] < 7.0 / 3.0 && ci[1] > 7.0 / 3.0,
+        "{v:?}"
+    );
+    assert!((v.ratio.unwrap() - 7.0 / 3.0).abs() < 1e-9, "{v:?}");
+    let a = advice(&rounds([5.0, 5.4, 4.6], [5.1, 4.7, 5.3]), Vec::new());
+    assert!(
+        find(&a, q)
+            .answer
+            .starts_with("no difference beyond the noise in CPU per GB"),
+        "{:?}",
+        find(&a, q)
+    );
+    // DCO costing more is said so, never "helps".
+    let a = advice(&rounds([7.0, 7.2, 6.9], [3.0, 3.1, 2.9]), Vec::new());
+    assert!(
+        find(&a, q)
+            .answer
+            .starts_with("openvpn-dco costs more here"),
+        "{:?}",
+        find(&a, q)
+    );
+    let one = advice(&rounds([3.0, 3.1, 2.9], [7.0, 7.2, 6.9])[..1], Vec::new());
+    assert!(find(&one, q).answer.starts_with("one round cannot decide"));
+}
+
+/// Round trips from the records: the load adds about 3 ms to the fastest tunnel's, and
+/// wireguard-go keeps them lower under load than OpenVPN, each with its interval. Without
+/// any round trip recorded: no verdict, one `unavailable` entry.
+#[test]
+fn round_trips_idle_and_loaded_are_verdicts() {
+    let runs: Vec<Run> = [
+        (1, 0.20, 3.1, 9.0),
+        (2, 0.22, 3.3, 9.5),
+        (3, 0.21, 2.9, 8.8),
+    ]
+    .into_iter()
+    .map(|(round, idle, wg, ovpn)| {
+        run(
+            &format!("vpn{round}"),
+            vec![
+                costed("wireguard-go", round, 900.0, 2.0, Some((idle, wg))),
+                costed("openvpn", round, 500.0, 4.0, Some((idle, ovpn))),
+            ],
+        )
+    })
+    .collect();
+    let a = advice(&runs, Vec::new());
+    let l = find(&a, "Latency under load through wireguard-go AES-256-GCM");
+    assert!(
+        l.answer
+            .starts_with("load adds 2.89 ms: 0.21 ms idle, 3.10 ms under load"),
+        "{l:?}"
+    );
+    assert!(l.ci.unwrap()[0] > 1.0, "{l:?}");
+    let w = find(&a, "Which tunnel keeps round trips lowest under load");
+    assert!(
+        w.answer.starts_with(
+            "wireguard-go AES-256-GCM keeps round trips lower under load than openvpn AES-256-GCM"
+        ),
+        "{w:?}"
+    );
+    assert!(w.ci.unwrap()[0] > 1.0, "{w:?}");
+    assert!(a.unavailable.is_empty(), "{:?}", a.unavailable);
+    // The same points without round trips (vpn --dut): listed, never a verdict.
+    let bare: Vec<Run> = (1..=3)
+        .map(|round| {
+            run(
+                &format!("vpn{round}"),
+                vec![costed("wireguard-go", round, 900.0, 2.0, None)],
+            )
+        })
+        .collect();
+    let a = advice(&bare, Vec::new());
+    assert!(a
+        .verdicts
+        .iter()
+        .all(|v| !v.question.contains("round trips")));
+    assert!(
+        a.unavailable.iter().any(|u| u.path == "round trips"),
+        "{:?}",
+        a.unavailable
+    );
 }

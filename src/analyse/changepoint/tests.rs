@@ -113,6 +113,18 @@ fn a_slow_drift_is_cut_in_its_direction() {
     assert_eq!(indices(&flat, &Settings::default()), Vec::<usize>::new());
 }
 
+/// Flat noise over many windows: each window picks its best split, so without the
+/// p-value shared among them 10,000 runs gave 2 change points at 0.001.
+#[test]
+fn long_flat_noise_has_no_change_point() {
+    for seed in 1..=5 {
+        let mut rng = Rng::new(seed);
+        let flat = noise(&mut rng, 10_000, 100.0, 1.0);
+        let d = detect(&flat, &Settings::default());
+        assert_eq!(d.change_points, [], "seed {seed}");
+    }
+}
+
 #[test]
 fn a_change_in_spread_alone_is_caught_where_a_mean_test_is_not() {
     let mut rng = Rng::new(4);
@@ -290,15 +302,16 @@ fn agrees_with_apache_otava() {
     let theirs: Vec<[Vec<usize>; 2]> = serde_json::from_slice(&out.stdout).unwrap();
     let otava = Settings {
         spread: false,
+        shared: false,
         ..Settings::default()
     };
     let mut differ = 0;
     let mut shipped_differ = 0;
+    let mut near_bar_missed = 0;
     for (s, [weak, last]) in all.iter().zip(&theirs) {
         // The shipped default (spread tested too, p-values doubled) against Otava: each of
         // its points holds by Otava's own rule (the t-test against its neighbours) unless
-        // it is a change of spread, and each point of Otava's that holds by that rule has
-        // one of ours within 3 runs. Measured: 5 of these 30 series differ from Otava.
+        // it is a change of spread.
         let shipped = detect(s, &Settings::default()).change_points;
         let ours: Vec<usize> = shipped.iter().map(|c| c.index).collect();
         shipped_differ += usize::from(&ours != last);
@@ -309,12 +322,27 @@ fn agrees_with_apache_otava() {
                 "shipped {c:?}: t-test p {p} among {ours:?}, for {s:?}"
             );
         }
-        let holds = (0..last.len()).all(|k| stats_at(last, k, s, false).pvalue < otava.max_pvalue);
-        for &i in last.iter().filter(|_| holds) {
+        // Ours shares the p-value among the windows searched and doubles it for the spread
+        // test beside the t-test. Otava's points that clear that bar tenfold, against
+        // Otava's own neighbours, must each have one of ours within 3 runs. Nearer the bar
+        // the split may place a point a few runs off Otava's, where it no longer passes
+        // (measured: Otava's 129 of [129], ours 126 at p 3.9e-4 against a bar of 1.4e-4):
+        // those are counted, and bounded below.
+        let bar = Settings::default().bar(s.len());
+        let p_max = (0..last.len())
+            .map(|k| stats_at(last, k, s, true).pvalue)
+            .fold(0.0, f64::max);
+        let found_all = last
+            .iter()
+            .all(|&i| ours.iter().any(|&o| o.abs_diff(i) <= 3));
+        if p_max < bar / 10.0 {
             assert!(
-                ours.iter().any(|&o| o.abs_diff(i) <= 3),
-                "Otava's {i} of {last:?} missed by the shipped default {ours:?}, for {s:?}"
+                found_all,
+                "Otava's {last:?} (each p < {:e}) missed by the shipped default {ours:?}, for {s:?}",
+                bar / 10.0
             );
+        } else if p_max < bar && !found_all {
+            near_bar_missed += 1;
         }
         let d = detect(s, &otava);
         // The split step is the same computation: the same weak points.
@@ -337,6 +365,12 @@ fn agrees_with_apache_otava() {
         "the series should have steps to find: {theirs:?}"
     );
     assert!(differ <= 3, "{differ} of {} series differ", all.len());
+    // Measured: 1 of 30.
+    assert!(
+        near_bar_missed <= 2,
+        "{near_bar_missed} of {} series miss a point of Otava's near the bar",
+        all.len()
+    );
     eprintln!(
         "the shipped default differs from Otava on {shipped_differ} of {} series",
         all.len()

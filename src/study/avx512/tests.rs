@@ -191,14 +191,14 @@ fn nginx_mix_against_aes_alone_on_both_paths() {
     let c = f.conclusions.join("\n");
     assert!(
         c.contains(
-            "connections: 10% ChaCha -5.0%, 20% ChaCha -10.0%, 100% ChaCha -20.0%: one nginx run a side cannot decide"
+            "connections: 10% ChaCha -5.0%, 20% ChaCha -10.0%, 100% ChaCha -20.0%: one round cannot decide: run without --quick (one nginx run a side, no interval)."
         ),
         "{c}"
     );
     // 80 MB/s of 100 beside AVX-512 ChaCha, 100 of 100 beside the masked path: -20
     // points, but from one run a side, so neither "as study 4 found" nor "the opposite".
     assert!(
-        c.contains("10% ChaCha: the AES-GCM connections keep 80% of their speed alone beside AVX-512 ChaCha and 100% beside non-AVX-512 ChaCha (-20 points): one nginx run a side cannot decide (no interval: the study runs each mix once)."),
+        c.contains("10% ChaCha: the AES-GCM connections keep 80% of their speed alone beside AVX-512 ChaCha and 100% beside non-AVX-512 ChaCha (-20 points): one round cannot decide: run without --quick (one nginx run a side, no interval)."),
         "{c}"
     );
     assert!(
@@ -206,7 +206,7 @@ fn nginx_mix_against_aes_alone_on_both_paths() {
         "{c}"
     );
     assert!(
-        c.contains("runs each mix once).\nnginx, 20% ChaCha")
+        c.contains("no interval).\nnginx, 20% ChaCha")
             && c.ends_with(
                 "Other processes disturbed these points, so this is not a finding here."
             ),
@@ -231,6 +231,44 @@ fn nginx_mix_against_aes_alone_on_both_paths() {
         c.contains("nginx mix not observed: nothing measured"),
         "{c}"
     );
+}
+
+/// Each mix over three rounds (study --rounds 3): the interval decides study 4's nginx
+/// findings, and rounds that spread over each other are no finding.
+#[test]
+fn nginx_rounds_give_each_mix_its_interval() {
+    let (t, tm) = (nginx_tag(10, false), nginx_tag(10, true));
+    let run = |spread: &[f64]| {
+        let mut parts = Vec::new();
+        for j in spread {
+            // The mix at 70% of AES-GCM alone, ChaCha alone at 60%; the AES-GCM
+            // connections keep 60% beside AVX-512 ChaCha, 100% beside the masked path.
+            parts.push((
+                t.as_str(),
+                nginx_run(10, 1000.0 * j, 600.0 * j, 700.0 * j, 60e6 * j),
+            ));
+            parts.push((
+                tm.as_str(),
+                nginx_run(10, 1000.0 * j, 600.0 * j, 980.0 * j, 100e6 * j),
+            ));
+        }
+        analyse(&observed(parts)).conclusions.join("\n")
+    };
+    let c = run(&[1.0, 0.99, 1.01]);
+    assert!(
+        c.contains("100% ChaCha -40.0%: every mix is slower, as study 4 found"),
+        "{c}"
+    );
+    assert!(
+        c.contains("(-40 points): AVX-512 ChaCha slows its AES-GCM neighbours, as study 4 found."),
+        "{c}"
+    );
+    let c = run(&[0.5, 1.0, 1.6]);
+    assert!(
+        c.contains("not every mix is slower beyond the noise, unlike study 4"),
+        "{c}"
+    );
+    assert!(!c.contains("cannot decide"), "{c}");
 }
 
 /// A quick round seen on a Zen 4: +42% beside AVX-512 ChaCha from one value a side (no trials

@@ -104,6 +104,35 @@ pub fn cleanup_lines() -> Vec<String> {
     cleanup::run_cleanup()
 }
 
+fn program(name: &str) -> Result<std::path::PathBuf, Failure> {
+    crate::sys::program::find_program(name, None).ok_or_else(|| {
+        Failure::Unavailable(format!(
+            "disk needs {name}, which is not installed: run scripts/deps/disk.sh (Debian: apt-get install fio dmsetup)"
+        ))
+    })
+}
+
+/// What the qemu guest needs shipped to run `disk` (guest/run's GUEST_FILES): the host's
+/// fio and every library it links to, as the guest's base leaves fio out (80 MB).
+pub fn guest_files() -> Result<Vec<String>, Failure> {
+    let fio = program("fio")?;
+    let ldd = crate::sys::program::output(std::path::Path::new("ldd"), &[&fio.to_string_lossy()])
+        .map_err(|e| {
+        Failure::Unavailable(format!(
+            "cannot list fio's libraries to ship it into the guest: {e}"
+        ))
+    })?;
+    let mut files = vec![fio.display().to_string()];
+    // "libaio.so.1 => /lib/x86_64-linux-gnu/libaio.so.1 (0x...)"
+    files.extend(
+        ldd.lines()
+            .filter_map(|l| l.split("=> ").nth(1)?.split(' ').next())
+            .filter(|p| p.starts_with('/'))
+            .map(str::to_string),
+    );
+    Ok(files)
+}
+
 const NEED_ROOT: &str =
     "disk needs root (it loads brd, makes dm-crypt mappings and loop devices): run it with sudo";
 
@@ -245,24 +274,16 @@ fn parse_drivers(s: &str) -> anyhow::Result<Vec<Cipher>> {
 
 /// `--queues`: the dm-crypt optional parameters of each option, as the kernel names them.
 fn parse_queues(s: &str) -> anyhow::Result<Vec<&'static str>> {
-    let mut out = Vec::new();
-    for q in crate::units::items(s, "--queues", "default,no-workqueue")? {
-        let params = match q {
-            "default" => "",
-            "no-workqueue" => "no_read_workqueue no_write_workqueue",
-            "same-cpu" => "same_cpu_crypt",
-            _ => {
-                return Err(anyhow!(
-                    "invalid --queues '{}': choose from default, no-workqueue, same-cpu",
-                    crate::units::shown(q)
-                ))
-            }
-        };
-        if !out.contains(&params) {
-            out.push(params);
-        }
-    }
-    Ok(out)
+    crate::units::choices(
+        s,
+        "--queues",
+        "default,no-workqueue",
+        &[
+            ("default", ""),
+            ("no-workqueue", "no_read_workqueue no_write_workqueue"),
+            ("same-cpu", "same_cpu_crypt"),
+        ],
+    )
 }
 
 /// One fio load: its pattern name, fio's rw, block size and queue depth.
@@ -275,30 +296,23 @@ pub struct Load {
 }
 
 fn parse_patterns(s: &str) -> anyhow::Result<Vec<Load>> {
+    type Pattern = (&'static str, &'static str, u64, &'static [u32]);
+    let patterns: [(&str, Pattern); 4] = [
+        ("seq-read", ("seq-read", "read", 1 << 20, &[1])),
+        ("seq-write", ("seq-write", "write", 1 << 20, &[1])),
+        ("rand-read", ("rand-read", "randread", 4096, &[1, 32])),
+        ("rand-write", ("rand-write", "randwrite", 4096, &[1, 32])),
+    ];
+    let chosen = crate::units::choices(s, "--patterns", "seq-read,rand-write", &patterns)?;
     let mut out = Vec::new();
-    for p in crate::units::items(s, "--patterns", "seq-read,rand-write")? {
-        let (pattern, rw, bs, depths): (&'static str, _, _, &[u32]) = match p {
-            "seq-read" => ("seq-read", "read", 1 << 20, &[1]),
-            "seq-write" => ("seq-write", "write", 1 << 20, &[1]),
-            "rand-read" => ("rand-read", "randread", 4096, &[1, 32]),
-            "rand-write" => ("rand-write", "randwrite", 4096, &[1, 32]),
-            _ => {
-                return Err(anyhow!(
-                "invalid --patterns '{}': choose from seq-read, seq-write, rand-read, rand-write",
-                crate::units::shown(p)
-            ))
-            }
-        };
+    for (pattern, rw, block_size, depths) in chosen {
         for &iodepth in depths {
-            let l = Load {
+            out.push(Load {
                 pattern,
                 rw,
-                block_size: bs,
+                block_size,
                 iodepth,
-            };
-            if !out.contains(&l) {
-                out.push(l);
-            }
+            });
         }
     }
     Ok(out)

@@ -6,3 +6,4 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod ends;

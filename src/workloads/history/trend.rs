@@ -78,7 +78,7 @@ impl TrendArgs {
             window: self.window as usize,
             max_pvalue: self.max_pvalue,
             min_magnitude: self.min_change / 100.0,
-            spread: true,
+            ..Settings::default()
         })
     }
 

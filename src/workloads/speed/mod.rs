@@ -102,19 +102,12 @@ fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
 pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let common = args.common.clone();
     if args.dut.named() && !args.list {
-        check_text(&args)?;
         let crossover = args
             .crossover
             .as_deref()
             .and_then(|c| c.split_once(','))
             .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()));
-        let relayed = crate::dut::relay::run(
-            "speed",
-            &out(&common)?,
-            &args.dut,
-            &args.paths.on_dut(),
-            None,
-        )?;
+        let relayed = on_dut(args)?;
         return super::show_runs(
             relayed.runs,
             relayed.outcome,
@@ -130,6 +123,13 @@ pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
     let mut speed = Speed::load(args)?;
     let done = driver::run(&mut speed, &out(&common)?)?;
     super::show(done, common.format, &super::render_options(speed.crossover))
+}
+
+/// `--dut`: measured on the DUTs, their runs relayed into this side's sinks.
+pub fn on_dut(args: SpeedArgs) -> Result<crate::dut::relay::Relayed, Failure> {
+    check_text(&args)?;
+    let out = out(&args.common)?;
+    crate::dut::relay::run("speed", &out, &args.dut, &args.paths.on_dut(), None)
 }
 
 /// Measures without showing: the run, for a caller that shows it its own way (a study).

@@ -15,7 +15,7 @@ use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One generator run, as the DUT asks the controller for it: everything `load::start`
 /// needs, with the client's OpenSSL configuration as text.
@@ -59,10 +59,8 @@ impl Started {
 
 /// A generator run asked of the controller, not answered yet.
 pub struct Pending {
-    id: u64,
+    asked: crate::dut::agent::Pending,
     generator: Generator,
-    started: Instant,
-    limit: Duration,
 }
 
 /// The agent's side: asks the controller to run `job`.
@@ -77,32 +75,24 @@ pub fn ask(job: &Job) -> anyhow::Result<Pending> {
         client_conf,
         host: job.host.to_string(),
     };
-    let body = serde_json::to_value(&wire)?;
-    let id = crate::dut::agent::ask(body)?;
+    // The controller bounds the generator (see load::start_here); then the answer has
+    // this long to arrive.
+    let limit = job.load.limit(40.0);
     Ok(Pending {
-        id,
+        asked: crate::dut::agent::Pending::ask(serde_json::to_value(&wire)?, limit)?,
         generator: job.load.generator,
-        started: Instant::now(),
-        // The controller bounds the generator (see load::start_here); then the answer
-        // has this long to arrive.
-        limit: job.load.limit(40.0),
     })
 }
 
 impl Pending {
     pub fn poll(&self) -> Poll {
-        match crate::dut::agent::answer(self.id) {
+        match self.asked.poll() {
+            None => Poll::Running,
             Some(Ok(v)) => Poll::Done(
                 serde_json::from_value::<Outcome>(v)
                     .map_err(|e| anyhow!("the controller's answer is not an outcome: {e}")),
             ),
-            Some(Err(why)) => Poll::Done(Err(anyhow!("on the controller: {why}"))),
-            None if self.started.elapsed() > self.limit => Poll::Done(Err(anyhow!(
-                "the controller did not answer for {} within {} s",
-                self.generator.name(),
-                self.limit.as_secs()
-            ))),
-            None => Poll::Running,
+            Some(Err(why)) => Poll::Done(Err(anyhow!("{}: {why}", self.generator.name()))),
         }
     }
 }
@@ -165,12 +155,15 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::to_value(&outcome)?)
 }
 
-/// `tls --dut URL` on the controller: the workload runs on the DUT (one DUT at a time:
-/// they would share this machine's load), the generator here.
+/// `tls --dut URL` on the controller: the workload on the DUT, the generator here.
 pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
     let format = args.common.format;
-    let out = args.common.output("tls").map_err(Failure::input)?;
-    args.dut.targets()?;
+    crate::workloads::show_relayed(on_dut(args)?, format)
+}
+
+/// The DUT's runs, relayed into this side's sinks, the load run here.
+pub fn on_dut(args: TlsArgs) -> Result<crate::dut::relay::Relayed, Failure> {
+    args.common.check("tls").map_err(Failure::input)?;
     if sys::program::find_program(args.generator.name(), None).is_none() {
         return Err(Failure::Unavailable(format!(
             "{} not found on PATH: with --dut the load generator runs here; install the Debian package {}",
@@ -185,8 +178,6 @@ pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
     if let Some(p) = &args.openssl {
         paths.push(("--openssl", p.clone()));
     }
-    let mut dut = args.dut.clone();
-    dut.parallel = 1;
     let service = Service {
         args: vec![
             "--remote-load".into(),
@@ -194,13 +185,8 @@ pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
         ],
         serve: Arc::new(serve) as Serve,
     };
-    let relayed = crate::dut::relay::run("tls", &out, &dut, &paths, Some(service))?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        format,
-        &crate::workloads::render_options(None),
-    )
+    let ends = crate::workloads::e2e::ends::split;
+    ends("tls", &args.common, &args.dut, &paths, service, || {})
 }
 
 /// `--remote-load CPUS`: the controller's CPUs, "0-3,6" as `sys::cpu::cpu_list` writes them.

@@ -19,7 +19,7 @@ const INTERVAL_MS: u64 = 10;
 pub const IDLE_S: f64 = 1.0;
 
 /// Round trips through the tunnel, idle and under the point's load, or why not.
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 pub struct Rtts {
     pub idle: Option<Rtt>,
     pub loaded: Option<Rtt>,
@@ -41,13 +41,87 @@ impl Rtts {
     }
 }
 
-/// irtt's server, started in the server's namespace on the tunnel's address.
-pub fn start_server(
+/// irtt's server for a point, when irtt is here (else the point goes without round trips).
+pub fn serve(
     guard: &Guard,
     place: &Place,
-    irtt: &str,
+    irtt: Option<&std::path::Path>,
     addr: &str,
-) -> Result<Child, LoadError> {
+) -> Result<Option<Child>, LoadError> {
+    irtt.map(|p| start_server(guard, place, &p.to_string_lossy(), addr))
+        .transpose()
+}
+
+/// The round trips of one point, from irtt's client at `place` to the server at `addr`:
+/// idle before the load (`idle`), then over most of it (`loaded`, as the load starts).
+pub struct Prober<'a> {
+    guard: &'a Guard,
+    place: &'a Place,
+    irtt: Option<String>,
+    addr: &'a str,
+    loaded_s: f64,
+    loaded: Option<Child>,
+    rtts: Rtts,
+}
+
+impl<'a> Prober<'a> {
+    /// Probes the idle tunnel for IDLE_S. Without irtt, the point's note says so.
+    pub fn idle(
+        guard: &'a Guard,
+        place: &'a Place,
+        irtt: Option<&std::path::Path>,
+        addr: &'a str,
+        duration: u32,
+    ) -> Result<Prober<'a>, LoadError> {
+        let mut p = Prober {
+            guard,
+            place,
+            irtt: irtt.map(|p| p.to_string_lossy().into_owned()),
+            addr,
+            loaded_s: (duration as f64 * 0.8).max(0.5),
+            loaded: None,
+            rtts: Rtts::default(),
+        };
+        if p.irtt.is_none() {
+            p.rtts.note = Some(format!(
+                "round trips not measured: irtt not found: install {}",
+                super::tools::Tool::Irtt.package()
+            ));
+            return Ok(p);
+        }
+        let idle = p
+            .probe(IDLE_S, "idle")
+            .and_then(|mut c| wait(&mut c, place, IDLE_S, "idle"));
+        p.rtts.idle = p.rtts.keep(idle)?;
+        Ok(p)
+    }
+
+    /// Starts the probes under load, with the load (when the idle ones came back).
+    pub fn loaded(&mut self) -> Result<(), LoadError> {
+        if self.rtts.idle.is_some() {
+            let c = self.probe(self.loaded_s, "loaded");
+            self.loaded = self.rtts.keep(c)?;
+        }
+        Ok(())
+    }
+
+    /// The round trips, once the load is over.
+    pub fn finish(mut self) -> Result<Rtts, LoadError> {
+        if let Some(mut child) = self.loaded.take() {
+            let r = wait(&mut child, self.place, self.loaded_s, "loaded");
+            self.rtts.loaded = self.rtts.keep(r)?;
+        }
+        Ok(self.rtts)
+    }
+
+    fn probe(&self, secs: f64, tag: &str) -> Result<Child, LoadError> {
+        let irtt = self.irtt.as_deref().unwrap_or_default();
+        start_client(self.guard, self.place, irtt, self.addr, secs, tag)
+    }
+}
+
+/// irtt's server, started in the server's namespace on the tunnel's address.
+fn start_server(guard: &Guard, place: &Place, irtt: &str, addr: &str) -> Result<Child, LoadError> {
     let bind = format!("{addr}:{PORT}");
     spawn_ready(
         guard,
@@ -60,7 +134,7 @@ pub fn start_server(
 }
 
 /// A client probing `addr` for `seconds`, from `place`; `wait` collects its result.
-pub fn start_client(
+fn start_client(
     guard: &Guard,
     place: &Place,
     irtt: &str,
@@ -95,7 +169,7 @@ pub fn start_client(
 }
 
 /// Waits (bounded: its length and 10 s) for a client and reads its round trips.
-pub fn wait(child: &mut Child, place: &Place, seconds: f64, tag: &str) -> Result<Rtt, LoadError> {
+fn wait(child: &mut Child, place: &Place, seconds: f64, tag: &str) -> Result<Rtt, LoadError> {
     wait_exit(child, seconds, 10, "irtt client")?;
     let text = std::fs::read_to_string(place.path(&format!("irtt-{tag}.json"))).unwrap_or_default();
     parse(&text).map_err(|e| {

@@ -136,23 +136,26 @@ pub fn run(args: VpnArgs) -> Result<i32, Failure> {
     super::show(measure(args)?, format, &super::render_options(None))
 }
 
-/// `vpn --dut URL` on the controller: the workload runs on the DUT (one DUT at a time:
-/// they would share this machine), the client ends here.
+/// `vpn --dut URL` on the controller: the workload on the DUT, the client ends here.
 fn controller(args: VpnArgs) -> Result<i32, Failure> {
     if args.cleanup {
         return crate::dut::passthrough(&args.dut, &[]);
     }
     let format = args.common.format;
-    let out = args.common.output("vpn").map_err(Failure::input)?;
-    args.dut.targets()?;
+    crate::workloads::show_relayed(on_dut(args)?, format)
+}
+
+/// The DUT's runs (the server ends there), relayed into this side's sinks; the client
+/// ends here.
+pub fn on_dut(args: VpnArgs) -> Result<crate::dut::relay::Relayed, Failure> {
+    args.common.check("vpn").map_err(Failure::input)?;
     let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
     if let Some(p) = &args.openssl {
         paths.push(("--openssl", p.clone()));
     }
     // The client ends' programs, ciphers and privileges, checked here (--openssl names a
     // build on the DUT: the client ends run on this machine's OpenSSL).
-    let mut dut = args.dut.clone();
-    dut.parallel = 1;
+    let (common, dut) = (args.common.clone(), args.dut.clone());
     let here = VpnArgs {
         openssl: None,
         ..args
@@ -164,15 +167,8 @@ fn controller(args: VpnArgs) -> Result<i32, Failure> {
         args: vec!["--remote-client".into()],
         serve: std::sync::Arc::new(move |body| serving.serve(body)) as crate::dut::relay::Serve,
     };
-    let relayed = crate::dut::relay::run("vpn", &out, &dut, &paths, Some(service));
-    ends.close();
-    let relayed = relayed?;
-    crate::workloads::show_runs(
-        relayed.runs,
-        relayed.outcome,
-        format,
-        &crate::workloads::render_options(None),
-    )
+    let split = crate::workloads::e2e::ends::split;
+    split("vpn", &common, &dut, &paths, service, || ends.close())
 }
 
 /// Checks the input, the programs and the privileges, starting nothing: what a study asks
@@ -214,28 +210,22 @@ impl Wanted {
 }
 
 fn parse_tunnels(s: &str) -> anyhow::Result<Vec<Wanted>> {
-    let mut out = Vec::new();
-    for t in crate::units::items(s, "--tunnels", "none,wireguard,openvpn")? {
-        let w = match t.to_ascii_lowercase().as_str() {
-            "none" | "veth" => Wanted::Bare,
-            "wireguard" | "wg" => Wanted::WireGuardAuto,
-            "wireguard-kernel" => Wanted::WireGuardKernel,
-            "wireguard-go" => Wanted::WireGuardGo,
-            "openvpn" => Wanted::OpenVpn,
-            "openvpn-dco" => Wanted::OpenVpnDco,
-            "ipsec" => Wanted::Ipsec,
-            _ => {
-                return Err(anyhow!(
-                "invalid --tunnels '{}': choose from none, wireguard, wireguard-kernel, wireguard-go, openvpn, openvpn-dco, ipsec",
-                crate::units::shown(t)
-            ))
-            }
-        };
-        if !out.contains(&w) {
-            out.push(w);
-        }
-    }
-    Ok(out)
+    crate::units::choices(
+        s,
+        "--tunnels",
+        "none,wireguard,openvpn",
+        &[
+            ("none", Wanted::Bare),
+            ("veth", Wanted::Bare),
+            ("wireguard", Wanted::WireGuardAuto),
+            ("wg", Wanted::WireGuardAuto),
+            ("wireguard-kernel", Wanted::WireGuardKernel),
+            ("wireguard-go", Wanted::WireGuardGo),
+            ("openvpn", Wanted::OpenVpn),
+            ("openvpn-dco", Wanted::OpenVpnDco),
+            ("ipsec", Wanted::Ipsec),
+        ],
+    )
 }
 
 /// The least UDP payload iperf3 sends (its sequence number and time stamp), and the most
@@ -258,23 +248,8 @@ fn parse_streams(s: &str) -> anyhow::Result<Vec<u32>> {
 pub struct Directions(pub Vec<bool>);
 
 fn parse_directions(s: &str) -> anyhow::Result<Directions> {
-    let mut out = Vec::new();
-    for p in crate::units::items(s, "--direction", "up,down")? {
-        let down = match p {
-            "up" => false,
-            "down" => true,
-            _ => {
-                return Err(anyhow!(
-                    "invalid --direction '{}': give up, down or up,down",
-                    crate::units::shown(p)
-                ))
-            }
-        };
-        if !out.contains(&down) {
-            out.push(down);
-        }
-    }
-    Ok(Directions(out))
+    let down = [("up", false), ("down", true)];
+    crate::units::choices(s, "--direction", "up,down", &down).map(Directions)
 }
 
 fn parse_duration(d: f64) -> anyhow::Result<u32> {

@@ -14,14 +14,18 @@ use crate::workloads::e2e::cpu;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The kworker names of the kernel queues that do `tun`'s crypto, at both ends.
+fn crypto_queues(tun: &Tunnel) -> Vec<String> {
+    tun.ifname
+        .iter()
+        .flat_map(|i| tun.spec.crypto_queues(i))
+        .collect()
+}
+
 /// The tunnel's processes (or a kernel tunnel's crypto kworkers) at one moment.
 fn cpu_snapshot(tun: &Tunnel, all_kworkers: bool) -> Vec<(String, i32, cpu::ProcSnap)> {
     if tun.kernel {
-        let queues: Vec<String> = tun
-            .ifname
-            .iter()
-            .flat_map(|i| [format!("wg-crypt-{i}"), format!("ovpn-crypto-wq-{i}")])
-            .collect();
+        let queues = crypto_queues(tun);
         let filter = if all_kworkers {
             None
         } else {
@@ -188,16 +192,12 @@ pub fn measure_point(
 ) -> Result<VpnRecord, LoadError> {
     let places = [lab.place(SERVER), lab.place(CLIENT)];
     let server = iperf::start_server(&tun.guard, &places[SERVER], &progs.iperf3, &tun.server_addr)?;
-    let prober = match &progs.irtt {
-        Some(irtt) => latency::start_server(
-            &tun.guard,
-            &places[SERVER],
-            &irtt.to_string_lossy(),
-            &tun.server_addr,
-        )
-        .map(Some),
-        None => Ok(None),
-    };
+    let prober = latency::serve(
+        &tun.guard,
+        &places[SERVER],
+        progs.irtt.as_deref(),
+        &tun.server_addr,
+    );
     let res = prober.and_then(|p| {
         let res = measure_with_server(&places, tun, progs, load, duration, run_id, sampling);
         if let Some(p) = p {
@@ -221,45 +221,21 @@ fn measure_with_server(
     run_id: &str,
     sampling: Sampling,
 ) -> Result<VpnRecord, LoadError> {
-    let irtt = progs.irtt.as_ref().map(|p| p.to_string_lossy().to_string());
-    let probe = |secs: f64, tag: &str| -> Result<std::process::Child, LoadError> {
-        let irtt = irtt.as_deref().unwrap_or_default();
-        latency::start_client(
-            &tun.guard,
-            &places[CLIENT],
-            irtt,
-            &tun.server_addr,
-            secs,
-            tag,
-        )
-    };
-    let mut rtts = Rtts::default();
-    if irtt.is_some() {
-        let idle = probe(latency::IDLE_S, "idle")
-            .and_then(|mut c| latency::wait(&mut c, &places[CLIENT], latency::IDLE_S, "idle"));
-        rtts.idle = rtts.keep(idle)?;
-    } else {
-        rtts.note = Some(format!(
-            "round trips not measured: irtt not found: install {}",
-            super::tools::Tool::Irtt.package()
-        ));
-    }
-    // Under load: over most of the load, started with it.
-    let loaded_s = (duration as f64 * 0.8).max(0.5);
+    let mut rtt = latency::Prober::idle(
+        &tun.guard,
+        &places[CLIENT],
+        progs.irtt.as_deref(),
+        &tun.server_addr,
+        duration,
+    )?;
     let watch = Watch::start(&[&places[SERVER], &places[CLIENT]], tun, None)?;
     let clock = ClockWatch::start(duration);
     let window = start_sampling(tun, sampling);
     let wall = std::time::Instant::now();
-    let mut loaded = match rtts.idle.is_some().then(|| probe(loaded_s, "loaded")) {
-        Some(c) => rtts.keep(c)?,
-        None => None,
-    };
+    rtt.loaded()?;
     let (outcome, seen) = run_client(&places[CLIENT], tun, progs, load, duration, watch)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    if let Some(child) = loaded.as_mut() {
-        let r = latency::wait(child, &places[CLIENT], loaded_s, "loaded");
-        rtts.loaded = rtts.keep(r)?;
-    }
+    let rtts = rtt.finish()?;
     let profile = finish_sampling(window, sampling);
     let throttled = clock.finish();
     Ok(record(Observed {
@@ -625,11 +601,12 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
             "other processes used {others_pct:.0}% of all cores during this point: it is disturbed"
         ));
     }
-    if tun.kernel && no_thread && !matches!(tun.spec, Spec::Ipsec { .. }) {
-        notes.push(
-            "no crypto kworker (wg-crypt, ovpn-crypto-wq) was seen: the kernel tunnel's CPU time can't be attributed here"
-                .into(),
-        );
+    let queues = crypto_queues(tun);
+    if tun.kernel && no_thread && !queues.is_empty() {
+        notes.push(format!(
+            "no crypto kworker ({}) was seen: the kernel tunnel's CPU time can't be attributed here",
+            queues.join(", ")
+        ));
     }
     notes
 }

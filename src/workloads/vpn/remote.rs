@@ -8,8 +8,10 @@
 
 use super::iperf::{self, Load, LoadError};
 use super::lab::{self, Place, CLIENT, ENDS, SERVER};
+use super::latency::{self, Rtts};
 use super::point::{self, ControllerSide, HostSeen, Observed, Watch};
 use super::tunnel::{self, Programs, Spec, Tunnel};
+use crate::dut::agent::{Pending, Unanswered};
 use crate::record::vpn::VpnRecord;
 use crate::sys::cpu::allowed_cpus;
 use crate::sys::guard::Guard;
@@ -40,6 +42,8 @@ enum Ask {
         tunnel: u64,
         load: Load,
         duration: u32,
+        /// Probe round trips to the DUT's irtt server, idle and under the load.
+        rtt: bool,
     },
     /// Take the client end of `tunnel` down.
     Down { tunnel: u64 },
@@ -61,6 +65,7 @@ struct Up {
 struct Loaded {
     outcome: iperf::Outcome,
     seen: HostSeen,
+    rtts: Rtts,
 }
 
 // ---------------------------------------------------------------- the DUT's side
@@ -103,25 +108,12 @@ fn interface_of(addr: &str) -> Option<String> {
 
 /// Asks the controller and waits (bounded, or until a stop) for its answer.
 fn call(ask: &Ask, limit: Duration) -> Result<Value, LoadError> {
-    let body = serde_json::to_value(ask).map_err(|e| LoadError::Failed(e.to_string()))?;
-    let id = crate::dut::agent::ask(body).map_err(|e| LoadError::Failed(e.to_string()))?;
-    let start = std::time::Instant::now();
-    loop {
-        match crate::dut::agent::answer(id) {
-            Some(Ok(v)) => return Ok(v),
-            // A Ctrl-C there: its `stop` line may come just after this answer.
-            Some(Err(why)) if why == INTERRUPTED => return Err(LoadError::Interrupted),
-            Some(Err(why)) => return Err(LoadError::Failed(format!("on the controller: {why}"))),
-            None if crate::measure::stopped() => return Err(LoadError::Interrupted),
-            None if start.elapsed() > limit => {
-                return Err(LoadError::Failed(format!(
-                    "the controller did not answer within {} s",
-                    limit.as_secs()
-                )))
-            }
-            None => std::thread::sleep(Duration::from_millis(10)),
-        }
-    }
+    let body = serde_json::to_value(ask).map_err(failed)?;
+    let pending = Pending::ask(body, limit).map_err(failed)?;
+    pending.wait().map_err(|e| match e {
+        Unanswered::Interrupted => LoadError::Interrupted,
+        Unanswered::Failed(why) => LoadError::Failed(why),
+    })
 }
 
 fn failed(e: impl std::fmt::Display) -> LoadError {
@@ -239,6 +231,14 @@ impl DutEnd {
     ) -> Result<VpnRecord, LoadError> {
         let p = &self.place;
         let server = iperf::start_server(&tun.guard, p, &progs.iperf3, &tun.server_addr)?;
+        let prober = latency::serve(&tun.guard, p, progs.irtt.as_deref(), &tun.server_addr);
+        let prober = match prober {
+            Ok(p) => p,
+            Err(e) => {
+                tun.guard.stop_process(server.id() as i32);
+                return Err(e);
+            }
+        };
         let res = (|| {
             let agent0 = crate::sys::cpu::process_cpu();
             let watch = Watch::start(&[p], tun, Some(self.cpus.clone()))?;
@@ -248,6 +248,7 @@ impl DutEnd {
                 tunnel: client.id,
                 load,
                 duration,
+                rtt: prober.is_some(),
             };
             let answer = call(&ask, Duration::from_secs(duration as u64 + 60));
             let wall_s = wall.elapsed().as_secs_f64();
@@ -274,15 +275,24 @@ impl DutEnd {
                     seen: loaded.seen,
                 }),
                 profile,
-                rtts: super::latency::Rtts {
-                    note: Some("round trips not measured with --dut yet".into()),
-                    ..Default::default()
+                rtts: match prober {
+                    Some(_) => loaded.rtts,
+                    None => Rtts {
+                        note: Some(format!(
+                            "round trips not measured: irtt not found on the DUT: install {}",
+                            super::tools::Tool::Irtt.package()
+                        )),
+                        ..Default::default()
+                    },
                 },
                 throttled: None,
             });
             rec.dut_agent_cpu_pct = Some(agent_pct);
             Ok(rec)
         })();
+        if let Some(p) = prober {
+            tun.guard.stop_process(p.id() as i32);
+        }
         tun.guard.stop_process(server.id() as i32);
         res
     }
@@ -379,9 +389,10 @@ fn client_ends(rx: Receiver<Job>, progs: Programs) {
                     tunnel,
                     load,
                     duration,
+                    rtt,
                 },
             ) => match tunnels.get(&tunnel) {
-                Some((t, place)) => client_load(t, place, &progs, load, duration),
+                Some((t, place)) => client_load(t, place, &progs, load, duration, rtt),
                 None => Err(anyhow!("no client end {tunnel}")),
             },
             (Ok(_), Ask::Down { tunnel }) => {
@@ -406,12 +417,9 @@ fn client_implementation(t: &Tunnel, progs: &Programs) -> String {
     }
 }
 
-/// The controller's answer when its Ctrl-C stopped what the DUT asked for.
-const INTERRUPTED: &str = "interrupted on the controller";
-
 fn load_error(e: LoadError) -> anyhow::Error {
     match e {
-        LoadError::Interrupted => anyhow!(INTERRUPTED),
+        LoadError::Interrupted => anyhow!(crate::dut::agent::INTERRUPTED),
         LoadError::Failed(m) => anyhow!("{m}"),
     }
 }
@@ -460,16 +468,37 @@ fn client_up(
     Ok((t, place))
 }
 
-/// One load from the client end: iperf3's client, and what this host saw over it.
+/// One load from the client end: iperf3's client, what this host saw over it, and (`rtt`)
+/// irtt's round trips to the DUT, idle before the load and under it.
 fn client_load(
     t: &Tunnel,
     place: &Place,
     progs: &Programs,
     load: Load,
     duration: u32,
+    rtt: bool,
 ) -> anyhow::Result<Value> {
+    let irtt = progs.irtt.as_deref().filter(|_| rtt);
+    let mut prober = rtt
+        .then(|| latency::Prober::idle(&t.guard, place, irtt, &t.server_addr, duration))
+        .transpose()
+        .map_err(load_error)?;
     let watch = Watch::start(&[place], t, Some(allowed_cpus())).map_err(load_error)?;
+    if let Some(p) = prober.as_mut() {
+        p.loaded().map_err(load_error)?;
+    }
     let (outcome, seen) =
         point::run_client(place, t, progs, load, duration, watch).map_err(load_error)?;
-    Ok(serde_json::to_value(Loaded { outcome, seen })?)
+    let mut rtts = match prober {
+        Some(p) => p.finish().map_err(load_error)?,
+        None => Rtts::default(),
+    };
+    if let Some(note) = rtts.note.as_mut() {
+        *note = format!("{note} (on the controller)");
+    }
+    Ok(serde_json::to_value(Loaded {
+        outcome,
+        seen,
+        rtts,
+    })?)
 }

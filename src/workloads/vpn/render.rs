@@ -413,7 +413,19 @@ const CSV_COLUMNS: &[&str] = &[
 
 /// One row per record with raw values (CSV).
 pub fn records_table(records: &[&VpnRecord]) -> Table {
-    let f = |v: Option<f64>, d: usize| v.map(|x| format!("{x:.d$}")).unwrap_or_default();
+    // A figure that rounds to zero is written 0, never "-0.000" (a difference of two
+    // readings can fall a hair below zero).
+    let f = |v: Option<f64>, d: usize| {
+        v.map(|x| {
+            let x = if x.abs() < 0.5 / 10f64.powi(d as i32) {
+                0.0
+            } else {
+                x
+            };
+            format!("{x:.d$}")
+        })
+        .unwrap_or_default()
+    };
     let mut t = Table::new("", CSV_COLUMNS.iter().map(|c| Column::text(c)).collect());
     for r in records {
         let threads: Vec<String> = r
@@ -455,9 +467,9 @@ pub fn records_table(records: &[&VpnRecord]) -> Table {
             f(r.busiest_thread_cpu_pct, 1),
             r.threads_used.map(|n| n.to_string()).unwrap_or_default(),
             threads.join(";"),
-            format!("{:.3}", r.softirq_s),
-            format!("{:.1}", r.system_busy_pct),
-            format!("{:.1}", r.others_cpu_pct),
+            f(Some(r.softirq_s), 3),
+            f(Some(r.system_busy_pct), 1),
+            f(Some(r.others_cpu_pct), 1),
             r.notes.join("; "),
             r.run_id.clone(),
             r.packet_size.map(|n| n.to_string()).unwrap_or_default(),
@@ -491,5 +503,16 @@ mod tests {
         let row = record_row(&r);
         assert_eq!(row.len(), 17);
         assert_eq!(row[6], "400");
+    }
+
+    #[test]
+    fn a_figure_that_rounds_to_zero_is_never_negative_zero() {
+        let mut r = rec("openvpn", "AES-128-GCM", 1, 50e6, 9.0);
+        r.cpu_sys_s = Some(-0.0002);
+        r.others_cpu_pct = -0.0;
+        let t = records_table(&[&r]);
+        let col = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
+        assert_eq!(t.rows[0][col("cpu_sys_s")], "0.000");
+        assert_eq!(t.rows[0][col("others_cpu_pct")], "0.0");
     }
 }

@@ -51,6 +51,17 @@ pub fn is_aead(cipher: &str) -> bool {
 pub const LEGACY_AUTH: &str = "SHA1";
 
 impl Spec {
+    /// The kernel work queues that do this tunnel's crypto when the kernel carries it, by
+    /// their kworker names for interface `ifname`: where its CPU time is seen. IPsec has
+    /// none: ESP runs in the softirq of the CPU that received the packet.
+    pub fn crypto_queues(&self, ifname: &str) -> Vec<String> {
+        match self {
+            Spec::WireGuard { .. } => vec![format!("wg-crypt-{ifname}")],
+            Spec::OpenVpn { dco: true, .. } => vec![format!("ovpn-crypto-wq-{ifname}")],
+            Spec::Bare | Spec::OpenVpn { .. } | Spec::Ipsec { .. } => Vec::new(),
+        }
+    }
+
     pub fn tunnel(&self) -> &'static str {
         match self {
             Spec::Bare => "none",
@@ -722,9 +733,9 @@ pub fn check_dco(p: &Place, log: &Path, ifname: &str) -> anyhow::Result<()> {
     }
     let kind = link_kind(p.ns(), ifname);
     if kind.as_deref() != Some("ovpn-dco") {
+        let kind = kind.map_or("of no kind (or missing)".into(), |k| format!("a {k} link"));
         return Err(anyhow!(
-            "OpenVPN DCO requested, but {ifname} is a {} link, not ovpn-dco",
-            kind.as_deref().unwrap_or("missing")
+            "OpenVPN DCO requested, but {ifname} is {kind}, not ovpn-dco"
         ));
     }
     Ok(())
@@ -738,29 +749,4 @@ fn link_kind(ns: Option<&str>, ifname: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn auth_follows_the_cipher() {
-        let s = |c: &str| Spec::OpenVpn {
-            cipher: c.into(),
-            dco: false,
-        };
-        assert_eq!(s("AES-128-GCM").auth(), None);
-        assert_eq!(s("CHACHA20-POLY1305").auth(), None);
-        assert_eq!(s("AES-256-CBC").auth().as_deref(), Some("HMAC-SHA1"));
-        assert_eq!(s("none").auth().as_deref(), Some("none"));
-        assert_eq!(s("AES-256-CBC").label(), "openvpn AES-256-CBC+HMAC-SHA1");
-    }
-
-    #[test]
-    fn negotiated_cipher_from_the_log() {
-        let log = "x\n2026-11-22 12:27:32 Data Channel: cipher 'AES-128-GCM', peer-id: 0\n";
-        let l = data_channel(log).unwrap();
-        assert!(negotiated_matches(&l, "AES-128-GCM"));
-        assert!(!negotiated_matches(&l, "AES-256-GCM"));
-        let l = data_channel("Data Channel: cipher '[null-cipher]', auth '[null-digest]'").unwrap();
-        assert!(negotiated_matches(&l, "none"));
-    }
-}
+mod tests;

@@ -546,17 +546,6 @@ impl Workload for Vpn {
         Ok(out)
     }
 
-    fn nothing_measured(&self, exclusions: &[Exclusion]) -> String {
-        let why: Vec<String> = exclusions
-            .iter()
-            .map(|e| {
-                let tunnel = e.point.get("tunnel").and_then(|t| t.as_str());
-                format!("{}: {}", tunnel.unwrap_or(&e.implementation), e.reason)
-            })
-            .collect();
-        format!("nothing measured: {}", why.join("; "))
-    }
-
     fn finish(&mut self) {
         // Namespaces, links and daemons go before the report is printed.
         self.lab = None;
