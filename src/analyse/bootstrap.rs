@@ -29,6 +29,9 @@ impl Rng {
 /// Beyond this many trials the table (n^2 pairs) costs more than resampling.
 const MAX_TABLE: usize = 64;
 
+/// A table this short is counted through rather than searched.
+const SHORT_TABLE: usize = 16;
+
 /// The medians a resample can have and their cumulative probabilities.
 #[derive(Clone, Debug)]
 pub struct MedianDraw {
@@ -51,17 +54,35 @@ impl MedianDraw {
 
     /// The median of one resample with replacement.
     pub fn draw(&self, rng: &mut Rng) -> f64 {
+        if let Some(k) = self.draw_index(rng) {
+            return self.table[k].0;
+        }
         let n = self.sorted.len();
         if n == 0 {
             return f64::NAN;
         }
-        if self.table.is_empty() {
-            let r: Vec<f64> = (0..n).map(|_| self.sorted[rng.below(n)]).collect();
-            return super::stats::median(&r);
-        }
-        let u = rng.unit() * self.table.last().map_or(1.0, |e| e.1);
-        let k = self.table.partition_point(|e| e.1 <= u);
-        self.table[k.min(self.table.len() - 1)].0
+        let r: Vec<f64> = (0..n).map(|_| self.sorted[rng.below(n)]).collect();
+        super::stats::median(&r)
+    }
+
+    /// `draw` as the place of its median in `medians`; None (and no random number used)
+    /// without a table: then `draw` resamples.
+    pub fn draw_index(&self, rng: &mut Rng) -> Option<usize> {
+        let last = self.table.last()?;
+        let u = rng.unit() * last.1;
+        // The entries at or below u: where a binary search lands (the cumulative column
+        // only grows), without its unpredictable branches in a short table.
+        let k = if self.table.len() <= SHORT_TABLE {
+            self.table.iter().filter(|e| e.1 <= u).count()
+        } else {
+            self.table.partition_point(|e| e.1 <= u)
+        };
+        Some(k.min(self.table.len() - 1))
+    }
+
+    /// The medians a draw can give, in the table's order (none without a table).
+    pub fn medians(&self) -> impl Iterator<Item = f64> + '_ {
+        self.table.iter().map(|e| e.0)
     }
 }
 
@@ -194,6 +215,24 @@ mod tests {
                     f64::from_bits(*k),
                     got[k]
                 );
+            }
+        }
+    }
+
+    /// A short table is counted through, a long one searched: both land where a binary
+    /// search of the same random number does.
+    #[test]
+    fn a_draw_lands_where_a_search_does() {
+        for x in [
+            &[1.0, 2.0, 4.0, 8.0, 16.0][..],
+            &[1.0, 2.0, 2.0, 5.0, 11.0, 13.0],
+        ] {
+            let d = MedianDraw::new(x);
+            let (mut a, mut b) = (Rng::new(3), Rng::new(3));
+            for _ in 0..10_000 {
+                let u = b.unit() * d.table.last().unwrap().1;
+                let searched = d.table.partition_point(|e| e.1 <= u).min(d.table.len() - 1);
+                assert_eq!(d.draw_index(&mut a), Some(searched), "{x:?} at {u}");
             }
         }
     }

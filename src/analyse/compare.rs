@@ -31,44 +31,107 @@ fn samples(rec: &AnyRecord) -> impl Iterator<Item = f64> + '_ {
 
 /// One side's points: records picked by `label` (all when None), keyed by identity. With a
 /// label, the identity carries `as_label` instead, so that two labels can meet. Records of
-/// one run at one point pool their trials.
+/// one run at one point pool their trials. (Commands read run by run into `Points`.)
+#[cfg(test)]
 pub fn points<'a>(
     records: impl Iterator<Item = &'a AnyRecord>,
     label: Option<&str>,
     as_label: Option<&str>,
 ) -> BTreeMap<Identity, Trials> {
-    let mut by_run: BTreeMap<Identity, BTreeMap<&'a str, Vec<f64>>> = BTreeMap::new();
+    let mut by_run: BTreeMap<&'a str, Vec<&'a AnyRecord>> = BTreeMap::new();
     for rec in records {
-        if label.is_some_and(|l| l != label_of(rec)) {
-            continue;
-        }
-        by_run
-            .entry(identity(rec, as_label))
-            .or_default()
-            .entry(rec.run_id())
-            .or_default()
-            .extend(samples(rec));
+        by_run.entry(rec.run_id()).or_default().push(rec);
     }
-    by_run
-        .into_iter()
-        .filter_map(|(id, runs)| {
-            let runs: Vec<Vec<f64>> = runs.into_values().filter(|t| !t.is_empty()).collect();
-            let trials = runs.iter().map(Vec::len).sum();
-            let values = match &runs[..] {
-                [] => return None,
-                [one] => one.clone(),
-                several => several.iter().map(|t| median(t)).collect(),
-            };
-            Some((
-                id,
-                Trials {
-                    values,
-                    runs: runs.len(),
-                    trials,
-                },
-            ))
-        })
-        .collect()
+    let mut side = Points::new(label, as_label);
+    for (run_id, recs) in by_run {
+        side.add_run(run_id, recs.into_iter());
+    }
+    side.finish()
+}
+
+/// `points`, run by run: what a side of a year of runs holds is a few numbers per point
+/// and run (each run's median once a point has two), not its records.
+pub struct Points<'l> {
+    label: Option<&'l str>,
+    as_label: Option<&'l str>,
+    run_ids: Vec<String>,
+    by_id: BTreeMap<Identity, Pooled>,
+}
+
+/// One point's values so far: the one run's trials, or each run's median (with the run's
+/// place in `run_ids`).
+#[derive(Default)]
+struct Pooled {
+    first: (usize, Vec<f64>),
+    medians: Vec<(usize, f64)>,
+    trials: usize,
+}
+
+impl<'l> Points<'l> {
+    pub fn new(label: Option<&'l str>, as_label: Option<&'l str>) -> Self {
+        Points {
+            label,
+            as_label,
+            run_ids: Vec::new(),
+            by_id: BTreeMap::new(),
+        }
+    }
+
+    /// Every record of one run (no run comes twice).
+    pub fn add_run<'a>(&mut self, run_id: &str, records: impl Iterator<Item = &'a AnyRecord>) {
+        let mut this: BTreeMap<Identity, Vec<f64>> = BTreeMap::new();
+        for rec in records {
+            if self.label.is_some_and(|l| l != label_of(rec)) {
+                continue;
+            }
+            this.entry(identity(rec, self.as_label))
+                .or_default()
+                .extend(samples(rec));
+        }
+        let run = self.run_ids.len();
+        self.run_ids.push(run_id.to_string());
+        for (id, values) in this.into_iter().filter(|(_, v)| !v.is_empty()) {
+            let p = self.by_id.entry(id).or_default();
+            if p.trials == 0 {
+                p.trials = values.len();
+                p.first = (run, values);
+                continue;
+            }
+            p.trials += values.len();
+            if p.medians.is_empty() {
+                let (at, first) = std::mem::take(&mut p.first);
+                p.medians.push((at, median(&first)));
+            }
+            p.medians.push((run, median(&values)));
+        }
+    }
+
+    /// Each point's values: its one run's trials, or its runs' medians in the order of
+    /// their ids.
+    pub fn finish(self) -> BTreeMap<Identity, Trials> {
+        let run_ids = self.run_ids;
+        self.by_id
+            .into_iter()
+            .map(|(id, mut p)| {
+                let (values, runs) = if p.medians.is_empty() {
+                    (p.first.1, 1)
+                } else {
+                    p.medians.sort_by(|a, b| run_ids[a.0].cmp(&run_ids[b.0]));
+                    let n = p.medians.len();
+                    (p.medians.into_iter().map(|(_, m)| m).collect(), n)
+                };
+                let trials = p.trials;
+                (
+                    id,
+                    Trials {
+                        values,
+                        runs,
+                        trials,
+                    },
+                )
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

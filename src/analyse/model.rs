@@ -33,18 +33,31 @@ pub fn fit_line(n: &[f64], t: &[f64]) -> Option<(f64, f64)> {
     if n.len() < 2 || n.len() != t.len() {
         return None;
     }
-    let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut sums = [0.0; 5];
     for (&x, &y) in n.iter().zip(t) {
-        if y.is_nan() || y <= 0.0 {
-            return None;
-        }
-        let w = 1.0 / (y * y);
-        sw += w;
-        sx += w * x;
-        sy += w * y;
-        sxx += w * x * x;
-        sxy += w * x * y;
+        add(&mut sums, &term(x, y)?);
     }
+    solve(&sums)
+}
+
+/// One size's share of `fit_line`'s sums: w, w x, w y, w x^2, w x y with w = 1/y^2; None
+/// for a time that is no measurement.
+fn term(x: f64, y: f64) -> Option<[f64; 5]> {
+    if y.is_nan() || y <= 0.0 {
+        return None;
+    }
+    let w = 1.0 / (y * y);
+    Some([w, w * x, w * y, w * x * x, w * x * y])
+}
+
+fn add(sums: &mut [f64; 5], t: &[f64; 5]) {
+    for (s, t) in sums.iter_mut().zip(t) {
+        *s += t;
+    }
+}
+
+/// The line through `fit_line`'s sums.
+fn solve(&[sw, sx, sy, sxx, sxy]: &[f64; 5]) -> Option<(f64, f64)> {
     let det = sw * sxx - sx * sx;
     if det.abs() < f64::MIN_POSITIVE {
         return None;
@@ -66,19 +79,38 @@ pub const BOOTSTRAP_ROUNDS: usize = 400;
 /// A curve's bootstrap: BOOTSTRAP_ROUNDS lines, each fitted to every size's median of its
 /// trials resampled with replacement. Computed once per curve, shared by its fit and by
 /// every crossover it is part of. Empty for a curve of fewer than two sizes.
+///
+/// Each median a size's table can draw has its share of the fit's sums computed once, so
+/// that a round only adds: the same sums in the same order as `fit_line`, hence the same
+/// lines, without two divisions per size and round (most of `report --format json`'s
+/// analysis at 100,000 records).
 pub fn replicates(c: &Curve, seed: u64) -> Vec<Line> {
     if c.sizes.len() < 2 {
         return Vec::new();
     }
     let draws: Vec<MedianDraw> = c.samples.iter().map(|s| MedianDraw::new(s)).collect();
+    let terms: Vec<Vec<Option<[f64; 5]>>> = draws
+        .iter()
+        .zip(&c.sizes)
+        .map(|(d, &n)| d.medians().map(|m| term(n, n / m)).collect())
+        .collect();
     let mut rng = Rng::new(seed);
-    let mut t = vec![0.0; c.sizes.len()];
     (0..BOOTSTRAP_ROUNDS)
         .map(|_| {
-            for ((ti, d), n) in t.iter_mut().zip(&draws).zip(&c.sizes) {
-                *ti = n / d.draw(&mut rng);
+            let mut sums = Some([0.0; 5]);
+            for ((d, &n), terms) in draws.iter().zip(&c.sizes).zip(&terms) {
+                // Every size draws, whatever came before: the rounds after see the same
+                // random numbers.
+                let t = match d.draw_index(&mut rng) {
+                    Some(k) => terms[k],
+                    None => term(n, n / d.draw(&mut rng)),
+                };
+                sums = sums.zip(t).map(|(mut s, t)| {
+                    add(&mut s, &t);
+                    s
+                });
             }
-            fit_line(&c.sizes, &t)
+            solve(&sums?)
         })
         .collect()
 }
@@ -188,6 +220,47 @@ pub mod tests {
         let f = fit(&synthetic(50e-9, 5e9, &SIZES, 9), 1).unwrap();
         assert!((f.overhead_s - 50e-9).abs() / 50e-9 < 0.02, "{f:?}");
         assert!((f.bandwidth_bps - 5e9).abs() / 5e9 < 0.02, "{f:?}");
+    }
+
+    /// `replicates` adds each size's share of the fit computed once per median a draw can
+    /// give: its lines must be bit for bit those of drawing each median and fitting, for
+    /// odd and even trial counts (short and long tables), trials beyond a table
+    /// (resampled), and a size with no trials.
+    #[test]
+    fn replicates_are_the_plain_bootstrap_bit_for_bit() {
+        let mut curves: Vec<Curve> = [5, 6, 9, 70]
+            .iter()
+            .map(|&trials| {
+                let mut c = synthetic(2e-6, 1e9, &SIZES, trials as u64);
+                for s in &mut c.samples {
+                    s.resize(trials, s[0] * 1.01);
+                }
+                c
+            })
+            .collect();
+        curves[0].samples[2].clear();
+        for (i, c) in curves.iter().enumerate() {
+            let draws: Vec<MedianDraw> = c.samples.iter().map(|s| MedianDraw::new(s)).collect();
+            let mut rng = Rng::new(7 + i as u64);
+            let plain: Vec<Line> = (0..BOOTSTRAP_ROUNDS)
+                .map(|_| {
+                    let t: Vec<f64> = draws
+                        .iter()
+                        .zip(&c.sizes)
+                        .map(|(d, n)| n / d.draw(&mut rng))
+                        .collect();
+                    fit_line(&c.sizes, &t)
+                })
+                .collect();
+            let bits = |ls: &[Line]| -> Vec<Option<(u64, u64)>> {
+                ls.iter()
+                    .map(|l| l.map(|(a, b)| (a.to_bits(), b.to_bits())))
+                    .collect()
+            };
+            let fast = replicates(c, 7 + i as u64);
+            assert_eq!(bits(&fast), bits(&plain), "curve {i}");
+            assert_eq!(fast.iter().all(Option::is_none), i == 0, "curve {i}");
+        }
     }
 
     #[test]

@@ -34,7 +34,11 @@ pub struct Environment {
     /// What `cryptobench probe` reports about the kernel's crypto paths: most of an
     /// environment's size, and the same in every run on one machine, so read once and
     /// shared (`interned`).
-    #[serde(default, deserialize_with = "interned")]
+    #[serde(
+        default,
+        deserialize_with = "interned",
+        serialize_with = "kernel_crypto_text"
+    )]
     pub kernel_crypto: std::sync::Arc<crate::kernel::KernelFacts>,
     /// True under qemu-user or a qemu-system TCG guest: the CPU is emulated and the
     /// numbers are not performance.
@@ -330,6 +334,46 @@ fn interned<'de, D: serde::Deserializer<'de>>(
     let facts = std::sync::Arc::new(serde_json::from_str(text).map_err(serde::de::Error::custom)?);
     SEEN.with_borrow_mut(|seen| seen.push((text.into(), std::sync::Arc::clone(&facts))));
     Ok(facts)
+}
+
+/// A `kernel_crypto` value and its text, rendered once by a writer that writes it again
+/// and again (`written_as`).
+pub type KernelCryptoText = (
+    std::sync::Arc<crate::kernel::KernelFacts>,
+    Box<serde_json::value::RawValue>,
+);
+
+thread_local! {
+    /// What `written_as` lends to `kernel_crypto_text` while it runs.
+    static RENDERED: std::cell::RefCell<Vec<KernelCryptoText>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `write` with each `kernel_crypto` value of `rendered` (the same shared value, as
+/// `interned` hands it to every run of a machine) written as its text instead of
+/// serialized again: `report --format json` writes the same 30 KB in every run's
+/// environment, a third of its time over a year of short runs. The text must be what
+/// serializing gives at that place (pretty, at that depth).
+pub fn written_as<R>(rendered: &mut Vec<KernelCryptoText>, write: impl FnOnce() -> R) -> R {
+    RENDERED.with_borrow_mut(|r| std::mem::swap(r, rendered));
+    let out = write();
+    RENDERED.with_borrow_mut(|r| std::mem::swap(r, rendered));
+    out
+}
+
+fn kernel_crypto_text<S: serde::Serializer>(
+    k: &std::sync::Arc<crate::kernel::KernelFacts>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    RENDERED.with_borrow(|r| {
+        match r
+            .iter()
+            .find(|(shared, _)| std::sync::Arc::ptr_eq(shared, k))
+        {
+            Some((_, text)) => text.serialize(s),
+            None => k.serialize(s),
+        }
+    })
 }
 
 #[cfg(test)]

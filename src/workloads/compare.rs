@@ -4,16 +4,16 @@
 
 use super::Failure;
 use crate::analyse::compare::{self, Comparison, Verdict};
-use crate::record::read::Loaded;
 use crate::render::model::{Block, Column, Table};
 use crate::render::write::html;
 use crate::render::{Format, Single};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::path::PathBuf;
 
 pub mod against_history;
+mod side;
+use side::Side;
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
@@ -79,84 +79,6 @@ fn threshold(s: &str) -> anyhow::Result<f64> {
     .map_err(anyhow::Error::msg)
 }
 
-/// One side: what was read and which label (if any) was picked. Both sides share one
-/// `Loaded` when they name the same file (two labels of one run).
-pub struct Side {
-    pub file: PathBuf,
-    pub loaded: Rc<Loaded>,
-    pub label: Option<String>,
-}
-
-impl Side {
-    fn name(&self) -> String {
-        crate::units::shown_path(&self.file)
-    }
-    fn records(&self) -> impl Iterator<Item = &crate::record::read::AnyRecord> {
-        self.loaded.runs.iter().flat_map(|r| &r.records)
-    }
-    fn labels(&self) -> BTreeSet<&str> {
-        self.records().map(compare::label_of).collect()
-    }
-    fn schemas(&self) -> BTreeSet<u32> {
-        self.loaded
-            .runs
-            .iter()
-            .filter_map(|r| r.environment.as_ref().map(|e| e.schema))
-            .collect()
-    }
-}
-
-/// A file, or a run of the store (an id, a tag such as `baseline`, or `last`). `other` is
-/// the side read already: the same file is not read twice.
-fn read_side(
-    file: PathBuf,
-    label: Option<String>,
-    which: &str,
-    store: Option<&str>,
-    other: Option<&Side>,
-) -> Result<Side, Failure> {
-    let loaded = match other.filter(|o| same_file(&o.file, &file)) {
-        Some(o) => o.loaded.clone(),
-        None => Rc::new(
-            crate::store::resolve::load_args(std::slice::from_ref(&file), store)
-                .map_err(Failure::input)?,
-        ),
-    };
-    let side = Side {
-        file,
-        loaded,
-        label,
-    };
-    if side.loaded.record_count() == 0 {
-        return Err(Failure::Input(format!(
-            "no records in {which} {}: give a file written with `cryptobench speed|tls|vpn --output FILE`",
-            side.name()
-        )));
-    }
-    if let Some(l) = &side.label {
-        let labels = side.labels();
-        if !labels.contains(l.as_str()) {
-            let flag = if which == "BASE" { "--a" } else { "--b" };
-            return Err(Failure::Input(format!(
-                "{flag} {:?}: no such label in {}; its labels are: {}",
-                crate::units::shown(l),
-                side.name(),
-                labels.into_iter().collect::<Vec<_>>().join(", ")
-            )));
-        }
-    }
-    Ok(side)
-}
-
-/// The same argument, or two paths to one file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b
-        || matches!(
-            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-            (Ok(x), Ok(y)) if x == y
-        )
-}
-
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     // BASE `history` (where no file has that name) judges NEW against the store's past.
     let history = args.base.as_os_str() == "history" && !args.base.exists();
@@ -200,9 +122,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     })?;
     // Each flag picks its own side's records only.
     let (a, b) = (args.a, args.b);
-    let base = read_side(args.base, a.clone(), "BASE", args.store.as_deref(), None)?;
-    let new = read_side(new, b.clone(), "NEW", args.store.as_deref(), Some(&base))?;
-    let (sb, sn) = (base.schemas(), new.schemas());
+    let renamed = (a != b).then_some(b.clone()).flatten();
+    let (base, new) = side::read_sides((args.base, a), (new, b), args.store.as_deref())?;
+    let (sb, sn) = (&base.schemas, &new.schemas);
     if !sb.is_empty() && !sn.is_empty() && sb != sn {
         return Err(Failure::Input(format!(
             "{} was written with record schema {:?} and {} with {:?}: measurements changed between schemas; compare files of one schema (re-run the older)",
@@ -212,24 +134,20 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             sn
         )));
     }
-    let renamed = (a != b).then_some(b.as_deref()).flatten();
-    let base_points = compare::points(base.records(), a.as_deref(), a.as_deref());
-    let new_points = compare::points(new.records(), b.as_deref(), a.as_deref());
-    let result = compare::compare(&base_points, &new_points, args.threshold / 100.0, renamed);
+    let result = compare::compare(
+        &base.points,
+        &new.points,
+        args.threshold / 100.0,
+        renamed.as_deref(),
+    );
     if result.pairs.is_empty() {
         let what = |s: &Side| {
-            let w: BTreeSet<String> = s
-                .records()
-                .map(|r| {
-                    format!(
-                        "{} {}",
-                        r.to_json()["workload"].as_str().unwrap_or("?"),
-                        compare::label_of(r)
-                    )
-                })
-                .take(1000)
-                .collect();
-            w.into_iter().take(6).collect::<Vec<_>>().join(", ")
+            s.kinds
+                .iter()
+                .take(6)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         return Err(Failure::Input(format!(
             "no common point: {} has {} and {} has {}; compare runs of the same workload, implementation and sizes (or pick labels with --a and --b)",
@@ -305,8 +223,7 @@ pub fn environment_differences(base: &Side, new: &Side) -> Vec<String> {
         }),
     ];
     let values = |s: &Side, get: Get| -> BTreeSet<String> {
-        s.loaded
-            .runs
+        s.runs
             .iter()
             .filter_map(|r| r.environment.as_ref())
             .flat_map(get)
@@ -347,7 +264,6 @@ fn list(xs: &[&String]) -> String {
 
 fn side_json(s: &Side) -> Value {
     let runs: Vec<Value> = s
-        .loaded
         .runs
         .iter()
         .map(|r| {
@@ -367,7 +283,7 @@ fn side_json(s: &Side) -> Value {
     json!({
         "file": s.file.to_string_lossy(),
         "label": s.label,
-        "run_ids": s.loaded.runs.iter().map(|r| &r.run_id).collect::<Vec<_>>(),
+        "run_ids": s.runs.iter().map(|r| &r.run_id).collect::<Vec<_>>(),
         "environment": runs,
     })
 }
@@ -495,7 +411,7 @@ fn blocks(
 }
 
 fn run_ids(s: &Side) -> String {
-    let ids: Vec<&str> = s.loaded.runs.iter().map(|r| r.run_id.as_str()).collect();
+    let ids: Vec<&str> = s.runs.iter().map(|r| r.run_id.as_str()).collect();
     if ids.len() > 3 {
         format!("{}, ... {} in all", ids[..3].join(", "), ids.len())
     } else {

@@ -241,3 +241,30 @@ fn one_trial_a_side_claims_no_interval() {
     );
     assert!(c.pairs[0].ratio_ci.is_some());
 }
+
+/// Compare reads a side run by run: once a point has two runs, only one median per run is
+/// held, not the trials (a year of runs held as records took 231 MB), and the medians come
+/// out in the order of the runs' ids whatever order the runs came in.
+#[test]
+fn points_hold_one_median_per_run_once_a_point_has_two() {
+    let mut side = Points::new(None, None);
+    let (a, b, c) = (
+        speed("ring", "sha256", 16, &[7.0, 8.0, 9.0]),
+        speed("ring", "sha256", 16, &[1.0, 2.0, 3.0]),
+        speed("ring", "sha256", 16, &[4.0, 5.0, 6.0]),
+    );
+    side.add_run("r3", std::iter::once(&a));
+    let held = |s: &Points| {
+        let p = s.by_id.values().next().unwrap();
+        (p.first.1.len(), p.medians.len())
+    };
+    assert_eq!(held(&side), (3, 0), "one run: its trials");
+    side.add_run("r1", std::iter::once(&b));
+    side.add_run("r2", std::iter::once(&c));
+    assert_eq!(held(&side), (0, 3), "three runs: a median each, no trials");
+    let t = side.finish().into_values().next().unwrap();
+    assert_eq!(
+        (t.values.as_slice(), t.runs, t.trials),
+        (&[2.0, 5.0, 8.0][..], 3, 9)
+    );
+}

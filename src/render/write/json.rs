@@ -6,11 +6,14 @@
 //! lines) comes last.
 
 use super::Document;
+use crate::record::environment::{written_as, KernelCryptoText};
 use crate::record::read::Run;
 use crate::record::{Exclusion, Unavailable, SCHEMA};
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::io::{Seek, Write};
+use std::sync::Arc;
 
 /// One run's entry of `runs`: what it says about itself and its analysis.
 struct RunEntry<'a> {
@@ -49,7 +52,17 @@ pub struct Json<'a> {
     spool: Option<std::io::BufWriter<std::fs::File>>,
     /// What the report's end says of all its runs.
     r: Runs,
+    /// The run at hand's records, rendered.
+    text: Vec<u8>,
+    /// The last few distinct `kernel_crypto` values, rendered where a run's entry has them.
+    kernel_crypto: Vec<KernelCryptoText>,
 }
+
+/// How deep `runs`' entries are written, and the `kernel_crypto` in their environments.
+const ENTRY_DEPTH: usize = 2;
+const KERNEL_CRYPTO_DEPTH: usize = ENTRY_DEPTH + 2;
+/// Distinct `kernel_crypto` values kept rendered: a few machines, and the reader's threads.
+const KERNEL_CRYPTO_KEPT: usize = 8;
 
 #[derive(Default)]
 struct Runs {
@@ -84,20 +97,26 @@ impl Json<'_> {
     /// after every record.
     pub fn run(&mut self, run: &Run, analysis: Map<String, Value>) -> anyhow::Result<()> {
         let first = self.r.runs == 0;
-        let spool = self.spool()?;
+        self.spool()?;
+        let spool = self.spool.as_mut().expect("made above");
         spool.write_all(if first { b"\n    " } else { b",\n    " })?;
         let entry = RunEntry {
             run,
             analysis: &analysis,
         };
-        pretty_at(spool, 2, &entry)?;
+        write_entry(&mut self.kernel_crypto, &entry, spool)?;
         let r = &mut self.r;
+        // The run's records rendered into memory, then written at once: serde's many small
+        // writes go to a Vec, not each through `out`'s dynamic dispatch.
+        let text = &mut self.text;
+        text.clear();
         for rec in &run.records {
             let sep = if r.records == 0 { "\n    " } else { ",\n    " };
-            self.out.write_all(sep.as_bytes())?;
-            pretty_at(&mut *self.out, 2, rec)?;
+            text.extend_from_slice(sep.as_bytes());
+            pretty_at(&mut *text, ENTRY_DEPTH, rec)?;
             r.records += 1;
         }
+        self.out.write_all(text)?;
         if let Some(end) = &run.end {
             r.exclusions.extend(end.exclusions.iter().cloned());
             r.unavailable.extend(end.unavailable.iter().cloned());
@@ -109,6 +128,28 @@ impl Json<'_> {
     }
 }
 
+/// A run's entry of `runs`, its environment's `kernel_crypto` written from its text in
+/// `rendered` (rendered there first when new).
+fn write_entry(
+    rendered: &mut Vec<KernelCryptoText>,
+    entry: &RunEntry,
+    out: impl Write,
+) -> anyhow::Result<()> {
+    if let Some(k) = entry.run.environment.as_ref().map(|e| &e.kernel_crypto) {
+        if !rendered.iter().any(|(shared, _)| Arc::ptr_eq(shared, k)) {
+            let mut text = Vec::new();
+            pretty_at(&mut text, KERNEL_CRYPTO_DEPTH, &**k)?;
+            let text = RawValue::from_string(String::from_utf8(text)?)?;
+            if rendered.len() == KERNEL_CRYPTO_KEPT {
+                rendered.remove(0);
+            }
+            rendered.push((Arc::clone(k), text));
+        }
+    }
+    written_as(rendered, || pretty_at(out, ENTRY_DEPTH, entry))?;
+    Ok(())
+}
+
 /// A command's one value, or the report's layout: the runs' entries, then what needs
 /// every run (the single run's analysis and environment, exclusions, skipped lines).
 pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -117,6 +158,8 @@ pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow
         value: false,
         spool: None,
         r: Runs::default(),
+        text: Vec::new(),
+        kernel_crypto: Vec::new(),
     };
     doc.parts(whole, &mut |part| part.json(&mut json))?;
     if json.value {
@@ -166,7 +209,7 @@ pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow
 }
 
 /// `value` pretty-printed `depth` levels in, straight into `out`.
-fn pretty_at(out: &mut dyn Write, depth: usize, value: &impl Serialize) -> std::io::Result<()> {
+fn pretty_at<W: Write>(out: W, depth: usize, value: &impl Serialize) -> std::io::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(
         out,
         PrettyAt {
@@ -197,9 +240,19 @@ impl PrettyAt {
         }
         w.write_all(bracket)
     }
+    /// One write per line break: a write per level of indentation was most of the time
+    /// `report --format json` spent beyond reading (100,000 records are 7 million lines).
     fn newline<W: ?Sized + Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+        const BREAK: &[u8; 66] =
+            b",\n                                                                ";
+        let from = if first { 1 } else { 0 };
+        match BREAK.get(from..2 + 2 * self.depth) {
+            Some(line) => w.write_all(line),
+            None => {
+                w.write_all(&BREAK[from..2])?;
+                (0..self.depth).try_for_each(|_| w.write_all(b"  "))
+            }
+        }
     }
 }
 
@@ -240,5 +293,51 @@ impl serde_json::ser::Formatter for PrettyAt {
     fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
         self.has_value = true;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::read::{parse_line, Line};
+
+    fn run(id: &str) -> Run {
+        let line = format!(
+            r#"{{"kind":"environment","schema":2,"run_id":"{id}","cryptobench_version":"0.1.0","started_unix":1,"command_line":["cryptobench","speed"],"hostname":"h","kernel":"6.1","kernel_crypto":{{"release":"6.1","af_alg":{{"aead":{{"usable":false,"reason":"no"}}}},"proc_crypto":[{{"name":"gcm(aes)","chosen":"gcm-aesni","drivers":[{{"name":"gcm(aes)","driver":"gcm-aesni","priority":400}},{{"name":"gcm(aes)","driver":"gcm-generic","priority":100}}]}}]}}}}"#
+        );
+        let Line::Environment(env) = parse_line(&line).unwrap() else {
+            panic!("not an environment")
+        };
+        Run {
+            run_id: id.into(),
+            environment: Some(*env),
+            ..Run::default()
+        }
+    }
+
+    /// Runs of one machine share their `kernel_crypto` (read once); each run's entry is
+    /// written from its text rendered once, and must be byte for byte what serializing
+    /// the entry writes (the text rendered at the depth it lands at).
+    #[test]
+    fn a_shared_kernel_crypto_is_written_as_serializing_writes_it() {
+        let (a, b) = (run("r1"), run("r2"));
+        let shared = |r: &Run| Arc::clone(&r.environment.as_ref().unwrap().kernel_crypto);
+        assert!(Arc::ptr_eq(&shared(&a), &shared(&b)), "read once, shared");
+        let analysis = Map::new();
+        let mut rendered = Vec::new();
+        for r in [&a, &b] {
+            let entry = RunEntry {
+                run: r,
+                analysis: &analysis,
+            };
+            let (mut plain, mut lent) = (Vec::new(), Vec::new());
+            pretty_at(&mut plain, ENTRY_DEPTH, &entry).unwrap();
+            write_entry(&mut rendered, &entry, &mut lent).unwrap();
+            assert_eq!(
+                String::from_utf8(lent).unwrap(),
+                String::from_utf8(plain).unwrap()
+            );
+        }
+        assert_eq!(rendered.len(), 1, "one text for both runs");
     }
 }
