@@ -5,6 +5,7 @@ pub mod browser;
 pub mod dut_lab;
 pub mod gate;
 pub mod postgres;
+pub mod ssh_guest;
 
 use std::path::{Path, PathBuf};
 
