@@ -4,10 +4,16 @@
 //! than the kernel's choice on sequential writes, no-workqueue runs (sampled with
 //! --profile: the cipher is in the samples), an unknown cipher or
 //! driver is refused with the kernel's reason before measuring, `disk --cleanup` clears
-//! what a killed run left, and nothing is left behind.
+//! what a killed run left, and nothing is left behind. The same boot is a DUT over SSH
+//! first: `disk --dut` runs there as root and its records come back through the relay.
 
 mod common;
+use common::ssh_guest::SshGuest;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 fn json(out: &str, what: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("{what}: no JSON ({e}):\n{out}"))
@@ -79,6 +85,95 @@ fn records(v: &Value) -> Vec<&Value> {
         .unwrap_or_default()
 }
 
+/// What `disk --dut` did to the guest while its own commands waited.
+struct OverDut {
+    no_dm_crypt: Output,
+    no_root: Output,
+    run: Output,
+    out: PathBuf,
+    left: Output,
+}
+
+/// Touches /tmp/dut-done on the guest when dropped, so that its own commands start even
+/// if this side panicked.
+struct Release<'a>(&'a SshGuest);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        if self.0.known_hosts().is_file() {
+            self.0.ssh(&self.0.known_hosts(), "touch /tmp/dut-done");
+        }
+    }
+}
+
+/// `disk --dut` against the guest: refused without dm-crypt (its module hidden) and
+/// without root (a user of its own), then a small run as root; and what is left there.
+fn disk_over_dut(dut: &SshGuest, ended: &AtomicBool) -> OverDut {
+    let _release = Release(dut);
+    dut.wait_ready(|| {
+        ended
+            .load(Ordering::Relaxed)
+            .then(|| "the guest's commands ended".into())
+    });
+    let t0 = std::time::Instant::now();
+    let known = dut.known_hosts();
+    let hide = "m=/lib/modules/$(uname -r)/kernel/drivers/md/dm-crypt.ko";
+    let setup = format!(
+        "{hide}; mv $m $m.hidden && echo 'user:x:1000:1000::/home/user:/bin/sh' >> /etc/passwd \
+         && mkdir -p /home/user/.ssh && cp /root/.ssh/authorized_keys /home/user/.ssh/ \
+         && chown -R 1000 /home/user && chmod 700 /home/user/.ssh"
+    );
+    let o = dut.ssh(&known, &setup);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    // Each run its own output file: the refused ones leave nothing in the run's.
+    let disk = |url: &str, out: &Path| {
+        dut.controller(
+            &known,
+            &[
+                "disk",
+                "--dut",
+                url,
+                "--no-store",
+                "--size",
+                "16m",
+                "--time",
+                "1",
+                "--ciphers",
+                "aes-xts-plain64",
+                "--patterns",
+                "seq-write",
+                "--output",
+                out.to_str().unwrap(),
+            ],
+        )
+    };
+    let no_dm_crypt = disk(&dut.url(), &dut.dir.join("refused.jsonl"));
+    let o = dut.ssh(&known, &format!("{hide}; mv $m.hidden $m"));
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let no_root = disk(
+        &dut.url().replace("root@", "user@"),
+        &dut.dir.join("refused.jsonl"),
+    );
+    let out = dut.dir.join("out.jsonl");
+    let run = disk(&dut.url(), &out);
+    let left = dut.ssh(
+        &known,
+        "dmsetup ls; losetup -a; grep -w brd /proc/modules; ls /tmp /dev/shm | grep cbench; \
+         ps -o comm | grep -cx cryptobench",
+    );
+    eprintln!(
+        "disk --dut: {:.1} s with the guest as a DUT",
+        t0.elapsed().as_secs_f64()
+    );
+    OverDut {
+        no_dm_crypt,
+        no_root,
+        run,
+        out,
+        left,
+    }
+}
+
 #[test]
 fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
     if !common::guest_enabled() {
@@ -104,8 +199,17 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
     let generic = "--disk-driver 'capi:xts(ecb(aes-generic))-plain64'";
     let leftovers =
         "dmsetup ls; losetup -a; grep -w brd /proc/modules; ls /tmp /dev/shm | grep cbench; true";
+    // A DUT over SSH first: the guest's own commands wait until that side is done.
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "disk-dut");
+    let dut = Arc::new(SshGuest::new(&dir));
+    let ended = Arc::new(AtomicBool::new(false));
+    let over_dut = {
+        let (dut, ended) = (dut.clone(), ended.clone());
+        std::thread::spawn(move || disk_over_dut(&dut, &ended))
+    };
     let cmds = [
-        "cryptobench probe --format json".to_string(),
+        "while [ ! -e /tmp/dut-done ]; do sleep 1; done; cryptobench probe --format json"
+            .to_string(),
         format!("cryptobench disk {q} --patterns seq-write {generic}"),
         format!("cryptobench disk {q} --ciphers aes-xts-plain64/512 --queues no-workqueue --patterns rand-read{}", if perf { " --profile" } else { "" }),
         format!("cryptobench disk {q} --ciphers rot13-xts-plain64 2>&1"),
@@ -116,15 +220,58 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
         "cryptobench disk --cleanup".into(),
         leftovers.into(),
     ];
-    let (out, err) = common::guest_commands(
-        &cmds,
-        &[
-            ("GUEST_FILES", &fio_files()),
-            ("GUEST_MEM", "1536"),
-            ("GUEST_TIMEOUT", "1200"),
-        ],
-    );
+    let mut env = dut.env();
+    env.extend([
+        ("GUEST_FILES", fio_files()),
+        ("GUEST_MEM", "1536".into()),
+        ("GUEST_TIMEOUT", "1200".into()),
+    ]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (out, err) = common::guest_commands(&cmds, &env);
+    ended.store(true, Ordering::Relaxed);
     eprintln!("{err}");
+    let d = over_dut.join().expect("the DUT side");
+
+    // disk --dut: refused with the DUT's reason without dm-crypt and without root; as
+    // root, records come back through the relay, each verified (a record exists only after
+    // fio's crc32c pass and no point was excluded), with the driver named; nothing left.
+    let e = common::stderr(&d.no_dm_crypt);
+    assert_ne!(d.no_dm_crypt.status.code(), Some(0), "{e}");
+    assert!(
+        e.contains("this kernel has no dm-crypt") && e.contains("CONFIG_DM_CRYPT"),
+        "{e}"
+    );
+    let e = common::stderr(&d.no_root);
+    assert_ne!(d.no_root.status.code(), Some(0), "{e}");
+    assert!(e.contains("disk needs root"), "{e}");
+    let e = common::stderr(&d.run);
+    assert!(d.run.status.success(), "{e}");
+    let url = dut.url();
+    let recs = common::dut_lab::records(&d.out);
+    assert_eq!(recs.len(), 1, "{recs:?}\n{e}");
+    for r in &recs {
+        assert_eq!(r["workload"], "disk");
+        assert_eq!(r["dut"], url.as_str());
+        assert!(r["throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["bare_throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(
+            r["kernel_driver"]
+                .as_str()
+                .is_some_and(|k| k.contains("xts")),
+            "{r}"
+        );
+    }
+    let end = common::dut_lab::lines(&d.out)
+        .into_iter()
+        .find(|v| v["kind"] == "end")
+        .expect("end line");
+    assert_eq!(end["exclusions"].as_array().map_or(0, Vec::len), 0, "{end}");
+    assert_eq!(
+        common::stdout(&d.left).trim(),
+        "No devices found\n0",
+        "left on the DUT: {}",
+        common::stderr(&d.left)
+    );
     let probe = json(&out[0].0, "probe");
     assert_eq!(
         probe["kernel"]["offload"]["dm_crypt"]["usable"], true,

@@ -7,22 +7,22 @@
 mod common;
 
 use common::dut_lab::{lines, records};
+use common::ssh_guest::SshGuest;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
 const TRIPLE: &str = "aarch64-unknown-linux-gnu";
 
 /// The guest, powered off (or killed) when the test ends either way.
 struct Guest {
     run: Child,
-    dir: PathBuf,
-    port: u16,
+    ssh: SshGuest,
 }
 
 impl Guest {
-    fn boot(dir: &Path, port: u16) -> Guest {
+    fn boot(dir: &Path) -> Guest {
+        let ssh = SshGuest::new(dir);
         let run = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run"))
             // The DUT has no cryptobench of its own, so the controller must upload one.
             .args([
@@ -31,9 +31,7 @@ impl Guest {
                 "rm -f /usr/local/bin/cryptobench; while [ ! -e /tmp/dut-done ]; do sleep 1; done",
             ])
             .env("GUEST_ARCH", "arm64")
-            .env("GUEST_SSH_PORT", port.to_string())
-            .env("GUEST_SSH_AUTHORIZED_KEYS", dir.join("id.pub"))
-            .env("GUEST_SSH_KNOWN_HOSTS", dir.join("known_hosts"))
+            .envs(ssh.env())
             .env("GUEST_LOG", dir.join("console.log"))
             .env("CRYPTOBENCH_BIN", dir.join("dist").join(release_name()))
             .env("GUEST_TIMEOUT", "900")
@@ -43,60 +41,17 @@ impl Guest {
             .stderr(Stdio::piped())
             .spawn()
             .expect("guest/run starts");
-        Guest {
-            run,
-            dir: dir.to_path_buf(),
-            port,
-        }
+        Guest { run, ssh }
     }
 
-    fn url(&self) -> String {
-        format!("ssh://root@127.0.0.1:{}", self.port)
-    }
-
-    /// guest/run writes known_hosts once dropbear listens.
     fn wait_ready(&mut self) {
-        let start = Instant::now();
-        while !self.dir.join("known_hosts").is_file() {
-            if let Some(s) = self.run.try_wait().unwrap() {
-                let (_, err) = common::dut_lab::wait_exit(&mut self.run, 1);
-                panic!("guest/run ended ({s}) before its SSH server listened: {err}");
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(400),
-                "the guest's SSH server did not listen in 400 s"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    /// The system's ssh client with the test's key and known_hosts: a shell command on
-    /// the guest.
-    fn ssh(&self, known_hosts: &Path, cmd: &str) -> Output {
-        Command::new("ssh")
-            .args(["-p", &self.port.to_string(), "-o", "BatchMode=yes"])
-            .arg("-o")
-            .arg(format!("UserKnownHostsFile={}", known_hosts.display()))
-            .arg("-i")
-            .arg(self.dir.join("id"))
-            .args(["-o", "IdentitiesOnly=yes", "root@127.0.0.1", cmd])
-            .stdin(Stdio::null())
-            .output()
-            .expect("ssh runs")
-    }
-
-    /// cryptobench on the controller, from the test's directory (so dist/ is there).
-    fn controller(&self, known_hosts: &Path, args: &[&str]) -> Output {
-        common::command()
-            .current_dir(&self.dir)
-            .args(args)
-            .arg("--ssh-option")
-            .arg(format!("UserKnownHostsFile={}", known_hosts.display()))
-            .arg("--ssh-option")
-            .arg(format!("IdentityFile={}", self.dir.join("id").display()))
-            .args(["--ssh-option", "IdentitiesOnly=yes"])
-            .output()
-            .expect("cryptobench runs")
+        let run = &mut self.run;
+        self.ssh.wait_ready(|| {
+            run.try_wait().unwrap().map(|s| {
+                let (_, err) = common::dut_lab::wait_exit(run, 1);
+                format!("{s}: {err}")
+            })
+        });
     }
 }
 
@@ -112,13 +67,6 @@ impl Drop for Guest {
 
 fn release_name() -> String {
     format!("cryptobench-{}-{TRIPLE}", env!("CARGO_PKG_VERSION"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port()
 }
 
 #[test]
@@ -140,17 +88,11 @@ fn an_arm64_guest_is_a_dut_that_gets_the_aarch64_build() {
         .status()
         .expect("aarch64-linux-gnu-strip (scripts/deps/arm.sh) runs");
     assert!(strip.success());
-    let keygen = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(dir.join("id"))
-        .status()
-        .expect("ssh-keygen runs");
-    assert!(keygen.success());
 
-    let mut guest = Guest::boot(&dir, free_port());
+    let mut guest = Guest::boot(&dir);
     guest.wait_ready();
-    let url = guest.url();
-    let known = dir.join("known_hosts");
+    let url = guest.ssh.url();
+    let known = guest.ssh.known_hosts();
 
     // A host key other than the guest's is refused with OpenSSH's reason, before anything
     // is uploaded: strict checking stays on.
@@ -161,8 +103,8 @@ fn an_arm64_guest_is_a_dut_that_gets_the_aarch64_build() {
         .take(2)
         .collect::<Vec<_>>()
         .join(" ");
-    std::fs::write(&wrong, format!("[127.0.0.1]:{} {ours}\n", guest.port)).unwrap();
-    let o = guest.controller(&wrong, &["probe", "--dut", &url]);
+    std::fs::write(&wrong, format!("[127.0.0.1]:{} {ours}\n", guest.ssh.port)).unwrap();
+    let o = guest.ssh.controller(&wrong, &["probe", "--dut", &url]);
     let err = common::stderr(&o);
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert!(
@@ -174,7 +116,9 @@ fn an_arm64_guest_is_a_dut_that_gets_the_aarch64_build() {
 
     // probe: the DUT says aarch64 and glibc; the controller uploads dist/'s aarch64 build
     // and its facts come back as the guest's.
-    let o = guest.controller(&known, &["probe", "--dut", &url, "--format", "json"]);
+    let o = guest
+        .ssh
+        .controller(&known, &["probe", "--dut", &url, "--format", "json"]);
     let err = common::stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -191,7 +135,7 @@ fn an_arm64_guest_is_a_dut_that_gets_the_aarch64_build() {
     // speed: every point passed the correctness gate on the DUT and came back, marked
     // with the DUT, into the controller's file.
     let out = dir.join("out.jsonl");
-    let o = guest.controller(
+    let o = guest.ssh.controller(
         &known,
         &[
             "speed",
@@ -241,14 +185,14 @@ fn an_arm64_guest_is_a_dut_that_gets_the_aarch64_build() {
         .any(|v| v["kind"] == "end" && v["interrupted"] == false));
 
     // Nothing left on the DUT: no upload, no agent.
-    let o = guest.ssh(
+    let o = guest.ssh.ssh(
         &known,
         "ls -d /tmp/cbench-dut.* 2>/dev/null; ps -o comm | grep -cx cryptobench",
     );
     assert_eq!(common::stdout(&o).trim(), "0", "{}", common::stderr(&o));
 
     // The guest powers off when told to: guest/run exits 0.
-    let o = guest.ssh(&known, "touch /tmp/dut-done");
+    let o = guest.ssh.ssh(&known, "touch /tmp/dut-done");
     assert!(o.status.success(), "{}", common::stderr(&o));
     let (code, err) = common::dut_lab::wait_exit(&mut guest.run, 120);
     assert_eq!(code, Some(0), "{err}");

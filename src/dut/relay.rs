@@ -282,7 +282,10 @@ impl Host {
             )));
         }
         match code {
-            2 => Err(Failure::Input(format!("{url}: {}", said()))),
+            // Refused before it started: this side parsed the same command line, so the
+            // refusal is the DUT's lack (no iperf3, no dm-crypt, no root), which a
+            // composer (study, advise) lists as not available there, not as a failure.
+            2 => Err(Failure::Unavailable(format!("{url}: {}", said()))),
             _ => Err(Failure::Runtime(format!(
                 "{url}: {}",
                 last.clone().unwrap_or_else(|| ended.ssh_said.clone())

@@ -6,6 +6,7 @@ pub mod dut_lab;
 pub mod gate;
 pub mod openssl;
 pub mod postgres;
+pub mod ssh_guest;
 
 use std::path::{Path, PathBuf};
 
