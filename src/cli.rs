@@ -17,7 +17,7 @@ pub struct CommonArgs {
     /// Append JSON Lines (the environment, then one record per point, flushed) to FILE.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Seconds measured per point [speed: 0.15; tls and vpn: 5].
+    /// Seconds measured per point [speed: 0.08; tls and vpn: 5].
     #[arg(allow_negative_numbers = true, long, visible_alias = "duration", value_name = "SECONDS", value_parser = crate::units::seconds)]
     pub time: Option<f64>,
     /// Also keep the run in this store: sqlite:PATH or postgresql://USER@HOST/DB

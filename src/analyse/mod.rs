@@ -11,6 +11,7 @@ pub mod history_gate;
 pub mod limit;
 pub mod model;
 pub mod paths;
+pub mod precision;
 pub mod scaling;
 pub mod share;
 // A leaf of its own (src/stats.rs), so that measure's stopping rule can use it too.

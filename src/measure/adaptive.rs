@@ -1,7 +1,8 @@
 //! When a point has had enough trials: the stopping rule and the run's shared savings.
 //!
 //! Every point has a budget of `time_per_point` seconds of trials. It stops as soon as its
-//! median's CI half-width reaches the target (after `min_trials`), and the part of its
+//! median's CI half-width reaches the target (after `min_trials` trials spanning
+//! `min_window_s`), and the part of its
 //! budget it did not use goes into the run's savings. A point still noisy when its own
 //! budget is spent keeps going on those savings, up to `max_time_per_point`. So the run
 //! never takes longer than every point's budget together, and the time goes where the
@@ -49,6 +50,8 @@ pub struct Progress {
     pub used_s: f64,
     /// Seconds beyond its own budget already charged to the savings.
     pub borrowed_s: f64,
+    /// Wall seconds from its first trial's start to its last trial's end.
+    pub span_s: f64,
 }
 
 /// Called after each trial of a point: whether it stops now, and why. Charges the
@@ -67,7 +70,8 @@ pub fn decide(
     if p.trials < s.min_trials as usize {
         return None;
     }
-    if s.target_ci_pct > 0.0 && ci_half_width_pct(samples) <= s.target_ci_pct {
+    let watched = p.span_s >= s.min_window_s;
+    if watched && s.target_ci_pct > 0.0 && ci_half_width_pct(samples) <= s.target_ci_pct {
         savings.seconds += (s.time_per_point - p.used_s).max(0.0);
         return Some(StopReason::TargetCi);
     }

@@ -31,6 +31,9 @@ pub struct Settings {
     /// A point stops once its median's CI half-width is within this many percent
     /// (0: never early, every point takes its whole budget).
     pub target_ci_pct: f64,
+    /// ... and only once its trials span this many seconds of wall time, from its first
+    /// trial's start, the group's interleaved trials included.
+    pub min_window_s: f64,
 }
 
 /// Length of one trial unless asked otherwise. Short trials are what make the median
@@ -42,9 +45,14 @@ pub const DEFAULT_TRIAL_S: f64 = 0.003;
 const MIN_TRIALS_PER_BUDGET: u32 = 10;
 /// The least time a point's trials span before it may stop at its target: short trials
 /// in a short window could all fall inside one slow spell and agree on the wrong figure.
+/// The span is wall time from the point's first trial, so the trials of the other points
+/// interleaved with it count: five trials spread over 75 ms watch longer than fifteen
+/// back to back over 45 ms.
 const MIN_WINDOW_S: f64 = 0.045;
 /// The least number of trials before a point may stop at its target.
 const MIN_TRIALS: u32 = 5;
+/// The shortest warm-up, and all a point gets after its group's first (calibration).
+const MIN_WARMUP_S: f64 = 0.005;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -59,14 +67,13 @@ impl Settings {
     pub fn with_trial(time_per_point: f64, max_time: f64, trial_s: f64, target_ci: f64) -> Self {
         let trials_per_budget =
             ((time_per_point / trial_s).round() as u32).max(MIN_TRIALS_PER_BUDGET);
-        let per_trial = time_per_point / trials_per_budget as f64;
-        let window = (MIN_WINDOW_S / per_trial).ceil() as u32;
         Settings {
             time_per_point,
             max_time_per_point: max_time,
-            min_trials: window.max(MIN_TRIALS).min(trials_per_budget),
+            min_trials: MIN_TRIALS.min(trials_per_budget),
             trials_per_budget,
             target_ci_pct: target_ci,
+            min_window_s: MIN_WINDOW_S.min(time_per_point),
         }
     }
 
@@ -109,6 +116,8 @@ pub struct Measured {
     pub stop: Option<StopReason>,
     /// The clock of each trial, where this machine has a source (`sys::clock`).
     pub clocks: Vec<crate::sys::clock::ClockReading>,
+    /// When the first trial started: the start of the span the stopping rule watches.
+    first_start: Option<Instant>,
 }
 
 impl Measured {
@@ -126,6 +135,7 @@ impl Measured {
             progress: Progress::default(),
             stop: None,
             clocks: Vec::new(),
+            first_start: None,
         }
     }
 
@@ -184,11 +194,16 @@ impl Measured {
         self.bytes += calls * size;
         self.progress.trials += 1;
         self.progress.used_s = self.wall_s;
+        let first = *self.first_start.get_or_insert(start);
+        self.progress.span_s = (end - first).as_secs_f64();
     }
 }
 
 /// Runs one trial: all threads start behind a barrier and run whole batches until a
-/// shared deadline `dur` after the first of them started.
+/// shared deadline `dur` after the first of them started. Even one thread is spawned per
+/// trial: on a busy machine the wake that starts it begins a fresh scheduler slice, and
+/// a trial run on the calling thread instead was cut by preemption (one point at load
+/// 5.5 on 2 CPUs: CI ±5.8-49% against ±0.6-1.6% spawned, 3 rounds).
 fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> anyhow::Result<Vec<ThreadTrial>> {
     let barrier = Barrier::new(workers.len());
     // One deadline for all threads, set by the first past the barrier: a thread that is
@@ -199,27 +214,9 @@ fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> anyhow::Result<Ve
             .iter_mut()
             .map(|w| {
                 let (barrier, deadline) = (&barrier, &deadline);
-                s.spawn(move || -> anyhow::Result<ThreadTrial> {
+                s.spawn(move || {
                     barrier.wait();
-                    let cpu0 = cpu::thread_cpu();
-                    let start = Instant::now();
-                    let deadline = *deadline.get_or_init(|| start + dur);
-                    let mut calls = 0;
-                    let end = loop {
-                        w.run_batch(batch)?;
-                        calls += batch;
-                        let now = Instant::now();
-                        if now >= deadline {
-                            break now;
-                        }
-                    };
-                    let cpu = cpu::thread_cpu().since(cpu0);
-                    Ok(ThreadTrial {
-                        start,
-                        end,
-                        calls,
-                        cpu,
-                    })
+                    thread_trial(w, batch, dur, deadline)
                 })
             })
             .collect();
@@ -231,6 +228,34 @@ fn trial(workers: &mut [Worker], batch: u64, dur: Duration) -> anyhow::Result<Ve
                     .map_err(anyhow::Error::msg)?
             })
             .collect()
+    })
+}
+
+/// One thread's part of a trial: whole batches until the shared deadline, which the first
+/// thread to start sets.
+fn thread_trial(
+    w: &mut Worker,
+    batch: u64,
+    dur: Duration,
+    deadline: &std::sync::OnceLock<Instant>,
+) -> anyhow::Result<ThreadTrial> {
+    let cpu0 = cpu::thread_cpu();
+    let start = Instant::now();
+    let deadline = *deadline.get_or_init(|| start + dur);
+    let mut calls = 0;
+    let end = loop {
+        w.run_batch(batch)?;
+        calls += batch;
+        let now = Instant::now();
+        if now >= deadline {
+            break now;
+        }
+    };
+    Ok(ThreadTrial {
+        start,
+        end,
+        calls,
+        cpu: cpu::thread_cpu().since(cpu0),
     })
 }
 
@@ -266,7 +291,7 @@ pub fn run_group(
 ) -> Vec<anyhow::Result<Measured>> {
     let trial_s = settings.trial_s();
     let trial_dur = Duration::from_secs_f64(trial_s);
-    let warmup = Duration::from_secs_f64((settings.time_per_point * 0.1).clamp(0.005, 0.5));
+    let warmup = Duration::from_secs_f64((settings.time_per_point * 0.1).clamp(MIN_WARMUP_S, 0.5));
     // A batch is at most 1/20 of a trial (the overshoot past the deadline) and 2 ms.
     let batch_s = (trial_s / 20.0).min(0.002);
     let size = size as u64;
@@ -278,11 +303,21 @@ pub fn run_group(
     let cpus = cpu::machine_cpus();
     let ticks_per_s = crate::sys::procfs::ticks_per_s();
 
+    // The group's first point brings the cores to speed, and so does the first at each
+    // higher thread count; the points after it run on cores already busy, and only
+    // calibrate.
+    let mut warmed = 0;
     let mut results: Vec<anyhow::Result<Measured>> = points
         .iter_mut()
         .map(|ws| {
+            let warm = if ws.len() > warmed {
+                warmed = ws.len();
+                warmup
+            } else {
+                Duration::from_secs_f64(MIN_WARMUP_S)
+            };
             Ok(Measured::new(
-                calibrate(ws, warmup, batch_s)?,
+                calibrate(ws, warm, batch_s)?,
                 ws.len(),
                 OthersCpu::new(cpus, ticks_per_s),
             ))

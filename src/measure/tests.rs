@@ -74,6 +74,7 @@ fn settings(target_ci_pct: f64) -> Settings {
         min_trials: 5,
         trials_per_budget: 10,
         target_ci_pct,
+        min_window_s: 0.0,
     }
 }
 
@@ -88,6 +89,7 @@ fn feed(
     for n in 1..=samples.len() {
         p.trials = n;
         p.used_s = n as f64 * trial_s;
+        p.span_s = p.used_s;
         if let Some(r) = decide(&samples[..n], &mut p, trial_s, s, savings) {
             return (n, r, p);
         }
@@ -356,14 +358,47 @@ fn every_batch_loop_computes_what_process_does_message_by_message() {
 fn short_trials_stop_early_only_after_a_window_and_the_budget_holds_at_least_ten() {
     let s = Settings::with_trial(0.15, 0.6, 0.003, 1.0);
     assert_eq!(s.trials_per_budget, 50);
-    // 15 trials of 3 ms span the 45 ms a point must be watched before it may stop.
-    assert_eq!(s.min_trials, 15);
+    // Back to back, 15 trials of 3 ms span the 45 ms a point must be watched before it
+    // may stop.
+    assert_eq!((s.min_trials, s.min_window_s), (5, 0.045));
     let (n, why, _) = feed(&STABLE, s.trial_s(), &s, &mut Savings::default());
     assert_eq!((n, why), (15, StopReason::TargetCi));
     // Long trials: the minimum of 5 trials; a tiny budget: at least 10 trials, and the
-    // minimum never above what the budget holds.
-    assert_eq!(Settings::with_trial(0.15, 0.6, 0.015, 1.0).min_trials, 5);
-    let tiny = Settings::with_trial(0.01, 0.04, 0.003, 1.0);
+    // window never longer than the budget.
+    let long = Settings::with_trial(0.15, 0.6, 0.015, 1.0);
+    assert_eq!(
+        feed(&STABLE, long.trial_s(), &long, &mut Savings::default()).0,
+        5
+    );
+    let tiny = Settings::with_trial(0.01, 0.04, 0.001, 1.0);
     assert_eq!(tiny.trials_per_budget, 10);
-    assert!(tiny.min_trials <= tiny.trials_per_budget);
+    assert_eq!(
+        feed(&STABLE, tiny.trial_s(), &tiny, &mut Savings::default()).0,
+        10
+    );
+}
+
+#[test]
+fn interleaved_trials_span_the_window_sooner() {
+    // Three points interleaved: each 3 ms trial of this one spans 9 ms of wall time, so
+    // its fifth trial ends 39 ms after its first began, its sixth 48 ms: past the window.
+    let s = Settings::with_trial(0.15, 0.6, 0.003, 1.0);
+    let mut p = Progress::default();
+    let mut stopped = None;
+    for n in 1..=STABLE.len() {
+        p.trials = n;
+        p.used_s = n as f64 * s.trial_s();
+        p.span_s = (n - 1) as f64 * 3.0 * s.trial_s() + s.trial_s();
+        if let Some(r) = decide(
+            &STABLE[..n],
+            &mut p,
+            s.trial_s(),
+            &s,
+            &mut Savings::default(),
+        ) {
+            stopped = Some((n, r));
+            break;
+        }
+    }
+    assert_eq!(stopped, Some((6, StopReason::TargetCi)));
 }

@@ -199,6 +199,10 @@ pub struct SpeedSettings {
     pub max_time_per_point_s: f64,
     #[serde(default)]
     pub min_trials: u32,
+    /// The wall time a point's trials span before it may stop at its target (0 in runs
+    /// before this field, whose minimum was in `min_trials` alone).
+    #[serde(default)]
+    pub min_window_s: f64,
     #[serde(default)]
     pub trial_s: f64,
     #[serde(default)]
@@ -387,7 +391,8 @@ mod tests {
         let speed = WorkloadSettings::Speed(SpeedSettings {
             time_per_point_s: 0.15,
             max_time_per_point_s: 0.6,
-            min_trials: 15,
+            min_trials: 5,
+            min_window_s: 0.045,
             trial_s: 0.003,
             target_ci_pct: 1.0,
             sizes: vec![16, 1024],

@@ -13,6 +13,21 @@ use std::path::{Path, PathBuf};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_cryptobench");
 
+/// The algorithms `speed` measures without `--alg`.
+pub const DEFAULT_ALGS: [&str; 11] = [
+    "aes-128-gcm",
+    "aes-256-gcm",
+    "chacha20-poly1305",
+    "aes-128-cbc",
+    "aes-256-cbc",
+    "aes-128-ctr",
+    "aes-256-ctr",
+    "sha1",
+    "sha256",
+    "sha512",
+    "hmac-sha256",
+];
+
 /// The binary under test with a data dir of its own: XDG_DATA_HOME in the target's tmp
 /// dir (one per test process) and CRYPTOBENCH_STORE unset, so that a run's default store
 /// is never the invoking user's.

@@ -250,6 +250,16 @@ impl Algorithm {
         !self.is_legacy() && !self.kind().is_public_key() && !self.name().starts_with("aes-192")
     }
 
+    /// The directions `speed` measures without `--alg` and `--direction`. A keystream
+    /// mode decrypts by encrypting (the same keystream XORed in, one code path in every
+    /// library), so the default run measures CTR once, as enc.
+    pub fn default_run_directions(self) -> &'static [Direction] {
+        match self {
+            Algorithm::Aes128Ctr | Algorithm::Aes192Ctr | Algorithm::Aes256Ctr => &[Direction::Enc],
+            _ => self.directions(),
+        }
+    }
+
     /// Broken or obsolete ciphers, labelled as such in every output.
     pub fn is_legacy(self) -> bool {
         matches!(

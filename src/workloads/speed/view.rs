@@ -6,6 +6,7 @@ use super::grid::{alg_order, is_ops, rows, sizes};
 use crate::algorithms::Direction;
 use crate::analyse::crossover::MIN_SIZES_FOR_BOUNDS;
 use crate::analyse::paths::analyse;
+use crate::analyse::precision;
 use crate::record::read::Loaded;
 use crate::record::speed::{SpeedData, SpeedRecord as Record};
 use crate::record::ExclusionKind;
@@ -34,7 +35,15 @@ impl View for SpeedView {
     }
 
     fn analysis(run: &RunView<SpeedData>, opts: &Options) -> Value {
-        serde_json::to_value(analysis_of(run, opts)).unwrap_or(Value::Null)
+        let mut v = serde_json::to_value(analysis_of(run, opts)).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut v {
+            let p = precision::precision(&run.records);
+            m.insert(
+                "precision".into(),
+                serde_json::to_value(p).unwrap_or(Value::Null),
+            );
+        }
+        v
     }
 
     fn figures(run: &RunView<SpeedData>, opts: &Options) -> Vec<Figure> {
@@ -230,6 +239,11 @@ fn blocks(run: &RunView<SpeedData>, opts: &Options) -> Vec<Block> {
             run.records.len()
         ));
     }
+    // Last, where a reader's eye lands when the run ends.
+    tail.extend(precision::line(
+        &precision::precision(&run.records),
+        target_ci(run),
+    ));
     if !tail.is_empty() {
         out.push(Block::Lines(tail));
     }
@@ -484,6 +498,14 @@ fn absent(run: &RunView<SpeedData>) -> Vec<String> {
         out.push(format!("Skipped {alg} at {size} bytes: {}", reasons[0]));
     }
     out
+}
+
+/// The run's --target-ci, from its environment.
+fn target_ci(run: &RunView<SpeedData>) -> Option<f64> {
+    match &run.environment()?.settings.workload {
+        crate::record::WorkloadSettings::Speed(s) => Some(s.target_ci_pct),
+        _ => None,
+    }
 }
 
 fn noise(recs: &[&Record]) -> Vec<String> {

@@ -298,8 +298,15 @@ pub fn merge(readings: &[ClockReading]) -> Option<ClockReading> {
     )
 }
 
-/// The TSC rate, measured against the monotonic clock over 20 ms. None without a TSC.
+/// The TSC rate, measured against the monotonic clock over 20 ms once per process (a
+/// constant TSC does not change; measured per trial, the 20 ms sleep cost more than the
+/// trial). None without a TSC.
 pub fn tsc_hz() -> Option<f64> {
+    static RATE: OnceLock<Option<f64>> = OnceLock::new();
+    *RATE.get_or_init(measure_tsc_hz)
+}
+
+fn measure_tsc_hz() -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
     {
         let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
