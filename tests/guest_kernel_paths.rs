@@ -44,7 +44,7 @@ fn commands() -> Vec<String> {
         format!("cryptobench speed --impl af_alg --direction enc,dec --sizes 16,1350,65552,100000 {q}"),
         // 2: an explicit (generic) driver and zero-copy, alone and combined.
         format!(
-            "cryptobench speed --impl af_alg --variant 'driver=cbc(aes-generic)' --variant zerocopy --sizes 16,4096,65552,100000 {q}"
+            "cryptobench speed --impl af_alg --direction enc,dec --variant 'driver=cbc(aes-generic)' --variant zerocopy --sizes 16,4096,65552,100000 {q}"
         ),
         // 3: a driver that does not exist is unavailable with a reason, not an error.
         format!("cryptobench speed --impl af_alg --alg sha256 --variant driver=no-such-driver --sizes 16 {q}"),
