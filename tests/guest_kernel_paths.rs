@@ -12,19 +12,7 @@ mod common;
 
 use serde_json::Value;
 
-const ALGS: [&str; 11] = [
-    "aes-128-gcm",
-    "aes-256-gcm",
-    "chacha20-poly1305",
-    "aes-128-cbc",
-    "aes-256-cbc",
-    "aes-128-ctr",
-    "aes-256-ctr",
-    "sha1",
-    "sha256",
-    "sha512",
-    "hmac-sha256",
-];
+const ALGS: [&str; 11] = common::DEFAULT_ALGS;
 
 fn directions(alg: &str) -> &'static [&'static str] {
     if alg.starts_with("sha") || alg.starts_with("hmac") {

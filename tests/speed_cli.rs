@@ -54,19 +54,7 @@ fn every_implementation_passes_the_correctness_gate() {
         );
     }
     // Every algorithm is measured by at least two implementations.
-    for alg in [
-        "aes-128-gcm",
-        "aes-256-gcm",
-        "chacha20-poly1305",
-        "aes-128-cbc",
-        "aes-256-cbc",
-        "aes-128-ctr",
-        "aes-256-ctr",
-        "sha1",
-        "sha256",
-        "sha512",
-        "hmac-sha256",
-    ] {
+    for alg in common::DEFAULT_ALGS {
         let n = recs
             .iter()
             .filter(|r| r["alg"] == alg && r["direction"] == "enc")
