@@ -369,9 +369,11 @@ fn offload_quick_with_the_kernel_part_in_the_guest_as_html() {
         assert!(out.contains("guest (emulated CPU: shapes only)"), "{out}");
         assert!(out.contains("af_alg"), "{out}");
         // Which line appears depends on the measurement (whether the guest's kernel path
-        // overtakes software or not): either is a computed crossover line.
+        // overtakes software, or crosses in some resamples only): each is a computed line.
         assert!(
-            c.contains("overtakes software at ") || c.contains("never overtakes software ("),
+            c.contains("overtakes software at ")
+                || c.contains("never overtakes software (")
+                || c.contains("but not in every resample of this run: one round cannot decide"),
             "a computed crossover or level line: {c}"
         );
         assert!(

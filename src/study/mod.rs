@@ -485,6 +485,34 @@ impl Observed {
         self.failure(tag)
             .unwrap_or_else(|| "nothing measured".into())
     }
+    /// Why one implementation (a tunnel, a server, a library) has no record under a tag:
+    /// the step's failure, or the exclusions and refusals its runs wrote for it.
+    pub fn why_missing_of(&self, tag: &str, implementation: &str) -> String {
+        if let Some(f) = self.failure(tag) {
+            return f;
+        }
+        let mut why: Vec<String> = Vec::new();
+        for end in self.tagged(tag).filter_map(|r| r.end.as_ref()) {
+            let excluded = end
+                .exclusions
+                .iter()
+                .filter(|e| e.implementation == implementation);
+            let refused = end.unavailable.iter().filter(|u| u.name == implementation);
+            for reason in excluded
+                .map(|e| &e.reason)
+                .chain(refused.map(|u| &u.reason))
+            {
+                if !why.contains(reason) {
+                    why.push(reason.clone());
+                }
+            }
+        }
+        if why.is_empty() {
+            "nothing measured".into()
+        } else {
+            why.join("; ")
+        }
+    }
 }
 
 /// Mbit/s, as the studies quote them.

@@ -205,3 +205,43 @@ fn quick_opts() -> Opts {
         profile: Err((anyhow!("perf: test")).to_string()),
     }
 }
+
+/// A tunnel missing from the guest's run is named with the reason the run wrote for it,
+/// not "nothing measured" (CI once failed on that line with no reason to go on).
+#[test]
+fn a_missing_tunnel_is_named_with_its_runs_reason() {
+    use crate::record::{Exclusion, ExclusionKind, LineKind, RunEnd, Workload};
+    let mut ob = observed(vec![(
+        "guest",
+        vec![vpn_rec("openvpn", "AES-128-GCM", 1, 1e8, 10.0)],
+    )]);
+    ob.runs[0].run.end = Some(RunEnd {
+        kind: LineKind::End,
+        run_id: "run0".into(),
+        interrupted: false,
+        points: 1,
+        exclusions: vec![Exclusion {
+            workload: Workload::Vpn,
+            implementation: "openvpn-dco".into(),
+            kind: ExclusionKind::Failed,
+            reason: "server openvpn did not come up in 240 s".into(),
+            point: Default::default(),
+        }],
+        unavailable: Vec::new(),
+        analysis_inputs: Default::default(),
+    });
+    assert_eq!(
+        ob.why_missing_of("guest", "openvpn-dco"),
+        "server openvpn did not come up in 240 s"
+    );
+    assert_eq!(ob.why_missing_of("guest", "wireguard"), "nothing measured");
+    let f = all()[0].analyse(&ob);
+    assert!(
+        f.conclusions
+            .iter()
+            .any(|c| c
+                .contains("OpenVPN DCO not measured: server openvpn did not come up in 240 s.")),
+        "{:?}",
+        f.conclusions
+    );
+}
