@@ -30,19 +30,10 @@ pub struct AdviseArgs {
     /// Put these shared rows (files written by --share) beside this box's.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub compare: Vec<PathBuf>,
-    /// Keep the records of every step (JSON Lines, appended) in FILE; default: a temp
-    /// file removed after.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub steps: runner::StepsOutput,
     #[arg(long, default_value = "table", value_parser = Format::parser(view::FORMATS, &[]))]
     pub format: Format,
-    /// Keep every step's run in this store: sqlite:PATH or postgresql://USER@HOST/DB
-    /// [default: $CRYPTOBENCH_STORE, else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
-    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
-    pub store: Option<String>,
-    /// Keep the steps' runs in no store (only --output, if given).
-    #[arg(long)]
-    pub no_store: bool,
     /// With --dut: each step (probe, speed, vpn, tls) runs on the DUT as that command's
     /// --dut does (a router's lean build suffices); the verdicts and the row are the DUT's.
     #[command(flatten)]
@@ -340,9 +331,7 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     if let Some(p) = &args.share {
         share::check_writable(p)?;
     }
-    if let Some(p) = &args.output {
-        crate::record::JsonLinesWriter::check(p).map_err(Failure::input)?;
-    }
+    args.steps.check()?;
     // What never goes into a shared row: the DUT's user and host as the URL names them.
     let mut secrets: Vec<String> = Vec::new();
     let facts = match place {
@@ -362,16 +351,12 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     };
     let k = kernel(&facts);
     let mut plan = plan(args.quick, args.guest, &k, &facts, place);
-    let mut extra: Vec<String> = match (&args.store, args.no_store) {
-        (Some(url), _) => vec!["--store".into(), url.clone()],
-        (None, true) => vec!["--no-store".into()],
-        (None, false) => Vec::new(),
-    };
+    let mut extra = args.steps.store_flags();
     extra.extend(args.dut.flags());
     for s in &mut plan.steps {
         s.action.add_args(&extra);
     }
-    let (observed, code) = runner::run("advise", &plan.steps, args.output.as_deref())?;
+    let (observed, code) = runner::run("advise", &plan.steps, args.steps.output.as_deref())?;
     // The DUT's host name, as its runs recorded it.
     secrets.extend(
         observed

@@ -53,18 +53,10 @@ pub struct StudyArgs {
     /// speed figures and an OpenVPN tunnel on it (repeatable).
     #[arg(long, value_name = "DIR")]
     pub openssl: Vec<PathBuf>,
-    /// Keep the records (JSON Lines, appended) in FILE; default: a temp file removed after.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub steps: runner::StepsOutput,
     #[arg(long, default_value = "table", value_parser = Format::parser(view::FORMATS, &[]))]
     pub format: Format,
-    /// Keep every step's run in this store: sqlite:PATH or postgresql://USER@HOST/DB
-    /// [default: $CRYPTOBENCH_STORE, else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
-    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
-    pub store: Option<String>,
-    /// Keep the steps' runs in no store (only --output, if given).
-    #[arg(long)]
-    pub no_store: bool,
     /// With --dut: the study runs on the DUT (all of it, as it would there), its table
     /// and conclusions shown here; --libcrypto and --openssl name paths on the DUT.
     #[command(flatten)]
@@ -249,7 +241,7 @@ pub fn all() -> Vec<Box<dyn Study>> {
 
 /// `study NAME --dut URL`: the study on each DUT, its output passed through.
 fn on_dut(args: &StudyArgs) -> Result<i32, Failure> {
-    if args.output.is_some() {
+    if args.steps.output.is_some() {
         return Err(Failure::Input(
             "study --output with --dut: a study's records stay on the DUT (the table and conclusions come back); drop --output, or run speed/tls --dut --output FILE for records here".into(),
         ));
@@ -314,9 +306,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
     if args.dut.named() {
         return on_dut(&args);
     }
-    if let Some(p) = &args.output {
-        crate::record::JsonLinesWriter::check(p).map_err(Failure::input)?;
-    }
+    args.steps.check()?;
     for l in &args.libcrypto {
         if !l.is_file() {
             return Err(Failure::Input(format!(
@@ -329,17 +319,12 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
         openssl: open_builds(&args.openssl)?,
         ..opts(&args)
     };
-    // Every step's run goes where the study's was asked to: the same store, or none.
-    let store: Vec<String> = match (&args.store, args.no_store) {
-        (Some(url), _) => vec!["--store".into(), url.clone()],
-        (None, true) => vec!["--no-store".into()],
-        (None, false) => Vec::new(),
-    };
+    let store = args.steps.store_flags();
     let mut steps = study.steps(&o);
     for s in &mut steps {
         s.action.add_args(&store);
     }
-    let (mut observed, code) = runner::run(study.name(), &steps, args.output.as_deref())?;
+    let (mut observed, code) = runner::run(study.name(), &steps, args.steps.output.as_deref())?;
     observed.notes.extend(study.notes(&o));
     let findings = study.analyse(&observed);
     let mut report = view::Report {

@@ -28,6 +28,40 @@ enum Invocation {
 
 const MARK: &str = "=====cbench-study-records=====";
 
+/// Where a composing command's steps keep their records: `study` and `advise` share these.
+#[derive(clap::Args, Debug)]
+pub struct StepsOutput {
+    /// Keep the records of every step (JSON Lines, appended) in FILE; default: a temp
+    /// file removed after.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Keep every step's run in this store: sqlite:PATH or postgresql://USER@HOST/DB
+    /// [default: $CRYPTOBENCH_STORE, else sqlite:$XDG_DATA_HOME/cryptobench/results.db].
+    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
+    pub store: Option<String>,
+    /// Keep the steps' runs in no store (only --output, if given).
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+impl StepsOutput {
+    /// Refuses an --output that cannot be written, before any step runs.
+    pub fn check(&self) -> Result<(), Failure> {
+        match &self.output {
+            Some(p) => crate::record::JsonLinesWriter::check(p).map_err(Failure::input),
+            None => Ok(()),
+        }
+    }
+    /// The store flags every step gets: its run goes where the command's was asked to.
+    pub fn store_flags(&self) -> Vec<String> {
+        match (&self.store, self.no_store) {
+            (Some(url), _) => vec!["--store".into(), url.clone()],
+            (None, true) => vec!["--no-store".into()],
+            (None, false) => Vec::new(),
+        }
+    }
+}
+
 pub fn run(name: &str, steps: &[Step], output: Option<&Path>) -> Result<(Observed, i32), Failure> {
     // Every command line is checked before anything runs.
     for s in steps {
