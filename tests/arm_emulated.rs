@@ -307,31 +307,17 @@ fn aarch64_measures_an_openssl_built_for_aarch64() {
             "json",
         ],
     );
-    let recs = v["records"].as_array().unwrap();
-    let mine: Vec<&Value> = recs
-        .iter()
-        .filter(|r| r["label"] == "openssl 3.5.5")
-        .collect();
-    for alg in [
-        "aes-128-gcm",
-        "chacha20-poly1305",
-        "aes-128-cbc",
-        "sha256",
-        "hmac-sha256",
-    ] {
-        assert!(
-            mine.iter().any(|r| r["alg"] == alg),
-            "{alg} not measured on the aarch64 build: {}",
-            v["exclusions"]
-        );
-    }
-    assert!(
-        mine.iter().all(|r| r["impl_version"]
-            .as_str()
-            .unwrap()
-            .starts_with("OpenSSL 3.5.5")),
-        "{}",
-        mine[0]
+    common::openssl::assert_measured(
+        &v,
+        "openssl 3.5.5",
+        "OpenSSL 3.5.5",
+        &[
+            "aes-128-gcm",
+            "chacha20-poly1305",
+            "aes-128-cbc",
+            "sha256",
+            "hmac-sha256",
+        ],
     );
     let refused = common::gate::refused(&v);
     assert!(refused.is_empty(), "the gate refused: {refused:?}");

@@ -127,31 +127,24 @@ fn speed_on_the_built_libraries_passes_the_gate_with_labels_naming_each_build() 
         "json",
     ]);
     let v = json(&o, "speed --openssl");
-    let recs = v["records"].as_array().unwrap();
     // The default symmetric set, every algorithm and direction on both builds: each
     // passed the known answers and the round trip first (a failure is never timed).
     for label in ["openssl 3.5.5", "openssl 3.5.5 no-asm"] {
-        let mine: Vec<&Value> = recs.iter().filter(|r| r["label"] == label).collect();
-        for alg in [
-            "aes-128-gcm",
-            "aes-256-gcm",
-            "chacha20-poly1305",
-            "aes-128-cbc",
-            "aes-256-ctr",
-            "sha256",
-            "sha512",
-            "hmac-sha256",
-        ] {
-            assert!(
-                mine.iter().any(|r| r["alg"] == alg),
-                "{label} {alg} not measured: {}",
-                stderr(&o)
-            );
-        }
-        assert!(mine.iter().all(|r| r["impl_version"]
-            .as_str()
-            .unwrap()
-            .starts_with("OpenSSL 3.5.5")));
+        common::openssl::assert_measured(
+            &v,
+            label,
+            "OpenSSL 3.5.5",
+            &[
+                "aes-128-gcm",
+                "aes-256-gcm",
+                "chacha20-poly1305",
+                "aes-128-cbc",
+                "aes-256-ctr",
+                "sha256",
+                "sha512",
+                "hmac-sha256",
+            ],
+        );
     }
     let excl = v["exclusions"].as_array().unwrap();
     assert!(

@@ -48,29 +48,21 @@ fn openssl_36_and_40_pass_the_gate_and_compare_keeps_builds_apart() {
         json(&o, "speed --openssl")
     };
     let v = speed(&[&v36, &v40], "new.jsonl");
-    let recs = v["records"].as_array().unwrap();
     for (label, version) in [
         ("openssl 3.6.3", "OpenSSL 3.6.3"),
         ("openssl 4.0.3", "OpenSSL 4.0.3"),
     ] {
-        let mine: Vec<&Value> = recs.iter().filter(|r| r["label"] == label).collect();
-        for alg in [
-            "aes-128-gcm",
-            "chacha20-poly1305",
-            "aes-128-cbc",
-            "sha256",
-            "hmac-sha256",
-        ] {
-            assert!(
-                mine.iter().any(|r| r["alg"] == alg),
-                "{label} {alg} not measured"
-            );
-        }
-        assert!(
-            mine.iter()
-                .all(|r| r["impl_version"].as_str().unwrap().starts_with(version)),
-            "{label}: {}",
-            mine[0]
+        common::openssl::assert_measured(
+            &v,
+            label,
+            version,
+            &[
+                "aes-128-gcm",
+                "chacha20-poly1305",
+                "aes-128-cbc",
+                "sha256",
+                "hmac-sha256",
+            ],
         );
     }
     let excl = v["exclusions"].as_array().unwrap();

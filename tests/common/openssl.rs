@@ -22,3 +22,29 @@ pub fn build(version: &str, flags: &[&str]) -> Option<PathBuf> {
     }
     Some(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
 }
+
+/// Every one of `algs` measured under `label` in the speed document `v`, and every record
+/// under it on the library `version` names ("OpenSSL 3.6.3"): the build, not the system's.
+pub fn assert_measured(v: &serde_json::Value, label: &str, version: &str, algs: &[&str]) {
+    let mine: Vec<&serde_json::Value> = v["records"]
+        .as_array()
+        .expect("a speed document has records")
+        .iter()
+        .filter(|r| r["label"] == label)
+        .collect();
+    for alg in algs {
+        assert!(
+            mine.iter().any(|r| r["alg"] == *alg),
+            "{label} {alg} not measured: {}",
+            v["exclusions"]
+        );
+    }
+    assert!(
+        mine.iter().all(|r| r["impl_version"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with(version)),
+        "{label}: not every record on {version}: {}",
+        mine[0]
+    );
+}
