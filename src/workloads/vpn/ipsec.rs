@@ -555,7 +555,9 @@ fn parse_counters(text: &str, spi: u32) -> (u64, u64) {
             ours = false;
             current = false;
         } else if line.trim_start().starts_with("proto esp spi ") {
-            ours = line.split_whitespace().nth(3) == Some(spi.as_str());
+            // "proto esp spi 0x0000cb02(52994) reqid ...": with -s, the SPI in decimal too.
+            let word = line.split_whitespace().nth(3).unwrap_or_default();
+            ours = word.split('(').next() == Some(spi.as_str());
         } else if line.trim() == "lifetime current:" {
             current = true;
         } else if current && ours {
@@ -629,7 +631,7 @@ mod tests {
 
     #[test]
     fn counters_of_one_sa() {
-        let t = "src 10.77.0.2 dst 10.77.0.1\n\tproto esp spi 0x0000cb02 reqid 2 mode tunnel\n\tlifetime current:\n\t  1000(bytes), 7(packets)\n\t  add 2026-01-01 use 2026-01-01\nsrc 10.77.0.1 dst 10.77.0.2\n\tproto esp spi 0x12345678 reqid 3 mode tunnel\n\tlifetime current:\n\t  5(bytes), 1(packets)\n";
+        let t = "src 10.77.0.2 dst 10.77.0.1\n\tproto esp spi 0x0000cb02(52994) reqid 2 mode tunnel\n\tlifetime current:\n\t  1000(bytes), 7(packets)\n\t  add 2026-01-01 use 2026-01-01\nsrc 10.77.0.1 dst 10.77.0.2\n\tproto esp spi 0x12345678 reqid 3 mode tunnel\n\tlifetime current:\n\t  5(bytes), 1(packets)\n";
         assert_eq!(parse_counters(t, 0xcb02), (1000, 7));
         assert_eq!(parse_counters(t, 0x12345678), (5, 1));
         assert_eq!(parse_counters(t, 0xcb03), (0, 0));
