@@ -7,7 +7,6 @@
 
 use super::iperf::{Load, LoadError};
 use super::lab::{self, Place, CLIENT, SERVER};
-use super::tunnel::Tunnel;
 use crate::record::vpn::SaCount;
 use crate::record::vpn::VpnRecord;
 use crate::sys::guard::{Guard, Resource};
@@ -594,10 +593,13 @@ impl Proof {
         })
     }
 
-    /// The proof of a point on `tun` (None unless it is IPsec), its SAs held in `ns`.
-    pub fn of(tun: &Tunnel, ns: Option<&str>, load: Load) -> Result<Option<Proof>, LoadError> {
-        tun.sa_spis
-            .map(|spis| Proof::start(ns, spis, load.down))
+    /// The proof of a point on a tunnel with SAs `spis` (None: not IPsec), held in `ns`.
+    pub fn of(
+        spis: Option<[u32; 2]>,
+        ns: Option<&str>,
+        load: Load,
+    ) -> Result<Option<Proof>, LoadError> {
+        spis.map(|spis| Proof::start(ns, spis, load.down))
             .transpose()
     }
 

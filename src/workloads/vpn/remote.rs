@@ -257,7 +257,7 @@ impl DutEnd {
         };
         let res = (|| {
             // IPsec: the DUT's SA must carry the load.
-            let proof = ipsec::Proof::of(tun, p.ns(), load)?;
+            let proof = ipsec::Proof::of(tun.sa_spis, p.ns(), load)?;
             let agent0 = crate::sys::cpu::process_cpu();
             let watch = Watch::start(&[p], tun, Some(self.cpus.clone()))?;
             let window = point::start_sampling(tun, sampling);

@@ -99,7 +99,7 @@ impl Bed {
             (Bed::Lab(l), _) => {
                 // IPsec: the receiver's SA must carry the load (it has no device of its own).
                 let receiver = l.place(if load.down { lab::CLIENT } else { lab::SERVER });
-                let proof = super::ipsec::Proof::of(tun, receiver.ns(), load)?;
+                let proof = super::ipsec::Proof::of(tun.sa_spis, receiver.ns(), load)?;
                 let mut rec =
                     super::point::measure_point(l, tun, progs, load, duration, run_id, sampling)?;
                 super::ipsec::Proof::checked(proof, &mut rec)?;
