@@ -76,7 +76,7 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
         return;
     }
     let q = "--streams 1 --direction up --time 2 --format json";
-    let cmds = [
+    let mut cmds = vec![
         "cryptobench probe --format json".to_string(),
         format!("cryptobench vpn --tunnels ipsec {q}"),
         "grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
@@ -89,7 +89,45 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
         // Nothing left: SAs, policies, namespaces, the generic and pcrypt instances, a raised priority.
         "/usr/sbin/ip xfrm state; /usr/sbin/ip xfrm policy; /usr/sbin/ip netns list; grep '^driver *: rfc4106(gcm_base' /proc/crypto; grep '^driver *: pcrypt(' /proc/crypto; grep -A3 '^driver *: rfc4106-gcm-aesni' /proc/crypto | grep priority".into(),
     ];
-    let (out, err) = common::guest_commands(&cmds, &[("GUEST_TIMEOUT", "1200")]);
+    // vpn --dut in the same boot: the DUT is dropbear in a namespace joined to the root
+    // namespace by a veth, the controller the root namespace (OpenSSH's client).
+    let keys = common::ssh_guest::SshGuest::new(&common::tempdir(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+        "vpn_ipsec_dut",
+    ))
+    .dir;
+    let d = keys.display();
+    let ssh = format!("--ssh-option UserKnownHostsFile=/tmp/kh --ssh-option IdentityFile={d}/id --ssh-option IdentitiesOnly=yes");
+    let dut = format!("cryptobench vpn --dut ssh://root@10.99.0.2 --dut-address 10.99.0.2 --tunnels ipsec --ciphers AES-128-GCM {ssh}");
+    let ns = "/usr/sbin/ip netns exec cbt-dut";
+    cmds.extend([
+        format!(
+            "(set -e; ln -sf /usr/local/bin/cryptobench /usr/bin/cryptobench; mkdir -p /root/.ssh; chmod 700 /root /root/.ssh; \
+             cp {d}/id.pub /root/.ssh/authorized_keys; chmod 600 /root/.ssh/authorized_keys {d}/id; \
+             /usr/sbin/ip netns add cbt-dut; /usr/sbin/ip link add cbt-c type veth peer name cbt-d; /usr/sbin/ip link set cbt-d netns cbt-dut; \
+             /usr/sbin/ip addr add 10.99.0.1/24 dev cbt-c; /usr/sbin/ip link set cbt-c up; /usr/sbin/ip -n cbt-dut link set lo up; \
+             /usr/sbin/ip -n cbt-dut addr add 10.99.0.2/24 dev cbt-d; /usr/sbin/ip -n cbt-dut link set cbt-d up; \
+             dropbearkey -t ed25519 -f /tmp/hk 2>/dev/null | grep '^ssh-ed25519 ' | cut -d' ' -f1,2 | sed 's/^/10.99.0.2 /' > /tmp/kh; \
+             {ns} dropbear -F -E -s -p 10.99.0.2:22 -r /tmp/hk 2>/tmp/dropbear.log & \
+             i=0; until {ns} grep -q ':0016 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); [ $i -le 500 ]; usleep 20000; done)"
+        ),
+        // Neither end with ESP (esp4 unloaded and hidden): the controller's end refused.
+        format!(
+            "(m=$(find /lib/modules -name esp4.ko); rmmod esp4 2>/dev/null; mv $m $m.hidden; \
+             {dut} --time 1 2>&1; s=$?; mv $m.hidden $m; exit $s)"
+        ),
+        format!("{dut} --streams 1 --direction up,down --time 1 --format json; s=$?; [ $s = 0 ] || cat /tmp/dropbear.log >&2; (exit $s)"),
+        format!(
+            "/usr/sbin/ip xfrm state; /usr/sbin/ip xfrm policy; {ns} /usr/sbin/ip xfrm state; {ns} /usr/sbin/ip xfrm policy; ls -d /tmp/cbench*; pidof cryptobench ssh; true"
+        ),
+    ]);
+    let (out, err) = common::guest_commands(
+        &cmds,
+        &[
+            ("GUEST_TIMEOUT", "1200"),
+            ("GUEST_FILES", &keys.display().to_string()),
+        ],
+    );
     eprintln!("{err}");
     let probe = json(&out[0].0, "probe");
     assert_eq!(
@@ -177,4 +215,41 @@ fn every_ipsec_cipher_carries_traffic_in_the_guest_and_nothing_is_left() {
     assert!(out[6].0.contains("cannot make it"), "{}", out[6].0);
 
     assert_eq!(out[7].0.trim(), priority, "left in the guest: {}", out[7].0);
+
+    assert_eq!(
+        out[8].1, 0,
+        "the DUT namespace and its SSH server: {}",
+        out[8].0
+    );
+    // Before anything is measured: which end lacks ESP, and why.
+    assert_ne!(out[9].1, 0);
+    assert!(
+        out[9].0.contains(
+            "--tunnels ipsec: the controller (the client end): this kernel makes no ESP SA"
+        ) && out[9].0.contains("ESP"),
+        "{}",
+        out[9].0
+    );
+    let v = json(&out[10].0, "vpn --dut --tunnels ipsec");
+    assert_eq!(out[10].1, 0, "{}", out[10].0);
+    let recs = v["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2, "{}", out[10].0);
+    for r in recs {
+        assert_eq!(r["tunnel"], "ipsec", "{r}");
+        assert!(
+            r["dut"].as_str().is_some_and(|d| d.contains("10.99.0.2")),
+            "{r}"
+        );
+        assert!(
+            r["kernel_driver"].as_str().is_some_and(|d| !d.is_empty()),
+            "{r}"
+        );
+        assert!(r["throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+        // Counted by the DUT's SA: at least what iperf3 received.
+        assert!(
+            r["ipsec_sa"]["bytes"].as_u64().unwrap() >= r["bytes"].as_u64().unwrap(),
+            "{r}"
+        );
+    }
+    assert_eq!(out[11].0.trim(), "", "left on either end: {}", out[11].0);
 }

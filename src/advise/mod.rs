@@ -114,10 +114,17 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
             });
         }
     };
-    // vpn --dut runs WireGuard and OpenVPN; IPsec only between this machine's namespaces.
+    // IPsec needs ESP at both ends: with --dut, the DUT's (its probe) and this controller's.
     let ipsec = match place {
         Place::Dut => {
-            Err("IPsec with --dut: not measured yet (vpn --dut runs WireGuard and OpenVPN)".into())
+            let here = crate::kernel::offload_paths(&crate::kernel::KernelConfig::read()).ipsec;
+            match (&k.ipsec, here.usable) {
+                (Err(why), _) => Err(format!("IPsec with --dut: the DUT: {why}")),
+                (Ok(()), false) => {
+                    Err(format!("IPsec with --dut: the controller: {}", here.reason))
+                }
+                (Ok(()), true) => Ok(()),
+            }
         }
         Place::Here => k.ipsec.clone(),
     };

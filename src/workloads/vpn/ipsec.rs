@@ -1,11 +1,14 @@
 //! IPsec as a tunnel kind: the kernel's ESP in tunnel mode between the lab's namespaces,
-//! with static SAs made by `ip xfrm` (no IKE daemon: the data path is what is measured).
-//! Keys are random per tunnel and reach `ip` on its stdin (`ip -batch -`), never on a
-//! command line. The proof that ESP carried the load is the SAs' own counters.
+//! or between the DUT and the controller (`vpn --dut`), with static SAs made by `ip xfrm`
+//! (no IKE daemon: the data path is what is measured). Keys and SPIs are random per
+//! tunnel, travel to the other end as a private file, and reach `ip` on its stdin
+//! (`ip -batch -`), never on a command line. The proof that ESP carried the load is the
+//! SAs' own counters.
 
-use super::iperf::LoadError;
-use super::lab::{self, Place, CLIENT, SERVER, VETH_ADDR};
+use super::iperf::{Load, LoadError};
+use super::lab::{self, Place, CLIENT, SERVER};
 use crate::record::vpn::SaCount;
+use crate::record::vpn::VpnRecord;
 use crate::sys::guard::{Guard, Resource};
 use anyhow::anyhow;
 
@@ -130,19 +133,77 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The two SAs (server to client, client to server), fresh keys each, as `ip -batch`
-/// lines. SPI and reqid name the direction: 0x...1 leaves the server.
-fn states(alg: &Alg) -> anyhow::Result<String> {
+/// The keys file one end makes and the other receives (a private file, never on a
+/// command line): one line per SA, server to client first, "SPI KEY [KEY]" in hex.
+pub const KEYS_FILE: &str = "ipsec.keys";
+
+/// The two SAs' SPIs (random, so two runs never collide; also their reqids) and keys.
+pub struct Keys {
+    /// [server to client, client to server].
+    pub spis: [u32; 2],
+    text: String,
+}
+
+impl Keys {
+    /// Fresh keys and SPIs for `cipher`.
+    pub fn new(cipher: &str) -> anyhow::Result<Keys> {
+        let alg = alg(cipher).ok_or_else(|| anyhow!("IPsec has no cipher {cipher}"))?;
+        let mut text = String::new();
+        for _ in [SERVER, CLIENT] {
+            // Above 255 (reserved), below 2^31: one of ours, whatever the bytes.
+            let b = crate::impls::pkey::random_bytes(4)?;
+            let spi = (u32::from_be_bytes([b[0], b[1], b[2], b[3]]) >> 1).max(0x100);
+            text.push_str(&format!("0x{spi:08x}"));
+            for (_, _, key_len, _) in alg.parts {
+                text.push_str(&format!(
+                    " 0x{}",
+                    hex(&crate::impls::pkey::random_bytes(*key_len)?)
+                ));
+            }
+            text.push('\n');
+        }
+        Keys::parse(&text)
+    }
+
+    /// The keys file's text, as the other end received it.
+    pub fn parse(text: &str) -> anyhow::Result<Keys> {
+        let spi = |l: &str| {
+            let w = l.split_whitespace().next()?.strip_prefix("0x")?;
+            u32::from_str_radix(w, 16).ok()
+        };
+        let spis: Vec<u32> = text.lines().filter_map(spi).collect();
+        match spis[..] {
+            [a, b] => Ok(Keys {
+                spis: [a, b],
+                text: text.to_string(),
+            }),
+            _ => Err(anyhow!("{KEYS_FILE}: not two SAs")),
+        }
+    }
+
+    /// What travels to the other end.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// The two SAs (server to client, client to server) between the outer addresses
+/// `outer` ([server, client]), as `ip -batch` lines.
+fn states(alg: &Alg, keys: &Keys, outer: [&str; 2]) -> anyhow::Result<String> {
     let mut text = String::new();
-    for from in [SERVER, CLIENT] {
-        let (src, dst) = (VETH_ADDR[from], VETH_ADDR[1 - from]);
-        let id = from + 1;
+    for (from, line) in keys.text.lines().enumerate().take(2) {
+        let (src, dst) = (outer[from], outer[1 - from]);
+        let mut words = line.split_whitespace();
+        let spi = words.next().unwrap_or_default();
+        let id = keys.spis[from];
         text.push_str(&format!(
-            "xfrm state add src {src} dst {dst} proto esp spi 0xcb0{id} reqid {id} mode tunnel"
+            "xfrm state add src {src} dst {dst} proto esp spi {spi} reqid {id} mode tunnel"
         ));
-        for (word, name, key_len, tail) in alg.parts {
-            let key = crate::impls::pkey::random_bytes(*key_len)?;
-            text.push_str(&format!(" {word} {name} 0x{} {tail}", hex(&key)));
+        for (word, name, _, tail) in alg.parts {
+            let key = words
+                .next()
+                .ok_or_else(|| anyhow!("{KEYS_FILE}: a key short"))?;
+            text.push_str(&format!(" {word} {name} {key} {tail}"));
         }
         text.push('\n');
     }
@@ -151,12 +212,12 @@ fn states(alg: &Alg) -> anyhow::Result<String> {
 
 /// The policies of one end: its inner address to the other's through the SA that
 /// leaves it, and the reverse required on the way in.
-fn policies(end: usize) -> String {
+fn policies(end: usize, keys: &Keys, outer: [&str; 2]) -> String {
     let mut text = String::new();
     for (dir, from) in [("out", end), ("in", 1 - end)] {
         let (src, dst) = (INNER_ADDR[from], INNER_ADDR[1 - from]);
-        let (osrc, odst) = (VETH_ADDR[from], VETH_ADDR[1 - from]);
-        let id = from + 1;
+        let (osrc, odst) = (outer[from], outer[1 - from]);
+        let id = keys.spis[from];
         text.push_str(&format!(
             "xfrm policy add src {src}/32 dst {dst}/32 dir {dir} tmpl src {osrc} dst {odst} proto esp reqid {id} mode tunnel\n"
         ));
@@ -204,28 +265,25 @@ fn batch(ns: Option<&str>, text: &str) -> anyhow::Result<()> {
 /// else why not.
 pub fn esp_usable(ns: Option<&str>) -> Result<(), String> {
     let key = "0x".to_string() + &"00".repeat(32);
+    // A random SPI: the throwaway SA never meets one of this host's own.
+    let spi = Keys::new("AES-256-CBC").map_or(0xcb09, |k| k.spis[0]);
+    let spi = format!("0x{spi:08x}");
     let sa = format!(
-        "xfrm state add src 10.77.9.1 dst 10.77.9.2 proto esp spi 0xcb09 mode tunnel enc cbc(aes) {} auth-trunc hmac(sha256) {key} 128\n",
+        "xfrm state add src 10.77.9.1 dst 10.77.9.2 proto esp spi {spi} mode tunnel enc cbc(aes) {} auth-trunc hmac(sha256) {key} 128\n",
         &key[..34]
     );
     match batch(ns, &sa) {
         Ok(()) => {
-            let _ = lab::ip(
-                ns,
-                &[
-                    "xfrm",
-                    "state",
-                    "del",
-                    "src",
-                    "10.77.9.1",
-                    "dst",
-                    "10.77.9.2",
-                    "proto",
-                    "esp",
-                    "spi",
-                    "0xcb09",
-                ],
-            );
+            let del = [
+                "xfrm",
+                "state",
+                "del",
+                "src",
+                "10.77.9.1",
+                "dst",
+                "10.77.9.2",
+            ];
+            let _ = lab::ip(ns, &[&del[..], &["proto", "esp", "spi", &spi]].concat());
             Ok(())
         }
         Err(e) => {
@@ -238,15 +296,21 @@ pub fn esp_usable(ns: Option<&str>) -> Result<(), String> {
     }
 }
 
-/// Brings ESP up between the lab's two ends: inner addresses and routes, the SAs and
-/// policies (all undone by `guard`); the driver bound, proven, and a note saying so.
-pub fn up(
+/// What an SA will bind, fixed before any SA is made: the driver asked for given the
+/// highest priority, pcrypt made (all undone by the guard).
+pub struct Binding {
+    instance: &'static str,
+    want: Option<String>,
+    before: Vec<crate::kernel::CryptoEntry>,
+}
+
+/// Binds the driver for `cipher` here (`--ipsec-driver`, `--ipsec-spread pcrypt`).
+pub fn prepare(
     guard: &Guard,
-    places: &[Place; 2],
     cipher: &str,
     spread: Spread,
     driver: Option<&str>,
-) -> anyhow::Result<(String, String)> {
+) -> anyhow::Result<Binding> {
     let alg = alg(cipher).ok_or_else(|| anyhow!("IPsec has no cipher {cipher}"))?;
     let want = match driver {
         Some("generic") => Some(alg.generic),
@@ -264,44 +328,97 @@ pub fn up(
             });
         }
     }
-    let sas = states(&alg)?;
-    for p in places {
-        let ns = p.ns();
-        let veth = p.outer_if.as_str();
-        let (me, peer) = (INNER_ADDR[p.end], INNER_ADDR[1 - p.end]);
-        let mine = format!("{me}/32");
-        lab::ip(ns, &["addr", "add", &mine, "dev", veth])?;
+    Ok(Binding {
+        instance: alg.instance,
+        want: want.map(String::from),
+        before,
+    })
+}
+
+/// One end of the tunnel at `p`: its inner address and route, the two SAs between the
+/// outer addresses `outer` ([server, client]) and its policies. Undone by `guard`, ours
+/// alone (by SPI and selector: never a flush, the host may hold SAs of its own).
+pub fn end_up(
+    guard: &Guard,
+    p: &Place,
+    cipher: &str,
+    keys: &Keys,
+    outer: [&str; 2],
+) -> anyhow::Result<()> {
+    let alg = alg(cipher).ok_or_else(|| anyhow!("IPsec has no cipher {cipher}"))?;
+    let ns = p.ns();
+    let veth = p.outer_if.as_str();
+    let (me, peer) = (INNER_ADDR[p.end], INNER_ADDR[1 - p.end]);
+    let mine = format!("{me}/32");
+    lab::ip(ns, &["addr", "add", &mine, "dev", veth])?;
+    guard.track(Resource::Undo {
+        what: format!("IPsec address {me}"),
+        argv: lab::ip_argv(ns, &["addr", "del", &mine, "dev", veth]),
+    });
+    lab::ip(ns, &["route", "add", peer, "dev", veth, "src", me])?;
+    guard.track(Resource::Undo {
+        what: format!("IPsec route to {peer}"),
+        argv: lab::ip_argv(ns, &["route", "del", peer, "dev", veth]),
+    });
+    // Deleted before the address goes (undone in reverse order).
+    for from in [SERVER, CLIENT] {
+        let (src, dst) = (outer[from], outer[1 - from]);
+        let spi = format!("0x{:08x}", keys.spis[from]);
         guard.track(Resource::Undo {
-            what: format!("IPsec address {me}"),
-            argv: lab::ip_argv(ns, &["addr", "del", &mine, "dev", veth]),
+            what: format!("IPsec SA {spi}"),
+            argv: lab::ip_argv(
+                ns,
+                &[
+                    "xfrm", "state", "del", "src", src, "dst", dst, "proto", "esp", "spi", &spi,
+                ],
+            ),
         });
-        lab::ip(ns, &["route", "add", peer, "dev", veth, "src", me])?;
-        // Flushed before the address goes (undone in reverse order).
-        for what in ["state", "policy"] {
-            guard.track(Resource::Undo {
-                what: format!("IPsec {what}s in {}", ns.unwrap_or("this host")),
-                argv: lab::ip_argv(ns, &["xfrm", what, "flush"]),
-            });
+        let dir = if from == p.end { "out" } else { "in" };
+        let (src, dst) = (
+            format!("{}/32", INNER_ADDR[from]),
+            format!("{}/32", INNER_ADDR[1 - from]),
+        );
+        guard.track(Resource::Undo {
+            what: format!("IPsec policy {src} to {dst}"),
+            argv: lab::ip_argv(
+                ns,
+                &[
+                    "xfrm", "policy", "del", "src", &src, "dst", &dst, "dir", dir,
+                ],
+            ),
+        });
+    }
+    batch(
+        ns,
+        &format!(
+            "{}{}",
+            states(&alg, keys, outer)?,
+            policies(p.end, keys, outer)
+        ),
+    )
+}
+
+impl Binding {
+    /// The driver the SAs made here bound, proven from /proc/crypto, and a note saying so.
+    pub fn proven(&self) -> anyhow::Result<(String, String)> {
+        let instance = self.instance;
+        let bound =
+            crate::kernel::bound_driver(&self.before, &crate::kernel::proc_crypto(), instance)
+                .ok_or_else(|| anyhow!("no {instance} in /proc/crypto after the SAs were made"))?;
+        if let Some(w) = self
+            .want
+            .as_deref()
+            .filter(|w| *w != bound && bound != format!("pcrypt({w})"))
+        {
+            return Err(anyhow!(
+                "--ipsec-driver {w}: the kernel bound {bound} instead, though {w} had the highest priority"
+            ));
         }
-        batch(ns, &format!("{sas}{}", policies(p.end)))?;
+        let note = format!(
+            "IPsec: the kernel's ESP in tunnel mode, static SAs (ip xfrm), {instance} bound to {bound} (/proc/crypto); its work is in softirq and the crypto kworkers"
+        );
+        Ok((bound, note))
     }
-    let bound = crate::kernel::bound_driver(&before, &crate::kernel::proc_crypto(), alg.instance)
-        .ok_or_else(|| {
-        anyhow!(
-            "no {} in /proc/crypto after the SAs were made",
-            alg.instance
-        )
-    })?;
-    if let Some(w) = want.filter(|w| *w != bound && bound != format!("pcrypt({w})")) {
-        return Err(anyhow!(
-            "--ipsec-driver {w}: the kernel bound {bound} instead, though {w} had the highest priority"
-        ));
-    }
-    let note = format!(
-        "IPsec: the kernel's ESP in tunnel mode, static SAs (ip xfrm), {} bound to {bound} (/proc/crypto); its work is in softirq and the crypto kworkers",
-        alg.instance
-    );
-    Ok((bound, note))
 }
 
 /// Makes `driver` the one a new SA of `alg` binds, as study 1's FPGA driver was chosen:
@@ -420,21 +537,26 @@ fn remove_instance(driver: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Bytes and packets the SAs to `dst` counted in a namespace (`ip -s xfrm state`).
+/// Bytes and packets SA `spi` counted in a namespace (`ip -s xfrm state`).
 /// The output holds keys: it is parsed here and never shown.
-pub fn sa_counters(ns: Option<&str>, dst: &str) -> anyhow::Result<(u64, u64)> {
+pub fn sa_counters(ns: Option<&str>, spi: u32) -> anyhow::Result<(u64, u64)> {
     let text = lab::ip(ns, &["-s", "xfrm", "state"])?;
-    Ok(parse_counters(&text, dst))
+    Ok(parse_counters(&text, spi))
 }
 
-fn parse_counters(text: &str, dst: &str) -> (u64, u64) {
+fn parse_counters(text: &str, spi: u32) -> (u64, u64) {
     let (mut bytes, mut packets) = (0, 0);
     let mut ours = false;
     let mut current = false;
+    let spi = format!("0x{spi:08x}");
     for line in text.lines() {
         if line.starts_with("src ") {
-            ours = line.split_whitespace().nth(3) == Some(dst);
+            ours = false;
             current = false;
+        } else if line.trim_start().starts_with("proto esp spi ") {
+            // "proto esp spi 0x0000cb02(52994) reqid ...": with -s, the SPI in decimal too.
+            let word = line.split_whitespace().nth(3).unwrap_or_default();
+            ours = word.split('(').next() == Some(spi.as_str());
         } else if line.trim() == "lifetime current:" {
             current = true;
         } else if current && ours {
@@ -452,33 +574,53 @@ fn parse_counters(text: &str, dst: &str) -> (u64, u64) {
     (bytes, packets)
 }
 
-/// The receiver's inbound SA counters before a point (`down`: the client receives).
+/// The counters of the SA that carries a point's data (`down`: server to client),
+/// before the point, where `ns` holds it (the receiver in the lab, the DUT with --dut).
 pub struct Proof {
     ns: Option<String>,
-    dst: &'static str,
+    spi: u32,
     before: (u64, u64),
 }
 
 impl Proof {
-    pub fn start(places: &[Place; 2], down: bool) -> Result<Proof, LoadError> {
-        let to = if down { CLIENT } else { SERVER };
-        let ns = places[to].ns.clone();
-        let dst = VETH_ADDR[to];
-        let before =
-            sa_counters(ns.as_deref(), dst).map_err(|e| LoadError::Failed(e.to_string()))?;
-        Ok(Proof { ns, dst, before })
+    pub fn start(ns: Option<&str>, spis: [u32; 2], down: bool) -> Result<Proof, LoadError> {
+        let spi = spis[if down { SERVER } else { CLIENT }];
+        let before = sa_counters(ns, spi).map_err(|e| LoadError::Failed(e.to_string()))?;
+        Ok(Proof {
+            ns: ns.map(String::from),
+            spi,
+            before,
+        })
     }
 
-    /// What the receiver's SA counted over the point, if at least the `payload` bytes
-    /// iperf3 received.
+    /// The proof of a point on a tunnel with SAs `spis` (None: not IPsec), held in `ns`.
+    pub fn of(
+        spis: Option<[u32; 2]>,
+        ns: Option<&str>,
+        load: Load,
+    ) -> Result<Option<Proof>, LoadError> {
+        spis.map(|spis| Proof::start(ns, spis, load.down))
+            .transpose()
+    }
+
+    /// The record of a point, with what its SA counted; refused if it did not carry it.
+    pub fn checked(proof: Option<Proof>, rec: &mut VpnRecord) -> Result<(), LoadError> {
+        if let Some(p) = proof {
+            rec.ipsec_sa = Some(p.check(rec.bytes)?);
+        }
+        Ok(())
+    }
+
+    /// What the SA counted over the point, if at least the `payload` bytes iperf3
+    /// received.
     pub fn check(&self, payload: u64) -> Result<SaCount, LoadError> {
-        let after = sa_counters(self.ns.as_deref(), self.dst)
+        let after = sa_counters(self.ns.as_deref(), self.spi)
             .map_err(|e| LoadError::Failed(e.to_string()))?;
         let bytes = after.0.saturating_sub(self.before.0);
         let packets = after.1.saturating_sub(self.before.1);
         if packets == 0 || bytes < payload {
             return Err(LoadError::Failed(format!(
-                "IPsec requested but not used: the receiver's SA counted {bytes} bytes in {packets} packets, iperf3 received {payload} bytes"
+                "IPsec requested but not used: the SA that carries the data counted {bytes} bytes in {packets} packets, iperf3 received {payload} bytes"
             )));
         }
         Ok(SaCount { bytes, packets })
@@ -490,22 +632,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counters_of_the_sa_to_one_address() {
-        let t = "src 10.77.0.2 dst 10.77.0.1\n\tproto esp spi 0x0000cb02 reqid 2 mode tunnel\n\tlifetime current:\n\t  1000(bytes), 7(packets)\n\t  add 2026-01-01 use 2026-01-01\nsrc 10.77.0.1 dst 10.77.0.2\n\tlifetime current:\n\t  5(bytes), 1(packets)\n";
-        assert_eq!(parse_counters(t, "10.77.0.1"), (1000, 7));
-        assert_eq!(parse_counters(t, "10.77.0.2"), (5, 1));
-        assert_eq!(parse_counters(t, "10.0.0.9"), (0, 0));
+    fn counters_of_one_sa() {
+        let t = "src 10.77.0.2 dst 10.77.0.1\n\tproto esp spi 0x0000cb02(52994) reqid 2 mode tunnel\n\tlifetime current:\n\t  1000(bytes), 7(packets)\n\t  add 2026-01-01 use 2026-01-01\nsrc 10.77.0.1 dst 10.77.0.2\n\tproto esp spi 0x12345678 reqid 3 mode tunnel\n\tlifetime current:\n\t  5(bytes), 1(packets)\n";
+        assert_eq!(parse_counters(t, 0xcb02), (1000, 7));
+        assert_eq!(parse_counters(t, 0x12345678), (5, 1));
+        assert_eq!(parse_counters(t, 0xcb03), (0, 0));
     }
 
     #[test]
     fn sas_and_policies() {
-        let text = states(&alg("AES-256-CBC").unwrap()).unwrap();
+        let keys = Keys::new("AES-256-CBC").unwrap();
+        // What travels is what the other end reads back.
+        assert_eq!(Keys::parse(keys.text()).unwrap().spis, keys.spis);
+        assert_ne!(keys.spis[0], keys.spis[1]);
+        assert!(keys.spis.iter().all(|s| *s >= 0x100));
+        let outer = ["10.77.0.1", "10.77.0.2"];
+        let text = states(&alg("AES-256-CBC").unwrap(), &keys, outer).unwrap();
         assert_eq!(text.lines().count(), 2);
         assert!(text.contains("enc cbc(aes) 0x") && text.contains("auth-trunc hmac(sha256)"));
         let key = |l: &str| l.split_whitespace().nth(17).unwrap().len();
         assert_eq!(key(text.lines().next().unwrap()), 2 + 64);
-        assert!(policies(SERVER).contains("src 10.77.3.1/32 dst 10.77.3.2/32 dir out"));
-        assert!(policies(CLIENT).contains("src 10.77.3.1/32 dst 10.77.3.2/32 dir in"));
+        assert!(text.contains(&format!(
+            "spi 0x{:08x} reqid {}",
+            keys.spis[1], keys.spis[1]
+        )));
+        assert!(policies(SERVER, &keys, outer).contains(
+            "src 10.77.3.1/32 dst 10.77.3.2/32 dir out tmpl src 10.77.0.1 dst 10.77.0.2"
+        ));
+        assert!(policies(CLIENT, &keys, outer).contains("src 10.77.3.1/32 dst 10.77.3.2/32 dir in"));
+        assert!(Keys::parse("0x00000100 0xab\n").is_err());
         assert_eq!(
             ciphers(&["aes-128-gcm".into(), "none".into()]),
             (vec!["AES-128-GCM".into()], vec!["NONE".into()])

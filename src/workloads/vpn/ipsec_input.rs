@@ -51,7 +51,13 @@ impl Input {
             {
                 // A template instance ("rfc4106(gcm_base(ctr(aes-generic),ghash-generic))")
                 // is made on demand; the kernel says then whether it can be.
-                if d != "generic" && !d.contains('(') && !known.iter().any(|e| e.driver == d) {
+                // With --dut it names one of the DUT's, checked there.
+                let here = !args.dut.named();
+                if here
+                    && d != "generic"
+                    && !d.contains('(')
+                    && !known.iter().any(|e| e.driver == d)
+                {
                     return Err(Failure::Input(format!(
                         "invalid --ipsec-driver '{}': no such driver in /proc/crypto: name one of its driver lines (e.g. rfc4106-gcm-aesni), a template instance, or generic",
                         crate::units::shown(d)
@@ -60,11 +66,14 @@ impl Input {
                 drivers.push(Some(d.to_string()));
             }
         }
-        if args.dut.named() || args.remote_client {
-            return Err(Failure::Unavailable(
-                "--tunnels ipsec with --dut: not yet (IPsec runs between the lab's namespaces only)"
-                    .into(),
-            ));
+        if args.dut.named() {
+            // The controller, before it starts the DUT's agent: its own end (the DUT
+            // checks its end, and --ipsec-driver, itself).
+            ipsec::esp_usable(None).map_err(|why| {
+                Failure::Unavailable(format!(
+                    "--tunnels ipsec: the controller (the client end): {why}"
+                ))
+            })?;
         }
         if args.ipsec_spread == Spread::PerCpu {
             let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")

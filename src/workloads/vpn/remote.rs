@@ -3,10 +3,12 @@
 //! vpn workload runs on the DUT as its agent (`--remote-client`): it brings up its end of
 //! each tunnel with the keys it made, then asks the controller (`dut::agent::ask`) to
 //! bring up the client end with them, to run each load from there, and to take the end
-//! down. The controller's ends live on one thread of their own (`Ends`): a daemon dies
+//! down. IPsec's keys and SPIs travel the same way (a private file), and its proof is
+//! the DUT's SA counters. The controller's ends live on one thread of their own (`Ends`): a daemon dies
 //! with the thread that started it (PR_SET_PDEATHSIG).
 
 use super::iperf::{self, Load, LoadError};
+use super::ipsec;
 use super::lab::{self, Place, CLIENT, ENDS, SERVER};
 use super::latency::{self, Rtts};
 use super::point::{self, ControllerSide, HostSeen, Observed, Watch};
@@ -159,10 +161,20 @@ impl DutEnd {
         let mut files = Vec::new();
         let mut peer_public = None;
         let mut server_log = None;
+        let mut sas = None;
         match spec {
             Spec::Bare => {}
-            // Refused before the run (ipsec_input): the lab's namespaces only.
-            Spec::Ipsec { .. } => return Err(failed("IPsec with --dut: not yet")),
+            Spec::Ipsec {
+                cipher,
+                spread,
+                driver,
+            } => {
+                // The driver is bound here, the end measured; the keys made here travel.
+                let b = ipsec::prepare(&t.guard, cipher, *spread, driver.as_deref());
+                let keys = ipsec::Keys::new(cipher).map_err(failed)?;
+                files.push((ipsec::KEYS_FILE.to_string(), keys.text().to_string()));
+                sas = Some((b.map_err(failed)?, keys, cipher));
+            }
             Spec::WireGuard { kernel } => {
                 let wg = progs.wg.as_deref().ok_or_else(|| failed("wg not found"))?;
                 let (key, public) = tunnel::wg_keys(wg, &p.dir, "wg-server").map_err(failed)?;
@@ -201,6 +213,10 @@ impl DutEnd {
         };
         t.ifname[CLIENT] = up.ifname;
         t.outer_if[CLIENT] = up.outer_if;
+        if let Some((binding, keys, cipher)) = sas {
+            ipsec::end_up(&t.guard, p, cipher, &keys, [&p.addr, &up.addr]).map_err(failed)?;
+            tunnel::ipsec_done(&mut t, &binding, &keys)?;
+        }
         if let Some(log) = server_log {
             tunnel::openvpn_wait(&mut t, 0, p, &log)?;
             tunnel::openvpn_done(&mut t, p, &log, progs)?;
@@ -240,6 +256,8 @@ impl DutEnd {
             }
         };
         let res = (|| {
+            // IPsec: the DUT's SA must carry the load.
+            let proof = ipsec::Proof::of(tun.sa_spis, p.ns(), load)?;
             let agent0 = crate::sys::cpu::process_cpu();
             let watch = Watch::start(&[p], tun, Some(self.cpus.clone()))?;
             let window = point::start_sampling(tun, sampling);
@@ -288,6 +306,7 @@ impl DutEnd {
                 throttled: None,
             });
             rec.dut_agent_cpu_pct = Some(agent_pct);
+            ipsec::Proof::checked(proof, &mut rec)?;
             Ok(rec)
         })();
         if let Some(p) = prober {
@@ -445,7 +464,15 @@ fn client_up(
     let mut t = Tunnel::new(spec, std::slice::from_ref(&place));
     match spec {
         Spec::Bare => {}
-        Spec::Ipsec { .. } => return Err(anyhow!("IPsec with --dut: not yet")),
+        Spec::Ipsec { cipher, .. } => {
+            let (_, text) = files
+                .iter()
+                .find(|(name, _)| name == ipsec::KEYS_FILE)
+                .ok_or_else(|| anyhow!("no IPsec keys from the DUT"))?;
+            let keys = ipsec::Keys::parse(text)?;
+            ipsec::end_up(&t.guard, &place, cipher, &keys, [dut_addr, &place.addr])?;
+            t.kernel = true;
+        }
         Spec::WireGuard { kernel } => {
             // The DUT's kind where this kernel has it, else wireguard-go.
             let kernel = *kernel && place.kernel_wireguard();

@@ -156,6 +156,8 @@ pub struct Tunnel {
     pub negotiated: Option<String>,
     /// IPsec: the crypto driver the SAs bound, from /proc/crypto.
     pub kernel_driver: Option<String>,
+    /// IPsec: the SAs' SPIs, [server to client, client to server].
+    pub sa_spis: Option<[u32; 2]>,
     /// --openssl DIR: the build both OpenVPN ends mapped (checked when it came up).
     pub openssl_build: Option<crate::record::OpenSslBuild>,
     pub notes: Vec<String>,
@@ -221,16 +223,33 @@ pub fn up(lab: &Lab, progs: &Programs, spec: &Spec) -> Result<Tunnel, LoadError>
             spread,
             driver,
         } => {
-            let (bound, note) =
-                super::ipsec::up(&t.guard, &places, cipher, *spread, driver.as_deref())
-                    .map_err(failed)?;
-            t.kernel = true;
-            t.implementation = "kernel".into();
-            t.kernel_driver = Some(bound);
-            t.notes.push(note);
+            use super::ipsec;
+            let binding =
+                ipsec::prepare(&t.guard, cipher, *spread, driver.as_deref()).map_err(failed)?;
+            let keys = ipsec::Keys::new(cipher).map_err(failed)?;
+            for p in &places {
+                ipsec::end_up(&t.guard, p, cipher, &keys, lab::VETH_ADDR).map_err(failed)?;
+            }
+            ipsec_done(&mut t, &binding, &keys)?;
         }
     }
     Ok(t)
+}
+
+/// IPsec's ends are up: the driver bound here, proven, and the SAs whose counters prove
+/// the points.
+pub fn ipsec_done(
+    t: &mut Tunnel,
+    binding: &super::ipsec::Binding,
+    keys: &super::ipsec::Keys,
+) -> Result<(), LoadError> {
+    let (bound, note) = binding.proven().map_err(failed)?;
+    t.kernel = true;
+    t.implementation = "kernel".into();
+    t.kernel_driver = Some(bound);
+    t.sa_spis = Some(keys.spis);
+    t.notes.push(note);
+    Ok(())
 }
 
 impl Tunnel {
@@ -264,6 +283,7 @@ impl Tunnel {
             kernel: false,
             negotiated: None,
             kernel_driver: None,
+            sa_spis: None,
             openssl_build: None,
             notes: Vec::new(),
         };

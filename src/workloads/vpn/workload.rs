@@ -98,15 +98,11 @@ impl Bed {
             }
             (Bed::Lab(l), _) => {
                 // IPsec: the receiver's SA must carry the load (it has no device of its own).
-                let places = [l.place(lab::SERVER), l.place(lab::CLIENT)];
-                let proof = matches!(tun.spec, Spec::Ipsec { .. })
-                    .then(|| super::ipsec::Proof::start(&places, load.down))
-                    .transpose()?;
+                let receiver = l.place(if load.down { lab::CLIENT } else { lab::SERVER });
+                let proof = super::ipsec::Proof::of(tun.sa_spis, receiver.ns(), load)?;
                 let mut rec =
                     super::point::measure_point(l, tun, progs, load, duration, run_id, sampling)?;
-                if let Some(p) = proof {
-                    rec.ipsec_sa = Some(p.check(rec.bytes)?);
-                }
+                super::ipsec::Proof::checked(proof, &mut rec)?;
                 Ok(rec)
             }
             (Bed::Dut(_), None) => Err(LoadError::Failed("no client end".into())),
@@ -380,9 +376,15 @@ impl Workload for Vpn {
                 reason: "this kernel cannot create a wireguard link (no WireGuard module)".into(),
             });
         }
-        if let (true, Bed::Lab(l)) = (self.wanted.contains(&Wanted::Ipsec), &lab) {
-            super::ipsec::esp_usable(l.place(lab::SERVER).ns())
-                .map_err(|why| Failure::Unavailable(format!("--tunnels ipsec: {why}")))?;
+        if self.wanted.contains(&Wanted::Ipsec) {
+            // The controller checked its own end before it started this agent.
+            let end = if self.remote.is_some() {
+                "the DUT (the server end): "
+            } else {
+                ""
+            };
+            super::ipsec::esp_usable(lab.server().ns())
+                .map_err(|why| Failure::Unavailable(format!("--tunnels ipsec: {end}{why}")))?;
         }
         unavailable.extend(self.ipsec.skipped());
         let specs = self.specs(kernel_wg)?;
