@@ -767,7 +767,11 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
         (&1.into(), &1.into()),
         "{c}"
     );
-    assert!(pair["ratio_ci"].is_null(), "{c}");
+    assert!(
+        pair["ratio_ci"].is_null(),
+        "one trial a side has no interval, yet ratio_ci is {}",
+        pair["ratio_ci"]
+    );
     let o = run(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("one trial on each side have no interval"),
