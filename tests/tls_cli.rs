@@ -690,9 +690,14 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
     assert_eq!(dir.len(), 1, "the run's temp dir exists while it runs");
     // Only its owner may read the dir and the server's private key.
     use std::os::unix::fs::PermissionsExt;
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&dir[0]), 0o700, "{}", dir[0].display());
-    assert_eq!(mode(&dir[0].join("key.pem")), 0o600);
+    let mode = |p: &Path| {
+        format!(
+            "{:o}",
+            std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+        )
+    };
+    assert_eq!(mode(&dir[0]), "700", "the mode of {}", dir[0].display());
+    assert_eq!(mode(&dir[0].join("key.pem")), "600", "the mode of key.pem");
     std::thread::sleep(Duration::from_millis(300));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
@@ -762,7 +767,11 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
         (&1.into(), &1.into()),
         "{c}"
     );
-    assert!(pair["ratio_ci"].is_null(), "{c}");
+    assert!(
+        pair["ratio_ci"].is_null(),
+        "one trial a side has no interval, yet ratio_ci is {}",
+        pair["ratio_ci"]
+    );
     let o = run(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("one trial on each side have no interval"),

@@ -224,6 +224,52 @@ fn bad_input_exits_2_with_one_line() {
     }
 }
 
+/// DCO's refusals, where DCO can be asked for but not had: a CBC cipher (DCO takes AEAD
+/// only) on any host, and, on a kernel without ovpn-dco, the AEAD point too, with what
+/// OpenVPN said and why the module is not there. Nothing measured: exit 1.
+#[test]
+fn dco_refuses_a_non_aead_cipher_and_a_kernel_without_ovpn_dco() {
+    if !root() {
+        return;
+    }
+    let dco: Value = serde_json::from_slice(&run(&["probe", "--format", "json"]).stdout).unwrap();
+    let dco = &dco["kernel"]["offload"]["ovpn_dco"];
+    let o = run(&[
+        "vpn",
+        "--tunnels",
+        "openvpn-dco",
+        "--ciphers",
+        "AES-128-GCM,AES-128-CBC",
+        "--time",
+        "1",
+        "--streams",
+        "1",
+        "--direction",
+        "up",
+        "--no-store",
+    ]);
+    // The reasons are in the table's notes (and on stderr when nothing was measured).
+    let (out, e) = (common::stdout(&o), stderr(&o));
+    assert!(
+        out.contains("openvpn-dco AES-128-CBC+HMAC-SHA1: OpenVPN DCO takes AEAD ciphers only (AES-GCM, CHACHA20-POLY1305), not AES-128-CBC"),
+        "{out}{e}"
+    );
+    if dco["usable"] == true {
+        // Here the AEAD point is measured (guest_offload checks that it ran in the kernel).
+        assert!(o.status.success(), "{out}{e}");
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{out}{e}");
+        let reason = dco["reason"].as_str().unwrap();
+        assert!(
+            out.contains(
+                "openvpn-dco AES-128-GCM: OpenVPN DCO requested but not used on the server end: OpenVPN said"
+            ) && out.contains(&format!("(ovpn-dco: {reason})"))
+                && e.contains("nothing was measured"),
+            "{out}{e}"
+        );
+    }
+}
+
 #[test]
 fn every_tunnel_carries_traffic_through_its_interface() {
     if !root() {
