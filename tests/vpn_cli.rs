@@ -44,6 +44,11 @@ fn u(v: &Value) -> u64 {
 
 /// Everything a run with this PID could have left behind.
 fn leftovers(pid: u32) -> Vec<String> {
+    leftovers_in(pid, &std::env::temp_dir())
+}
+
+/// `leftovers`, with the run's temp dirs looked for in `tmp`.
+fn leftovers_in(pid: u32, tmp: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let ns = Command::new("ip").args(["netns", "list"]).output().unwrap();
     for l in String::from_utf8_lossy(&ns.stdout).lines() {
@@ -60,7 +65,7 @@ fn leftovers(pid: u32) -> Vec<String> {
             out.push(format!("link {l}"));
         }
     }
-    for dir in [std::env::temp_dir(), PathBuf::from("/var/run/wireguard")] {
+    for dir in [tmp.to_path_buf(), PathBuf::from("/var/run/wireguard")] {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let n = e.file_name().to_string_lossy().to_string();
             if n.starts_with(&format!("cbench-vpn-{pid}-"))
@@ -652,7 +657,12 @@ fn cleanup_removes_what_a_killed_run_left() {
     if !root() {
         return;
     }
+    // A TMPDIR of its own: another test's run starting meanwhile sweeps the dead run's
+    // temp dir from the shared one (its owner is gone), and cleanup would find nothing.
+    let tmp = std::env::temp_dir().join(format!("cbt-cleanup-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
     let mut child = common::command()
+        .env("TMPDIR", &tmp)
         .args([
             "vpn",
             "--tunnels",
@@ -692,11 +702,18 @@ fn cleanup_removes_what_a_killed_run_left() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(
-        !leftovers(pid).is_empty(),
+        !leftovers_in(pid, &tmp).is_empty(),
         "a killed run leaves things behind"
     );
 
-    let o = run(&["vpn", "--cleanup"]);
+    let cleanup = || {
+        common::command()
+            .env("TMPDIR", &tmp)
+            .args(["vpn", "--cleanup"])
+            .output()
+            .unwrap()
+    };
+    let o = cleanup();
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(gone(stray), "the stray daemon was stopped");
@@ -713,9 +730,10 @@ fn cleanup_removes_what_a_killed_run_left() {
         text.contains(&format!("cbench-vpn-{pid}-0")),
         "temp dir: {text}"
     );
-    let left = leftovers(pid);
+    let left = leftovers_in(pid, &tmp);
     assert!(left.is_empty(), "left behind: {left:?}");
-    let again = run(&["vpn", "--cleanup"]);
+    let again = cleanup();
     let text = String::from_utf8_lossy(&again.stdout).into_owned();
     assert!(!text.contains(&format!("cbench-vpn-{pid}")), "{text}");
+    std::fs::remove_dir(&tmp).unwrap();
 }
