@@ -200,32 +200,24 @@ fn side_name(s: &Side) -> String {
 /// Facts of each side's environments that differ between the sides: "field: base values
 /// | new values". Several runs on a side list every distinct value.
 pub fn environment_differences(base: &Side, new: &Side) -> Vec<String> {
-    type Get = fn(&crate::record::Environment) -> Vec<String>;
+    type Get = fn(&side::RunFacts) -> Vec<String>;
     let fields: [(&str, Get); 6] = [
-        ("CPU", |e| {
-            vec![e.cpu.model.clone().unwrap_or_else(|| "?".into())]
-        }),
-        ("architecture", |e| vec![e.cpu.arch.clone()]),
-        ("logical CPUs", |e| vec![e.cpu.logical_cpus.to_string()]),
+        ("CPU", |e| vec![e.cpu.clone().unwrap_or_else(|| "?".into())]),
+        ("architecture", |e| vec![e.arch.clone()]),
+        ("logical CPUs", |e| vec![e.logical_cpus.to_string()]),
         ("kernel", |e| vec![e.kernel.clone()]),
         ("host", |e| vec![e.hostname.clone()]),
         ("libraries", |e| {
             e.libraries
                 .iter()
-                .map(|l| {
-                    format!(
-                        "{} {}",
-                        l.label.as_deref().unwrap_or(&l.implementation),
-                        l.version
-                    )
-                })
+                .map(|(_, shown, version)| format!("{shown} {version}"))
                 .collect()
         }),
     ];
     let values = |s: &Side, get: Get| -> BTreeSet<String> {
         s.runs
             .iter()
-            .filter_map(|r| r.environment.as_ref())
+            .filter_map(|r| r.facts.as_ref())
             .flat_map(get)
             .collect()
     };
@@ -267,16 +259,16 @@ fn side_json(s: &Side) -> Value {
         .runs
         .iter()
         .map(|r| {
-            let e = r.environment.as_ref();
+            let e = r.facts.as_ref();
             json!({
                 "run_id": r.run_id,
                 "hostname": e.map(|e| &e.hostname),
-                "cpu": e.map(|e| &e.cpu.model),
-                "arch": e.map(|e| &e.cpu.arch),
+                "cpu": e.map(|e| &e.cpu),
+                "arch": e.map(|e| &e.arch),
                 "kernel": e.map(|e| &e.kernel),
                 "cryptobench_version": e.map(|e| &e.cryptobench_version),
-                "libraries": e.map(|e| e.libraries.iter().map(|l| json!({
-                    "label": l.label, "version": l.version})).collect::<Vec<_>>()),
+                "libraries": e.map(|e| e.libraries.iter().map(|(label, _, version)| json!({
+                    "label": label, "version": version})).collect::<Vec<_>>()),
             })
         })
         .collect();
