@@ -116,6 +116,32 @@ pub enum LoadError {
     Failed(String),
 }
 
+/// `attempt` once more when it failed (not when interrupted): a busy host can make a
+/// tunnel miss its deadline once (an emulated guest's handshake). Gives what it made and
+/// the first try's failure, or both failures in one.
+pub fn once_more<T>(
+    mut attempt: impl FnMut() -> Result<T, LoadError>,
+    before_retry: impl FnOnce(&str),
+) -> Result<(T, Option<String>), LoadError> {
+    match attempt() {
+        Ok(t) => Ok((t, None)),
+        Err(LoadError::Failed(first)) => {
+            before_retry(&first);
+            match attempt() {
+                Ok(t) => Ok((t, Some(first))),
+                Err(LoadError::Failed(e)) if e == first => {
+                    Err(LoadError::Failed(format!("{e} (twice)")))
+                }
+                Err(LoadError::Failed(e)) => Err(LoadError::Failed(format!(
+                    "{e} (and at the first try: {first})"
+                ))),
+                Err(LoadError::Interrupted) => Err(LoadError::Interrupted),
+            }
+        }
+        Err(LoadError::Interrupted) => Err(LoadError::Interrupted),
+    }
+}
+
 /// Polls until `done` says yes, `child` exits, the deadline passes, or a stop is asked.
 pub fn wait_for(
     child: &mut Child,
@@ -285,6 +311,40 @@ pub fn last_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One more try after a failure, never after an interruption; both failures said.
+    #[test]
+    fn a_failed_attempt_is_tried_once_more() {
+        let tries = |results: Vec<Result<u8, LoadError>>| {
+            let mut results = results.into_iter();
+            let mut n = 0;
+            let r = once_more(
+                || {
+                    n += 1;
+                    results.next().unwrap()
+                },
+                |_| {},
+            );
+            (r, n)
+        };
+        let (r, n) = tries(vec![Err(LoadError::Failed("slow".into())), Ok(7)]);
+        assert_eq!((r.unwrap(), n), ((7, Some("slow".to_string())), 2));
+        let (r, n) = tries(vec![Ok(7)]);
+        assert_eq!((r.unwrap(), n), ((7, None), 1));
+        let (r, n) = tries(vec![
+            Err(LoadError::Failed("slow".into())),
+            Err(LoadError::Failed("down".into())),
+        ]);
+        assert_eq!(n, 2);
+        assert!(matches!(r, Err(LoadError::Failed(e)) if e == "down (and at the first try: slow)"));
+        let (r, _) = tries(vec![
+            Err(LoadError::Failed("down".into())),
+            Err(LoadError::Failed("down".into())),
+        ]);
+        assert!(matches!(r, Err(LoadError::Failed(e)) if e == "down (twice)"));
+        let (r, n) = tries(vec![Err(LoadError::Interrupted), Ok(7)]);
+        assert!(matches!(r, Err(LoadError::Interrupted)) && n == 1);
+    }
 
     #[test]
     fn tcp_result() {

@@ -2,7 +2,7 @@
 //! namespaces over a veth) built in `plan`, one tunnel per point (brought up, measured
 //! at every load, torn down), everything removed in `finish`.
 
-use super::iperf::{Load, LoadError};
+use super::iperf::{self, Load, LoadError};
 use super::lab::{self, Lab};
 use super::tools::{self, Tool};
 use super::tunnel::{self, Programs, Spec};
@@ -458,8 +458,23 @@ impl Workload for Vpn {
         ctx.progress
             .set_message(format!("{}{round_label}", spec.label()));
         let mut out = Vec::new();
-        let mut up = match lab.up(&self.progs, spec) {
-            Ok(t) => t,
+        let bring_up = iperf::once_more(
+            || lab.up(&self.progs, spec),
+            |first| {
+                progress(&format!(
+                    "{}{round_label}: {first}; bringing it up once more",
+                    spec.label()
+                ))
+            },
+        );
+        let mut up = match bring_up {
+            Ok((mut up, first)) => {
+                if let Some(first) = first {
+                    up.0.notes
+                        .push(format!("brought up at the second try (the first: {first})"));
+                }
+                up
+            }
             Err(LoadError::Interrupted) => return Ok(out),
             Err(LoadError::Failed(e)) => {
                 out.push(driver::Outcome::Excluded(
