@@ -200,7 +200,7 @@ fn side_name(s: &Side) -> String {
 /// Facts of each side's environments that differ between the sides: "field: base values
 /// | new values". Several runs on a side list every distinct value.
 pub fn environment_differences(base: &Side, new: &Side) -> Vec<String> {
-    type Get = fn(&side::RunFacts) -> Vec<String>;
+    type Get = fn(&side::ComparedEnvironment) -> Vec<String>;
     let fields: [(&str, Get); 6] = [
         ("CPU", |e| vec![e.cpu.clone().unwrap_or_else(|| "?".into())]),
         ("architecture", |e| vec![e.arch.clone()]),

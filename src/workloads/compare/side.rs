@@ -14,13 +14,14 @@ use std::path::{Path, PathBuf};
 #[derive(Clone)]
 pub struct SideRun {
     pub run_id: String,
-    pub facts: Option<RunFacts>,
+    pub facts: Option<ComparedEnvironment>,
 }
 
-/// The facts of a run's environment that compare shows and compares: a few hundred bytes,
-/// where the whole environment of each of 5,556 runs of 18 records held 100 MB.
+/// What compare shows and compares of a run's environment (`analyse::trend::RunFacts` is
+/// trend's, with the clock): a few hundred bytes, where the whole environment of each of
+/// 5,556 runs of 18 records held 100 MB.
 #[derive(Clone)]
-pub struct RunFacts {
+pub struct ComparedEnvironment {
     pub hostname: String,
     pub cpu: Option<String>,
     pub arch: String,
@@ -31,9 +32,9 @@ pub struct RunFacts {
     pub libraries: Vec<(Option<String>, String, String)>,
 }
 
-impl RunFacts {
-    fn of(e: &Environment) -> RunFacts {
-        RunFacts {
+impl ComparedEnvironment {
+    fn of(e: &Environment) -> ComparedEnvironment {
+        ComparedEnvironment {
             hostname: e.hostname.clone(),
             cpu: e.cpu.model.clone(),
             arch: e.cpu.arch.clone(),
@@ -101,7 +102,7 @@ impl Side {
             .extend(run.environment.as_ref().map(|e| e.schema));
         self.runs.push(SideRun {
             run_id: run.run_id.clone(),
-            facts: run.environment.as_ref().map(RunFacts::of),
+            facts: run.environment.as_ref().map(ComparedEnvironment::of),
         });
     }
 }
