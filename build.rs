@@ -121,7 +121,12 @@ fn main() {
             gz.write_all(data.as_bytes()).expect("gzip in memory");
             std::fs::write(&path, gz.finish().expect("gzip in memory")).expect("write to OUT_DIR");
         }
-        table.push_str(&format!("    ({name:?}, include_bytes!({:?})),\n", path));
+        // Named from OUT_DIR when compiled, not by this run's absolute path: a build dir
+        // shared by clones at other paths (~/.cache/cryptobench/cargo-target) keeps this
+        // table, and the clone that wrote it may be gone.
+        table.push_str(&format!(
+            "    ({name:?}, include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{name}.json.gz\"))),\n"
+        ));
     }
     table.push(']');
     std::fs::write(out.join("wycheproof_files.rs"), table).expect("write to OUT_DIR");
