@@ -160,8 +160,21 @@ pub fn advise(input: &Input) -> Advice {
     tunnels(&vpn, &mut a);
     tls_verdicts(&tls, &mut a);
     speed_verdicts(&speed, &mut a);
+    // Under qemu the ratios are the emulator's: its AES instructions, not the hardware's.
+    let emulated = input
+        .runs
+        .iter()
+        .any(|r| r.environment.as_ref().is_some_and(|e| e.emulated));
+    if emulated {
+        for v in &mut a.verdicts {
+            v.answer.push_str(EMULATED);
+        }
+    }
     a
 }
+
+/// What every verdict adds when a run was on an emulated CPU.
+pub const EMULATED: &str = " (emulated CPU: the emulator's shape, not this hardware's speed)";
 
 /// The throughput points of each tunnel and cipher over the rounds (TCP, not the packet
 /// rate loads), best first.

@@ -403,3 +403,49 @@ fn round_trips_idle_and_loaded_are_verdicts() {
         a.unavailable
     );
 }
+
+/// A run on an emulated CPU (qemu) qualifies every verdict: the ratios are the emulator's.
+/// The same runs on real hardware say nothing of it.
+#[test]
+fn verdicts_from_an_emulated_cpu_say_so() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/schema1-mixed.jsonl"
+    );
+    let env = crate::record::read::read_files(&[fixture.into()])
+        .unwrap()
+        .runs
+        .into_iter()
+        .find_map(|r| r.environment)
+        .unwrap();
+    let runs_on = |emulated: bool| -> Vec<Run> {
+        (1..=3)
+            .map(|round| {
+                let mut r = run(
+                    &format!("vpn{round}"),
+                    vec![
+                        tunnel(
+                            "openvpn",
+                            "AES-256-GCM",
+                            round,
+                            500.0 + round as f64,
+                            "cpus",
+                        ),
+                        tunnel("openvpn", "CHACHA20-POLY1305", round, 300.0, "cpus"),
+                    ],
+                );
+                let mut e = env.clone();
+                e.emulated = emulated;
+                r.environment = Some(e);
+                r
+            })
+            .collect()
+    };
+    let a = advice(&runs_on(true), Vec::new());
+    assert!(a.verdicts.len() >= 2, "{a:#?}");
+    for v in &a.verdicts {
+        assert!(v.answer.ends_with(EMULATED), "{v:?}");
+    }
+    let real = advice(&runs_on(false), Vec::new());
+    assert!(real.verdicts.iter().all(|v| !v.answer.contains("emulated")));
+}
