@@ -17,10 +17,12 @@
 
 use crate::algorithms::Algorithm;
 use anyhow::anyhow;
-use std::sync::OnceLock;
 
 pub mod dsa;
 pub mod hybrid;
+mod rsa_keys;
+
+pub use rsa_keys::shared_rsa_pkcs8;
 
 /// One key pair of one library for one public-key algorithm, made outside any timed loop.
 /// Each method is one timed operation; the defaults say the kind has no such operation.
@@ -75,49 +77,6 @@ pub fn is_pss(alg: Algorithm) -> bool {
         alg,
         Algorithm::Rsa2048Pss | Algorithm::Rsa3072Pss | Algorithm::Rsa4096Pss
     )
-}
-
-/// One RSA private key (PKCS#8) per modulus size for the whole run, made by aws-lc (by
-/// RustCrypto in a build without it). Libraries that cannot generate RSA keys (ring) sign
-/// with it, and every library is timed on a key of the same size and public exponent
-/// (65537).
-pub fn shared_rsa_pkcs8(bits: usize) -> anyhow::Result<Vec<u8>> {
-    static KEYS: [OnceLock<Result<Vec<u8>, String>>; 3] =
-        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let slot = match bits {
-        2048 => 0,
-        3072 => 1,
-        4096 => 2,
-        _ => return Err(anyhow!("no RSA key size {bits}")),
-    };
-    (KEYS[slot].get_or_init(|| generate_rsa_pkcs8(bits)).clone()).map_err(anyhow::Error::msg)
-}
-
-#[cfg(feature = "aws-lc")]
-fn generate_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
-    use aws_lc_rs::encoding::AsDer;
-    use aws_lc_rs::rsa::{KeyPair, KeySize};
-    let size = match bits {
-        2048 => KeySize::Rsa2048,
-        3072 => KeySize::Rsa3072,
-        _ => KeySize::Rsa4096,
-    };
-    let kp = KeyPair::generate(size).map_err(|_| "aws-lc could not generate an RSA key")?;
-    let der = kp
-        .as_der()
-        .map_err(|_| "aws-lc could not encode the RSA key as PKCS#8")?;
-    Ok(der.as_ref().to_vec())
-}
-
-#[cfg(not(feature = "aws-lc"))]
-fn generate_rsa_pkcs8(bits: usize) -> Result<Vec<u8>, String> {
-    use rsa::pkcs8::EncodePrivateKey;
-    let key = rsa::RsaPrivateKey::new(&mut rand_core_06::OsRng, bits)
-        .map_err(|e| format!("RustCrypto could not generate an RSA key: {e}"))?;
-    let der = key
-        .to_pkcs8_der()
-        .map_err(|e| format!("RustCrypto could not encode the RSA key as PKCS#8: {e}"))?;
-    Ok(der.as_bytes().to_vec())
 }
 
 /// Random bytes from the OS, for seeds and scalars.

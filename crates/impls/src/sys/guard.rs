@@ -385,14 +385,28 @@ mod tests {
         drop(lock_new(&dead).unwrap());
         // 2: no lock file and new: maybe a run being set up, or an older version's.
         let fresh = mk(2);
-        let report = remove_orphan_temp_dirs_in(&base);
+        // A child that another test thread is starting holds a copy of every open file
+        // until it execs, a lock just dropped included: sweep until the dead run's dir
+        // goes, for up to 5 s.
+        let sweep_until_gone = |dir: &Path| {
+            let mut report = remove_orphan_temp_dirs_in(&base);
+            for _ in 0..500 {
+                if !dir.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                report.extend(remove_orphan_temp_dirs_in(&base));
+            }
+            report
+        };
+        let report = sweep_until_gone(&dead);
         assert!(live.exists(), "{report:?}");
         assert!(!dead.exists(), "{report:?}");
         assert!(fresh.exists(), "{report:?}");
         assert_eq!(report.len(), 1, "{report:?}");
         // Once the live run ends (its lock dropped), its dir goes too.
         drop(held);
-        remove_orphan_temp_dirs_in(&base);
+        sweep_until_gone(&live);
         assert!(!live.exists());
         // A guard's dir carries its held lock.
         let g = Guard::new();

@@ -1,7 +1,8 @@
 //! ring's public-key operations: RSA (sign with an imported key), ECDSA, Ed25519, X25519
 //! and ECDH P-256.
 //!
-//! ring cannot generate RSA keys: it signs with the run's shared RSA key (pkey.rs).
+//! RSA: ring signs with the fixed key of each size that every library is timed with
+//! (pkey/rsa_keys.rs).
 //! Its key-agreement keys are single-use (`EphemeralPrivateKey` is consumed by
 //! `agree_ephemeral`), so after the first derive every derive generates a fresh key
 //! pair first, as a TLS handshake does; `notes` says so.

@@ -2,9 +2,9 @@
 //! x25519-dalek, ml-kem, ml-dsa, and the TLS hybrid X25519MLKEM768 from x25519-dalek and
 //! ml-kem.
 //!
-//! RSA keys come from the run's shared key (pkey.rs): the rsa crate generates them
-//! too, but a 4096-bit one takes seconds; DSA keys are the fixed ones of pkey/dsa.rs (the
-//! dsa crate's parameter generation takes minutes). DSA and ECDSA sign deterministically
+//! RSA and DSA keys are the fixed ones of pkey/rsa_keys.rs and pkey/dsa.rs, which every
+//! library is timed with (the rsa crate's 4096-bit key generation takes seconds, a minute
+//! under qemu-mipsel; the dsa crate's parameter generation takes minutes). DSA and ECDSA sign deterministically
 //! (RFC 6979), and so
 //! does ML-DSA (FIPS 204's deterministic variant, the only one ml-dsa's `Signer` offers).
 
