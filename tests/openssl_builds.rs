@@ -318,48 +318,61 @@ fn study_router_vpn_compares_two_builds_table_tunnel_and_conclusion() {
 /// Study 5's application claim, where the data can decide it: the study's one round a
 /// build cannot, so the tunnel runs 3 rounds a build here and `compare` (the interval
 /// analyse::decide uses) must call the no-asm build's slower. An interval that holds 1 is
-/// no verdict: reported as a skip (CI fails it), never a pass. Measured here beside other
+/// no verdict: the pair is measured again, up to 3 times (a test beside it runs tunnels
+/// too, and once left the two builds at 23 and 34 Mbit/s, [0.74, 2.88]); three undecided
+/// pairs are reported as a skip (CI fails it), never a pass. Measured here beside other
 /// builds: 0.27 [0.14-0.54] (AES-256-CBC+HMAC-SHA1, 2 s rounds, about 20 s a build).
 fn no_asm_tunnel_is_slower(asm: &str, no_asm: &str) {
     let dir = temp_dir("tunnel-rounds");
-    let file = |b: &str| dir.join(format!("{b}.jsonl")).display().to_string();
-    for (b, build) in [("asm", asm), ("no-asm", no_asm)] {
-        let args = format!("vpn --no-store --tunnels openvpn --ciphers AES-256-CBC --streams 1 --directions up --duration 2 --rounds 3 --openssl {build} --output {}", file(b));
-        let o = run(&args.split(' ').collect::<Vec<_>>());
-        assert!(o.status.success(), "{b}: {}", stderr(&o));
+    let mut undecided = Vec::new();
+    for attempt in 0..3 {
+        let file = |b: &str| {
+            dir.join(format!("{b}-{attempt}.jsonl"))
+                .display()
+                .to_string()
+        };
+        for (b, build) in [("asm", asm), ("no-asm", no_asm)] {
+            let args = format!("vpn --no-store --tunnels openvpn --ciphers AES-256-CBC --streams 1 --directions up --duration 2 --rounds 3 --openssl {build} --output {}", file(b));
+            let o = run(&args.split(' ').collect::<Vec<_>>());
+            assert!(o.status.success(), "{b}: {}", stderr(&o));
+        }
+        let (asm_f, no_asm_f) = (file("asm"), file("no-asm"));
+        let o = run(&[
+            "compare",
+            &asm_f,
+            &no_asm_f,
+            "--a",
+            "openvpn [openssl 3.5.5]",
+            "--b",
+            "openvpn [openssl 3.5.5 no-asm]",
+            "--format",
+            "json",
+        ]);
+        let pairs = json(&o, "compare")["pairs"].clone();
+        assert_eq!(pairs.as_array().map(Vec::len), Some(1), "{pairs}");
+        let p = &pairs[0];
+        assert_eq!(
+            (p["base_trials"].as_u64(), p["new_trials"].as_u64()),
+            (Some(3), Some(3)),
+            "{p}"
+        );
+        let ci = p["ratio_ci"]
+            .as_array()
+            .expect("an interval from 3 rounds a side");
+        let hi = ci[1].as_f64().unwrap();
+        match p["verdict"].as_str() {
+            Some("regressed") => {
+                assert!(hi < 1.0, "{p}");
+                let _ = std::fs::remove_dir_all(&dir);
+                return;
+            }
+            Some("unchanged") => undecided.push(p.to_string()),
+            _ => panic!("the no-asm build's tunnel measured faster: {p}"),
+        }
     }
-    let (asm_f, no_asm_f) = (file("asm"), file("no-asm"));
-    let o = run(&[
-        "compare",
-        &asm_f,
-        &no_asm_f,
-        "--a",
-        "openvpn [openssl 3.5.5]",
-        "--b",
-        "openvpn [openssl 3.5.5 no-asm]",
-        "--format",
-        "json",
-    ]);
-    let pairs = json(&o, "compare")["pairs"].clone();
-    assert_eq!(pairs.as_array().map(Vec::len), Some(1), "{pairs}");
-    let p = &pairs[0];
-    assert_eq!(
-        (p["base_trials"].as_u64(), p["new_trials"].as_u64()),
-        (Some(3), Some(3)),
-        "{p}"
-    );
-    let ci = p["ratio_ci"]
-        .as_array()
-        .expect("an interval from 3 rounds a side");
-    let hi = ci[1].as_f64().unwrap();
-    match p["verdict"].as_str() {
-        Some("regressed") => assert!(hi < 1.0, "{p}"),
-        Some("unchanged") => common::skip(&format!(
-            "3 rounds a build cannot decide the tunnel's direction: {p}"
-        )),
-        _ => panic!("the no-asm build's tunnel measured faster: {p}"),
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    common::skip(&format!(
+        "3 pairs of 3 rounds a build could not decide the tunnel's direction: {undecided:?}"
+    ));
 }
 
 /// study aesni with a no-asm build: the build beside the stock one and its ISA-off path.
