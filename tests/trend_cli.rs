@@ -3,6 +3,9 @@
 //! LD_LIBRARY_PATH, as a library upgrade would be): the change point is found at the
 //! first run on it and named, the history gate calls that run regressed, and the HTML
 //! opens in a real browser. The same runs in PostgreSQL give the same answer.
+//!
+//! test-lanes: alone. Its runs wait for calm moments on the machine, which a test in the
+//! other lane would not leave (scripts/test-lanes runs this file after the lanes).
 
 mod common;
 
