@@ -2,6 +2,9 @@
 //! over the whole run, idle and beside a process that keeps one CPU busy, at the default
 //! 3 ms trials and at 30 ms. The figure used to clamp each 3 ms window's tick-counted
 //! difference at zero before summing, which read 16% of an idle 2-CPU machine as others'.
+//!
+//! test-lanes: alone. "Idle" and "one CPU busy" are the machine's state: a test in the
+//! other lane would be a second busy CPU (scripts/test-lanes runs this file after the lanes).
 
 mod common;
 use common::{skip, BIN};
