@@ -325,54 +325,64 @@ fn study_router_vpn_compares_two_builds_table_tunnel_and_conclusion() {
 fn no_asm_tunnel_is_slower(asm: &str, no_asm: &str) {
     let dir = temp_dir("tunnel-rounds");
     let mut undecided = Vec::new();
+    let mut decided = false;
     for attempt in 0..3 {
-        let file = |b: &str| {
-            dir.join(format!("{b}-{attempt}.jsonl"))
-                .display()
-                .to_string()
-        };
-        for (b, build) in [("asm", asm), ("no-asm", no_asm)] {
-            let args = format!("vpn --no-store --tunnels openvpn --ciphers AES-256-CBC --streams 1 --directions up --duration 2 --rounds 3 --openssl {build} --output {}", file(b));
-            let o = run(&args.split(' ').collect::<Vec<_>>());
-            assert!(o.status.success(), "{b}: {}", stderr(&o));
-        }
-        let (asm_f, no_asm_f) = (file("asm"), file("no-asm"));
-        let o = run(&[
-            "compare",
-            &asm_f,
-            &no_asm_f,
-            "--a",
-            "openvpn [openssl 3.5.5]",
-            "--b",
-            "openvpn [openssl 3.5.5 no-asm]",
-            "--format",
-            "json",
-        ]);
-        let pairs = json(&o, "compare")["pairs"].clone();
-        assert_eq!(pairs.as_array().map(Vec::len), Some(1), "{pairs}");
-        let p = &pairs[0];
-        assert_eq!(
-            (p["base_trials"].as_u64(), p["new_trials"].as_u64()),
-            (Some(3), Some(3)),
-            "{p}"
-        );
-        let ci = p["ratio_ci"]
+        let p = tunnel_pair(&dir, attempt, asm, no_asm);
+        let hi = p["ratio_ci"]
             .as_array()
-            .expect("an interval from 3 rounds a side");
-        let hi = ci[1].as_f64().unwrap();
+            .expect("an interval from 3 rounds a side")[1]
+            .as_f64()
+            .unwrap();
         match p["verdict"].as_str() {
             Some("regressed") => {
                 assert!(hi < 1.0, "{p}");
-                let _ = std::fs::remove_dir_all(&dir);
-                return;
+                decided = true;
+                break;
             }
             Some("unchanged") => undecided.push(p.to_string()),
             _ => panic!("the no-asm build's tunnel measured faster: {p}"),
         }
     }
-    common::skip(&format!(
-        "3 pairs of 3 rounds a build could not decide the tunnel's direction: {undecided:?}"
-    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    if !decided {
+        common::skip(&format!(
+            "3 pairs of 3 rounds a build could not decide the tunnel's direction: {undecided:?}"
+        ));
+    }
+}
+
+/// One pair: the tunnel on each build, 3 rounds each, and `compare`'s one pair of them.
+fn tunnel_pair(dir: &Path, attempt: usize, asm: &str, no_asm: &str) -> Value {
+    let file = |b: &str| {
+        dir.join(format!("{b}-{attempt}.jsonl"))
+            .display()
+            .to_string()
+    };
+    for (b, build) in [("asm", asm), ("no-asm", no_asm)] {
+        let args = format!("vpn --no-store --tunnels openvpn --ciphers AES-256-CBC --streams 1 --directions up --duration 2 --rounds 3 --openssl {build} --output {}", file(b));
+        let o = run(&args.split(' ').collect::<Vec<_>>());
+        assert!(o.status.success(), "{b}: {}", stderr(&o));
+    }
+    let o = run(&[
+        "compare",
+        &file("asm"),
+        &file("no-asm"),
+        "--a",
+        "openvpn [openssl 3.5.5]",
+        "--b",
+        "openvpn [openssl 3.5.5 no-asm]",
+        "--format",
+        "json",
+    ]);
+    let pairs = json(&o, "compare")["pairs"].clone();
+    assert_eq!(pairs.as_array().map(Vec::len), Some(1), "{pairs}");
+    let p = pairs[0].clone();
+    assert_eq!(
+        (p["base_trials"].as_u64(), p["new_trials"].as_u64()),
+        (Some(3), Some(3)),
+        "{p}"
+    );
+    p
 }
 
 /// study aesni with a no-asm build: the build beside the stock one and its ISA-off path.
