@@ -1,8 +1,9 @@
 //! OpenSSL built from source for the tests (scripts/build-openssl, cached under
 //! ~/.cache/cryptobench/openssl).
 
+use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The install dir of `scripts/build-openssl VERSION [flags]`; None (skip reported) when
 /// it cannot be built here.
@@ -47,4 +48,46 @@ pub fn assert_measured(v: &serde_json::Value, label: &str, version: &str, algs: 
         "{label}: not every record on {version}: {}",
         mine[0]
     );
+}
+
+/// `program` is installed (a skip is reported when not).
+pub fn found(program: &str) -> bool {
+    let yes = ["/usr/sbin", "/usr/bin", "/sbin"]
+        .iter()
+        .any(|d| Path::new(d).join(program).exists());
+    if !yes {
+        super::skip(&format!("{program} is not installed"));
+    }
+    yes
+}
+
+/// A fresh directory for a made-up build.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "cryptobench-openssl-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("lib")).unwrap();
+    d
+}
+
+/// A run that must be refused as bad input: exit 2 and one line naming the fix.
+pub fn refused(args: &[&str], says: &str) -> String {
+    let o = super::cryptobench(args);
+    let err = super::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line: {err}"
+    );
+    assert!(err.contains(says), "{args:?}: should say '{says}': {err}");
+    err
+}
+
+/// The JSON document a successful run printed.
+pub fn json(o: &Output, what: &str) -> Value {
+    assert!(o.status.success(), "{what} failed: {}", super::stderr(o));
+    serde_json::from_slice(&o.stdout).expect("--format json prints one JSON document")
 }
