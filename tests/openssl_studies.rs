@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::openssl::{found, json, refused, temp_dir};
+use common::openssl::{json, refused, temp_dir, tunnel_possible};
 use common::{cryptobench as run, stderr};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -28,16 +28,12 @@ fn cells(line: &str) -> Vec<&str> {
 /// on each (and on the system's libcrypto, the baseline), and the conclusion per pair.
 #[test]
 fn study_router_vpn_compares_two_builds_table_tunnel_and_conclusion() {
-    if !common::is_root() {
-        common::skip("cryptobench vpn needs root (CI runs the tests as root)");
+    if !tunnel_possible() {
         return;
     }
     let (Some(asm), Some(no_asm)) = (build(&[]), build(&["--no-asm"])) else {
         return;
     };
-    if !found("openvpn") || !found("iperf3") {
-        return;
-    }
     let (a, n) = (asm.to_str().unwrap(), no_asm.to_str().unwrap());
     let o = run(&[
         "study",
@@ -147,28 +143,21 @@ fn tunnel_pair(dir: &Path, attempt: usize, asm: &str, no_asm: &str) -> (Value, C
             .display()
             .to_string()
     };
-    let mut cpu = CpuPerGb {
-        asm: Vec::new(),
-        no_asm: Vec::new(),
-    };
-    for (b, build) in [("asm", asm), ("no-asm", no_asm)] {
+    let [asm_cpu, no_asm_cpu] = [("asm", asm), ("no-asm", no_asm)].map(|(b, build)| {
         let args = format!("vpn --no-store --tunnels openvpn --ciphers AES-256-CBC --streams 1 --directions up --duration 2 --rounds 3 --openssl {build} --output {}", file(b));
         let o = run(&args.split(' ').collect::<Vec<_>>());
         assert!(o.status.success(), "{b}: {}", stderr(&o));
-        let rounds: Vec<f64> = std::fs::read_to_string(file(b))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|r| r["kind"] == "record")
+        let rounds: Vec<f64> = common::dut_lab::records(Path::new(&file(b)))
+            .iter()
             .map(|r| r["cpu_s_per_gb"].as_f64().unwrap_or_else(|| panic!("{r}")))
             .collect();
         assert_eq!(rounds.len(), 3, "{b}: {rounds:?}");
-        *(if b == "asm" {
-            &mut cpu.asm
-        } else {
-            &mut cpu.no_asm
-        }) = rounds;
-    }
+        rounds
+    });
+    let cpu = CpuPerGb {
+        asm: asm_cpu,
+        no_asm: no_asm_cpu,
+    };
     let o = run(&[
         "compare",
         &file("asm"),
@@ -194,16 +183,12 @@ fn tunnel_pair(dir: &Path, attempt: usize, asm: &str, no_asm: &str) -> (Value, C
 /// study aesni with a no-asm build: the build beside the stock one and its ISA-off path.
 #[test]
 fn study_aesni_puts_a_no_asm_build_beside_the_isa_off_path() {
-    if !common::is_root() {
-        common::skip("the aesni study's tunnel needs root (CI runs the tests as root)");
+    if !tunnel_possible() {
         return;
     }
     let Some(no_asm) = build(&["--no-asm"]) else {
         return;
     };
-    if !found("openvpn") || !found("iperf3") {
-        return;
-    }
     let n = no_asm.to_str().unwrap();
     // The same build twice would share one label: refused before anything runs.
     refused(

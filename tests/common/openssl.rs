@@ -61,6 +61,15 @@ pub fn found(program: &str) -> bool {
     yes
 }
 
+/// An OpenVPN tunnel can run here: root, openvpn and iperf3 (a skip is reported when not).
+pub fn tunnel_possible() -> bool {
+    if !super::is_root() {
+        super::skip("cryptobench vpn needs root (CI runs the tests as root)");
+        return false;
+    }
+    found("openvpn") && found("iperf3")
+}
+
 /// A fresh directory for a made-up build.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(
