@@ -162,7 +162,5 @@ pub fn check_paths(
     (checks, not_offered)
 }
 
-#[cfg(all(test, feature = "boringssl"))]
-mod boringssl_tests;
 #[cfg(test)]
 mod tests;
