@@ -1,0 +1,106 @@
+//! The test suite's own scripts, where a mistake would not fail a test but make the suite
+//! test the wrong thing: scripts/source-mtimes gives a clean clone the mtimes of the last
+//! build only for files whose content that build saw, and only when nothing was built
+//! in the build dir since.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+fn mtime(p: &Path) -> SystemTime {
+    std::fs::metadata(p).unwrap().modified().unwrap()
+}
+
+fn set_mtime(p: &Path, t: SystemTime) {
+    // Read-only, so that a directory opens too: its owner may set its times.
+    std::fs::File::open(p).unwrap().set_modified(t).unwrap();
+}
+
+/// scripts/source-mtimes ACTION in `repo`; its stderr.
+fn source_mtimes(repo: &Path, action: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/source-mtimes");
+    let o = Command::new(script)
+        .args([action, "state.json", "target"])
+        .current_dir(repo)
+        .output()
+        .expect("python3 runs scripts/source-mtimes");
+    assert!(o.status.success(), "{action}: {}", common::stderr(&o));
+    common::stderr(&o)
+}
+
+#[test]
+fn a_clean_clone_gets_the_last_builds_mtimes_only_for_unchanged_files() {
+    let repo = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "source-mtimes");
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", common::stderr(&o));
+    };
+    git(&["init", "-q"]);
+    let (src, lib) = (repo.join("src"), repo.join("lib"));
+    let (same, changed, kept) = (
+        src.join("same.rs"),
+        src.join("changed.rs"),
+        lib.join("a.rs"),
+    );
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(&same, "fn a() {}\n").unwrap();
+    std::fs::write(&changed, "fn b() {}\n").unwrap();
+    std::fs::write(&kept, "fn c() {}\n").unwrap();
+    git(&["add", "src", "lib"]);
+    let fingerprint = repo.join("target/release/.fingerprint/cryptobench-0123/lib-cryptobench");
+    std::fs::create_dir_all(fingerprint.parent().unwrap()).unwrap();
+    std::fs::write(&fingerprint, "0123").unwrap();
+    let built = SystemTime::now() - Duration::from_secs(3600);
+    for p in [&same, &changed, &kept, &src, &lib] {
+        set_mtime(p, built);
+    }
+    source_mtimes(&repo, "record");
+
+    // The next clone: everything checked out now; one file changed, one file added.
+    let checkout = SystemTime::now();
+    std::fs::write(&changed, "fn b() { let _ = 1; }\n").unwrap();
+    std::fs::write(lib.join("new.rs"), "fn d() {}\n").unwrap();
+    git(&["add", "lib/new.rs"]);
+    for p in [&same, &changed, &kept, &src, &lib] {
+        set_mtime(p, checkout);
+    }
+    let said = source_mtimes(&repo, "restore");
+    assert!(
+        said.contains("2 unchanged files and 1 directories"),
+        "{said}"
+    );
+    assert_eq!(
+        mtime(&same),
+        built,
+        "an unchanged file has the build's mtime"
+    );
+    assert_eq!(mtime(&kept), built);
+    assert_eq!(
+        mtime(&changed),
+        checkout,
+        "a changed file keeps its checkout time"
+    );
+    assert_eq!(mtime(&src), built, "a directory holding the same names");
+    assert_eq!(mtime(&lib), checkout, "a directory with a file added");
+
+    // Built in since the record (a fingerprint newer than the recorded one): nothing is
+    // restored, since the outputs may come from other sources.
+    set_mtime(&same, checkout);
+    std::fs::write(&fingerprint, "4567").unwrap();
+    let said = source_mtimes(&repo, "restore");
+    assert!(said.contains("built in since the record"), "{said}");
+    assert_eq!(mtime(&same), checkout);
+
+    // No record at all: nothing restored either.
+    std::fs::remove_file(repo.join("state.json")).unwrap();
+    let said = source_mtimes(&repo, "restore");
+    assert!(said.contains("no record of the last build"), "{said}");
+    assert_eq!(mtime(&same), checkout);
+}
