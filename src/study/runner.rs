@@ -382,13 +382,19 @@ fn append(to: &Path, text: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow!("cannot append to {}: {e}", to.display()))
 }
 
-/// guest/run: next to the binary's source tree, or CRYPTOBENCH_GUEST_RUN.
+/// guest/run: CRYPTOBENCH_GUEST_RUN, else the cryptobench checkout the current directory
+/// or the binary (target/release/cryptobench) is in. Not the path the binary was built at:
+/// that is another machine's for a release, and it would make every checkout's build its
+/// own (cargo compiles the crate again when the path it embeds changes).
 fn guest_run() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("CRYPTOBENCH_GUEST_RUN").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/run")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_file())
+    let set = std::env::var_os("CRYPTOBENCH_GUEST_RUN").map(PathBuf::from);
+    let starts = [std::env::current_dir().ok(), std::env::current_exe().ok()];
+    let found = starts.into_iter().flatten().flat_map(|s| {
+        s.ancestors()
+            .map(|d| d.join("guest/run"))
+            .collect::<Vec<_>>()
+    });
+    set.into_iter().chain(found).find(|p| p.is_file())
 }
 
 fn guest(cmds: &[Vec<String>], file: &Path) -> Result<i32, Failure> {
