@@ -389,12 +389,10 @@ fn append(to: &Path, text: &str) -> anyhow::Result<()> {
 fn guest_run() -> Option<PathBuf> {
     let set = std::env::var_os("CRYPTOBENCH_GUEST_RUN").map(PathBuf::from);
     let starts = [std::env::current_dir().ok(), std::env::current_exe().ok()];
-    let found = starts.into_iter().flatten().flat_map(|s| {
-        s.ancestors()
-            .map(|d| d.join("guest/run"))
-            .collect::<Vec<_>>()
-    });
-    set.into_iter().chain(found).find(|p| p.is_file())
+    let found = starts.iter().flatten().flat_map(|s| s.ancestors());
+    set.into_iter()
+        .chain(found.map(|d| d.join("guest/run")))
+        .find(|p| p.is_file())
 }
 
 fn guest(cmds: &[Vec<String>], file: &Path) -> Result<i32, Failure> {
