@@ -188,7 +188,7 @@ pub fn capture(
     Environment {
         kind: crate::record::LineKind::Environment,
         schema: SCHEMA,
-        run_id: run_id(now.as_secs()),
+        run_id: run_id(now),
         cryptobench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix: now.as_secs(),
         // A store URL's password never reaches a results file.
@@ -218,33 +218,49 @@ pub fn capture(
 
 /// secs-pid-stamp, and a counter after the first run of a process (a study runs several
 /// workloads in one process within a second). The stamp (8 hex digits: the millisecond
-/// of the start, then 20 random bits) keeps apart runs that share the second and the PID
-/// (containers, the identical DUTs of a fleet) and still sorts one process's runs of a
-/// second by their start, as the store orders runs of one second by id.
-fn run_id(secs: u64) -> String {
+/// of the start, then 20 random bits drawn once per process) keeps apart runs that share
+/// the second and the PID (containers, the identical DUTs of a fleet) and sorts the runs
+/// of one second by their start, as the store and trend do. Seconds and millisecond come
+/// from the one clock reading that is `started_unix`: read apart, a run started at .999
+/// took the next second's millisecond and sorted first (trend_cli saw 3 library changes).
+fn run_id(now: std::time::Duration) -> String {
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    static STAMP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let stamp = STAMP.get_or_init(|| {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .subsec_nanos();
+    static RANDOM: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let random = RANDOM.get_or_init(|| {
         // Where the OS random generator fails, the clock's nanoseconds still differ.
-        let random = crate::impls::pkey::random_bytes(4)
+        crate::impls::pkey::random_bytes(4)
             .ok()
             .and_then(|b| b.try_into().ok())
-            .map_or(nanos, u32::from_le_bytes);
-        ((nanos / 1_000_000) << 20) | (random & 0xf_ffff)
+            .map_or(now.subsec_nanos(), u32::from_le_bytes)
     });
-    let base = format!("{secs}-{}-{stamp:08x}", std::process::id());
+    let base = format!(
+        "{}-{}-{:08x}",
+        now.as_secs(),
+        std::process::id(),
+        stamp(now, *random)
+    );
     match RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
         0 => base,
         n => format!("{base}-{n}"),
     }
 }
 
+fn stamp(now: std::time::Duration, random: u32) -> u32 {
+    (now.subsec_millis() << 20) | (random & 0xf_ffff)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_stamp_carries_the_millisecond_of_started_unix() {
+        let late = std::time::Duration::new(1_700_000_000, 999_600_000);
+        let id = format!("1700000000-1-{:08x}", super::stamp(late, u32::MAX));
+        assert_eq!(crate::record::identity::start_ms(&id), 999);
+        let early = std::time::Duration::new(1_700_000_000, 7_000_000);
+        let id = format!("1700000000-1-{:08x}", super::stamp(early, 0));
+        assert_eq!(crate::record::identity::start_ms(&id), 7);
+    }
+
     #[test]
     fn qemu_mapping_finds_the_user_emulator_only() {
         let maps = "5555-5556 r-xp 00000000 fd:01 123 /usr/bin/qemu-aarch64\n\
