@@ -1,8 +1,8 @@
 //! The bootstrap distribution of a sample's median, exactly: resampling n trials with
 //! replacement and taking the median gives (x_i + x_j) / 2 of the sorted trials with a
 //! probability that binomial counts determine. Drawing a replicate's median is then one
-//! uniform number and a binary search, not n draws and a sort: the same distribution, at a
-//! cost that no longer grows with the trials.
+//! random number and a look-up in an alias table, not n draws and a sort: the same
+//! distribution, at a cost that no longer grows with the trials.
 
 /// A small deterministic generator (xorshift64*): analysis stays pure and repeatable.
 pub struct Rng(u64);
@@ -11,7 +11,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed.max(1))
     }
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -21,6 +21,7 @@ impl Rng {
         (self.next() >> 33) as usize % n.max(1)
     }
     /// Uniform in [0, 1).
+    #[cfg(test)]
     pub fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
@@ -29,15 +30,23 @@ impl Rng {
 /// Beyond this many trials the table (n^2 pairs) costs more than resampling.
 const MAX_TABLE: usize = 64;
 
-/// A table this short is counted through rather than searched.
-const SHORT_TABLE: usize = 16;
-
 /// The medians a resample can have and their cumulative probabilities.
 #[derive(Clone, Debug)]
 pub struct MedianDraw {
     sorted: Vec<f64>,
     /// (median, P(replicate median <= this entry)), in table order; empty above MAX_TABLE.
     table: Vec<(f64, f64)>,
+    /// Walker's alias table over `table`'s entries (Vose's construction): slot k keeps
+    /// its own entry for a share `keep / 2^64` of the draws landing on it, the rest go to
+    /// entry `alias`. One multiplication draws, where a search's branches cost more than
+    /// all the rest of a bootstrap round (most of `report --format json` at scale).
+    alias: Vec<Slot>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    keep: u64,
+    alias: usize,
 }
 
 impl MedianDraw {
@@ -49,7 +58,12 @@ impl MedianDraw {
         } else {
             Vec::new()
         };
-        MedianDraw { sorted, table }
+        let alias = alias(&table);
+        MedianDraw {
+            sorted,
+            table,
+            alias,
+        }
     }
 
     /// The median of one resample with replacement.
@@ -67,23 +81,69 @@ impl MedianDraw {
 
     /// `draw` as the place of its median in `medians`; None (and no random number used)
     /// without a table: then `draw` resamples.
+    #[inline]
     pub fn draw_index(&self, rng: &mut Rng) -> Option<usize> {
-        let last = self.table.last()?;
-        let u = rng.unit() * last.1;
-        // The entries at or below u: where a binary search lands (the cumulative column
-        // only grows), without its unpredictable branches in a short table.
-        let k = if self.table.len() <= SHORT_TABLE {
-            self.table.iter().filter(|e| e.1 <= u).count()
-        } else {
-            self.table.partition_point(|e| e.1 <= u)
-        };
-        Some(k.min(self.table.len() - 1))
+        if self.alias.is_empty() {
+            return None;
+        }
+        // The high word picks a slot uniformly, the low word (uniform within it) whether
+        // the slot keeps its entry.
+        let x = u128::from(rng.next()) * self.alias.len() as u128;
+        let k = (x >> 64) as usize;
+        let slot = self.alias[k];
+        // A coin no predictor learns: a branch on it would cost more than the draw.
+        Some(std::hint::select_unpredictable(
+            (x as u64) < slot.keep,
+            k,
+            slot.alias,
+        ))
     }
 
     /// The medians a draw can give, in the table's order (none without a table).
     pub fn medians(&self) -> impl Iterator<Item = f64> + '_ {
         self.table.iter().map(|e| e.0)
     }
+}
+
+/// The alias table of `table`'s entries, each with its share of the last cumulative
+/// probability (Vose: slots below their fair share are topped up from one above it).
+fn alias(table: &[(f64, f64)]) -> Vec<Slot> {
+    let Some(&(_, total)) = table.last() else {
+        return Vec::new();
+    };
+    let m = table.len();
+    let mut before = 0.0;
+    // Each entry's probability times m: 1 is a slot's fair share.
+    let mut share: Vec<f64> = table
+        .iter()
+        .map(|&(_, c)| {
+            let p = (c - before) / total;
+            before = c;
+            p * m as f64
+        })
+        .collect();
+    let mut slots: Vec<Slot> = (0..m)
+        .map(|k| Slot {
+            keep: u64::MAX,
+            alias: k,
+        })
+        .collect();
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..m).partition(|&k| share[k] < 1.0);
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        // 2^64 times the share, which is below 1.
+        slots[s] = Slot {
+            keep: (share[s] * 18_446_744_073_709_551_616.0) as u64,
+            alias: l,
+        };
+        share[l] -= 1.0 - share[s];
+        if share[l] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // What is left holds a fair share up to rounding: it keeps its entry.
+    slots
 }
 
 /// P(a Binomial(n, k/n) count >= m): that at least m of n draws fall on the first k
@@ -219,20 +279,40 @@ mod tests {
         }
     }
 
-    /// A short table is counted through, a long one searched: both land where a binary
-    /// search of the same random number does.
+    /// The alias table gives every entry of the table its probability: summed over the
+    /// slots (each drawn 1/m of the time, keeping its entry for keep/2^64 of those), to
+    /// 1e-12, for odd and even trials, ties, and the longest table.
     #[test]
-    fn a_draw_lands_where_a_search_does() {
+    fn the_alias_table_draws_each_median_with_its_probability() {
+        let long: Vec<f64> = (0..MAX_TABLE).map(|i| (i * i % 17) as f64).collect();
         for x in [
-            &[1.0, 2.0, 4.0, 8.0, 16.0][..],
+            &[3.0][..],
+            &[1.0, 2.0, 4.0, 8.0, 16.0],
             &[1.0, 2.0, 2.0, 5.0, 11.0, 13.0],
+            &[7.0; 9],
+            &long,
         ] {
-            let d = MedianDraw::new(x);
-            let (mut a, mut b) = (Rng::new(3), Rng::new(3));
-            for _ in 0..10_000 {
-                let u = b.unit() * d.table.last().unwrap().1;
-                let searched = d.table.partition_point(|e| e.1 <= u).min(d.table.len() - 1);
-                assert_eq!(d.draw_index(&mut a), Some(searched), "{x:?} at {u}");
+            let mut sorted = x.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            let d = MedianDraw::new(&sorted);
+            let m = d.alias.len() as f64;
+            assert_eq!(d.alias.len(), d.table.len());
+            let mut drawn = vec![0.0; d.table.len()];
+            for (k, slot) in d.alias.iter().enumerate() {
+                let keep = slot.keep as f64 / 18_446_744_073_709_551_616.0;
+                drawn[k] += keep / m;
+                drawn[slot.alias] += (1.0 - keep) / m;
+            }
+            let total = d.table.last().unwrap().1;
+            let mut before = 0.0;
+            for (k, &(_, c)) in d.table.iter().enumerate() {
+                let p = (c - before) / total;
+                before = c;
+                assert!(
+                    (drawn[k] - p).abs() < 1e-12,
+                    "{x:?}: entry {k}: {} against {p}",
+                    drawn[k]
+                );
             }
         }
     }
