@@ -1,6 +1,6 @@
 //! Where one path overtakes another: the size n at which a1 + n/B1 = a2 + n/B2.
 
-use super::model::{fit_line, Curve, Line};
+use super::model::{bounds_95, fit_line, Curve, Line};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -65,23 +65,6 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
     } else {
         "b"
     };
-    let mut ns = Vec::new();
-    let mut never = 0usize;
-    for (ra, rb) in a_lines.iter().zip(b_lines) {
-        let (Some((ra1, rb1)), Some((ra2, rb2))) = (ra, rb) else {
-            continue;
-        };
-        match cross(*ra1, *rb1, *ra2, *rb2) {
-            Some(x) => ns.push(x),
-            None => never += 1,
-        }
-    }
-    let total = ns.len() + never;
-    // Replicates without a crossing count as "beyond any size" on the high side.
-    let mut at = |p: f64| -> Option<f64> {
-        let k = ((total.saturating_sub(1)) as f64 * p).round() as usize;
-        (k < ns.len()).then(|| *ns.select_nth_unstable_by(k, f64::total_cmp).1)
-    };
     let distinct = |c: &Curve| {
         let mut s = c.sizes.clone();
         s.sort_by(f64::total_cmp);
@@ -90,7 +73,7 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
     };
     // Two sizes fit a line exactly, and a crossing the data do not reach is no finding.
     let bounds = if n.is_some() && distinct(a).min(distinct(b)) >= MIN_SIZES_FOR_BOUNDS {
-        [at(0.025), at(0.975)]
+        bounds(a_lines, b_lines)
     } else {
         [None, None]
     };
@@ -101,6 +84,19 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
         measured,
         beyond_measured,
     })
+}
+
+/// 95 % bounds of the crossing from the paired bootstrap lines. Replicates without a
+/// crossing count as "beyond any size" on the high side.
+fn bounds(a_lines: &[Line], b_lines: &[Line]) -> [Option<f64>; 2] {
+    let crossings = a_lines.iter().zip(b_lines).filter_map(|pair| match pair {
+        (Some((a1, b1)), Some((a2, b2))) => {
+            Some(cross(*a1, *b1, *a2, *b2).unwrap_or(f64::INFINITY))
+        }
+        _ => None,
+    });
+    let bounds = bounds_95(crossings).unwrap_or([f64::INFINITY; 2]);
+    bounds.map(|x| x.is_finite().then_some(x))
 }
 
 #[cfg(test)]

@@ -116,14 +116,19 @@ pub fn replicates(c: &Curve, seed: u64) -> Vec<Line> {
         .collect()
 }
 
-/// The value at rank round((len - 1) p) of `xs` (reordered): what sorting and indexing
-/// gives, in linear time.
-fn percentile(xs: &mut [f64], p: f64) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let i = ((xs.len() - 1) as f64 * p).round() as usize;
-    Some(*xs.select_nth_unstable_by(i, f64::total_cmp).1)
+/// The 2.5 % and 97.5 % points of `xs`: the values at ranks round((len - 1) p), as
+/// sorting gives them, in linear time. None when empty.
+pub fn bounds_95(xs: impl Iterator<Item = f64>) -> Option<[f64; 2]> {
+    let mut xs: Vec<f64> = xs.collect();
+    let last = xs.len().checked_sub(1)? as f64;
+    let (low, high) = (
+        (last * 0.025).round() as usize,
+        (last * 0.975).round() as usize,
+    );
+    let high_value = *xs.select_nth_unstable_by(high, f64::total_cmp).1;
+    // What ranks below `high` is now before it.
+    let low_value = *xs[..=high].select_nth_unstable_by(low, f64::total_cmp).1;
+    Some([low_value, high_value])
 }
 
 fn bandwidth(b: f64) -> f64 {
@@ -155,17 +160,13 @@ pub fn fit_from(c: &Curve, lines: &[Line]) -> Option<Fit> {
         .zip(&t)
         .map(|(&n, &y)| ((a + b * n) - y).abs() / y)
         .fold(0.0, f64::max);
-    let (mut overheads, mut bandwidths): (Vec<f64>, Vec<f64>) = lines
-        .iter()
-        .flatten()
-        .map(|&(ra, rb)| (ra, bandwidth(rb)))
-        .unzip();
-    let at = |xs: &mut [f64], p: f64| percentile(xs, p).unwrap_or(f64::NAN);
+    let fitted = lines.iter().flatten();
+    let nan = [f64::NAN; 2];
     Some(Fit {
         overhead_s: a,
-        overhead_s_bounds: [at(&mut overheads, 0.025), at(&mut overheads, 0.975)],
+        overhead_s_bounds: bounds_95(fitted.clone().map(|l| l.0)).unwrap_or(nan),
         bandwidth_bps: bandwidth(b),
-        bandwidth_bps_bounds: [at(&mut bandwidths, 0.025), at(&mut bandwidths, 0.975)],
+        bandwidth_bps_bounds: bounds_95(fitted.map(|l| bandwidth(l.1))).unwrap_or(nan),
         max_rel_error,
         points: c.sizes.len(),
     })
@@ -261,6 +262,30 @@ pub mod tests {
             let fast = replicates(c, 7 + i as u64);
             assert_eq!(bits(&fast), bits(&plain), "curve {i}");
             assert_eq!(fast.iter().all(Option::is_none), i == 0, "curve {i}");
+        }
+    }
+
+    /// The one-pass bounds are the values sorting puts at the two ranks, bit for bit:
+    /// any length (none, one, the bootstrap's 400), ties, infinities and NaN.
+    #[test]
+    fn bounds_95_are_what_sorting_gives() {
+        let mut rng = Rng::new(3);
+        for n in [0, 1, 2, 3, 39, 40, 41, 399, 400, 1000] {
+            for ties in [false, true] {
+                let mut xs: Vec<f64> = (0..n)
+                    .map(|_| rng.below(if ties { 5 } else { 1 << 30 }) as f64)
+                    .collect();
+                if n > 3 {
+                    xs[1] = f64::INFINITY;
+                    xs[2] = f64::NAN;
+                }
+                let mut sorted = xs.clone();
+                sorted.sort_by(f64::total_cmp);
+                let at = |p: f64| sorted[((n - 1) as f64 * p).round() as usize].to_bits();
+                let got = bounds_95(xs.iter().copied()).map(|b| b.map(f64::to_bits));
+                let want = (n > 0).then(|| [at(0.025), at(0.975)]);
+                assert_eq!(got, want, "{n} values, ties {ties}");
+            }
         }
     }
 
