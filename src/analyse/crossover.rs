@@ -1,6 +1,6 @@
 //! Where one path overtakes another: the size n at which a1 + n/B1 = a2 + n/B2.
 
-use super::model::{bounds_95, fit_line, Curve, Line};
+use super::model::{bounds_95, Curve, Fitted, Line};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -32,24 +32,16 @@ pub fn cross(a1: f64, b1: f64, a2: f64, b2: f64) -> Option<f64> {
 }
 
 /// Crossover between path `a` and path `b`, with bounds from their bootstrap lines
-/// (`model::replicates`, paired round by round). Both curves must share their sizes'
-/// meaning (same algorithm and direction); they need not share sizes.
-pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Option<Crossover> {
-    let med = |c: &Curve| -> Vec<f64> {
-        c.sizes
-            .iter()
-            .zip(&c.samples)
-            .map(|(n, s)| n / super::stats::median(s))
-            .collect()
-    };
-    let (a1, b1) = fit_line(&a.sizes, &med(a))?;
-    let (a2, b2) = fit_line(&b.sizes, &med(b))?;
+/// (paired round by round). Both curves must share their sizes' meaning (same algorithm
+/// and direction); they need not share sizes.
+pub fn crossover(a: &Fitted, b: &Fitted) -> Option<Crossover> {
+    let ((a1, b1), (a2, b2)) = (a.line?, b.line?);
     let span = |c: &Curve| {
         let lo = c.sizes.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = c.sizes.iter().copied().fold(0.0, f64::max);
         (lo, hi)
     };
-    let ((alo, ahi), (blo, bhi)) = (span(a), span(b));
+    let ((alo, ahi), (blo, bhi)) = (span(a.curve), span(b.curve));
     let measured = [alo.max(blo), ahi.min(bhi)];
     let crossing = cross(a1, b1, a2, b2);
     let inside = |x: f64| x >= measured[0] && x <= measured[1];
@@ -72,8 +64,9 @@ pub fn crossover(a: &Curve, a_lines: &[Line], b: &Curve, b_lines: &[Line]) -> Op
         s.len()
     };
     // Two sizes fit a line exactly, and a crossing the data do not reach is no finding.
-    let bounds = if n.is_some() && distinct(a).min(distinct(b)) >= MIN_SIZES_FOR_BOUNDS {
-        bounds(a_lines, b_lines)
+    let bounds = if n.is_some() && distinct(a.curve).min(distinct(b.curve)) >= MIN_SIZES_FOR_BOUNDS
+    {
+        bounds(&a.lines, &b.lines)
     } else {
         [None, None]
     };
@@ -101,12 +94,11 @@ fn bounds(a_lines: &[Line], b_lines: &[Line]) -> [Option<f64>; 2] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::replicates;
     use super::super::model::tests::synthetic;
     use super::*;
 
     fn crossover_of(a: &Curve, b: &Curve, seed: u64) -> Option<Crossover> {
-        crossover(a, &replicates(a, seed), b, &replicates(b, seed + 1))
+        crossover(&Fitted::new(a, seed), &Fitted::new(b, seed + 1))
     }
 
     const SIZES: [f64; 7] = [16.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0];

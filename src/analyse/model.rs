@@ -155,37 +155,54 @@ fn bandwidth(b: f64) -> f64 {
     }
 }
 
-/// Fits the model to a curve with 95 % bootstrap bounds from a fresh bootstrap.
-#[cfg(test)]
-pub fn fit(c: &Curve, seed: u64) -> Option<Fit> {
-    fit_from(c, &replicates(c, seed))
+/// A curve with what its fit and every crossover it is part of share, computed once:
+/// its median time per call at each size, the line through them and its bootstrap.
+pub struct Fitted<'a> {
+    pub curve: &'a Curve,
+    /// Seconds per call at each size: the size over its median trial's bytes/s.
+    pub times: Vec<f64>,
+    /// t = a + b n through `times`; None when no line fits them.
+    pub line: Option<(f64, f64)>,
+    /// `replicates` of the curve.
+    pub lines: Vec<Line>,
 }
 
-/// Fits the model to a curve, with 95 % bounds from its bootstrap `lines`.
-pub fn fit_from(c: &Curve, lines: &[Line]) -> Option<Fit> {
-    let t: Vec<f64> = c
-        .sizes
-        .iter()
-        .zip(&c.samples)
-        .map(|(n, s)| n / median(s))
-        .collect();
-    let (a, b) = fit_line(&c.sizes, &t)?;
-    let max_rel_error = c
-        .sizes
-        .iter()
-        .zip(&t)
-        .map(|(&n, &y)| ((a + b * n) - y).abs() / y)
-        .fold(0.0, f64::max);
-    let fitted = lines.iter().flatten();
-    let nan = [f64::NAN; 2];
-    Some(Fit {
-        overhead_s: a,
-        overhead_s_bounds: bounds_95(fitted.clone().map(|l| l.0)).unwrap_or(nan),
-        bandwidth_bps: bandwidth(b),
-        bandwidth_bps_bounds: bounds_95(fitted.map(|l| bandwidth(l.1))).unwrap_or(nan),
-        max_rel_error,
-        points: c.sizes.len(),
-    })
+impl<'a> Fitted<'a> {
+    pub fn new(curve: &'a Curve, seed: u64) -> Fitted<'a> {
+        let times: Vec<f64> = curve
+            .sizes
+            .iter()
+            .zip(&curve.samples)
+            .map(|(n, s)| n / median(s))
+            .collect();
+        Fitted {
+            line: fit_line(&curve.sizes, &times),
+            times,
+            curve,
+            lines: replicates(curve, seed),
+        }
+    }
+
+    /// The model, with 95 % bounds from the bootstrap.
+    pub fn fit(&self) -> Option<Fit> {
+        let (a, b) = self.line?;
+        let sizes = &self.curve.sizes;
+        let max_rel_error = sizes
+            .iter()
+            .zip(&self.times)
+            .map(|(&n, &y)| ((a + b * n) - y).abs() / y)
+            .fold(0.0, f64::max);
+        let fitted = self.lines.iter().flatten();
+        let nan = [f64::NAN; 2];
+        Some(Fit {
+            overhead_s: a,
+            overhead_s_bounds: bounds_95(fitted.clone().map(|l| l.0)).unwrap_or(nan),
+            bandwidth_bps: bandwidth(b),
+            bandwidth_bps_bounds: bounds_95(fitted.map(|l| bandwidth(l.1))).unwrap_or(nan),
+            max_rel_error,
+            points: sizes.len(),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -226,7 +243,7 @@ pub mod tests {
     fn noisy_curve_recovers_overhead_and_bandwidth_within_2_percent() {
         // An offload path: 20 us per call, 400 MB/s (study 1's hardware).
         let c = synthetic(20e-6, 400e6, &SIZES, 7);
-        let f = fit(&c, 1).unwrap();
+        let f = Fitted::new(&c, 1).fit().unwrap();
         assert!((f.overhead_s - 20e-6).abs() / 20e-6 < 0.02, "{f:?}");
         assert!((f.bandwidth_bps - 400e6).abs() / 400e6 < 0.02, "{f:?}");
         assert!(f.overhead_s_bounds[0] <= f.overhead_s && f.overhead_s <= f.overhead_s_bounds[1]);
@@ -235,7 +252,9 @@ pub mod tests {
                 && f.bandwidth_bps <= f.bandwidth_bps_bounds[1]
         );
         // A software path: 50 ns per call, 5 GB/s.
-        let f = fit(&synthetic(50e-9, 5e9, &SIZES, 9), 1).unwrap();
+        let f = Fitted::new(&synthetic(50e-9, 5e9, &SIZES, 9), 1)
+            .fit()
+            .unwrap();
         assert!((f.overhead_s - 50e-9).abs() / 50e-9 < 0.02, "{f:?}");
         assert!((f.bandwidth_bps - 5e9).abs() / 5e9 < 0.02, "{f:?}");
     }
@@ -308,6 +327,6 @@ pub mod tests {
     #[test]
     fn too_few_points_give_no_fit() {
         let c = synthetic(1e-6, 1e9, &[16.0], 3);
-        assert!(fit(&c, 1).is_none());
+        assert!(Fitted::new(&c, 1).fit().is_none());
     }
 }

@@ -2,7 +2,7 @@
 //! with its variant (and library build), for one algorithm and direction, on one thread.
 
 use super::crossover::{crossover, Crossover};
-use super::model::{fit_from, replicates, Curve, Fit};
+use super::model::{Curve, Fit, Fitted};
 use crate::algorithms::{Algorithm, Direction};
 use crate::record::speed::SpeedRecord as Record;
 use serde::Serialize;
@@ -90,14 +90,14 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
     #[cfg(test)]
     tests::ANALYSES.with(|n| n.set(n.get() + 1));
     // One bootstrap per curve, shared by its fit and its crossovers.
-    let lines: Vec<_> = curves
+    let fitted: Vec<Fitted> = curves
         .iter()
         .enumerate()
-        .map(|(i, (_, _, c))| replicates(c, 1000 + i as u64))
+        .map(|(i, (_, _, c))| Fitted::new(c, 1000 + i as u64))
         .collect();
     let mut out = Analysis::default();
-    for (i, (label, r, c)) in curves.iter().enumerate() {
-        if let Some(f) = fit_from(c, &lines[i]) {
+    for ((label, r, _), f) in curves.iter().zip(&fitted) {
+        if let Some(f) = f.fit() {
             out.fits.push(PathFit {
                 path: label.clone(),
                 implementation: r.implementation.clone(),
@@ -129,12 +129,12 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
                     }
                 }
             };
-            let (first_lines, second_lines) = if std::ptr::eq(first.2, ca) {
-                (&lines[i], &lines[j])
+            let (first_fit, second_fit) = if std::ptr::eq(first.2, ca) {
+                (&fitted[i], &fitted[j])
             } else {
-                (&lines[j], &lines[i])
+                (&fitted[j], &fitted[i])
             };
-            if let Some(c) = crossover(first.2, first_lines, second.2, second_lines) {
+            if let Some(c) = crossover(first_fit, second_fit) {
                 out.crossovers.push(PathCrossover {
                     alg: ra.alg,
                     direction: ra.direction,
