@@ -95,7 +95,9 @@ pub fn replicates(c: &Curve, seed: u64) -> Vec<Line> {
         .map(|(d, &n)| d.medians().map(|m| term(n, n / m)).collect())
         .collect();
     let mut rng = Rng::new(seed);
-    (0..BOOTSTRAP_ROUNDS)
+    // Every round's sums first, then their lines: the divisions of a line no longer wait
+    // in the middle of the draws, whose random numbers come one after another.
+    let sums: Vec<Option<[f64; 5]>> = (0..BOOTSTRAP_ROUNDS)
         .map(|_| {
             // Plain sums and a flag, not an Option the compiler keeps in memory.
             let (mut sums, mut measured) = ([0.0; 5], true);
@@ -111,9 +113,10 @@ pub fn replicates(c: &Curve, seed: u64) -> Vec<Line> {
                     None => measured = false,
                 }
             }
-            measured.then(|| solve(&sums)).flatten()
+            measured.then_some(sums)
         })
-        .collect()
+        .collect();
+    sums.iter().map(|s| s.as_ref().and_then(solve)).collect()
 }
 
 /// The 2.5 % and 97.5 % points of `xs`: the values at ranks round((len - 1) p), as
