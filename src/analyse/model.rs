@@ -303,7 +303,7 @@ pub mod tests {
         }
     }
 
-    /// The one-pass bounds are the values sorting puts at the two ranks, bit for bit:
+    /// The bounds are the values sorting puts at the two ranks, bit for bit:
     /// any length (none, one, the bootstrap's 400), ties, infinities and NaN.
     #[test]
     fn bounds_95_are_what_sorting_gives() {
