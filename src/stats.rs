@@ -3,20 +3,7 @@
 
 /// Median of a non-empty sample.
 pub fn median(xs: &[f64]) -> f64 {
-    // A point's few trials are sorted on the stack: the analyses take medians of the
-    // same points again and again, and an allocation each was most of it.
-    let mut stack = [0.0; 16];
-    let mut heap = Vec::new();
-    let v: &mut [f64] = match stack.get_mut(..xs.len()) {
-        Some(v) => {
-            v.copy_from_slice(xs);
-            v
-        }
-        None => {
-            heap.extend_from_slice(xs);
-            &mut heap
-        }
-    };
+    let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {
