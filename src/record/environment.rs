@@ -344,7 +344,7 @@ fn interned<'de, D: serde::Deserializer<'de>>(
 /// and again (`written_as`).
 pub type KernelCryptoText = (
     std::sync::Arc<crate::kernel::KernelFacts>,
-    Box<serde_json::value::RawValue>,
+    std::sync::Arc<serde_json::value::RawValue>,
 );
 
 thread_local! {

@@ -1,9 +1,9 @@
 //! JSON. A command's document is one value. A report's is written run by run as the runs
 //! are read: records go straight from their types to the output (no serde_json::Value
 //! per record, no whole-document string), and only the run at hand is held: each run's
-//! entry of `runs` waits in an unlinked temporary file until every record is written, and
-//! what needs every run (the single run's analysis and environment, exclusions, skipped
-//! lines) comes last.
+//! entry of `runs` waits in a spool (an unlinked temporary file, and the few `kernel_crypto`
+//! texts its entries share) until every record is written, and what needs every run (the
+//! single run's analysis and environment, exclusions, skipped lines) comes last.
 
 use super::Document;
 use crate::record::environment::{written_as, KernelCryptoText};
@@ -12,7 +12,7 @@ use crate::record::{Exclusion, Unavailable, SCHEMA};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::io::{Seek, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::sync::Arc;
 
 /// One run's entry of `runs`: what it says about itself and its analysis.
@@ -49,7 +49,7 @@ pub struct Json<'a> {
     out: &'a mut dyn Write,
     value: bool,
     /// The report's runs' entries, from its first run on.
-    spool: Option<std::io::BufWriter<std::fs::File>>,
+    spool: Option<Spool>,
     /// What the report's end says of all its runs.
     r: Runs,
     /// The run at hand's records, rendered.
@@ -61,8 +61,98 @@ pub struct Json<'a> {
 /// How deep `runs`' entries are written, and the `kernel_crypto` in their environments.
 const ENTRY_DEPTH: usize = 2;
 const KERNEL_CRYPTO_DEPTH: usize = ENTRY_DEPTH + 2;
-/// Distinct `kernel_crypto` values kept rendered: a few machines, and the reader's threads.
+/// Distinct `kernel_crypto` values kept rendered, and kept out of the spool: a few machines,
+/// and the reader's threads.
 const KERNEL_CRYPTO_KEPT: usize = 8;
+
+/// The runs' entries, until every record is written. A machine's runs share one
+/// `kernel_crypto` text (30 KB, most of an entry): the spool keeps the first few distinct
+/// texts once, in memory, and only notes where each goes; the file holds the rest of the
+/// entries, and the texts are put back in place when it is copied out. A year of short runs
+/// wrote 180 MB through the file and read it back.
+struct Spool {
+    file: BufWriter<std::fs::File>,
+    /// Bytes written into `file`.
+    at: u64,
+    /// Where in `file` each text left out goes, in order.
+    splices: Vec<Splice>,
+    /// The distinct texts left out.
+    kept: Vec<Arc<RawValue>>,
+}
+
+impl Spool {
+    fn new() -> std::io::Result<Spool> {
+        Ok(Spool {
+            file: BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
+            at: 0,
+            splices: Vec::new(),
+            kept: Vec::new(),
+        })
+    }
+
+    /// A writer into the spool that leaves `text` out wherever it is written whole.
+    fn leaving_out(&mut self, text: Option<&Arc<RawValue>>) -> SpoolWriter<'_> {
+        let text = text.filter(|t| {
+            if self.kept.iter().any(|k| Arc::ptr_eq(k, t)) {
+                return true;
+            }
+            let room = self.kept.len() < KERNEL_CRYPTO_KEPT;
+            if room {
+                self.kept.push(Arc::clone(t));
+            }
+            room
+        });
+        SpoolWriter {
+            text: text.cloned(),
+            spool: self,
+        }
+    }
+
+    /// Everything written, texts back in place.
+    fn copy_to(self, out: &mut dyn Write) -> anyhow::Result<()> {
+        let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
+        file.rewind()?;
+        let mut file = BufReader::with_capacity(1 << 16, file);
+        let mut from = 0;
+        for (at, text) in &self.splices {
+            std::io::copy(&mut (&mut file).take(at - from), &mut *out)?;
+            out.write_all(text.get().as_bytes())?;
+            from = *at;
+        }
+        std::io::copy(&mut file, out)?;
+        Ok(())
+    }
+}
+
+/// A text left out of the spool's file, and where in the file it goes.
+type Splice = (u64, Arc<RawValue>);
+
+/// The spool as an entry's writer. serde_json writes a raw value's text in one piece, from
+/// where it is held: that piece is noted, not written.
+struct SpoolWriter<'a> {
+    spool: &'a mut Spool,
+    text: Option<Arc<RawValue>>,
+}
+
+impl Write for SpoolWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let spool = &mut *self.spool;
+        match &self.text {
+            Some(t) if std::ptr::eq(t.get().as_bytes(), buf) => {
+                spool.splices.push((spool.at, Arc::clone(t)));
+                Ok(buf.len())
+            }
+            _ => {
+                let n = spool.file.write(buf)?;
+                spool.at += n as u64;
+                Ok(n)
+            }
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.spool.file.flush()
+    }
+}
 
 #[derive(Default)]
 struct Runs {
@@ -84,11 +174,10 @@ impl Json<'_> {
     }
 
     /// The report's spool: made, and the document opened, at its first run.
-    fn spool(&mut self) -> anyhow::Result<&mut std::io::BufWriter<std::fs::File>> {
+    fn spool(&mut self) -> anyhow::Result<&mut Spool> {
         if self.spool.is_none() {
             self.out.write_all(b"{\n  \"records\": [")?;
-            let file = tempfile::tempfile()?;
-            self.spool = Some(std::io::BufWriter::with_capacity(1 << 16, file));
+            self.spool = Some(Spool::new()?);
         }
         Ok(self.spool.as_mut().expect("made above"))
     }
@@ -99,7 +188,9 @@ impl Json<'_> {
         let first = self.r.runs == 0;
         self.spool()?;
         let spool = self.spool.as_mut().expect("made above");
-        spool.write_all(if first { b"\n    " } else { b",\n    " })?;
+        spool
+            .leaving_out(None)
+            .write_all(if first { b"\n    " } else { b",\n    " })?;
         let entry = RunEntry {
             run,
             analysis: &analysis,
@@ -128,24 +219,34 @@ impl Json<'_> {
     }
 }
 
-/// A run's entry of `runs`, its environment's `kernel_crypto` written from its text in
-/// `rendered` (rendered there first when new).
+/// A run's entry of `runs` into the spool, its environment's `kernel_crypto` written from
+/// its text in `rendered` (rendered there first when new), or left for the spool to put in.
 fn write_entry(
     rendered: &mut Vec<KernelCryptoText>,
     entry: &RunEntry,
-    out: impl Write,
+    spool: &mut Spool,
 ) -> anyhow::Result<()> {
+    let mut text = None;
     if let Some(k) = entry.run.environment.as_ref().map(|e| &e.kernel_crypto) {
-        if !rendered.iter().any(|(shared, _)| Arc::ptr_eq(shared, k)) {
-            let mut text = Vec::new();
-            pretty_at(&mut text, KERNEL_CRYPTO_DEPTH, &**k)?;
-            let text = RawValue::from_string(String::from_utf8(text)?)?;
-            if rendered.len() == KERNEL_CRYPTO_KEPT {
-                rendered.remove(0);
+        let at = match rendered
+            .iter()
+            .position(|(shared, _)| Arc::ptr_eq(shared, k))
+        {
+            Some(at) => at,
+            None => {
+                let mut text = Vec::new();
+                pretty_at(&mut text, KERNEL_CRYPTO_DEPTH, &**k)?;
+                let text = RawValue::from_string(String::from_utf8(text)?)?;
+                if rendered.len() == KERNEL_CRYPTO_KEPT {
+                    rendered.remove(0);
+                }
+                rendered.push((Arc::clone(k), text.into()));
+                rendered.len() - 1
             }
-            rendered.push((Arc::clone(k), text));
-        }
+        };
+        text = Some(Arc::clone(&rendered[at].1));
     }
+    let out = spool.leaving_out(text.as_ref());
     written_as(rendered, || pretty_at(out, ENTRY_DEPTH, entry))?;
     Ok(())
 }
@@ -169,9 +270,7 @@ pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow
     let (out, spool, r) = (json.out, json.spool.take().expect("made"), json.r);
     out.write_all(if r.records == 0 { b"]" } else { b"\n  ]" })?;
     out.write_all(b",\n  \"runs\": [")?;
-    let mut spooled = spool.into_inner().map_err(|e| e.into_error())?;
-    spooled.rewind()?;
-    std::io::copy(&mut spooled, &mut *out)?;
+    spool.copy_to(&mut *out)?;
     out.write_all(if r.runs == 0 { b"]" } else { b"\n  ]" })?;
     // With one run, its analysis and environment are also at the top level (the shape
     // `--format json` has always had). Absent values are left out.
@@ -301,9 +400,10 @@ mod tests {
     use super::*;
     use crate::record::read::{parse_line, Line};
 
-    fn run(id: &str) -> Run {
+    /// A run on a machine whose kernel is `release`.
+    fn run(id: &str, release: &str) -> Run {
         let line = format!(
-            r#"{{"kind":"environment","schema":2,"run_id":"{id}","cryptobench_version":"0.1.0","started_unix":1,"command_line":["cryptobench","speed"],"hostname":"h","kernel":"6.1","kernel_crypto":{{"release":"6.1","af_alg":{{"aead":{{"usable":false,"reason":"no"}}}},"proc_crypto":[{{"name":"gcm(aes)","chosen":"gcm-aesni","drivers":[{{"name":"gcm(aes)","driver":"gcm-aesni","priority":400}},{{"name":"gcm(aes)","driver":"gcm-generic","priority":100}}]}}]}}}}"#
+            r#"{{"kind":"environment","schema":2,"run_id":"{id}","cryptobench_version":"0.1.0","started_unix":1,"command_line":["cryptobench","speed"],"hostname":"h","kernel":"{release}","kernel_crypto":{{"release":"{release}","af_alg":{{"aead":{{"usable":false,"reason":"no"}}}},"proc_crypto":[{{"name":"gcm(aes)","chosen":"gcm-aesni","drivers":[{{"name":"gcm(aes)","driver":"gcm-aesni","priority":400}},{{"name":"gcm(aes)","driver":"gcm-generic","priority":100}}]}}]}}}}"#
         );
         let Line::Environment(env) = parse_line(&line).unwrap() else {
             panic!("not an environment")
@@ -315,29 +415,68 @@ mod tests {
         }
     }
 
-    /// Runs of one machine share their `kernel_crypto` (read once); each run's entry is
-    /// written from its text rendered once, and must be byte for byte what serializing
-    /// the entry writes (the text rendered at the depth it lands at).
-    #[test]
-    fn a_shared_kernel_crypto_is_written_as_serializing_writes_it() {
-        let (a, b) = (run("r1"), run("r2"));
-        let shared = |r: &Run| Arc::clone(&r.environment.as_ref().unwrap().kernel_crypto);
-        assert!(Arc::ptr_eq(&shared(&a), &shared(&b)), "read once, shared");
+    /// `runs` through the spool and copied out, as serializing every entry writes them,
+    /// and the spool's texts left out of its file and the bytes written into it.
+    fn spooled_and_plain(runs: &[Run]) -> (Vec<u8>, Vec<u8>, Vec<Splice>, u64) {
         let analysis = Map::new();
-        let mut rendered = Vec::new();
-        for r in [&a, &b] {
+        let (mut rendered, mut spool) = (Vec::new(), Spool::new().unwrap());
+        let mut plain = Vec::new();
+        for r in runs {
             let entry = RunEntry {
                 run: r,
                 analysis: &analysis,
             };
-            let (mut plain, mut lent) = (Vec::new(), Vec::new());
             pretty_at(&mut plain, ENTRY_DEPTH, &entry).unwrap();
-            write_entry(&mut rendered, &entry, &mut lent).unwrap();
-            assert_eq!(
-                String::from_utf8(lent).unwrap(),
-                String::from_utf8(plain).unwrap()
-            );
+            write_entry(&mut rendered, &entry, &mut spool).unwrap();
         }
-        assert_eq!(rendered.len(), 1, "one text for both runs");
+        let (left_out, at) = (spool.splices.clone(), spool.at);
+        let mut out = Vec::new();
+        spool.copy_to(&mut out).unwrap();
+        (out, plain, left_out, at)
+    }
+
+    /// Runs of one machine share their `kernel_crypto` (read once): its text is rendered
+    /// once, kept out of the spool's file, and put back in place byte for byte as
+    /// serializing each entry writes it (the text rendered at the depth it lands at).
+    #[test]
+    fn a_shared_kernel_crypto_is_written_as_serializing_writes_it() {
+        let runs = [run("r1", "6.1"), run("r2", "6.1")];
+        let shared = |r: &Run| Arc::clone(&r.environment.as_ref().unwrap().kernel_crypto);
+        assert!(
+            Arc::ptr_eq(&shared(&runs[0]), &shared(&runs[1])),
+            "read once, shared"
+        );
+        let (out, plain, left_out, at) = spooled_and_plain(&runs);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(plain.clone()).unwrap()
+        );
+        assert_eq!(left_out.len(), 2, "left out of the file in both entries");
+        assert!(Arc::ptr_eq(&left_out[0].1, &left_out[1].1), "one text");
+        let text = left_out[0].1.get().len();
+        assert_eq!(
+            at as usize,
+            plain.len() - 2 * text,
+            "the file holds the rest"
+        );
+    }
+
+    /// Past the few texts the spool keeps in memory (a file of many machines), the others'
+    /// go through the file, and the output is still what serializing writes.
+    #[test]
+    fn texts_beyond_the_kept_few_go_through_the_file() {
+        let runs: Vec<Run> = (0..KERNEL_CRYPTO_KEPT + 3)
+            .flat_map(|k| [run("a", &format!("6.{k}")), run("b", &format!("6.{k}"))])
+            .collect();
+        let (out, plain, left_out, _) = spooled_and_plain(&runs);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(plain).unwrap()
+        );
+        assert_eq!(
+            left_out.len(),
+            2 * KERNEL_CRYPTO_KEPT,
+            "only the kept texts"
+        );
     }
 }
