@@ -53,11 +53,6 @@ pub fn label(name: &str, version: &str, versions_of_name: usize, variant: Option
     label
 }
 
-/// Short label of a record's path.
-pub fn path_label(r: &Record) -> String {
-    r.label.clone()
-}
-
 /// Does `wanted` (from `--crossover`) name this path: its label or its bare name?
 pub fn names_path(wanted: &str, label: &str, implementation: &str) -> bool {
     wanted == label || wanted == implementation
@@ -66,9 +61,10 @@ pub fn names_path(wanted: &str, label: &str, implementation: &str) -> bool {
 /// Fits every single-thread path with at least two sizes, and the crossovers between
 /// paths of the same algorithm and direction (only `pair` when given).
 pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
-    let mut curves: Vec<(String, &Record, Curve)> = Vec::new();
+    // Each path's label, its first record and its curve.
+    let mut curves: Vec<(&str, &Record, Curve)> = Vec::new();
     for r in records.iter().copied().filter(|r| r.threads == 1) {
-        let label = path_label(r);
+        let label = r.label.as_str();
         match curves
             .iter_mut()
             .find(|(l, f, _)| *l == label && f.alg == r.alg && f.direction == r.direction)
@@ -99,7 +95,7 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
     for ((label, r, _), f) in curves.iter().zip(&fitted) {
         if let Some(f) = f.fit() {
             out.fits.push(PathFit {
-                path: label.clone(),
+                path: label.to_string(),
                 implementation: r.implementation.clone(),
                 variant: r.variant.clone(),
                 alg: r.alg,
@@ -138,12 +134,12 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
                 out.crossovers.push(PathCrossover {
                     alg: ra.alg,
                     direction: ra.direction,
-                    a: first.0.clone(),
-                    b: second.0.clone(),
+                    a: first.0.to_string(),
+                    b: second.0.to_string(),
                     faster_below: if c.faster_below == "a" {
-                        first.0.clone()
+                        first.0.to_string()
                     } else {
-                        second.0.clone()
+                        second.0.to_string()
                     },
                     crossover: c,
                 });
