@@ -90,22 +90,23 @@ impl Spool {
         })
     }
 
-    /// A writer into the spool that leaves `text` out wherever it is written whole.
+    /// A writer into the spool that leaves `text` out wherever it is written whole, if
+    /// the spool keeps it.
     fn leaving_out(&mut self, text: Option<&Arc<RawValue>>) -> SpoolWriter<'_> {
-        let text = text.filter(|t| {
-            if self.kept.iter().any(|k| Arc::ptr_eq(k, t)) {
-                return true;
-            }
-            let room = self.kept.len() < KERNEL_CRYPTO_KEPT;
-            if room {
-                self.kept.push(Arc::clone(t));
-            }
-            room
-        });
-        SpoolWriter {
-            text: text.cloned(),
-            spool: self,
+        let text = text.filter(|t| self.keeps(t)).cloned();
+        SpoolWriter { text, spool: self }
+    }
+
+    /// Whether `text` is one of the kept texts, made one while there is room.
+    fn keeps(&mut self, text: &Arc<RawValue>) -> bool {
+        if self.kept.iter().any(|k| Arc::ptr_eq(k, text)) {
+            return true;
         }
+        if self.kept.len() == KERNEL_CRYPTO_KEPT {
+            return false;
+        }
+        self.kept.push(Arc::clone(text));
+        true
     }
 
     /// Everything written, texts back in place.
