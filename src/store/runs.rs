@@ -232,37 +232,53 @@ pub struct Filter {
     pub limit: usize,
 }
 
-/// Runs, newest first. Only the rows asked for are read (an index on the start time).
+/// Runs, newest first. Only the rows asked for are read (an index on the start time),
+/// with every run of the oldest second among them: the runs of one second are ordered by
+/// the millisecond in their ids, not by their ids as text (`newest_first`).
 pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
-    let mut sql = super::Sql::new(
+    let filtered = |select: &str| {
+        let mut sql = super::Sql::new(select);
+        let mut add = |cond: &str, vals: Vec<Val>| sql.add(cond, vals);
+        if let Some(m) = &f.machine {
+            add(
+                " AND (machine_id LIKE # OR hostname = #)",
+                vec![Val::Text(format!("{m}%")), Val::Text(m.clone())],
+            );
+        }
+        if let Some(w) = &f.workload {
+            add(" AND workload = #", vec![Val::Text(w.clone())]);
+        }
+        if let Some(t) = f.since_unix {
+            add(" AND started_unix >= #", vec![Val::Int(t)]);
+        }
+        if let Some(t) = &f.tag {
+            add(
+                " AND run_id IN (SELECT run_id FROM tags WHERE name = #)",
+                vec![Val::Text(t.clone())],
+            );
+        }
+        sql
+    };
+    let mut sql = filtered(
         "SELECT run_id, machine_id, hostname, cpu_model, workload, started_unix, ended_unix, interrupted, points FROM runs WHERE 1 = 1",
     );
-    let mut add = |cond: &str, vals: Vec<Val>| sql.add(cond, vals);
-    if let Some(m) = &f.machine {
-        add(
-            " AND (machine_id LIKE # OR hostname = #)",
-            vec![Val::Text(format!("{m}%")), Val::Text(m.clone())],
-        );
-    }
-    if let Some(w) = &f.workload {
-        add(" AND workload = #", vec![Val::Text(w.clone())]);
-    }
-    if let Some(t) = f.since_unix {
-        add(" AND started_unix >= #", vec![Val::Int(t)]);
-    }
-    if let Some(t) = &f.tag {
-        add(
-            " AND run_id IN (SELECT run_id FROM tags WHERE name = #)",
-            vec![Val::Text(t.clone())],
-        );
-    }
-    add(" ORDER BY started_unix DESC, run_id DESC", vec![]);
     if f.limit > 0 {
-        add(" LIMIT #", vec![Val::Int(f.limit as i64)]);
+        let mut oldest = filtered("SELECT started_unix FROM runs WHERE 1 = 1");
+        oldest.add(
+            " ORDER BY started_unix DESC LIMIT 1 OFFSET #",
+            vec![Val::Int(f.limit as i64 - 1)],
+        );
+        if let Some(t) = s
+            .query(&oldest.text, &oldest.params)?
+            .first()
+            .and_then(|r| r[0].int())
+        {
+            sql.add(" AND started_unix >= #", vec![Val::Int(t)]);
+        }
     }
     let rows = s.query(&sql.text, &sql.params)?;
     let tags = all_tags(s)?;
-    Ok(rows
+    let mut runs: Vec<RunRow> = rows
         .into_iter()
         .map(|r| {
             let text = |i: usize| r[i].text().unwrap_or("").to_string();
@@ -284,7 +300,19 @@ pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
                 points: r[8].int().unwrap_or(0),
             }
         })
-        .collect())
+        .collect();
+    runs.sort_by(|a, b| newest_first((a.started_unix, &a.run_id), (b.started_unix, &b.run_id)));
+    if f.limit > 0 {
+        runs.truncate(f.limit);
+    }
+    Ok(runs)
+}
+
+/// Newest run first: by start second, then by the millisecond in the id (pids sort as
+/// text, "9998" after "10002", and wrap), then by the id.
+fn newest_first(a: (i64, &str), b: (i64, &str)) -> std::cmp::Ordering {
+    use crate::record::identity::start_ms;
+    (b.0, start_ms(b.1), b.1).cmp(&(a.0, start_ms(a.1), a.1))
 }
 
 /// Every tag, as (name, run id).
@@ -350,10 +378,7 @@ pub fn newest(s: &mut dyn Store, n: usize) -> anyhow::Result<Vec<String>> {
         "SELECT run_id, started_unix FROM runs WHERE started_unix >= $1 AND started_unix <= $2",
         &[Val::Int(oldest), Val::Int(by)],
     )?);
-    all.sort_by(|(sa, a), (sb, b)| {
-        let key = |s: &i64, id: &String| (*s, crate::record::identity::start_ms(id), id.clone());
-        key(sb, b).cmp(&key(sa, a))
-    });
+    all.sort_by(|(sa, a), (sb, b)| newest_first((*sa, a), (*sb, b)));
     Ok(all.into_iter().take(n).map(|(_, id)| id).collect())
 }
 

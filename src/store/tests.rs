@@ -425,8 +425,8 @@ fn reading_never_creates_and_other_databases_are_refused() {
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
 
-/// `last` among runs of one second is the one that started last (the id's millisecond),
-/// not the one whose pid sorts last as text ("9998" after "10002").
+/// `last` and `history`'s newest among runs of one second are the one that started last
+/// (the id's millisecond), not the one whose pid sorts last as text ("9998" after "10002").
 #[test]
 fn last_of_one_second_is_the_one_started_last() {
     let (env, rec) = template();
@@ -443,4 +443,18 @@ fn last_of_one_second_is_the_one_started_last() {
     );
     assert_eq!(runs::newest(s.as_mut(), 2).unwrap(), vec![ids[1], ids[0]]);
     assert_eq!(runs::newest(s.as_mut(), 1).unwrap(), vec![ids[1]]);
+    // `history --limit 1` too (trend_cli took the run before as the one it had just made).
+    let listed = |s: &mut dyn Store, limit| -> Vec<String> {
+        let f = runs::Filter {
+            limit,
+            ..Default::default()
+        };
+        runs::list(s, &f)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.run_id)
+            .collect()
+    };
+    assert_eq!(listed(s.as_mut(), 1), vec![ids[1]]);
+    assert_eq!(listed(s.as_mut(), 0), vec![ids[1], ids[0]]);
 }
