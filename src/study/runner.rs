@@ -259,7 +259,7 @@ fn step(
             mark_neighbour(&nfile, file).map_err(Failure::runtime)?;
             code
         }
-        Action::Guest(cmds) => guest(cmds, file),
+        Action::Guest(cmds) => guest(cmds, s.seconds, file),
         Action::OpensslEnc {
             cipher,
             bytes,
@@ -395,13 +395,26 @@ fn guest_run() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn guest(cmds: &[Vec<String>], file: &Path) -> Result<i32, Failure> {
+/// guest/run's time limit for a step expected to take `expected` seconds, when the user
+/// set none: an emulated CPU on a host busy with other work (other guests) runs several
+/// times slower than the estimate, which guest/run's fixed default (600 s) did not allow
+/// for; the limit is there to stop a hung guest, not a slow one.
+pub(super) fn guest_timeout(expected: f64) -> String {
+    (expected * GUEST_SLOWDOWN).max(600.0).ceil().to_string()
+}
+
+/// How much slower than its estimate a guest step may run before it counts as hung.
+const GUEST_SLOWDOWN: f64 = 8.0;
+
+fn guest(cmds: &[Vec<String>], expected: f64, file: &Path) -> Result<i32, Failure> {
     let run = guest_run().ok_or(Failure::Unavailable(
         "guest/run not found: run from a cryptobench checkout or set CRYPTOBENCH_GUEST_RUN".into(),
     ))?;
-    // disk needs fio, which the guest's base leaves out, and room for its RAM disk.
-    #[cfg_attr(not(feature = "disk"), allow(unused_mut))]
     let mut env = Vec::new();
+    if std::env::var_os("GUEST_TIMEOUT").is_none() {
+        env.push(("GUEST_TIMEOUT", guest_timeout(expected)));
+    }
+    // disk needs fio, which the guest's base leaves out, and room for its RAM disk.
     #[cfg(feature = "disk")]
     if cmds.iter().any(|c| c.first().is_some_and(|w| w == "disk")) {
         let mut files = workloads::disk::guest_files()?;
