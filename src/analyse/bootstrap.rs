@@ -36,8 +36,17 @@ pub struct MedianDraw {
     sorted: Vec<f64>,
     /// (median, P(replicate median <= this entry)), in table order; empty above MAX_TABLE.
     table: Vec<(f64, f64)>,
-    /// Draws an entry of `table` (empty with it).
-    alias: Alias,
+    /// Walker's alias table over `table`'s entries (Vose's construction): slot k keeps
+    /// its own entry for a share `keep / 2^64` of the draws landing on it, the rest go to
+    /// entry `alias`. One multiplication draws, where a search's branches cost more than
+    /// all the rest of a bootstrap round (most of `report --format json` at scale).
+    alias: Vec<Slot>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    keep: u64,
+    alias: usize,
 }
 
 impl MedianDraw {
@@ -49,7 +58,7 @@ impl MedianDraw {
         } else {
             Vec::new()
         };
-        let alias = Alias::new(&probabilities(&table).collect::<Vec<_>>());
+        let alias = alias(&table);
         MedianDraw {
             sorted,
             table,
@@ -59,7 +68,7 @@ impl MedianDraw {
 
     /// The median of one resample with replacement.
     pub fn draw(&self, rng: &mut Rng) -> f64 {
-        if let Some(k) = self.alias.draw(rng) {
+        if let Some(k) = self.draw_index(rng) {
             return self.table[k].0;
         }
         let n = self.sorted.len();
@@ -70,88 +79,18 @@ impl MedianDraw {
         super::stats::median(&r)
     }
 
-    /// The medians a draw can give with their probabilities, in the table's order (none
-    /// without a table: then `draw` resamples).
-    pub fn medians(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
-        self.table
-            .iter()
-            .map(|e| e.0)
-            .zip(probabilities(&self.table))
-    }
-}
-
-/// Each entry's probability: its step of the cumulative ones.
-fn probabilities(table: &[(f64, f64)]) -> impl Iterator<Item = f64> + '_ {
-    let mut before = 0.0;
-    table.iter().map(move |&(_, c)| {
-        let p = c - before;
-        before = c;
-        p
-    })
-}
-
-/// Walker's alias table over entries of given weights (Vose's construction): slot k keeps
-/// its own entry for a share `keep / 2^64` of the draws landing on it, the rest go to
-/// entry `alias`. One multiplication draws, where a search's branches cost more than all
-/// the rest of a bootstrap round (most of `report --format json` at scale).
-#[derive(Clone, Debug)]
-pub struct Alias(Vec<Slot>);
-
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    keep: u64,
-    alias: usize,
-}
-
-impl Alias {
-    /// Entry k is drawn with probability weights[k] / their sum; no entries, none drawn.
-    pub fn new(weights: &[f64]) -> Alias {
-        let m = weights.len();
-        let total: f64 = weights.iter().sum();
-        // Each entry's probability times m: 1 is a slot's fair share.
-        let mut share: Vec<f64> = weights.iter().map(|w| w / total * m as f64).collect();
-        let mut slots: Vec<Slot> = (0..m)
-            .map(|k| Slot {
-                keep: u64::MAX,
-                alias: k,
-            })
-            .collect();
-        let (mut small, mut large) = (Vec::with_capacity(m), Vec::with_capacity(m));
-        for (k, &s) in share.iter().enumerate() {
-            if s < 1.0 {
-                small.push(k);
-            } else {
-                large.push(k);
-            }
-        }
-        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
-            small.pop();
-            // 2^64 times the share, which is below 1.
-            slots[s] = Slot {
-                keep: (share[s] * 18_446_744_073_709_551_616.0) as u64,
-                alias: l,
-            };
-            share[l] -= 1.0 - share[s];
-            if share[l] < 1.0 {
-                large.pop();
-                small.push(l);
-            }
-        }
-        // What is left holds a fair share up to rounding: it keeps its entry.
-        Alias(slots)
-    }
-
-    /// An entry, by its weight; None (and no random number used) without entries.
+    /// `draw` as the place of its median in `medians`; None (and no random number used)
+    /// without a table: then `draw` resamples.
     #[inline]
-    pub fn draw(&self, rng: &mut Rng) -> Option<usize> {
-        if self.0.is_empty() {
+    pub fn draw_index(&self, rng: &mut Rng) -> Option<usize> {
+        if self.alias.is_empty() {
             return None;
         }
         // The high word picks a slot uniformly, the low word (uniform within it) whether
         // the slot keeps its entry.
-        let x = u128::from(rng.next()) * self.0.len() as u128;
+        let x = u128::from(rng.next()) * self.alias.len() as u128;
         let k = (x >> 64) as usize;
-        let slot = self.0[k];
+        let slot = self.alias[k];
         // A coin no predictor learns: a branch on it would cost more than the draw.
         Some(std::hint::select_unpredictable(
             (x as u64) < slot.keep,
@@ -160,19 +99,51 @@ impl Alias {
         ))
     }
 
-    /// Each entry's probability of being drawn: every slot is drawn 1/m of the time and
-    /// keeps its entry for keep/2^64 of those.
-    #[cfg(test)]
-    pub fn drawn(&self) -> Vec<f64> {
-        let m = self.0.len() as f64;
-        let mut drawn = vec![0.0; self.0.len()];
-        for (k, slot) in self.0.iter().enumerate() {
-            let keep = slot.keep as f64 / 18_446_744_073_709_551_616.0;
-            drawn[k] += keep / m;
-            drawn[slot.alias] += (1.0 - keep) / m;
-        }
-        drawn
+    /// The medians a draw can give, in the table's order (none without a table).
+    pub fn medians(&self) -> impl Iterator<Item = f64> + '_ {
+        self.table.iter().map(|e| e.0)
     }
+}
+
+/// The alias table of `table`'s entries, each with its share of the last cumulative
+/// probability (Vose: slots below their fair share are topped up from one above it).
+fn alias(table: &[(f64, f64)]) -> Vec<Slot> {
+    let Some(&(_, total)) = table.last() else {
+        return Vec::new();
+    };
+    let m = table.len();
+    let mut before = 0.0;
+    // Each entry's probability times m: 1 is a slot's fair share.
+    let mut share: Vec<f64> = table
+        .iter()
+        .map(|&(_, c)| {
+            let p = (c - before) / total;
+            before = c;
+            p * m as f64
+        })
+        .collect();
+    let mut slots: Vec<Slot> = (0..m)
+        .map(|k| Slot {
+            keep: u64::MAX,
+            alias: k,
+        })
+        .collect();
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..m).partition(|&k| share[k] < 1.0);
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        // 2^64 times the share, which is below 1.
+        slots[s] = Slot {
+            keep: (share[s] * 18_446_744_073_709_551_616.0) as u64,
+            alias: l,
+        };
+        share[l] -= 1.0 - share[s];
+        if share[l] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // What is left holds a fair share up to rounding: it keeps its entry.
+    slots
 }
 
 /// P(a Binomial(n, k/n) count >= m): that at least m of n draws fall on the first k
@@ -308,8 +279,9 @@ mod tests {
         }
     }
 
-    /// The alias table gives every entry of the table its probability, to 1e-12, for odd
-    /// and even trials, ties, and the longest table.
+    /// The alias table gives every entry of the table its probability: summed over the
+    /// slots (each drawn 1/m of the time, keeping its entry for keep/2^64 of those), to
+    /// 1e-12, for odd and even trials, ties, and the longest table.
     #[test]
     fn the_alias_table_draws_each_median_with_its_probability() {
         let long: Vec<f64> = (0..MAX_TABLE).map(|i| (i * i % 17) as f64).collect();
@@ -323,15 +295,23 @@ mod tests {
             let mut sorted = x.to_vec();
             sorted.sort_by(f64::total_cmp);
             let d = MedianDraw::new(&sorted);
-            let drawn = d.alias.drawn();
-            assert_eq!(drawn.len(), d.table.len());
+            let m = d.alias.len() as f64;
+            assert_eq!(d.alias.len(), d.table.len());
+            let mut drawn = vec![0.0; d.table.len()];
+            for (k, slot) in d.alias.iter().enumerate() {
+                let keep = slot.keep as f64 / 18_446_744_073_709_551_616.0;
+                drawn[k] += keep / m;
+                drawn[slot.alias] += (1.0 - keep) / m;
+            }
             let total = d.table.last().unwrap().1;
-            for (k, (_, p)) in d.medians().enumerate() {
+            let mut before = 0.0;
+            for (k, &(_, c)) in d.table.iter().enumerate() {
+                let p = (c - before) / total;
+                before = c;
                 assert!(
-                    (drawn[k] - p / total).abs() < 1e-12,
-                    "{x:?}: entry {k}: {} against {}",
-                    drawn[k],
-                    p / total
+                    (drawn[k] - p).abs() < 1e-12,
+                    "{x:?}: entry {k}: {} against {p}",
+                    drawn[k]
                 );
             }
         }

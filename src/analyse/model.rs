@@ -2,7 +2,7 @@
 //! call (seconds) and B the streaming bandwidth (bytes/s). Fitted by weighted least
 //! squares on the median time per call at each size, with bootstrap bounds over trials.
 
-use super::bootstrap::{Alias, MedianDraw, Rng};
+use super::bootstrap::{MedianDraw, Rng};
 use serde::Serialize;
 
 /// One size of one path: its trials, as bytes/s.
@@ -81,123 +81,42 @@ pub const BOOTSTRAP_ROUNDS: usize = 400;
 /// every crossover it is part of. Empty for a curve of fewer than two sizes.
 ///
 /// Each median a size's table can draw has its share of the fit's sums computed once, so
-/// that a round only adds, without two divisions per size and round. Neighbouring sizes
-/// are drawn together (`Joint`): one draw from the product of their medians'
-/// distributions, whose sums are added up front, in place of one draw and one add per
-/// size (the rounds were most of `report --format json`'s analysis at 100,000 records).
+/// that a round only adds: the same sums in the same order as `fit_line`, hence the same
+/// lines, without two divisions per size and round (most of `report --format json`'s
+/// analysis at 100,000 records).
 pub fn replicates(c: &Curve, seed: u64) -> Vec<Line> {
     if c.sizes.len() < 2 {
         return Vec::new();
     }
     let draws: Vec<MedianDraw> = c.samples.iter().map(|s| MedianDraw::new(s)).collect();
-    let parts = Part::of(&draws, &c.sizes);
+    let terms: Vec<Vec<Option<[f64; 5]>>> = draws
+        .iter()
+        .zip(&c.sizes)
+        .map(|(d, &n)| d.medians().map(|m| term(n, n / m)).collect())
+        .collect();
     let mut rng = Rng::new(seed);
     // Every round's sums first, then their lines: the divisions of a line no longer wait
     // in the middle of the draws, whose random numbers come one after another.
-    let sums: Vec<[f64; 5]> = (0..BOOTSTRAP_ROUNDS)
+    let sums: Vec<Option<[f64; 5]>> = (0..BOOTSTRAP_ROUNDS)
         .map(|_| {
-            let mut sums = [0.0; 5];
-            for part in &parts {
-                // Every part draws, whatever came before: the rounds after see the same
+            // Plain sums and a flag, not an Option the compiler keeps in memory.
+            let (mut sums, mut measured) = ([0.0; 5], true);
+            for ((d, &n), terms) in draws.iter().zip(&c.sizes).zip(&terms) {
+                // Every size draws, whatever came before: the rounds after see the same
                 // random numbers.
-                let t = match part {
-                    Part::Joint(j) => j.draw(&mut rng),
-                    Part::Resampled(d, n) => term(*n, n / d.draw(&mut rng)).unwrap_or(NO_TERM),
+                let t = match d.draw_index(&mut rng) {
+                    Some(k) => terms[k],
+                    None => term(n, n / d.draw(&mut rng)),
                 };
-                add(&mut sums, &t);
-            }
-            sums
-        })
-        .collect();
-    // A NaN weight marks a round with a size that had no measurement (weights are 1/t^2,
-    // never NaN otherwise).
-    sums.iter()
-        .map(|s| if s[0].is_nan() { None } else { solve(s) })
-        .collect()
-}
-
-/// The share of a size that gives no line: NaN, which every sum it enters keeps.
-const NO_TERM: [f64; 5] = [f64::NAN; 5];
-
-/// Sizes drawn together while their combinations number at most this: enough to join a
-/// few sizes of a handful of trials each, few enough that building the table costs less
-/// than the draws and adds it saves over BOOTSTRAP_ROUNDS rounds.
-const JOINT_MAX: usize = 128;
-
-/// What a bootstrap round draws: several sizes together, or one size too large for a
-/// table, resampled (with its size).
-enum Part<'a> {
-    Joint(Joint),
-    Resampled(&'a MedianDraw, f64),
-}
-
-/// Neighbouring sizes' medians drawn as one: every combination of them, with the product
-/// of their probabilities and the sum of their shares of the fit (in size order).
-struct Joint {
-    alias: Alias,
-    sums: Vec<[f64; 5]>,
-}
-
-impl Joint {
-    fn draw(&self, rng: &mut Rng) -> [f64; 5] {
-        // A Joint is built from at least one table, so it always has entries.
-        self.alias.draw(rng).map_or(NO_TERM, |k| self.sums[k])
-    }
-}
-
-impl<'a> Part<'a> {
-    /// The sizes in order, neighbours with tables joined while they fit JOINT_MAX.
-    fn of(draws: &'a [MedianDraw], sizes: &[f64]) -> Vec<Part<'a>> {
-        let mut parts = Vec::new();
-        // The combinations so far: their probabilities and sums.
-        let mut weights: Vec<f64> = Vec::new();
-        let mut sums: Vec<[f64; 5]> = Vec::new();
-        let flush = |weights: &mut Vec<f64>, sums: &mut Vec<[f64; 5]>, parts: &mut Vec<Part>| {
-            if !weights.is_empty() {
-                let alias = Alias::new(weights);
-                parts.push(Part::Joint(Joint {
-                    alias,
-                    sums: std::mem::take(sums),
-                }));
-                weights.clear();
-            }
-        };
-        for (d, &n) in draws.iter().zip(sizes) {
-            // Each median's share of the fit, with its probability.
-            let medians: Vec<([f64; 5], f64)> = d
-                .medians()
-                .map(|(m, p)| (term(n, n / m).unwrap_or(NO_TERM), p))
-                .collect();
-            if medians.is_empty() {
-                flush(&mut weights, &mut sums, &mut parts);
-                parts.push(Part::Resampled(d, n));
-                continue;
-            }
-            if weights.len() * medians.len() > JOINT_MAX {
-                flush(&mut weights, &mut sums, &mut parts);
-            }
-            if weights.is_empty() {
-                weights.push(1.0);
-                sums.push([0.0; 5]);
-            }
-            let combinations = weights.len() * medians.len();
-            let (mut w2, mut s2) = (
-                Vec::with_capacity(combinations),
-                Vec::with_capacity(combinations),
-            );
-            for (w, s) in weights.iter().zip(&sums) {
-                for (t, p) in &medians {
-                    let mut s = *s;
-                    add(&mut s, t);
-                    w2.push(w * p);
-                    s2.push(s);
+                match t {
+                    Some(t) => add(&mut sums, &t),
+                    None => measured = false,
                 }
             }
-            (weights, sums) = (w2, s2);
-        }
-        flush(&mut weights, &mut sums, &mut parts);
-        parts
-    }
+            measured.then_some(sums)
+        })
+        .collect();
+    sums.iter().map(|s| s.as_ref().and_then(solve)).collect()
 }
 
 /// The 2.5 % and 97.5 % points of `xs`: the values at ranks round((len - 1) p), as
@@ -205,57 +124,16 @@ impl<'a> Part<'a> {
 pub fn bounds_95(xs: impl Iterator<Item = f64>) -> Option<[f64; 2]> {
     // Selected as integers in total_cmp's order: plain compares, not total_cmp's own
     // bit twiddling in every one (most of a fit's time beyond its bootstrap).
-    // Sized up front: a bootstrap's lines come through `flatten`, whose lower bound is 0.
-    let mut keys: Vec<i64> = Vec::with_capacity(xs.size_hint().1.unwrap_or(0));
-    keys.extend(xs.map(total_key));
+    let mut keys: Vec<i64> = xs.map(total_key).collect();
     let last = keys.len().checked_sub(1)? as f64;
     let (low, high) = (
         (last * 0.025).round() as usize,
         (last * 0.975).round() as usize,
     );
-    if let Some([low_key, high_key]) = near_ends(&keys, low, high) {
-        return Some([from_key(low_key), from_key(high_key)]);
-    }
     let high_key = *keys.select_nth_unstable(high).1;
     // What ranks below `high` is now before it.
     let low_key = *keys[..=high].select_nth_unstable(low).1;
     Some([from_key(low_key), from_key(high_key)])
-}
-
-/// At most this many keys are kept from each end by `near_ends`.
-const NEAR: usize = 16;
-
-/// The keys at ranks `low` and `high` (of `keys` sorted), when each is within NEAR of its
-/// end (a bootstrap's 400 lines: the 11th from each): the few smallest and largest are
-/// kept sorted in one pass, where most keys cost two compares, against the two
-/// selections' several passes. None when farther.
-fn near_ends(keys: &[i64], low: usize, high: usize) -> Option<[i64; 2]> {
-    let (a, b) = (low + 1, keys.len() - high);
-    if a > NEAR || b > NEAR {
-        return None;
-    }
-    // A key equal to a start value changes neither list's last entry.
-    let (mut small, mut large) = ([i64::MAX; NEAR], [i64::MIN; NEAR]);
-    let (small, large) = (&mut small[..a], &mut large[..b]);
-    for &k in keys {
-        if k < small[a - 1] {
-            insert(small, k, |x, y| x < y);
-        }
-        if k > large[b - 1] {
-            insert(large, k, |x, y| x > y);
-        }
-    }
-    Some([small[a - 1], large[b - 1]])
-}
-
-/// Puts `k` into `list` (ordered by `before`), dropping its last entry.
-fn insert(list: &mut [i64], k: i64, before: impl Fn(i64, i64) -> bool) {
-    let mut i = list.len() - 1;
-    while i > 0 && before(k, list[i - 1]) {
-        list[i] = list[i - 1];
-        i -= 1;
-    }
-    list[i] = k;
 }
 
 /// `f64::total_cmp`'s order as an integer's: a negative value's bits other than the sign
@@ -384,85 +262,45 @@ pub mod tests {
         assert!((f.bandwidth_bps - 5e9).abs() / 5e9 < 0.02, "{f:?}");
     }
 
-    /// `replicates` draws the plain bootstrap's lines: for 4 sizes of 5 trials (625
-    /// combinations of medians, three sizes drawn jointly), every line is the fit of one
-    /// combination, and the intercepts of 40,000 lines follow the exact distribution that
-    /// enumerating the combinations gives (Kolmogorov-Smirnov distance under 0.0082, the
-    /// 1 % critical value). A size with no trials gives no line in any round; sizes of
-    /// more trials than a table holds are resampled, and still give lines.
+    /// `replicates` adds each size's share of the fit computed once per median a draw can
+    /// give: its lines must be bit for bit those of drawing each median and fitting, for
+    /// odd and even trial counts (short and long tables), trials beyond a table
+    /// (resampled), and a size with no trials.
     #[test]
-    fn replicates_follow_the_exact_bootstrap_distribution() {
-        let c = synthetic(2e-6, 1e9, &SIZES[..4], 5);
-        for s in &c.samples {
-            assert_eq!(s.len(), 11);
-        }
-        let c = Curve {
-            sizes: c.sizes.clone(),
-            samples: c.samples.iter().map(|s| s[..5].to_vec()).collect(),
-        };
-        // Every combination of the sizes' medians: its probability and its line.
-        let draws: Vec<MedianDraw> = c.samples.iter().map(|s| MedianDraw::new(s)).collect();
-        let mut exact: Vec<(f64, (f64, f64))> = vec![(1.0, (0.0, 0.0))];
-        let mut chosen: Vec<Vec<f64>> = vec![Vec::new()];
-        for d in &draws {
-            let total: f64 = d.medians().map(|(_, p)| p).sum();
-            let (mut e2, mut c2) = (Vec::new(), Vec::new());
-            for ((p, _), ms) in exact.iter().zip(&chosen) {
-                for (m, q) in d.medians() {
-                    e2.push((p * q / total, (0.0, 0.0)));
-                    c2.push([&ms[..], &[m]].concat());
+    fn replicates_are_the_plain_bootstrap_bit_for_bit() {
+        let mut curves: Vec<Curve> = [5, 6, 9, 70]
+            .iter()
+            .map(|&trials| {
+                let mut c = synthetic(2e-6, 1e9, &SIZES, trials as u64);
+                for s in &mut c.samples {
+                    s.resize(trials, s[0] * 1.01);
                 }
-            }
-            (exact, chosen) = (e2, c2);
-        }
-        assert_eq!(exact.len(), 625);
-        for (e, ms) in exact.iter_mut().zip(&chosen) {
-            let t: Vec<f64> = c.sizes.iter().zip(ms).map(|(n, m)| n / m).collect();
-            e.1 = fit_line(&c.sizes, &t).unwrap();
-        }
-        let mut drawn: Vec<f64> = Vec::new();
-        for seed in 1..=100u64 {
-            for l in replicates(&c, seed) {
-                let (a, b) = l.unwrap();
-                assert!(
-                    exact
+                c
+            })
+            .collect();
+        curves[0].samples[2].clear();
+        for (i, c) in curves.iter().enumerate() {
+            let draws: Vec<MedianDraw> = c.samples.iter().map(|s| MedianDraw::new(s)).collect();
+            let mut rng = Rng::new(7 + i as u64);
+            let plain: Vec<Line> = (0..BOOTSTRAP_ROUNDS)
+                .map(|_| {
+                    let t: Vec<f64> = draws
                         .iter()
-                        .any(|(_, (ea, eb))| (a - ea).abs() <= 1e-9 * ea.abs()
-                            && (b - eb).abs() <= 1e-9 * eb.abs()),
-                    "({a}, {b}) is the fit of no combination"
-                );
-                drawn.push(a);
-            }
+                        .zip(&c.sizes)
+                        .map(|(d, n)| n / d.draw(&mut rng))
+                        .collect();
+                    fit_line(&c.sizes, &t)
+                })
+                .collect();
+            let bits = |ls: &[Line]| -> Vec<Option<(u64, u64)>> {
+                ls.iter()
+                    .map(|l| l.map(|(a, b)| (a.to_bits(), b.to_bits())))
+                    .collect()
+            };
+            let fast = replicates(c, 7 + i as u64);
+            assert_eq!(bits(&fast), bits(&plain), "curve {i}");
+            assert_eq!(fast.iter().all(Option::is_none), i == 0, "curve {i}");
         }
-        drawn.sort_by(f64::total_cmp);
-        exact.sort_by(|x, y| x.1 .0.total_cmp(&y.1 .0));
-        // Largest gap between the empirical and the exact distribution function of a.
-        let (mut below, mut ks) = (0.0, 0.0f64);
-        for (p, (a, _)) in &exact {
-            let lo = drawn.partition_point(|x| *x < a - 1e-9 * a.abs());
-            let hi = drawn.partition_point(|x| *x <= a + 1e-9 * a.abs());
-            let n = drawn.len() as f64;
-            ks = ks.max((lo as f64 / n - below).abs());
-            below += p;
-            ks = ks.max((hi as f64 / n - below).abs());
-        }
-        assert!(ks < 0.0082, "KS distance {ks}");
-
-        let mut empty = c.clone();
-        empty.samples[2].clear();
-        assert!(replicates(&empty, 7).iter().all(Option::is_none));
-        let many = synthetic(2e-6, 1e9, &SIZES, 3);
-        let many = Curve {
-            sizes: many.sizes.clone(),
-            samples: many
-                .samples
-                .iter()
-                .map(|s| s.iter().cycle().take(70).copied().collect())
-                .collect(),
-        };
-        let lines = replicates(&many, 7);
-        assert_eq!(lines.len(), BOOTSTRAP_ROUNDS);
-        assert!(lines.iter().all(Option::is_some));
     }
 
     /// The bounds are the values sorting puts at the two ranks, bit for bit:
