@@ -187,8 +187,13 @@ fn merge(cps: Vec<ChangePoint>, series: &[f64], s: &Settings) -> Vec<ChangePoint
 /// passes.
 fn merge_at(mut cps: Vec<ChangePoint>, series: &[f64], s: &Settings, bar: f64) -> Vec<ChangePoint> {
     while !cps.is_empty() {
+        // Of equal p-values (two neighbours with a side of one run each: both 1), the
+        // smaller change goes: an outlier beside a step, not the step.
         let by_p = (0..cps.len())
-            .max_by(|&a, &b| cps[a].pvalue.total_cmp(&cps[b].pvalue))
+            .max_by(|&a, &b| {
+                (cps[a].pvalue.total_cmp(&cps[b].pvalue))
+                    .then(cps[b].magnitude().total_cmp(&cps[a].magnitude()))
+            })
             .unwrap_or(0);
         let weakest = if cps[by_p].pvalue < bar {
             let by_size = (0..cps.len())

@@ -376,3 +376,21 @@ fn agrees_with_apache_otava() {
         all.len()
     );
 }
+
+/// A step right after an outlier: the step is the change point, not the outlier. From a
+/// CI run of trend_cli: the last run on the old library read 1.5 % high, so the split
+/// found it and the step as neighbours with a side of one run each (both p = 1), and the
+/// merge dropped the step (the last of equal p-values).
+#[test]
+fn a_step_after_an_outlier_is_kept_and_the_outlier_dropped() {
+    let v = [
+        1051.9, 1050.1, 1047.8, 1051.0, 1054.1, 1066.7, 170.9, 193.9, 169.7, 166.3, 182.5, 172.9,
+    ];
+    for min_magnitude in [0.0, 1.0] {
+        let s = Settings {
+            min_magnitude,
+            ..Settings::default()
+        };
+        assert_eq!(indices(&v, &s), vec![6], "min_magnitude {min_magnitude}");
+    }
+}
