@@ -227,6 +227,8 @@ pub struct Filter {
     pub machine: Option<String>,
     pub workload: Option<String>,
     pub since_unix: Option<i64>,
+    /// Runs started by then only.
+    pub until_unix: Option<i64>,
     pub tag: Option<String>,
     /// 0: all.
     pub limit: usize,
@@ -250,6 +252,9 @@ pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
         }
         if let Some(t) = f.since_unix {
             add(" AND started_unix >= #", vec![Val::Int(t)]);
+        }
+        if let Some(t) = f.until_unix {
+            add(" AND started_unix <= #", vec![Val::Int(t)]);
         }
         if let Some(t) = &f.tag {
             add(
@@ -356,30 +361,18 @@ pub const CLOCK_SKEW_S: i64 = 300;
 
 /// The ids of the newest `n` runs that started by now, newest first.
 pub fn newest(s: &mut dyn Store, n: usize) -> anyhow::Result<Vec<String>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let by = now + CLOCK_SKEW_S;
-    let ids = |rows: Vec<Vec<Val>>| -> Vec<(i64, String)> {
-        rows.iter()
-            .filter_map(|r| Some((r[1].int()?, r[0].text()?.to_string())))
-            .collect()
+    let f = Filter {
+        until_unix: Some(now + CLOCK_SKEW_S),
+        limit: n,
+        ..Filter::default()
     };
-    let top = ids(s.query(
-        "SELECT run_id, started_unix FROM runs WHERE started_unix <= $1 ORDER BY started_unix DESC LIMIT $2",
-        &[Val::Int(by), Val::Int(n as i64)],
-    )?);
-    let Some(&(oldest, _)) = top.last() else {
-        return Ok(Vec::new());
-    };
-    // Every run of the oldest second among them too: the runs of one second are ordered by
-    // the millisecond in their ids, which SQL cannot read the same way in both back ends.
-    let mut all = ids(s.query(
-        "SELECT run_id, started_unix FROM runs WHERE started_unix >= $1 AND started_unix <= $2",
-        &[Val::Int(oldest), Val::Int(by)],
-    )?);
-    all.sort_by(|(sa, a), (sb, b)| newest_first((*sa, a), (*sb, b)));
-    Ok(all.into_iter().take(n).map(|(_, id)| id).collect())
+    Ok(list(s, &f)?.into_iter().map(|r| r.run_id).collect())
 }
 
 /// The ids and tags closest to `name` (longest shared start, then nearest start time),

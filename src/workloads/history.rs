@@ -120,6 +120,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
                 machine: f.machine.clone(),
                 workload: f.workload.clone(),
                 since_unix: since,
+                until_unix: None,
                 tag: f.tag.clone(),
                 limit: f.limit,
             };
