@@ -400,8 +400,14 @@ fn guest_run() -> Option<PathBuf> {
 /// times slower than the estimate, which guest/run's fixed default (600 s) did not allow
 /// for; the limit is there to stop a hung guest, not a slow one.
 pub(super) fn guest_timeout(expected: f64) -> String {
-    (expected * GUEST_SLOWDOWN).max(600.0).ceil().to_string()
+    (expected * GUEST_SLOWDOWN)
+        .max(GUEST_RUN_TIMEOUT_S)
+        .ceil()
+        .to_string()
 }
+
+/// guest/run's own default GUEST_TIMEOUT: no step gets less.
+const GUEST_RUN_TIMEOUT_S: f64 = 600.0;
 
 /// How much slower than its estimate a guest step may run before it counts as hung.
 const GUEST_SLOWDOWN: f64 = 8.0;
