@@ -156,7 +156,7 @@ pub fn brd_marker(pid: u32) -> String {
 /// A dm-crypt mapping, removed when dropped; `bound` is the driver it bound.
 pub struct Mapping {
     pub path: String,
-    pub bound: String,
+    pub bound: crate::kernel::BoundDriver,
     guard: Guard,
 }
 
@@ -193,18 +193,32 @@ fn random_key(bits: u32) -> anyhow::Result<Vec<u8>> {
 }
 
 /// The table line, key included: only ever written to a 0600 file in the run's dir.
-fn table(disk: &RamDisk, cipher: &Cipher, queues: &str, key: &[u8]) -> String {
+/// dmsetup splits fields at whitespace and targets at newlines, so a field holding
+/// either (or any control character) is refused, whatever let it through.
+fn table(
+    device: &str,
+    sectors: u64,
+    cipher: &str,
+    queues: &str,
+    key: &[u8],
+) -> anyhow::Result<String> {
+    for (field, value) in [("cipher", cipher), ("device", device)] {
+        if let Some(ch) = value.chars().find(|c| c.is_whitespace() || c.is_control()) {
+            return Err(anyhow!(
+                "the dm-crypt table's {field} '{}' holds U+{:04X}: refused before dmsetup",
+                crate::units::shown(value),
+                ch as u32
+            ));
+        }
+    }
     let mut opts: Vec<&str> = queues.split_whitespace().collect();
     opts.push("sector_size:4096");
-    format!(
-        "0 {} crypt {} {} 0 {} 0 {} {}\n",
-        disk.size / 512,
-        cipher.spec,
+    Ok(format!(
+        "0 {sectors} crypt {cipher} {} 0 {device} 0 {} {}\n",
         hex::encode(key),
-        disk.path,
         opts.len(),
         opts.join(" ")
-    )
+    ))
 }
 
 /// Makes a mapping of `cipher` on `disk` and proves the driver it bound. A refusal
@@ -219,6 +233,7 @@ pub fn create(
     let guard = Guard::new();
     let name = mapping_name();
     let key = random_key(cipher.key_bits)?;
+    let table = table(&disk.path, disk.size / 512, &cipher.spec, queues, &key)?;
     let table_path = disk.dir.join(format!("{name}.table"));
     {
         use std::io::Write;
@@ -227,7 +242,7 @@ pub fn create(
             .create_new(true)
             .mode(0o600)
             .open(&table_path)?;
-        f.write_all(table(disk, cipher, queues, &key).as_bytes())?;
+        f.write_all(table.as_bytes())?;
     }
     let before = crate::kernel::proc_crypto();
     let made = run_bounded_bytes(
@@ -273,12 +288,22 @@ pub fn create(
         .unwrap_or_else(|| cipher.kernel_name.clone());
     let bound = crate::kernel::bound_driver(&before, &after, &algorithm)
         .ok_or_else(|| anyhow!("no {algorithm} in /proc/crypto after the mapping was made"))?;
-    if cipher.spec.starts_with("capi:") && bound != cipher.kernel_name {
-        return Err(anyhow!(
-            "{}: the mapping bound {bound}, not {}",
-            cipher.spec,
-            cipher.kernel_name
-        ));
+    if cipher.spec.starts_with("capi:") {
+        if bound.driver != cipher.kernel_name {
+            return Err(anyhow!(
+                "{}: the mapping bound {}, not {}",
+                cipher.spec,
+                bound.driver,
+                cipher.kernel_name
+            ));
+        }
+        if bound.proof != crate::kernel::DriverProof::Refcount {
+            return Err(anyhow!(
+                "{}: no reference count in /proc/crypto rose when the mapping was made, so nothing proves it bound {}",
+                cipher.spec,
+                cipher.kernel_name
+            ));
+        }
     }
     let path = format!("/dev/mapper/{name}");
     if !Path::new(&path).exists() {
@@ -328,4 +353,38 @@ pub fn encrypts(mapping: &Mapping, disk: &RamDisk) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table;
+
+    #[test]
+    fn a_table_is_one_line_of_whitespace_free_fields() {
+        let t = table(
+            "/dev/ram0",
+            131072,
+            "aes-xts-plain64",
+            "same_cpu_crypt",
+            &[0xab; 4],
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            "0 131072 crypt aes-xts-plain64 abababab 0 /dev/ram0 0 2 same_cpu_crypt sector_size:4096\n"
+        );
+        for cipher in [
+            "capi:xts(aes)-plain64 00 0 /dev/sda 0 0\n131072 1 error",
+            "capi:xts(aes)-plain64\t",
+            "aes\u{1b}-xts-plain64",
+            "aes-xts-plain64\u{a0}",
+        ] {
+            let e = table("/dev/ram0", 8, cipher, "", &[0; 4])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("cipher") && e.contains("U+"), "{e}");
+        }
+        let e = table("/dev/ram0 /dev/sda", 8, "aes-xts-plain64", "", &[0; 4]).unwrap_err();
+        assert!(e.to_string().contains("device"), "{e}");
+    }
 }

@@ -162,6 +162,7 @@ impl Cipher {
             )
         };
         let (kernel_name, iv_mode) = if let Some(capi) = spec.strip_prefix("capi:") {
+            capi_grammar(spec)?;
             let (name, iv) = capi.rsplit_once('-').ok_or_else(bad)?;
             if !name.ends_with(')') || iv.is_empty() {
                 return Err(bad());
@@ -203,6 +204,57 @@ impl Cipher {
     }
 }
 
+/// The longest capi: spec taken: the kernel's own names stop at 128 bytes
+/// (CRYPTO_MAX_ALG_NAME), and a table field no longer than that is all dm-crypt reads.
+const CAPI_MAX: usize = 128;
+
+/// A capi: spec goes into the table dmsetup reads, whose fields are split at whitespace
+/// and whose lines are targets: only the characters of the kernel's algorithm names
+/// and IV modes, parentheses balanced, within CAPI_MAX. The refusal names the character.
+fn capi_grammar(spec: &str) -> anyhow::Result<()> {
+    let shown = crate::units::shown(spec);
+    let fix = "a capi: name takes letters, digits and _(),:- with balanced parentheses, e.g. capi:xts(ecb(aes-generic))-plain64";
+    let mut depth = 0i32;
+    for (at, ch) in spec.char_indices() {
+        if !(ch.is_ascii_alphanumeric() || "_(),:-".contains(ch)) {
+            return Err(anyhow!(
+                "invalid cipher '{shown}': {} at byte {at} is not allowed; {fix}",
+                char_named(ch)
+            ));
+        }
+        depth += match ch {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        };
+        if depth < 0 {
+            return Err(anyhow!(
+                "invalid cipher '{shown}': ')' at byte {at} closes nothing; {fix}"
+            ));
+        }
+    }
+    if depth != 0 {
+        return Err(anyhow!(
+            "invalid cipher '{shown}': {depth} '(' not closed; {fix}"
+        ));
+    }
+    if spec.len() > CAPI_MAX {
+        return Err(anyhow!(
+            "invalid cipher '{shown}': longer than {CAPI_MAX} bytes; {fix}"
+        ));
+    }
+    Ok(())
+}
+
+/// A character as a message names it: printable ones quoted, the rest by code point.
+fn char_named(ch: char) -> String {
+    if ch.is_ascii_graphic() {
+        format!("'{ch}'")
+    } else {
+        format!("U+{:04X}", ch as u32)
+    }
+}
+
 /// `--ciphers`: a comma list whose Adiantum items ("xchacha12,aes-adiantum-plain64") keep
 /// their comma; each item may end in /BITS.
 fn parse_ciphers(s: &str) -> anyhow::Result<Vec<Cipher>> {
@@ -217,6 +269,12 @@ fn parse_ciphers(s: &str) -> anyhow::Result<Vec<Cipher>> {
         }
         i += 1;
         let (spec, bits) = match item.rsplit_once('/') {
+            Some((_, b)) if !b.chars().all(|c| c.is_ascii_digit()) => {
+                return Err(anyhow!(
+                    "invalid --ciphers item '{}': only a key size in bits may follow '/', e.g. aes-xts-plain64/512",
+                    crate::units::shown(&item)
+                ))
+            }
             Some((spec, b)) => {
                 let bits = b
                     .parse::<u32>()
@@ -377,6 +435,43 @@ mod tests {
         assert!(parse_drivers("xts-aes-aesni").is_err());
         let d = parse_drivers("capi:xts(ecb(aes-generic))-plain64").unwrap();
         assert_eq!(d[0].kernel_name, "xts(ecb(aes-generic))");
+    }
+
+    #[test]
+    fn a_capi_spec_keeps_to_the_kernels_grammar() {
+        let key = "0".repeat(128);
+        let injection = format!("capi:xts(aes)-plain64 {key} 0 /dev/sda 0 0\n131072 1 error");
+        for (bad, named) in [
+            (injection.as_str(), "U+0020 at byte 21"),
+            ("capi:xts(aes)-plain64\n131072 1 error", "U+000A"),
+            ("capi:xts(aes)-plain64;reboot", "';'"),
+            ("capi:xts(aes)|x-plain64", "'|'"),
+            ("capi:xts(aes)\t-plain64", "U+0009"),
+            ("capi:xts(aes\u{1b})-plain64", "U+001B"),
+            ("capi:xts(aés)-plain64", "U+00E9"),
+            ("capi:xts(aes-plain64", "not closed"),
+            ("capi:xts(aes))(-plain64", "closes nothing"),
+        ] {
+            let e = parse_drivers(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("--disk-driver") && e.contains(named),
+                "{bad:?}: {e}"
+            );
+            assert_eq!(e.lines().count(), 1, "{e}");
+            let e = parse_ciphers(bad).unwrap_err().to_string();
+            assert!(e.contains("--ciphers"), "{bad:?}: {e}");
+        }
+        let long = format!("capi:xts({})-plain64", "a".repeat(2500));
+        let e = parse_drivers(&long).unwrap_err().to_string();
+        assert!(e.contains("longer than 128 bytes") && e.len() < 400, "{e}");
+        // What the kernel names still parses.
+        let ok = parse_drivers("capi:essiv(cbc(aes-aesni),sha256)-essiv:sha256").unwrap();
+        assert_eq!(ok[0].kernel_name, "essiv(cbc(aes-aesni),sha256)");
+        assert_eq!(ok[0].iv_mode, "essiv:sha256");
+        let e = parse_ciphers("aes-xts-plain64/passwd")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("only a key size in bits may follow '/'"), "{e}");
     }
 
     #[test]
