@@ -1,7 +1,7 @@
-//! `cryptobench disk`: bad input refused in one line; refused with the reason on this
-//! host (its kernel has no dm-crypt); and under the guest's Debian kernel (one boot):
-//! every cipher reads back what it wrote, the generic driver is bound (proven) and slower
-//! than the kernel's choice on sequential writes, no-workqueue runs (sampled with
+//! `cryptobench disk`: bad input refused in one line; refused with the reason on a host
+//! whose kernel has no dm-crypt, measured on one that has; and under the guest's Debian kernel (one boot):
+//! every cipher reads back what it wrote, every driver is proven bound (its reference count
+//! rose), the generic one beside the kernel's choice, no-workqueue runs (sampled with
 //! --profile: the cipher is in the samples), an unknown cipher or
 //! driver is refused with the kernel's reason before measuring, `disk --cleanup` clears
 //! what a killed run left, and nothing is left behind. The same boot is a DUT over SSH
@@ -32,19 +32,49 @@ fn bad_disk_input_is_refused_in_one_line() {
     ]);
 }
 
+/// Refused with the reason where this kernel has no dm-crypt (or we are not root); where
+/// it has, as on a stock Debian kernel, measured instead, with the guest test's asserts.
 #[test]
-fn disk_is_refused_with_the_reason_on_this_host() {
+fn disk_is_refused_with_the_reason_or_measured_on_this_host() {
     let probe = json(
         &common::stdout(&common::run(&["probe", "--format", "json"])),
         "probe",
     );
     let dm = &probe["kernel"]["offload"]["dm_crypt"];
     assert!(dm["reason"].as_str().is_some_and(|r| !r.is_empty()), "{dm}");
+    let args = ["disk", "--no-store", "--size", "64m", "--time", "1"];
     if dm["usable"] == true && common::is_root() {
-        common::skip("this kernel has dm-crypt and we are root: the refusal is not reachable here");
+        let o = common::run(
+            &[
+                &args[..],
+                &[
+                    "--ciphers",
+                    "aes-xts-plain64",
+                    "--patterns",
+                    "seq-write",
+                    "--format",
+                    "json",
+                ],
+            ]
+            .concat(),
+        );
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let v = json(&common::stdout(&o), "disk on this host");
+        let recs = records(&v);
+        assert_eq!(recs.len(), 1, "{v}");
+        a_measured_xts_point(recs[0]);
+        let left = std::process::Command::new("dmsetup")
+            .arg("ls")
+            .output()
+            .unwrap();
+        assert!(
+            !common::stdout(&left).contains("cbench-disk-"),
+            "left behind: {}",
+            common::stdout(&left)
+        );
         return;
     }
-    let o = common::run(&["disk", "--no-store", "--size", "64m", "--time", "1"]);
+    let o = common::run(&args);
     let e = common::one_line_exit_2(&o, "disk");
     let missing = ["fio", "dmsetup", "modprobe"]
         .into_iter()
@@ -59,6 +89,20 @@ fn disk_is_refused_with_the_reason_on_this_host() {
             "{e}"
         );
     }
+}
+
+/// An aes-xts-plain64 point measured through its mapping and on the bare disk, with the
+/// driver it bound proven (its reference count rose).
+fn a_measured_xts_point(r: &Value) {
+    assert!(r["throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["bare_throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(
+        r["kernel_driver"]
+            .as_str()
+            .is_some_and(|k| k.contains("xts")),
+        "{r}"
+    );
+    assert_eq!(r["kernel_driver_proof"], "refcount", "{r}");
 }
 
 /// fio and every library it links to: the guest packs them per run (GUEST_FILES).
@@ -252,14 +296,7 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
     for r in &recs {
         assert_eq!(r["workload"], "disk");
         assert_eq!(r["dut"], url.as_str());
-        assert!(r["throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
-        assert!(r["bare_throughput_bps"].as_f64().unwrap() > 0.0, "{r}");
-        assert!(
-            r["kernel_driver"]
-                .as_str()
-                .is_some_and(|k| k.contains("xts")),
-            "{r}"
-        );
+        a_measured_xts_point(r);
     }
     let end = common::dut_lab::lines(&d.out)
         .into_iter()
@@ -312,8 +349,15 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
         assert_eq!(r["workload"], "disk");
         assert_eq!(r["queues"], "default");
     }
-    // The generic driver is bound, proven from /proc/crypto, and slower than the kernel's
-    // choice on sequential writes (direction only: TCG).
+    // Every driver is proven from /proc/crypto (its reference count rose), never inferred
+    // from its priority.
+    for r in &recs {
+        assert_eq!(r["kernel_driver_proof"], "refcount", "{r}");
+    }
+    // The generic driver and the kernel's choice are both bound. Which is faster this run
+    // cannot tell: one 1 s sample a side under TCG, whose AES instructions are emulated
+    // (vpn_ipsec's IPsec points saw the order flip between runs). A direction needs an
+    // interval over rounds that excludes no difference, as vpn_ipsec's rule says.
     for bits in [256, 512] {
         let rate = |generic: bool| {
             recs.iter()
@@ -328,7 +372,10 @@ fn every_cipher_round_trips_in_the_guest_and_nothing_is_left() {
         };
         let (chosen, generic) = (rate(false), rate(true));
         eprintln!("aes-xts-plain64/{bits} seq-write: kernel's choice {chosen:.0} B/s, aes-generic {generic:.0} B/s");
-        assert!(generic < chosen, "{bits}: generic {generic} vs {chosen}");
+        assert!(
+            generic > 0.0 && chosen > 0.0,
+            "{bits}: generic {generic} vs {chosen}"
+        );
     }
 
     // no-workqueue, with --profile: perf (in the guest's base) samples every CPU over a

@@ -21,6 +21,10 @@ pub struct DiskData {
     /// reference count rose when the mapping was made), e.g. "xts-aes-aesni" or
     /// "xts(aes-generic)".
     pub kernel_driver: String,
+    /// How kernel_driver is known: "refcount" (proven) or "priority" (the kernel's
+    /// choice, nothing proved it); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_driver_proof: Option<crate::kernel::DriverProof>,
     /// dm-crypt's optional parameters as the table carries them: "default" (none),
     /// "no_read_workqueue no_write_workqueue" or "same_cpu_crypt".
     pub queues: String,

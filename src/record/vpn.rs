@@ -126,6 +126,10 @@ pub struct VpnData {
     /// reference count rose when they were made); absent for other tunnels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_driver: Option<String>,
+    /// How kernel_driver is known: "refcount" (proven) or "priority" (the kernel's
+    /// choice, nothing proved it); absent for other tunnels and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_driver_proof: Option<crate::kernel::DriverProof>,
     /// IPsec: "sa", "pcrypt" or "percpu" (--ipsec-spread); absent for other tunnels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipsec_spread: Option<String>,

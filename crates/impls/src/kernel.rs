@@ -51,26 +51,69 @@ pub fn proc_crypto() -> Vec<CryptoEntry> {
     parse_proc_crypto(&fs::read_to_string("/proc/crypto").unwrap_or_default())
 }
 
-/// The driver a kernel user (an IPsec SA, a dm-crypt mapping) bound: of the entries
-/// named `instance`, the highest priority among those whose reference count rose (or
-/// that appeared) since `before`; else the highest priority, as the kernel chooses.
+/// How the driver a kernel user bound is known (records' `kernel_driver_proof`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverProof {
+    /// Its reference count rose while the user was made (or it appeared, in use), and
+    /// every other driver of the name that rose is inside it (pcrypt(X) holds X): proven.
+    Refcount,
+    /// Nothing proves it: no count rose (a module reloaded, the count was read too late),
+    /// or two unrelated drivers rose. The kernel's choice by priority, as it would pick.
+    Priority,
+}
+
+impl DriverProof {
+    /// How the driver is known, as a note says it.
+    pub fn how(self) -> &'static str {
+        match self {
+            DriverProof::Refcount => "its reference count rose in /proc/crypto",
+            DriverProof::Priority => {
+                "the highest priority in /proc/crypto: no reference count rose to prove it"
+            }
+        }
+    }
+}
+
+/// The driver a kernel user (an IPsec SA, a dm-crypt mapping) bound, and how it is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundDriver {
+    pub driver: String,
+    pub proof: DriverProof,
+}
+
+/// The driver a kernel user bound to `instance`, from /proc/crypto `before` and `after`
+/// it was made. Proven (`Refcount`) when the drivers of that name whose count rose (or
+/// that appeared holding more than their registration's reference) are one driver and
+/// the ones it wraps; otherwise only the highest priority, marked `Priority`.
 pub fn bound_driver(
     before: &[CryptoEntry],
     after: &[CryptoEntry],
     instance: &str,
-) -> Option<String> {
-    let rose = after
+) -> Option<BoundDriver> {
+    let rose: Vec<&CryptoEntry> = after
         .iter()
         .filter(|e| e.name == instance)
-        .filter(|e| {
-            before
-                .iter()
-                .find(|b| b.driver == e.driver)
-                .is_none_or(|b| e.refcnt > b.refcnt)
+        .filter(|e| match before.iter().find(|b| b.driver == e.driver) {
+            Some(b) => e.refcnt > b.refcnt,
+            // A registered algorithm holds one reference of its own.
+            None => e.refcnt > 1,
         })
-        .max_by_key(|e| e.priority);
-    rose.or_else(|| chosen_driver(after, instance))
-        .map(|e| e.driver.clone())
+        .collect();
+    let outer = rose.iter().find(|e| {
+        rose.iter()
+            .all(|o| o.driver == e.driver || e.driver.contains(&format!("({})", o.driver)))
+    });
+    match outer {
+        Some(e) => Some(BoundDriver {
+            driver: e.driver.clone(),
+            proof: DriverProof::Refcount,
+        }),
+        None => chosen_driver(after, instance).map(|e| BoundDriver {
+            driver: e.driver.clone(),
+            proof: DriverProof::Priority,
+        }),
+    }
 }
 
 /// The driver the kernel picks for `name`: the highest priority among the entries that
@@ -544,6 +587,82 @@ mod tests {
             "cbc-aes-aesni"
         );
         assert!(chosen_driver(&e, "gcm(aes)").is_none());
+    }
+
+    /// /proc/crypto's entries of one name: (driver, priority, refcnt).
+    fn snapshot(name: &str, drivers: &[(&str, i64, u64)]) -> Vec<CryptoEntry> {
+        drivers
+            .iter()
+            .map(|&(driver, priority, refcnt)| CryptoEntry {
+                name: name.into(),
+                driver: driver.into(),
+                priority,
+                refcnt,
+                selftest: "passed".into(),
+                ..CryptoEntry::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_driver_is_proven_only_by_a_count_that_rose() {
+        let name = "rfc4106(gcm(aes))";
+        let bound = |before: &[(&str, i64, u64)], after: &[(&str, i64, u64)]| {
+            let b = bound_driver(&snapshot(name, before), &snapshot(name, after), name)
+                .expect("an entry of the name");
+            (b.driver, b.proof)
+        };
+        let (aesni, generic) = (
+            "rfc4106-gcm-aesni",
+            "rfc4106(gcm_base(ctr(aes-generic),ghash-generic))",
+        );
+        use DriverProof::*;
+        // A rise: the lower priority one, proven.
+        assert_eq!(
+            bound(
+                &[(aesni, 400, 1), (generic, 100, 1)],
+                &[(aesni, 400, 1), (generic, 100, 2)]
+            ),
+            (generic.into(), Refcount)
+        );
+        // No rise: the kernel's choice, not proven.
+        assert_eq!(
+            bound(
+                &[(aesni, 400, 1), (generic, 100, 1)],
+                &[(aesni, 400, 1), (generic, 100, 1)]
+            ),
+            (aesni.into(), Priority)
+        );
+        // Two unrelated rises (another user at the same time): not proven.
+        assert_eq!(
+            bound(
+                &[(aesni, 400, 1), (generic, 100, 1)],
+                &[(aesni, 400, 2), (generic, 100, 2)]
+            ),
+            (aesni.into(), Priority)
+        );
+        // pcrypt holds the driver it wraps: both rise, the outer one is proven.
+        let pcrypt = "pcrypt(rfc4106-gcm-aesni)";
+        assert_eq!(
+            bound(&[(aesni, 400, 1)], &[(aesni, 400, 2), (pcrypt, 500, 2)]),
+            (pcrypt.into(), Refcount)
+        );
+        // A module that reloaded between the reads: its entries are new, idle ones hold
+        // only their own reference, so nothing is proven...
+        assert_eq!(
+            bound(&[(aesni, 400, 3)], &[(aesni, 400, 1), (generic, 100, 1)]),
+            (aesni.into(), Priority)
+        );
+        // ...and a count back where it was is no rise either.
+        assert_eq!(
+            bound(&[(aesni, 400, 2)], &[(aesni, 400, 2)]),
+            (aesni.into(), Priority)
+        );
+        // An instance the user made (absent before), in use: proven.
+        assert_eq!(
+            bound(&[(aesni, 400, 1)], &[(aesni, 400, 1), (generic, 100, 2)]),
+            (generic.into(), Refcount)
+        );
     }
 
     #[test]

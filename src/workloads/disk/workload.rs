@@ -354,10 +354,10 @@ impl Workload for Disk {
         }
         let prim = self
             .primitive
-            .entry((m.bound.clone(), p.cipher.key_bits))
+            .entry((m.bound.driver.clone(), p.cipher.key_bits))
             .or_insert_with(|| {
                 primitive::bytes_per_s(
-                    &m.bound,
+                    &m.bound.driver,
                     p.cipher.key_bits,
                     p.cipher.iv_len,
                     Duration::from_secs(1),
@@ -368,7 +368,7 @@ impl Workload for Disk {
         let label = crate::record::disk::label(
             &p.cipher.spec,
             p.cipher.key_bits,
-            &m.bound,
+            &m.bound.driver,
             &queues_name(p.queues),
         );
         for (k, load) in self.loads.iter().enumerate() {
@@ -411,8 +411,8 @@ impl Workload for Disk {
             let bare = self.bare.get(&k).cloned().unwrap_or_default();
             let gb = r.bytes_per_s * r.runtime_s.max(1e-9) / 1e9;
             let mut notes = vec![format!(
-                "dm-crypt over {} ({}), {} bound (/proc/crypto), sector_size 4096, a random {}-bit key; fio {} direct libaio, verified with crc32c before the point",
-                disk.path, disk.kind, m.bound, p.cipher.key_bits, load.rw
+                "dm-crypt over {} ({}), {} bound ({}), sector_size 4096, a random {}-bit key; fio {} direct libaio, verified with crc32c before the point",
+                disk.path, disk.kind, m.bound.driver, m.bound.proof.how(), p.cipher.key_bits, load.rw
             )];
             notes.push("CPU: the whole machine's busy seconds during fio (fio included): the encryption runs in kernel workers shared with everything else".into());
             notes.push(OTHERS_NOT_OBSERVABLE.into());
@@ -452,7 +452,8 @@ impl Workload for Disk {
                 data: DiskData {
                     cipher: p.cipher.spec.clone(),
                     key_bits: p.cipher.key_bits,
-                    kernel_driver: m.bound.clone(),
+                    kernel_driver: m.bound.driver.clone(),
+                    kernel_driver_proof: Some(m.bound.proof),
                     queues: queues_name(p.queues),
                     pattern: load.pattern.into(),
                     block_size: load.block_size,

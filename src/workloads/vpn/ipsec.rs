@@ -399,23 +399,30 @@ pub fn end_up(
 }
 
 impl Binding {
-    /// The driver the SAs made here bound, proven from /proc/crypto, and a note saying so.
-    pub fn proven(&self) -> anyhow::Result<(String, String)> {
+    /// The driver the SAs made here bound, from /proc/crypto, and a note saying how it is
+    /// known. A driver the user named must be proven, never inferred from its priority.
+    pub fn proven(&self) -> anyhow::Result<(crate::kernel::BoundDriver, String)> {
+        use crate::kernel::DriverProof;
         let instance = self.instance;
         let bound =
             crate::kernel::bound_driver(&self.before, &crate::kernel::proc_crypto(), instance)
                 .ok_or_else(|| anyhow!("no {instance} in /proc/crypto after the SAs were made"))?;
-        if let Some(w) = self
-            .want
-            .as_deref()
-            .filter(|w| *w != bound && bound != format!("pcrypt({w})"))
-        {
-            return Err(anyhow!(
-                "--ipsec-driver {w}: the kernel bound {bound} instead, though {w} had the highest priority"
-            ));
+        let driver = &bound.driver;
+        if let Some(w) = self.want.as_deref() {
+            if *w != *driver && *driver != format!("pcrypt({w})") {
+                return Err(anyhow!(
+                    "--ipsec-driver {w}: the kernel bound {driver} instead, though {w} had the highest priority"
+                ));
+            }
+            if bound.proof != DriverProof::Refcount {
+                return Err(anyhow!(
+                    "--ipsec-driver {w}: no reference count in /proc/crypto rose when the SAs were made, so nothing proves they bound it"
+                ));
+            }
         }
+        let how = bound.proof.how();
         let note = format!(
-            "IPsec: the kernel's ESP in tunnel mode, static SAs (ip xfrm), {instance} bound to {bound} (/proc/crypto); its work is in softirq and the crypto kworkers"
+            "IPsec: the kernel's ESP in tunnel mode, static SAs (ip xfrm), {instance} bound to {driver} ({how}); its work is in softirq and the crypto kworkers"
         );
         Ok((bound, note))
     }

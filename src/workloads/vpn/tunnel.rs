@@ -154,8 +154,8 @@ pub struct Tunnel {
     pub kernel: bool,
     /// What the daemons said they negotiated (OpenVPN's "Data Channel" line).
     pub negotiated: Option<String>,
-    /// IPsec: the crypto driver the SAs bound, from /proc/crypto.
-    pub kernel_driver: Option<String>,
+    /// IPsec: the crypto driver the SAs bound, from /proc/crypto, and how it is known.
+    pub kernel_driver: Option<crate::kernel::BoundDriver>,
     /// IPsec: the SAs' SPIs, [server to client, client to server].
     pub sa_spis: Option<[u32; 2]>,
     /// --openssl DIR: the build both OpenVPN ends mapped (checked when it came up).
