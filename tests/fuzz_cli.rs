@@ -7,11 +7,19 @@ mod common;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
+/// CRYPTOBENCH_FUZZ_CASES, else `default`. Zero cases test nothing: that goes through
+/// the skip rule (a failure under CRYPTOBENCH_REQUIRE_ALL=1), never a silent pass.
 fn cases(default: u32) -> u32 {
-    std::env::var("CRYPTOBENCH_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    let Ok(v) = std::env::var("CRYPTOBENCH_FUZZ_CASES") else {
+        return default;
+    };
+    let n: u32 = v
+        .parse()
+        .unwrap_or_else(|_| panic!("CRYPTOBENCH_FUZZ_CASES={v}: give a whole number of cases"));
+    if n == 0 {
+        common::skip("CRYPTOBENCH_FUZZ_CASES=0: no fuzz case runs");
+    }
+    n
 }
 
 /// Values that break parsers: empty, negative, huge, NaN, control bytes, long.

@@ -100,53 +100,81 @@ fn a_sweep_in_another_pid_namespace_spares_a_live_runs_dir() {
     std::fs::remove_dir_all(&tmp).unwrap();
 }
 
-/// Two runs in PID namespaces of their own are both PID 1, and may start in the same
-/// second: their ids must still differ (a store keeps one run per id).
+/// libfaketime, which stops the wall clock for a process (scripts/deps/store.sh).
+fn libfaketime() -> Option<PathBuf> {
+    std::fs::read_dir("/usr/lib")
+        .ok()?
+        .flatten()
+        .map(|d| d.path().join("faketime/libfaketime.so.1"))
+        .find(|p| p.is_file())
+}
+
+/// Two runs that collide in everything but their random part: PID 1 each (PID namespaces
+/// of their own, as containers and the identical DUTs of a fleet) and the wall clock
+/// stopped at one instant (libfaketime), so the same second and millisecond. Their ids
+/// still differ, and one store keeps both.
 #[test]
-fn runs_that_share_the_second_and_the_pid_get_different_ids() {
+fn runs_that_share_the_second_the_millisecond_and_the_pid_are_both_kept() {
     if !pid_namespaces() {
         skip("unshare -pf --mount-proc is not permitted here (needs root or user namespaces)");
         return;
     }
+    let Some(faketime) = libfaketime() else {
+        skip("libfaketime is not installed: run scripts/deps/store.sh (Debian: faketime)");
+        return;
+    };
     let tmp = private_tmp("ids");
-    let outs: Vec<PathBuf> = (0..2).map(|k| tmp.join(format!("{k}.jsonl"))).collect();
-    let children: Vec<_> = outs
+    let store = format!("sqlite:{}", tmp.join("runs.db").display());
+    let quick: Vec<&str> = QUICK
         .iter()
-        .map(|out| {
-            Command::new("unshare")
+        .copied()
+        .filter(|a| *a != "--no-store")
+        .collect();
+    let ids: Vec<String> = (0..2)
+        .map(|_| {
+            let o = Command::new("unshare")
                 .args(["-pf", "--mount-proc", common::BIN])
-                .args(QUICK)
-                .args(["--output", out.to_str().unwrap(), "--format", "json"])
+                .args(&quick)
+                .args(["--store", &store, "--format", "json"])
                 .env("XDG_DATA_HOME", common::data_home())
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap()
+                .env("LD_PRELOAD", &faketime)
+                // Absolute: the clock stands still. Timing uses the monotonic clock.
+                .env("FAKETIME", "2026-01-01 00:00:00")
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", common::stderr(&o));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            v["environment"]["run_id"].as_str().unwrap().to_string()
         })
         .collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success());
-    }
-    let ids: Vec<(String, String)> = outs
-        .iter()
-        .map(|p| {
-            let first = std::fs::read_to_string(p).unwrap();
-            let env: serde_json::Value =
-                serde_json::from_str(first.lines().next().unwrap()).unwrap();
-            let id = env["run_id"].as_str().unwrap().to_string();
-            // secs-pid-random: the PID is 1 in each namespace.
-            let mut parts = id.split('-');
-            let secs = parts.next().unwrap().to_string();
-            assert_eq!(parts.next(), Some("1"), "{id}");
-            (secs, id)
-        })
-        .collect();
-    assert_ne!(ids[0].1, ids[1].1, "both runs got id {}", ids[0].1);
-    eprintln!(
-        "ids {} and {} (same second: {})",
-        ids[0].1,
-        ids[1].1,
-        ids[0].0 == ids[1].0
+    // secs-pid-stamp: the stamp's first three hex digits are the millisecond (0x000 here).
+    let head = |id: &str| {
+        id.rsplit_once('-')
+            .map(|(h, stamp)| (h.to_string(), stamp[..3].to_string()))
+    };
+    assert_eq!(
+        head(&ids[0]),
+        Some(("1767225600-1".into(), "000".into())),
+        "{ids:?}"
     );
+    assert_eq!(head(&ids[0]), head(&ids[1]), "{ids:?}");
+    assert_ne!(ids[0], ids[1], "both runs got id {}", ids[0]);
+    let o = command()
+        .args(["history", "--store", &store, "--format", "json"])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut kept: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().unwrap())
+        .collect();
+    kept.sort_unstable();
+    let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    assert_eq!(kept, want, "{listed}");
     std::fs::remove_dir_all(&tmp).unwrap();
 }
 
@@ -204,23 +232,16 @@ fn a_dut_file_that_is_no_file_or_has_a_bad_line_is_refused_in_one_line() {
         (PathBuf::from("/dev/zero"), "not a regular file"),
         (fifo, "not a regular file"),
     ] {
-        let t0 = std::time::Instant::now();
-        let o = command()
-            .args(["probe", "--dut-file"])
-            .arg(&f)
-            .output()
-            .unwrap();
+        // Bounded by the test itself: a regression fails here instead of hanging.
+        let o = common::output_within(
+            command().args(["probe", "--dut-file"]).arg(&f),
+            std::time::Duration::from_secs(10),
+        );
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{}: {err}", f.display());
         assert!(
             err.contains(want) && err.trim().lines().count() == 1,
             "{err}"
-        );
-        assert!(
-            t0.elapsed().as_secs() < 10,
-            "{} took {:?}",
-            f.display(),
-            t0.elapsed()
         );
     }
     let list = tmp.join("fleet.txt");
@@ -595,5 +616,62 @@ fn an_interrupted_fleet_says_not_started_once() {
         "{err}"
     );
     assert!(err.lines().count() <= 4, "{err}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// A line far longer than any record is passed over, not held: `report` of a file with a
+/// 256 MiB line keeps its peak memory (the kernel's count for that process) far below it,
+/// and reads the good line after it.
+#[test]
+fn a_huge_bad_line_is_not_held_in_memory() {
+    use std::io::Write;
+    let tmp = private_tmp("huge");
+    let file = tmp.join("huge.jsonl");
+    let good = std::fs::read_to_string(common::fixture("vpn-openvpn-short.jsonl")).unwrap();
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..256 {
+            f.write_all(&chunk).unwrap();
+        }
+        f.write_all(b"\n").unwrap();
+        f.write_all(good.as_bytes()).unwrap();
+    }
+    let mut child = command()
+        .args(["report", "--format", "json"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    // wait4 on this child alone: its own peak resident set, not another test's.
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: status and usage are valid for writes; pid is our child, not waited yet.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "{}", std::io::Error::last_os_error());
+    let out = out.join().unwrap();
+    let peak_mib = usage.ru_maxrss as f64 / 1024.0;
+    eprintln!("report of a 256 MiB line: peak RSS {peak_mib:.1} MiB");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    // The good line after it was read.
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["records"].as_array().is_some_and(|r| !r.is_empty()),
+        "{out}"
+    );
+    assert!(
+        peak_mib < 64.0,
+        "peak RSS {peak_mib:.1} MiB: the line was held"
+    );
     std::fs::remove_dir_all(&tmp).unwrap();
 }

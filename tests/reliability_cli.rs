@@ -6,7 +6,7 @@ use common::{run, stderr};
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("cb-rel-{}", std::process::id()));
@@ -74,24 +74,8 @@ fn d2_fifo_libcrypto_never_hangs() {
             fifo.to_str().unwrap(),
         ],
     ] {
-        let start = Instant::now();
-        let mut child = common::command()
-            .args(&args)
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                assert_eq!(st.code(), Some(2), "{args:?}");
-                break;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                panic!("{args:?} hung on a FIFO");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let o = common::output_within(common::command().args(&args), Duration::from_secs(20));
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
     let _ = std::fs::remove_file(fifo);
 }

@@ -456,7 +456,7 @@ fn study_no_store_writes_nothing_and_store_keeps_every_step() {
     let study = |extra: &[&str]| {
         let o = common::command()
             .env("XDG_DATA_HOME", &home)
-            .args(["study", "scaling", "--quick"])
+            .args(["study", "scaling", "--quick", "--format", "json"])
             .args(extra)
             .output()
             .unwrap();
@@ -466,20 +466,33 @@ fn study_no_store_writes_nothing_and_store_keeps_every_step() {
             "{}",
             String::from_utf8_lossy(&o.stderr)
         );
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
     };
     study(&["--no-store"]);
     let written: Vec<_> = walk(&home);
     assert!(written.is_empty(), "--no-store wrote {written:?}");
     let db = home.join("kept.db");
     let url = format!("sqlite:{}", db.display());
-    study(&["--store", &url]);
+    let stepped = study(&["--store", &url]);
     let o = common::command()
         .args(["history", "--store", &url, "--format", "json"])
         .output()
         .unwrap();
     let listed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let runs = listed.as_array().map_or(0, Vec::len);
-    assert!(runs >= 1, "no step's run in the store: {listed}");
+    // Every step's run is in the store, and nothing else.
+    let ids = |v: &serde_json::Value| -> std::collections::BTreeSet<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["run_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let steps = ids(&stepped["runs"]);
+    assert!(
+        steps.len() >= 2,
+        "the quick scaling study has steps: {stepped}"
+    );
+    assert_eq!(ids(&listed), steps, "{listed}");
     // The database and its journal files, nothing else.
     let db_text = db.to_string_lossy().into_owned();
     let all = walk(&home);
