@@ -246,6 +246,7 @@ fn a_share_path_that_would_lose_the_row_is_refused_before_measuring() {
     let long = dir.join("x".repeat(300));
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let (fifo, link, dangling, long) = (s(&fifo), s(&link), s(&dangling), s(&long));
+    let new_dir = format!("{}/new/", dir.display());
     let not_regular = "not a regular file";
     let symlink = "a symbolic link (never followed)";
     let kernel = "on /proc or /sys";
@@ -258,6 +259,7 @@ fn a_share_path_that_would_lose_the_row_is_refused_before_measuring() {
         ("/proc/self/status", kernel),
         ("/sys/kernel/cryptobench-row.json", kernel),
         (&long, "too long"),
+        (&new_dir, "a directory"),
     ];
     for (path, needle) in cases {
         let t = Instant::now();

@@ -169,6 +169,10 @@ pub fn document(r: &Row) -> Value {
 pub fn check_writable(p: &Path) -> Result<(), Failure> {
     let shown = crate::units::shown_path(p);
     let bad = |why: &str, fix: &str| Failure::Input(format!("--share {shown}: {why}: {fix}"));
+    // "new/" would pass as a new name, and only the rename at the end would fail.
+    if p.file_name().is_none() || p.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(bad("names a directory", "give a file path"));
+    }
     match std::fs::symlink_metadata(p) {
         Ok(m) if m.is_symlink() => {
             return Err(bad(
