@@ -8,7 +8,7 @@
 mod common;
 
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 fn temp(name: &str) -> PathBuf {
@@ -45,6 +45,16 @@ fn secrets() -> Vec<String> {
     s
 }
 
+/// `advise --quick` without a store, in JSON, its row to the path that follows.
+const QUICK_JSON_SHARE: &[&str] = &[
+    "advise",
+    "--quick",
+    "--no-store",
+    "--format",
+    "json",
+    "--share",
+];
+
 /// The path names advise gives the kernel paths, and where probe's JSON has them.
 const KERNEL_PATHS: [(&str, &str); 5] = [
     ("wireguard-kernel", "/kernel/offload/wireguard"),
@@ -70,14 +80,7 @@ fn advise_quick_answers_with_intervals_and_lists_what_this_host_lacks() {
     .unwrap();
     let t = Instant::now();
     let o = common::command()
-        .args([
-            "advise",
-            "--quick",
-            "--no-store",
-            "--format",
-            "json",
-            "--share",
-        ])
+        .args(QUICK_JSON_SHARE)
         .arg(&share)
         .arg("--output")
         .arg(&records)
@@ -217,20 +220,154 @@ fn advise_dut_with_guest_is_refused_before_connecting() {
     assert!(!share.exists());
 }
 
+/// A fresh directory `name` with a FIFO in it; both paths.
+fn dir_with_fifo(name: &str) -> (PathBuf, PathBuf) {
+    let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), name);
+    let fifo = dir.join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    (dir, fifo)
+}
+
+/// `--share` to anything but a regular file or a new name in an existing directory: refused
+/// before measuring (exit 2, one line naming the problem), and a link's target untouched.
+#[test]
+fn a_share_path_that_would_lose_the_row_is_refused_before_measuring() {
+    let (dir, fifo) = dir_with_fifo("advise-share-paths");
+    let target = dir.join("target.json");
+    std::fs::write(&target, "theirs").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let dangling = dir.join("dangling.json");
+    std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+    let long = dir.join("x".repeat(300));
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (fifo, link, dangling, long) = (s(&fifo), s(&link), s(&dangling), s(&long));
+    let new_dir = format!("{}/new/", dir.display());
+    let not_regular = "not a regular file";
+    let symlink = "a symbolic link (never followed)";
+    let kernel = "on /proc or /sys";
+    let cases: Vec<(&str, &str)> = vec![
+        ("/dev/full", not_regular),
+        (&fifo, not_regular),
+        ("/dev/stdout", symlink),
+        (&link, symlink),
+        (&dangling, symlink),
+        ("/proc/self/status", kernel),
+        ("/sys/kernel/cryptobench-row.json", kernel),
+        (&long, "too long"),
+        (&new_dir, "a directory"),
+    ];
+    for (path, needle) in cases {
+        let t = Instant::now();
+        let o = common::command()
+            .args(["advise", "--quick", "--no-store", "--share", path])
+            .output()
+            .unwrap();
+        let e = common::one_line_exit_2(&o, path);
+        assert!(e.contains("--share") && e.contains(needle), "{path}: {e}");
+        assert!(t.elapsed().as_secs() < 5, "{path}: {:?}", t.elapsed());
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(left.len(), 4, "no temp file left: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// SIGINT during the run: the report is printed, marked interrupted, the row is not
+/// written (its figures would be missing with nothing to say so), and the exit is 130.
+#[test]
+fn an_interrupted_advise_writes_no_row_and_exits_130() {
+    use std::io::BufRead;
+    let share = temp("interrupted-share.json");
+    let mut child = common::command()
+        .args(QUICK_JSON_SHARE)
+        .arg(&share)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The runner has its signal handler once it names its steps.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while err.read_line(&mut seen).unwrap() > 0 && !seen.contains("study advise:") {}
+    assert!(seen.contains("study advise:"), "{seen}");
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    // Read beside stdout: either pipe filling up would stop the child.
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+        rest
+    });
+    let o = child.wait_with_output().unwrap();
+    let rest = rest.join().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{seen}{rest}");
+    let v: Value = serde_json::from_str(&common::stdout(&o)).expect("the report, printed");
+    assert_eq!(v["interrupted"], true, "{v}");
+    assert!(!share.exists(), "an interrupted run wrote its row");
+    assert!(
+        rest.contains(&format!("--share {} not written", share.display())),
+        "{rest}"
+    );
+}
+
+/// `--compare` of a FIFO or /dev/zero: refused at once (it blocked, or read until memory
+/// ran out).
+#[test]
+fn a_compare_file_that_is_no_file_is_refused_at_once() {
+    let (dir, fifo) = dir_with_fifo("advise-compare");
+    for f in [fifo.as_path(), Path::new("/dev/zero")] {
+        let t = Instant::now();
+        let mut child = common::command()
+            .args(["advise", "--compare"])
+            .arg(f)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        while child.try_wait().unwrap().is_none() && t.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        let took = t.elapsed();
+        let e = common::one_line_exit_2(&o, &f.display().to_string());
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(took.as_millis() < 1000, "{}: {took:?}", f.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn bad_input_is_refused_in_one_line() {
     let not_share = temp("not-share.json");
     std::fs::write(&not_share, "{\"kind\":\"record\"}").unwrap();
     let not_json = temp("not-json.json");
     std::fs::write(&not_json, "hello").unwrap();
+    // A row with a count as text.
+    let bad_cores = temp("bad-cores.json");
+    std::fs::write(
+        &bad_cores,
+        r#"{"kind":"cryptobench-advise-share","schema":1,"device":"d","cpu":"c","cores":"four",
+            "arch":"a","os":"o","kernel":"k","cryptobench":"0.1.0","figures":[]}"#,
+    )
+    .unwrap();
     let ns = not_share.to_str().unwrap();
     let nj = not_json.to_str().unwrap();
+    let bc = bad_cores.to_str().unwrap();
     common::refused_in_one_line(&[
         (
             &["advise", "--compare", "/nonexistent/row.json"],
             "--compare",
         ),
-        (&["advise", "--compare", ns], "not a shared row"),
+        (&["advise", "--compare", ns], "not a shared row: field kind"),
+        (
+            &["advise", "--compare", bc],
+            "not a shared row: field cores",
+        ),
         (&["advise", "--compare", nj], "not JSON"),
         (
             &["advise", "--share", "/nonexistent/dir/row.json"],
@@ -244,6 +381,7 @@ fn bad_input_is_refused_in_one_line() {
             "--no-store",
         ),
     ]);
-    let _ = std::fs::remove_file(not_share);
-    let _ = std::fs::remove_file(not_json);
+    for f in [not_share, not_json, bad_cores] {
+        let _ = std::fs::remove_file(f);
+    }
 }

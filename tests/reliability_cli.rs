@@ -282,11 +282,23 @@ fn d12_escapes_and_invalid_records_and_sighup() {
     let _ = std::fs::remove_file(&f);
     assert!(tiny(&["--output", f.to_str().unwrap()]).status.success());
     let text = std::fs::read_to_string(&f).unwrap();
-    let evil = text.replace("\"label\":\"ring\"", "\"label\":\"ring\\u001b[2J\"");
+    // The label is in the table, the library's version in the CSV too.
+    let evil = text
+        .replace("\"label\":\"ring\"", "\"label\":\"ring\\u001b[2J\"")
+        .replace(
+            "\"impl_version\":\"ring ",
+            "\"impl_version\":\"ring\\u001b[2J ",
+        );
     std::fs::write(&f, &evil).unwrap();
-    let o = run(&["report", f.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(!String::from_utf8_lossy(&o.stdout).contains('\u{1b}'));
+    for (format, shown) in [("table", "ring?[2J"), ("csv", "ring?[2J ")] {
+        let o = run(&["report", f.to_str().unwrap(), "--format", format]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.contains(shown) && !out.contains('\u{1b}'),
+            "{format}: {out}"
+        );
+    }
     // Markdown: a label holding a cell separator, emphasis and HTML stays one literal
     // cell, as model.rs's unit test claims for the writer, here through the report.
     let md = text.replace("\"label\":\"ring\"", "\"label\":\"ring|x*<b>\"");

@@ -690,12 +690,32 @@ fn importing_a_file_without_runs_is_bad_input() {
     .unwrap();
     let empty = home.0.join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
-    for f in [&garbage, &document, &empty] {
+    // Runs whose environments read and whose every record is cut short: no empty
+    // "finished" run is stored.
+    let unreadable = home.0.join("unreadable.jsonl");
+    let fixture = std::fs::read_to_string(common::fixture("schema1-mixed.jsonl")).unwrap();
+    let cut: Vec<&str> = fixture
+        .lines()
+        .map(|l| {
+            if l.contains("\"kind\":\"record\"") {
+                &l[..l.len() / 2]
+            } else {
+                l
+            }
+        })
+        .collect();
+    std::fs::write(&unreadable, cut.join("\n") + "\n").unwrap();
+    for f in [&garbage, &document, &empty, &unreadable] {
         let f = f.to_str().unwrap();
         let err = home.refused_at(&db, &["history", "import", f]);
         assert!(err.contains("no records") && err.contains(f), "{err}");
         home.refused_at(&db, &["report", f]);
     }
+    let err = home.refused_at(&db, &["history", "import", unreadable.to_str().unwrap()]);
+    assert!(
+        err.contains("5 unreadable line(s), the first: line 2"),
+        "{err}"
+    );
     assert!(!db.exists(), "nothing was imported, so no store was made");
 }
 

@@ -392,9 +392,6 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
             }));
     }
     let row = share::row(&facts, &advice.headline, &secrets);
-    if let Some(p) = &args.share {
-        share::write(p, &row)?;
-    }
     let mut report = view::Report {
         quick: args.quick,
         observed: &observed,
@@ -402,6 +399,72 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
         row: &row,
         others: &others,
     };
-    crate::workloads::print(&mut report, args.format)?;
-    Ok(code)
+    // An interrupted run's row would lack figures, and nothing in it would say so.
+    let interrupted = crate::measure::stopped();
+    if let Some(p) = args.share.as_deref().filter(|_| interrupted) {
+        eprintln!(
+            "advise: interrupted: --share {} not written; run advise again for the row",
+            crate::units::shown_path(p)
+        );
+    }
+    let share = args.share.as_deref().filter(|_| !interrupted);
+    finish(
+        &mut report,
+        args.format,
+        share,
+        &mut std::io::stdout().lock(),
+    )?;
+    Ok(match code {
+        0 if interrupted => crate::failure::EXIT_INTERRUPTED,
+        c => c,
+    })
+}
+
+/// Prints the report, then writes the row: a row that cannot be written costs nothing
+/// of the report, and one that can is written even if stdout fails.
+fn finish(
+    report: &mut view::Report,
+    format: Format,
+    share: Option<&std::path::Path>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), Failure> {
+    let printed = crate::workloads::print_to(report, format, out);
+    let written = share.map_or(Ok(()), |p| share::write(p, report.row));
+    written.and(printed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The row's write fails at the end (its directory went during the run): the whole
+    /// report was printed first, and the failure is one line naming --share.
+    #[test]
+    fn a_row_that_cannot_be_written_is_after_the_whole_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("row.json");
+        share::check_writable(&p).unwrap();
+        std::fs::remove_dir(dir.path()).unwrap();
+        let (observed, advice, row) = (
+            Observed::default(),
+            Advice::default(),
+            share::Row::default(),
+        );
+        let mut report = view::Report {
+            quick: true,
+            observed: &observed,
+            advice: &advice,
+            row: &row,
+            others: &[],
+        };
+        let mut out = Vec::new();
+        let e = finish(&mut report, Format::Json, Some(&p), &mut out).unwrap_err();
+        assert!(
+            matches!(&e, Failure::Runtime(m) if m.starts_with("--share ") && m.contains("cannot write")),
+            "{e:?}"
+        );
+        let v: Value = serde_json::from_slice(&out).expect("the whole report, one JSON document");
+        assert_eq!(v["share"]["kind"], "", "{v}");
+        assert!(v["verdicts"].is_array() && v["runs"].is_array(), "{v}");
+    }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The shared row. Field names are a contract (docs/advise.md): add, never rename.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Row {
     /// Always "cryptobench-advise-share".
     pub kind: String,
@@ -163,66 +163,172 @@ pub fn document(r: &Row) -> Value {
     v
 }
 
+/// `--share FILE`, checked before anything runs: a regular file or a new name in an
+/// existing directory; never a link (not followed, even dangling), a device, a FIFO or a
+/// file of /proc or /sys. A temp file is made and removed beside it: the directory takes one.
 pub fn check_writable(p: &Path) -> Result<(), Failure> {
     let shown = crate::units::shown_path(p);
-    if p.is_dir() {
-        return Err(Failure::Input(format!(
-            "--share {shown}: a directory: give a file path"
-        )));
+    let bad = |why: &str, fix: &str| Failure::Input(format!("--share {shown}: {why}: {fix}"));
+    // "new/" would pass as a new name, and only the rename at the end would fail.
+    if p.file_name().is_none() || p.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(bad("names a directory", "give a file path"));
     }
-    let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
-    if parent.is_some_and(|d| !d.is_dir()) {
-        return Err(Failure::Input(format!(
-            "--share {shown}: its directory does not exist: create it or give another path"
-        )));
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_symlink() => {
+            return Err(bad(
+                "a symbolic link (never followed)",
+                "give the path of the file itself",
+            ))
+        }
+        Ok(m) if m.is_dir() => return Err(bad("a directory", "give a file path")),
+        Ok(m) if !m.is_file() => {
+            return Err(bad(
+                "not a regular file (a device, FIFO or socket)",
+                "give a file path",
+            ))
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(bad(&e.to_string(), "give another path")),
     }
+    let dir = dir_of(p);
+    if !dir.is_dir() {
+        return Err(bad(
+            "its directory does not exist",
+            "create it or give another path",
+        ));
+    }
+    if crate::sys::on_kernel_fs(dir) {
+        return Err(bad(
+            "on /proc or /sys, the kernel's files",
+            "give a path on a disk",
+        ));
+    }
+    temp_beside(p).map_err(|e| {
+        bad(
+            &format!("cannot create a file in its directory ({e})"),
+            "give a writable directory",
+        )
+    })?;
     Ok(())
 }
 
-pub fn write(p: &Path, r: &Row) -> Result<(), Failure> {
-    let text = serde_json::to_string_pretty(&document(r)).map_err(Failure::runtime)?;
-    std::fs::write(p, text + "\n").map_err(|e| {
-        Failure::Runtime(format!(
-            "--share {}: cannot write: {e}",
-            crate::units::shown_path(p)
-        ))
-    })
+fn dir_of(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
+/// A new file beside `p` (removed when dropped), for the row to be renamed into place.
+fn temp_beside(p: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
+    tempfile::Builder::new()
+        .prefix(".cryptobench-share-")
+        .permissions(std::fs::Permissions::from_mode(0o644))
+        .tempfile_in(dir_of(p))
+}
+
+/// Writes the row through a temp file beside `p` and a rename: `p` is the whole row or
+/// as it was, and a link put at `p` meanwhile is replaced, never followed.
+pub fn write(p: &Path, r: &Row) -> Result<(), Failure> {
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(&document(r)).map_err(Failure::runtime)? + "\n";
+    let failed = |e: std::io::Error| {
+        Failure::Runtime(format!(
+            "--share {}: cannot write: {e}; the report above still has the row",
+            crate::units::shown_path(p)
+        ))
+    };
+    let mut t = temp_beside(p).map_err(failed)?;
+    t.write_all(text.as_bytes())
+        .and_then(|()| t.as_file().sync_all())
+        .map_err(failed)?;
+    t.persist(p).map_err(|e| failed(e.error))?;
+    Ok(())
+}
+
+/// The most a `--compare` file may hold: a row is under 100 KB, advise's whole JSON
+/// (whose `share` is read) a few times that.
+const COMPARE_MAX_BYTES: u64 = 1 << 20;
+
 /// `--compare FILE...`: each a file `--share` wrote (or advise's JSON, whose `share` it
-/// reads).
+/// reads), a regular file under [`COMPARE_MAX_BYTES`].
 pub fn read_rows(files: &[PathBuf]) -> Result<Vec<Row>, Failure> {
     files
         .iter()
         .map(|p| {
             let shown = crate::units::shown_path(p);
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| Failure::Input(format!("--compare {shown}: cannot read: {e}")))?;
-            let v: Value = serde_json::from_str(&text).map_err(|e| {
+            let bad = |why: String| {
                 Failure::Input(format!(
-                    "--compare {shown}: not JSON ({e}): give a file written by advise --share"
+                    "--compare {shown}: {why}: give a file written by advise --share"
                 ))
-            })?;
+            };
+            let text = crate::sys::read_regular(p, COMPARE_MAX_BYTES)
+                .map_err(|e| bad(format!("cannot read: {e}")))?;
+            let v: Value =
+                serde_json::from_str(&text).map_err(|e| bad(format!("not JSON ({e})")))?;
             let v = if v.get("share").is_some() {
                 v["share"].clone()
             } else {
                 v
             };
-            serde_json::from_value::<Row>(v)
-                .ok()
-                .filter(|r| r.kind == KIND)
-                .ok_or_else(|| {
-                    Failure::Input(format!(
-                        "--compare {shown}: not a shared row: give a file written by advise --share"
-                    ))
-                })
+            row_of(&v).map_err(|why| bad(format!("not a shared row: {why}")))
         })
         .collect()
+}
+
+/// The row `v` holds, or which field is wrong and how.
+fn row_of(v: &Value) -> Result<Row, String> {
+    match v.get("kind") {
+        Some(k) if *k == KIND => {}
+        Some(k) => {
+            let k = crate::units::shown(&k.to_string());
+            return Err(format!("field kind is {k}, not \"{KIND}\""));
+        }
+        None => return Err("no field kind".into()),
+    }
+    let e = match serde_json::from_value::<Row>(v.clone()) {
+        Ok(r) => return Ok(r),
+        Err(e) => e,
+    };
+    // A field given with a wrong value breaks a good row when put in it (serde names
+    // a missing field itself, and only once no value is wrong).
+    let good = serde_json::to_value(Row::default()).unwrap_or_default();
+    let field = v.as_object().into_iter().flatten().find_map(|(k, x)| {
+        let mut t = good.clone();
+        *t.get_mut(k)? = x.clone();
+        serde_json::from_value::<Row>(t).is_err().then_some(k)
+    });
+    let e = crate::units::shown(&e.to_string());
+    Err(match field {
+        Some(f) => format!("field {f}: {e}"),
+        None => e,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Not a row: the error names the field with a wrong value first, else the missing one.
+    #[test]
+    fn a_row_that_is_not_one_names_its_wrong_field() {
+        let row = Row {
+            kind: KIND.into(),
+            ..Row::default()
+        };
+        let mut v = serde_json::to_value(row).unwrap();
+        assert!(row_of(&v).is_ok());
+        v.as_object_mut().unwrap().remove("arch");
+        let e = row_of(&v).unwrap_err();
+        assert_eq!(e, "missing field `arch`");
+        v["cores"] = "four".into();
+        let e = row_of(&v).unwrap_err();
+        assert!(e.starts_with("field cores: invalid type"), "{e}");
+        v["kind"] = "record".into();
+        let e = row_of(&v).unwrap_err();
+        assert!(e.starts_with("field kind is \"record\""), "{e}");
+    }
 
     /// A device model or figure path holding the host's name or the user's is withheld;
     /// the rest stays.

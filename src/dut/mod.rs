@@ -104,7 +104,7 @@ impl DutArgs {
         let mut origin: Vec<String> = vec![String::new(); urls.len()];
         if let Some(f) = &self.dut_file {
             let shown = crate::units::shown_path(f);
-            let text = read_dut_file(f).map_err(|e| {
+            let text = crate::sys::read_regular(f, DUT_FILE_MAX_BYTES).map_err(|e| {
                 Failure::Input(format!(
                     "--dut-file {shown}: {e}: give a file of ssh:// URLs, one a line"
                 ))
@@ -136,27 +136,6 @@ impl DutArgs {
 
 /// The most a --dut-file may hold: 100,000 DUTs' URLs, with comments.
 const DUT_FILE_MAX_BYTES: u64 = 16 << 20;
-
-/// A regular file's text, up to [`DUT_FILE_MAX_BYTES`]: /dev/zero would take all memory
-/// and a FIFO would block with no writer.
-fn read_dut_file(f: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let meta = std::fs::metadata(f)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut text = String::new();
-    std::fs::File::open(f)?
-        .take(DUT_FILE_MAX_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > DUT_FILE_MAX_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB",
-            DUT_FILE_MAX_BYTES >> 20
-        )));
-    }
-    Ok(text)
-}
 
 /// Options that only mean something on the controller, with whether each takes a value:
 /// they are not passed to the DUT.

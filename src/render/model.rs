@@ -58,10 +58,12 @@ pub enum Block {
 }
 
 /// Control characters (ANSI escapes among them) from a record never reach the terminal.
-pub fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
-        .collect()
+pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n';
+    if !s.contains(bad) {
+        return s.into();
+    }
+    s.chars().map(|c| if bad(c) { '?' } else { c }).collect()
 }
 
 /// Text for HTML content and attribute values.

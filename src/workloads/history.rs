@@ -191,13 +191,14 @@ fn import(resolver: &mut Resolver, files: Vec<PathBuf>) -> Result<(), Failure> {
     } else {
         files
     };
-    // Every file is read before anything is stored: a file with no run in it is bad
-    // input, and then nothing is imported.
+    // Every file is read before anything is stored: a file with no record in it (a run
+    // whose every record is unreadable among them) is bad input, and then nothing is
+    // imported.
     let mut read = Vec::new();
     for file in &files {
         let loaded =
             crate::record::read::read_files(std::slice::from_ref(file)).map_err(Failure::input)?;
-        if loaded.runs.is_empty() && !from_spool {
+        if loaded.record_count() == 0 && !from_spool {
             return Err(Failure::Input(super::report::no_records(
                 std::slice::from_ref(file),
                 &loaded.skipped,

@@ -96,7 +96,16 @@ pub fn show_runs(
 /// Writes a command's document on stdout; a reader that stopped early (`| head`) is not
 /// a failure.
 pub fn print(doc: &mut dyn Document, format: Format) -> Result<(), Failure> {
-    match crate::render::emit(doc, format, &mut std::io::stdout().lock()) {
+    print_to(doc, format, &mut std::io::stdout().lock())
+}
+
+/// `print` into `out`.
+pub fn print_to(
+    doc: &mut dyn Document,
+    format: Format,
+    out: &mut dyn std::io::Write,
+) -> Result<(), Failure> {
+    match crate::render::emit(doc, format, out) {
         Err(e) => match e.downcast::<std::io::Error>() {
             Ok(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             Ok(io) => Err(Failure::Runtime(format!("cannot write the output: {io}"))),

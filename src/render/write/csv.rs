@@ -42,6 +42,8 @@ fn csv_rows(t: &Table, header: bool, out: &mut dyn std::io::Write) -> std::io::R
             if i > 0 {
                 out.write_all(b",")?;
             }
+            // A control character (ESC) from a record never reaches a terminal or a sheet.
+            let cell = super::super::model::clean(cell);
             // RFC 4180 quoting.
             if cell.contains([',', '"', '\n', '\r']) {
                 write!(out, "\"{}\"", cell.replace('"', "\"\""))?;
@@ -72,5 +74,15 @@ mod tests {
         let mut out = Vec::new();
         csv_rows(&t, true, &mut out).unwrap();
         assert_eq!(out, b"a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+    }
+
+    /// ESC and the other control characters are replaced; a newline stays, quoted.
+    #[test]
+    fn csv_escapes_control_characters() {
+        let mut t = Table::new("", vec![Column::text("a"), Column::text("b")]);
+        t.push(vec!["ring\u{1b}[2J".into(), "x\u{7}\u{9b}y\nz".into()]);
+        let mut out = Vec::new();
+        csv_rows(&t, false, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "ring?[2J,\"x??y\nz\"\n");
     }
 }

@@ -39,7 +39,7 @@ fn terminal_table(out: &mut String, t: &Table) {
     let rows: Vec<Vec<String>> = t
         .rows
         .iter()
-        .map(|r| r.iter().map(|c| clean(c)).collect())
+        .map(|r| r.iter().map(|c| clean(c).into_owned()).collect())
         .collect();
     let mut w: Vec<usize> = t.columns.iter().map(|c| c.name.chars().count()).collect();
     for r in &rows {

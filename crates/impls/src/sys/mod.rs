@@ -92,3 +92,41 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// A regular file's text, up to `max` bytes: /dev/zero would take all memory and a FIFO
+/// would block with no writer.
+pub fn read_regular(f: &std::path::Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    if !std::fs::metadata(f)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(f)?
+        .take(max + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        let (n, unit) = match max >> 20 {
+            0 => (max >> 10, "KiB"),
+            m => (m, "MiB"),
+        };
+        return Err(std::io::Error::other(format!("larger than {n} {unit}")));
+    }
+    Ok(text)
+}
+
+/// Whether `p` is on /proc or /sys: the kernel's files, never a place to write ours.
+// The types of f_type and of the constants differ between targets.
+#[allow(clippy::unnecessary_cast)]
+pub fn on_kernel_fs(p: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs fills a struct we own from a NUL-terminated path.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        return false;
+    }
+    let t = s.f_type as i64;
+    t == libc::PROC_SUPER_MAGIC as i64 || t == libc::SYSFS_MAGIC as i64
+}
