@@ -31,6 +31,37 @@ pub struct PathCrossover {
     pub crossover: Crossover,
 }
 
+impl PathCrossover {
+    /// The path that is not `faster_below`: faster above the crossover, or slower at
+    /// every size without one.
+    pub fn other(&self) -> &str {
+        if self.faster_below == self.a {
+            &self.b
+        } else {
+            &self.a
+        }
+    }
+
+    /// Which path is faster where, naming both: "aws-lc is faster than openssl at every
+    /// size measured", "ring is faster below 279 bytes and aws-lc above". Every sentence
+    /// of this kind is made here.
+    pub fn faster(&self) -> String {
+        match self.crossover.size_bytes {
+            Some(n) => format!(
+                "{} is faster below {} bytes and {} above",
+                self.faster_below,
+                n.round(),
+                self.other()
+            ),
+            None => format!(
+                "{} is faster than {} at every size measured",
+                self.faster_below,
+                self.other()
+            ),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Analysis {
     pub fits: Vec<PathFit>,
@@ -151,9 +182,39 @@ pub fn analyse(records: &[&Record], pair: Option<(&str, &str)>) -> Analysis {
 
 #[cfg(test)]
 pub mod tests {
+    use super::*;
     use std::cell::Cell;
     thread_local! {
         /// `analyse` calls on this thread: what the report's tests count.
         pub static ANALYSES: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn crossing(a: &str, b: &str, faster_below: &str, size: Option<f64>) -> PathCrossover {
+        PathCrossover {
+            alg: Algorithm::Aes128Gcm,
+            direction: Direction::Enc,
+            a: a.into(),
+            b: b.into(),
+            faster_below: faster_below.into(),
+            crossover: Crossover {
+                size_bytes: size,
+                bounds: [None, None],
+                faster_below: "a",
+                measured: [16.0, 16384.0],
+                beyond_measured: None,
+            },
+        }
+    }
+
+    /// A sentence that names only the faster path reads as a contradiction beside
+    /// another (issue 61): both are named, whichever of `a` and `b` wins.
+    #[test]
+    fn which_is_faster_names_both_paths() {
+        let s = crossing("openssl", "aws-lc", "aws-lc", None).faster();
+        assert_eq!(s, "aws-lc is faster than openssl at every size measured");
+        let s = crossing("openssl", "ring", "openssl", None).faster();
+        assert_eq!(s, "openssl is faster than ring at every size measured");
+        let s = crossing("aws-lc", "ring", "ring", Some(278.6)).faster();
+        assert_eq!(s, "ring is faster below 279 bytes and aws-lc above");
     }
 }

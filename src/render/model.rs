@@ -66,6 +66,25 @@ pub fn clean(s: &str) -> std::borrow::Cow<'_, str> {
     s.chars().map(|c| if bad(c) { '?' } else { c }).collect()
 }
 
+/// `text` in lines of at most `width` characters, broken at spaces; a word longer than
+/// `width` is not broken, and has a line of its own.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let line = lines.last_mut().expect("one line at least");
+        let used = line.chars().count();
+        if used == 0 {
+            line.push_str(word);
+        } else if used + 1 + word.chars().count() <= width {
+            line.push(' ');
+            line.push_str(word);
+        } else {
+            lines.push(word.to_string());
+        }
+    }
+    lines
+}
+
 /// Text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

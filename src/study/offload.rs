@@ -313,7 +313,7 @@ fn paths(
                 [Some(lo), Some(hi)] => format!("{other} overtakes software at {n:.0} bytes [{lo:.0}-{hi:.0}] ({}), as study 1 found a crossover", c.direction),
                 _ => format!("{other} crosses software's line near {n:.0} bytes ({}), but not in every resample of this run: {}", c.direction, super::UNDECIDED),
             },
-            None => format!("{other} never overtakes software ({}): {} is faster at every size, unlike study 1's accelerator", c.direction, c.faster_below),
+            None => format!("{other} never overtakes software ({}): {}, unlike study 1's accelerator", c.direction, c.faster()),
         };
         conclusions.push(format!("{what}: {text}."));
     }

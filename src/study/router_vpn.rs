@@ -298,9 +298,9 @@ fn analyse(o: &Observed) -> Findings {
                 ov.busiest_thread_cpu_pct.map(|p| format!("{p:.0}%")).unwrap_or("?".into()),
                 mbit(wg.throughput_bps), wg.threads_used.map(|n| n.to_string()).unwrap_or("?".into()),
                 match d.decision {
-                    Decision::Higher if bound => format!("single-threaded OpenVPN is bound by one core and WireGuard is faster, {found}."),
-                    Decision::Higher => format!("WireGuard is faster, {found}, though OpenVPN's thread is not saturated here."),
-                    Decision::Lower => format!("OpenVPN is faster here: {found}."),
+                    Decision::Higher if bound => format!("single-threaded OpenVPN is bound by one core and WireGuard is faster than OpenVPN, {found}."),
+                    Decision::Higher => format!("WireGuard is faster than OpenVPN, {found}, though OpenVPN's thread is not saturated here."),
+                    Decision::Lower => format!("OpenVPN is faster than WireGuard here: {found}."),
                     Decision::NoDifference => format!("{found}."),
                     Decision::CannotDecide => format!("{} (one tunnel run a side).", super::UNDECIDED),
                 }
@@ -489,12 +489,12 @@ mod tests {
         };
         let c = run(&[1.0e8, 1.02e8, 0.98e8], &[3.0e8, 3.1e8, 2.9e8]);
         assert!(
-            c.contains("bound by one core and WireGuard is faster, as study 5 found."),
+            c.contains("bound by one core and WireGuard is faster than OpenVPN, as study 5 found."),
             "{c}"
         );
         let c = run(&[1.0e8, 1.02e8, 0.98e8], &[0.5e8, 0.51e8, 0.49e8]);
         assert!(
-            c.contains("OpenVPN is faster here: the opposite of study 5's finding."),
+            c.contains("OpenVPN is faster than WireGuard here: the opposite of study 5's finding."),
             "{c}"
         );
         // Medians 1.75 and 2.05 (+17%), but the rounds spread over each other.

@@ -122,3 +122,67 @@ fn json_streams_the_same_document() {
     .unwrap();
     assert_eq!(one["analysis"], one["runs"][0]["analysis"]["speed"]);
 }
+
+/// A report of one run of three libraries (openssl, aws-lc and ring at six sizes, on
+/// known cost lines: aws-lc and ring beat openssl everywhere, ring beats aws-lc below
+/// 3000 bytes): its HTML headlines once said "aws-lc is faster at every size measured"
+/// beside "ring is faster below ..." without saying than whom (issue 61). Every clause
+/// with "faster" names two of the three.
+#[test]
+fn a_three_library_headline_names_what_each_is_faster_than() {
+    // Throughput from a + n/B: overhead in µs, bandwidth in GB/s.
+    let libs = [
+        ("openssl", 2.0, 1.0),
+        ("aws-lc", 1.0, 2.0),
+        ("ring", 0.5, 1.5),
+    ];
+    let mut records = Vec::new();
+    for (lib, a_us, b_gbps) in libs {
+        for size in [16u64, 64, 256, 1024, 4096, 16384] {
+            let bps = size as f64 / (a_us * 1e-6 + size as f64 / (b_gbps * 1e9));
+            records.push(crate::study::tests::speed_rec(
+                lib,
+                None,
+                "aes-128-gcm",
+                "enc",
+                size,
+                1,
+                bps,
+            ));
+        }
+    }
+    let doc = Loaded {
+        runs: vec![Run {
+            run_id: "three".into(),
+            records,
+            ..Run::default()
+        }],
+        ..Loaded::default()
+    };
+    let html = render(&doc, Format::Html, &crate::workloads::render_options(None));
+    let shows: Vec<&str> = html
+        .split("What this shows: ")
+        .skip(1)
+        .map(|s| s.split('<').next().unwrap())
+        .collect();
+    let clauses: Vec<&str> = shows
+        .iter()
+        .flat_map(|s| s.split("; "))
+        .filter(|c| c.contains("faster"))
+        .collect();
+    // The fastest against the slowest, and one sentence per pair of the three.
+    assert!(clauses.len() >= 4, "{shows:#?}");
+    for c in &clauses {
+        let named = ["openssl", "aws-lc", "ring"]
+            .iter()
+            .filter(|l| c.split([' ', ',']).any(|w| w == **l))
+            .count();
+        assert_eq!(named, 2, "{c:?} in {shows:#?}");
+    }
+    assert!(
+        clauses.iter().any(
+            |c| c.starts_with("ring is faster below ") && c.contains(" bytes and aws-lc above")
+        ),
+        "{clauses:#?}"
+    );
+}

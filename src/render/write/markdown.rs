@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::io;
 
 pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
-    super::blocks(doc, whole, out, markdown, b"")
+    super::blocks(doc, whole, out, |p| p.blocks(), markdown, b"")
 }
 
 /// Text as Markdown shows it literally: HTML's `&`, `<` and `>` as entities (a renderer

@@ -95,6 +95,10 @@ pub trait Part {
     fn blocks(&self) -> Vec<Block> {
         Vec::new()
     }
+    /// The terminal's blocks: by default the same as Markdown's.
+    fn terminal(&self) -> Vec<Block> {
+        self.blocks()
+    }
     /// Shown above the part's blocks when the document has several parts.
     fn heading(&self) -> Option<String> {
         None
@@ -183,12 +187,14 @@ pub fn string(doc: &mut dyn Document, format: Format) -> anyhow::Result<String> 
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// The terminal and Markdown: blocks as the parts come, `gap` between two. Parts get
-/// their headings only when there are several, so the first part waits for a second.
+/// The terminal and Markdown: the blocks `pick` takes of each part, as the parts come,
+/// `gap` between two. Parts get their headings only when there are several, so the first
+/// part waits for a second.
 fn blocks(
     doc: &mut dyn Document,
     whole: bool,
     out: &mut dyn Write,
+    pick: fn(&dyn Part) -> Vec<Block>,
     show: fn(&[Block]) -> String,
     gap: &[u8],
 ) -> anyhow::Result<()> {
@@ -207,13 +213,13 @@ fn blocks(
     doc.parts(whole, &mut |part| {
         parts += 1;
         if parts == 1 {
-            first = Some((part.heading(), part.blocks()));
+            first = Some((part.heading(), pick(part)));
             return Ok(());
         }
         if let Some((heading, blocks)) = first.take() {
             put(heading, blocks)?;
         }
-        Ok(put(part.heading(), part.blocks())?)
+        Ok(put(part.heading(), pick(part))?)
     })?;
     if let Some((_, blocks)) = first {
         put(None, blocks)?;

@@ -1,12 +1,12 @@
 //! The terminal: aligned columns, two spaces apart, an empty line between blocks.
 
-use super::super::model::{clean, Block, Table};
+use super::super::model::{clean, wrap, Block, Table};
 use super::Document;
 use std::fmt::Write;
 use std::io;
 
 pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
-    super::blocks(doc, whole, out, terminal, b"\n")
+    super::blocks(doc, whole, out, |p| p.terminal(), terminal, b"\n")
 }
 
 /// The terminal: aligned columns, two spaces apart.
@@ -29,6 +29,78 @@ pub fn terminal(blocks: &[Block]) -> String {
             Block::Table(t) => terminal_table(&mut out, t),
         }
     }
+    out
+}
+
+/// The columns `narrow` fits its blocks in.
+pub const WIDTH: usize = 100;
+
+/// The blocks for a terminal `WIDTH` columns wide, for tables whose cells are sentences
+/// (too wide to align): each row of a table becomes a block of lines, its first cell on
+/// a line of its own, then each other cell after its column's name, all on one left
+/// edge; every line is broken at spaces, its continuation indented.
+pub fn narrow(blocks: Vec<Block>) -> Vec<Block> {
+    blocks
+        .into_iter()
+        .map(|b| match b {
+            Block::Heading(_) => b,
+            Block::Lines(lines) => Block::Lines(lines.iter().flat_map(|l| fit(l, "")).collect()),
+            Block::Table(t) => Block::Lines(labelled(&t)),
+        })
+        .collect()
+}
+
+/// One line in lines of at most `WIDTH` characters: `first` before it, its continuations
+/// under its text; a line's own leading spaces are kept.
+fn fit(line: &str, first: &str) -> Vec<String> {
+    let text = line.trim_start_matches(' ');
+    let first = format!("{first}{}", &line[..line.len() - text.len()]);
+    let indent = first.chars().count() + if first.trim().is_empty() { 2 } else { 0 };
+    let width = WIDTH.saturating_sub(indent).max(20);
+    wrap(text, width)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let lead = if i == 0 {
+                first.clone()
+            } else {
+                " ".repeat(indent)
+            };
+            format!("{lead}{l}").trim_end().to_string()
+        })
+        .collect()
+}
+
+/// A table as labelled blocks: its title, then per row its first cell and the others
+/// after their column's name, a blank line between rows; its notes last.
+fn labelled(t: &Table) -> Vec<String> {
+    let mut out = Vec::new();
+    if !t.title.is_empty() {
+        out.extend(fit(&t.title, ""));
+    }
+    let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+    let w = names
+        .iter()
+        .skip(1)
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0);
+    for r in &t.rows {
+        out.push(String::new());
+        for (i, cell) in r.iter().enumerate() {
+            match i {
+                0 => out.extend(fit(cell, "")),
+                _ => out.extend(fit(
+                    cell,
+                    &format!("  {:w$}  ", names.get(i).unwrap_or(&"")),
+                )),
+            }
+        }
+    }
+    if !t.notes.is_empty() {
+        out.push(String::new());
+    }
+    out.extend(t.notes.iter().flat_map(|n| fit(n, "  ")));
     out
 }
 

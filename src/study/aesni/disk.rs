@@ -198,7 +198,7 @@ pub fn ram_disk(o: &Observed, blocks: &mut Vec<Block>, conclusions: &mut Vec<Str
         (Decision::CannotDecide, _) | (_, None) => "One round each: it cannot decide".to_string(),
         (Decision::NoDifference, Some(_)) => "No difference beyond the noise".into(),
         (dir, Some([lo, hi])) => format!(
-            "The kernel's choice is {} [{} to {}]",
+            "The kernel's choice is {} than the generic C code [{} to {}]",
             if dir == Decision::Lower {
                 "faster"
             } else {
@@ -284,7 +284,10 @@ mod tests {
             .map(|(k, g)| (TAG, round(k, g)))
             .collect();
         let (_, c) = said(&observed(rounds));
-        assert!(c.contains("The kernel's choice is faster ["), "{c}");
+        assert!(
+            c.contains("The kernel's choice is faster than the generic C code ["),
+            "{c}"
+        );
         assert!(!c.contains("guest"), "{c}");
         // Close rounds either way: no verdict.
         let rounds: Vec<(&str, Vec<AnyRecord>)> = [(33e6, 34e6), (34e6, 32e6), (32e6, 33e6)]

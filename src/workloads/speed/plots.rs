@@ -148,20 +148,15 @@ fn throughput_finding(
         .iter()
         .filter(|c| c.alg == alg && c.direction == dir)
     {
-        match c.crossover.size_bytes {
-            Some(n) => s.push_str(&format!(
-                "; {} is faster below {} bytes and {} above (95% bounds {}-{})",
-                c.faster_below,
-                n.round(),
-                if c.faster_below == c.a { &c.b } else { &c.a },
+        let why = match c.crossover.size_bytes {
+            Some(_) => format!(
+                "95% bounds {}-{}",
                 bound(c.crossover.bounds[0]),
                 bound(c.crossover.bounds[1])
-            )),
-            None => s.push_str(&format!(
-                "; {} is faster at every size measured (no crossover within them)",
-                c.faster_below
-            )),
-        }
+            ),
+            None => "no crossover within them".into(),
+        };
+        s.push_str(&format!("; {} ({why})", c.faster()));
     }
     s
 }

@@ -362,7 +362,7 @@ fn analysis_block(a: &crate::analyse::paths::Analysis, asked: bool) -> Option<Bl
         out.push("Crossovers (where the path slower on small messages overtakes):".to_string());
     }
     for c in &a.crossovers {
-        let other = if c.faster_below == c.a { &c.b } else { &c.a };
+        let other = c.other();
         let x = &c.crossover;
         let line = match (x.size_bytes, x.bounds) {
             (Some(n), [None, None]) => format!(
@@ -379,13 +379,13 @@ fn analysis_block(a: &crate::analyse::paths::Analysis, asked: bool) -> Option<Bl
             ),
             (None, _) => match x.beyond_measured {
                 Some(n) => format!(
-                    "never: {} is faster at every size measured ({} to {}); their fitted lines would cross at {}, outside them, which is not a finding",
-                    c.faster_below,
+                    "never: {} ({} to {}); their fitted lines would cross at {}, outside them, which is not a finding",
+                    c.faster(),
                     bytes(x.measured[0]),
                     bytes(x.measured[1]),
                     bytes(n)
                 ),
-                None => format!("never: {} is faster at every size", c.faster_below),
+                None => format!("never: {}", c.faster()),
             },
         };
         out.push(format!(
