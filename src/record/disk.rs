@@ -134,8 +134,31 @@ impl crate::record::RecordData for DiskData {
                 r.lat_p99_us
             );
         }
-        if r.block_size == 0 || r.iodepth == 0 || r.key_bits == 0 {
-            anyhow::bail!("block_size, iodepth and key_bits must be positive");
+        if ![4096, 1 << 20].contains(&r.block_size) || ![1, 32].contains(&r.iodepth) {
+            anyhow::bail!(
+                "block_size {} and iodepth {} are not a disk pattern's (4 KiB or 1 MiB; depth 1 or 32)",
+                r.block_size,
+                r.iodepth
+            );
+        }
+        if !(128..=1024).contains(&r.key_bits) || r.key_bits % 64 != 0 {
+            anyhow::bail!(
+                "key_bits {} is not a multiple of 64 from 128 to 1024",
+                r.key_bits
+            );
+        }
+        // Through the mapping the disk cannot outrun the bare disk by much (the bare
+        // figure is one run of fio, so a little above is noise; ten times is not).
+        if r.bare_throughput_bps > 0.0 && r.throughput_bps > 1.5 * r.bare_throughput_bps {
+            anyhow::bail!(
+                "throughput_bps {} is {:.1}x the bare disk's {}",
+                r.throughput_bps,
+                r.throughput_bps / r.bare_throughput_bps,
+                r.bare_throughput_bps
+            );
+        }
+        if let Some(k) = r.kcryptd_cpu_s.filter(|k| !(k.is_finite() && *k >= 0.0)) {
+            anyhow::bail!("kcryptd_cpu_s {k} is not a CPU time");
         }
         Ok(())
     }

@@ -240,4 +240,60 @@ impl crate::record::RecordData for VpnData {
     fn point_key(r: &VpnRecord) -> (String, u32) {
         (format!("{} [{}]", r.label, r.impl_version), r.round)
     }
+
+    /// Values no vpn run writes: percentages outside 0-100, pps that is not the bytes
+    /// over the packet size and time, round trips out of order or more lost than sent,
+    /// a limit kind outside the documented set.
+    fn check(r: &VpnRecord) -> anyhow::Result<()> {
+        use anyhow::bail;
+        for (name, v) in [
+            ("lost_pct", r.lost_pct),
+            ("loss_pct", r.loss_pct),
+            ("system_busy_pct", Some(r.system_busy_pct)),
+        ] {
+            if let Some(v) = v.filter(|v| !(0.0..=100.0).contains(v)) {
+                bail!("{name} {v} is not a percentage from 0 to 100");
+            }
+        }
+        if let Some(pps) = r.pps {
+            let Some(size) = r.packet_size.filter(|s| *s > 0) else {
+                bail!("pps {pps} without a packet_size");
+            };
+            let want = r.bytes as f64 / f64::from(size) / r.transfer_s;
+            if !(want.is_finite() && (pps - want).abs() <= 1e-6 * want) {
+                bail!(
+                    "pps {pps} is not bytes / packet_size / transfer_s ({} / {size} / {} = {want:.1})",
+                    r.bytes,
+                    r.transfer_s
+                );
+            }
+        }
+        for (name, rtt) in [
+            ("rtt_idle_ms", &r.rtt_idle_ms),
+            ("rtt_loaded_ms", &r.rtt_loaded_ms),
+        ] {
+            let Some(t) = rtt else { continue };
+            if !(t.p50 >= 0.0 && t.p50 <= t.p90 && t.p90 <= t.p99 && t.p99.is_finite()) {
+                bail!(
+                    "{name}: p50 {}, p90 {}, p99 {} are not round trips in order (0 <= p50 <= p90 <= p99)",
+                    t.p50,
+                    t.p90,
+                    t.p99
+                );
+            }
+            if t.lost > t.probes {
+                bail!("{name}: {} probes lost of {} sent", t.lost, t.probes);
+            }
+        }
+        if let Some(l) = &r.limit {
+            if !crate::record::window::LIMIT_KINDS.contains(&l.kind.as_str()) {
+                bail!(
+                    "limit kind '{}' is none of {}",
+                    crate::units::shown(&l.kind),
+                    crate::record::window::LIMIT_KINDS.join(", ")
+                );
+            }
+        }
+        Ok(())
+    }
 }

@@ -14,6 +14,17 @@ pub const DISTURBED_PCT: f64 = 10.0;
 /// A thread counts as used from this share of a core.
 pub const THREAD_USED_PCT: f64 = 5.0;
 
+/// Every limit kind a vpn or tls point names (docs/vpn.md).
+pub const LIMIT_KINDS: [&str; 7] = [
+    "thread",
+    "softirq",
+    "server",
+    "generator",
+    "cpus",
+    "rate_cap",
+    "none",
+];
+
 /// A point's limit: "thread", "softirq", "server", "generator", "cpus", "rate_cap" or
 /// "none", with its evidence in a sentence.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -339,3 +339,113 @@ fn impossible_figures_and_duplicate_keys_are_refused() {
         );
     }
 }
+
+/// The fixture's vpn record made a packet point with round trips and a limit, and a disk
+/// record beside it: both read; each value no run writes is refused, naming the field.
+#[test]
+fn vpn_and_disk_values_no_run_writes_are_refused() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/vpn-openvpn-short.jsonl"
+    ))
+    .unwrap();
+    let mut vpn: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["workload"] == "vpn")
+        .unwrap();
+    let pps = vpn["bytes"].as_f64().unwrap() / 1400.0 / vpn["transfer_s"].as_f64().unwrap();
+    vpn["packet_size"] = json!(1400);
+    vpn["pps"] = json!(pps);
+    vpn["loss_pct"] = json!(0.5);
+    let rtt = json!({"p50": 0.2, "p90": 0.3, "p99": 0.9, "probes": 100, "lost": 1});
+    vpn["rtt_idle_ms"] = rtt.clone();
+    vpn["rtt_loaded_ms"] = rtt;
+    vpn["limit"] = json!({"kind": "thread", "evidence": "thread openvpn used 100%"});
+    let disk = json!({
+        "kind": "record", "schema": 2, "run_id": vpn["run_id"], "workload": "disk",
+        "impl": "dm-crypt", "impl_version": "6.1", "variant": null,
+        "label": "aes-xts-plain64 512 xts-aes-aesni default", "throughput_bps": 9e8,
+        "throughput_bps_ci": null, "samples_bps": [9e8], "wall_s": 1.0, "cpu_user_s": null,
+        "cpu_sys_s": null, "cpu_s_per_gb": null, "others_cpu_pct": 0.0, "disturbed": false,
+        "notes": [], "cipher": "aes-xts-plain64", "key_bits": 512,
+        "kernel_driver": "xts-aes-aesni", "queues": "default", "pattern": "seq-write",
+        "block_size": 1048576, "iodepth": 1, "iops": 858.3, "lat_p50_us": 1.0,
+        "lat_p99_us": 2.0, "bare_throughput_bps": 1e9, "bare_iops": 1000.0,
+        "primitive_bps": 2e9, "device": "brd", "size_bytes": 33554432, "kcryptd_cpu_s": 0.4,
+    });
+    for good in [&vpn, &disk] {
+        assert!(parse_line(&good.to_string()).is_ok(), "{good}");
+    }
+    let cases: [(&Value, &str, Value, &str); 15] = [
+        (&vpn, "pps", json!(-1.0), "pps -1"),
+        (
+            &vpn,
+            "pps",
+            json!(pps * 10.0),
+            "is not bytes / packet_size / transfer_s",
+        ),
+        (
+            &vpn,
+            "loss_pct",
+            json!(200.0),
+            "loss_pct 200 is not a percentage",
+        ),
+        (
+            &vpn,
+            "loss_pct",
+            json!(-5.0),
+            "loss_pct -5 is not a percentage",
+        ),
+        (&vpn, "lost_pct", json!(101.0), "lost_pct 101"),
+        (
+            &vpn,
+            "system_busy_pct",
+            json!(-125.0),
+            "system_busy_pct -125",
+        ),
+        (
+            &vpn,
+            "rtt_idle_ms",
+            json!({"p50": -1.0, "p90": 1.0, "p99": 50.0, "probes": 9, "lost": 0}),
+            "rtt_idle_ms: p50 -1",
+        ),
+        (
+            &vpn,
+            "rtt_loaded_ms",
+            json!({"p50": 9.0, "p90": 1.0, "p99": 5.0, "probes": 9, "lost": 0}),
+            "not round trips in order",
+        ),
+        (
+            &vpn,
+            "rtt_loaded_ms",
+            json!({"p50": 1.0, "p90": 1.0, "p99": 5.0, "probes": 9, "lost": 10}),
+            "10 probes lost of 9 sent",
+        ),
+        (
+            &vpn,
+            "limit",
+            json!({"kind": "gremlins", "evidence": ""}),
+            "limit kind 'gremlins' is none of",
+        ),
+        (
+            &disk,
+            "throughput_bps",
+            json!(1e10),
+            "10.0x the bare disk's",
+        ),
+        (&disk, "key_bits", json!(7), "key_bits 7"),
+        (&disk, "block_size", json!(1000), "block_size 1000"),
+        (&disk, "iodepth", json!(3), "iodepth 3"),
+        (&disk, "kcryptd_cpu_s", json!(-1.0), "kcryptd_cpu_s -1"),
+    ];
+    for (good, k, bad, says) in cases {
+        let mut w = good.clone();
+        w[k] = bad.clone();
+        let e = parse_line(&w.to_string()).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref().is_some_and(|e| e.contains(says)),
+            "{k} = {bad}: {e:?}"
+        );
+    }
+}
