@@ -5,48 +5,15 @@
 //! Needs nginx, wrk and nghttp2-client (scripts/deps/tls.sh, run by .ci/run).
 
 mod common;
+use common::tls::{
+    descendants, expected_negotiated, f, json_run, lines, listening, run_temp_dirs,
+    signal_and_wait, spawn_tls, stat, temp_file, u,
+};
 use common::{run, stderr};
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn temp_file(name: &str) -> PathBuf {
-    let p = std::env::temp_dir().join(format!(
-        "cryptobench-tls-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&p);
-    p
-}
-
-fn json_run(args: &[&str], output: &Path) -> Value {
-    let mut a = vec!["tls"];
-    a.extend_from_slice(args);
-    let out = output.to_string_lossy().to_string();
-    a.extend(["--format", "json", "--output", &out]);
-    let o = run(&a);
-    assert!(o.status.success(), "{a:?} failed: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("--format json prints one JSON document")
-}
-
-fn lines(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .expect("results file exists")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
-        .collect()
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
-}
 
 /// Every field of the tls record contract is present with its type.
 fn check_record_shape(r: &Value) {
@@ -126,16 +93,6 @@ fn check_record_shape(r: &Value) {
             assert!(l[k].is_number(), "latency {k} in {r}");
         }
         assert!(f(&l["p50"]) <= f(&l["p99"]) && f(&l["p99"]) <= f(&l["max"]) + 1e-9);
-    }
-}
-
-/// What nginx must have logged for every request of a suite.
-fn expected_negotiated(suite: &str, au: &str) -> String {
-    match suite {
-        "http" => "- -".into(),
-        "null" => format!("TLSv1.2 ECDHE-{au}-NULL-SHA"),
-        s if s.starts_with("TLS_") => format!("TLSv1.3 {s}"),
-        s => format!("TLSv1.2 {s}"),
     }
 }
 
@@ -567,77 +524,23 @@ fn bad_input_exits_2_with_one_line() {
     );
 }
 
-/// Our process's descendants: (pid, start time, name).
-fn descendants(root: i32) -> Vec<(i32, u64, String)> {
-    let mut all = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        if let Some((ppid, start, comm)) = stat(pid) {
-            all.push((pid, ppid, start, comm));
-        }
-    }
-    let mut out: Vec<(i32, u64, String)> = Vec::new();
-    let mut frontier = vec![root];
-    while let Some(p) = frontier.pop() {
-        for (pid, ppid, start, comm) in &all {
-            if *ppid == p {
-                out.push((*pid, *start, comm.clone()));
-                frontier.push(*pid);
-            }
-        }
-    }
-    out
-}
-
-fn stat(pid: i32) -> Option<(i32, u64, String)> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let comm = s[s.find('(')? + 1..s.rfind(')')?].to_string();
-    let rest: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
-    if rest[0] == "Z" {
-        return None;
-    }
-    Some((rest[1].parse().ok()?, rest[19].parse().ok()?, comm))
-}
-
-fn listening(port: &str) -> bool {
-    let out = Command::new("ss")
-        .args(["-ltnH"])
-        .output()
-        .expect("ss runs");
-    String::from_utf8_lossy(&out.stdout).lines().any(|l| {
-        l.split_whitespace()
-            .any(|w| w.ends_with(&format!(":{port}")))
-    })
-}
-
 #[test]
 fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
     let out = temp_file("sigint.jsonl");
-    let mut child = common::command()
-        .args([
-            "tls",
-            "--suites",
-            "aes128gcm,null,http",
-            "--files",
-            "100k",
-            "--concurrency",
-            "4",
-            "--duration",
-            "3",
-            "--output",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, mut err, first) = spawn_tls(&[
+        "--suites",
+        "aes128gcm,null,http",
+        "--files",
+        "100k",
+        "--concurrency",
+        "4",
+        "--duration",
+        "3",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     let pid = child.id() as i32;
     // The first stderr line names the ports of the run.
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
     let ports: Vec<String> = first
         .trim()
         .rsplit_once("ports ")
@@ -674,19 +577,7 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
         ports.iter().any(|p| listening(p)),
         "nginx listens during the run"
     );
-    let dirs = |pid: i32| -> Vec<PathBuf> {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(&format!("cbench-tls-{pid}-")))
-            })
-            .collect()
-    };
-    let dir = dirs(pid);
+    let dir = run_temp_dirs(pid);
     assert_eq!(dir.len(), 1, "the run's temp dir exists while it runs");
     // Only its owner may read the dir and the server's private key.
     use std::os::unix::fs::PermissionsExt;
@@ -699,22 +590,7 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
     assert_eq!(mode(&dir[0]), "700", "the mode of {}", dir[0].display());
     assert_eq!(mode(&dir[0].join("key.pem")), "600", "the mode of key.pem");
     std::thread::sleep(Duration::from_millis(300));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "cryptobench did not stop after SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = signal_and_wait(&mut child, nix::sys::signal::Signal::SIGINT);
     let mut rest = String::new();
     let _ = std::io::Read::read_to_string(&mut err, &mut rest);
     assert_eq!(status.code(), Some(130), "{rest}");
@@ -730,7 +606,11 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
     for p in &ports {
         assert!(!listening(p), "port {p} still listening");
     }
-    assert!(dirs(pid).is_empty(), "temp dir left: {:?}", dirs(pid));
+    assert!(
+        run_temp_dirs(pid).is_empty(),
+        "temp dir left: {:?}",
+        run_temp_dirs(pid)
+    );
     // The finished point was kept and flushed, complete; the end line says interrupted
     // and names the two points never finished.
     let jl = lines(&out);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# System dependencies of `cryptobench tls`: nginx (the server), wrk and h2load
+# System dependencies of `cryptobench tls`: nginx and haproxy (the servers), wrk and h2load
 # (nghttp2-client, the load generators), openssl (the throwaway certificate and the
 # suite list) and iproute2 (ss, used by the tests to check that no port stays open).
 # Idempotent: installs only what is missing. --check: exit 1, naming them, if any is.
@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-PKGS="nginx wrk nghttp2-client openssl iproute2"
+PKGS="nginx haproxy wrk nghttp2-client openssl iproute2"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 # An nginx already on PATH (any flavour) will do.
@@ -24,9 +24,11 @@ if [ -n "$missing" ]; then
   $SUDO apt-get install -y -q --no-install-recommends $missing
 fi
 
-# The Debian package starts a system nginx on port 80; cryptobench runs its own
-# instances on free loopback ports and needs none. Stop it where systemd runs it.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
-  $SUDO systemctl stop nginx || true
-  $SUDO systemctl disable nginx >/dev/null 2>&1 || true
-fi
+# The Debian packages start a system nginx on port 80 (and a haproxy); cryptobench runs
+# its own instances on free loopback ports and needs neither. Stop them where systemd runs them.
+for svc in nginx haproxy; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    $SUDO systemctl stop "$svc" || true
+    $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true
+  fi
+done

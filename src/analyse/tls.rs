@@ -88,8 +88,23 @@ pub struct Analysis {
     pub notes: Vec<String>,
 }
 
-fn key(r: &TlsRecord) -> (String, u64, u32) {
-    (r.content.clone(), r.file_size, r.concurrency)
+/// A point's place: its server (when not the default nginx), content, size, concurrency.
+fn key(r: &TlsRecord) -> (Option<String>, String, u64, u32) {
+    (
+        r.server_tag(),
+        r.content.clone(),
+        r.file_size,
+        r.concurrency,
+    )
+}
+
+/// The suite as the analysis names it: "haproxy 1t TLS_AES_128_GCM_SHA256" for a server
+/// other than the default (each server's suites are set against its own null points).
+fn named(r: &TlsRecord) -> String {
+    match r.server_tag() {
+        Some(t) => format!("{t} {}", r.suite),
+        None => r.suite.clone(),
+    }
 }
 
 fn pooled<'a>(rs: impl Iterator<Item = &'a TlsRecord>) -> Option<(f64, f64, u64)> {
@@ -114,12 +129,13 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<SuiteShare>,
     let mut out = Vec::new();
     let mut notes = Vec::new();
     let null: Vec<&TlsRecord> = records.iter().filter(|r| r.suite == "null").collect();
-    let mut suites: Vec<&str> = Vec::new();
+    let mut suites: Vec<(String, &str)> = Vec::new();
     for r in records {
+        let n = named(r);
         if !["null", "http", "mix"].contains(&r.suite.as_str())
-            && !suites.contains(&r.suite.as_str())
+            && !suites.iter().any(|(s, _)| *s == n)
         {
-            suites.push(&r.suite);
+            suites.push((n, &r.suite));
         }
     }
     if suites.is_empty() {
@@ -143,8 +159,12 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<SuiteShare>,
             groups.push(g);
         }
     }
-    for s in suites {
-        let alone_s = alone.iter().find(|c| c.suite == s).map(|c| c.cpu_s_per_gb);
+    for (s, suite) in &suites {
+        let s = s.as_str();
+        let alone_s = alone
+            .iter()
+            .find(|c| c.suite == *suite)
+            .map(|c| c.cpu_s_per_gb);
         let mut all_s: Vec<&TlsRecord> = Vec::new();
         let mut all_n: Vec<&TlsRecord> = Vec::new();
         let make = |content: String,
@@ -198,7 +218,7 @@ pub fn shares(records: &[TlsRecord], alone: &[CipherAlone]) -> (Vec<SuiteShare>,
         for (content, size) in &groups {
             let ss: Vec<&TlsRecord> = records
                 .iter()
-                .filter(|r| r.suite == s && r.content == *content && r.file_size == *size)
+                .filter(|r| named(r) == s && r.content == *content && r.file_size == *size)
                 .filter(|r| null.iter().any(|n| key(n) == key(r)))
                 .collect();
             let nn: Vec<&TlsRecord> = null
@@ -274,21 +294,21 @@ fn disagreements(s: &SuiteShare) -> Vec<String> {
 pub fn references(records: &[TlsRecord]) -> Vec<Reference> {
     let mut out = Vec::new();
     for name in ["null", "http"] {
-        let mut groups: Vec<(String, u64)> = Vec::new();
+        let mut groups: Vec<(String, String, u64)> = Vec::new();
         for r in records.iter().filter(|r| r.suite == name) {
-            let g = (r.content.clone(), r.file_size);
+            let g = (named(r), r.content.clone(), r.file_size);
             if !groups.contains(&g) {
                 groups.push(g);
             }
         }
-        for (content, size) in groups {
+        for (named_as, content, size) in groups {
             let rs: Vec<&TlsRecord> = records
                 .iter()
-                .filter(|r| r.suite == name && r.content == content && r.file_size == size)
+                .filter(|r| named(r) == named_as && r.content == content && r.file_size == size)
                 .collect();
             if let Some((per_gb, cpu, reqs)) = pooled(rs.iter().copied()) {
                 out.push(Reference {
-                    suite: name.into(),
+                    suite: named_as,
                     negotiated: rs[0].negotiated.clone(),
                     content,
                     file_size: Some(size),
@@ -316,7 +336,7 @@ pub fn analyse(records: &[TlsRecord], alone: Vec<CipherAlone>) -> Analysis {
     }
     let tls13_shared = records
         .iter()
-        .any(|r| r.protocol == "TLSv1.3" && shares.iter().any(|s| s.suite == r.suite));
+        .any(|r| r.protocol == "TLSv1.3" && shares.iter().any(|s| s.suite == named(r)));
     if tls13_shared {
         let handshake = records.iter().any(|r| r.handshake);
         notes.push(format!(

@@ -16,6 +16,26 @@ pub struct Latency {
     pub mean: f64,
 }
 
+/// The TLS server of a point (`--server`, `--threads`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ServerInfo {
+    /// "nginx" or "haproxy".
+    pub name: String,
+    /// As the server reports it (`nginx -v`, `haproxy -v`): "1.22.1", "2.6.12-1+deb12u4".
+    pub version: String,
+    /// nginx worker processes, or HAProxy threads (`nbthread`).
+    pub threads: u32,
+}
+
+/// `--handshake`: the client's time per request on a connection opened for it, in ms.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HandshakeMs {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
 /// One suite's share of a mixed point.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct MixPart {
@@ -185,6 +205,31 @@ pub struct TlsData {
     /// `+ktls` suites: what the kernel did; absent for user-space TLS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ktls: Option<KtlsUse>,
+    /// The server that served the point; absent in records from before `--server`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerInfo>,
+    /// `--handshake` points of a TLS suite: one full handshake per request, so the
+    /// generator's requests per second; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshakes_per_s: Option<f64>,
+    /// `--handshake` points of a TLS suite: the generator's latency percentiles, each
+    /// request on a new connection (see docs/records.md for what the interval holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake_ms: Option<HandshakeMs>,
+    /// `--handshake` points of a TLS suite: server CPU milliseconds per handshake
+    /// (server_cpu_s over the requests the server logged, one handshake each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_per_handshake_ms: Option<f64>,
+}
+
+impl TlsData {
+    /// The server and its threads, when they are not the default (nginx, one worker per
+    /// server CPU): tables prefix the suite with them and compare pairs by them.
+    pub fn server_tag(&self) -> Option<String> {
+        let s = self.server.as_ref()?;
+        (s.name != "nginx" || s.threads as usize != self.server_cpus.len().max(1))
+            .then(|| format!("{} {}t", s.name, s.threads))
+    }
 }
 
 /// A suite's record protection timed alone, in process, on the same libcrypto: what the
@@ -220,6 +265,8 @@ impl crate::record::RecordData for TlsData {
             .into_iter()
             // Only --groups records have a group: older ones keep their identity.
             .chain(r.group.as_deref().map(|g| ("group", text(g))))
+            // Only a server other than the default nginx (or its threads) adds a key.
+            .chain(r.server_tag().map(|t| ("server", KeyValue::Text(t))))
             .collect(),
         )
     }
@@ -244,7 +291,26 @@ mod tests {
         }
         v.as_object_mut().unwrap().remove("key_exchange");
         let back: TlsData = serde_json::from_value(v).unwrap();
-        assert_eq!((back.group, back.client_hello_bytes), (None, None));
+        assert_eq!((&back.group, back.client_hello_bytes), (&None, None));
+        // Nor the server (before --server) or the handshake figures.
+        assert_eq!((&back.server, back.handshakes_per_s), (&None, None));
+        assert_eq!(back.server_tag(), None);
+    }
+
+    #[test]
+    fn only_a_server_other_than_the_default_is_tagged() {
+        let mut d = sample();
+        let info = |name: &str, threads| ServerInfo {
+            name: name.into(),
+            version: "1".into(),
+            threads,
+        };
+        d.server = Some(info("nginx", 1));
+        assert_eq!(d.server_tag(), None);
+        d.server = Some(info("nginx", 2));
+        assert_eq!(d.server_tag().as_deref(), Some("nginx 2t"));
+        d.server = Some(info("haproxy", 1));
+        assert_eq!(d.server_tag().as_deref(), Some("haproxy 1t"));
     }
 
     fn sample() -> TlsData {

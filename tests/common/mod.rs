@@ -7,6 +7,7 @@ pub mod gate;
 pub mod openssl;
 pub mod postgres;
 pub mod ssh_guest;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 

@@ -5,6 +5,7 @@
 use super::groups::Group;
 use super::load::{self, Generator};
 use super::server::{self, Content};
+use super::servers::{self, Nginx, Server};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::TlsArgs;
 use crate::impls::details::Details;
@@ -27,7 +28,12 @@ pub struct Inputs {
     pub duration: f64,
     pub concurrency: Vec<u32>,
     pub sizes: Vec<u64>,
-    pub nginx: PathBuf,
+    /// --server: the servers asked, in order; nginx's program when it is one of them.
+    pub servers: Vec<&'static str>,
+    pub nginx: Option<PathBuf>,
+    pub haproxy: Option<super::haproxy::Haproxy>,
+    /// --threads: nginx workers or HAProxy threads (default: one per server CPU).
+    pub threads: Option<Vec<usize>>,
     pub gen_program: PathBuf,
     pub openssl: PathBuf,
     /// --profile: perf, checked before anything starts.
@@ -47,7 +53,18 @@ impl Inputs {
         .map_err(input)?;
         let concurrency = super::parse_concurrency(&args.concurrency).map_err(input)?;
         let sizes = super::parse_files(&args.files).map_err(input)?;
-        let nginx = sys::program::find_program("nginx", args.nginx.as_deref()).ok_or_else(|| {
+        let servers = servers::parse(&args.server).map_err(input)?;
+        let threads = args
+            .threads
+            .as_deref()
+            .map(servers::parse_threads)
+            .transpose()
+            .map_err(input)?;
+        let haproxy = match servers.contains(&"haproxy") {
+            true => Some(haproxy_inputs(args)?),
+            false => None,
+        };
+        let nginx = servers.contains(&"nginx").then(|| sys::program::find_program("nginx", args.nginx.as_deref()).ok_or_else(|| {
             let missing = |m| match args.nginx {
                 Some(_) => input(m),
                 None => Failure::Unavailable(m),
@@ -59,7 +76,7 @@ impl Inputs {
                 ),
                 None => "nginx not found on PATH or in /usr/sbin: install the Debian package nginx (apt-get install nginx) or give --nginx PATH".into(),
             })
-        })?;
+        })).transpose()?;
         // With the load from the controller (`tls --dut`), the generator is found there.
         let gen_program = match &args.remote_load {
             Some(_) => PathBuf::from(args.generator.name()),
@@ -95,7 +112,10 @@ impl Inputs {
             duration,
             concurrency,
             sizes,
+            servers,
             nginx,
+            haproxy,
+            threads,
             gen_program,
             openssl,
             sampler,
@@ -103,6 +123,26 @@ impl Inputs {
             groups,
         })
     }
+}
+
+/// HAProxy, found, and the flags it cannot take refused (exit 2, one line).
+fn haproxy_inputs(args: &TlsArgs) -> Result<super::haproxy::Haproxy, Failure> {
+    let only_nginx = [
+        (args.ktls, "--ktls"),
+        (args.gzip, "--gzip"),
+        (args.openssl.is_some(), "--openssl"),
+        // HAProxy 2.6 cannot log the negotiated group (no ssl_fc_curve fetch).
+        (args.groups.is_some(), "--groups"),
+        (args.dut.named() || args.remote_load.is_some(), "--dut"),
+    ];
+    if let Some((_, flag)) = only_nginx.iter().find(|(on, _)| *on) {
+        return Err(input(format!(
+            "--server haproxy: {flag} is measured on nginx only here; drop it or use --server nginx"
+        )));
+    }
+    super::haproxy::find().ok_or_else(|| {
+        Failure::Unavailable("haproxy not found on PATH or in /usr/sbin: install the Debian package haproxy (apt-get install haproxy)".into())
+    })
 }
 
 /// Runs a short command owned by `guard`: its exit code, stdout and stderr.
@@ -145,14 +185,29 @@ pub fn list(inputs: &Inputs, cert: CertKind) -> Result<String, Failure> {
     let guard = Guard::new();
     let dir = guard.temp_dir("tls").map_err(Failure::runtime)?;
     let cat = catalogue(&guard, &dir, &inputs.openssl, cert)?;
+    let nginx = sys::program::find_program("nginx", inputs.nginx.as_deref())
+        .map(|p| nginx_build(&guard, &dir, Some(&p), inputs.build.as_ref()))
+        .transpose()?
+        .flatten();
+    let servers = [
+        match nginx {
+            Some(nb) => format!("nginx: {} ({})", nb.version, nb.ssl),
+            None => "nginx: not found on PATH or in /usr/sbin (Debian package nginx)".into(),
+        },
+        match super::haproxy::find() {
+            Some(h) => format!("haproxy: {} ({})", h.version, h.ssl),
+            None => "haproxy: not found on PATH or in /usr/sbin (Debian package haproxy)".into(),
+        },
+    ];
     Ok(format!(
-        "Suites this OpenSSL can serve with a{} certificate:\n  {}\n",
+        "Suites this OpenSSL can serve with a{} certificate:\n  {}\nServers (--server):\n  {}\n",
         if cert == CertKind::Rsa {
             "n RSA"
         } else {
             "n ECDSA"
         },
-        cat.valid_names().join("\n  ")
+        cat.valid_names().join("\n  "),
+        servers.join("\n  ")
     ))
 }
 
@@ -160,8 +215,10 @@ pub fn list(inputs: &Inputs, cert: CertKind) -> Result<String, Failure> {
 pub struct Bench {
     pub guard: Guard,
     pub dir: PathBuf,
-    pub nginx: PathBuf,
-    pub nginx_has_e: bool,
+    /// --server: one at a time, in this order.
+    pub servers: Vec<Server>,
+    /// --threads: each server at each count; default one per server CPU (`workers`).
+    pub threads: Vec<usize>,
     pub generator: Generator,
     pub gen_program: PathBuf,
     /// The openssl command (the certificate, and the kTLS check's s_client).
@@ -185,7 +242,7 @@ pub struct Bench {
     pub gzip: bool,
     pub cert: CertKind,
     pub contents: Vec<Content>,
-    /// "nginx/1.22.1 (built with OpenSSL 3.0.19 ...)": the impl_version of every record.
+    /// "nginx/1.22.1 (built with OpenSSL 3.0.19 ...)": the servers' versions, joined.
     pub impl_version: String,
     /// The versions of nginx, openssl and the generators (the environment's libraries).
     pub libraries: Vec<Library>,
@@ -210,9 +267,12 @@ struct NginxBuild {
 fn nginx_build(
     guard: &Guard,
     dir: &Path,
-    nginx: &Path,
+    nginx: Option<&PathBuf>,
     build: Option<&Build>,
-) -> Result<NginxBuild, Failure> {
+) -> Result<Option<NginxBuild>, Failure> {
+    let Some(nginx) = nginx else {
+        return Ok(None);
+    };
     let env = build.map(Build::env).unwrap_or_default();
     let (_, _, v) = output_with(guard, dir, &[&nginx.to_string_lossy(), "-V"], &env)?;
     let line = |prefix: &str| {
@@ -222,7 +282,7 @@ fn nginx_build(
             .trim()
             .to_string()
     };
-    Ok(NginxBuild {
+    Ok(Some(NginxBuild {
         version: v
             .lines()
             .find_map(|l| l.strip_prefix("nginx version: "))
@@ -231,6 +291,37 @@ fn nginx_build(
             .to_string(),
         ssl: line("built with"),
         has_ssl_module: v.contains("http_ssl_module"),
+    }))
+}
+
+/// nginx, checked against the suites asked.
+fn check_nginx(nb: &NginxBuild, path: &Path, suite_list: &[Suite]) -> Result<Nginx, Failure> {
+    let numeric = super::version_tuple(&nb.version);
+    if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
+        return Err(input(format!(
+            "{} ({}) lacks the SSL module: install the Debian package nginx",
+            crate::units::shown_path(path),
+            nb.version
+        )));
+    }
+    if suite_list.iter().any(|s| s.proto == suites::Proto::Tls13) && numeric < (1, 19, 4) {
+        return Err(input(format!(
+            "{} cannot restrict TLS 1.3 suites (ssl_conf_command needs nginx 1.19.4): choose TLS 1.2 suites or a newer nginx",
+            nb.version
+        )));
+    }
+    // SSL_sendfile, which hands the file to the kernel's TLS, came in nginx 1.21.4.
+    if suite_list.iter().any(|s| s.ktls) && numeric < (1, 21, 4) {
+        return Err(input(format!(
+            "{} cannot use kernel TLS (nginx 1.21.4 added it): drop +ktls/--ktls or give a newer --nginx",
+            nb.version
+        )));
+    }
+    Ok(Nginx {
+        path: path.to_path_buf(),
+        has_e_flag: numeric >= (1, 19, 5),
+        version: nb.version.clone(),
+        ssl: nb.ssl.clone(),
     })
 }
 
@@ -290,29 +381,18 @@ impl Bench {
             Some(g) => per_group(suite_list, g, inputs.build.as_ref())?,
             None => (suite_list, Vec::new()),
         };
-        let nb = nginx_build(&guard, &dir, &inputs.nginx, inputs.build.as_ref())?;
-        let numeric = super::version_tuple(&nb.version);
-        if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
-            return Err(input(format!(
-                "{} ({}) lacks the SSL module: install the Debian package nginx",
-                crate::units::shown_path(&inputs.nginx),
-                nb.version
-            )));
-        }
-        if suite_list.iter().any(|s| s.proto == suites::Proto::Tls13) && numeric < (1, 19, 4) {
-            return Err(input(format!(
-                "{} cannot restrict TLS 1.3 suites (ssl_conf_command needs nginx 1.19.4): choose TLS 1.2 suites or a newer nginx",
-                nb.version
-            )));
-        }
-        // SSL_sendfile, which hands the file to the kernel's TLS, came in nginx 1.21.4.
-        if suite_list.iter().any(|s| s.ktls) && numeric < (1, 21, 4) {
-            return Err(input(format!(
-                "{} cannot use kernel TLS (nginx 1.21.4 added it): drop +ktls/--ktls or give a newer --nginx",
-                nb.version
-            )));
+        let nb = nginx_build(&guard, &dir, inputs.nginx.as_ref(), inputs.build.as_ref())?;
+        let mut servers = Vec::new();
+        for name in &inputs.servers {
+            match (*name, &nb, inputs.nginx.as_ref()) {
+                ("nginx", Some(nb), Some(path)) => {
+                    servers.push(Server::Nginx(check_nginx(nb, path, &suite_list)?))
+                }
+                _ => servers.extend(inputs.haproxy.take().map(Server::Haproxy)),
+            }
         }
         let allowed = sys::cpu::allowed_cpus();
+
         let remote = args
             .remote_load
             .as_deref()
@@ -346,7 +426,7 @@ impl Bench {
                 "open-file limit {nofile} is low for {cmax} connections: raise `ulimit -n` if connections fail"
             ));
         }
-        let (libraries, unavailable) = tool_versions(&guard, &dir, inputs, &nb)?;
+        let (libraries, unavailable) = tool_versions(&guard, &dir, inputs, &servers)?;
         let mut contents: Vec<Content> = inputs.sizes.iter().map(|&n| Content::Random(n)).collect();
         if args.gzip {
             contents.push(Content::Html);
@@ -355,8 +435,16 @@ impl Bench {
         let ports = sys::net::free_ports(suite_list.len()).map_err(Failure::runtime)?;
         let bench = Bench {
             dir,
-            nginx: inputs.nginx.clone(),
-            nginx_has_e: numeric >= (1, 19, 5),
+            threads: inputs
+                .threads
+                .clone()
+                .unwrap_or(vec![server_cpus.len().max(1)]),
+            impl_version: servers
+                .iter()
+                .map(Server::impl_version)
+                .collect::<Vec<_>>()
+                .join(" and "),
+            servers,
             generator: args.generator,
             gen_program: inputs.gen_program.clone(),
             openssl: inputs.openssl.clone(),
@@ -375,7 +463,6 @@ impl Bench {
             gzip: args.gzip,
             cert: args.cert,
             contents,
-            impl_version: format!("{} ({})", nb.version, nb.ssl),
             libraries,
             unavailable,
             notes,
@@ -385,7 +472,6 @@ impl Bench {
             guard,
         };
         bench.write_files(&inputs.openssl)?;
-        bench.write_config().map_err(Failure::runtime)?;
         bench.check_config()?;
         Ok(bench)
     }
@@ -407,28 +493,40 @@ impl Bench {
         Ok(())
     }
 
-    pub fn write_config(&self) -> anyhow::Result<()> {
-        let conf = server::config(&server::Config {
+    /// Writes server `k`'s configuration for `threads` workers or threads.
+    pub fn write_config(&self, k: usize, threads: usize, handshake: bool) -> anyhow::Result<()> {
+        let cpus = self.pinned.then_some(&self.server_cpus[..]);
+        let cycled: Option<Vec<usize>> =
+            cpus.map(|c| c.iter().copied().cycle().take(threads).collect());
+        let config = server::Config {
             dir: &self.dir,
             suites: &self.suites,
             ports: &self.ports,
-            workers: self.workers,
-            worker_cpus: self.pinned.then_some(&self.server_cpus[..]),
+            workers: threads,
+            worker_cpus: cycled.as_deref(),
             worker_connections: self.worker_connections,
             host: &self.host,
-            handshake: self.handshake,
+            handshake,
             gzip: self.gzip,
             as_root: sys::is_root(),
-        });
-        Ok(std::fs::write(self.dir.join("nginx.conf"), conf)?)
+        };
+        self.servers[k].write_config(&config, &self.contents)
     }
 
     fn check_config(&self) -> Result<(), Failure> {
+        let Some(k) = self.servers.iter().position(|s| s.name() == "nginx") else {
+            return Ok(());
+        };
+        self.write_config(k, self.workers, self.handshake)
+            .map_err(Failure::runtime)?;
+        let Server::Nginx(nginx) = &self.servers[k] else {
+            return Ok(());
+        };
         let (code, _, err) = output_with(
             &self.guard,
             &self.dir,
             &[
-                &self.nginx.to_string_lossy(),
+                &nginx.path.to_string_lossy(),
                 "-t",
                 "-q",
                 "-p",
@@ -449,46 +547,48 @@ impl Bench {
         Ok(())
     }
 
-    /// Starts nginx for one point; picks new ports when another program took ours.
-    pub fn start_server(&mut self) -> Result<server::Running, Failure> {
+    /// Starts server `k` with `threads` for one point; picks new ports when another
+    /// program took ours. The inner error is the server's own reason: the point's.
+    pub fn start_server(
+        &mut self,
+        k: usize,
+        threads: usize,
+        handshake: bool,
+    ) -> Result<Result<server::Running, String>, Failure> {
         let mut last = String::new();
         for _ in 0..3 {
+            self.write_config(k, threads, handshake)
+                .map_err(Failure::runtime)?;
             let cpus = self.pinned.then(|| self.server_cpus.clone());
             let env = self.env();
-            let nginx = server::Program {
-                path: &self.nginx,
-                has_e_flag: self.nginx_has_e,
-                env: &env,
-            };
-            match server::start(
+            match self.servers[k].start(
                 &self.guard,
-                &nginx,
                 &self.dir,
-                &self.host,
-                &self.ports,
-                self.workers,
-                cpus.as_deref(),
+                (&self.host, &self.ports),
+                (threads, cpus.as_deref()),
+                &env,
             ) {
-                Ok(r) => return Ok(r),
+                Ok(r) => return Ok(Ok(r)),
                 Err(e) if e.to_string().contains("Address already in use") => {
                     eprintln!("cryptobench tls: a port was taken ({e}); choosing new ports");
                     self.ports =
                         sys::net::free_ports(self.suites.len()).map_err(Failure::runtime)?;
-                    self.write_config().map_err(Failure::runtime)?;
                     last = e.to_string();
                 }
-                Err(e) => return Err(Failure::Runtime(e.to_string())),
+                Err(e) => return Ok(Err(e.to_string())),
             }
         }
-        Err(Failure::Runtime(last))
+        Ok(Err(last))
     }
 
-    /// What records name as the implementation: "nginx", or "nginx [openssl 3.5.5]" on
-    /// an --openssl build (so that `compare --a/--b` can pair two builds).
-    pub fn implementation(&self) -> String {
+    /// What records name as the implementation: the server ("nginx", "haproxy"), or
+    /// "nginx [openssl 3.5.5]" on an --openssl build (so that `compare --a/--b` can pair
+    /// two builds).
+    pub fn implementation(&self, k: usize) -> String {
+        let name = self.servers[k].name();
         match &self.build {
-            Some(b) => crate::impls::openssl::build::on_build("nginx", &b.name()),
-            None => "nginx".into(),
+            Some(b) => crate::impls::openssl::build::on_build(name, &b.name()),
+            None => name.into(),
         }
     }
 
@@ -594,7 +694,7 @@ fn tool_versions(
     guard: &Guard,
     dir: &Path,
     inputs: &Inputs,
-    nb: &NginxBuild,
+    servers: &[Server],
 ) -> Result<(Vec<Library>, Vec<Unavailable>), Failure> {
     let tool = |name: &str, version: String, details: Details| Library {
         implementation: name.into(),
@@ -602,14 +702,27 @@ fn tool_versions(
         details,
         ..Library::default()
     };
-    let mut libraries = vec![tool(
-        "nginx",
-        nb.version.clone(),
-        Details {
-            openssl: Some(nb.ssl.clone()),
-            ..Details::at(inputs.nginx.display().to_string())
-        },
-    )];
+    let mut libraries: Vec<Library> = servers
+        .iter()
+        .map(|s| match s {
+            Server::Nginx(n) => tool(
+                "nginx",
+                n.version.clone(),
+                Details {
+                    openssl: Some(n.ssl.clone()),
+                    ..Details::at(n.path.display().to_string())
+                },
+            ),
+            Server::Haproxy(h) => tool(
+                "haproxy",
+                h.version.clone(),
+                Details {
+                    openssl: Some(h.ssl.clone()),
+                    ..Details::at(h.path.display().to_string())
+                },
+            ),
+        })
+        .collect();
     let (_, ov, _) = output(guard, dir, &[&inputs.openssl.to_string_lossy(), "version"])?;
     libraries.push(tool(
         "openssl",

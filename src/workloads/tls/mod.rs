@@ -10,6 +10,7 @@
 use anyhow::anyhow;
 mod bench;
 pub mod groups;
+mod haproxy;
 mod ktls;
 pub mod load;
 pub mod plots;
@@ -18,6 +19,7 @@ pub mod primitive;
 pub mod remote;
 pub mod render;
 pub mod server;
+pub mod servers;
 pub mod suites;
 pub mod view;
 mod window;
@@ -83,6 +85,15 @@ pub struct TlsArgs {
     /// Certificate key: rsa (RSA-2048) or ecdsa (P-256).
     #[arg(long, value_enum, default_value_t = CertKind::Rsa)]
     pub cert: CertKind,
+    /// TLS servers, comma-separated, measured one at a time: nginx, haproxy (HAProxy
+    /// terminating TLS and answering with the file itself, from one buffer: files up to
+    /// 1m).
+    #[arg(long, value_name = "LIST", default_value = "nginx")]
+    pub server: String,
+    /// nginx worker processes or HAProxy threads, comma-separated (1 to 1024), each
+    /// measured [default: one per server CPU].
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
+    pub threads: Option<String>,
     /// The nginx binary (default: nginx on PATH or in /usr/sbin).
     #[arg(long, value_name = "PATH")]
     pub nginx: Option<PathBuf>,

@@ -3,20 +3,18 @@
 //! (never timed into the results), with the reason.
 
 use super::bench::Bench;
-use super::load::{self, Generator, Job, Load, Poll};
+use super::load::{self, Generator, Job, Load};
 use super::server::{self, Content, LogSummary};
 use super::window::{cpu, sum_cpu, Window};
 use super::{ktls, remote, suites};
-use crate::measure;
 use crate::profile::ProfileField;
-use crate::record::tls::{MixPart, TlsData, TlsRecord};
+use crate::record::tls::{HandshakeMs, MixPart, ServerInfo, TlsData, TlsRecord};
 use crate::record::window::DISTURBED_PCT;
 use crate::sys;
-use crate::sys::guard::Guard;
 use crate::workloads::Failure;
 use anyhow::anyhow;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What one point measures.
 #[derive(Clone, Copy, Debug)]
@@ -30,6 +28,11 @@ pub struct Point {
     pub content: Content,
     pub concurrency: u32,
     pub what: What,
+    /// The server (an index into `Bench::servers`) and its workers or threads.
+    pub server: usize,
+    pub threads: usize,
+    /// A keep-alive control point in a --handshake run (see `plan`).
+    pub keepalive: bool,
 }
 
 pub enum Outcome {
@@ -55,7 +58,25 @@ impl Point {
                 b.mix.as_ref().map(|(m, _)| m.spec.as_str()).unwrap_or("")
             ),
         };
-        format!("{what} {} c={}", self.content.short(), self.concurrency)
+        let tag = self.tag(b).map(|t| format!("{t} ")).unwrap_or_default();
+        let ka = if self.keepalive { " keep-alive" } else { "" };
+        format!(
+            "{tag}{what} {} c={}{ka}",
+            self.content.short(),
+            self.concurrency
+        )
+    }
+
+    /// A new connection and full handshake per request.
+    pub fn handshake(&self, b: &Bench) -> bool {
+        b.handshake && !self.keepalive
+    }
+
+    /// "haproxy 2t": the server and threads, unless the default (nginx, a worker per
+    /// server CPU), as the record's `server_tag`.
+    pub fn tag(&self, b: &Bench) -> Option<String> {
+        let name = b.servers[self.server].name();
+        (name != "nginx" || self.threads != b.workers).then(|| format!("{name} {}t", self.threads))
     }
 
     pub fn suite(&self, b: &Bench) -> String {
@@ -66,25 +87,49 @@ impl Point {
     }
 }
 
-/// The plan: per content and concurrency, every suite back to back (drift hits them
-/// alike), then the mix. Mix points that cannot be split are returned apart.
-pub fn plan(b: &Bench, concurrency: &[u32]) -> (Vec<Point>, Vec<Point>) {
-    let (mut points, mut unsplittable) = (Vec::new(), Vec::new());
-    for &content in &b.contents {
+/// Points planned, and those a server cannot serve with the reason.
+pub type Plan = (Vec<Point>, Vec<Point>, Vec<(Point, String)>);
+
+/// The plan: per server (one at a time) and thread count, per content and concurrency,
+/// every suite back to back (drift hits them alike), then the mix. Mix points that cannot
+/// be split, and points of a file the server cannot serve, are returned apart. With
+/// --handshake, unless nginx alone at its default workers (as before --server), each
+/// server and thread count ends with a keep-alive control point per suite, at the first
+/// file it serves and the first concurrency.
+pub fn plan(b: &Bench, concurrency: &[u32]) -> Plan {
+    let (mut points, mut unsplittable, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    let runs = (0..b.servers.len()).flat_map(|k| b.threads.iter().map(move |&t| (k, t)));
+    let runs: Vec<(usize, usize)> = runs.collect();
+    let control = b.handshake
+        && (b.servers.len() > 1 || b.servers[0].name() != "nginx" || b.threads != [b.workers]);
+    for (n, ((server, threads), &content)) in runs
+        .iter()
+        .flat_map(|&r| b.contents.iter().map(move |c| (r, c)))
+        .enumerate()
+    {
+        let first = b
+            .contents
+            .iter()
+            .find(|c| b.servers[server].refusal(**c).is_none());
+        let why = b.servers[server].refusal(content);
         for &c in concurrency {
+            let at = |what| Point {
+                content,
+                concurrency: c,
+                what,
+                server,
+                threads,
+                keepalive: false,
+            };
+            if let Some(why) = &why {
+                refused.extend((0..b.suites.len()).map(|i| (at(What::Suite(i)), why.clone())));
+                continue;
+            }
             for i in 0..b.suites.len() {
-                points.push(Point {
-                    content,
-                    concurrency: c,
-                    what: What::Suite(i),
-                });
+                points.push(at(What::Suite(i)));
             }
             if b.mix.is_some() {
-                let p = Point {
-                    content,
-                    concurrency: c,
-                    what: What::Mix,
-                };
+                let p = at(What::Mix);
                 if c < 2 {
                     unsplittable.push(p);
                 } else {
@@ -92,8 +137,20 @@ pub fn plan(b: &Bench, concurrency: &[u32]) -> (Vec<Point>, Vec<Point>) {
                 }
             }
         }
+        // The last content of this server and thread count: its keep-alive controls.
+        let last = (n + 1) % b.contents.len() == 0;
+        if let (true, true, Some(&content)) = (control, last, first) {
+            points.extend((0..b.suites.len()).map(|i| Point {
+                content,
+                concurrency: concurrency[0],
+                what: What::Suite(i),
+                server,
+                threads,
+                keepalive: true,
+            }));
+        }
     }
-    (points, unsplittable)
+    (points, unsplittable, refused)
 }
 
 pub const MIX_NEEDS_TWO: &str = "a mix needs at least 2 connections";
@@ -129,7 +186,10 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     let Some(parts) = parts(bench, p) else {
         return Ok(Outcome::Refused(MIX_NEEDS_TWO.into()));
     };
-    let running = bench.start_server()?;
+    let running = match bench.start_server(p.server, p.threads, p.handshake(bench))? {
+        Ok(r) => r,
+        Err(why) => return Ok(Outcome::Refused(why)),
+    };
     let b: &Bench = bench;
     // On an --openssl build: nginx (master and workers) must have mapped that build.
     let mut openssl_build = None;
@@ -192,6 +252,7 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
         Err(reason) => return Ok(Outcome::Refused(reason.to_string())),
     };
     let mut r = record(b, p, &parts, &w, &logs, run_id);
+    handshake_figures(&mut r.data);
     r.data.openssl_build = openssl_build;
     if let (Some((_, g)), Some(h)) = (group, hello) {
         // Both ends were restricted to the group: nginx must have logged it for every
@@ -259,7 +320,7 @@ fn h2load_counts(
     running: &server::Running,
 ) -> Result<Result<Vec<Option<u64>>, Outcome>, Failure> {
     let mut counts: Vec<Option<u64>> = vec![None; parts.len()];
-    if !(b.generator == Generator::H2load && b.handshake) {
+    if !(b.generator == Generator::H2load && p.handshake(b)) {
         return Ok(Ok(counts));
     }
     let gen_cpus = b.pinned.then_some(&b.gen_cpus[..]);
@@ -267,7 +328,7 @@ fn h2load_counts(
         let n = (2 * part.connections as u64).max(20);
         let job = make_job(b, p, part, k, Some(n), gen_cpus);
         let t = Instant::now();
-        match wait_for(
+        match remote::wait_for(
             &b.guard,
             running,
             vec![(remote::start(&b.guard, &job)).map_err(anyhow::Error::msg)],
@@ -285,7 +346,7 @@ fn h2load_counts(
             None => return Ok(Err(Outcome::Interrupted)),
         }
         // The sizing run's requests are not part of the point.
-        let _ = std::fs::File::create(server::log_path(&b.dir, part.suite));
+        let _ = std::fs::File::create(b.servers[p.server].log_file(&b.dir, part.suite));
     }
     Ok(Ok(counts))
 }
@@ -326,7 +387,7 @@ fn load_window(
         threads += job.load.threads;
         started.push(remote::start(guard, &job));
     }
-    let Some(results) = wait_for(guard, running, started)? else {
+    let Some(results) = remote::wait_for(guard, running, started)? else {
         return Ok(None);
     };
     let seconds = t0.elapsed().as_secs_f64();
@@ -337,9 +398,9 @@ fn load_window(
     // that bytes and CPU cover the same work.
     let logs: Vec<PathBuf> = parts
         .iter()
-        .map(|pt| server::log_path(&b.dir, pt.suite))
+        .map(|pt| b.servers[p.server].log_file(&b.dir, pt.suite))
         .collect();
-    settle(&logs);
+    server::settle(&logs);
     let profile = sampler.zip(sampled.take()).map(|(s, w)| match w {
         Ok(w) => s.finish(w, &p.label(b)),
         Err(why) => ProfileField::Unavailable {
@@ -365,6 +426,7 @@ fn load_window(
         outcomes,
         seconds,
         threads,
+        server: b.servers[p.server].name(),
         server_cpu: sum_cpu(&before, &after),
         workers_seen,
         busy: busy0.zip(busy1).map(|(a, b)| b - a),
@@ -384,10 +446,10 @@ fn check_logs(
     outcomes: &[load::Outcome],
 ) -> anyhow::Result<Vec<LogSummary>> {
     let mut logs = Vec::new();
+    let name = b.servers[p.server].name();
     for (part, o) in parts.iter().zip(outcomes) {
         let suite = &b.suites[part.suite];
-        let text =
-            std::fs::read_to_string(server::log_path(&b.dir, part.suite)).unwrap_or_default();
+        let text = b.servers[p.server].log_text(&b.dir, part.suite);
         let s = server::summarise_log(&text);
         let expected = suite.expected_log();
         if o.requests == 0 {
@@ -407,14 +469,14 @@ fn check_logs(
         }
         if s.unparsed > 0 {
             return Err(anyhow!(
-                "{}: {} lines of nginx's log could not be read",
+                "{}: {} lines of {name}'s log could not be read",
                 suite.name,
                 s.unparsed
             ));
         }
         if s.requests < o.requests {
             return Err(anyhow!(
-                "{}: nginx logged {} requests but {} completed {}: not every request can be checked",
+                "{}: {name} logged {} requests but {} completed {}: not every request can be checked",
                 suite.name,
                 s.requests,
                 b.generator.name(),
@@ -495,10 +557,20 @@ fn record(
             ));
         }
     }
-    if w.workers_seen != b.workers {
+    let server_at = &b.servers[p.server];
+    let expected = server_at.processes(p.threads);
+    if w.workers_seen != expected {
         notes.push(format!(
-            "{} nginx workers seen, {} configured",
-            w.workers_seen, b.workers
+            "{} {} workers seen, {expected} configured",
+            w.workers_seen,
+            server_at.name()
+        ));
+    }
+    if p.threads > b.server_cpus.len().max(1) {
+        notes.push(format!(
+            "{} threads exceed the server's {} CPU(s): they share them, so no scaling claim is drawn from this point",
+            p.threads,
+            b.server_cpus.len().max(1)
         ));
     }
     let cpu = cpu(b, w);
@@ -526,8 +598,8 @@ fn record(
         schema: crate::record::SCHEMA,
         run_id: run_id.into(),
         workload: crate::record::Workload::Tls,
-        implementation: b.implementation(),
-        impl_version: b.impl_version.clone(),
+        implementation: b.implementation(p.server),
+        impl_version: server_at.impl_version(),
         variant: None,
         label: suite.clone(),
         throughput_bps: tput,
@@ -561,7 +633,7 @@ fn record(
                 .join(" + "),
             mix,
             generator: b.generator.name().into(),
-            handshake: b.handshake,
+            handshake: p.handshake(b),
             cert: b.cert.label().into(),
             content: p.content.label().into(),
             file_size: p.content.size(),
@@ -607,8 +679,31 @@ fn record(
             limit: Some(cpu.limit),
             openssl_build: None,
             ktls: None,
+            server: Some(ServerInfo {
+                name: server_at.name().into(),
+                version: server_at.version(),
+                threads: p.threads as u32,
+            }),
+            handshakes_per_s: None,
+            handshake_ms: None,
+            server_cpu_per_handshake_ms: None,
         },
     }
+}
+
+/// `--handshake` at a TLS suite: one full handshake per request, on a new connection.
+fn handshake_figures(d: &mut TlsData) {
+    if !d.handshake || d.protocol == "http" || d.mix.is_some() {
+        return;
+    }
+    d.handshakes_per_s = Some(d.requests_per_s);
+    d.handshake_ms = d.latency_ms.as_ref().map(|l| HandshakeMs {
+        p50: l.p50,
+        p90: l.p90,
+        p99: l.p99,
+        max: l.max,
+    });
+    d.server_cpu_per_handshake_ms = Some(d.cpu_ms_per_request);
 }
 
 fn make_job<'a>(
@@ -629,7 +724,7 @@ fn make_job<'a>(
             threads: part.connections.min(b.gen_cpus.len().max(1) as u32),
             duration_s: b.duration,
             count,
-            handshake: b.handshake,
+            handshake: p.handshake(b),
             gzip: p.content.gzip(),
         },
         program: &b.gen_program,
@@ -646,64 +741,6 @@ fn make_job<'a>(
             .and(b.build.as_ref())
             .map(|x| x.lib_dir.as_path()),
         cpus,
-    }
-}
-
-/// Waits for every generator (each bounded by its own time limit). On a start failure
-/// or SIGINT/SIGTERM, stops the generators and nginx; None when interrupted.
-#[allow(clippy::type_complexity)]
-fn wait_for(
-    guard: &Guard,
-    running: &server::Running,
-    started: Vec<anyhow::Result<remote::Started>>,
-) -> Result<Option<Vec<anyhow::Result<load::Outcome>>>, Failure> {
-    let stop_all = |started: &[anyhow::Result<remote::Started>]| {
-        for s in started.iter().flatten() {
-            s.stop(guard);
-        }
-        server::stop(guard, running);
-    };
-    if let Some(Err(e)) = started.iter().find(|s| s.is_err()) {
-        let e = e.to_string();
-        stop_all(&started);
-        return Err(Failure::Runtime(e));
-    }
-    let mut results: Vec<Option<anyhow::Result<load::Outcome>>> =
-        started.iter().map(|_| None).collect();
-    while results.iter().any(Option::is_none) {
-        if measure::stopped() {
-            stop_all(&started);
-            return Ok(None);
-        }
-        for (k, s) in started.iter().enumerate() {
-            if let (None, Ok(s)) = (&results[k], s) {
-                if let Poll::Done(r) = s.poll(guard) {
-                    results[k] = Some(r);
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(Some(results.into_iter().flatten().collect()))
-}
-
-/// Waits (up to 2 s) until the files stop growing for 150 ms.
-fn settle(files: &[PathBuf]) {
-    let size = || -> u64 {
-        files
-            .iter()
-            .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
-            .sum()
-    };
-    let start = Instant::now();
-    let (mut last, mut since) = (size(), Instant::now());
-    while start.elapsed() < Duration::from_secs(2) && since.elapsed() < Duration::from_millis(150) {
-        std::thread::sleep(Duration::from_millis(25));
-        let now = size();
-        if now != last {
-            last = now;
-            since = Instant::now();
-        }
     }
 }
 

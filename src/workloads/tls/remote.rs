@@ -215,6 +215,43 @@ pub fn parse_cpus(s: &str) -> anyhow::Result<Vec<usize>> {
     Ok(out)
 }
 
+/// Waits for every generator (each bounded by its own time limit). On a start failure
+/// or SIGINT/SIGTERM, stops the generators and nginx; None when interrupted.
+#[allow(clippy::type_complexity)]
+pub fn wait_for(
+    guard: &Guard,
+    running: &super::server::Running,
+    started: Vec<anyhow::Result<Started>>,
+) -> Result<Option<Vec<anyhow::Result<Outcome>>>, Failure> {
+    let stop_all = |started: &[anyhow::Result<Started>]| {
+        for s in started.iter().flatten() {
+            s.stop(guard);
+        }
+        super::server::stop(guard, running);
+    };
+    if let Some(Err(e)) = started.iter().find(|s| s.is_err()) {
+        let e = e.to_string();
+        stop_all(&started);
+        return Err(Failure::Runtime(e));
+    }
+    let mut results: Vec<Option<anyhow::Result<Outcome>>> = started.iter().map(|_| None).collect();
+    while results.iter().any(Option::is_none) {
+        if crate::measure::stopped() {
+            stop_all(&started);
+            return Ok(None);
+        }
+        for (k, s) in started.iter().enumerate() {
+            if let (None, Ok(s)) = (&results[k], s) {
+                if let Poll::Done(r) = s.poll(guard) {
+                    results[k] = Some(r);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(Some(results.into_iter().flatten().collect()))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -60,10 +60,13 @@ fn suite_label(r: &TlsRecord) -> String {
                 .collect::<Vec<_>>()
                 .join("/")
         ),
-        None => match &r.group {
-            Some(g) => format!("{} {g}", r.suite),
-            None => r.suite.clone(),
-        },
+        None => {
+            let tag = r.server_tag().map(|t| format!("{t} ")).unwrap_or_default();
+            match &r.group {
+                Some(g) => format!("{tag}{} {g}", r.suite),
+                None => format!("{tag}{}", r.suite),
+            }
+        }
     }
 }
 
@@ -94,12 +97,20 @@ fn header(env: Option<&Environment>) -> Vec<String> {
             .map(|l| l.version.clone())
             .unwrap_or_default()
     };
-    let nginx_ssl = env
+    // The servers of the run (nginx alone before --server), each with its OpenSSL.
+    let servers: Vec<String> = env
         .libraries
         .iter()
-        .find(|l| l.implementation == "nginx")
-        .and_then(|l| l.details.openssl.as_deref())
-        .unwrap_or("");
+        .filter(|l| ["nginx", "haproxy"].contains(&l.implementation.as_str()))
+        .map(|l| {
+            format!(
+                "{} {} ({})",
+                l.implementation,
+                l.version.trim_start_matches("nginx/"),
+                l.details.openssl.as_deref().unwrap_or("")
+            )
+        })
+        .collect();
     let cpus = |c: &[usize]| {
         c.iter()
             .map(|x| x.to_string())
@@ -108,8 +119,8 @@ fn header(env: Option<&Environment>) -> Vec<String> {
     };
     vec![
         format!(
-            "nginx {} ({nginx_ssl}); generator {}; certificate {}; {}; {} s per point",
-            lib("nginx").trim_start_matches("nginx/"),
+            "{}; generator {}; certificate {}; {}; {} s per point",
+            servers.join(" and "),
             lib(if set.generator.is_empty() {
                 "wrk"
             } else {
@@ -124,9 +135,14 @@ fn header(env: Option<&Environment>) -> Vec<String> {
             set.duration_s
         ),
         format!(
-            "Server CPUs {} ({} nginx workers), generator CPUs {}{}",
+            "Server CPUs {} ({} {}), generator CPUs {}{}",
             cpus(&set.server_cpus),
             set.nginx_workers,
+            if servers.iter().all(|s| s.starts_with("nginx ")) {
+                "nginx workers"
+            } else {
+                "workers or threads, unless --threads"
+            },
             cpus(&set.generator_cpus),
             if set.pinned {
                 " (pinned, disjoint)"
@@ -157,9 +173,16 @@ fn points(recs: &[&TlsRecord]) -> Table {
         ],
     );
     t.group_by = Some(1);
+    // A --handshake run's keep-alive control points, named as such.
+    let controls = recs.iter().any(|r| r.handshake);
     for r in recs {
         t.push(vec![
-            suite_label(r),
+            suite_label(r)
+                + if controls && !r.handshake {
+                    " keep-alive"
+                } else {
+                    ""
+                },
             file_label(&r.content, Some(r.file_size)),
             r.concurrency.to_string(),
             format!(
@@ -360,7 +383,7 @@ fn shares(a: &Analysis) -> Table {
     let null = a
         .references
         .iter()
-        .find(|r| r.suite == "null")
+        .find(|r| r.suite == "null" || r.suite.ends_with(" null"))
         .map(|r| r.negotiated.clone())
         .unwrap_or_default();
     let mut t = Table::new(

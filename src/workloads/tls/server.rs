@@ -356,7 +356,8 @@ pub fn client_openssl_conf(suite: &Suite) -> Option<String> {
     Some(s)
 }
 
-/// A running nginx: the master we started and the workers it forked.
+/// A running server: the process we started and its workers (nginx's forked workers;
+/// HAProxy's one process, whose threads do the work).
 pub struct Running {
     pub master: i32,
     pub workers: Vec<(i32, u64)>,
@@ -407,7 +408,6 @@ pub fn start(
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let master = sys::spawn::start(guard, &mut cmd, "nginx", cpus)?;
-    let start = Instant::now();
     let fail = |why: &str| {
         let log = std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
         let last = log
@@ -422,12 +422,27 @@ pub fn start(
             format!("{why}: {last}")
         }
     };
+    wait_ready(guard, "nginx", master, workers, (host, ports), fail)
+}
+
+/// Waits until the server process `pid` has `children` children and every port of
+/// `host` accepts; then its children are its workers (none: the process itself is the
+/// worker). On failure, `fail` makes the reason from the server's own error output.
+pub fn wait_ready(
+    guard: &Guard,
+    name: &str,
+    pid: i32,
+    children: usize,
+    (host, ports): (&str, &[u16]),
+    fail: impl Fn(&str) -> String,
+) -> anyhow::Result<Running> {
+    let start = Instant::now();
     loop {
-        if sys::spawn::try_exit(guard, master).is_some() {
-            return Err(anyhow::Error::msg(fail("nginx exited at start")));
+        if sys::spawn::try_exit(guard, pid).is_some() {
+            return Err(anyhow::Error::msg(fail(&format!("{name} exited at start"))));
         }
-        let kids = sys::procfs::children(master);
-        let ready = kids.len() >= workers
+        let kids = sys::procfs::children(pid);
+        let ready = kids.len() >= children
             && ports.iter().all(|&p| {
                 std::net::ToSocketAddrs::to_socket_addrs(&(host, p))
                     .ok()
@@ -437,23 +452,29 @@ pub fn start(
                     })
             });
         if ready {
+            let workers = match children {
+                0 => sys::procfs::stat(pid)
+                    .map(|s| vec![(pid, s.starttime)])
+                    .unwrap_or_default(),
+                _ => kids,
+            };
             return Ok(Running {
-                master,
-                workers: kids,
+                master: pid,
+                workers,
             });
         }
         if start.elapsed() > Duration::from_secs(10) || crate::measure::stopped() {
-            guard.stop_process(master);
-            return Err(anyhow::Error::msg(fail(
-                "nginx did not become ready within 10 s",
-            )));
+            guard.stop_process(pid);
+            return Err(anyhow::Error::msg(fail(&format!(
+                "{name} did not become ready within 10 s"
+            ))));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
-/// Stops nginx (SIGTERM to the master, which stops its workers and waits for them), then
-/// makes sure that no worker outlived it.
+/// Stops the server (SIGTERM to the master, which stops its workers and waits for them),
+/// then makes sure that no worker outlived it.
 pub fn stop(guard: &Guard, r: &Running) {
     guard.stop_process(r.master);
     for &(pid, since) in &r.workers {
@@ -543,8 +564,28 @@ pub fn summarise_log(text: &str) -> LogSummary {
     s
 }
 
+/// Waits (up to 2 s) until the files stop growing for 150 ms.
+pub fn settle(files: &[PathBuf]) {
+    let size = || -> u64 {
+        files
+            .iter()
+            .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+            .sum()
+    };
+    let start = Instant::now();
+    let (mut last, mut since) = (size(), Instant::now());
+    while start.elapsed() < Duration::from_secs(2) && since.elapsed() < Duration::from_millis(150) {
+        std::thread::sleep(Duration::from_millis(25));
+        let now = size();
+        if now != last {
+            last = now;
+            since = Instant::now();
+        }
+    }
+}
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::suites::{parse_ciphers, Catalogue};
     use super::*;
 
@@ -565,8 +606,8 @@ mod tests {
         assert!(r > 2.5 && r < 12.0, "ratio {r}");
     }
 
-    #[test]
-    fn config_has_one_block_per_suite() {
+    /// TLS_AES_128_GCM_SHA256, null and http, from a catalogue of two ciphers.
+    pub(in super::super) fn three_suites() -> Vec<Suite> {
         let cat = Catalogue::new(
             parse_ciphers(
                 "TLS_AES_128_GCM_SHA256 TLSv1.3 Kx=any Au=any Enc=AESGCM(128) Mac=AEAD\n\
@@ -574,7 +615,12 @@ mod tests {
             ),
             CertKind::Rsa,
         );
-        let (suites, _) = cat.select(Some("aes128gcm,null,http")).unwrap();
+        cat.select(Some("aes128gcm,null,http")).unwrap().0
+    }
+
+    #[test]
+    fn config_has_one_block_per_suite() {
+        let suites = three_suites();
         let c = config(&Config {
             dir: Path::new("/tmp/x"),
             suites: &suites,

@@ -13,6 +13,8 @@ pub(super) struct Window {
     pub(super) outcomes: Vec<load::Outcome>,
     pub(super) seconds: f64,
     pub(super) threads: u32,
+    /// The server's name: "nginx", "haproxy".
+    pub(super) server: &'static str,
     pub(super) server_cpu: CpuTime,
     pub(super) workers_seen: usize,
     /// Busy CPU seconds of the server and generator CPUs, and of the generator's alone.
@@ -96,7 +98,7 @@ pub(super) fn cpu(b: &Bench, w: &Window) -> Cpu {
         }
     } else {
         limit::limit(&Seen {
-            server: Some(("nginx".into(), server_pct)),
+            server: Some((w.server.into(), server_pct)),
             generator: Some((b.generator.name().into(), client_pct)),
             busy_pct: w.busy.map_or(0.0, |busy| {
                 busy / (window * w.used_cpus.max(1) as f64) * 100.0
@@ -107,8 +109,9 @@ pub(super) fn cpu(b: &Bench, w: &Window) -> Cpu {
     };
     if b.remote {
         notes.push(format!(
-            "limit: {} (nginx used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
+            "limit: {} ({} used {server_pct:.0}% of the DUT's {} CPU(s), {} {client_pct:.0}% of the controller's {})",
             limit.kind,
+            w.server,
             b.server_cpus.len(),
             b.generator.name(),
             b.gen_cpus.len()

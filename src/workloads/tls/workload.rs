@@ -50,9 +50,12 @@ fn exclusion(b: &Bench, p: &Point, kind: ExclusionKind, reason: String) -> Exclu
             point.insert("group".into(), g.clone().into());
         }
     }
+    if let Some(tag) = p.tag(b) {
+        point.insert("server".into(), tag.into());
+    }
     Exclusion {
         workload: crate::record::Workload::Tls,
-        implementation: b.implementation(),
+        implementation: b.implementation(p.server),
         kind,
         reason,
         point,
@@ -87,17 +90,22 @@ impl Workload for Tls {
             b.notes.extend(notes);
             self.handshake = h;
         }
-        let (points, unsplittable) = point::plan(&b, &self.inputs.concurrency);
+        let (points, unsplittable, cannot) = point::plan(&b, &self.inputs.concurrency);
         let mut exclusions: Vec<Exclusion> = unsplittable
             .iter()
             .map(|p| exclusion(&b, p, ExclusionKind::Skipped, point::MIX_NEEDS_TWO.into()))
             .collect();
+        // Files a server cannot serve (HAProxy's one buffer): not offered, with the reason.
+        for (p, why) in &cannot {
+            eprintln!("cryptobench tls: {}: not available: {why}", p.label(&b));
+            exclusions.push(exclusion(&b, p, ExclusionKind::NotOffered, why.clone()));
+        }
         // --groups this OpenSSL (or the suite) cannot do: not available, with the reason.
         for (suite, group, why) in &b.group_gaps {
             eprintln!("cryptobench tls: {suite} {group}: not available: {why}");
             exclusions.push(Exclusion {
                 workload: crate::record::Workload::Tls,
-                implementation: b.implementation(),
+                implementation: b.implementation(0),
                 kind: ExclusionKind::NotOffered,
                 reason: why.clone(),
                 point: [
@@ -149,7 +157,8 @@ impl Workload for Tls {
         let n = format!("[{}/{}] {label}", index + 1, self.points.len());
         Ok(match point::run(b, &p, &ctx.environment.run_id, false)? {
             Outcome::Record(mut r) => {
-                if let Some(h) = &self.handshake {
+                // (A keep-alive control point of a --handshake run has no handshakes.)
+                if let Some(h) = self.handshake.as_ref().filter(|_| r.data.handshake) {
                     r.data.handshake_cost = primitive::handshake_cost(h, &r.data);
                 }
                 if b.sampler.is_some() {
