@@ -141,7 +141,7 @@ impl crate::record::RecordData for DiskData {
                 r.iodepth
             );
         }
-        if !(128..=1024).contains(&r.key_bits) || r.key_bits % 64 != 0 {
+        if !(128..=1024).contains(&r.key_bits) || !r.key_bits.is_multiple_of(64) {
             anyhow::bail!(
                 "key_bits {} is not a multiple of 64 from 128 to 1024",
                 r.key_bits
