@@ -262,7 +262,7 @@ mod tests {
         (out, advice)
     }
 
-    /// The answer a user came for once sat in a table 300 columns wide (issue 61): in the
+    /// The answer a user came for once sat in a table 300 columns wide: in the
     /// terminal no line is over 100 columns; each question is a block, its answer, its
     /// evidence and its runs after it in that order, each on its own labelled line; a
     /// long line is broken between words only.

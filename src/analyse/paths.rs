@@ -207,7 +207,7 @@ pub mod tests {
     }
 
     /// A sentence that names only the faster path reads as a contradiction beside
-    /// another (issue 61): both are named, whichever of `a` and `b` wins.
+    /// another: both are named, whichever of `a` and `b` wins.
     #[test]
     fn which_is_faster_names_both_paths() {
         let s = crossing("openssl", "aws-lc", "aws-lc", None).faster();

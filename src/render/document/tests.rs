@@ -126,7 +126,7 @@ fn json_streams_the_same_document() {
 /// A report of one run of three libraries (openssl, aws-lc and ring at six sizes, on
 /// known cost lines: aws-lc and ring beat openssl everywhere, ring beats aws-lc below
 /// 3000 bytes): its HTML headlines once said "aws-lc is faster at every size measured"
-/// beside "ring is faster below ..." without saying than whom (issue 61). Every clause
+/// beside "ring is faster below ..." without saying than whom. Every clause
 /// with "faster" names two of the three.
 #[test]
 fn a_three_library_headline_names_what_each_is_faster_than() {
