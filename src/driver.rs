@@ -89,7 +89,7 @@ pub struct Finished {
 
 /// Runs a workload end to end: every line goes to the sinks as it is made, and the run is
 /// returned for the caller to show. `out`: where the lines go, checked by the caller
-/// (`cli::CommonArgs::output`). An error here means that nothing ran (bad input).
+/// (`shell::args::CommonArgs::output`). An error here means that nothing ran (bad input).
 pub fn run<W: Workload>(w: &mut W, out: &crate::sinks::Output) -> Result<Finished, Failure> {
     let store = crate::sinks::open_store(out)?;
     // Before the plan: planning may start what a signal must not leave behind (tls builds

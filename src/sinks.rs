@@ -7,7 +7,7 @@ use crate::store::StoreUrl;
 use std::path::PathBuf;
 
 /// Where a run's lines go, as the command line said it, checked and parsed
-/// (`cli::CommonArgs::output`): nothing below the commands sees the flags themselves.
+/// (`shell::args::CommonArgs::output`): nothing below the commands sees the flags themselves.
 #[derive(Clone, Debug, Default)]
 pub struct Output {
     /// `--output FILE`: JSON Lines appended.

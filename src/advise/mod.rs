@@ -7,9 +7,9 @@ mod share;
 mod view;
 
 use crate::analyse::advise::{advise, tls_path, vpn_path, Advice, Input, Unavailable};
+use crate::failure::Failure;
 use crate::render::Format;
 use crate::study::{argv, runner, Action, Observed, Step};
-use crate::workloads::Failure;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -428,7 +428,7 @@ fn finish(
     share: Option<&std::path::Path>,
     out: &mut dyn std::io::Write,
 ) -> Result<(), Failure> {
-    let printed = crate::workloads::print_to(report, format, out);
+    let printed = crate::shell::show::print_to(report, format, out);
     let written = share.map_or(Ok(()), |p| share::write(p, report.row));
     written.and(printed)
 }

@@ -5,7 +5,7 @@
 //! user's name anyway is withheld.
 
 use crate::analyse::advise::Figure;
-use crate::workloads::Failure;
+use crate::failure::Failure;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

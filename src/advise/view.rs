@@ -121,7 +121,7 @@ impl Part for Report<'_> {
     fn html(&self, body: &mut String) -> String {
         html::blocks(&self.first(), body);
         html::blocks(&self.verdicts(), body);
-        let opts = crate::workloads::render_options(None);
+        let opts = crate::workloads::table::render_options(None);
         for t in &self.observed.runs {
             for (workload, figures) in crate::render::document::figures_of(&t.run, &opts) {
                 if figures.is_empty() {

@@ -72,7 +72,7 @@ pub struct Relayed {
 }
 
 /// Runs `workload` (already checked here) on every DUT of `dut`, its lines into `out`
-/// (checked by the caller: `cli::CommonArgs::output`); `paths` must exist on each DUT;
+/// (checked by the caller: `shell::args::CommonArgs::output`); `paths` must exist on each DUT;
 /// `service`: what this side does for the agents.
 pub fn run(
     workload: &str,

@@ -17,11 +17,11 @@ pub(crate) mod view;
 use crate::analyse::decide::{decide, Decision, Difference};
 use crate::analyse::share::{self, Share};
 use crate::analyse::vpn::CipherShare;
+use crate::failure::Failure;
 use crate::impls::openssl::build::Build;
 use crate::record::read::Run;
 use crate::render::model::Block;
 use crate::render::{Format, Single};
-use crate::workloads::Failure;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -264,7 +264,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
             json: &|out| out.value(&view::list(&studies, &o).1),
             html: None,
         };
-        crate::workloads::print(&mut list, args.format)?;
+        crate::shell::show::print(&mut list, args.format)?;
         return Ok(0);
     }
     let Some(name) = args.name.as_deref() else {
@@ -333,7 +333,7 @@ pub fn run(args: StudyArgs) -> Result<i32, Failure> {
         observed: &observed,
         f: &findings,
     };
-    crate::workloads::print(&mut report, args.format)?;
+    crate::shell::show::print(&mut report, args.format)?;
     Ok(code)
 }
 

@@ -3,28 +3,18 @@
 //! every run back and tags it with its step.
 
 use super::{governor, Action, Observed, Step, Tagged};
+use crate::failure::{Failure, EXIT_INTERRUPTED};
 use crate::record::read::read_files;
 use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
-use crate::workloads::{self, enc::OpensslEnc, Failure, EXIT_INTERRUPTED};
+use crate::workloads::enc::OpensslEnc;
+use crate::workloads::table;
 use anyhow::anyhow;
-use clap::Parser;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A workload's command line, parsed by the workload's own clap definition.
-#[derive(Parser)]
-#[command(no_binary_name = true)]
-enum Invocation {
-    Speed(Box<workloads::speed::SpeedArgs>),
-    Tls(Box<workloads::tls::TlsArgs>),
-    Vpn(Box<workloads::vpn::VpnArgs>),
-    #[cfg(feature = "disk")]
-    Disk(Box<workloads::disk::DiskArgs>),
-}
 
 const MARK: &str = "=====cbench-study-records=====";
 
@@ -71,7 +61,7 @@ pub fn run(name: &str, steps: &[Step], output: Option<&Path>) -> Result<(Observe
             _ => None,
         };
         if let Some(w) = words {
-            Invocation::try_parse_from(w)
+            table::parse(&w)
                 .map_err(|e| Failure::Runtime(format!("study {}: step {}: {e}", name, s.tag)))?;
         }
     }
@@ -269,7 +259,7 @@ fn step(
             store,
         } => {
             let w = OpensslEnc::new(*cipher, *bytes, *rounds, env.clone(), variant.clone());
-            let common = crate::cli::CommonArgs {
+            let common = crate::shell::args::CommonArgs {
                 format: crate::render::Format::Table,
                 output: Some(file.to_path_buf()),
                 time: None,
@@ -284,21 +274,11 @@ fn step(
     }
 }
 
-/// The workload's command line parsed, as `check` and `in_process` read it.
-fn parse(argv: &[String]) -> Result<Invocation, Failure> {
-    Invocation::try_parse_from(argv).map_err(|e| Failure::Runtime(e.to_string()))
-}
-
 /// What a child would find missing, asked in this process before it starts: a child's
 /// exit code cannot tell a missing program from a broken step.
 fn check(argv: &[String]) -> Result<(), Failure> {
-    match parse(argv)? {
-        Invocation::Speed(_) => Ok(()),
-        Invocation::Tls(a) => workloads::tls::check(&a),
-        Invocation::Vpn(a) => workloads::vpn::check(*a),
-        #[cfg(feature = "disk")]
-        Invocation::Disk(_) => Ok(()),
-    }
+    let (entry, m) = table::parse(argv).map_err(|e| Failure::Runtime(e.to_string()))?;
+    entry.check(&m)
 }
 
 /// The workload in this process, measured into `file`; the study shows it its own way.
@@ -308,27 +288,8 @@ fn check(argv: &[String]) -> Result<(), Failure> {
 fn in_process(argv: &[String], file: &Path) -> Result<i32, Failure> {
     let mut argv = argv.to_vec();
     argv.extend(["--output".into(), file.display().to_string()]);
-    let command = Some(argv.clone());
-    let done = match parse(&argv)? {
-        Invocation::Speed(mut a) if a.dut.named() => {
-            a.dut.command = command;
-            return workloads::speed::on_dut(*a).and_then(|r| r.outcome);
-        }
-        Invocation::Tls(mut a) if a.dut.named() => {
-            a.dut.command = command;
-            return workloads::tls::remote::on_dut(*a).and_then(|r| r.outcome);
-        }
-        Invocation::Vpn(mut a) if a.dut.named() => {
-            a.dut.command = command;
-            return workloads::vpn::on_dut(*a).and_then(|r| r.outcome);
-        }
-        Invocation::Speed(a) => workloads::speed::measure(*a),
-        Invocation::Tls(a) => workloads::tls::measure(*a),
-        Invocation::Vpn(a) => workloads::vpn::measure(*a),
-        #[cfg(feature = "disk")]
-        Invocation::Disk(a) => workloads::disk::measure(*a),
-    };
-    done.and_then(|done| done.outcome)
+    let (entry, m) = table::parse(&argv).map_err(|e| Failure::Runtime(e.to_string()))?;
+    entry.in_process(&m, argv)
 }
 
 /// A child cryptobench measuring into `file`; its stderr into `stderr` when given.
@@ -423,7 +384,7 @@ fn guest(cmds: &[Vec<String>], expected: f64, file: &Path) -> Result<i32, Failur
     // disk needs fio, which the guest's base leaves out, and room for its RAM disk.
     #[cfg(feature = "disk")]
     if cmds.iter().any(|c| c.first().is_some_and(|w| w == "disk")) {
-        let mut files = workloads::disk::guest_files()?;
+        let mut files = crate::workloads::disk::guest_files()?;
         files.extend(std::env::var("GUEST_FILES").ok());
         env.push(("GUEST_FILES", files.join(" ")));
         if std::env::var_os("GUEST_MEM").is_none() {

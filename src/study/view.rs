@@ -185,7 +185,7 @@ impl Part for Report<'_> {
         let (study, o, observed, f) = (self.study, self.o, self.observed, self.f);
         html::blocks(&first(observed), body);
         html::blocks(&head(study, o, f), body);
-        let opts = crate::workloads::render_options(None);
+        let opts = crate::workloads::table::render_options(None);
         for t in &observed.runs {
             for (workload, figures) in crate::render::document::figures_of(&t.run, &opts) {
                 if figures.is_empty() {

@@ -2,8 +2,8 @@
 //! point, with a verdict per point, the geometric mean per implementation, the points on
 //! one side only and how the environments differ. Never re-runs anything.
 
-use super::Failure;
 use crate::analyse::compare::{self, Comparison, Verdict};
+use crate::failure::Failure;
 use crate::render::model::{Block, Column, Table};
 use crate::render::write::html;
 use crate::render::{Format, Single};
@@ -169,7 +169,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             format!("cryptobench compare: {}", base_title(&base, &new))
         }),
     };
-    super::print(&mut compared, args.format)?;
+    crate::shell::show::print(&mut compared, args.format)?;
     let regressed = result.pairs.iter().any(|p| p.verdict == Verdict::Regressed);
     if args.fail_on_regression && regressed {
         return Ok(EXIT_REGRESSED);

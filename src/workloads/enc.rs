@@ -7,11 +7,11 @@
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::stats;
 use crate::driver::{Ctx, Outcome, Plan, Workload};
+use crate::failure::Failure;
 use crate::record::speed::{Access, SpeedData};
 use crate::record::{Record, SCHEMA};
 use crate::sys::guard::Guard;
 use crate::sys::spawn::{spawn, Options};
-use crate::workloads::Failure;
 use anyhow::anyhow;
 use std::io::Write;
 use std::path::{Path, PathBuf};

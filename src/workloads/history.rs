@@ -1,6 +1,6 @@
 //! `cryptobench history`: the runs kept in the store: list, show, tag, export, import, rm.
 
-use super::Failure;
+use crate::failure::Failure;
 use crate::render::document::Report;
 use crate::render::model::{Block, Column, Table};
 use crate::render::trend::utc;
@@ -131,12 +131,12 @@ pub fn run(args: HistoryArgs) -> Result<i32, Failure> {
                 json: &|out| out.value(&rows),
                 html: None,
             };
-            super::print(&mut listing, f.format)?;
+            crate::shell::show::print(&mut listing, f.format)?;
         }
         Some(Action::Show { run, format }) => {
             let loaded = resolver.load(&run).map_err(Failure::input)?;
-            let opts = super::render_options(None);
-            super::print(&mut Report::of(&loaded, &opts), format)?;
+            let opts = crate::workloads::table::render_options(None);
+            crate::shell::show::print(&mut Report::of(&loaded, &opts), format)?;
         }
         Some(Action::Tag { run, name }) => {
             let id = resolver.run_id(&run).map_err(Failure::input)?;

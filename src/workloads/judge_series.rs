@@ -4,11 +4,11 @@
 //! `compare`), and each run against the runs before it (`compare history`). The same code
 //! as the commands, without a store in between.
 
-use super::Failure;
 use crate::analyse::changepoint::{self, Settings};
 use crate::analyse::compare::{ratio_ci, verdict, Verdict};
 use crate::analyse::history_gate;
 use crate::analyse::stats::median;
+use crate::failure::Failure;
 use serde::{Deserialize, Serialize};
 
 #[derive(clap::Args)]

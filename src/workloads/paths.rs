@@ -2,14 +2,14 @@
 //! with `--libcrypto` builds and `--variant` instances, the test-only corrupt wrapper,
 //! and one display label per path.
 
-use super::Failure;
 use crate::algorithms::Algorithm;
+use crate::failure::Failure;
 use crate::impls::{self, Implementation, Unavailable};
 use crate::workloads::speed::plan;
 use std::path::PathBuf;
 
 /// Which paths a command works on.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct PathArgs {
     /// Implementations, comma-separated, globs allowed (openssl, aws-lc, ring, rustcrypto, libsodium, boringssl, af_alg, cryptodev).
     #[arg(long = "impl", value_name = "LIST")]

@@ -1,8 +1,8 @@
 //! `cryptobench probe`: what this machine offers for symmetric crypto, and why anything
 //! is missing. Its JSON also goes into every run's environment.
 
-use super::Failure;
 use crate::environment;
+use crate::failure::Failure;
 use crate::impls;
 use crate::kernel;
 use crate::render::model::Block;
@@ -383,6 +383,6 @@ pub fn run(format: Format) -> Result<i32, Failure> {
         json: &|out| out.value(&v),
         html: None,
     };
-    super::print(&mut facts, format)?;
+    crate::shell::show::print(&mut facts, format)?;
     Ok(0)
 }

@@ -3,7 +3,7 @@
 
 use anyhow::anyhow;
 
-use super::Failure;
+use crate::failure::Failure;
 use crate::render::document::{Options, Report};
 use crate::render::{emit, Document, Format};
 use std::io::Write;
@@ -48,8 +48,9 @@ pub fn no_records(files: &[PathBuf], skipped: &crate::record::read::Skipped) -> 
         )
     };
     format!(
-        "no records in {}{skipped}: give files written with `cryptobench speed|tls|vpn --output FILE`",
-        names.join(", ")
+        "no records in {}{skipped}: give files written with `cryptobench {} --output FILE`",
+        names.join(", "),
+        super::table::names("|")
     )
 }
 
@@ -183,7 +184,7 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
         }
         None => Vec::new(),
     };
-    let opts = super::render_options(crossover);
+    let opts = crate::workloads::table::render_options(crossover);
     let mut out = std::io::stdout().lock();
     // Files in a format written run by run are read that way: only the run at hand is
     // held, whatever the size of the files.

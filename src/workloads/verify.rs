@@ -3,8 +3,8 @@
 //! when any vector failed (each named), 2 on bad input.
 
 use super::paths::{self, PathArgs, Paths, Selection};
-use super::Failure;
 use crate::algorithms::Algorithm;
+use crate::failure::Failure;
 use crate::impls::Unavailable;
 use crate::render::model::{Block, Column, Table};
 use crate::render::{Format, Single};
@@ -113,7 +113,7 @@ pub fn run(args: VerifyArgs) -> Result<i32, Failure> {
         json: &|out| out.value(&report),
         html: None,
     };
-    super::print(&mut verdicts, args.format)?;
+    crate::shell::show::print(&mut verdicts, args.format)?;
     if report.ok {
         return Ok(0);
     }

@@ -169,6 +169,19 @@ pub fn check_seconds(v: f64, flag: &str, min: f64, max: f64) -> anyhow::Result<f
     }
 }
 
+/// Whole seconds from 1 to `max` for a tool that takes no fraction (iperf3, fio): `tool`
+/// says which, in the error.
+pub fn whole_seconds(v: f64, flag: &str, max: f64, tool: &str) -> anyhow::Result<u32> {
+    let v = check_seconds(v, flag, 1.0, max)?;
+    if v.fract() != 0.0 {
+        return Err(anyhow!(
+            "invalid {flag} {v}: {tool} takes whole seconds, e.g. {flag} {}",
+            v.round().max(1.0)
+        ));
+    }
+    Ok(v as u32)
+}
+
 /// MB/s with a precision that suits the magnitude.
 pub fn mbps(bps: f64) -> String {
     magnitude(bps / 1e6)

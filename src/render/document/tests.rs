@@ -50,7 +50,7 @@ fn render(doc: &Loaded, format: Format, opts: &Options) -> String {
 /// How many times the speed analysis (the bootstrap fits) ran while rendering.
 fn analyses(doc: &Loaded, format: Format) -> usize {
     let before = ANALYSES.with(|n| n.get());
-    render(doc, format, &crate::workloads::render_options(None));
+    render(doc, format, &crate::workloads::table::render_options(None));
     ANALYSES.with(|n| n.get()) - before
 }
 
@@ -77,7 +77,7 @@ fn html_draws_the_last_runs_and_says_so() {
     let one = render(
         &runs(1),
         Format::Html,
-        &crate::workloads::render_options(None),
+        &crate::workloads::table::render_options(None),
     );
     let per_run = one.matches("<svg").count();
     assert!(per_run > 0);
@@ -85,7 +85,7 @@ fn html_draws_the_last_runs_and_says_so() {
     let many = render(
         &runs(MAX_RUNS_DRAWN + 5),
         Format::Html,
-        &crate::workloads::render_options(None),
+        &crate::workloads::table::render_options(None),
     );
     assert_eq!(many.matches("<svg").count(), per_run * MAX_RUNS_DRAWN);
     assert_eq!(many.matches("Figures not drawn for this run").count(), 5);
@@ -102,7 +102,7 @@ fn json_streams_the_same_document() {
     let v: Value = serde_json::from_str(&render(
         &doc,
         Format::Json,
-        &crate::workloads::render_options(None),
+        &crate::workloads::table::render_options(None),
     ))
     .unwrap();
     let n = doc.record_count();
@@ -117,7 +117,7 @@ fn json_streams_the_same_document() {
     let one: Value = serde_json::from_str(&render(
         &runs(1),
         Format::Json,
-        &crate::workloads::render_options(None),
+        &crate::workloads::table::render_options(None),
     ))
     .unwrap();
     assert_eq!(one["analysis"], one["runs"][0]["analysis"]["speed"]);
@@ -159,7 +159,11 @@ fn a_three_library_headline_names_what_each_is_faster_than() {
         }],
         ..Loaded::default()
     };
-    let html = render(&doc, Format::Html, &crate::workloads::render_options(None));
+    let html = render(
+        &doc,
+        Format::Html,
+        &crate::workloads::table::render_options(None),
+    );
     let shows: Vec<&str> = html
         .split("What this shows: ")
         .skip(1)

@@ -119,7 +119,7 @@ pub fn run(r: Request) -> Result<i32, Failure> {
         },
         html: None,
     };
-    crate::workloads::print(&mut judged, r.format)?;
+    crate::shell::show::print(&mut judged, r.format)?;
     let regressed = rows.iter().any(|row| {
         row.judgement
             .as_ref()

@@ -3,8 +3,8 @@
 //! points as `compare::Points` pools them: a few numbers per point and run), never its
 //! records. 100,000 records held took 231 MB.
 
-use super::Failure;
 use crate::analyse::compare::{self, Identity, Points, Trials};
+use crate::failure::Failure;
 use crate::record::read::{Reader, Run};
 use crate::record::Environment;
 use std::collections::{BTreeMap, BTreeSet};
@@ -162,8 +162,9 @@ fn each_run(file: &Path, store: Option<&str>, each: &mut dyn FnMut(&Run)) -> Res
 fn check(side: &Side, which: &str) -> Result<(), Failure> {
     if side.records == 0 {
         return Err(Failure::Input(format!(
-            "no records in {which} {}: give a file written with `cryptobench speed|tls|vpn --output FILE`",
-            side.name()
+            "no records in {which} {}: give a file written with `cryptobench {} --output FILE`",
+            side.name(),
+            crate::workloads::table::names("|")
         )));
     }
     if let Some(l) = &side.label {

@@ -4,8 +4,8 @@
 //! module its marker says it loaded. A run that is still going is left alone.
 
 use super::mapping::{brd_marker, run};
+use crate::sys::guard::run_alive;
 use crate::sys::guard::{Guard, PREFIX};
-use crate::workloads::vpn::cleanup::running;
 use std::path::Path;
 
 /// The run PID in "cbench-disk-<pid>-..." (mappings, temp dirs, backing files).
@@ -25,7 +25,7 @@ pub fn run_cleanup() -> Vec<String> {
     let Ok(dir) = guard.temp_dir("disk-cleanup") else {
         return vec!["disk cleanup: cannot make a temp dir".into()];
     };
-    let dead = |name: &str| owner(name).is_some_and(|pid| !running(pid));
+    let dead = |name: &str| owner(name).is_some_and(|pid| !run_alive(pid));
     // Mappings first: they hold the loop devices and the RAM disk.
     let maps = run(&guard, &dir, &["dmsetup", "ls"]).unwrap_or_default();
     for name in maps.lines().filter_map(|l| l.split_whitespace().next()) {
@@ -74,7 +74,7 @@ pub fn run_cleanup() -> Vec<String> {
             else {
                 continue;
             };
-            if running(pid) {
+            if run_alive(pid) {
                 continue;
             }
             if Path::new("/sys/module/brd").exists() {

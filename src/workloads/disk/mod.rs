@@ -11,8 +11,8 @@ mod primitive;
 pub mod view;
 mod workload;
 
-use super::Failure;
-use crate::cli::CommonArgs;
+use crate::failure::Failure;
+use crate::shell::args::CommonArgs;
 
 #[derive(clap::Args)]
 pub struct DiskArgs {
@@ -64,44 +64,35 @@ const DEFAULT_DURATION: f64 = 5.0;
 /// The RAM disk: at least 16 MiB (fio's verify pass), at most 64 GiB.
 const SIZES: std::ops::RangeInclusive<u64> = (16 << 20)..=(64 << 30);
 
-pub fn run(args: DiskArgs) -> Result<i32, Failure> {
-    if args.dut.named() {
-        if args.cleanup {
-            return crate::dut::passthrough(&args.dut, &[]);
-        }
-        let format = args.common.format;
+/// `cryptobench disk`, as the shell runs it.
+pub struct Command;
+
+impl crate::shell::measuring::Measuring for Command {
+    const NAME: &'static str = "disk";
+    const ABOUT: &'static str = "End to end: dm-crypt over a RAM disk per cipher, kernel driver and queue option, with fio, against the bare RAM disk and the cipher alone through AF_ALG.";
+    const DOCS: &'static str = "See docs/disk.md (and docs/routers.md for --dut) in the sources.";
+    type Args = DiskArgs;
+    type View = view::DiskView;
+
+    fn common(args: &DiskArgs) -> &CommonArgs {
+        &args.common
+    }
+    fn dut(args: &mut DiskArgs) -> &mut crate::dut::DutArgs {
+        &mut args.dut
+    }
+    fn cleanup_asked(args: &DiskArgs) -> bool {
+        args.cleanup
+    }
+    fn measure(args: DiskArgs) -> Result<crate::driver::Finished, Failure> {
         let out = args.common.output("disk").map_err(Failure::input)?;
-        args.dut.targets()?;
-        let relayed = crate::dut::relay::run("disk", &out, &args.dut, &[], None)?;
-        return super::show_runs(
-            relayed.runs,
-            relayed.outcome,
-            format,
-            &super::render_options(None),
-        );
+        crate::driver::run(&mut workload::Disk::new(args)?, &out)
     }
-    if args.cleanup {
+    fn cleanup() -> Result<Vec<String>, &'static str> {
         if !crate::sys::is_root() {
-            return Err(Failure::Unavailable(NEED_ROOT.into()));
+            return Err(NEED_ROOT);
         }
-        for line in cleanup::run_cleanup() {
-            println!("{line}");
-        }
-        return Ok(0);
+        Ok(cleanup::run_cleanup())
     }
-    let format = args.common.format;
-    super::show(measure(args)?, format, &super::render_options(None))
-}
-
-/// Measures without showing: the run, for a caller that shows it its own way (a study).
-pub fn measure(args: DiskArgs) -> Result<crate::driver::Finished, Failure> {
-    let out = args.common.output("disk").map_err(Failure::input)?;
-    crate::driver::run(&mut workload::Disk::new(args)?, &out)
-}
-
-/// What crashed disk runs left behind, removed (`cryptobench cleanup` as root).
-pub fn cleanup_lines() -> Vec<String> {
-    cleanup::run_cleanup()
 }
 
 fn program(name: &str) -> Result<std::path::PathBuf, Failure> {
@@ -388,14 +379,7 @@ fn parse_size(s: &str) -> anyhow::Result<u64> {
 }
 
 fn parse_duration(d: f64) -> anyhow::Result<u32> {
-    let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
-    if d.fract() != 0.0 {
-        return Err(anyhow!(
-            "invalid --time {d}: fio's runtime here is whole seconds, e.g. --time {}",
-            d.round().max(1.0)
-        ));
-    }
-    Ok(d as u32)
+    crate::units::whole_seconds(d, "--time", MAX_DURATION, "fio's runtime here")
 }
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 use super::mapping::{self, Programs, RamDisk};
 use super::{fio, primitive, Cipher, DiskArgs, Load};
 use crate::driver::{self, Ctx, Plan, Workload};
+use crate::failure::Failure;
 use crate::record::disk::{DiskData, DiskRecord, DiskSettings};
 use crate::record::Exclusion;
 use crate::workloads::e2e::cpu;
-use crate::workloads::Failure;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 

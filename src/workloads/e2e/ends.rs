@@ -4,10 +4,10 @@
 //! for its other end (`dut::agent::Pending`: tls's load generator, vpn's client ends), and
 //! its lines come back over `dut::relay` as the workload's own run.
 
-use crate::cli::CommonArgs;
 use crate::dut::relay::{self, Relayed, Service};
 use crate::dut::DutArgs;
-use crate::workloads::Failure;
+use crate::failure::Failure;
+use crate::shell::args::CommonArgs;
 use std::path::PathBuf;
 
 /// `WORKLOAD --dut URL` on the controller: the workload on each DUT in turn (one at a

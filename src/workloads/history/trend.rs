@@ -164,6 +164,6 @@ pub fn run(store: &mut dyn Store, args: &TrendArgs) -> Result<i32, Failure> {
             "cryptobench: results over time".into()
         }),
     };
-    crate::workloads::print(&mut trend, args.format)?;
+    crate::shell::show::print(&mut trend, args.format)?;
     Ok(0)
 }

@@ -1,16 +1,16 @@
 //! `cryptobench speed`: primitives across implementations, sizes, directions and threads.
 
 use super::paths::{self, PathArgs, Paths, Selection};
-use super::Failure;
 use crate::algorithms::Algorithm;
 use crate::algorithms::Direction;
 use crate::analyse::{scaling, stats};
-use crate::cli::CommonArgs;
 use crate::driver::{self, Ctx, Outcome, Plan, Workload};
+use crate::failure::Failure;
 use crate::impls::{self, Implementation, Support};
 use crate::measure::{self, adaptive::Savings, worker::Worker, Measured, Settings};
 use crate::record::speed::{SpeedData, SpeedRecord};
 use crate::record::{Record, SCHEMA};
+use crate::shell::args::CommonArgs;
 use indicatif::ProgressBar;
 use plan::{Exclusion, ExclusionKind, Group};
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ pub mod plan;
 pub mod plots;
 pub mod view;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct SpeedArgs {
     #[command(flatten)]
     pub paths: PathArgs,
@@ -101,43 +101,48 @@ fn settings(args: &SpeedArgs) -> Result<Settings, Failure> {
     Ok(Settings::with_trial(time, max_time, trial, ci))
 }
 
-pub fn run(args: SpeedArgs) -> Result<i32, Failure> {
-    let common = args.common.clone();
-    if args.dut.named() && !args.list {
-        let crossover = args
-            .crossover
+/// `cryptobench speed`, as the shell runs it.
+pub struct Command;
+
+impl crate::shell::measuring::Measuring for Command {
+    const NAME: &'static str = "speed";
+    const ABOUT: &'static str =
+        "Measure primitives (AEAD, ciphers, hashes, HMAC) across implementations and sizes.";
+    const DOCS: &'static str = "See docs/speed.md, docs/kernel-paths.md (paths, crossovers), docs/builds.md (OpenSSL builds) and docs/routers.md (--dut) in the sources.";
+    type Args = SpeedArgs;
+    type View = view::SpeedView;
+
+    fn common(args: &SpeedArgs) -> &CommonArgs {
+        &args.common
+    }
+    fn dut(args: &mut SpeedArgs) -> &mut crate::dut::DutArgs {
+        &mut args.dut
+    }
+    fn answer(args: &SpeedArgs) -> Option<Result<i32, Failure>> {
+        let args = args.list.then(|| args.clone())?;
+        Some(Speed::load(args).map(|speed| {
+            print!("{}", list(&speed.found, &speed.labels, &speed.missing));
+            0
+        }))
+    }
+    /// Measured on the DUTs, their runs relayed into this side's sinks.
+    fn on_dut(args: SpeedArgs) -> Result<crate::dut::relay::Relayed, Failure> {
+        check_text(&args)?;
+        let out = out(&args.common)?;
+        crate::dut::relay::run("speed", &out, &args.dut, &args.paths.on_dut(), None)
+    }
+    fn measure(args: SpeedArgs) -> Result<driver::Finished, Failure> {
+        let common = args.common.clone();
+        driver::run(&mut Speed::load(args)?, &out(&common)?)
+    }
+    /// The crossover pair as `--crossover` names it (checked against the measured
+    /// paths when they are known).
+    fn crossover(args: &SpeedArgs) -> Option<(String, String)> {
+        args.crossover
             .as_deref()
             .and_then(|c| c.split_once(','))
-            .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()));
-        let relayed = on_dut(args)?;
-        return super::show_runs(
-            relayed.runs,
-            relayed.outcome,
-            common.format,
-            &super::render_options(crossover),
-        );
+            .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
     }
-    if args.list {
-        let speed = Speed::load(args)?;
-        print!("{}", list(&speed.found, &speed.labels, &speed.missing));
-        return Ok(0);
-    }
-    let mut speed = Speed::load(args)?;
-    let done = driver::run(&mut speed, &out(&common)?)?;
-    super::show(done, common.format, &super::render_options(speed.crossover))
-}
-
-/// `--dut`: measured on the DUTs, their runs relayed into this side's sinks.
-pub fn on_dut(args: SpeedArgs) -> Result<crate::dut::relay::Relayed, Failure> {
-    check_text(&args)?;
-    let out = out(&args.common)?;
-    crate::dut::relay::run("speed", &out, &args.dut, &args.paths.on_dut(), None)
-}
-
-/// Measures without showing: the run, for a caller that shows it its own way (a study).
-pub fn measure(args: SpeedArgs) -> Result<driver::Finished, Failure> {
-    let common = args.common.clone();
-    driver::run(&mut Speed::load(args)?, &out(&common)?)
 }
 
 /// Where the run's lines go, checked.

@@ -8,13 +8,13 @@ use super::server::{self, Content};
 use super::servers::{self, Nginx, Server};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::TlsArgs;
+use crate::failure::Failure;
 use crate::impls::details::Details;
 use crate::impls::openssl::build::Build;
 use crate::record::environment::{TlsSettings, TlsSuiteSettings};
 use crate::record::{Library, Unavailable, WorkloadSettings};
 use crate::sys;
 use crate::sys::guard::Guard;
-use crate::workloads::Failure;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

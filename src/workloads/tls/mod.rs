@@ -7,7 +7,6 @@
 //! counters) and the generators. Every wait is bounded in time. The run itself (writer,
 //! signals, exit codes) is the driver's (`crate::driver`).
 
-use anyhow::anyhow;
 mod bench;
 pub mod groups;
 mod haproxy;
@@ -25,8 +24,8 @@ pub mod view;
 mod window;
 mod workload;
 
-use super::Failure;
-use crate::cli::CommonArgs;
+use crate::failure::Failure;
+use crate::shell::args::CommonArgs;
 use load::Generator;
 use std::path::PathBuf;
 use suites::CertKind;
@@ -134,32 +133,42 @@ const MAX_DURATION: f64 = 3600.0;
 /// Seconds of load per point when --time is not given.
 const DEFAULT_DURATION: f64 = 5.0;
 
-pub fn run(args: TlsArgs) -> Result<i32, Failure> {
-    if args.dut.named() && !args.list {
-        return remote::controller(args);
+/// `cryptobench tls`, as the shell runs it.
+pub struct Command;
+
+impl crate::shell::measuring::Measuring for Command {
+    const NAME: &'static str = "tls";
+    const ABOUT: &'static str =
+        "End to end: real nginx and a real load generator on loopback, per TLS cipher suite.";
+    const DOCS: &'static str = "See docs/tls.md (and docs/routers.md for --dut) in the sources.";
+    type Args = TlsArgs;
+    type View = view::TlsView;
+
+    fn common(args: &TlsArgs) -> &CommonArgs {
+        &args.common
     }
-    if args.list {
+    fn dut(args: &mut TlsArgs) -> &mut crate::dut::DutArgs {
+        &mut args.dut
+    }
+    fn answer(args: &TlsArgs) -> Option<Result<i32, Failure>> {
+        args.list.then(|| {
+            args.common.check("tls").map_err(Failure::input)?;
+            print!("{}", bench::list(&bench::Inputs::check(args)?, args.cert)?);
+            Ok(0)
+        })
+    }
+    fn check(args: &TlsArgs) -> Result<(), Failure> {
         args.common.check("tls").map_err(Failure::input)?;
-        let inputs = bench::Inputs::check(&args)?;
-        print!("{}", bench::list(&inputs, args.cert)?);
-        return Ok(0);
+        bench::Inputs::check(args).map(drop)
     }
-    let format = args.common.format;
-    super::show(measure(args)?, format, &super::render_options(None))
-}
-
-/// Checks the input and finds every program, starting nothing: what a study asks before
-/// it runs this command in a child.
-pub fn check(args: &TlsArgs) -> Result<(), Failure> {
-    args.common.check("tls").map_err(Failure::input)?;
-    bench::Inputs::check(args).map(drop)
-}
-
-/// Measures without showing: the run, for a caller that shows it its own way (a study).
-pub fn measure(args: TlsArgs) -> Result<crate::driver::Finished, Failure> {
-    let out = args.common.output("tls").map_err(Failure::input)?;
-    let inputs = bench::Inputs::check(&args)?;
-    crate::driver::run(&mut workload::Tls::new(args, inputs), &out)
+    fn measure(args: TlsArgs) -> Result<crate::driver::Finished, Failure> {
+        let out = args.common.output("tls").map_err(Failure::input)?;
+        let inputs = bench::Inputs::check(&args)?;
+        crate::driver::run(&mut workload::Tls::new(args, inputs), &out)
+    }
+    fn on_dut(args: TlsArgs) -> Result<crate::dut::relay::Relayed, Failure> {
+        remote::on_dut(args)
+    }
 }
 
 pub fn parse_concurrency(s: &str) -> anyhow::Result<Vec<u32>> {
@@ -172,14 +181,10 @@ pub fn parse_files(s: &str) -> anyhow::Result<Vec<u64>> {
 }
 
 fn check_duration(d: f64, g: Generator) -> anyhow::Result<f64> {
-    let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
-    if g == Generator::Wrk && d.fract() != 0.0 {
-        return Err(anyhow!(
-            "invalid --time {d}: wrk takes whole seconds, e.g. --time {}",
-            d.round().max(1.0)
-        ));
+    if g == Generator::Wrk {
+        return crate::units::whole_seconds(d, "--time", MAX_DURATION, "wrk").map(f64::from);
     }
-    Ok(d)
+    crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)
 }
 
 fn version_tuple(v: &str) -> (u32, u32, u32) {

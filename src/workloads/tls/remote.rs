@@ -8,9 +8,9 @@ use super::load::{self, Generator, Job, Load, Local, Outcome, Poll};
 use super::suites::Suite;
 use super::TlsArgs;
 use crate::dut::relay::{Serve, Service};
+use crate::failure::Failure;
 use crate::sys;
 use crate::sys::guard::Guard;
-use crate::workloads::Failure;
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -153,12 +153,6 @@ fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
         ..outcome
     };
     Ok(serde_json::to_value(&outcome)?)
-}
-
-/// `tls --dut URL` on the controller: the workload on the DUT, the generator here.
-pub fn controller(args: TlsArgs) -> Result<i32, Failure> {
-    let format = args.common.format;
-    crate::workloads::show_relayed(on_dut(args)?, format)
 }
 
 /// The DUT's runs, relayed into this side's sinks, the load run here.

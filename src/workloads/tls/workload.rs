@@ -6,11 +6,11 @@ use super::point::{self, Outcome, Point};
 use super::primitive::{self, CipherAlone};
 use super::TlsArgs;
 use crate::driver::{self, Ctx, Plan, Workload};
+use crate::failure::Failure;
 use crate::profile::ProfileField;
 use crate::record::tls::TlsData;
 use crate::record::{AnalysisInputs, Exclusion, ExclusionKind, Record};
 use crate::sys;
-use crate::workloads::Failure;
 use std::time::Duration;
 
 pub struct Tls {

@@ -2,8 +2,8 @@
 //! and removes it. A run that is still going (its PID, which every name carries, is a
 //! live cryptobench) is left alone.
 
-use super::lab::run;
-use crate::sys::guard::PREFIX;
+use crate::sys::guard::{run_alive, PREFIX};
+use crate::workloads::e2e::lab::run;
 use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -62,16 +62,6 @@ pub fn owner_of_if_name(name: &str) -> Option<u32> {
     }
 }
 
-/// Whether `pid` is a cryptobench process that is still running (and so owns its names).
-pub fn running(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim().starts_with("cryptobench"))
-        .unwrap_or(false)
-}
-
 fn comm(pid: i32) -> String {
     fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|c| c.trim().to_string())
@@ -93,7 +83,7 @@ fn references_dead_run(arg: &str) -> bool {
         .next()
         .map(|a| a.trim_end_matches(".sock"))
         .and_then(owner_of_if_name);
-    long.or(short).is_some_and(|pid| !running(pid))
+    long.or(short).is_some_and(|pid| !run_alive(pid))
 }
 
 /// The programs a run starts: only these are stopped for naming a dead run on their
@@ -114,7 +104,7 @@ pub fn run_cleanup() -> Vec<String> {
         let Some(owner) = owner_of_long_name(name) else {
             continue;
         };
-        if running(owner) {
+        if run_alive(owner) {
             kept.push(format!("namespace {name} (run {owner} is still going)"));
             continue;
         }
@@ -165,7 +155,7 @@ pub fn run_cleanup() -> Vec<String> {
                 continue;
             };
             match owner_of_if_name(name) {
-                Some(owner) if running(owner) => {
+                Some(owner) if run_alive(owner) => {
                     kept.push(format!("link {name} (run {owner} is still going)"))
                 }
                 Some(_) => match run(&["ip", "link", "del", name]) {
@@ -183,7 +173,7 @@ pub fn run_cleanup() -> Vec<String> {
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
             if let Some(owner) = owner_of_if_name(name.trim_end_matches(".sock")) {
-                if running(owner) {
+                if run_alive(owner) {
                     kept.push(format!("socket {name} (run {owner} is still going)"));
                 } else {
                     files.push(e.path());

@@ -1,7 +1,7 @@
 //! iperf3: the server in one namespace, the client in the other, and what its JSON says.
 
-use super::lab::{self, Place, CLIENT, SERVER};
 use crate::sys::guard::Guard;
+use crate::workloads::e2e::lab::{self, Place, CLIENT, SERVER};
 use anyhow::anyhow;
 use serde_json::Value;
 use std::path::Path;

@@ -6,10 +6,10 @@
 //! SAs' own counters.
 
 use super::iperf::{Load, LoadError};
-use super::lab::{self, Place, CLIENT, SERVER};
 use crate::record::vpn::SaCount;
 use crate::record::vpn::VpnRecord;
 use crate::sys::guard::{Guard, Resource};
+use crate::workloads::e2e::lab::{self, Place, CLIENT, SERVER};
 use anyhow::anyhow;
 
 /// The inner addresses (on the veth, routed through the SAs).

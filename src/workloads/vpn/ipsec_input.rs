@@ -5,7 +5,7 @@
 use super::ipsec::{self, Spread};
 use super::tunnel::Spec;
 use super::{VpnArgs, Wanted};
-use crate::workloads::Failure;
+use crate::failure::Failure;
 
 #[derive(Default)]
 pub struct Input {

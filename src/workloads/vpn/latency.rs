@@ -4,9 +4,9 @@
 //! under load is what a VPN user feels.
 
 use super::iperf::{spawn_ready, wait_exit, LoadError};
-use super::lab::{self, Place};
 use crate::record::vpn::Rtt;
 use crate::sys::guard::Guard;
+use crate::workloads::e2e::lab::{self, Place};
 use anyhow::anyhow;
 use serde_json::Value;
 use std::process::Child;

@@ -10,7 +10,6 @@ mod crypto_user;
 mod iperf;
 mod ipsec;
 mod ipsec_input;
-mod lab;
 mod latency;
 pub mod plots;
 mod point;
@@ -22,11 +21,11 @@ pub use tunnel::WIREGUARD_CIPHER;
 pub mod view;
 mod workload;
 
-use super::Failure;
-use crate::cli::CommonArgs;
+use crate::failure::Failure;
+use crate::shell::args::CommonArgs;
 use std::path::PathBuf;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct VpnArgs {
     /// Tunnels, comma-separated: none (the bare veth), wireguard (the kernel's where it
     /// can, else wireguard-go), wireguard-kernel, wireguard-go, openvpn (data channel in
@@ -114,74 +113,71 @@ const MAX_DURATION: f64 = 3600.0;
 /// Seconds of load per point when --time is not given.
 const DEFAULT_DURATION: f64 = 5.0;
 
-pub fn run(args: VpnArgs) -> Result<i32, Failure> {
-    if args.dut.named() {
-        return controller(args);
+/// `cryptobench vpn`, as the shell runs it.
+pub struct Command;
+
+impl crate::shell::measuring::Measuring for Command {
+    const NAME: &'static str = "vpn";
+    const ABOUT: &'static str =
+        "End to end: OpenVPN and WireGuard between two network namespaces, with iperf3.";
+    const DOCS: &'static str = "See docs/vpn.md (and docs/routers.md for --dut) in the sources.";
+    type Args = VpnArgs;
+    type View = view::VpnView;
+
+    fn common(args: &VpnArgs) -> &CommonArgs {
+        &args.common
     }
-    if args.dut_address.is_some() && !args.remote_client {
-        return Err(Failure::Input(
-            "--dut-address names the DUT's data address: use it with --dut ssh://...".into(),
-        ));
+    fn dut(args: &mut VpnArgs) -> &mut crate::dut::DutArgs {
+        &mut args.dut
     }
-    if args.cleanup {
+    fn cleanup_asked(args: &VpnArgs) -> bool {
+        args.cleanup
+    }
+    /// The input, the programs and the privileges.
+    fn check(args: &VpnArgs) -> Result<(), Failure> {
+        args.common.check("vpn").map_err(Failure::input)?;
+        workload::Vpn::new(args.clone()).map(drop)
+    }
+    fn measure(args: VpnArgs) -> Result<crate::driver::Finished, Failure> {
+        if args.dut_address.is_some() && !args.remote_client {
+            return Err(Failure::Input(
+                "--dut-address names the DUT's data address: use it with --dut ssh://...".into(),
+            ));
+        }
+        let out = args.common.output("vpn").map_err(Failure::input)?;
+        crate::driver::run(&mut workload::Vpn::new(args)?, &out)
+    }
+    /// The DUT's runs (the server ends there), relayed into this side's sinks; the
+    /// client ends here.
+    fn on_dut(args: VpnArgs) -> Result<crate::dut::relay::Relayed, Failure> {
+        args.common.check("vpn").map_err(Failure::input)?;
+        let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
+        if let Some(p) = &args.openssl {
+            paths.push(("--openssl", p.clone()));
+        }
+        // The client ends' programs, ciphers and privileges, checked here (--openssl names a
+        // build on the DUT: the client ends run on this machine's OpenSSL).
+        let (common, dut) = (args.common.clone(), args.dut.clone());
+        let here = VpnArgs {
+            openssl: None,
+            ..args
+        };
+        let progs = workload::Vpn::new(here)?.client_programs();
+        let ends = remote::Ends::start(progs);
+        let serving = ends.clone();
+        let service = crate::dut::relay::Service {
+            args: vec!["--remote-client".into()],
+            serve: std::sync::Arc::new(move |body| serving.serve(body)) as crate::dut::relay::Serve,
+        };
+        let split = crate::workloads::e2e::ends::split;
+        split("vpn", &common, &dut, &paths, service, || ends.close())
+    }
+    fn cleanup() -> Result<Vec<String>, &'static str> {
         if !privileged() {
-            return Err(Failure::Unavailable(NEED_ROOT.into()));
+            return Err(NEED_ROOT);
         }
-        for line in cleanup::run_cleanup() {
-            println!("{line}");
-        }
-        return Ok(0);
+        Ok(cleanup::run_cleanup())
     }
-    let format = args.common.format;
-    super::show(measure(args)?, format, &super::render_options(None))
-}
-
-/// `vpn --dut URL` on the controller: the workload on the DUT, the client ends here.
-fn controller(args: VpnArgs) -> Result<i32, Failure> {
-    if args.cleanup {
-        return crate::dut::passthrough(&args.dut, &[]);
-    }
-    let format = args.common.format;
-    crate::workloads::show_relayed(on_dut(args)?, format)
-}
-
-/// The DUT's runs (the server ends there), relayed into this side's sinks; the client
-/// ends here.
-pub fn on_dut(args: VpnArgs) -> Result<crate::dut::relay::Relayed, Failure> {
-    args.common.check("vpn").map_err(Failure::input)?;
-    let mut paths: Vec<(&'static str, PathBuf)> = Vec::new();
-    if let Some(p) = &args.openssl {
-        paths.push(("--openssl", p.clone()));
-    }
-    // The client ends' programs, ciphers and privileges, checked here (--openssl names a
-    // build on the DUT: the client ends run on this machine's OpenSSL).
-    let (common, dut) = (args.common.clone(), args.dut.clone());
-    let here = VpnArgs {
-        openssl: None,
-        ..args
-    };
-    let progs = workload::Vpn::new(here)?.client_programs();
-    let ends = remote::Ends::start(progs);
-    let serving = ends.clone();
-    let service = crate::dut::relay::Service {
-        args: vec!["--remote-client".into()],
-        serve: std::sync::Arc::new(move |body| serving.serve(body)) as crate::dut::relay::Serve,
-    };
-    let split = crate::workloads::e2e::ends::split;
-    split("vpn", &common, &dut, &paths, service, || ends.close())
-}
-
-/// Checks the input, the programs and the privileges, starting nothing: what a study asks
-/// before it runs this command in a child.
-pub fn check(args: VpnArgs) -> Result<(), Failure> {
-    args.common.check("vpn").map_err(Failure::input)?;
-    workload::Vpn::new(args).map(drop)
-}
-
-/// Measures without showing: the run, for a caller that shows it its own way (a study).
-pub fn measure(args: VpnArgs) -> Result<crate::driver::Finished, Failure> {
-    let out = args.common.output("vpn").map_err(Failure::input)?;
-    crate::driver::run(&mut workload::Vpn::new(args)?, &out)
 }
 
 /// Which tunnels were asked for, in order.
@@ -253,14 +249,7 @@ fn parse_directions(s: &str) -> anyhow::Result<Directions> {
 }
 
 fn parse_duration(d: f64) -> anyhow::Result<u32> {
-    let d = crate::units::check_seconds(d, "--time", 1.0, MAX_DURATION)?;
-    if d.fract() != 0.0 {
-        return Err(anyhow!(
-            "invalid --time {d}: iperf3 takes whole seconds, e.g. --time {}",
-            d.round().max(1.0)
-        ));
-    }
-    Ok(d as u32)
+    crate::units::whole_seconds(d, "--time", MAX_DURATION, "iperf3")
 }
 
 /// The data ciphers named first when one asked for is unknown.

@@ -2,7 +2,6 @@
 //! before and after the client's run, and the record.
 
 use super::iperf::{self, Load, LoadError};
-use super::lab::{self, Lab, Place, CLIENT, SERVER};
 use super::latency::{self, Rtts};
 use super::tunnel::{Programs, Spec, Tunnel};
 use crate::analyse::limit;
@@ -11,6 +10,7 @@ use crate::record::window::DISTURBED_PCT;
 use crate::record::window::{ProcessCpu, ThreadCpu, THREAD_USED_PCT};
 use crate::workloads::e2e::clock::ClockWatch;
 use crate::workloads::e2e::cpu;
+use crate::workloads::e2e::lab::{self, Lab, Place, CLIENT, SERVER};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -9,15 +9,15 @@
 
 use super::iperf::{self, Load, LoadError};
 use super::ipsec;
-use super::lab::{self, Place, CLIENT, ENDS, SERVER};
 use super::latency::{self, Rtts};
 use super::point::{self, ControllerSide, HostSeen, Observed, Watch};
 use super::tunnel::{self, Programs, Spec, Tunnel};
 use crate::dut::agent::{Pending, Unanswered};
+use crate::failure::Failure;
 use crate::record::vpn::VpnRecord;
 use crate::sys::cpu::allowed_cpus;
 use crate::sys::guard::Guard;
-use crate::workloads::Failure;
+use crate::workloads::e2e::lab::{self, Place, CLIENT, ENDS, SERVER};
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -3,8 +3,8 @@
 //! channel in user space or in the kernel's ovpn-dco module).
 
 use super::iperf::{wait_for, LoadError};
-use super::lab::{self, run, Lab, Place, CLIENT, ENDS, SERVER};
 use crate::sys::guard::{Guard, Resource};
+use crate::workloads::e2e::lab::{self, run, Lab, Place, CLIENT, ENDS, SERVER};
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

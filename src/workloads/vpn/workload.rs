@@ -3,16 +3,16 @@
 //! at every load, torn down), everything removed in `finish`.
 
 use super::iperf::{self, Load, LoadError};
-use super::lab::{self, Lab};
 use super::tools::{self, Tool};
 use super::tunnel::{self, Programs, Spec};
 use super::{VpnArgs, Wanted};
 use crate::driver::{self, Ctx, Plan, Workload};
+use crate::failure::Failure;
 use crate::measure;
 use crate::profile::{ProfileField, Sampler};
 use crate::record::vpn::{VpnData, VpnRecord};
 use crate::record::Exclusion;
-use crate::workloads::Failure;
+use crate::workloads::e2e::lab::{self, Lab};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 

@@ -176,6 +176,15 @@ fn alive(pid: i32) -> bool {
     crate::sys::procfs::stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
 }
 
+/// Whether `pid` is a cryptobench process still running, and so owns the names it made
+/// (namespaces, links, mappings): what every workload's cleanup asks before it removes
+/// another run's leftovers.
+pub fn run_alive(pid: u32) -> bool {
+    pid == std::process::id()
+        || std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|c| c.trim().starts_with("cryptobench"))
+}
+
 /// SIGTERM, up to 3 s of grace, then SIGKILL; always by the PID we started. Returns
 /// false when it took SIGKILL.
 pub fn stop_pid(pid: i32) -> bool {

@@ -1,5 +1,7 @@
-//! The test bed: two network namespaces joined by a veth pair, every name unique to the
-//! run and starting with the guard's PREFIX, all of it owned by one Guard.
+//! The test bed of the end-to-end workloads that need a network: two network namespaces
+//! joined by a veth pair, every name unique to the run and starting with the guard's
+//! PREFIX, all of it owned by one Guard. `vpn --cleanup` (vpn/cleanup.rs) removes what a
+//! killed run left.
 
 use crate::sys::guard::{Guard, Resource, PREFIX};
 use anyhow::anyhow;

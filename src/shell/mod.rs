@@ -1,0 +1,7 @@
+//! What every command stands on: the common flags, the `Measuring` type of a workload and
+//! the one shell around it, and how runs are shown. The list of workloads is
+//! `workloads::table`.
+
+pub mod args;
+pub mod measuring;
+pub mod show;

@@ -1,0 +1,176 @@
+//! The one list of measuring workloads. The CLI, `study`'s runner, `cryptobench
+//! cleanup`, the views of `report` and the man pages all read it: a new workload is one
+//! line here (and its record type in record/mod.rs).
+
+use crate::failure::Failure;
+use crate::render::document::{Options, Registered, WorkloadView};
+use crate::shell::measuring::{self, Measuring};
+use clap::{ArgMatches, FromArgMatches};
+
+/// A measuring workload as the table holds it: `Measuring`'s static functions behind one
+/// object, so that a list can hold them all.
+pub trait Entry: Sync {
+    fn name(&self) -> &'static str;
+    /// Its subcommand, with its flags, for clap.
+    fn command(&self) -> clap::Command;
+    /// The whole command: the shell around it.
+    fn run(&self, m: &ArgMatches) -> Result<i32, Failure>;
+    /// Its input checked, nothing started (study asks before a step runs in a child).
+    fn check(&self, m: &ArgMatches) -> Result<(), Failure>;
+    /// Measured in this process into the output its command line names (a study's
+    /// step), or with `--dut` its controller here; `command` is the step's command line,
+    /// as the DUT's records carry it.
+    fn in_process(&self, m: &ArgMatches, command: Vec<String>) -> Result<i32, Failure>;
+    /// What its crashed runs left behind, removed.
+    fn cleanup(&self) -> Result<Vec<String>, &'static str>;
+}
+
+/// `Entry` for a `Measuring` type.
+pub struct Listed<W>(std::marker::PhantomData<fn() -> W>);
+
+impl<W> Listed<W> {
+    pub const fn new() -> Self {
+        Listed(std::marker::PhantomData)
+    }
+}
+
+fn args<W: Measuring>(m: &ArgMatches) -> Result<W::Args, Failure> {
+    W::Args::from_arg_matches(m).map_err(|e| Failure::Input(e.to_string()))
+}
+
+impl<W: Measuring> Entry for Listed<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+    fn command(&self) -> clap::Command {
+        <W::Args as clap::Args>::augment_args(
+            clap::Command::new(W::NAME)
+                .about(W::ABOUT)
+                .after_help(W::DOCS),
+        )
+    }
+    fn run(&self, m: &ArgMatches) -> Result<i32, Failure> {
+        let args = args::<W>(m)?;
+        let opts = render_options(W::crossover(&args));
+        measuring::run::<W>(args, &opts)
+    }
+    fn check(&self, m: &ArgMatches) -> Result<(), Failure> {
+        W::check(&args::<W>(m)?)
+    }
+    fn in_process(&self, m: &ArgMatches, command: Vec<String>) -> Result<i32, Failure> {
+        let mut a = args::<W>(m)?;
+        let dut = W::dut(&mut a);
+        if dut.named() {
+            dut.command = Some(command);
+            return W::on_dut(a).and_then(|r| r.outcome);
+        }
+        W::measure(a).and_then(|done| done.outcome)
+    }
+    fn cleanup(&self) -> Result<Vec<String>, &'static str> {
+        W::cleanup()
+    }
+}
+
+macro_rules! measuring {
+    ($($(#[$cfg:meta])* $w:ty,)*) => {
+        /// Every measuring workload, in the order `--help` and a report show them.
+        pub static MEASURING: &[&dyn Entry] = &[$($(#[$cfg])* &Listed::<$w>::new(),)*];
+        /// Every workload's view, in the same order.
+        pub static VIEWS: &[&dyn WorkloadView] =
+            &[$($(#[$cfg])* &Registered::<<$w as Measuring>::View>::new(),)*];
+    };
+}
+
+measuring! {
+    super::speed::Command,
+    super::tls::Command,
+    super::vpn::Command,
+    #[cfg(feature = "disk")]
+    super::disk::Command,
+}
+
+/// Every measuring workload's name, joined by `sep`, for a message.
+pub fn names(sep: &str) -> String {
+    let names: Vec<&str> = MEASURING.iter().map(|e| e.name()).collect();
+    names.join(sep)
+}
+
+/// The entry named `name`.
+pub fn find(name: &str) -> Option<&'static dyn Entry> {
+    MEASURING.iter().copied().find(|e| e.name() == name)
+}
+
+/// A measuring command line (no program name) parsed: its entry and its matches. What
+/// `study` runs its steps through.
+pub fn parse(argv: &[String]) -> Result<(&'static dyn Entry, ArgMatches), clap::Error> {
+    let mut cmd = clap::Command::new("step")
+        .no_binary_name(true)
+        .subcommand_required(true);
+    for e in MEASURING {
+        cmd = cmd.subcommand(e.command());
+    }
+    let m = cmd.try_get_matches_from(argv)?;
+    let (name, sub) = m.subcommand().expect("a subcommand is required");
+    Ok((find(name).expect("parsed from the table"), sub.clone()))
+}
+
+/// How to show runs: every workload's view, and the crossover pair where one was asked.
+pub fn render_options(crossover: Option<(String, String)>) -> Options {
+    Options {
+        crossover,
+        views: VIEWS,
+    }
+}
+
+/// `cryptobench cleanup`: every workload's leftovers whose run is gone.
+pub fn cleanup() -> i32 {
+    let mut lines = crate::sys::guard::remove_orphan_temp_dirs();
+    for e in MEASURING {
+        match e.cleanup() {
+            Ok(l) => lines.extend(l),
+            Err(why) => lines.push(why.into()),
+        }
+    }
+    lines.extend(crate::dut::agent::remove_orphan_uploads());
+    if lines.is_empty() {
+        lines.push("nothing left behind".into());
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload is one line in `measuring!`: its subcommand, its records' view, its
+    /// docs page and its `study` steps all come from it, under one name.
+    #[test]
+    fn each_entry_has_its_records_view_its_docs_page_and_parses_as_a_step() {
+        assert_eq!(MEASURING.len(), VIEWS.len());
+        for (entry, view) in MEASURING.iter().zip(VIEWS) {
+            let name = entry.name();
+            assert_eq!(name, view.workload(), "a workload's records carry its name");
+            let page = format!("docs/{name}.md");
+            let help = entry.command().get_after_help().map(|h| h.to_string());
+            assert!(
+                help.is_some_and(|h| h.contains(&page)),
+                "{name} --help names {page}"
+            );
+            assert!(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join(&page)
+                    .is_file(),
+                "{page} exists"
+            );
+            let argv = [name.to_string(), "--time".into(), "1".into()];
+            let (found, m) = parse(&argv).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(found.name(), name);
+            if name == "speed" {
+                found.check(&m).expect("speed --time 1 is a valid step");
+            }
+        }
+    }
+}
