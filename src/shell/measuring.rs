@@ -9,7 +9,7 @@ use crate::render::document::{Options, View};
 use crate::shell::args::CommonArgs;
 
 /// One measuring subcommand (`speed`, `tls`, `vpn`, `disk`, ...). A new workload is a
-/// folder that implements this, plus one line in `workloads::table`.
+/// folder that implements this, plus one line in `measuring!` (workloads/mod.rs).
 pub trait Measuring: 'static {
     /// The subcommand's name, which is also its records' `workload`.
     const NAME: &'static str;

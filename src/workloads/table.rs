@@ -1,9 +1,9 @@
-//! The one list of measuring workloads. The CLI, `study`'s runner, `cryptobench
-//! cleanup`, the views of `report` and the man pages all read it: a new workload is one
-//! line here (and its record type in record/mod.rs).
+//! What the one list of measuring workloads (`measuring!` in workloads/mod.rs) gives:
+//! the CLI's subcommands, `study`'s steps, `cryptobench cleanup`, the views of `report`,
+//! the man pages and every message that names the workloads.
 
 use crate::failure::Failure;
-use crate::render::document::{Options, Registered, WorkloadView};
+use crate::render::document::Options;
 use crate::shell::measuring::{self, Measuring};
 use clap::{ArgMatches, FromArgMatches};
 
@@ -71,23 +71,7 @@ impl<W: Measuring> Entry for Listed<W> {
     }
 }
 
-macro_rules! measuring {
-    ($($(#[$cfg:meta])* $w:ty,)*) => {
-        /// Every measuring workload, in the order `--help` and a report show them.
-        pub static MEASURING: &[&dyn Entry] = &[$($(#[$cfg])* &Listed::<$w>::new(),)*];
-        /// Every workload's view, in the same order.
-        pub static VIEWS: &[&dyn WorkloadView] =
-            &[$($(#[$cfg])* &Registered::<<$w as Measuring>::View>::new(),)*];
-    };
-}
-
-measuring! {
-    super::speed::Command,
-    super::tls::Command,
-    super::vpn::Command,
-    #[cfg(feature = "disk")]
-    super::disk::Command,
-}
+pub use super::{MEASURING, VIEWS};
 
 /// Every measuring workload's name, joined by `sep`, for a message.
 pub fn names(sep: &str) -> String {
