@@ -67,6 +67,51 @@ pub struct Outcome {
     /// iperf3's own CPU use (its client, its server), percent of one core.
     pub client_cpu_pct: Option<f64>,
     pub server_cpu_pct: Option<f64>,
+    /// The client's `iperf 3.12` (its JSON's start.version).
+    #[serde(default)]
+    pub version: Option<String>,
+}
+
+impl Outcome {
+    /// Whether this iperf3 runs every stream in one thread: before 3.16 it does, from
+    /// 3.16 each stream has its own (None: the version is not known).
+    pub fn one_thread(&self) -> Option<bool> {
+        let v = self.version.as_deref()?.trim_start_matches("iperf").trim();
+        let mut n = v.split('.').map(|x| x.parse::<u32>().ok());
+        Some((n.next()??, n.next()??) < (3, 16))
+    }
+
+    /// The generator as the limit rules read it: iperf3's busiest end in percent of one
+    /// thread. Its CPU figure is the whole process's: that is one thread's before 3.16,
+    /// and with several streams after it, their mean (the busiest thread at least).
+    pub fn generator(&self, streams: u32) -> Option<(String, f64)> {
+        let threads = match (self.one_thread(), streams) {
+            (Some(true), _) | (_, 0 | 1) => 1,
+            _ => streams,
+        };
+        let shown = |end: &str| match (threads, streams) {
+            (1, 1) => format!("iperf3 {end}"),
+            (1, _) => format!("iperf3 {end} (one thread for {streams} streams)"),
+            _ => format!("iperf3 {end} (mean of its {streams} stream threads)"),
+        };
+        [
+            ("client", self.client_cpu_pct),
+            ("server", self.server_cpu_pct),
+        ]
+        .into_iter()
+        .filter_map(|(end, pct)| Some((shown(end), pct? / f64::from(threads))))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// Said on a point of several streams whose iperf3 carries them all in one thread.
+    pub fn one_thread_note(&self, streams: u32) -> Option<String> {
+        (streams > 1 && self.one_thread() == Some(true)).then(|| {
+            format!(
+                "{} runs all {streams} streams in one thread (3.16 and later: one each): that thread, not the tunnel, can hold this point back",
+                self.version.as_deref().unwrap_or("iperf3")
+            )
+        })
+    }
 }
 
 pub fn parse(text: &str) -> anyhow::Result<Outcome> {
@@ -106,6 +151,7 @@ pub fn parse(text: &str) -> anyhow::Result<Outcome> {
         tcp_mss: v["start"]["tcp_mss_default"].as_u64().map(|m| m as u32),
         client_cpu_pct: cpu["host_total"].as_f64(),
         server_cpu_pct: cpu["remote_total"].as_f64(),
+        version: v["start"]["version"].as_str().map(str::to_string),
     })
 }
 
@@ -372,5 +418,39 @@ mod tests {
             r#"{"start":{},"end":{},"error":"unable to connect to server: Connection refused"}"#,
         );
         assert!(e.unwrap_err().to_string().contains("Connection refused"));
+    }
+
+    /// Before 3.16 iperf3's CPU is its one thread's whatever the streams: saturated, it
+    /// is the generator; from 3.16, four streams at 150% of one core are four threads at
+    /// 38% or more, none proven saturated.
+    #[test]
+    fn the_generator_is_read_per_thread_by_iperf3s_version() {
+        let at = |version: &str, client: f64| Outcome {
+            client_cpu_pct: Some(client),
+            server_cpu_pct: Some(20.0),
+            version: Some(version.into()),
+            ..Outcome::default()
+        };
+        let old = at("iperf 3.12", 97.0);
+        assert_eq!(old.one_thread(), Some(true));
+        let (name, pct) = old.generator(4).unwrap();
+        assert_eq!(pct, 97.0);
+        assert!(name.contains("one thread for 4 streams"), "{name}");
+        assert!(old.one_thread_note(4).unwrap().starts_with("iperf 3.12 runs all 4"));
+        assert_eq!(old.one_thread_note(1), None);
+
+        let new = at("iperf 3.16", 150.0);
+        assert_eq!(new.one_thread(), Some(false));
+        assert_eq!(new.generator(4).unwrap().1, 37.5);
+        assert_eq!(new.generator(1).unwrap().1, 150.0);
+        assert_eq!(new.one_thread_note(4), None);
+        let unknown = Outcome {
+            version: Some("iperf x".into()),
+            ..at("", 80.0)
+        };
+        assert_eq!(unknown.one_thread(), None);
+        assert_eq!(unknown.generator(2).unwrap().1, 40.0);
+        let v = parse(r#"{"start":{"version":"iperf 3.12"},"end":{"sum_received":{"bytes":1,"seconds":1.0},"sum_sent":{"bytes":1}}}"#).unwrap();
+        assert_eq!(v.version.as_deref(), Some("iperf 3.12"));
     }
 }

@@ -400,13 +400,7 @@ pub fn record(o: Observed) -> VpnRecord {
     let iperf3_s = iperf3_pct / 100.0 * seconds;
     let others_pct = here.pct_of_cpus((here.busy_s - cpu_s - iperf3_s - here.softirq_s).max(0.0));
     let tunnel_rx = ra.rx_bytes.saturating_sub(rb.rx_bytes);
-    let generator = [
-        ("iperf3 client", outcome.client_cpu_pct),
-        ("iperf3 server", outcome.server_cpu_pct),
-    ]
-    .into_iter()
-    .filter_map(|(n, p)| Some((n.to_string(), p?)))
-    .max_by(|a, b| a.1.total_cmp(&b.1));
+    let generator = outcome.generator(load.streams);
     let busiest_thread = here
         .threads
         .iter()
@@ -437,6 +431,7 @@ pub fn record(o: Observed) -> VpnRecord {
         },
     );
     notes.extend(rtts.note);
+    notes.extend(outcome.one_thread_note(load.streams));
     let (tunnel, cipher, auth) = (
         tun.spec.tunnel().to_string(),
         tun.spec.cipher(),
