@@ -3,6 +3,12 @@
 use anyhow::anyhow;
 use std::fmt;
 
+/// Characters OpenSSH refuses in a host name (and, but for `$` and `,`, in a user name):
+/// a shell would read them.
+const SHELL_CHARS: &str = "'`\"$\\;&<>|(){},";
+/// A DNS name's longest form.
+const MAX_HOST: usize = 253;
+
 /// A DUT as the user named it. Only what OpenSSH needs: user, host and port; everything
 /// else (keys, proxies, aliases) comes from the user's ssh_config.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +38,7 @@ impl DutUrl {
                 if !u.is_empty()
                     && !u.starts_with('-')
                     && !u.contains(['@', ':'])
+                    && !u.contains(|c: char| SHELL_CHARS.contains(c) && c != '$' && c != ',')
                     && !u.contains(|c: char| c.is_control() || c.is_whitespace()) =>
             {
                 (Some(u.to_string()), h)
@@ -68,6 +75,23 @@ impl DutUrl {
             || host.contains(|c: char| c.is_control() || c.is_whitespace())
         {
             return Err(anyhow!("--dut {said}: no usable host name: {fix}"));
+        }
+        // What ssh itself refuses in a host name (its valid_hostname), and what no DNS name
+        // holds: refused here in one line, not by ssh after the run has started.
+        if let Some(c) = host
+            .chars()
+            .find(|c| SHELL_CHARS.contains(*c) || !c.is_ascii())
+        {
+            return Err(anyhow!(
+                "--dut {said}: the host name holds '{}', which ssh refuses in a host name: give its address or ASCII name (punycode for an international one)",
+                crate::units::shown(&c.to_string())
+            ));
+        }
+        if host.len() > MAX_HOST {
+            return Err(anyhow!(
+                "--dut {said}: the host name is {} bytes; a host name is at most {MAX_HOST}",
+                host.len()
+            ));
         }
         let port = match port {
             None => None,
@@ -150,9 +174,20 @@ mod tests {
             "ssh://ro\u{1b}[31mot@h",
             "ssh://ro ot@h",
             "ssh://root@h\u{7}",
+            "ssh://h;reboot",
+            "ssh://$(reboot)",
+            "ssh://`reboot`",
+            "ssh://r;id@h",
+            "ssh://hôte",
         ] {
             assert!(DutUrl::parse(bad).is_err(), "{bad}");
         }
+        let long = format!("ssh://{}", "a".repeat(5000));
+        let e = DutUrl::parse(&long).unwrap_err().to_string();
+        assert!(e.len() < 300 && e.ends_with("at most 253"), "{e}");
+        let e = DutUrl::parse("ssh://h;reboot").unwrap_err().to_string();
+        assert!(e.contains("holds ';'"), "{e}");
+        assert!(DutUrl::parse(&format!("ssh://{}", "a".repeat(253))).is_ok());
         assert!(DutUrl::parse("ssh://h:70000")
             .unwrap_err()
             .to_string()

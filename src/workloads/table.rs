@@ -51,6 +51,13 @@ impl<W: Measuring> Entry for Listed<W> {
     }
     fn run(&self, m: &ArgMatches) -> Result<i32, Failure> {
         let args = args::<W>(m)?;
+        if W::cleanup_asked(&args) {
+            if let Some(flag) = ignored_by_cleanup(m) {
+                return Err(Failure::Input(format!(
+                    "{flag} has no meaning with --cleanup, which measures nothing (it removes what killed runs left): drop {flag}"
+                )));
+            }
+        }
         let opts = render_options(W::crossover(&args));
         measuring::run::<W>(args, &opts)
     }
@@ -72,6 +79,24 @@ impl<W: Measuring> Entry for Listed<W> {
 }
 
 pub use super::{MEASURING, VIEWS};
+
+/// The first flag given with `--cleanup` that it would ignore: only the DUT's flags go
+/// with it (`--cleanup --dut URL` cleans the DUT).
+fn ignored_by_cleanup(m: &ArgMatches) -> Option<String> {
+    const WITH_CLEANUP: [&str; 6] = [
+        "cleanup",
+        "dut",
+        "dut_file",
+        "ssh_option",
+        "dut_binary",
+        "parallel",
+    ];
+    m.ids()
+        .map(|id| id.as_str())
+        .filter(|id| !WITH_CLEANUP.contains(id))
+        .find(|id| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| format!("--{}", id.replace('_', "-")))
+}
 
 /// Every measuring workload's name, joined by `sep`, for a message.
 pub fn names(sep: &str) -> String {
@@ -156,5 +181,23 @@ mod tests {
                 found.check(&m).expect("speed --time 1 is a valid step");
             }
         }
+    }
+
+    #[test]
+    fn cleanup_refuses_the_flags_it_would_ignore() {
+        let given = |argv: &[&str]| {
+            let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+            ignored_by_cleanup(&parse(&argv).unwrap().1)
+        };
+        assert_eq!(
+            given(&["vpn", "--cleanup", "--tunnels", "bare"]).as_deref(),
+            Some("--tunnels")
+        );
+        assert_eq!(
+            given(&["vpn", "--time", "2", "--cleanup"]).as_deref(),
+            Some("--time")
+        );
+        assert_eq!(given(&["vpn", "--cleanup"]), None);
+        assert_eq!(given(&["vpn", "--cleanup", "--dut", "ssh://h"]), None);
     }
 }
