@@ -52,7 +52,7 @@ impl<W: Measuring> Entry for Listed<W> {
     fn run(&self, m: &ArgMatches) -> Result<i32, Failure> {
         let args = args::<W>(m)?;
         if W::cleanup_asked(&args) {
-            if let Some(flag) = ignored_by_cleanup(m) {
+            if let Some(flag) = ignored_by_cleanup(&self.command(), m) {
                 return Err(Failure::Input(format!(
                     "{flag} has no meaning with --cleanup, which measures nothing (it removes what killed runs left): drop {flag}"
                 )));
@@ -82,7 +82,7 @@ pub use super::{MEASURING, VIEWS};
 
 /// The first flag given with `--cleanup` that it would ignore: only the DUT's flags go
 /// with it (`--cleanup --dut URL` cleans the DUT).
-fn ignored_by_cleanup(m: &ArgMatches) -> Option<String> {
+fn ignored_by_cleanup(cmd: &clap::Command, m: &ArgMatches) -> Option<String> {
     const WITH_CLEANUP: [&str; 6] = [
         "cleanup",
         "dut",
@@ -91,11 +91,12 @@ fn ignored_by_cleanup(m: &ArgMatches) -> Option<String> {
         "dut_binary",
         "parallel",
     ];
-    m.ids()
-        .map(|id| id.as_str())
-        .filter(|id| !WITH_CLEANUP.contains(id))
-        .find(|id| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
-        .map(|id| format!("--{}", id.replace('_', "-")))
+    cmd.get_arguments()
+        .filter(|a| !WITH_CLEANUP.contains(&a.get_id().as_str()))
+        .find(|a| {
+            m.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|a| format!("--{}", a.get_long().unwrap_or(a.get_id().as_str())))
 }
 
 /// Every measuring workload's name, joined by `sep`, for a message.
@@ -187,7 +188,8 @@ mod tests {
     fn cleanup_refuses_the_flags_it_would_ignore() {
         let given = |argv: &[&str]| {
             let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
-            ignored_by_cleanup(&parse(&argv).unwrap().1)
+            let (entry, m) = parse(&argv).unwrap();
+            ignored_by_cleanup(&entry.command(), &m)
         };
         assert_eq!(
             given(&["vpn", "--cleanup", "--tunnels", "bare"]).as_deref(),
