@@ -31,7 +31,7 @@ enum Parsed {
     Other(Command),
 }
 
-/// The commands that do not measure.
+// The commands that do not measure. (A doc comment here would become the program's about.)
 #[derive(Subcommand)]
 enum Command {
     /// Prove every selected path correct: known answers, Project Wycheproof's vectors and

@@ -43,11 +43,10 @@ impl<W: Measuring> Entry for Listed<W> {
         W::NAME
     }
     fn command(&self) -> clap::Command {
-        <W::Args as clap::Args>::augment_args(
-            clap::Command::new(W::NAME)
-                .about(W::ABOUT)
-                .after_help(W::DOCS),
-        )
+        // After the flags: augment_args sets the about of its structs' doc comments.
+        <W::Args as clap::Args>::augment_args(clap::Command::new(W::NAME))
+            .about(W::ABOUT)
+            .after_help(W::DOCS)
     }
     fn run(&self, m: &ArgMatches) -> Result<i32, Failure> {
         let args = args::<W>(m)?;

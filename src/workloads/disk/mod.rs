@@ -69,7 +69,7 @@ pub struct Command;
 
 impl crate::shell::measuring::Measuring for Command {
     const NAME: &'static str = "disk";
-    const ABOUT: &'static str = "End to end: dm-crypt over a RAM disk per cipher, kernel driver and queue option, with fio, against the bare RAM disk and the cipher alone through AF_ALG.";
+    const ABOUT: &'static str = "End to end: dm-crypt over a RAM disk per cipher, kernel driver and queue option, with fio, against the bare RAM disk and the cipher alone through AF_ALG";
     const DOCS: &'static str = "See docs/disk.md (and docs/routers.md for --dut) in the sources.";
     type Args = DiskArgs;
     type View = view::DiskView;
@@ -379,7 +379,7 @@ fn parse_size(s: &str) -> anyhow::Result<u64> {
 }
 
 fn parse_duration(d: f64) -> anyhow::Result<u32> {
-    crate::units::whole_seconds(d, "--time", MAX_DURATION, "fio's runtime here")
+    crate::units::whole_seconds(d, "--time", MAX_DURATION, "fio (its runtime)")
 }
 
 #[cfg(test)]

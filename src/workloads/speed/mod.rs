@@ -107,7 +107,7 @@ pub struct Command;
 impl crate::shell::measuring::Measuring for Command {
     const NAME: &'static str = "speed";
     const ABOUT: &'static str =
-        "Measure primitives (AEAD, ciphers, hashes, HMAC) across implementations and sizes.";
+        "Measure primitives (AEAD, ciphers, hashes, HMAC) across implementations and sizes";
     const DOCS: &'static str = "See docs/speed.md, docs/kernel-paths.md (paths, crossovers), docs/builds.md (OpenSSL builds) and docs/routers.md (--dut) in the sources.";
     type Args = SpeedArgs;
     type View = view::SpeedView;

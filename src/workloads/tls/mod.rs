@@ -139,7 +139,7 @@ pub struct Command;
 impl crate::shell::measuring::Measuring for Command {
     const NAME: &'static str = "tls";
     const ABOUT: &'static str =
-        "End to end: real nginx and a real load generator on loopback, per TLS cipher suite.";
+        "End to end: real nginx and a real load generator on loopback, per TLS cipher suite";
     const DOCS: &'static str = "See docs/tls.md (and docs/routers.md for --dut) in the sources.";
     type Args = TlsArgs;
     type View = view::TlsView;

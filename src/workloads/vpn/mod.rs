@@ -119,7 +119,7 @@ pub struct Command;
 impl crate::shell::measuring::Measuring for Command {
     const NAME: &'static str = "vpn";
     const ABOUT: &'static str =
-        "End to end: OpenVPN and WireGuard between two network namespaces, with iperf3.";
+        "End to end: OpenVPN and WireGuard between two network namespaces, with iperf3";
     const DOCS: &'static str = "See docs/vpn.md (and docs/routers.md for --dut) in the sources.";
     type Args = VpnArgs;
     type View = view::VpnView;
