@@ -111,6 +111,10 @@ pub enum LineKind {
     End,
 }
 
+/// A percentage as a record holds it: 0 to 100, and the float rounding of a share of
+/// summed times past either end (a machine 100% busy was written as 100.00000000002).
+pub const PERCENT: std::ops::RangeInclusive<f64> = -1e-9..=100.0 + 1e-9;
+
 // The workloads: one line each. A new workload adds its line here, its data type in its
 // own file beside these (with `RecordData`), and its settings variant below.
 any::workload_list! {

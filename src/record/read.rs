@@ -503,7 +503,7 @@ fn check(rec: &AnyRecord) -> anyhow::Result<()> {
             "invalid record: a negative or infinite wall or CPU time"
         ));
     }
-    if !(0.0..=100.0 + 1e-9).contains(&others) {
+    if !super::PERCENT.contains(&others) {
         return Err(anyhow!("invalid record: others_cpu_pct outside 0-100"));
     }
     Ok(())

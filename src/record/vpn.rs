@@ -251,7 +251,7 @@ impl crate::record::RecordData for VpnData {
             ("loss_pct", r.loss_pct),
             ("system_busy_pct", Some(r.system_busy_pct)),
         ] {
-            if let Some(v) = v.filter(|v| !(0.0..=100.0).contains(v)) {
+            if let Some(v) = v.filter(|v| !super::PERCENT.contains(v)) {
                 bail!("{name} {v} is not a percentage from 0 to 100");
             }
         }
