@@ -62,7 +62,7 @@ fn clean_root() -> Result<PathBuf, String> {
             return Err(format!("debootstrap failed: {}", common::stderr(&o)));
         }
         sh(&format!(
-            "tar -C {} -czf {}.tmp . && mv {0}.tmp {1} && rm -rf {0}",
+            "tar -C {} -czf {}.tmp . && mv {1}.tmp {1} && rm -rf {0}",
             made.display(),
             tarball.display()
         ));
