@@ -61,7 +61,7 @@ pub fn run(name: &str, steps: &[Step], output: Option<&Path>) -> Result<(Observe
             _ => None,
         };
         if let Some(w) = words {
-            table::parse(&w)
+            table::parse(w)
                 .map_err(|e| Failure::Runtime(format!("study {}: step {}: {e}", name, s.tag)))?;
         }
     }
