@@ -181,9 +181,8 @@ impl crate::record::RecordData for SshData {
             bail!("an ssh point without bytes, rounds, throughput or transfer time");
         }
         let ends = &r.cpu_s_per_gb_by_end;
-        if !(ends.client.is_finite() && ends.client >= 0.0)
-            || !(ends.server.is_finite() && ends.server >= 0.0)
-        {
+        let cpu = |v: f64| v.is_finite() && v >= 0.0;
+        if !(cpu(ends.client) && cpu(ends.server)) {
             bail!("cpu_s_per_gb_by_end {ends:?} is not CPU time");
         }
         for (name, v) in [

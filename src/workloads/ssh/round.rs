@@ -282,10 +282,6 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
             samples
         })
     };
-    let finish = |why: Option<Outcome>| {
-        done.store(true, Ordering::Relaxed);
-        why
-    };
     // The client's end, bounded by progress and by --time.
     let (mut seen, mut seen_at) = (0u64, Instant::now());
     let stop = loop {
@@ -324,14 +320,14 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         Err(why) => {
             guard.stop_process(pid);
             let _ = child.wait();
-            let _ = finish(None);
+            done.store(true, Ordering::Relaxed);
             let _ = io.join();
             let _ = sampler.join();
             return Ok(why);
         }
     };
     let _ = io.join();
-    let _ = finish(None);
+    done.store(true, Ordering::Relaxed);
     let samples = sampler.join().unwrap_or_default();
     // The connection's processes, reaped by the listener: its children's times are in.
     let reaped = Instant::now();
@@ -369,8 +365,8 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         super::Kind::OpenSsh => (true, log_from(&srv.log, log_start)),
         super::Kind::Dropbear => (false, std::fs::read_to_string(&client_log)?),
     };
-    let negotiated = server::kex_lines(&log);
-    if let Err(why) = server::proves(&negotiated, s.cipher, s.mac) {
+    let lines = server::kex_lines(&log);
+    if let Err(why) = server::proves(&lines, s.cipher, s.mac) {
         return Ok(Outcome::Refused(format!(
             "{} log: {why}",
             if from_server_log { "the server's" } else { "the client's" }
@@ -417,7 +413,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         busy_pct: (busy / total * 100.0).clamp(0.0, 100.0),
         others_pct: (others / total * 100.0).clamp(0.0, 100.0),
         cpus: crate::sys::cpu::machine_cpus(),
-        negotiated,
+        negotiated: server::first_pair(&lines),
         from_server_log,
     }))
 }

@@ -440,30 +440,38 @@ pub fn kex_lines(log: &str) -> Vec<String> {
 }
 
 /// Whether the kex lines prove `cipher` (and `mac`, or an implicit one for an AEAD) in
-/// both directions; Err says what was negotiated instead.
+/// both directions, at the first key exchange and at every rekeying; Err says what was
+/// negotiated instead.
 pub fn proves(lines: &[String], cipher: &str, mac: Option<&str>) -> Result<(), String> {
     let want_mac = mac.unwrap_or("<implicit>");
-    let each = |dir: &str| {
-        lines.iter().find(|l| l.starts_with(dir)).map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            // "client->server cipher: X MAC: Y compression: Z"
-            (f.get(2).copied(), f.get(4).copied())
-        })
-    };
     for dir in ["client->server", "server->client"] {
-        match each(dir) {
-            Some((Some(c), Some(m))) if c == cipher && m == want_mac => {}
-            Some((c, m)) => {
+        let mut of_dir = lines.iter().filter(|l| l.starts_with(dir)).peekable();
+        if of_dir.peek().is_none() {
+            return Err(format!("the log says nothing of the {dir} negotiation"));
+        }
+        for l in of_dir {
+            // "client->server cipher: X MAC: Y compression: Z"
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (c, m) = (f.get(2).copied(), f.get(4).copied());
+            if c != Some(cipher) || m != Some(want_mac) {
                 return Err(format!(
                     "{dir} negotiated cipher {} MAC {}, not the {cipher} MAC {want_mac} asked for",
                     c.unwrap_or("?"),
                     m.unwrap_or("?")
-                ))
+                ));
             }
-            None => return Err(format!("the log says nothing of the {dir} negotiation")),
         }
     }
     Ok(())
+}
+
+/// The first key exchange's two lines, client->server first: what the record keeps
+/// (a rekeying repeats them).
+pub fn first_pair(lines: &[String]) -> Vec<String> {
+    ["client->server", "server->client"]
+        .iter()
+        .filter_map(|dir| lines.iter().find(|l| l.starts_with(dir)).cloned())
+        .collect()
 }
 
 /// sshd (as root) refuses to start without its privilege separation directory, which
@@ -514,5 +522,10 @@ mod tests {
         let aead = kex_lines("debug1: kex: client->server cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none\ndebug1: kex: server->client cipher: chacha20-poly1305@openssh.com MAC: <implicit> compression: none");
         assert!(proves(&aead, "chacha20-poly1305@openssh.com", None).is_ok());
         assert!(proves(&aead[..1], "chacha20-poly1305@openssh.com", None).is_err());
+        // A rekeying to another cipher is caught too; the record keeps the first pair.
+        let mut rekeyed = lines.clone();
+        rekeyed.push("server->client cipher: aes256-ctr MAC: hmac-sha2-256 compression: none".into());
+        assert!(proves(&rekeyed, "aes128-ctr", Some("hmac-sha2-256")).is_err());
+        assert_eq!(first_pair(&rekeyed), lines);
     }
 }
