@@ -41,6 +41,11 @@ pub struct SshData {
     /// Seconds of the median round from starting the client to its first payload byte
     /// (TCP, key exchange, authentication, session): not in throughput_bps.
     pub connect_s: f64,
+    /// The median round's session as the client counts it (`ssh -v`'s "Transferred: ...
+    /// in X seconds", 0.1 s resolution; from the session's start, so a little more than
+    /// transfer_s): a witness of transfer_s; null where ssh did not say.
+    #[serde(default)]
+    pub client_session_s: Option<f64>,
     /// CPU seconds per 10^9 payload bytes of each end over the whole connection (its
     /// key exchange included), median of the rounds.
     pub cpu_s_per_gb_by_end: EndsCpu,

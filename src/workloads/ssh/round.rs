@@ -1,10 +1,13 @@
 //! One transfer through a fresh SSH connection, and its CPU window.
 //!
 //! - The data phase is timed here, not in the client: up, from when the client first
-//!   drains the pipe we feed (it reads its stdin only once the session channel is open)
-//!   to its exit (the server's `wc -c` has then counted every byte); down, from the first
-//!   byte the server's `head -c` sends reaching us to the last. The bytes before that
-//!   first moment are left out of the rate.
+//!   reads its stdin (it does once the session channel is open), a sparse in-memory file
+//!   of the payload's size whose offset we watch (/proc/PID/fdinfo/0), to its exit (the
+//!   server's `wc -c` has then counted every byte); down, from the first byte the
+//!   server's `head -c` sends reaching us to the last. The bytes before that first moment
+//!   are left out of the rate. A file, not a pipe we feed: on a busy machine a feeder
+//!   that waits for a CPU would hold the client back, and `ssh < file` is what a user
+//!   times.
 //! - Each end's CPU covers the whole connection: the client's from its exit status, the
 //!   server's from the listener's own and reaped children's times (every connection's
 //!   processes are its descendants, each waited for by its parent).
@@ -16,7 +19,7 @@
 use super::server::{self, Keys, Programs, Server};
 use crate::sys::guard::Guard;
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -48,6 +51,8 @@ pub struct Round {
     pub bytes_per_s: f64,
     pub transfer_s: f64,
     pub connect_s: f64,
+    /// ssh -v's own count of the session's seconds.
+    pub client_session_s: Option<f64>,
     pub client_cpu_s: f64,
     pub server_cpu_s: f64,
     /// Each end's busiest thread over the data phase: name, percent of one core.
@@ -170,32 +175,35 @@ struct Progress {
     last: Mutex<Option<Instant>>,
 }
 
-/// Feeds `bytes` zeros to the client's stdin in pipe-sized writes. The first fills the
-/// pipe at once; the second returns only once the client drains it: the start.
-fn feed(mut to: std::process::ChildStdin, bytes: u64, p: &Progress) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: F_GETPIPE_SZ on a pipe we own.
-    let cap = unsafe { libc::fcntl(to.as_raw_fd(), libc::F_GETPIPE_SZ) };
-    let chunk = if cap > 0 { cap as usize } else { 65536 };
-    let zeros = vec![0u8; chunk];
-    let mut left = bytes;
-    let mut writes = 0u32;
-    while left > 0 && !crate::measure::stopped() {
-        let n = left.min(chunk as u64) as usize;
-        if to.write_all(&zeros[..n]).is_err() {
-            return;
-        }
-        left -= n as u64;
-        writes += 1;
-        let moved = p.moved.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-        if writes == 2 {
-            *p.first.lock().unwrap_or_else(|e| e.into_inner()) = Some((Instant::now(), moved));
-        }
+/// The payload to send up: a sparse in-memory file of `bytes` (holes read as zeros,
+/// nothing written anywhere), gone with its last descriptor.
+fn payload(bytes: u64) -> anyhow::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: memfd_create with a valid C string; the descriptor is ours from here on.
+    let fd = unsafe { libc::memfd_create(c"cbench-ssh-payload".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        anyhow::bail!("memfd_create: {}", std::io::Error::last_os_error());
     }
+    // SAFETY: a new descriptor no one else owns.
+    let f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.set_len(bytes)?;
+    Ok(f)
+}
+
+/// How far a process has read its stdin (the offset of its fd 0), where it is a file.
+fn stdin_offset(pid: i32) -> Option<u64> {
+    let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/0")).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("pos:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Reads the client's stdout to its end, counting: the first read is the start.
 fn drain(mut from: std::process::ChildStdout, p: &Progress) {
+    use std::os::fd::AsRawFd;
+    // A pipe of 1 MiB (Linux's default most), so that the client seldom waits on us.
+    // SAFETY: F_SETPIPE_SZ on a pipe we own; on failure the default size stays.
+    unsafe { libc::fcntl(from.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
     let mut buf = vec![0u8; 1 << 20];
     loop {
         match from.read(&mut buf) {
@@ -210,6 +218,13 @@ fn drain(mut from: std::process::ChildStdout, p: &Progress) {
         }
     }
     *p.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+}
+
+/// "Transferred: sent N, received M bytes, in X seconds" (ssh -v at its end): X.
+fn session_s(client_log: &str) -> Option<f64> {
+    let line = client_log.lines().rfind(|l| l.starts_with("Transferred: "))?;
+    let (_, rest) = line.split_once(" in ")?;
+    rest.strip_suffix(" seconds")?.trim().parse().ok()
 }
 
 fn log_from(path: &Path, offset: u64) -> String {
@@ -242,7 +257,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     if s.down {
         cmd.stdin(Stdio::null()).stdout(Stdio::piped());
     } else {
-        cmd.stdin(Stdio::piped())
+        cmd.stdin(Stdio::from(payload(s.bytes)?))
             .stdout(Stdio::from(std::fs::File::create(&client_out)?));
     }
     let own0 = crate::sys::cpu::process_cpu();
@@ -259,14 +274,15 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     let mut child = crate::sys::spawn::spawn(guard, &mut cmd, "ssh", options)?;
     let pid = child.id() as i32;
     let progress = Arc::new(Progress::default());
+    // The payload file is the child's alone now: its offset is the client's progress.
+    drop(cmd);
     let io = {
         let p = progress.clone();
-        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-        let bytes = s.bytes;
-        std::thread::spawn(move || match (stdin, stdout) {
-            (Some(i), _) => feed(i, bytes, &p),
-            (_, Some(o)) => drain(o, &p),
-            _ => {}
+        let stdout = child.stdout.take();
+        std::thread::spawn(move || {
+            if let Some(o) = stdout {
+                drain(o, &p)
+            }
         })
     };
     let done = Arc::new(AtomicBool::new(false));
@@ -287,6 +303,16 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     let stop = loop {
         if let Some(exit) = crate::sys::spawn::try_exit(guard, pid) {
             break Ok(exit);
+        }
+        if !s.down {
+            // Up: the client's reading of its stdin file.
+            if let Some(pos) = stdin_offset(pid).filter(|p| *p > 0) {
+                progress.moved.store(pos, Ordering::Relaxed);
+                let mut first = progress.first.lock().unwrap_or_else(|e| e.into_inner());
+                if first.is_none() {
+                    *first = Some((Instant::now(), pos));
+                }
+            }
         }
         let moved = progress.moved.load(Ordering::Relaxed);
         if moved != seen {
@@ -404,6 +430,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         bytes_per_s: counted as f64 / transfer_s,
         transfer_s,
         connect_s: from,
+        client_session_s: session_s(&std::fs::read_to_string(&client_log).unwrap_or_default()),
         client_cpu_s,
         server_cpu_s,
         client_busiest: busiest(&samples, from, to, false),
@@ -443,6 +470,13 @@ mod tests {
         // A thread born after the start counts from zero at the start.
         let (_, pct) = busiest(&samples[1..], 0.2, 1.5, true);
         assert!((pct - 95.0 / 1.3).abs() < 1e-6, "{pct}");
+    }
+
+    #[test]
+    fn the_clients_own_count() {
+        let log = "debug1: x\nTransferred: sent 1074400536, received 323804 bytes, in 3.3 seconds\nBytes per second: sent 3.2\n";
+        assert_eq!(session_s(log), Some(3.3));
+        assert_eq!(session_s("debug1: x"), None);
     }
 
     #[test]

@@ -336,6 +336,7 @@ impl Ssh {
                 negotiated_from: if m.from_server_log { "server" } else { "client" }.into(),
                 transfer_s: m.transfer_s,
                 connect_s: m.connect_s,
+                client_session_s: m.client_session_s,
                 cpu_s_per_gb_by_end: rec::EndsCpu { client, server },
                 busiest_thread_pct: busiest.1,
                 busiest_thread: rec::EndsThread {
