@@ -115,6 +115,24 @@ fn spawn(args: &[&str]) -> Running {
     Running { child, out, err }
 }
 
+/// A results file of this test process, not there yet.
+fn results_file(name: &str) -> std::path::PathBuf {
+    let p = std::env::temp_dir().join(format!(
+        "cryptobench-ssh-{name}-{}.jsonl",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+/// A run whose records go to `out` as JSON Lines and to stdout as one JSON document.
+fn spawn_kept(out: &std::path::Path, args: &[&str]) -> Running {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json", "--no-store", "--output"]);
+    a.push(out.to_str().unwrap());
+    spawn(&a)
+}
+
 /// Its output once it exits, within `secs` (else it is killed and the test fails).
 fn wait_exit(r: Running, secs: u64) -> std::process::Output {
     let Running {
@@ -193,22 +211,11 @@ fn each_server_carries_the_bytes_with_every_default_cipher() {
     if !can_run() {
         return;
     }
-    let out =
-        std::env::temp_dir().join(format!("cryptobench-ssh-test-{}.jsonl", std::process::id()));
-    let _ = std::fs::remove_file(&out);
-    let child = spawn(&[
-        "--bytes",
-        "32m",
-        "--rounds",
-        "2",
-        "--direction",
-        "both",
-        "--format",
-        "json",
-        "--no-store",
-        "--output",
-        out.to_str().unwrap(),
-    ]);
+    let out = results_file("all");
+    let child = spawn_kept(
+        &out,
+        &["--bytes", "32m", "--rounds", "2", "--direction", "both"],
+    );
     let pid = child.child.id();
     let o = wait_exit(child, 150);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -361,26 +368,20 @@ fn sigterm_mid_run_keeps_finished_points_and_leaves_nothing() {
     if !can_run() {
         return;
     }
-    let out = std::env::temp_dir().join(format!(
-        "cryptobench-ssh-sigterm-{}.jsonl",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&out);
-    let mut child = spawn(&[
-        "--server",
-        "openssh",
-        "--bytes",
-        "128m",
-        "--rounds",
-        "1",
-        "--direction",
-        "up",
-        "--format",
-        "json",
-        "--no-store",
-        "--output",
-        out.to_str().unwrap(),
-    ]);
+    let out = results_file("sigterm");
+    let mut child = spawn_kept(
+        &out,
+        &[
+            "--server",
+            "openssh",
+            "--bytes",
+            "128m",
+            "--rounds",
+            "1",
+            "--direction",
+            "up",
+        ],
+    );
     let pid = child.child.id();
     // Until the first point is kept, and a transfer of the next one is under way.
     let deadline = Instant::now() + Duration::from_secs(60);

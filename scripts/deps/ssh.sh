@@ -1,36 +1,26 @@
 #!/usr/bin/env bash
-# System dependencies of `cryptobench ssh` and its tests: OpenSSH's server and client,
-# Dropbear's server and client (dropbear-bin: the programs without the init script),
-# iproute2 for the namespaces. Idempotent.
-# --check: exit 1, naming them, if any is missing.
-# Installing openssh-server would start the system's sshd: a policy-rc.d that refuses
-# every start is in place during the install (only if none is there already), so that
-# nothing is left running; cryptobench starts its own sshd in a namespace.
+# System dependencies of `cryptobench ssh` and its tests: OpenSSH's client and server
+# (scripts/deps/dut.sh installs them with the packaged service refused: nothing is left
+# running), and Dropbear's programs (dropbear-bin: no init script, no service).
+# Idempotent. --check: exit 1, naming them, if any is missing.
 set -euo pipefail
-
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+here="$(dirname "$0")"
 
-PKGS="openssh-server openssh-client dropbear-bin iproute2 procps coreutils"
+PKGS="dropbear-bin procps coreutils"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ "${1:-}" = "--check" ]; then
-  [ -z "$missing" ] || { echo "ssh:$missing"; exit 1; }
+  openssh="$(bash "$here/dut.sh" --check | sed 's/^dut://')" || true
+  [ -z "$openssh$missing" ] || { echo "ssh:$openssh$missing"; exit 1; }
   exit 0
 fi
+bash "$here/dut.sh"
 if [ -n "$missing" ]; then
-  policy=/usr/sbin/policy-rc.d
-  ours=""
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
-    $SUDO chmod 0755 "$policy"
-    ours=1
-  fi
-  cleanup() { [ -z "$ours" ] || $SUDO rm -f "$policy"; }
-  trap cleanup EXIT
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
-  $SUDO env RUNLEVEL=1 apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing
 fi
 # sshd (as root) refuses to start without its privilege separation directory, which
 # Debian's service makes when it starts: made here, empty, as the service would.

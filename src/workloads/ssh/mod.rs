@@ -199,24 +199,24 @@ fn names(s: &str, flag: &str, example: &str) -> anyhow::Result<Names> {
     Ok(Names(out))
 }
 
-fn parse_ciphers(s: &str) -> anyhow::Result<Names> {
-    let n = names(s, "--ciphers", "aes128-gcm@openssh.com,aes128-ctr")?;
+/// `--ciphers` or `--macs`: names, never `none` (`without` says what a channel would
+/// then lack).
+fn algorithms(s: &str, flag: &str, example: &str, without: &str) -> anyhow::Result<Names> {
+    let n = names(s, flag, example)?;
     if n.0.iter().any(|c| c == "none") {
         return Err(anyhow!(
-            "invalid --ciphers 'none': an SSH channel without encryption is not measured"
+            "invalid {flag} 'none': a channel without {without} is not measured; give one, e.g. {flag} {example}"
         ));
     }
     Ok(n)
 }
 
+fn parse_ciphers(s: &str) -> anyhow::Result<Names> {
+    algorithms(s, "--ciphers", "aes128-gcm@openssh.com,aes128-ctr", "encryption")
+}
+
 fn parse_macs(s: &str) -> anyhow::Result<Names> {
-    let n = names(s, "--macs", "hmac-sha2-256-etm@openssh.com")?;
-    if n.0.iter().any(|m| m == "none") {
-        return Err(anyhow!(
-            "invalid --macs 'none': a channel without integrity is not measured; give a MAC, e.g. --macs hmac-sha2-256-etm@openssh.com"
-        ));
-    }
-    Ok(n)
+    algorithms(s, "--macs", "hmac-sha2-256-etm@openssh.com", "integrity")
 }
 
 fn parse_bytes(s: &str) -> anyhow::Result<u64> {

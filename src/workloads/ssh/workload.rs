@@ -151,14 +151,8 @@ impl Ssh {
             let who = format!("{} {version}", kind.name());
             let ciphers: Vec<String> = match &self.ciphers {
                 Some(asked) => {
-                    for c in asked {
-                        if !offered.ciphers.contains(c) {
-                            return Err(not_offered("--ciphers", c, &who, &offered.ciphers));
-                        }
-                        if !client.ciphers.contains(c) {
-                            return Err(not_offered("--ciphers", c, "the ssh client", &client.ciphers));
-                        }
-                    }
+                    let (server, client) = (&offered.ciphers, &client.ciphers);
+                    all_offered(asked, "--ciphers", &who, server, client)?;
                     asked.clone()
                 }
                 None => super::DEFAULT_CIPHERS
@@ -185,14 +179,7 @@ impl Ssh {
                 } else {
                     match &self.macs {
                         Some(asked) => {
-                            for m in asked {
-                                if !offered.macs.contains(m) {
-                                    return Err(not_offered("--macs", m, &who, &offered.macs));
-                                }
-                                if !client.macs.contains(m) {
-                                    return Err(not_offered("--macs", m, "the ssh client", &client.macs));
-                                }
-                            }
+                            all_offered(asked, "--macs", &who, &offered.macs, &client.macs)?;
                             asked.iter().cloned().map(Some).collect()
                         }
                         None => {
@@ -362,6 +349,26 @@ fn not_offered(flag: &str, asked: &str, by: &str, list: &[String]) -> Failure {
         "invalid {flag} '{asked}': {by} does not offer it; it offers {} (cryptobench ssh --list)",
         if list.is_empty() { "none".into() } else { list.join(",") }
     ))
+}
+
+/// Each of `asked` offered by the server (`who`) and by the client, else the refusal
+/// naming the first that lacks it.
+fn all_offered(
+    asked: &[String],
+    flag: &str,
+    who: &str,
+    server: &[String],
+    client: &[String],
+) -> Result<(), Failure> {
+    for x in asked {
+        if !server.contains(x) {
+            return Err(not_offered(flag, x, who, server));
+        }
+        if !client.contains(x) {
+            return Err(not_offered(flag, x, "the ssh client", client));
+        }
+    }
+    Ok(())
 }
 
 /// The ssh client's own lists (`ssh -Q cipher`, `ssh -Q mac`).
