@@ -12,7 +12,7 @@
 //!   server's from the listener's own and reaped children's times (every connection's
 //!   processes are its descendants, each waited for by its parent).
 //! - The busiest thread of each end, over the data phase, from samples of /proc every
-//!   SAMPLE_EVERY.
+//!   SAMPLE_EVERY (coarse for a data phase of a few ticks: the record says so).
 //! - Every wait is bounded: no byte moved for STALL_S, or the transfer past --time, stops
 //!   the client and excludes the point with the reason.
 
@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 
 /// A transfer that moves no byte for this long is stalled.
 pub const STALL_S: u64 = 15;
-const SAMPLE_EVERY: Duration = Duration::from_millis(50);
+/// /proc's CPU times move in ticks (10 ms): sampling faster buys nothing.
+const SAMPLE_EVERY: Duration = Duration::from_millis(20);
 /// How long the server may take to reap a finished connection's processes.
 const REAP_LIMIT: Duration = Duration::from_secs(5);
 
@@ -150,7 +151,7 @@ fn busiest(samples: &[(f64, Sample)], from: f64, to: f64, server: bool) -> (Stri
             continue;
         };
         let (t_start, cpu_start) = at(from, tid).unwrap_or((from, 0.0));
-        if t_end - t_start < 0.05 {
+        if t_end - t_start < SAMPLE_EVERY.as_secs_f64() {
             continue;
         }
         let pct = (cpu_end - cpu_start).max(0.0) / (t_end - t_start) * 100.0;

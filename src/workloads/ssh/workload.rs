@@ -15,6 +15,10 @@ use crate::sys::guard::Guard;
 use crate::workloads::e2e::lab::{Lab, CLIENT, SERVER};
 use std::time::Duration;
 
+/// A data phase shorter than this is too short for the threads' shares to be more than
+/// rough (a few of /proc's ticks).
+const SHORT_PHASE_S: f64 = 0.5;
+
 #[derive(Clone, Debug)]
 struct Point {
     kind: Kind,
@@ -278,6 +282,12 @@ impl Ssh {
             ),
             "CPU per GB: each end's whole connection (key exchange included): the server's listener with its reaped children, the client's ssh process".into(),
         ];
+        if m.transfer_s < SHORT_PHASE_S {
+            notes.push(format!(
+                "the data phase lasted {:.3} s: the threads' shares are read from /proc's 10 ms ticks over it, and are coarse; give more --bytes",
+                m.transfer_s
+            ));
+        }
         if p.kind == Kind::Dropbear {
             notes.push("Dropbear runs with its default receive window (-W not given)".into());
         }
