@@ -22,7 +22,7 @@ pub struct SshData {
     /// The MAC asked for and proven negotiated; null for an AEAD cipher (its MAC is
     /// implicit).
     pub mac: Option<String>,
-    /// "up": the client sends, the server's `wc -c` counts; "down": the server's
+    /// "up": the client sends (a file of zeros), the server's `wc -c` counts; "down": the server's
     /// `head -c BYTES /dev/zero` sends, the client counts.
     pub direction: String,
     /// Payload bytes carried per round, counted at the receiving end.

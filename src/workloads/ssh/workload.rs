@@ -249,7 +249,14 @@ impl Ssh {
             server: None,
             busy_pct: m.busy_pct,
             cpus: m.cpus,
-            generator: Some(("cryptobench (the data's source or sink)".into(), m.own_pct)),
+            generator: Some((
+                match p.down {
+                    true => "cryptobench (the data's sink)",
+                    false => "cryptobench (its samplers)",
+                }
+                .into(),
+                m.own_pct,
+            )),
         };
         let others: Vec<f64> = rates
             .iter()
@@ -273,7 +280,7 @@ impl Ssh {
             format!(
                 "{} bytes per round {}, through a fresh connection each round ({} round(s)); the rate is the data phase's, from the first payload byte taken by the channel to the last received, key exchange and authentication left out (connect_s)",
                 self.bytes,
-                if p.down { "sent by the server's `head -c` and counted by cryptobench" } else { "fed by cryptobench and counted by the server's `wc -c`" },
+                if p.down { "sent by the server's `head -c` and counted by cryptobench" } else { "read by the client from a sparse in-memory file of zeros and counted by the server's `wc -c`" },
                 rounds.len()
             ),
             format!(
