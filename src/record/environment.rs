@@ -489,6 +489,7 @@ mod tests {
                     WorkloadSettings::Vpn(_) => "vpn",
                     WorkloadSettings::Process(_) => "process",
                     WorkloadSettings::Disk(_) => "disk",
+                    WorkloadSettings::Ssh(_) => "ssh",
                     WorkloadSettings::Other {} => "other",
                 });
             }

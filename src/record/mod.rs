@@ -8,6 +8,7 @@ pub mod environment;
 pub mod identity;
 pub mod profile;
 pub mod speed;
+pub mod ssh;
 pub mod tls;
 pub mod vpn;
 pub mod window;
@@ -122,6 +123,7 @@ any::workload_list! {
     Tls(tls::TlsData) = "tls",
     Vpn(vpn::VpnData) = "vpn",
     Disk(disk::DiskData) = "disk",
+    Ssh(ssh::SshData) = "ssh",
 }
 
 /// Each workload's settings, told apart by the fields only it has.
@@ -133,6 +135,7 @@ pub enum WorkloadSettings {
     Process(environment::ProcessSettings),
     Tls(Box<environment::TlsSettings>),
     Disk(disk::DiskSettings),
+    Ssh(ssh::SshSettings),
     /// Settings this version does not know: not kept. Only a workload this version does
     /// not know writes them, and its records cannot be read either.
     Other {},

@@ -33,4 +33,5 @@ measuring! {
     vpn,
     #[cfg(feature = "disk")]
     disk,
+    ssh,
 }
