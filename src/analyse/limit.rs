@@ -1,4 +1,4 @@
-//! What held a tunnel or server point back, from the CPU it saw: one thread at its core's
+//! What held an end-to-end point (tunnel, server, ssh transfer) back, from the CPU it saw: one thread at its core's
 //! limit, one CPU's softirq, the server, every CPU, the load generator, a rate cap, or
 //! nothing seen.
 //! Pure: the workloads measure the window, this names the limit and its evidence.
@@ -39,7 +39,7 @@ pub fn limit(s: &Seen) -> Limit {
             return of(
                 "thread",
                 format!(
-                    "thread {name} used {pct:.0}% of one core: the tunnel's work is bound to it"
+                    "thread {name} used {pct:.0}% of one core: the work bound to it cannot use another"
                 ),
             );
         }
@@ -66,7 +66,7 @@ pub fn limit(s: &Seen) -> Limit {
         if *pct >= SATURATED_PCT {
             return of(
                 "generator",
-                format!("the load generator {name} used {pct:.0}% of one core: the tunnel was not the limit"),
+                format!("the load generator {name} used {pct:.0}% of one core: the load, not what it measured, was the limit"),
             );
         }
     }
@@ -74,7 +74,7 @@ pub fn limit(s: &Seen) -> Limit {
         return of(
             "cpus",
             format!(
-                "all {} CPU(s) were {:.0}% busy: tunnel, load and kernel shared them",
+                "all {} CPU(s) were {:.0}% busy: the measured path, the load and the kernel shared them",
                 s.cpus, s.busy_pct
             ),
         );
