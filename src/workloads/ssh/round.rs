@@ -81,38 +81,11 @@ pub enum Outcome {
     Stopped,
 }
 
-/// CPU seconds of a process with its reaped children (/proc/PID/stat fields 14 to 17).
+/// CPU seconds of a process with its reaped children.
 fn tree_cpu_s(pid: i32) -> Option<f64> {
-    let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest: Vec<&str> = line.get(line.rfind(')')? + 1..)?.split_whitespace().collect();
-    // rest[0] is field 3: fields 14-17 are rest[11..15].
-    let ticks: u64 = rest
-        .get(11..15)?
-        .iter()
-        .map(|f| f.parse::<u64>().ok())
-        .sum::<Option<u64>>()?;
+    let s = crate::sys::procfs::stat(pid)?;
+    let ticks = s.utime + s.stime + s.cutime + s.cstime;
     Some(ticks as f64 / crate::sys::procfs::ticks_per_s())
-}
-
-/// Every live descendant of `pid` (from each task's children file).
-fn descendants(pid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    let mut todo = vec![pid];
-    while let Some(p) = todo.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
-            continue;
-        };
-        for t in tasks.flatten() {
-            let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-            for k in kids.split_whitespace().filter_map(|k| k.parse::<i32>().ok()) {
-                if !out.contains(&k) && out.len() < 10_000 {
-                    out.push(k);
-                    todo.push(k);
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Each thread of `pids`: (is the server's, name, CPU seconds).
@@ -292,7 +265,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         std::thread::spawn(move || {
             let mut samples = Vec::new();
             while !done.load(Ordering::Relaxed) {
-                let m = sample(&descendants(listener), pid);
+                let m = sample(&crate::sys::procfs::descendants(listener), pid);
                 samples.push((t0.elapsed().as_secs_f64(), m));
                 std::thread::sleep(SAMPLE_EVERY);
             }
@@ -358,7 +331,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     let samples = sampler.join().unwrap_or_default();
     // The connection's processes, reaped by the listener: its children's times are in.
     let reaped = Instant::now();
-    while !descendants(srv.pid).is_empty() && reaped.elapsed() < REAP_LIMIT {
+    while !crate::sys::procfs::descendants(srv.pid).is_empty() && reaped.elapsed() < REAP_LIMIT {
         std::thread::sleep(Duration::from_millis(5));
     }
     let srv_cpu1 = tree_cpu_s(srv.pid).unwrap_or(srv_cpu0);
