@@ -30,6 +30,48 @@ pub fn if_name(pid: u32, kind: char, end: usize) -> String {
     format!("{PREFIX}{pid}{kind}{}", ['s', 'c'][end])
 }
 
+/// The run PID in "cbench-vpn-<pid>-..." (namespaces, temp dirs).
+pub fn owner_of_long_name(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(&format!("{PREFIX}-vpn-"))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() || !rest[digits.len()..].starts_with('-') {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// A process's name, or "?" when it is gone.
+pub fn comm(pid: i32) -> String {
+    crate::sys::procfs::stat(pid).map_or_else(|| "?".into(), |s| s.comm)
+}
+
+/// The namespaces of runs that are gone, each removed after what still runs in it (a
+/// killed run's daemons, servers and load) is stopped: one line each into `report`, and
+/// the namespaces of runs still going into `kept`. Every workload that uses the lab
+/// cleans up through this.
+pub fn remove_orphans(report: &mut Vec<String>, kept: &mut Vec<String>) {
+    let list = run(&["ip", "netns", "list"]).unwrap_or_default();
+    for name in list.lines().filter_map(|l| l.split_whitespace().next()) {
+        let Some(owner) = owner_of_long_name(name) else {
+            continue;
+        };
+        if crate::sys::guard::run_alive(owner) {
+            kept.push(format!("namespace {name} (run {owner} is still going)"));
+            continue;
+        }
+        let pids = run(&["ip", "netns", "pids", name]).unwrap_or_default();
+        for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+            let c = comm(pid);
+            crate::sys::guard::stop_pid(pid);
+            report.push(format!("stopped process {pid} ({c}) in namespace {name}"));
+        }
+        match run(&["ip", "netns", "del", name]) {
+            Ok(_) => report.push(format!("removed network namespace {name} (and its links)")),
+            Err(e) => report.push(format!("could not remove network namespace {name}: {e}")),
+        }
+    }
+}
+
 /// Runs a command to completion; its stdout, or its stderr's gist as the error.
 pub fn run(argv: &[&str]) -> anyhow::Result<String> {
     let out = Command::new(argv[0])

@@ -114,17 +114,20 @@ impl crate::shell::measuring::Measuring for Command {
             "ssh does not run on a DUT yet: run it on the machine itself, without --dut".into(),
         ))
     }
-    /// The lab's leftovers are the lab's: its namespaces (and whatever still runs in them:
-    /// a killed run's sshd, dropbear and ssh) and the temp dirs, which the lab's owner
-    /// (`vpn --cleanup`) removes; taken from the workload table, not copied.
+    /// A killed run leaves the lab's namespaces (with its sshd, dropbear and ssh in them)
+    /// and its temp dir: the lab's and the guard's cleanups remove them.
     fn cleanup() -> Result<Vec<String>, &'static str> {
         if !crate::sys::is_root() {
             return Err(NEED_ROOT);
         }
-        match crate::workloads::table::find("vpn") {
-            Some(lab_owner) => lab_owner.cleanup(),
-            None => Ok(crate::sys::guard::remove_orphan_temp_dirs()),
+        let (mut report, mut kept) = (Vec::new(), Vec::new());
+        crate::workloads::e2e::lab::remove_orphans(&mut report, &mut kept);
+        report.extend(crate::sys::guard::remove_orphan_temp_dirs());
+        if report.is_empty() {
+            report.push("no leftovers of cryptobench ssh found".into());
         }
+        report.extend(kept.into_iter().map(|k| format!("left alone: {k}")));
+        Ok(report)
     }
 }
 

@@ -3,50 +3,9 @@
 //! live cryptobench) is left alone.
 
 use crate::sys::guard::{run_alive, PREFIX};
-use crate::workloads::e2e::lab::run;
+use crate::workloads::e2e::lab::{self, owner_of_long_name, run};
 use std::fs;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-/// Gone, or a zombie waiting for its (new) parent to reap it.
-fn finished(pid: i32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => s
-            .rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => true,
-    }
-}
-
-/// SIGTERM, up to 3 s of grace, then SIGKILL, by PID. These processes are not our
-/// children (their parent crashed), so they are watched through /proc, not waitpid.
-fn stop_leftover(pid: i32) {
-    for (sig, grace) in [(libc::SIGTERM, 3), (libc::SIGKILL, 2)] {
-        if finished(pid) {
-            return;
-        }
-        // SAFETY: signalling one process by PID.
-        unsafe { libc::kill(pid, sig) };
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(grace) {
-            if finished(pid) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// The run PID in "cbench-vpn-<pid>-..." (namespaces, temp dirs).
-pub fn owner_of_long_name(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix(&format!("{PREFIX}-vpn-"))?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    if digits.is_empty() || !rest[digits.len()..].starts_with('-') {
-        return None;
-    }
-    digits.parse().ok()
-}
 
 /// The run PID in "cbench<pid><v|w|o|p><s|c>" (interface names, wireguard-go sockets).
 pub fn owner_of_if_name(name: &str) -> Option<u32> {
@@ -60,12 +19,6 @@ pub fn owner_of_if_name(name: &str) -> Option<u32> {
         }
         _ => None,
     }
-}
-
-fn comm(pid: i32) -> String {
-    fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim().to_string())
-        .unwrap_or_else(|_| "?".into())
 }
 
 /// Does one argument of a command line name something of a dead run?
@@ -95,30 +48,8 @@ pub fn run_cleanup() -> Vec<String> {
     let mut report = Vec::new();
     let mut kept = Vec::new();
 
-    // Namespaces, first stopping whatever still runs inside them (iperf3, daemons).
-    let list = run(&["ip", "netns", "list"]).unwrap_or_default();
-    for line in list.lines() {
-        let Some(name) = line.split_whitespace().next() else {
-            continue;
-        };
-        let Some(owner) = owner_of_long_name(name) else {
-            continue;
-        };
-        if run_alive(owner) {
-            kept.push(format!("namespace {name} (run {owner} is still going)"));
-            continue;
-        }
-        let pids = run(&["ip", "netns", "pids", name]).unwrap_or_default();
-        for pid in pids.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
-            let c = comm(pid);
-            stop_leftover(pid);
-            report.push(format!("stopped process {pid} ({c}) in namespace {name}"));
-        }
-        match run(&["ip", "netns", "del", name]) {
-            Ok(_) => report.push(format!("removed network namespace {name} (and its links)")),
-            Err(e) => report.push(format!("could not remove network namespace {name}: {e}")),
-        }
-    }
+    // The lab's namespaces, with whatever still runs in them.
+    lab::remove_orphans(&mut report, &mut kept);
 
     // Daemons elsewhere whose command line names a dead run (e.g. wireguard-go cbench123ws).
     if let Ok(dir) = fs::read_dir("/proc") {
@@ -136,9 +67,9 @@ pub fn run_cleanup() -> Vec<String> {
                 .split(|b| *b == 0)
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
-            let c = comm(pid);
+            let c = lab::comm(pid);
             if DAEMONS.contains(&c.as_str()) && args.iter().any(|a| references_dead_run(a)) {
-                stop_leftover(pid);
+                crate::sys::guard::stop_pid(pid);
                 report.push(format!(
                     "stopped process {pid} ({c}): {}",
                     args.join(" ").trim()
