@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -143,10 +143,24 @@ fn busiest(samples: &[(f64, Sample)], from: f64, to: f64, server: bool) -> (Stri
 /// The data moved so far and when it started to move.
 #[derive(Default)]
 struct Progress {
-    moved: AtomicU64,
+    /// A lock, not an AtomicU64: 32-bit MIPS, a router's CPU, has no 64-bit atomics.
+    moved: Mutex<u64>,
     /// (when, bytes moved by then) at the data phase's start, and its end (down).
     first: Mutex<Option<(Instant, u64)>>,
     last: Mutex<Option<Instant>>,
+}
+
+impl Progress {
+    fn moved(&self) -> u64 {
+        *self.moved.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts `n` more bytes; the total after them.
+    fn add(&self, n: u64) -> u64 {
+        let mut moved = self.moved.lock().unwrap_or_else(|e| e.into_inner());
+        *moved += n;
+        *moved
+    }
 }
 
 /// The payload to send up: a sparse in-memory file of `bytes` (holes read as zeros,
@@ -183,7 +197,7 @@ fn drain(mut from: std::process::ChildStdout, p: &Progress) {
         match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let moved = p.moved.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+                let moved = p.add(n as u64);
                 let mut first = p.first.lock().unwrap_or_else(|e| e.into_inner());
                 if first.is_none() {
                     *first = Some((Instant::now(), moved));
@@ -281,14 +295,14 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         if !s.down {
             // Up: the client's reading of its stdin file.
             if let Some(pos) = stdin_offset(pid).filter(|p| *p > 0) {
-                progress.moved.store(pos, Ordering::Relaxed);
+                *progress.moved.lock().unwrap_or_else(|e| e.into_inner()) = pos;
                 let mut first = progress.first.lock().unwrap_or_else(|e| e.into_inner());
                 if first.is_none() {
                     *first = Some((Instant::now(), pos));
                 }
             }
         }
-        let moved = progress.moved.load(Ordering::Relaxed);
+        let moved = progress.moved();
         if moved != seen {
             (seen, seen_at) = (moved, Instant::now());
         }
@@ -347,7 +361,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
             server::last_lines(&client_log, 2)
         )));
     }
-    let moved = progress.moved.load(Ordering::Relaxed);
+    let moved = progress.moved();
     let received = match s.down {
         true => moved,
         false => std::fs::read_to_string(&client_out)
