@@ -17,8 +17,8 @@
 mod common;
 
 use common::musl::{
-    command, ready, root, run, sysroot, Build, AARCH64_DYNAMIC, AARCH64_STATIC, ARMV7_DYNAMIC,
-    ARMV7_STATIC, MIPSEL_DYNAMIC, MIPSEL_STATIC, X86_64_DYNAMIC, X86_64_STATIC,
+    ready, root, run, sysroot, Build, AARCH64_DYNAMIC, AARCH64_STATIC, ARMV7_DYNAMIC, ARMV7_STATIC,
+    MIPSEL_DYNAMIC, MIPSEL_STATIC, X86_64_DYNAMIC, X86_64_STATIC,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
