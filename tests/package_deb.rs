@@ -11,31 +11,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn script(arch: &str, target: &Path, dist: &Path) -> Output {
-    Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/package-deb"))
-        .arg(arch)
-        .env("CARGO_TARGET_DIR", target)
-        .env("DIST", dist)
-        .output()
-        .expect("bash runs scripts/package-deb")
+    common::package_script("package-deb", &[arch], target, dist)
 }
 
 #[test]
 fn an_architecture_not_built_is_refused_in_one_line() {
-    let tmp = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "package-deb-none");
-    for (arch, says) in [
-        ("arm64", "no arm64 binary at"),
-        ("mips", "unknown architecture"),
-    ] {
-        let o = script(arch, &tmp, &tmp);
-        let err = common::stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{arch}: {err}");
-        assert_eq!(err.lines().count(), 1, "{arch}: {err}");
-        assert!(err.contains(says), "{arch}: {err}");
-    }
-    assert_eq!(
-        std::fs::read_dir(&tmp).unwrap().count(),
-        0,
-        "nothing written"
+    common::package_refusals(
+        "package-deb",
+        &[
+            ("arm64", "no arm64 binary at"),
+            ("mips", "unknown architecture"),
+        ],
     );
 }
 

@@ -2,7 +2,10 @@
 # System dependencies of the package tests (tests/package_deb.rs): debootstrap, which
 # makes the clean Debian 12 root the .deb is installed into (from Debian's archive, kept
 # as a tarball in ~/.cache/cryptobench/deb-root), and dpkg-dev (dpkg-shlibdeps, which
-# scripts/package-deb reads the Depends from). Idempotent: installs only what is missing.
+# scripts/package-deb reads the Depends from). tests/package_openwrt.rs needs nothing more
+# than base.sh's tar, gzip and binutils (readelf) and musl.sh's qemu-user and sysroots: no
+# opkg or apk-tools is to be had from Debian (docs/routers.md). Idempotent: installs only
+# what is missing.
 set -euo pipefail
 PKGS="debootstrap dpkg-dev"
 missing=""

@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod dut_lab;
 pub mod gate;
+pub mod musl;
 pub mod openssl;
 pub mod postgres;
 pub mod ssh_guest;
@@ -242,6 +243,41 @@ pub fn one_line_exit_2(o: &std::process::Output, what: &str) -> String {
     assert_eq!(e.trim().lines().count(), 1, "{what}: one line: {e}");
     assert!(o.stdout.is_empty(), "{what}: stdout {}", stdout(o));
     e
+}
+
+/// scripts/NAME, a packaging script, with `args`: the builds it packages under `target`
+/// (CARGO_TARGET_DIR), what it makes into `dist` (DIST).
+pub fn package_script(
+    name: &str,
+    args: &[&str],
+    target: &Path,
+    dist: &Path,
+) -> std::process::Output {
+    std::process::Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scripts")
+            .join(name),
+    )
+    .args(args)
+    .env("CARGO_TARGET_DIR", target)
+    .env("DIST", dist)
+    .output()
+    .unwrap_or_else(|e| panic!("bash runs scripts/{name}: {e}"))
+}
+
+/// Each (architecture, needle), none of them built: scripts/NAME refuses it in one line
+/// (exit 2) that contains the needle, and writes nothing.
+pub fn package_refusals(name: &str, cases: &[(&str, &str)]) {
+    let tmp = tempdir(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        &format!("{name}-none"),
+    );
+    for (arch, says) in cases {
+        let err = one_line_exit_2(&package_script(name, &[arch], &tmp, &tmp), arch);
+        assert!(err.contains(says), "{arch}: {err}");
+    }
+    let written = std::fs::read_dir(&tmp).unwrap().count();
+    assert_eq!(written, 0, "nothing written");
 }
 
 /// A finished run's stdout, as text.
