@@ -276,14 +276,15 @@ fn openssl_armcap_variants_are_checked_against_what_libcrypto_reports() {
 }
 
 /// An OpenSSL built for aarch64 (scripts/build-openssl 3.5 --target
-/// aarch64-unknown-linux-gnu, Debian's cross gcc) is what the aarch64 build measures
+/// aarch64-unknown-linux-gnu and GATE_ONLY's options, Debian's cross gcc) is what the aarch64 build measures
 /// with `--openssl`: every algorithm of the default set through the gate, labelled with
 /// that build and its version, none refused.
 #[test]
 fn aarch64_measures_an_openssl_built_for_aarch64() {
     let t = &AARCH64;
     let Some(env) = ready(t) else { return };
-    let Some(dir) = common::openssl::build("3.5", &["--target", t.triple]) else {
+    let flags = [&["--target", t.triple][..], &common::openssl::GATE_ONLY].concat();
+    let Some(dir) = common::openssl::build("3.5", &flags) else {
         return;
     };
     let v = json(
@@ -309,7 +310,7 @@ fn aarch64_measures_an_openssl_built_for_aarch64() {
     );
     common::openssl::assert_measured(
         &v,
-        "openssl 3.5.5",
+        "openssl 3.5.5 no-apps -O0",
         "OpenSSL 3.5.5",
         &[
             "aes-128-gcm",

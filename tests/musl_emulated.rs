@@ -302,23 +302,12 @@ fn mipsel_dynamic_passes_the_gate() {
     says_what_it_is_and_passes_the_gate(&MIPSEL_DYNAMIC);
 }
 
-/// The libcrypto of `scripts/build-openssl 3.5 --target <musl triple> --config no-apps`
-/// (scripts/test builds the same: the libraries are all a router's libopenssl3 ships), or
-/// None after reporting the skip.
+/// The libcrypto of `scripts/build-openssl 3.5 --target <musl triple>` with GATE_ONLY's
+/// options (scripts/test builds the same: the libraries are all a router's libopenssl3
+/// ships), or None after reporting the skip.
 fn musl_libcrypto(b: &Build) -> Option<PathBuf> {
-    let o = Command::new(root().join("scripts/build-openssl"))
-        .args(["3.5", "--target", b.triple, "--config", "no-apps"])
-        .output()
-        .expect("scripts/build-openssl runs");
-    if !o.status.success() {
-        common::skip(&format!(
-            "scripts/build-openssl 3.5 --target {} failed: {}",
-            b.triple,
-            common::stderr(&o).lines().last().unwrap_or("")
-        ));
-        return None;
-    }
-    Some(PathBuf::from(common::stdout(&o).trim()).join("lib/libcrypto.so.3"))
+    let flags = [&["--target", b.triple][..], &common::openssl::GATE_ONLY].concat();
+    common::openssl::build("3.5", &flags).map(|d| d.join("lib/libcrypto.so.3"))
 }
 
 /// The dynamic armv7 build dlopens OpenSSL built with the musl cross compiler (what
