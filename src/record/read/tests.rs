@@ -377,6 +377,21 @@ fn vpn_and_disk_values_no_run_writes_are_refused() {
     for good in [&vpn, &disk] {
         assert!(parse_line(&good.to_string()).is_ok(), "{good}");
     }
+    // A 100,000-character evidence line is kept, cut to STRING_MAX characters; one just
+    // at the limit is kept whole.
+    for (len, kept) in [(100_000, STRING_MAX), (STRING_MAX, STRING_MAX)] {
+        let mut long = vpn.clone();
+        long["limit"]["evidence"] = json!("é".repeat(len));
+        let Ok(Line::Record(rec)) = parse_line(&long.to_string()) else {
+            panic!("a long evidence line is refused")
+        };
+        let AnyRecord::Vpn(r) = *rec else {
+            panic!("not a vpn record")
+        };
+        let evidence = &r.data.limit.as_ref().unwrap().evidence;
+        assert_eq!(evidence.chars().filter(|c| *c == 'é').count(), kept);
+        assert_eq!(evidence.contains("cut on read"), len > STRING_MAX, "{len}");
+    }
     // A busy machine's share as CI's vpn run wrote it: 100%, rounded past it.
     let mut busy = vpn.clone();
     busy["system_busy_pct"] = json!(100.00000000002241);
