@@ -19,9 +19,11 @@ fn json(o: &std::process::Output, what: &str) -> Value {
 /// one build with the other's (they are other implementations, listed apart).
 #[test]
 fn openssl_36_and_40_pass_the_gate_and_compare_keeps_builds_apart() {
-    let (Some(v35), Some(v36), Some(v40)) =
-        (build("3.5", &[]), build("3.6", &GATE_ONLY), build("4.0", &GATE_ONLY))
-    else {
+    let (Some(v35), Some(v36), Some(v40)) = (
+        build("3.5", &[]),
+        build("3.6", &GATE_ONLY),
+        build("4.0", &GATE_ONLY),
+    ) else {
         return;
     };
     let dir = common::tempdir(Path::new(env!("CARGO_TARGET_TMPDIR")), "openssl-releases");

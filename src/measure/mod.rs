@@ -4,6 +4,7 @@
 //! decided in [`adaptive`].
 
 pub mod adaptive;
+pub mod alone;
 use crate::sys::cpu;
 pub mod others;
 pub mod pkey;

@@ -199,8 +199,9 @@ pub const RULES: &[Rule] = &[
         when: Leaf(&["runtime.aeshash", "runtime.memhash", "runtime.strhash"]),
         then: C::OtherUser,
     },
+    // libtomcrypt (Dropbear's crypto) names AES by its original name.
     Rule {
-        when: Leaf(&["aes", "AES", "Aes"]),
+        when: Leaf(&["aes", "AES", "Aes", "rijndael"]),
         then: C::Aes,
     },
     Rule {

@@ -143,8 +143,49 @@ impl Sampler {
 
     fn collect(&self, window: Window, label: &str) -> anyhow::Result<Profile> {
         let data = window.recording.finish()?;
-        let samples = perf::script(&data)?;
-        let (mut profile, folded) = from_samples(&samples);
+        self.profile(&perf::script(&data)?, label)
+    }
+
+    /// Ends a window and profiles each part apart: the samples of its threads (e.g. each
+    /// end of one connection, out of a system-wide window); other threads' are left out.
+    /// One field per part, in order.
+    pub fn finish_split(
+        &self,
+        window: Window,
+        parts: &[(String, std::collections::BTreeSet<i32>)],
+    ) -> Vec<ProfileField> {
+        let samples = window
+            .recording
+            .finish()
+            .and_then(|data| perf::script(&data));
+        parts
+            .iter()
+            .map(|(label, tids)| {
+                let mine = samples.as_ref().map(|all| {
+                    all.iter()
+                        .filter(|s| tids.contains(&s.tid))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                });
+                match mine
+                    .map_err(|e| anyhow!("{e}"))
+                    .and_then(|m| self.profile(&m, label))
+                {
+                    Ok(p) => ProfileField::Measured(p),
+                    Err(why) => {
+                        eprintln!("cryptobench: no profile for {label}: {why}");
+                        ProfileField::Unavailable {
+                            unavailable: why.to_string(),
+                        }
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The profile of `samples`, with its flame graph under --profile-dir.
+    fn profile(&self, samples: &[perf::Sample], label: &str) -> anyhow::Result<Profile> {
+        let (mut profile, folded) = from_samples(samples);
         if let Some(dir) = &self.dir {
             let title = format!("{label}: {} {} samples", profile.samples, perf::EVENT);
             profile.flame_graph = Some(flame::write(dir, &flame::stem(label), &title, &folded)?);

@@ -58,6 +58,27 @@ pub struct SshData {
     pub limit: Limit,
     /// Busy share of every CPU during the median round's data phase, in percent.
     pub system_busy_pct: f64,
+    /// With --profile: where the client's CPU went over one more, sampled transfer (the
+    /// server's is the envelope's `profile`); absent without --profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_profile: Option<crate::record::profile::ProfileField>,
+    /// OpenSSH: its cipher and MAC timed alone on the libcrypto sshd runs on, one 32 KiB
+    /// packet per call, one thread; absent for Dropbear (libtomcrypt, built in) and where
+    /// a primitive is not in the catalogue (the notes say so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primitive: Option<CipherAlone>,
+}
+
+/// A cipher and MAC timed alone, in process (see `primitive`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CipherAlone {
+    /// The catalogue's algorithms timed, e.g. ["aes-128-ctr", "hmac-sha256"].
+    pub algs: Vec<String>,
+    /// CPU seconds per 10^9 bytes of all of them together (seal direction).
+    pub cpu_s_per_gb: f64,
+    /// The library as it names itself, e.g. "OpenSSL 3.0.19 27 Jan 2026".
+    pub implementation: String,
+    pub note: Option<String>,
 }
 
 /// A server as measured: "openssh" or "dropbear", and the version it reports.
@@ -189,6 +210,12 @@ impl crate::record::RecordData for SshData {
         let cpu = |v: f64| v.is_finite() && v >= 0.0;
         if !(cpu(ends.client) && cpu(ends.server)) {
             bail!("cpu_s_per_gb_by_end {ends:?} is not CPU time");
+        }
+        if let Some(p) = r.primitive.as_ref().filter(|p| !positive(p.cpu_s_per_gb)) {
+            bail!(
+                "primitive cpu_s_per_gb {} is not a positive CPU time",
+                p.cpu_s_per_gb
+            );
         }
         for (name, v) in [
             ("busiest_thread_pct", r.busiest_thread_pct),

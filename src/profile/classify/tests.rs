@@ -178,6 +178,20 @@ fn names_and_callers_follow_the_table() {
         Category::Aes
     );
     assert_eq!(cat(vec![frame("some_driver_fn", k)]), Category::KernelOther);
+    // Dropbear's libtomcrypt: AES is rijndael, ChaCha20 and Poly1305 by their names.
+    let tomcrypt = "/usr/lib/x86_64-linux-gnu/libtomcrypt.so.1";
+    assert_eq!(
+        cat(vec![frame("rijndael_ecb_encrypt", tomcrypt)]),
+        Category::Aes
+    );
+    assert_eq!(
+        cat(vec![frame("chacha_crypt", tomcrypt)]),
+        Category::Chacha20
+    );
+    assert_eq!(
+        cat(vec![frame("poly1305_process", tomcrypt)]),
+        Category::Poly1305
+    );
     // AF_ALG's per-call work (stacks as perf records them in the guest): the socket
     // allocation under af_alg_sendmsg is the crypto interface, not the network stack,
     // while the cipher itself and the user copy keep their own categories.

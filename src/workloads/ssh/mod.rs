@@ -5,6 +5,7 @@
 //! run itself (writer, signals, exit codes) is the driver's.
 
 use anyhow::anyhow;
+mod alone;
 mod round;
 mod server;
 pub mod view;
@@ -44,9 +45,14 @@ pub struct SshArgs {
     /// Name the ciphers and MACs each server offers here, and exit.
     #[arg(long)]
     pub list: bool,
-    /// Not offered for ssh yet: refused.
+    /// Each point once more under perf: where each end's CPU went (the crypto share of the
+    /// server and of the client), beside the unsampled rounds' figures.
     #[arg(long)]
     pub profile: bool,
+    /// With --profile: keep folded stacks and a flame graph SVG per point and end in DIR
+    /// (implies --profile).
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<std::path::PathBuf>,
     /// Find and remove what a killed run left behind (the lab's namespaces and what runs
     /// in them, temp dirs), say what was removed, and exit.
     #[arg(long)]

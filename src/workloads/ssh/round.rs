@@ -44,6 +44,15 @@ pub struct Spec<'a> {
     pub down: bool,
     pub bytes: u64,
     pub limit: Duration,
+    /// --profile: each end sampled by perf over this transfer, under this label.
+    pub sampling: Option<(&'a crate::profile::Sampler, &'a str)>,
+}
+
+/// Each end's profile of a sampled transfer.
+#[derive(Clone, Debug)]
+pub struct Profiles {
+    pub server: crate::profile::ProfileField,
+    pub client: crate::profile::ProfileField,
 }
 
 /// What one transfer measured.
@@ -69,6 +78,8 @@ pub struct Round {
     /// The two kex lines, and whether the server's log gave them (else the client's).
     pub negotiated: Vec<String>,
     pub from_server_log: bool,
+    /// With Spec::sampling: where each end's CPU went.
+    pub profiles: Option<Profiles>,
 }
 
 pub enum Outcome {
@@ -104,6 +115,14 @@ fn sample(server_pids: &[i32], client: i32) -> Sample {
     out
 }
 
+/// Every thread /proc showed for one end (`server`) over the transfer.
+fn threads_of(samples: &[(f64, Sample)], server: bool) -> std::collections::BTreeSet<i32> {
+    samples
+        .iter()
+        .flat_map(|(_, m)| m.iter().filter(|(_, v)| v.0 == server).map(|(t, _)| *t))
+        .collect()
+}
+
 /// Each end's busiest thread over [from, to] (seconds since the client started): its CPU
 /// between the last samples at or before each bound (from zero for a thread born later).
 fn busiest(samples: &[(f64, Sample)], from: f64, to: f64, server: bool) -> (String, f64) {
@@ -115,11 +134,7 @@ fn busiest(samples: &[(f64, Sample)], from: f64, to: f64, server: bool) -> (Stri
             .filter(|(s, _)| *s <= t)
             .find_map(|(s, m)| m.get(&tid).map(|v| (*s, v.2)))
     };
-    let tids: std::collections::BTreeSet<i32> = samples
-        .iter()
-        .flat_map(|(_, m)| m.iter().filter(|(_, v)| v.0 == server).map(|(t, _)| *t))
-        .collect();
-    for tid in tids {
+    for tid in threads_of(samples, server) {
         let Some((t_end, cpu_end)) = at(to, tid) else {
             continue;
         };
@@ -261,6 +276,13 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     };
     let mut child = crate::sys::spawn::spawn(guard, &mut cmd, "ssh", options)?;
     let pid = child.id() as i32;
+    // Every CPU, from before the first payload byte: perf -p on the listener does not
+    // follow the connection's processes, which it forks later. Each end's samples are
+    // picked out afterwards by the threads /proc showed for it.
+    let window = s.sampling.map(|(perf, _)| {
+        perf.start(guard, &crate::profile::Target::SystemWide)
+            .and_then(|mut w| w.enable().map(|_| w))
+    });
     let progress = Arc::new(Progress::default());
     // The payload file is the child's alone now: its offset is the client's progress.
     drop(cmd);
@@ -352,6 +374,34 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     let sys1 = crate::workloads::e2e::cpu::snap_system(None);
     let soft1 = crate::workloads::e2e::cpu::softirq_ticks(None);
     let own = crate::sys::cpu::process_cpu().since(own0).total();
+    let profiles = window.zip(s.sampling).map(|(w, (perf, label))| {
+        let w = match w {
+            Ok(w) => w,
+            Err(why) => {
+                let none = crate::profile::ProfileField::Unavailable {
+                    unavailable: why.to_string(),
+                };
+                return Profiles {
+                    server: none.clone(),
+                    client: none,
+                };
+            }
+        };
+        let parts = [true, false].map(|server| {
+            let end = if server { "server" } else { "client" };
+            (format!("{label} ({end})"), threads_of(&samples, server))
+        });
+        let mut fields = perf.finish_split(w, &parts).into_iter();
+        let mut next = || {
+            fields.next().unwrap_or(crate::profile::ProfileField::Unavailable {
+                unavailable: "not profiled".into(),
+            })
+        };
+        Profiles {
+            server: next(),
+            client: next(),
+        }
+    });
 
     if exit.code != Some(0) {
         return Ok(Outcome::Failed(format!(
@@ -430,6 +480,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         cpus: crate::sys::cpu::machine_cpus(),
         negotiated: server::first_pair(&lines),
         from_server_log,
+        profiles,
     }))
 }
 

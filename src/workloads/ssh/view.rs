@@ -3,6 +3,7 @@
 //! thread, the limit and where the negotiation was proven. Pure functions of one run's
 //! records.
 
+use crate::record::profile::ProfileField;
 use crate::record::ssh::{SshData, SshRecord};
 use crate::render::document::{Options, RunView, View};
 use crate::render::model::{Block, Column, Table};
@@ -63,6 +64,41 @@ fn points_table(records: &[&SshRecord]) -> Table {
     t
 }
 
+/// What a point's crypto cost: the share perf found of each end's CPU (--profile), and
+/// OpenSSH's cipher and MAC alone beside the server's CPU per GB.
+fn crypto_line(r: &SshRecord) -> Option<String> {
+    let share = |p: Option<&ProfileField>| match p {
+        Some(ProfileField::Measured(m)) => Some(format!(
+            "{:.0}% [{:.0}, {:.0}]",
+            m.crypto.share * 100.0,
+            m.crypto.ci[0] * 100.0,
+            m.crypto.ci[1] * 100.0
+        )),
+        _ => None,
+    };
+    let mut parts = Vec::new();
+    if let Some(s) = share(r.profile.as_deref()) {
+        parts.push(format!("crypto {s} of the server's CPU"));
+    }
+    if let Some(s) = share(r.client_profile.as_ref()) {
+        parts.push(format!("{s} of the client's"));
+    }
+    if let Some(a) = &r.primitive {
+        let server = r.cpu_s_per_gb_by_end.server;
+        let of_server = match server > 0.0 {
+            true => format!(", {:.0}% of the server's {server:.2}", a.cpu_s_per_gb / server * 100.0),
+            false => String::new(),
+        };
+        parts.push(format!(
+            "{} alone on {}: {:.2} CPU s/GB{of_server}",
+            a.algs.join("+"),
+            a.implementation,
+            a.cpu_s_per_gb
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("{}: {}", r.label, parts.join("; ")))
+}
+
 impl View for SshView {
     type Data = SshData;
 
@@ -80,6 +116,10 @@ impl View for SshView {
                 .map(|r| format!("{}: {} ({})", r.label, r.limit.kind, r.limit.evidence))
                 .collect();
             out.push(Block::Lines(limits));
+            let crypto: Vec<String> = run.records.iter().filter_map(|r| crypto_line(r)).collect();
+            if !crypto.is_empty() {
+                out.push(Block::Lines(crypto));
+            }
         }
         let refused: Vec<String> = run
             .exclusions

@@ -10,6 +10,7 @@ use super::{Kind, SshArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
 use crate::record::ssh::{self as rec, SshData, SshRecord};
+use crate::profile::{ProfileField, Sampler};
 use crate::record::{Exclusion, ExclusionKind};
 use crate::sys::guard::Guard;
 use crate::workloads::e2e::lab::{Lab, CLIENT, SERVER};
@@ -44,6 +45,10 @@ pub struct Ssh {
     /// What each server offers, and its version, read in `plan`.
     offered: Vec<(Kind, Offered, String)>,
     points: Vec<Point>,
+    /// --profile: checked in `new`, each point sampled once more.
+    sampler: Option<Sampler>,
+    /// OpenSSH's cipher and MAC timed alone, once per pair.
+    alone: Vec<((String, Option<String>), Result<rec::CipherAlone, String>)>,
 }
 
 fn direction(down: bool) -> &'static str {
@@ -57,17 +62,18 @@ fn direction(down: bool) -> &'static str {
 impl Ssh {
     /// Checks every input, root and the programs; nothing is started.
     pub fn new(args: SshArgs) -> Result<Ssh, Failure> {
-        if args.profile {
-            return Err(Failure::Input(
-                "--profile is not offered by ssh yet: run without it".into(),
-            ));
-        }
         let limit = super::parse_limit(args.common.time).map_err(Failure::input)?;
         if !crate::sys::is_root() {
             return Err(Failure::Unavailable(super::NEED_ROOT.into()));
         }
         let progs = Programs::find(&args.server.0)?;
+        let sampler = (args.profile || args.profile_dir.is_some())
+            .then(|| Sampler::new(args.profile_dir.clone(), true))
+            .transpose()
+            .map_err(Failure::input)?;
         Ok(Ssh {
+            sampler,
+            alone: Vec::new(),
             servers: args.server.0,
             ciphers: args.ciphers.map(|n| n.0),
             macs: args.macs.map(|n| n.0),
@@ -124,6 +130,17 @@ impl Ssh {
             self.offered.push((kind, o, version));
         }
         Ok(())
+    }
+
+    /// An OpenSSH point's cipher and MAC timed alone (super::alone), once per pair.
+    fn alone(&mut self, p: &Point) -> Result<rec::CipherAlone, String> {
+        let key = (p.cipher.clone(), p.mac.clone());
+        if let Some((_, done)) = self.alone.iter().find(|(k, _)| *k == key) {
+            return done.clone();
+        }
+        let done = super::alone::measure(&p.cipher, p.mac.as_deref());
+        self.alone.push((key, done.clone()));
+        done
     }
 
     fn offered_by(&self, kind: Kind) -> Option<&(Kind, Offered, String)> {
@@ -355,8 +372,38 @@ impl Ssh {
                 },
                 limit,
                 system_busy_pct: m.busy_pct,
+                client_profile: None,
+                primitive: None,
             },
         }
+    }
+}
+
+/// The point once more under perf: each end's profile (server, client), the sampled
+/// transfer's rate in the server's; why there is none where the transfer failed.
+fn sampled_round(
+    guard: &Guard,
+    spec: &round::Spec,
+) -> (Option<ProfileField>, Option<ProfileField>) {
+    let failed = |why: String| {
+        let f = ProfileField::Unavailable {
+            unavailable: format!("the sampled transfer failed: {why}"),
+        };
+        (Some(f.clone()), Some(f))
+    };
+    match round::run(guard, spec) {
+        Ok(Outcome::Done(r)) => match r.profiles {
+            Some(mut p) => {
+                if let ProfileField::Measured(m) = &mut p.server {
+                    m.throughput_bps = Some(r.bytes_per_s);
+                }
+                (Some(p.server), Some(p.client))
+            }
+            None => (None, None),
+        },
+        Ok(Outcome::Stopped) => (None, None),
+        Ok(Outcome::Refused(why) | Outcome::Failed(why)) => failed(why),
+        Err(e) => failed(e.to_string()),
     }
 }
 
@@ -506,6 +553,7 @@ impl Workload for Ssh {
             down: p.down,
             bytes: self.bytes,
             limit: self.limit,
+            sampling: None,
         };
         let mut rounds = Vec::new();
         for n in 1..=self.rounds {
@@ -532,7 +580,32 @@ impl Workload for Ssh {
                 }
             }
         }
-        Ok(vec![driver::Outcome::Record(self.record(&p, &rounds, ctx))])
+        let mut record = self.record(&p, &rounds, ctx);
+        if let Some(perf) = &self.sampler {
+            let sampled = round::Spec {
+                sampling: Some((perf, &label)),
+                ..spec
+            };
+            let (server, client) = sampled_round(&self.guard, &sampled);
+            if let Some(f) = &server {
+                ctx.progress.suspend(|| {
+                    let table = crate::profile::table::render(&label, f, Some(record.throughput_bps));
+                    eprint!("{table}")
+                });
+            }
+            record.profile = server.map(Box::new);
+            record.data.client_profile = client;
+        }
+        match p.kind {
+            Kind::OpenSsh => match self.alone(&p) {
+                Ok(a) => record.data.primitive = Some(a),
+                Err(why) => record.notes.push(format!("cipher and MAC alone not timed: {why}")),
+            },
+            Kind::Dropbear => record.notes.push(
+                "Dropbear's crypto is libtomcrypt's, built in: not timed alone; --profile gives its share of the server's CPU".into(),
+            ),
+        }
+        Ok(vec![driver::Outcome::Record(record)])
     }
 
     fn finish(&mut self) {

@@ -7,59 +7,18 @@
 use super::suites::{CertKind, Suite};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{openssl::OpenSsl, Implementation, Support};
-use crate::measure::worker::Worker;
 use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Bytes per call: the largest TLS record, which bulk transfers fill.
 pub const RECORD: usize = 16384;
 
 pub use crate::record::tls::CipherAlone;
 
-fn thread_cpu_s() -> f64 {
-    // SAFETY: clock_gettime only writes into the timespec we own.
-    let ts = unsafe {
-        let mut ts: libc::timespec = std::mem::zeroed();
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
-        ts
-    };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
 /// CPU seconds per GB of one algorithm at RECORD bytes per call, over about `budget`.
 fn cost(imp: &dyn Implementation, alg: Algorithm, budget: Duration) -> anyhow::Result<f64> {
-    let per_call = cpu_per_call(imp, alg, Direction::Enc, RECORD, budget)?;
-    Ok(per_call / (RECORD as f64 / 1e9))
-}
-
-/// CPU seconds per call of one operation (`size` bytes per call for the symmetric
-/// ones), over about `budget`, after the known-answer gate.
-fn cpu_per_call(
-    imp: &dyn Implementation,
-    alg: Algorithm,
-    direction: Direction,
-    size: usize,
-    budget: Duration,
-) -> anyhow::Result<f64> {
-    if let Support::No(why) = imp.support(alg) {
-        return Err(anyhow::Error::msg(why));
-    }
-    crate::kat::known_answers(imp, alg)?;
-    let mut w = Worker::new(imp, alg, direction, size, 0)?;
-    // Warm-up, then whole batches until the budget is spent.
-    let t0 = Instant::now();
-    while t0.elapsed() < budget / 5 {
-        w.run_batch(8)?;
-    }
-    let (start, c0) = (Instant::now(), thread_cpu_s());
-    let mut calls = 0u64;
-    while start.elapsed() < budget {
-        w.run_batch(16)?;
-        calls += 16;
-    }
-    let cpu = thread_cpu_s() - c0;
-    Ok(cpu / calls as f64)
+    crate::measure::alone::cpu_s_per_gb(imp, alg, RECORD, budget)
 }
 
 /// The public-key operations a full handshake can make on the server: the certificate's
@@ -123,7 +82,7 @@ pub fn measure_handshake(
         if dir == Direction::Encaps && imp.support(alg) != Support::Yes {
             continue;
         }
-        match cpu_per_call(&imp, alg, dir, 0, budget) {
+        match crate::measure::alone::cpu_per_call(&imp, alg, dir, 0, budget) {
             Ok(c) if c > 0.0 => rates.push((alg, dir, 1.0 / c)),
             Ok(_) => {
                 return (
