@@ -169,6 +169,35 @@ fn advise_quick_answers_with_intervals_and_lists_what_this_host_lacks() {
                     "{q} is decidable here: {x}"
                 );
             }
+            // Another library: the system's OpenSSL, named with its version, against the
+            // fastest other in-process library (AWS-LC, ring), per AEAD and size, each
+            // with an interval. Which side wins depends on the CPU (VAES or not).
+            for alg in ["AES-128-GCM", "ChaCha20-Poly1305"] {
+                for size in ["1400 B", "16 KiB"] {
+                    let q = format!(
+                        "Would another crypto library help here? ({alg}, {size}, one core)"
+                    );
+                    let x = verdicts
+                        .iter()
+                        .find(|x| x["question"] == q.as_str())
+                        .unwrap_or_else(|| panic!("{q}: {v}"));
+                    assert!(
+                        x["ci"].is_array() && x["ratio"].as_f64().unwrap() >= 1.0,
+                        "{q}: {x}"
+                    );
+                    let evidence = x["evidence"].as_str().unwrap();
+                    assert!(
+                        evidence.contains("the system's OpenSSL 3."),
+                        "{q}: the system library's version: {x}"
+                    );
+                    assert!(
+                        ["aws-lc", "ring", "rustcrypto", "libsodium"]
+                            .iter()
+                            .any(|l| evidence.contains(&format!("{l}: "))),
+                        "{q}: another library: {x}"
+                    );
+                }
+            }
         }
         Some(why) => assert!(
             unavailable

@@ -134,7 +134,7 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
     lack("ktls", &k.ktls);
     lack("af_alg", &k.af_alg);
     let (time, rounds, speed_time, libs) = if quick {
-        ("2", "3", "0.1", "openssl,ring")
+        ("2", "3", "0.1", "openssl,ring,aws-lc")
     } else {
         ("5", "5", "0.3", "openssl,ring,aws-lc,rustcrypto,libsodium")
     };

@@ -160,6 +160,7 @@ pub fn advise(input: &Input) -> Advice {
     tunnels(&vpn, &mut a);
     tls_verdicts(&tls, &mut a);
     speed_verdicts(&speed, &mut a);
+    library_verdicts(&speed, &mut a);
     // Under qemu the ratios are the emulator's: its AES instructions, not the hardware's.
     let emulated = input
         .runs
@@ -360,16 +361,7 @@ fn speed_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
             .iter()
             .filter(|r| r.alg.to_string().starts_with(alg) && r.size == 1400 && r.threads == 1)
             .max_by(|x, y| x.throughput_bps.total_cmp(&y.throughput_bps))
-            .map(|r| Candidate {
-                path: "speed".to_string(),
-                name: format!("{} {}", r.label, r.alg),
-                values: if r.samples_bps.is_empty() {
-                    vec![r.throughput_bps]
-                } else {
-                    r.samples_bps.clone()
-                },
-                records: vec![*r],
-            })
+            .map(|r| speed_candidate(r, format!("{} {}", r.label, r.alg)))
     };
     let (Some(gcm), Some(chacha)) = (at("aes-"), at("chacha20-poly1305")) else {
         return;
@@ -387,6 +379,62 @@ fn speed_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
     ));
     a.headline
         .push(figure("cipher speed at 1400 B", &first, |_| None));
+}
+
+/// A speed point as a candidate: its samples (or its one figure).
+fn speed_candidate(r: &SpeedRecord, name: String) -> Candidate<'_, SpeedRecord> {
+    Candidate {
+        path: "speed".to_string(),
+        name,
+        values: if r.samples_bps.is_empty() {
+            vec![r.throughput_bps]
+        } else {
+            r.samples_bps.clone()
+        },
+        records: vec![r],
+    }
+}
+
+/// The question of `library_verdicts`.
+pub const ANOTHER_LIBRARY: &str = "Would another crypto library help here?";
+
+/// The system libcrypto (the one nginx, HAProxy and OpenVPN load) against the fastest
+/// other library measured in process, per AEAD at a packet's and a TLS record's size,
+/// one core: what moving the stack onto another library would buy its crypto.
+fn library_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
+    let in_process =
+        |r: &&&SpeedRecord| r.threads == 1 && r.variant.is_none() && r.implementation != "af_alg";
+    for (alg, shown) in [
+        ("aes-128-gcm", "AES-128-GCM"),
+        ("chacha20-poly1305", "ChaCha20-Poly1305"),
+    ] {
+        for (size, at) in [(1400, "1400 B"), (16384, "16 KiB")] {
+            let here: Vec<&&SpeedRecord> = speed
+                .iter()
+                .filter(in_process)
+                .filter(|r| r.alg.to_string() == alg && r.size == size)
+                .collect();
+            // The system's: the one OpenSSL that is not a build scripts/build-openssl made.
+            let Some(system) = here.iter().find(|r| r.label == "openssl") else {
+                continue;
+            };
+            let other = here
+                .iter()
+                .filter(|r| r.implementation != "openssl")
+                .max_by(|x, y| x.throughput_bps.total_cmp(&y.throughput_bps));
+            let Some(other) = other else { continue };
+            let system_name = format!(
+                "the system's OpenSSL {}",
+                crate::units::short_version(&system.impl_version)
+            );
+            a.verdicts.push(compared(
+                &format!("{ANOTHER_LIBRARY} ({shown}, {at}, one core)"),
+                (&system_name, &speed_candidate(system, String::new())),
+                (&other.label, &speed_candidate(other, String::new())),
+                mbit,
+            ));
+        }
+    }
 }
 
 /// Two paths compared: the faster named with its ratio and interval when the interval
