@@ -17,7 +17,7 @@
 mod common;
 
 use common::musl::{
-    ready, root, run, sysroot, Build, AARCH64_DYNAMIC, AARCH64_STATIC, ARMV7_DYNAMIC, ARMV7_STATIC,
+    ready, run, sysroot, Build, AARCH64_DYNAMIC, AARCH64_STATIC, ARMV7_DYNAMIC, ARMV7_STATIC,
     MIPSEL_DYNAMIC, MIPSEL_STATIC, X86_64_DYNAMIC, X86_64_STATIC,
 };
 use serde_json::Value;

@@ -79,7 +79,7 @@ pub struct Round {
     pub negotiated: Vec<String>,
     pub from_server_log: bool,
     /// With Spec::sampling: where each end's CPU went.
-    pub profiles: Option<Profiles>,
+    pub profiles: Option<Box<Profiles>>,
 }
 
 pub enum Outcome {
@@ -374,17 +374,17 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     let sys1 = crate::workloads::e2e::cpu::snap_system(None);
     let soft1 = crate::workloads::e2e::cpu::softirq_ticks(None);
     let own = crate::sys::cpu::process_cpu().since(own0).total();
-    let profiles = window.zip(s.sampling).map(|(w, (perf, label))| {
+    let profiles = window.zip(s.sampling).map(|(w, (perf, label))| -> Box<Profiles> {
         let w = match w {
             Ok(w) => w,
             Err(why) => {
                 let none = crate::profile::ProfileField::Unavailable {
                     unavailable: why.to_string(),
                 };
-                return Profiles {
+                return Box::new(Profiles {
                     server: none.clone(),
                     client: none,
-                };
+                });
             }
         };
         let parts = [true, false].map(|server| {
@@ -397,10 +397,10 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
                 unavailable: "not profiled".into(),
             })
         };
-        Profiles {
+        Box::new(Profiles {
             server: next(),
             client: next(),
-        }
+        })
     });
 
     if exit.code != Some(0) {

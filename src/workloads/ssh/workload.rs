@@ -20,6 +20,9 @@ use std::time::Duration;
 /// rough (a few of /proc's ticks).
 const SHORT_PHASE_S: f64 = 0.5;
 
+/// A point's cipher and MAC.
+type CipherMac = (String, Option<String>);
+
 #[derive(Clone, Debug)]
 struct Point {
     kind: Kind,
@@ -48,7 +51,7 @@ pub struct Ssh {
     /// --profile: checked in `new`, each point sampled once more.
     sampler: Option<Sampler>,
     /// OpenSSH's cipher and MAC timed alone, once per pair.
-    alone: Vec<((String, Option<String>), Result<rec::CipherAlone, String>)>,
+    alone: Vec<(CipherMac, Result<rec::CipherAlone, String>)>,
 }
 
 fn direction(down: bool) -> &'static str {
