@@ -169,6 +169,22 @@ fn advise_quick_answers_with_intervals_and_lists_what_this_host_lacks() {
                     "{q} is decidable here: {x}"
                 );
             }
+            // SSH: each server's two fastest ciphers over the rounds, with an interval,
+            // and what held its fastest back.
+            for server in ["openssh", "dropbear"] {
+                let q = format!("Which SSH cipher here? ({server})");
+                let x = verdicts
+                    .iter()
+                    .find(|x| x["question"] == q.as_str())
+                    .unwrap_or_else(|| panic!("{q}: {v}"));
+                assert!(x["ci"].is_array(), "{q}: {x}");
+                let q = format!("What limits the fastest SSH cipher? ({server})");
+                let x = verdicts
+                    .iter()
+                    .find(|x| x["question"] == q.as_str())
+                    .unwrap_or_else(|| panic!("{q}: {v}"));
+                assert!(!x["evidence"].as_str().unwrap().is_empty(), "{q}: {x}");
+            }
             // Another library: the system's OpenSSL, named with its version, against the
             // fastest other in-process library (AWS-LC, ring), per AEAD and size, each
             // with an interval. Which side wins depends on the CPU (VAES or not).

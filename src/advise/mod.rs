@@ -6,7 +6,7 @@
 mod share;
 mod view;
 
-use crate::analyse::advise::{advise, tls_path, vpn_path, Advice, Input, Unavailable};
+use crate::analyse::advise::{advise, ssh_path, tls_path, vpn_path, Advice, Input, Unavailable};
 use crate::failure::Failure;
 use crate::render::Format;
 use crate::study::{argv, runner, Action, Observed, Step};
@@ -165,6 +165,21 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
             action: Action::Workload(vpn(&tunnels.join(","), time, rounds)),
         },
     ];
+    // Both SSH servers, every default cipher each offers, uploads: what a copy to the box
+    // costs. ssh does not run on a DUT yet: with --dut both are listed as not available.
+    let ssh_paths = ["ssh openssh".to_string(), "ssh dropbear".to_string()];
+    match place {
+        Place::Here => steps.push(Step {
+            tag: "ssh".into(),
+            seconds: 2.0 * 5.0 * rounds.parse::<f64>().unwrap_or(3.0),
+            action: Action::Workload(ssh(if quick { "64m" } else { "256m" }, rounds)),
+        }),
+        Place::Dut => {
+            for p in &ssh_paths {
+                lack(p, &Err("ssh --dut is not offered yet: run advise on the box itself for its SSH answer".into()));
+            }
+        }
+    }
     let mut tls_paths = vec!["tls".to_string()];
     if k.ktls.is_ok() {
         tls_paths.push("ktls".into());
@@ -185,6 +200,9 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
         ),
         ("tls".to_string(), tls_paths),
     ];
+    if place == Place::Here {
+        expected.push(("ssh".to_string(), ssh_paths.to_vec()));
+    }
     if guest {
         // The kernel paths where the guest kernel has them; its probe says which (a
         // tunnel it lacks fails its step, and is listed with the reason).
@@ -253,6 +271,18 @@ fn vpn(tunnels: &str, time: &str, rounds: &str) -> Vec<String> {
     ])
 }
 
+fn ssh(bytes: &str, rounds: &str) -> Vec<String> {
+    argv(&[
+        "ssh",
+        "--bytes",
+        bytes,
+        "--rounds",
+        rounds,
+        "--direction",
+        "up",
+    ])
+}
+
 fn tls(time: &str, ktls: bool) -> Vec<String> {
     let mut a = argv(&[
         "tls",
@@ -318,6 +348,7 @@ fn measured(o: &Observed, tags: &[&str]) -> std::collections::BTreeSet<String> {
     for tag in tags {
         out.extend(o.vpn(tag).into_iter().map(vpn_path));
         out.extend(o.tls(tag).into_iter().map(|r| tls_path(r).to_string()));
+        out.extend(o.ssh(tag).into_iter().map(ssh_path));
     }
     out
 }
@@ -375,7 +406,7 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     let mut advice = advice_of(
         &observed,
         &plan,
-        &["speed", "vpn", "tls"],
+        &["speed", "vpn", "ssh", "tls"],
         plan.missing.clone(),
     );
     if args.guest {

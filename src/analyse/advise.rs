@@ -12,6 +12,7 @@ use super::stats::median;
 use crate::record::any::Listed;
 use crate::record::read::Run;
 use crate::record::speed::SpeedRecord;
+use crate::record::ssh::SshRecord;
 use crate::record::tls::TlsRecord;
 use crate::record::vpn::VpnRecord;
 use crate::record::window::Limit;
@@ -67,6 +68,11 @@ pub struct Input<'a> {
     pub runs: Vec<&'a Run>,
     pub expected: Vec<String>,
     pub missing: Vec<Unavailable>,
+}
+
+/// The path an ssh record measured: "ssh openssh", "ssh dropbear".
+pub fn ssh_path(r: &SshRecord) -> String {
+    format!("ssh {}", r.server.name)
 }
 
 /// The path a vpn record measured: kernel WireGuard and wireguard-go share a tunnel name.
@@ -134,6 +140,10 @@ pub fn advise(input: &Input) -> Advice {
         .into_iter()
         .filter(|r: &&TlsRecord| !missing.contains(tls_path(r)) && r.errors == 0)
         .collect();
+    let ssh: Vec<&SshRecord> = records(&input.runs)
+        .into_iter()
+        .filter(|r: &&SshRecord| !missing.contains(ssh_path(r).as_str()))
+        .collect();
     let speed: Vec<&SpeedRecord> = if missing.contains("speed") {
         Vec::new()
     } else {
@@ -147,6 +157,7 @@ pub fn advise(input: &Input) -> Advice {
         .iter()
         .map(|r| vpn_path(r))
         .chain(tls.iter().map(|r| tls_path(r).to_string()))
+        .chain(ssh.iter().map(|r| ssh_path(r)))
         .chain((!speed.is_empty()).then(|| "speed".to_string()))
         .collect();
     for p in &input.expected {
@@ -161,6 +172,7 @@ pub fn advise(input: &Input) -> Advice {
     tls_verdicts(&tls, &mut a);
     speed_verdicts(&speed, &mut a);
     library_verdicts(&speed, &mut a);
+    ssh_verdicts(&ssh, &mut a);
     // Under qemu the ratios are the emulator's: its AES instructions, not the hardware's.
     let emulated = input
         .runs
@@ -379,6 +391,42 @@ fn speed_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
     ));
     a.headline
         .push(figure("cipher speed at 1400 B", &first, |_| None));
+}
+
+/// The question of `ssh_verdicts`, per server.
+pub const SSH_CIPHER: &str = "Which SSH cipher here?";
+
+/// Per SSH server: its two fastest ciphers (with their MACs) compared over the rounds,
+/// and what held the fastest back. Upload points only, as advise measures them.
+fn ssh_verdicts(ssh: &[&SshRecord], a: &mut Advice) {
+    for server in ["openssh", "dropbear"] {
+        let mut mine: Vec<Candidate<SshRecord>> = ssh
+            .iter()
+            .filter(|r| r.server.name == server && r.direction == "up")
+            .map(|r| Candidate {
+                path: ssh_path(r),
+                name: match &r.mac {
+                    Some(m) => format!("{}+{m}", r.cipher),
+                    None => r.cipher.clone(),
+                },
+                values: r.samples_bps.clone(),
+                records: vec![*r],
+            })
+            .collect();
+        mine.sort_by(|x, y| y.median().total_cmp(&x.median()));
+        let question = format!("{SSH_CIPHER} ({server})");
+        let Some(best) = mine.first() else { continue };
+        a.verdicts.push(match mine.get(1) {
+            Some(second) => compared(&question, (&best.name, best), (&second.name, second), mbit),
+            None => alone(&question, &best.name, best, mbit),
+        });
+        a.verdicts.push(limit_verdict(
+            &format!("What limits the fastest SSH cipher? ({server})"),
+            &best.name,
+            best,
+            |r: &SshRecord| Some(&r.limit),
+        ));
+    }
 }
 
 /// A speed point as a candidate: its samples (or its one figure).

@@ -457,6 +457,9 @@ impl Observed {
     pub fn vpn(&self, tag: &str) -> Vec<&VpnRecord> {
         self.records(tag)
     }
+    pub fn ssh(&self, tag: &str) -> Vec<&crate::record::ssh::SshRecord> {
+        self.records(tag)
+    }
     /// The records of one workload under a tag.
     pub fn records<D: Listed>(&self, tag: &str) -> Vec<&Record<D>> {
         self.tagged(tag)
