@@ -314,7 +314,7 @@ mod tests {
             .judge(&system, 7, "haproxy", &says("OpenSSL 3.0.19 27 Jan 2026"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("libssl.so.3, not AWS-LC's in /c/aws-lc/5.12.0-x"), "{e}");
+        assert!(e.contains("libcrypto.so.3, not AWS-LC's in /c/aws-lc/5.12.0-x"), "{e}");
         let ours = [
             PathBuf::from("/c/aws-lc/5.12.0-x/lib/libssl.so"),
             PathBuf::from("/c/aws-lc/5.12.0-x/lib/libcrypto.so"),
