@@ -7,26 +7,8 @@
 
 mod common;
 use common::tls::{
-    descendants, expected_negotiated, f, json_run, lines, run_temp_dirs, signal_and_wait,
-    spawn_tls, stat, temp_file, u,
+    expected_negotiated, f, haproxy_lacks, json_run, records, temp_file, u, with, ONE_POINT,
 };
-use serde_json::Value;
-use std::time::{Duration, Instant};
-
-/// Why this machine cannot run `tls --server haproxy`, or None.
-fn haproxy_lacks() -> Option<String> {
-    common::tls_lacks().or_else(|| {
-        (!common::has_program("haproxy"))
-            .then(|| "haproxy not found (scripts/deps/tls.sh installs it)".to_string())
-    })
-}
-
-fn records(out: &std::path::Path) -> Vec<Value> {
-    lines(out)
-        .into_iter()
-        .filter(|l| l["kind"] == "record")
-        .collect()
-}
 
 /// Every default suite, served by HAProxy itself: each point kept only when every
 /// request HAProxy logged negotiated the suite asked for.
@@ -140,23 +122,8 @@ fn both_servers_at_each_thread_count() {
         Some(why) => common::skip(&why),
         None => {
             let out = temp_file("haproxy-threads.jsonl");
-            json_run(
-                &[
-                    "--server",
-                    "nginx,haproxy",
-                    "--threads",
-                    "1,2",
-                    "--suites",
-                    "aes128gcm",
-                    "--files",
-                    "4k",
-                    "--concurrency",
-                    "2",
-                    "--time",
-                    "1",
-                ],
-                &out,
-            );
+            let args = ["--server", "nginx,haproxy", "--threads", "1,2"];
+            json_run(&with(&args, ONE_POINT), &out);
             let recs = records(&out);
             let seen: Vec<(String, u64)> = recs
                 .iter()
@@ -222,52 +189,9 @@ fn sigterm_mid_run_leaves_no_haproxy_or_temp_dir() {
         Some(why) => common::skip(&why),
         None => {
             let out = temp_file("haproxy-sigterm.jsonl");
-            let (mut child, mut err, first) = spawn_tls(&[
-                "--server",
-                "haproxy",
-                "--suites",
-                "aes128gcm,null,http",
-                "--files",
-                "100k",
-                "--concurrency",
-                "4",
-                "--time",
-                "3",
-                "--output",
-                out.to_str().unwrap(),
-            ]);
-            let pid = child.id() as i32;
-            let start = Instant::now();
-            let procs = loop {
-                let d = descendants(pid);
-                if d.iter().any(|p| p.2 == "wrk") && d.iter().any(|p| p.2 == "haproxy") {
-                    break d;
-                }
-                assert!(
-                    start.elapsed() < Duration::from_secs(30),
-                    "haproxy and wrk never ran"
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            };
-            assert_eq!(
-                run_temp_dirs(pid).len(),
-                1,
-                "the run's temp dir exists while it runs"
-            );
-            let status = signal_and_wait(&mut child, nix::sys::signal::Signal::SIGTERM);
-            let mut rest = String::new();
-            let _ = std::io::Read::read_to_string(&mut err, &mut rest);
-            assert_eq!(status.code(), Some(143), "{first}{rest}");
-            for (p, start, name) in &procs {
-                let still = stat(*p).is_some_and(|(_, s, _)| s == *start);
-                assert!(!still, "{name} (pid {p}) is still running");
-            }
-            assert!(descendants(pid).is_empty());
-            assert!(
-                run_temp_dirs(pid).is_empty(),
-                "temp dir left: {:?}",
-                run_temp_dirs(pid)
-            );
+            let what = "--server haproxy --suites aes128gcm,null,http --files 100k --concurrency 4 --time 3";
+            let args = with(&["--output", out.to_str().unwrap()], what);
+            common::tls::sigterm_leaves_nothing(&args, &["haproxy", "wrk"]);
             let _ = std::fs::remove_file(&out);
         }
     }

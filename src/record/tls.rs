@@ -27,6 +27,54 @@ pub struct ServerInfo {
     pub threads: u32,
 }
 
+/// `--tls-lib`: the libssl/libcrypto the server ran on, proven from the server process.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TlsLib {
+    /// As asked: "system", "openssl-3.5", "aws-lc" (an --openssl DIR build: "openssl-3.5",
+    /// with its non-default flags after a space).
+    pub name: String,
+    /// The version string in the library's file: "OpenSSL 3.0.19 27 Jan 2026",
+    /// "AWS-LC 5.12.0".
+    pub version: String,
+    pub proof: TlsLibProof,
+}
+
+/// What the server process mapped (/proc/PID/maps) while it served the point.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TlsLibProof {
+    /// "haproxy (pid 1234)": the process whose maps were read.
+    pub process: String,
+    pub libcrypto: std::path::PathBuf,
+    /// Null for a program that maps no libssl.
+    pub libssl: Option<std::path::PathBuf>,
+}
+
+impl TlsLib {
+    /// Why the name and the version cannot belong together, if they cannot.
+    pub fn mismatch(&self) -> Option<String> {
+        let v = &self.version;
+        let fits = match self.name.split(' ').next().unwrap_or("") {
+            "aws-lc" => v.starts_with("AWS-LC "),
+            "system" => v.starts_with("OpenSSL "),
+            n => n
+                .strip_prefix("openssl-")
+                .is_some_and(|series| v.starts_with(&format!("OpenSSL {series}."))),
+        };
+        (!fits).then(|| format!("tls_lib {} cannot be version '{v}'", self.name))
+    }
+}
+
+/// The tag tables and identities give a point's server: its name and threads, and the
+/// library unless the system's, when any differs from the default (nginx, one worker per
+/// server CPU, the system library).
+pub fn server_tag(name: &str, threads: usize, cpus: usize, lib: Option<&str>) -> Option<String> {
+    let lib = lib.filter(|l| *l != "system");
+    (name != "nginx" || threads != cpus || lib.is_some()).then(|| match lib {
+        Some(l) => format!("{name} {threads}t {l}"),
+        None => format!("{name} {threads}t"),
+    })
+}
+
 /// `--handshake`: the client's time per request on a connection opened for it, in ms.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct HandshakeMs {
@@ -220,6 +268,10 @@ pub struct TlsData {
     /// (server_cpu_s over the requests the server logged, one handshake each).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_per_handshake_ms: Option<f64>,
+    /// The library the server ran on (`--tls-lib`, `--openssl`), as its process mapped it;
+    /// absent in records from before `--tls-lib`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_lib: Option<TlsLib>,
 }
 
 impl TlsData {
@@ -227,8 +279,13 @@ impl TlsData {
     /// server CPU): tables prefix the suite with them and compare pairs by them.
     pub fn server_tag(&self) -> Option<String> {
         let s = self.server.as_ref()?;
-        (s.name != "nginx" || s.threads as usize != self.server_cpus.len().max(1))
-            .then(|| format!("{} {}t", s.name, s.threads))
+        let lib = self.tls_lib.as_ref().map(|l| l.name.as_str());
+        server_tag(
+            &s.name,
+            s.threads as usize,
+            self.server_cpus.len().max(1),
+            lib,
+        )
     }
 }
 
@@ -269,6 +326,34 @@ impl crate::record::RecordData for TlsData {
             .chain(r.server_tag().map(|t| ("server", KeyValue::Text(t))))
             .collect(),
         )
+    }
+
+    /// A library whose name and version disagree, or whose proof names no libcrypto.
+    fn check(r: &TlsRecord) -> anyhow::Result<()> {
+        let Some(lib) = &r.tls_lib else {
+            return Ok(());
+        };
+        if let Some(why) = lib.mismatch() {
+            anyhow::bail!("{why}");
+        }
+        let named = |p: &std::path::Path, prefix: &str| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        };
+        if !named(&lib.proof.libcrypto, "libcrypto.so")
+            || lib
+                .proof
+                .libssl
+                .as_deref()
+                .is_some_and(|s| !named(s, "libssl.so"))
+        {
+            anyhow::bail!(
+                "tls_lib {}: its proof names no libcrypto.so (or a libssl that is not one)",
+                lib.name
+            );
+        }
+        Ok(())
     }
 }
 
@@ -311,6 +396,44 @@ mod tests {
         assert_eq!(d.server_tag().as_deref(), Some("nginx 2t"));
         d.server = Some(info("haproxy", 1));
         assert_eq!(d.server_tag().as_deref(), Some("haproxy 1t"));
+        // A library other than the system's is part of the tag.
+        d.server = Some(info("nginx", 1));
+        d.tls_lib = Some(lib("openssl-3.5", "OpenSSL 3.5.5 27 Jan 2026"));
+        assert_eq!(d.server_tag().as_deref(), Some("nginx 1t openssl-3.5"));
+        d.tls_lib = Some(lib("system", "OpenSSL 3.0.19 27 Jan 2026"));
+        assert_eq!(d.server_tag(), None);
+    }
+
+    fn lib(name: &str, version: &str) -> TlsLib {
+        TlsLib {
+            name: name.into(),
+            version: version.into(),
+            proof: TlsLibProof {
+                process: "haproxy (pid 1)".into(),
+                libcrypto: "/x/lib/libcrypto.so".into(),
+                libssl: Some("/x/lib/libssl.so".into()),
+            },
+        }
+    }
+
+    /// A record whose library name and version disagree is refused on read.
+    #[test]
+    fn a_library_is_checked_on_read() {
+        use crate::record::RecordData;
+        let mut r = crate::analyse::tls::tests::rec("TLS_AES_128_GCM_SHA256", 4096, 1, 1.0, 1, 1.0);
+        for (name, version, ok) in [
+            ("aws-lc", "AWS-LC 5.12.0", true),
+            ("openssl-3.5", "OpenSSL 3.5.5 27 Jan 2026", true),
+            ("openssl-3.5 no-asm", "OpenSSL 3.5.5 27 Jan 2026", true),
+            ("system", "OpenSSL 3.0.19 27 Jan 2026", true),
+            ("aws-lc", "OpenSSL 3.0.19 27 Jan 2026", false),
+            ("openssl-3.5", "OpenSSL 3.0.19 27 Jan 2026", false),
+        ] {
+            r.data.tls_lib = Some(lib(name, version));
+            assert_eq!(TlsData::check(&r).is_ok(), ok, "{name} {version}");
+        }
+        r.data.tls_lib.as_mut().unwrap().proof.libcrypto = "/x/lib/libz.so".into();
+        assert!(TlsData::check(&r).is_err());
     }
 
     fn sample() -> TlsData {

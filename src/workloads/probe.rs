@@ -327,31 +327,9 @@ fn table(v: &Value) -> String {
 /// here (another architecture, no libcrypto).
 #[cfg(feature = "openssl-builds")]
 fn openssl_builds() -> Value {
-    use std::path::PathBuf;
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let cache = var("CRYPTOBENCH_OPENSSL_CACHE").or_else(|| {
-        let home = var("HOME").map(|h| h.join(".cache"));
-        Some(var("XDG_CACHE_HOME").or(home)?.join("cryptobench/openssl"))
-    });
-    let Some(cache) = cache else {
+    let (Some(cache), mut dirs) = impls::openssl::build::cached() else {
         return Value::Null;
     };
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cache)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_dir()
-                && !p
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
     dirs.sort();
     let builds: Vec<Value> = dirs
         .iter()

@@ -16,15 +16,22 @@ pub const GATE_ONLY: [&str; 4] = ["--config", "no-apps", "--config", "-O0"];
 /// The install dir of `scripts/build-openssl VERSION [flags]`; None (skip reported) when
 /// it cannot be built here.
 pub fn build(version: &str, flags: &[&str]) -> Option<PathBuf> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-openssl");
-    let o = Command::new(script)
-        .arg(version)
-        .args(flags)
+    built("build-openssl", &[&[version][..], flags].concat())
+}
+
+/// The install dir a scripts/build-* script prints (cached after its first run); None
+/// (skip reported) when it fails here.
+pub fn built(script: &str, args: &[&str]) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(script);
+    let o = Command::new(path)
+        .args(args)
         .output()
-        .expect("scripts/build-openssl runs");
+        .unwrap_or_else(|e| panic!("scripts/{script} runs: {e}"));
     if !o.status.success() {
         super::skip(&format!(
-            "scripts/build-openssl {version} {flags:?} failed: {}",
+            "scripts/{script} {args:?} failed: {}",
             super::stderr(&o).lines().last().unwrap_or("")
         ));
         return None;

@@ -8,6 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// One short point per server: TLS_AES_128_GCM_SHA256, a 4 KiB file, 2 connections, 1 s.
+pub const ONE_POINT: &str = "--suites aes128gcm --files 4k --concurrency 2 --time 1";
+
+/// `args` and then the words of `more` (e.g. ONE_POINT).
+pub fn with<'a>(args: &[&'a str], more: &'a str) -> Vec<&'a str> {
+    args.iter().copied().chain(more.split(' ')).collect()
+}
+
 pub fn temp_file(name: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!(
         "cryptobench-tls-test-{}-{name}",
@@ -33,6 +41,22 @@ pub fn lines(p: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("every line is JSON"))
         .collect()
+}
+
+/// The record lines of a results file.
+pub fn records(out: &Path) -> Vec<Value> {
+    lines(out)
+        .into_iter()
+        .filter(|l| l["kind"] == "record")
+        .collect()
+}
+
+/// Why this machine cannot run `tls --server haproxy`, or None.
+pub fn haproxy_lacks() -> Option<String> {
+    super::tls_lacks().or_else(|| {
+        (!super::has_program("haproxy"))
+            .then(|| "haproxy not found (scripts/deps/tls.sh installs it)".to_string())
+    })
 }
 
 pub fn f(v: &Value) -> f64 {
@@ -142,4 +166,42 @@ pub fn spawn_tls(args: &[&str]) -> (Child, BufReader<ChildStderr>, String) {
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
     (child, err, first)
+}
+
+/// SIGTERM once `programs` (e.g. haproxy and wrk) run under `cryptobench tls ARGS`: exit
+/// 143, and every process it started (by PID and start time) and its temp dir gone.
+pub fn sigterm_leaves_nothing(args: &[&str], programs: &[&str]) {
+    let (mut child, mut err, first) = spawn_tls(args);
+    let pid = child.id() as i32;
+    let start = Instant::now();
+    let procs = loop {
+        let d = descendants(pid);
+        if programs.iter().all(|p| d.iter().any(|x| x.2 == *p)) {
+            break d;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{programs:?} never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        run_temp_dirs(pid).len(),
+        1,
+        "the run's temp dir exists while it runs"
+    );
+    let status = signal_and_wait(&mut child, nix::sys::signal::Signal::SIGTERM);
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+    assert_eq!(status.code(), Some(143), "{first}{rest}");
+    for (p, start, name) in &procs {
+        let still = stat(*p).is_some_and(|(_, s, _)| s == *start);
+        assert!(!still, "{name} (pid {p}) is still running");
+    }
+    assert!(descendants(pid).is_empty());
+    assert!(
+        run_temp_dirs(pid).is_empty(),
+        "temp dir left: {:?}",
+        run_temp_dirs(pid)
+    );
 }

@@ -7,6 +7,7 @@ use super::load::{self, Generator};
 use super::server::{self, Content};
 use super::servers::{self, Nginx, Server};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
+use super::tls_lib::TlsLib;
 use super::TlsArgs;
 use crate::failure::Failure;
 use crate::impls::details::Details;
@@ -31,15 +32,16 @@ pub struct Inputs {
     /// --server: the servers asked, in order; nginx's program when it is one of them.
     pub servers: Vec<&'static str>,
     pub nginx: Option<PathBuf>,
-    pub haproxy: Option<super::haproxy::Haproxy>,
+    /// Debian's haproxy (a library's own HAProxy is the library's: `TlsLib::haproxy`).
+    pub haproxy: Option<PathBuf>,
     /// --threads: nginx workers or HAProxy threads (default: one per server CPU).
     pub threads: Option<Vec<usize>>,
     pub gen_program: PathBuf,
     pub openssl: PathBuf,
     /// --profile: perf, checked before anything starts.
     pub sampler: Option<crate::profile::Sampler>,
-    /// --openssl DIR: the build nginx runs on.
-    pub build: Option<Build>,
+    /// --tls-lib (or --openssl DIR): the libraries each server runs on, in turn.
+    pub libs: Vec<TlsLib>,
     /// --groups: the key-exchange groups, one point each.
     pub groups: Option<Vec<&'static Group>>,
 }
@@ -92,12 +94,7 @@ impl Inputs {
         let openssl = sys::program::find_program("openssl", None).ok_or_else(|| {
             Failure::Unavailable("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
         })?;
-        let build = args
-            .openssl
-            .as_deref()
-            .map(|dir| Build::open(dir, true))
-            .transpose()
-            .map_err(input)?;
+        let libs = libraries(args, &servers)?;
         let groups = args
             .groups
             .as_deref()
@@ -119,18 +116,17 @@ impl Inputs {
             gen_program,
             openssl,
             sampler,
-            build,
+            libs,
             groups,
         })
     }
 }
 
 /// HAProxy, found, and the flags it cannot take refused (exit 2, one line).
-fn haproxy_inputs(args: &TlsArgs) -> Result<super::haproxy::Haproxy, Failure> {
+fn haproxy_inputs(args: &TlsArgs) -> Result<PathBuf, Failure> {
     let only_nginx = [
         (args.ktls, "--ktls"),
         (args.gzip, "--gzip"),
-        (args.openssl.is_some(), "--openssl"),
         // HAProxy 2.6 cannot log the negotiated group (no ssl_fc_curve fetch).
         (args.groups.is_some(), "--groups"),
         (args.dut.named() || args.remote_load.is_some(), "--dut"),
@@ -143,6 +139,37 @@ fn haproxy_inputs(args: &TlsArgs) -> Result<super::haproxy::Haproxy, Failure> {
     super::haproxy::find().ok_or_else(|| {
         Failure::Unavailable("haproxy not found on PATH or in /usr/sbin: install the Debian package haproxy (apt-get install haproxy)".into())
     })
+}
+
+/// --tls-lib's libraries (or --openssl DIR's build), each once, checked against the
+/// servers and the flags that take one library only.
+fn libraries(args: &TlsArgs, servers: &[&str]) -> Result<Vec<TlsLib>, Failure> {
+    if let Some(why) = servers
+        .iter()
+        .find_map(|s| args.tls_lib.iter().find_map(|l| l.refusal(s)))
+    {
+        return Err(input(why));
+    }
+    let libs = match &args.openssl {
+        Some(dir) => vec![TlsLib::build(Build::open(dir, true).map_err(input)?)],
+        None => {
+            let mut libs: Vec<TlsLib> = Vec::new();
+            for n in &args.tls_lib {
+                if !libs.iter().any(|l| l.name == n.name()) {
+                    libs.push(TlsLib::find(*n)?);
+                }
+            }
+            libs
+        }
+    };
+    let remote = args.dut.named() || args.remote_load.is_some();
+    if remote && args.tls_lib != [super::tls_lib::LibName::System] {
+        return Err(input("--tls-lib runs here only: with --dut give --openssl DIR (a build on the DUT)"));
+    }
+    if args.groups.is_some() && libs.len() > 1 {
+        return Err(input("--groups takes one --tls-lib at a time (the groups each can do differ)"));
+    }
+    Ok(libs)
 }
 
 /// Runs a short command owned by `guard`: its exit code, stdout and stderr.
@@ -185,29 +212,33 @@ pub fn list(inputs: &Inputs, cert: CertKind) -> Result<String, Failure> {
     let guard = Guard::new();
     let dir = guard.temp_dir("tls").map_err(Failure::runtime)?;
     let cat = catalogue(&guard, &dir, &inputs.openssl, cert)?;
+    let system = TlsLib::system()?;
     let nginx = sys::program::find_program("nginx", inputs.nginx.as_deref())
-        .map(|p| nginx_build(&guard, &dir, Some(&p), inputs.build.as_ref()))
-        .transpose()?
-        .flatten();
+        .map(|p| nginx_build(&guard, &dir, &p, &system))
+        .transpose()?;
     let servers = [
         match nginx {
             Some(nb) => format!("nginx: {} ({})", nb.version, nb.ssl),
             None => "nginx: not found on PATH or in /usr/sbin (Debian package nginx)".into(),
         },
         match super::haproxy::find() {
-            Some(h) => format!("haproxy: {} ({})", h.version, h.ssl),
+            Some(p) => {
+                let h = super::haproxy::probe(&p, system);
+                format!("haproxy: {} ({})", h.version, h.ssl)
+            }
             None => "haproxy: not found on PATH or in /usr/sbin (Debian package haproxy)".into(),
         },
     ];
     Ok(format!(
-        "Suites this OpenSSL can serve with a{} certificate:\n  {}\nServers (--server):\n  {}\n",
+        "Suites this OpenSSL can serve with a{} certificate:\n  {}\nServers (--server):\n  {}\nLibraries (--tls-lib):\n  {}\n",
         if cert == CertKind::Rsa {
             "n RSA"
         } else {
             "n ECDSA"
         },
         cat.valid_names().join("\n  "),
-        servers.join("\n  ")
+        servers.join("\n  "),
+        super::tls_lib::list().join("\n  ")
     ))
 }
 
@@ -251,8 +282,6 @@ pub struct Bench {
     pub notes: Vec<String>,
     /// --profile: every point is run again with perf on the nginx workers.
     pub sampler: Option<crate::profile::Sampler>,
-    /// --openssl DIR: nginx runs on this build, checked at every point.
-    pub build: Option<Build>,
     /// --groups that nginx's OpenSSL (or the suite) cannot do: (suite, group, why).
     pub group_gaps: Vec<(String, String, String)>,
 }
@@ -267,13 +296,10 @@ struct NginxBuild {
 fn nginx_build(
     guard: &Guard,
     dir: &Path,
-    nginx: Option<&PathBuf>,
-    build: Option<&Build>,
-) -> Result<Option<NginxBuild>, Failure> {
-    let Some(nginx) = nginx else {
-        return Ok(None);
-    };
-    let env = build.map(Build::env).unwrap_or_default();
+    nginx: &Path,
+    lib: &TlsLib,
+) -> Result<NginxBuild, Failure> {
+    let env = lib.env();
     let (_, _, v) = output_with(guard, dir, &[&nginx.to_string_lossy(), "-V"], &env)?;
     let line = |prefix: &str| {
         v.lines()
@@ -282,7 +308,7 @@ fn nginx_build(
             .trim()
             .to_string()
     };
-    Ok(Some(NginxBuild {
+    Ok(NginxBuild {
         version: v
             .lines()
             .find_map(|l| l.strip_prefix("nginx version: "))
@@ -291,11 +317,16 @@ fn nginx_build(
             .to_string(),
         ssl: line("built with"),
         has_ssl_module: v.contains("http_ssl_module"),
-    }))
+    })
 }
 
 /// nginx, checked against the suites asked.
-fn check_nginx(nb: &NginxBuild, path: &Path, suite_list: &[Suite]) -> Result<Nginx, Failure> {
+fn check_nginx(
+    nb: NginxBuild,
+    path: &Path,
+    suite_list: &[Suite],
+    lib: TlsLib,
+) -> Result<Nginx, Failure> {
     let numeric = super::version_tuple(&nb.version);
     if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
         return Err(input(format!(
@@ -320,8 +351,9 @@ fn check_nginx(nb: &NginxBuild, path: &Path, suite_list: &[Suite]) -> Result<Ngi
     Ok(Nginx {
         path: path.to_path_buf(),
         has_e_flag: numeric >= (1, 19, 5),
-        version: nb.version.clone(),
-        ssl: nb.ssl.clone(),
+        version: nb.version,
+        ssl: nb.ssl,
+        lib,
     })
 }
 
@@ -378,17 +410,26 @@ impl Bench {
         let cat = catalogue(&guard, &dir, &inputs.openssl, args.cert)?;
         let (suite_list, mix, mut notes) = select_suites(args, &cat)?;
         let (suite_list, group_gaps) = match &inputs.groups {
-            Some(g) => per_group(suite_list, g, inputs.build.as_ref())?,
+            Some(g) => per_group(suite_list, g, inputs.libs[0].as_build())?,
             None => (suite_list, Vec::new()),
         };
-        let nb = nginx_build(&guard, &dir, inputs.nginx.as_ref(), inputs.build.as_ref())?;
+        // Each server on each library, in turn.
         let mut servers = Vec::new();
-        for name in &inputs.servers {
-            match (*name, &nb, inputs.nginx.as_ref()) {
-                ("nginx", Some(nb), Some(path)) => {
-                    servers.push(Server::Nginx(check_nginx(nb, path, &suite_list)?))
+        for (name, lib) in inputs
+            .servers
+            .iter()
+            .flat_map(|n| inputs.libs.iter().map(move |l| (*n, l.clone())))
+        {
+            match (name, inputs.nginx.as_ref(), &inputs.haproxy) {
+                ("nginx", Some(path), _) => {
+                    let nb = nginx_build(&guard, &dir, path, &lib)?;
+                    servers.push(Server::Nginx(check_nginx(nb, path, &suite_list, lib)?))
                 }
-                _ => servers.extend(inputs.haproxy.take().map(Server::Haproxy)),
+                ("haproxy", _, Some(debian)) => {
+                    let path = lib.haproxy().unwrap_or(debian.as_path()).to_path_buf();
+                    servers.push(Server::Haproxy(super::haproxy::probe(&path, lib)))
+                }
+                _ => {}
             }
         }
         let allowed = sys::cpu::allowed_cpus();
@@ -467,7 +508,6 @@ impl Bench {
             unavailable,
             notes,
             sampler: inputs.sampler.take(),
-            build: inputs.build.take(),
             group_gaps,
             guard,
         };
@@ -534,7 +574,7 @@ impl Bench {
                 "-c",
                 &self.dir.join("nginx.conf").to_string_lossy(),
             ],
-            &self.env(),
+            &nginx.lib.env(),
         )?;
         if code != Some(0) {
             return Err(Failure::Runtime(format!(
@@ -560,13 +600,11 @@ impl Bench {
             self.write_config(k, threads, handshake)
                 .map_err(Failure::runtime)?;
             let cpus = self.pinned.then(|| self.server_cpus.clone());
-            let env = self.env();
             match self.servers[k].start(
                 &self.guard,
                 &self.dir,
                 (&self.host, &self.ports),
                 (threads, cpus.as_deref()),
-                &env,
             ) {
                 Ok(r) => return Ok(Ok(r)),
                 Err(e) if e.to_string().contains("Address already in use") => {
@@ -582,19 +620,22 @@ impl Bench {
     }
 
     /// What records name as the implementation: the server ("nginx", "haproxy"), or
-    /// "nginx [openssl 3.5.5]" on an --openssl build (so that `compare --a/--b` can pair
-    /// two builds).
+    /// "nginx [openssl 3.5.5]", "haproxy [aws-lc 5.12.0]" on another library than the
+    /// system's (so that `compare --a/--b` can pair two builds).
     pub fn implementation(&self, k: usize) -> String {
         let name = self.servers[k].name();
-        match &self.build {
-            Some(b) => crate::impls::openssl::build::on_build(name, &b.name()),
+        match self.servers[k].lib().label() {
+            Some(l) => crate::impls::openssl::build::on_build(name, &l),
             None => name.into(),
         }
     }
 
-    /// nginx's environment: the --openssl build's library path, or nothing.
-    fn env(&self) -> Vec<(&'static str, &Path)> {
-        self.build.as_ref().map(Build::env).unwrap_or_default()
+    /// The OpenSSL build every server of the run runs on, if there is one: what the
+    /// ciphers and handshake operations alone are timed on.
+    pub fn one_build(&self) -> Option<&Build> {
+        let first = self.servers.first()?.lib();
+        let same = self.servers.iter().all(|s| s.lib().name == first.name);
+        first.as_build().filter(|_| same)
     }
 
     /// The run's settings, as recorded in the environment.

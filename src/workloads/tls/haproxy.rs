@@ -7,7 +7,8 @@
 //! it, prefixed by the frontend, so that point.rs checks HAProxy's requests as nginx's.
 
 use super::server::{self, Config, Content, Running};
-use super::suites::Proto;
+use super::suites::{Proto, Suite};
+use super::tls_lib::TlsLib;
 use crate::sys;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
@@ -23,37 +24,51 @@ pub const MAX_FILE: u64 = 1 << 20;
 const MAXREWRITE: u64 = 1024;
 const HEADERS: u64 = 1024;
 
-/// The HAProxy program and its version.
+/// The HAProxy program, its version and the library it runs on.
 pub struct Haproxy {
     pub path: PathBuf,
     /// "2.6.12-1+deb12u4", from `haproxy -v`.
     pub version: String,
     /// "built with OpenSSL 3.0.22 ..., running on OpenSSL 3.0.19 ...", from `haproxy -vv`.
     pub ssl: String,
+    pub lib: TlsLib,
 }
 
-/// Finds haproxy on PATH or in /usr/sbin and asks its version; None when missing.
-pub fn find() -> Option<Haproxy> {
-    let path = sys::program::find_program("haproxy", None)?;
-    let vv = sys::program::output(&path, &["-vv"]).unwrap_or_default();
+/// Debian's haproxy, on PATH or in /usr/sbin; None when missing.
+pub fn find() -> Option<PathBuf> {
+    sys::program::find_program("haproxy", None)
+}
+
+/// HAProxy `path` on `lib`: its version and SSL library as it reports them there.
+pub fn probe(path: &Path, lib: TlsLib) -> Haproxy {
+    let vv = sys::program::output_with(path, &["-vv"], &lib.env()).unwrap_or_default();
     let version = vv
         .lines()
         .find_map(|l| l.strip_prefix("HAProxy version "))
         .and_then(|l| l.split_whitespace().next())
         .unwrap_or("unknown")
         .to_string();
-    let ssl = [
-        "Built with OpenSSL version : ",
-        "Running on OpenSSL version : ",
-    ]
-    .iter()
-    .filter_map(|p| vv.lines().find_map(|l| l.strip_prefix(p)))
-    .collect::<Vec<_>>();
+    // HAProxy 2.6 says "OpenSSL version", 3.0 "SSL library version".
+    let ssl = ["Built with", "Running on"]
+        .iter()
+        .filter_map(|p| {
+            vv.lines().find_map(|l| {
+                let rest = l.strip_prefix(p)?.trim_start();
+                let rest = rest.strip_prefix("OpenSSL version").or_else(|| rest.strip_prefix("SSL library version"))?;
+                rest.trim_start().strip_prefix(": ")
+            })
+        })
+        .collect::<Vec<_>>();
     let ssl = match ssl[..] {
         [built, running] => format!("built with {built}, running on {running}"),
         _ => "no OpenSSL".into(),
     };
-    Some(Haproxy { path, version, ssl })
+    Haproxy {
+        path: path.to_path_buf(),
+        version,
+        ssl,
+        lib,
+    }
 }
 
 /// Why HAProxy cannot serve `content`, if it cannot.
@@ -98,9 +113,11 @@ pub fn log_text(dir: &Path, suite: usize) -> String {
     out
 }
 
-/// haproxy.cfg: one frontend per suite on its own port, `threads` threads pinned to
-/// `cpus` (cycled) when given, answering every file of `contents` it can serve.
-pub fn config(c: &Config, contents: &[Content]) -> String {
+/// haproxy.cfg: one frontend per suite its library `offered` on its own port, `threads`
+/// threads pinned to `cpus` (cycled) when given, answering every file of `contents` it
+/// can serve. (A suite the library lacks would fail the whole configuration: its port is
+/// bound without TLS.)
+pub fn config(c: &Config, contents: &[Content], offered: &dyn Fn(&Suite) -> bool) -> String {
     let d = c.dir.display();
     let served: Vec<u64> = contents
         .iter()
@@ -139,6 +156,12 @@ pub fn config(c: &Config, contents: &[Content]) -> String {
     let _ = writeln!(s, "    option dontlognull\n    log stdout format raw local0\n    log-format \"%f %[ssl_fc_protocol] %[ssl_fc_cipher] %ST %B %[var(txn.cl,0)] %cp - -\"");
     for (i, (suite, port)) in c.suites.iter().zip(c.ports).enumerate() {
         let _ = writeln!(s, "# {}\nfrontend s{i}", suite.name);
+        if !offered(suite) {
+            // Its port held (so that the server is ready when every port accepts), its
+            // suite never configured: no point of it is planned.
+            let _ = writeln!(s, "    bind {}:{port}\n    http-request return status 503", sys::net::url_host(c.host));
+            continue;
+        }
         let mut bind = format!("{}:{port}", sys::net::url_host(c.host));
         match (&suite.cipher, suite.proto) {
             (Some(cipher), Proto::Tls13) => {
@@ -191,6 +214,7 @@ pub fn start(
     dir: &Path,
     (host, ports): (&str, &[u16]),
     cpus: Option<&[usize]>,
+    env: &[(&str, &Path)],
 ) -> anyhow::Result<Running> {
     let logs = dir.join("logs");
     let _ = std::fs::remove_dir_all(&logs);
@@ -205,6 +229,7 @@ pub fn start(
     cmd.arg("-f")
         .arg(dir.join("haproxy.cfg"))
         .arg("-db")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(std::fs::File::create(&err_path)?);
@@ -240,6 +265,7 @@ mod tests {
                 as_root: false,
             },
             &[Content::Random(4096), Content::Random(10 << 20)],
+            &|_| true,
         );
         assert_eq!(c.matches("\nfrontend s").count(), 3, "{c}");
         assert!(

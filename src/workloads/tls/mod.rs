@@ -20,6 +20,7 @@ pub mod render;
 pub mod server;
 pub mod servers;
 pub mod suites;
+pub mod tls_lib;
 pub mod view;
 mod window;
 mod workload;
@@ -96,9 +97,24 @@ pub struct TlsArgs {
     /// The nginx binary (default: nginx on PATH or in /usr/sbin).
     #[arg(long, value_name = "PATH")]
     pub nginx: Option<PathBuf>,
-    /// Run nginx on the OpenSSL build installed in DIR (its lib*/libssl.so.N and
-    /// libcrypto.so.N, through LD_LIBRARY_PATH; e.g. what scripts/build-openssl prints).
-    /// Each point checks, from /proc/PID/maps, that nginx mapped that pair.
+    /// TLS libraries the servers run on, comma-separated, each in turn: system (Debian's
+    /// OpenSSL 3.0), openssl-3.5, openssl-3.6, openssl-4.0 (scripts/build-openssl's builds,
+    /// through LD_LIBRARY_PATH), aws-lc (HAProxy built against AWS-LC by
+    /// scripts/build-haproxy). Each point proves from the server's /proc/PID/maps that it
+    /// ran on the library asked.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "LIST",
+        default_value = "system",
+        conflicts_with = "openssl"
+    )]
+    pub tls_lib: Vec<tls_lib::LibName>,
+    /// Run the servers on the OpenSSL build installed in DIR (its lib*/libssl.so.N and
+    /// libcrypto.so.N, through LD_LIBRARY_PATH; e.g. what scripts/build-openssl prints): a
+    /// build --tls-lib does not find in the cache, or one on a --dut. Each point checks,
+    /// from /proc/PID/maps, that the server mapped that pair.
     #[arg(long, value_name = "DIR")]
     pub openssl: Option<PathBuf>,
     // --time: seconds of load per point (default 5; at least 1; whole seconds with wrk).

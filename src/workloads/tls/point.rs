@@ -72,11 +72,13 @@ impl Point {
         b.handshake && !self.keepalive
     }
 
-    /// "haproxy 2t": the server and threads, unless the default (nginx, a worker per
-    /// server CPU), as the record's `server_tag`.
+    /// "haproxy 2t", "haproxy 1t aws-lc": the server, threads and library, unless the
+    /// default (nginx, a worker per server CPU, the system library), as the record's
+    /// `server_tag`.
     pub fn tag(&self, b: &Bench) -> Option<String> {
-        let name = b.servers[self.server].name();
-        (name != "nginx" || self.threads != b.workers).then(|| format!("{name} {}t", self.threads))
+        let s = &b.servers[self.server];
+        let lib = Some(s.lib().name.as_str());
+        crate::record::tls::server_tag(s.name(), self.threads, b.workers, lib)
     }
 
     pub fn suite(&self, b: &Bench) -> String {
@@ -126,7 +128,10 @@ pub fn plan(b: &Bench, concurrency: &[u32]) -> Plan {
                 continue;
             }
             for i in 0..b.suites.len() {
-                points.push(at(What::Suite(i)));
+                match b.servers[server].lib().suite_refusal(&b.suites[i]) {
+                    Some(why) => refused.push((at(What::Suite(i)), why)),
+                    None => points.push(at(What::Suite(i))),
+                }
             }
             if b.mix.is_some() {
                 let p = at(What::Mix);
@@ -140,7 +145,9 @@ pub fn plan(b: &Bench, concurrency: &[u32]) -> Plan {
         // The last content of this server and thread count: its keep-alive controls.
         let last = (n + 1) % b.contents.len() == 0;
         if let (true, true, Some(&content)) = (control, last, first) {
-            points.extend((0..b.suites.len()).map(|i| Point {
+            let lib = b.servers[server].lib();
+            let offered = (0..b.suites.len()).filter(|&i| lib.suite_refusal(&b.suites[i]).is_none());
+            points.extend(offered.map(|i| Point {
                 content,
                 concurrency: concurrency[0],
                 what: What::Suite(i),
@@ -191,22 +198,22 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
         Err(why) => return Ok(Outcome::Refused(why)),
     };
     let b: &Bench = bench;
-    // On an --openssl build: nginx (master and workers) must have mapped that build.
-    let mut openssl_build = None;
-    if let Some(build) = &b.build {
-        let procs = std::iter::once((running.master, "nginx master")).chain(
-            running
-                .workers
-                .iter()
-                .map(|&(pid, _)| (pid, "nginx worker")),
-        );
-        for (pid, what) in procs {
-            match build.check_maps(pid, what) {
-                Ok(m) => openssl_build = Some(m),
-                Err(reason) => {
-                    server::stop(&b.guard, &running);
-                    return Ok(Outcome::Refused(reason.to_string()));
-                }
+    // Every server process (nginx's master and workers) must have mapped the library asked.
+    let server_at = &b.servers[p.server];
+    let procs = std::iter::once((running.master, server_at.name())).chain(
+        running
+            .workers
+            .iter()
+            .filter(|&&(pid, _)| pid != running.master)
+            .map(|&(pid, _)| (pid, "nginx worker")),
+    );
+    let mut proven = None;
+    for (pid, what) in procs {
+        match server_at.lib().prove(pid, what) {
+            Ok(m) => proven = Some(m),
+            Err(reason) => {
+                server::stop(&b.guard, &running);
+                return Ok(Outcome::Refused(reason.to_string()));
             }
         }
     }
@@ -253,7 +260,10 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
     };
     let mut r = record(b, p, &parts, &w, &logs, run_id);
     handshake_figures(&mut r.data);
-    r.data.openssl_build = openssl_build;
+    if let Some((lib, build)) = proven {
+        r.data.tls_lib = Some(lib);
+        r.data.openssl_build = build;
+    }
     if let (Some((_, g)), Some(h)) = (group, hello) {
         // Both ends were restricted to the group: nginx must have logged it for every
         // request, and the probe's client must have negotiated it.
@@ -291,13 +301,12 @@ pub fn run(bench: &mut Bench, p: &Point, run_id: &str, sampling: bool) -> Result
 /// block: the build's own openssl command where it has one, else the system's on the
 /// build's libraries.
 fn hello(b: &Bench, i: usize, g: &super::groups::Group) -> anyhow::Result<super::groups::Hello> {
-    let own = b
-        .build
-        .as_ref()
+    let build = b.one_build();
+    let own = build
         .map(|x| x.dir.join("bin/openssl"))
         .filter(|p| p.is_file());
     let program = own.as_deref().unwrap_or(&b.openssl);
-    let env = b.build.as_ref().map(|x| x.env()).unwrap_or_default();
+    let env = build.map(|x| x.env()).unwrap_or_default();
     let tls13 = b.suites[i].proto == suites::Proto::Tls13;
     super::groups::probe(
         &b.guard,
@@ -687,6 +696,7 @@ fn record(
             handshakes_per_s: None,
             handshake_ms: None,
             server_cpu_per_handshake_ms: None,
+            tls_lib: None,
         },
     }
 }
@@ -738,7 +748,7 @@ fn make_job<'a>(
         lib_path: b.suites[part.suite]
             .group
             .as_ref()
-            .and(b.build.as_ref())
+            .and(b.servers[p.server].lib().as_build())
             .map(|x| x.lib_dir.as_path()),
         cpus,
     }

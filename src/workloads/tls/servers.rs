@@ -5,6 +5,7 @@
 
 use super::haproxy::{self, Haproxy};
 use super::server::{self, Config, Content, Running};
+use super::tls_lib::TlsLib;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,8 @@ pub struct Nginx {
     pub version: String,
     /// "built with OpenSSL ...".
     pub ssl: String,
+    /// The library it runs on (`--tls-lib`).
+    pub lib: TlsLib,
 }
 
 pub enum Server {
@@ -63,6 +66,13 @@ impl Server {
         }
     }
 
+    pub fn lib(&self) -> &TlsLib {
+        match self {
+            Server::Nginx(n) => &n.lib,
+            Server::Haproxy(h) => &h.lib,
+        }
+    }
+
     /// The version as the server reports it: "1.22.1", "2.6.12-1+deb12u4".
     pub fn version(&self) -> String {
         match self {
@@ -99,33 +109,35 @@ impl Server {
     pub fn write_config(&self, c: &Config, contents: &[Content]) -> anyhow::Result<()> {
         let (file, text) = match self {
             Server::Nginx(_) => ("nginx.conf", server::config(c)),
-            Server::Haproxy(_) => {
+            Server::Haproxy(h) => {
                 haproxy::write_pem(c.dir)?;
-                ("haproxy.cfg", haproxy::config(c, contents))
+                let offered = |s: &super::suites::Suite| h.lib.suite_refusal(s).is_none();
+                ("haproxy.cfg", haproxy::config(c, contents, &offered))
             }
         };
         Ok(std::fs::write(c.dir.join(file), text)?)
     }
 
-    /// Starts the server on the configuration in `dir` and waits until it is ready.
+    /// Starts the server on the configuration in `dir`, on its library, and waits until
+    /// it is ready.
     pub fn start(
         &self,
         guard: &Guard,
         dir: &Path,
         (host, ports): (&str, &[u16]),
         (threads, cpus): (usize, Option<&[usize]>),
-        env: &[(&str, &Path)],
     ) -> anyhow::Result<Running> {
+        let env = self.lib().env();
         match self {
             Server::Nginx(n) => {
                 let program = server::Program {
                     path: &n.path,
                     has_e_flag: n.has_e_flag,
-                    env,
+                    env: &env,
                 };
                 server::start(guard, &program, dir, host, ports, threads, cpus)
             }
-            Server::Haproxy(h) => haproxy::start(guard, h, dir, (host, ports), cpus),
+            Server::Haproxy(h) => haproxy::start(guard, h, dir, (host, ports), cpus, &env),
         }
     }
 

@@ -73,7 +73,10 @@ impl Workload for Tls {
         let mut b = Bench::build(&self.args, &mut self.inputs)?;
         // The cipher alone, on the same libcrypto, before any load.
         let tls_suites: Vec<_> = b.suites.iter().filter(|s| s.cipher.is_some()).collect();
-        let libcrypto = b.build.as_ref().map(|x| x.libcrypto.clone());
+        let libcrypto = b.one_build().map(|x| x.libcrypto.clone());
+        if libcrypto.is_none() && b.servers.iter().any(|s| s.lib().name != "system") {
+            b.notes.push("the ciphers and handshake operations alone are timed on the system OpenSSL: the servers run on other or several libraries".into());
+        }
         let (alone, notes) = primitive::measure(
             &tls_suites,
             Duration::from_millis(150),

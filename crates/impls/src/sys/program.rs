@@ -42,9 +42,15 @@ pub fn find_program(name: &str, explicit: Option<&Path>) -> Option<PathBuf> {
 /// What `program args` prints (stdout, then stderr; some tools print their version on
 /// stderr or exit non-zero), within 10 s. The child dies with us.
 pub fn output(program: &Path, args: &[&str]) -> anyhow::Result<String> {
+    output_with(program, args, &[])
+}
+
+/// `output` with variables set in the program's environment (a library path).
+pub fn output_with(program: &Path, args: &[&str], env: &[(&str, &Path)]) -> anyhow::Result<String> {
     let shown = program.display();
     let mut cmd = Command::new(program);
     cmd.args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -157,4 +163,38 @@ mod tests {
             "{missing}"
         );
     }
+}
+
+/// `~/.cache/cryptobench/NAME` (or `$XDG_CACHE_HOME/cryptobench/NAME`, or `$ENV` when
+/// set): where scripts/build-* keep what they built. None without a home.
+pub fn cache_dir(name: &str, env: &str) -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var(env).or_else(|| {
+        let home = var("HOME").map(|h| h.join(".cache"));
+        Some(
+            var("XDG_CACHE_HOME")
+                .or(home)?
+                .join("cryptobench")
+                .join(name),
+        )
+    })
+}
+
+/// The finished builds in a scripts/build-* cache dir (not its hidden locks and temp dirs),
+/// newest first.
+pub fn cached_builds(cache: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .filter(|(_, p)| p.is_dir())
+        .collect();
+    dirs.sort_by(|a, b| b.cmp(a));
+    dirs.into_iter().map(|(_, p)| p).collect()
 }

@@ -113,38 +113,7 @@ impl Build {
     pub fn check_maps(&self, pid: i32, what: &str) -> anyhow::Result<OpenSslBuild> {
         let maps = crate::sys::procfs::mapped_files(pid)
             .map_err(|e| anyhow!("{what} (pid {pid}): cannot read its maps: {e}"))?;
-        let mapped = |prefix: &str| -> Vec<&PathBuf> {
-            maps.iter()
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with(prefix))
-                })
-                .collect()
-        };
-        let inside = |p: &Path| {
-            p.canonicalize()
-                .is_ok_and(|c| c.starts_with(&self.dir) || c.starts_with(&self.lib_dir))
-        };
-        let check = |prefix: &str, required: bool| -> anyhow::Result<Option<PathBuf>> {
-            let libs = mapped(prefix);
-            if let Some(other) = libs.iter().find(|p| !inside(p)) {
-                return Err(anyhow!(
-                    "{what} (pid {pid}) mapped {}, not the build in {}: the loader did not take --openssl's library (is {what} linked with an rpath, or setuid?)",
-                    shown_path(other),
-                    shown_path(&self.dir)
-                ));
-            }
-            match libs.first() {
-                Some(p) => Ok(Some((*p).clone())),
-                None if required => Err(anyhow!(
-                    "{what} (pid {pid}) mapped no {prefix}*: it does not use OpenSSL's libcrypto"
-                )),
-                None => Ok(None),
-            }
-        };
-        let libcrypto = check("libcrypto.so", true)?.unwrap_or_default();
-        let libssl = check("libssl.so", false)?;
+        let (libcrypto, libssl) = self.mapped_pair(&maps, pid, what)?;
         Ok(OpenSslBuild {
             dir: self.dir.clone(),
             libcrypto,
@@ -153,6 +122,106 @@ impl Build {
             name: self.name(),
         })
     }
+
+    /// The libcrypto and libssl in `maps` (process `pid`'s), which must be this build's.
+    pub fn mapped_pair(
+        &self,
+        maps: &[PathBuf],
+        pid: i32,
+        what: &str,
+    ) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+        let inside = |p: &Path| p.starts_with(&self.dir) || p.starts_with(&self.lib_dir);
+        let elsewhere = format!(
+            "not the build in {}: the loader did not take --openssl's library (is {what} linked with an rpath, or setuid?)",
+            shown_path(&self.dir)
+        );
+        mapped_pair(maps, (pid, what), &inside, &elsewhere)
+    }
+}
+
+/// The libcrypto (required) and the libssl (when there is one) in `maps`, the files process
+/// `pid` (`what`) mapped, each of which must be `inside` (canonical paths); otherwise why
+/// not, naming the file and ending with `elsewhere`.
+pub fn mapped_pair(
+    maps: &[PathBuf],
+    (pid, what): (i32, &str),
+    inside: &dyn Fn(&Path) -> bool,
+    elsewhere: &str,
+) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+    let check = |prefix: &str, required: bool| -> anyhow::Result<Option<PathBuf>> {
+        let libs: Vec<&PathBuf> = maps
+            .iter()
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(prefix))
+            })
+            .collect();
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if let Some(other) = libs.iter().find(|p| !inside(&canonical(p))) {
+            return Err(anyhow!(
+                "{what} (pid {pid}) mapped {}, {elsewhere}",
+                shown_path(other)
+            ));
+        }
+        match libs.first() {
+            Some(p) => Ok(Some((*p).clone())),
+            None if required => Err(anyhow!(
+                "{what} (pid {pid}) mapped no {prefix}*: it does not use OpenSSL's libcrypto"
+            )),
+            None => Ok(None),
+        }
+    };
+    let libcrypto = check("libcrypto.so", true)?.unwrap_or_default();
+    Ok((libcrypto, check("libssl.so", false)?))
+}
+
+/// The library's version as written in its file: the first string "AWS-LC N..." (an
+/// AWS-LC libcrypto, whose OpenSSL-compatible text says "OpenSSL 1.1.1 (compatible;
+/// AWS-LC N)"), else the first "OpenSSL N..." (OPENSSL_VERSION_TEXT: "OpenSSL 3.0.19 27
+/// Jan 2026", what `OpenSSL_version` returns). None when it holds neither.
+pub fn version_in_file(lib: &Path) -> Option<String> {
+    version_in_bytes(&std::fs::read(lib).ok()?)
+}
+
+fn version_in_bytes(bytes: &[u8]) -> Option<String> {
+    let strings = || {
+        bytes
+            .split(|&b| b == 0)
+            .filter_map(|s| std::str::from_utf8(s).ok())
+    };
+    let starts = |s: &str, p: &str| {
+        s.strip_prefix(p)
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    strings()
+        .find(|s| starts(s, "AWS-LC "))
+        .or_else(|| strings().find(|s| starts(s, "OpenSSL ")))
+        .map(str::to_string)
+}
+
+/// The system libcrypto's `OpenSSL_version(OPENSSL_VERSION)`: "OpenSSL 3.0.19 27 Jan 2026".
+pub fn system_version() -> anyhow::Result<String> {
+    let o = OpenSsl::load_system()?;
+    Ok(o.version_info(OPENSSL_VERSION)
+        .unwrap_or_else(|| format!("OpenSSL {:#x}", o.version_num())))
+}
+
+/// The flags beyond the defaults that scripts/build-openssl recorded for the build in
+/// `dir` ("no-asm", "no-apps -O0"); None for a build made as it makes them by default.
+pub fn flags_of(dir: &Path) -> Option<String> {
+    flags_beside(&dir.join("lib").join("libcrypto.so"))
+}
+
+/// The builds scripts/build-openssl cached, newest first: its cache dir's entries, named as
+/// it names them (VERSION-asm-TARGET-HASH).
+pub fn cached() -> (Option<PathBuf>, Vec<PathBuf>) {
+    let cache = crate::sys::program::cache_dir("openssl", "CRYPTOBENCH_OPENSSL_CACHE");
+    let dirs = cache
+        .as_deref()
+        .map(crate::sys::program::cached_builds)
+        .unwrap_or_default();
+    (cache, dirs)
 }
 
 /// What records name as the implementation when `program` (nginx, openvpn) runs on the
@@ -300,6 +369,18 @@ mod tests {
         let v = format!("OpenSSL 3.5.5 27 Jan 2026{BUILD_MARK}no-asm");
         assert_eq!(short_version(&v), "3.5.5 no-asm");
         assert_eq!(short_version("OpenSSL 3.0.19 27 Jan 2026"), "3.0.19");
+    }
+
+    #[test]
+    fn the_version_is_read_from_the_file() {
+        let aws = b"x\0OpenSSL 1.1.1 (compatible; AWS-LC 5.12.0)\0AWS-LC 5.12.0\0";
+        assert_eq!(version_in_bytes(aws).as_deref(), Some("AWS-LC 5.12.0"));
+        let ossl = b"OpenSSL default\0OpenSSL 3.5.5 27 Jan 2026\0";
+        assert_eq!(
+            version_in_bytes(ossl).as_deref(),
+            Some("OpenSSL 3.5.5 27 Jan 2026")
+        );
+        assert_eq!(version_in_bytes(b"libz 1.2\0"), None);
     }
 
     #[test]

@@ -1,0 +1,367 @@
+//! `--tls-lib`: the libssl/libcrypto a TLS server runs on. Each name is found before
+//! anything starts (Debian's OpenSSL, a scripts/build-openssl build loaded through
+//! LD_LIBRARY_PATH, or HAProxy built against AWS-LC by scripts/build-haproxy), and every
+//! point proves from the server process's maps that it ran on that library: a point whose
+//! server mapped another is refused, never recorded under the asked name.
+
+use crate::failure::Failure;
+use crate::impls::openssl::build::{self, Build, OpenSslBuild};
+use crate::record::tls::{TlsLib as Recorded, TlsLibProof};
+use crate::sys::program::{cache_dir, cached_builds};
+use crate::units::shown_path;
+use anyhow::anyhow;
+use std::path::{Path, PathBuf};
+
+/// The libraries `--tls-lib` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LibName {
+    /// Debian's OpenSSL 3.0, which Debian's nginx and haproxy link.
+    System,
+    #[value(name = "openssl-3.5")]
+    Openssl35,
+    #[value(name = "openssl-3.6")]
+    Openssl36,
+    #[value(name = "openssl-4.0")]
+    Openssl40,
+    /// HAProxy 3.0 built against AWS-LC (scripts/build-haproxy --lib aws-lc).
+    AwsLc,
+}
+
+impl LibName {
+    pub fn name(self) -> &'static str {
+        match self {
+            LibName::System => "system",
+            LibName::Openssl35 => "openssl-3.5",
+            LibName::Openssl36 => "openssl-3.6",
+            LibName::Openssl40 => "openssl-4.0",
+            LibName::AwsLc => "aws-lc",
+        }
+    }
+
+    /// Why `server` cannot run on this library, if it cannot: known before anything is
+    /// found or built.
+    pub fn refusal(self, server: &str) -> Option<String> {
+        (self == LibName::AwsLc && server == "nginx").then(|| {
+            "--tls-lib aws-lc: nginx cannot run on AWS-LC (its libssl is not ABI-compatible with the libssl.so.3 Debian's nginx links; only HAProxy is built against it): use --server haproxy".into()
+        })
+    }
+
+    /// "3.5" for openssl-3.5.
+    fn series(self) -> Option<&'static str> {
+        self.name().strip_prefix("openssl-")
+    }
+}
+
+/// HAProxy built against AWS-LC, as scripts/build-haproxy left it.
+#[derive(Clone, Debug)]
+pub struct AwsLc {
+    /// AWS-LC's install dir (scripts/build-aws-lc's), whose lib/ HAProxy's rpath names.
+    pub dir: PathBuf,
+    pub haproxy: PathBuf,
+}
+
+#[derive(Clone, Debug)]
+pub enum Kind {
+    System,
+    /// An OpenSSL build, loaded through LD_LIBRARY_PATH (`--openssl DIR`, openssl-X.Y).
+    Build(Build),
+    AwsLc(AwsLc),
+}
+
+/// A library a server runs on: its name as asked, its version (as its file says it) and
+/// where it is.
+#[derive(Clone, Debug)]
+pub struct TlsLib {
+    pub name: String,
+    pub version: String,
+    pub kind: Kind,
+}
+
+/// AWS-LC can only be had with the HAProxy built against it: what builds both.
+const AWS_LC_SCRIPTS: &str = "scripts/build-aws-lc && scripts/build-haproxy --lib aws-lc";
+
+impl TlsLib {
+    /// The library `name` as found here; a library not built is bad input naming the
+    /// script that builds it.
+    pub fn find(name: LibName) -> Result<TlsLib, Failure> {
+        TlsLib::locate(name)
+            .map_err(|why| Failure::input(format!("--tls-lib {}: {why}", name.name())))
+    }
+
+    /// `find`, with why not in words that follow the name.
+    fn locate(name: LibName) -> Result<TlsLib, String> {
+        let not_built = |script: String| format!("not built here: run {script}");
+        match name {
+            LibName::System => TlsLib::system().map_err(|e| e.to_string()),
+            LibName::AwsLc => aws_lc().ok_or_else(|| not_built(AWS_LC_SCRIPTS.into())),
+            _ => {
+                let series = name.series().unwrap_or_default();
+                let dir = cached_openssl(series)
+                    .ok_or_else(|| not_built(format!("scripts/build-openssl {series}")))?;
+                Build::open(&dir, true)
+                    .map(TlsLib::build)
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    pub fn system() -> Result<TlsLib, Failure> {
+        Ok(TlsLib {
+            name: LibName::System.name().into(),
+            version: build::system_version().map_err(Failure::unavailable)?,
+            kind: Kind::System,
+        })
+    }
+
+    /// An OpenSSL build (`--openssl DIR`, or openssl-X.Y found in the cache), named by its
+    /// series: "openssl-3.5", "openssl-3.5 no-asm".
+    pub fn build(b: Build) -> TlsLib {
+        let number = crate::units::short_version(&b.version);
+        let series: Vec<&str> = number.split('.').take(2).collect();
+        let name = match &b.flags {
+            Some(f) => format!("openssl-{} {f}", series.join(".")),
+            None => format!("openssl-{}", series.join(".")),
+        };
+        TlsLib {
+            name,
+            version: b.version.clone(),
+            kind: Kind::Build(b),
+        }
+    }
+
+    pub fn as_build(&self) -> Option<&Build> {
+        match &self.kind {
+            Kind::Build(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The HAProxy program that runs on this library, when it is not Debian's.
+    pub fn haproxy(&self) -> Option<&Path> {
+        match &self.kind {
+            Kind::AwsLc(a) => Some(&a.haproxy),
+            _ => None,
+        }
+    }
+
+    /// The server's environment: a build's library path, or nothing.
+    pub fn env(&self) -> Vec<(&'static str, &Path)> {
+        self.as_build().map(Build::env).unwrap_or_default()
+    }
+
+    /// How the implementation names it: None for the system's, "openssl 3.5.5",
+    /// "aws-lc 5.12.0".
+    pub fn label(&self) -> Option<String> {
+        match &self.kind {
+            Kind::System => None,
+            Kind::Build(b) => Some(b.name()),
+            Kind::AwsLc(_) => Some(self.version.replacen("AWS-LC", "aws-lc", 1)),
+        }
+    }
+
+    /// Why this library cannot serve `suite`, if it cannot: AWS-LC has no NULL cipher.
+    pub fn suite_refusal(&self, suite: &super::suites::Suite) -> Option<String> {
+        (matches!(self.kind, Kind::AwsLc(_)) && suite.null).then(|| {
+            format!("{}: AWS-LC has no NULL-cipher suite, so no null ceiling on it", self.version)
+        })
+    }
+
+    /// Proves, from /proc/PID/maps, that process `pid` (`what`) runs on this library: the
+    /// record's field, and an OpenSSL build's own record (`openssl_build`); or why the
+    /// point must be refused.
+    pub fn prove(&self, pid: i32, what: &str) -> anyhow::Result<(Recorded, Option<OpenSslBuild>)> {
+        let maps = crate::sys::procfs::mapped_files(pid)
+            .map_err(|e| anyhow!("{what} (pid {pid}): cannot read its maps: {e}"))?;
+        let proof = self.judge(&maps, pid, what, &build::version_in_file)?;
+        let on_build = self.as_build().map(|b| OpenSslBuild {
+            dir: b.dir.clone(),
+            libcrypto: proof.proof.libcrypto.clone(),
+            libssl: proof.proof.libssl.clone(),
+            version: b.version.clone(),
+            name: b.name(),
+        });
+        Ok((proof, on_build))
+    }
+
+    /// The proof from `maps`, the files process `pid` mapped: its libcrypto and libssl
+    /// must be this library's files, and the libcrypto's version (`version_of`) this one's.
+    fn judge(
+        &self,
+        maps: &[PathBuf],
+        pid: i32,
+        what: &str,
+        version_of: &dyn Fn(&Path) -> Option<String>,
+    ) -> anyhow::Result<Recorded> {
+        let (libcrypto, libssl) = match &self.kind {
+            Kind::Build(b) => b.mapped_pair(maps, pid, what)?,
+            Kind::System => {
+                let inside = |p: &Path| p.starts_with("/usr/lib") || p.starts_with("/lib");
+                let elsewhere = "not the system's library (under /usr/lib): is LD_LIBRARY_PATH set?";
+                build::mapped_pair(maps, (pid, what), &inside, elsewhere)?
+            }
+            Kind::AwsLc(a) => {
+                let inside = |p: &Path| p.starts_with(&a.dir);
+                let elsewhere = format!(
+                    "not AWS-LC's in {}: was HAProxy built against it (scripts/build-haproxy --lib aws-lc)?",
+                    shown_path(&a.dir)
+                );
+                build::mapped_pair(maps, (pid, what), &inside, &elsewhere)?
+            }
+        };
+        let found = version_of(&libcrypto).unwrap_or_else(|| "no version string".into());
+        if found != self.version {
+            return Err(anyhow!(
+                "{what} (pid {pid}) mapped {}, which is {found}, not {} ({})",
+                shown_path(&libcrypto),
+                self.version,
+                self.name
+            ));
+        }
+        Ok(Recorded {
+            name: self.name.clone(),
+            version: found,
+            proof: TlsLibProof {
+                process: format!("{what} (pid {pid})"),
+                libcrypto,
+                libssl,
+            },
+        })
+    }
+}
+
+/// The newest scripts/build-openssl build of `series` ("3.5") for this machine, with
+/// assembly and no extra options' flags, in its cache: not the tests' builds without
+/// apps at -O0, which would measure a server on unoptimised code.
+fn cached_openssl(series: &str) -> Option<PathBuf> {
+    build::cached().1.into_iter().find(|d| {
+        d.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| is_default_build(n, series))
+            && build::flags_of(d).is_none()
+    })
+}
+
+/// scripts/build-openssl's name for a build of `series` with assembly, for this machine:
+/// "3.5.5-asm-x86_64-unknown-linux-gnu-HASH" (not "...-no-asm-...", nor another target).
+fn is_default_build(name: &str, series: &str) -> bool {
+    let target = format!("asm-{}-unknown-linux-gnu-", std::env::consts::ARCH);
+    name.strip_prefix(series)
+        .and_then(|r| r.strip_prefix('.'))
+        .and_then(|r| r.split_once('-'))
+        .is_some_and(|(patch, rest)| patch.parse::<u32>().is_ok() && rest.starts_with(&target))
+}
+
+/// The newest HAProxy scripts/build-haproxy built against AWS-LC, and AWS-LC's version.
+fn aws_lc() -> Option<TlsLib> {
+    let cache = cache_dir("haproxy", "CRYPTOBENCH_HAPROXY_CACHE")?;
+    cached_builds(&cache).into_iter().find_map(|d| {
+        let info = std::fs::read_to_string(d.join("cryptobench-build")).ok()?;
+        let lib = info.lines().find_map(|l| l.strip_prefix("lib=aws-lc "))?;
+        let dir = PathBuf::from(lib.trim()).canonicalize().ok()?;
+        let version = build::version_in_file(&dir.join("lib/libcrypto.so"))?;
+        let haproxy = d.join("sbin/haproxy");
+        haproxy.is_file().then(|| TlsLib {
+            name: LibName::AwsLc.name().into(),
+            version,
+            kind: Kind::AwsLc(AwsLc { dir, haproxy }),
+        })
+    })
+}
+
+/// `--list`: every library, found (with its version and the servers that run on it), or
+/// why not and how to build it.
+pub fn list() -> Vec<String> {
+    use clap::ValueEnum;
+    LibName::value_variants()
+        .iter()
+        .map(|&n| match TlsLib::locate(n) {
+            Ok(l) if matches!(l.kind, Kind::AwsLc(_)) => format!(
+                "{}: {} (haproxy only: its libssl is not the ABI Debian's nginx links)",
+                n.name(),
+                l.version
+            ),
+            Ok(l) => format!("{}: {} (nginx, haproxy)", n.name(), l.version),
+            Err(why) => format!("{}: {why}", n.name()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aws_lc_at(dir: &str) -> TlsLib {
+        TlsLib {
+            name: "aws-lc".into(),
+            version: "AWS-LC 5.12.0".into(),
+            kind: Kind::AwsLc(AwsLc {
+                dir: dir.into(),
+                haproxy: "/c/haproxy/sbin/haproxy".into(),
+            }),
+        }
+    }
+
+    /// A server that mapped the system's libraries when AWS-LC was asked is refused, and so
+    /// is one whose mapped AWS-LC file says another version; the right files pass.
+    #[test]
+    fn a_server_on_another_library_is_refused() {
+        let lib = aws_lc_at("/c/aws-lc/5.12.0-x");
+        let system = [
+            PathBuf::from("/usr/sbin/haproxy"),
+            PathBuf::from("/usr/lib/x86_64-linux-gnu/libssl.so.3"),
+            PathBuf::from("/usr/lib/x86_64-linux-gnu/libcrypto.so.3"),
+        ];
+        let says = |v: &'static str| move |_: &Path| Some(v.to_string());
+        let e = lib
+            .judge(&system, 7, "haproxy", &says("OpenSSL 3.0.19 27 Jan 2026"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("libcrypto.so.3, not AWS-LC's in /c/aws-lc/5.12.0-x"), "{e}");
+        let ours = [
+            PathBuf::from("/c/aws-lc/5.12.0-x/lib/libssl.so"),
+            PathBuf::from("/c/aws-lc/5.12.0-x/lib/libcrypto.so"),
+        ];
+        let e = lib
+            .judge(&ours, 7, "haproxy", &says("AWS-LC 5.11.0"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("which is AWS-LC 5.11.0, not AWS-LC 5.12.0"), "{e}");
+        let ok = lib
+            .judge(&ours, 7, "haproxy", &says("AWS-LC 5.12.0"))
+            .unwrap();
+        assert_eq!(ok.proof.libcrypto, ours[1]);
+        assert_eq!(ok.proof.libssl.as_ref(), Some(&ours[0]));
+        assert_eq!(ok.proof.process, "haproxy (pid 7)");
+        // The system library asked: a build's files are not it.
+        let system_lib = TlsLib {
+            name: "system".into(),
+            version: "OpenSSL 3.0.19 27 Jan 2026".into(),
+            kind: Kind::System,
+        };
+        assert!(system_lib
+            .judge(&ours, 7, "nginx worker", &says("OpenSSL 3.0.19 27 Jan 2026"))
+            .is_err());
+        assert!(system_lib
+            .judge(&system, 7, "nginx worker", &says("OpenSSL 3.0.19 27 Jan 2026"))
+            .is_ok());
+    }
+
+    #[test]
+    fn the_default_build_of_a_series_is_found_by_its_name() {
+        let a = std::env::consts::ARCH;
+        assert!(is_default_build(&format!("3.5.5-asm-{a}-unknown-linux-gnu-5b4"), "3.5"));
+        assert!(!is_default_build(&format!("3.5.5-no-asm-{a}-unknown-linux-gnu-5b4"), "3.5"));
+        assert!(!is_default_build(&format!("3.6.3-asm-{a}-unknown-linux-gnu-5b4"), "3.5"));
+        assert!(!is_default_build("3.5.5-asm-armv7-unknown-linux-musleabihf-5b4", "3.5"));
+        assert!(!is_default_build(&format!("3.55.1-asm-{a}-unknown-linux-gnu-5b4"), "3.5"));
+    }
+
+    #[test]
+    fn nginx_is_refused_on_aws_lc_only() {
+        let no = LibName::AwsLc.refusal("nginx");
+        assert!(no.is_some_and(|r| r.contains("use --server haproxy")));
+        assert!(LibName::AwsLc.refusal("haproxy").is_none());
+        assert!(LibName::Openssl35.refusal("nginx").is_none());
+        assert_eq!(aws_lc_at("/c/x").label().as_deref(), Some("aws-lc 5.12.0"));
+    }
+}
