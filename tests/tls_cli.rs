@@ -6,7 +6,7 @@
 
 mod common;
 use common::tls::{
-    descendants, expected_negotiated, f, json_run, lines, listening, run_temp_dirs,
+    descendants, expected_negotiated, f, json_run, lines, listening, run_temp_dirs, running,
     signal_and_wait, spawn_tls, stat, temp_file, u,
 };
 use common::{run, stderr};
@@ -561,18 +561,9 @@ fn sigint_mid_run_leaves_no_process_temp_dir_or_port() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // Wait until nginx and wrk run, and remember exactly which processes they are.
-    let start = Instant::now();
-    let procs = loop {
-        let d = descendants(pid);
-        if d.iter().any(|p| p.2 == "wrk") && d.iter().filter(|p| p.2 == "nginx").count() >= 2 {
-            break d;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "nginx and wrk never ran"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let procs = running(pid, "nginx and wrk", |d| {
+        d.iter().any(|p| p.2 == "wrk") && d.iter().filter(|p| p.2 == "nginx").count() >= 2
+    });
     assert!(
         ports.iter().any(|p| listening(p)),
         "nginx listens during the run"

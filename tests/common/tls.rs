@@ -168,23 +168,35 @@ pub fn spawn_tls(args: &[&str]) -> (Child, BufReader<ChildStderr>, String) {
     (child, err, first)
 }
 
+/// The processes under `pid` (PID, start time, name) once `ready` holds of them: what a
+/// run started, remembered exactly; `what` never running within 30 s fails the test.
+pub fn running(
+    pid: i32,
+    what: &str,
+    ready: impl Fn(&[(i32, u64, String)]) -> bool,
+) -> Vec<(i32, u64, String)> {
+    let start = Instant::now();
+    loop {
+        let d = descendants(pid);
+        if ready(&d) {
+            return d;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{what} never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// SIGTERM once `programs` (e.g. haproxy and wrk) run under `cryptobench tls ARGS`: exit
 /// 143, and every process it started (by PID and start time) and its temp dir gone.
 pub fn sigterm_leaves_nothing(args: &[&str], programs: &[&str]) {
     let (mut child, mut err, first) = spawn_tls(args);
     let pid = child.id() as i32;
-    let start = Instant::now();
-    let procs = loop {
-        let d = descendants(pid);
-        if programs.iter().all(|p| d.iter().any(|x| x.2 == *p)) {
-            break d;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "{programs:?} never ran"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let procs = running(pid, &format!("{programs:?}"), |d| {
+        programs.iter().all(|p| d.iter().any(|x| x.2 == *p))
+    });
     assert_eq!(
         run_temp_dirs(pid).len(),
         1,
