@@ -165,15 +165,22 @@ pub fn release_all() {
 }
 
 fn alive(pid: i32) -> bool {
-    // Reap it if it is our exited child.
     // SAFETY: waitpid with WNOHANG on a pid we started.
-    unsafe {
+    let waited = unsafe {
         let mut status = 0;
-        libc::waitpid(pid, &mut status, libc::WNOHANG);
+        libc::waitpid(pid, &mut status, libc::WNOHANG)
+    };
+    match waited {
+        // Our child, exited and reaped now.
+        w if w == pid => false,
+        // Our child, not exited: a multi-threaded one whose first thread is gone already
+        // shows 'Z' until its last thread exits, and only then can it be reaped (calling
+        // it gone there left wireguard-go a zombie for the rest of the run).
+        0 => true,
+        // Not our child (e.g. one that a wrapper forked): a zombie has exited too, and
+        // only its parent can reap it, so signal 0 alone would call it alive.
+        _ => crate::sys::procfs::stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X')),
     }
-    // A zombie that is not our child (e.g. started through `ip netns exec`) has exited
-    // too: only its parent can reap it, so signal 0 alone would call it alive.
-    crate::sys::procfs::stat(pid).is_some_and(|s| !matches!(s.state, 'Z' | 'X'))
 }
 
 /// Whether `pid` is a cryptobench process still running, and so owns the names it made
@@ -373,6 +380,36 @@ mod tests {
         assert!(!dir.exists());
         assert!(!alive(pid));
         let _ = child.wait();
+    }
+
+    /// A process whose first thread has exited while another runs shows 'Z' but cannot be
+    /// reaped yet (as wireguard-go's did while its threads exited): stopping it must stop
+    /// the rest and reap it, not take the 'Z' for gone and leave a zombie.
+    #[test]
+    fn a_process_whose_first_thread_exited_is_stopped_and_reaped() {
+        let Some(python) = crate::sys::program::find_program("python3", None) else {
+            panic!("python3 is needed (scripts/deps/base.sh installs it)");
+        };
+        let g = Guard::new();
+        let script = "import threading, time, ctypes\n\
+                      threading.Thread(target=lambda: time.sleep(20)).start()\n\
+                      ctypes.CDLL(None).pthread_exit(None)\n";
+        let child = g
+            .spawn(Command::new(python).args(["-c", script]), "python3")
+            .unwrap();
+        let pid = child.id() as i32;
+        let state = || crate::sys::procfs::stat(pid).map(|s| s.state);
+        let start = Instant::now();
+        while state() != Some('Z') {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "never a zombie leader"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(alive(pid), "a thread of it still runs");
+        assert!(stop_pid(pid), "SIGTERM stops it");
+        assert_eq!(state(), None, "stopped and reaped, no zombie left");
     }
 
     #[test]
