@@ -21,7 +21,16 @@ fn json(out: &str, what: &str) -> Value {
 
 #[test]
 fn bad_disk_input_is_refused_in_one_line() {
+    // A second table line over another device, in a capi: driver (issue 60): refused at
+    // parse time, on any kernel, before dmsetup could read it.
+    let key = "0".repeat(128);
+    let injection = format!("capi:xts(aes)-plain64 {key} 0 /dev/sda 0 0\n131072 1 error");
     common::refused_in_one_line(&[
+        (&["disk", "--disk-driver", &injection], "U+0020 at byte 21"),
+        (
+            &["disk", "--ciphers", "capi:xts(aes)-plain64;reboot"],
+            "';'",
+        ),
         (&["disk", "--size", "0"], "invalid --size '0'"),
         (&["disk", "--queues", "bogus"], "invalid --queues 'bogus'"),
         (&["disk", "--patterns", "x"], "invalid --patterns 'x'"),
