@@ -114,32 +114,69 @@ fn haproxy_handshakes_have_percentiles_and_a_keepalive_control() {
     }
 }
 
-/// Both servers, one at a time, at 1 and 2 workers or threads: each record names its
-/// server and threads, and a point with more threads than server CPUs says so.
+/// Both servers, one at a time, at 1 and 2 workers or threads, in 2 rounds: each record
+/// names its server, threads and round, a point with more threads than server CPUs says
+/// so, and the thread sweep gives each count's rate per thread and, where the threads fit
+/// the server's CPUs, the efficiency with its interval over the rounds (no claim past them).
 #[test]
 fn both_servers_at_each_thread_count() {
     match haproxy_lacks() {
         Some(why) => common::skip(&why),
         None => {
             let out = temp_file("haproxy-threads.jsonl");
-            let args = ["--server", "nginx,haproxy", "--threads", "1,2"];
-            json_run(&with(&args, ONE_POINT), &out);
+            let args = [
+                "--server",
+                "nginx,haproxy",
+                "--threads",
+                "1,2",
+                "--rounds",
+                "2",
+            ];
+            let doc = json_run(&with(&args, ONE_POINT), &out);
             let recs = records(&out);
-            let seen: Vec<(String, u64)> = recs
+            let seen: Vec<(String, u64, u64)> = recs
                 .iter()
                 .map(|r| {
                     (
                         r["server"]["name"].as_str().unwrap().to_string(),
                         u(&r["server"]["threads"]),
+                        r.get("round").map_or(1, u),
                     )
                 })
                 .collect();
-            let want = [("nginx", 1), ("nginx", 2), ("haproxy", 1), ("haproxy", 2)];
-            assert_eq!(
-                seen,
-                want.map(|(n, t)| (n.to_string(), t)),
-                "one server at a time"
-            );
+            let pass = [("nginx", 1), ("nginx", 2), ("haproxy", 1), ("haproxy", 2)];
+            let want: Vec<(String, u64, u64)> = [1, 2]
+                .into_iter()
+                .flat_map(|round| pass.map(|(n, t)| (n.to_string(), t, round)))
+                .collect();
+            assert_eq!(seen, want, "one server at a time, every point once a round");
+            let sweep = doc["analysis"]["threads"]
+                .as_array()
+                .expect("the thread sweep");
+            assert_eq!(sweep.len(), 4, "{sweep:?}");
+            for row in sweep {
+                assert_eq!(u(&row["rounds"]), 2, "{row}");
+                let (threads, rate) = (u(&row["threads"]), f(&row["requests_per_s"]));
+                assert!(rate > 0.0, "{row}");
+                assert!((f(&row["per_thread"]) * threads as f64 - rate).abs() < 1e-6 * rate);
+                let cpus = recs[0]["server_cpus"].as_array().unwrap().len().max(1) as u64;
+                let e = row.get("efficiency").map(f);
+                match (threads, threads > cpus) {
+                    (1, _) => assert!(e.is_none(), "{row}"),
+                    (_, true) => {
+                        assert_eq!(row["oversubscribed"], true, "{row}");
+                        assert!(e.is_none(), "no scaling claim past the CPUs: {row}");
+                        eprintln!(
+                            "efficiency with an interval: not observable here ({cpus} server CPU)"
+                        );
+                    }
+                    (_, false) => {
+                        let ci = row["efficiency_ci"].as_array().expect("an interval");
+                        let (e, lo, hi) = (e.unwrap(), f(&ci[0]), f(&ci[1]));
+                        assert!(e > 0.0 && lo <= e && e <= hi, "{row}");
+                    }
+                }
+            }
             for r in &recs {
                 let threads = u(&r["server"]["threads"]) as usize;
                 let cpus = r["server_cpus"].as_array().unwrap().len().max(1);

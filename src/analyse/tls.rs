@@ -85,6 +85,9 @@ pub struct Analysis {
     pub references: Vec<Reference>,
     pub mix: Vec<MixResult>,
     pub cipher_alone: Vec<CipherAlone>,
+    /// `--threads LIST` with a 1-thread point: each count against it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<super::tls_threads::ThreadScaling>,
     pub notes: Vec<String>,
 }
 
@@ -361,6 +364,7 @@ pub fn analyse(records: &[TlsRecord], alone: Vec<CipherAlone>) -> Analysis {
         references: references(records),
         mix: spec.map(|s| mixes(records, &s)).unwrap_or_default(),
         cipher_alone: alone,
+        threads: super::tls_threads::sweep(records),
         notes,
     }
 }

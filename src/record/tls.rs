@@ -75,6 +75,14 @@ pub fn server_tag(name: &str, threads: usize, cpus: usize, lib: Option<&str>) ->
     })
 }
 
+fn first_round() -> u32 {
+    1
+}
+
+fn is_first_round(r: &u32) -> bool {
+    *r == 1
+}
+
 /// `--handshake`: the client's time per request on a connection opened for it, in ms.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct HandshakeMs {
@@ -175,6 +183,9 @@ pub struct TlsData {
     pub file_size: u64,
     /// Connections open at once.
     pub concurrency: u32,
+    /// Which pass over every point this one belongs to (1-based; --rounds); absent when 1.
+    #[serde(default = "first_round", skip_serializing_if = "is_first_round")]
+    pub round: u32,
     /// Seconds asked for, and measured by the generator.
     pub duration_s: f64,
     /// Responses the generator completed, and those it counted as errors (socket errors,
@@ -326,6 +337,11 @@ impl crate::record::RecordData for TlsData {
             .chain(r.server_tag().map(|t| ("server", KeyValue::Text(t))))
             .collect(),
         )
+    }
+
+    /// Each --rounds pass measures the point again.
+    fn point_key(r: &TlsRecord) -> (String, u32) {
+        (r.label.clone(), r.round)
     }
 
     /// A library whose name and version disagree, or whose proof names no libcrypto.

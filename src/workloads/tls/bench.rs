@@ -269,6 +269,8 @@ pub struct Bench {
     pub workers: usize,
     pub worker_connections: u64,
     pub duration: f64,
+    /// --rounds: passes over every point.
+    pub rounds: u32,
     pub handshake: bool,
     pub gzip: bool,
     pub cert: CertKind,
@@ -500,6 +502,7 @@ impl Bench {
             pinned,
             worker_connections: cmax + 64,
             duration: inputs.duration,
+            rounds: args.rounds,
             handshake: args.handshake,
             gzip: args.gzip,
             cert: args.cert,

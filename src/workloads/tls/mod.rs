@@ -94,6 +94,12 @@ pub struct TlsArgs {
     /// measured [default: one per server CPU].
     #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
     pub threads: Option<String>,
+    /// Passes over every point, one after the other, so that a shared machine's drift
+    /// hits every server, library and thread count alike; the thread sweep's scaling
+    /// efficiency pairs the points of each round, and has an interval from 2 rounds on.
+    #[arg(allow_negative_numbers = true, long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_ROUNDS as i64))]
+    pub rounds: u32,
     /// The nginx binary (default: nginx on PATH or in /usr/sbin).
     #[arg(long, value_name = "PATH")]
     pub nginx: Option<PathBuf>,
@@ -144,6 +150,7 @@ pub struct TlsArgs {
 }
 
 const MAX_CONCURRENCY: u32 = 10_000;
+const MAX_ROUNDS: u32 = 50;
 const MAX_FILE: u64 = 1 << 30;
 const MAX_DURATION: f64 = 3600.0;
 /// Seconds of load per point when --time is not given.

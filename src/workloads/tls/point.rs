@@ -33,6 +33,8 @@ pub struct Point {
     pub threads: usize,
     /// A keep-alive control point in a --handshake run (see `plan`).
     pub keepalive: bool,
+    /// Which pass over every point (1-based; --rounds).
+    pub round: u32,
 }
 
 pub enum Outcome {
@@ -60,8 +62,13 @@ impl Point {
         };
         let tag = self.tag(b).map(|t| format!("{t} ")).unwrap_or_default();
         let ka = if self.keepalive { " keep-alive" } else { "" };
+        let round = if b.rounds > 1 {
+            format!(" round {}", self.round)
+        } else {
+            String::new()
+        };
         format!(
-            "{tag}{what} {} c={}{ka}",
+            "{tag}{what} {} c={}{ka}{round}",
             self.content.short(),
             self.concurrency
         )
@@ -122,6 +129,7 @@ pub fn plan(b: &Bench, concurrency: &[u32]) -> Plan {
                 server,
                 threads,
                 keepalive: false,
+                round: 1,
             };
             if let Some(why) = &why {
                 refused.extend((0..b.suites.len()).map(|i| (at(What::Suite(i)), why.clone())));
@@ -154,8 +162,14 @@ pub fn plan(b: &Bench, concurrency: &[u32]) -> Plan {
                 server,
                 threads,
                 keepalive: true,
+                round: 1,
             }));
         }
+    }
+    // Every round measures every point, in the same order (the refusals are said once).
+    let first: Vec<Point> = points.clone();
+    for round in 2..=b.rounds {
+        points.extend(first.iter().map(|p| Point { round, ..*p }));
     }
     (points, unsplittable, refused)
 }
@@ -647,6 +661,7 @@ fn record(
             content: p.content.label().into(),
             file_size: p.content.size(),
             concurrency: p.concurrency,
+            round: p.round,
             duration_s: b.duration,
             requests: sum(&|o| o.requests),
             errors: sum(&|o| o.errors),

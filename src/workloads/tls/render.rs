@@ -3,6 +3,7 @@
 //! what was not measured. Layout (terminal, Markdown, CSV) is `render::model`'s.
 
 use crate::analyse::tls::{Analysis, SuiteShare};
+use crate::analyse::tls_threads::ThreadScaling;
 use crate::record::tls::{Latency, TlsData, TlsRecord};
 use crate::record::{Coordinate, Environment, Exclusion};
 use crate::render::document::RunView;
@@ -28,6 +29,9 @@ pub fn blocks(run: &RunView<TlsData>, a: &Analysis) -> Vec<Block> {
     }
     if !a.mix.is_empty() {
         out.push(Block::Table(mixes(a)));
+    }
+    if !a.threads.is_empty() {
+        out.push(Block::Table(threads(&a.threads)));
     }
     if !run.exclusions.is_empty() {
         out.push(Block::Table(not_measured(&run.exclusions)));
@@ -62,12 +66,63 @@ fn suite_label(r: &TlsRecord) -> String {
         ),
         None => {
             let tag = r.server_tag().map(|t| format!("{t} ")).unwrap_or_default();
+            let round = match r.round {
+                1 => String::new(),
+                n => format!(" round {n}"),
+            };
             match &r.group {
-                Some(g) => format!("{tag}{} {g}", r.suite),
-                None => format!("{tag}{}", r.suite),
+                Some(g) => format!("{tag}{} {g}{round}", r.suite),
+                None => format!("{tag}{}{round}", r.suite),
             }
         }
     }
+}
+
+/// `--threads LIST`: each count of a server and library against its 1-thread point.
+fn threads(rows: &[ThreadScaling]) -> Table {
+    let mut t = Table::new(
+        "Thread scaling (each count against the same server and library at 1 thread)",
+        vec![
+            Column::text("server"),
+            Column::text("library"),
+            Column::text("suite"),
+            Column::num("file"),
+            Column::num("conn"),
+            Column::num("threads"),
+            Column::num("req/s"),
+            Column::num("per thread"),
+            Column::num("efficiency"),
+            Column::num("rounds"),
+        ],
+    );
+    let controls = rows.iter().any(|s| s.handshake);
+    for s in rows {
+        let efficiency = match (s.efficiency, s.efficiency_ci) {
+            _ if s.oversubscribed => "no claim".to_string(),
+            (Some(e), Some([lo, hi])) => format!("{} [{}, {}]", pct(e), pct(lo), pct(hi)),
+            (Some(e), None) => pct(e),
+            (None, _) => "-".into(),
+        };
+        t.push(vec![
+            s.server.clone(),
+            s.tls_lib.clone(),
+            s.suite.clone()
+                + match (s.handshake, controls) {
+                    (true, _) => " handshakes",
+                    (false, true) => " keep-alive",
+                    (false, false) => "",
+                },
+            file_label(&s.content, Some(s.file_size)),
+            s.concurrency.to_string(),
+            s.threads.to_string(),
+            format!("{:.1}", s.requests_per_s),
+            format!("{:.1}", s.per_thread),
+            efficiency,
+            s.rounds.to_string(),
+        ]);
+    }
+    t.notes.push("req/s = the median over rounds (handshakes/s for handshake points); efficiency = req/s at N threads / (N x req/s at 1 thread) of the same round, the median over the rounds with its 95% interval (from 2 rounds: --rounds); no claim = more threads than the server's CPUs, which they share.".into());
+    t
 }
 
 fn pct(x: f64) -> String {
