@@ -437,6 +437,11 @@ fn bad_input_is_refused_in_one_line() {
         (&["advise", "--share", "/tmp"], "a directory"),
         (&["advise", "--output", "-"], "--output"),
         (&["advise", "--format", "csv"], "csv"),
+        (&["advise", "--stacks", "--quick"], "cannot be used with"),
+        (
+            &["advise", "--stacks", "--dut", "root@192.0.2.1"],
+            "advise --stacks with --dut: the stack comparison runs on this machine only",
+        ),
         (
             &["advise", "--quick", "--store", "x", "--no-store"],
             "--no-store",

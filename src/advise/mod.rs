@@ -6,7 +6,9 @@
 mod share;
 mod view;
 
-use crate::analyse::advise::{advise, ssh_path, tls_path, vpn_path, Advice, Input, Unavailable};
+use crate::analyse::advise::{
+    advise, ssh_path, tls_path, vpn_path, Advice, Input, Unavailable, STACKS_PATH,
+};
 use crate::failure::Failure;
 use crate::render::Format;
 use crate::study::{argv, runner, Action, Observed, Step};
@@ -22,6 +24,13 @@ pub struct AdviseArgs {
     /// qemu guest (guest/run); their verdicts are the guest's, never compared with ours.
     #[arg(long)]
     pub guest: bool,
+    /// Only the stack question (also part of the full advise, not of --quick): HAProxy and
+    /// nginx, one thread each, on the system's OpenSSL and on every library built here
+    /// (`tls --list`: OpenSSL builds, AWS-LC), full handshakes and keep-alive, in rounds:
+    /// which server and library make the most handshakes per core, and what the best
+    /// other library buys each server. Not with --dut, --quick or --guest.
+    #[arg(long, conflicts_with_all = ["quick", "guest"])]
+    pub stacks: bool,
     /// Write this box's canonical row (device, CPU, OS, kernel, headline figures with
     /// their intervals and limits; no host name, address, user or key) to FILE as JSON,
     /// with its Markdown table row.
@@ -228,11 +237,76 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
                 .collect(),
         ));
     }
+    // The stack comparison: built libraries are found here only.
+    if !quick {
+        match place {
+            Place::Here => {
+                steps.extend(stack_steps("3", "3"));
+                expected.push((STACKS_PATH.to_string(), vec![STACKS_PATH.to_string()]));
+            }
+            Place::Dut => lack(STACKS_PATH, &Err(STACKS_NOT_ON_DUT.into())),
+        }
+    }
     Plan {
         steps,
         expected,
         missing,
     }
+}
+
+const STACKS_NOT_ON_DUT: &str =
+    "the stack comparison runs on this machine only (tls --tls-lib does not reach a DUT yet)";
+
+/// `advise --stacks`: the stack comparison alone.
+fn stacks_plan() -> Plan {
+    Plan {
+        steps: stack_steps("3", "3"),
+        expected: vec![(STACKS_PATH.to_string(), vec![STACKS_PATH.to_string()])],
+        missing: Vec::new(),
+    }
+}
+
+/// HAProxy on every library found here in one run (its rounds interleave the libraries),
+/// then nginx on every one it can load: one thread, full handshakes and their keep-alive
+/// controls, a small file so that the handshake is the work.
+fn stack_steps(time: &str, rounds: &str) -> Vec<Step> {
+    let libs = crate::workloads::tls::tls_lib::found();
+    let per_point = time.parse::<f64>().unwrap_or(3.0) + 1.5;
+    let n_rounds = rounds.parse::<f64>().unwrap_or(3.0);
+    ["haproxy", "nginx"]
+        .into_iter()
+        .map(|server| {
+            let on: Vec<&str> = libs
+                .iter()
+                .filter(|l| l.refusal(server).is_none())
+                .map(|l| l.name())
+                .collect();
+            Step {
+                tag: STACKS_PATH.into(),
+                seconds: on.len() as f64 * 2.0 * n_rounds * per_point,
+                action: Action::Workload(argv(&[
+                    "tls",
+                    "--server",
+                    server,
+                    "--tls-lib",
+                    &on.join(","),
+                    "--threads",
+                    "1",
+                    "--handshake",
+                    "--rounds",
+                    rounds,
+                    "--suites",
+                    "aes128gcm",
+                    "--files",
+                    "4k",
+                    "--concurrency",
+                    "10",
+                    "--time",
+                    time,
+                ])),
+            }
+        })
+        .collect()
 }
 
 fn speed(impls: &str, time: &str) -> Vec<String> {
@@ -324,13 +398,16 @@ fn advice_of(o: &Observed, plan: &Plan, tags: &[&str], mut missing: Vec<Unavaila
             }
         }
     }
-    let input = Input {
-        runs: o
-            .runs
+    let of = |stacks: bool| {
+        o.runs
             .iter()
-            .filter(|t| tags.contains(&t.tag.as_str()))
+            .filter(|t| tags.contains(&t.tag.as_str()) && (t.tag == STACKS_PATH) == stacks)
             .map(|t| &t.run)
-            .collect(),
+            .collect()
+    };
+    let input = Input {
+        runs: of(false),
+        stacks: of(true),
         expected: plan
             .expected
             .iter()
@@ -359,6 +436,11 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     } else {
         Place::Here
     };
+    if place == Place::Dut && args.stacks {
+        return Err(Failure::Input(format!(
+            "advise --stacks with --dut: {STACKS_NOT_ON_DUT}; run advise --stacks on the box itself"
+        )));
+    }
     if place == Place::Dut && args.guest {
         return Err(Failure::Input(
             "advise --dut with --guest: the guest is this machine's; drop --guest, or run advise --guest without --dut".into(),
@@ -388,7 +470,11 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
         }
     };
     let k = kernel(&facts);
-    let mut plan = plan(args.quick, args.guest, &k, &facts, place);
+    let mut plan = if args.stacks {
+        stacks_plan()
+    } else {
+        plan(args.quick, args.guest, &k, &facts, place)
+    };
     let mut extra = args.steps.store_flags();
     extra.extend(args.dut.flags());
     for s in &mut plan.steps {
@@ -406,7 +492,7 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     let mut advice = advice_of(
         &observed,
         &plan,
-        &["speed", "vpn", "ssh", "tls"],
+        &["speed", "vpn", "ssh", "tls", STACKS_PATH],
         plan.missing.clone(),
     );
     if args.guest {

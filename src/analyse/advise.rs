@@ -6,6 +6,7 @@
 //! and numbers out.
 
 mod costs;
+pub mod stacks;
 
 use super::compare::{log_median_se, ratio_ci, verdict, Verdict as Direction};
 use super::stats::median;
@@ -66,6 +67,9 @@ pub struct Advice {
 /// those known missing (probe's reasons, steps that failed).
 pub struct Input<'a> {
     pub runs: Vec<&'a Run>,
+    /// The stack comparison's TLS runs (servers and libraries at one thread), kept apart
+    /// from the TLS suite runs whose verdicts would otherwise pool them.
+    pub stacks: Vec<&'a Run>,
     pub expected: Vec<String>,
     pub missing: Vec<Unavailable>,
 }
@@ -149,6 +153,10 @@ pub fn advise(input: &Input) -> Advice {
     } else {
         records(&input.runs)
     };
+    let stack_tls: Vec<&TlsRecord> = records(&input.stacks)
+        .into_iter()
+        .filter(|r: &&TlsRecord| r.errors == 0)
+        .collect();
     let mut a = Advice {
         unavailable: input.missing.clone(),
         ..Advice::default()
@@ -159,6 +167,7 @@ pub fn advise(input: &Input) -> Advice {
         .chain(tls.iter().map(|r| tls_path(r).to_string()))
         .chain(ssh.iter().map(|r| ssh_path(r)))
         .chain((!speed.is_empty()).then(|| "speed".to_string()))
+        .chain((!stack_tls.is_empty()).then(|| STACKS_PATH.to_string()))
         .collect();
     for p in &input.expected {
         if !measured.contains(p) && !missing.contains(p.as_str()) {
@@ -173,6 +182,7 @@ pub fn advise(input: &Input) -> Advice {
     speed_verdicts(&speed, &mut a);
     library_verdicts(&speed, &mut a);
     ssh_verdicts(&ssh, &mut a);
+    stacks::verdicts(&stack_tls, &mut a);
     // Under qemu the ratios are the emulator's: its AES instructions, not the hardware's.
     let emulated = input
         .runs
@@ -185,6 +195,9 @@ pub fn advise(input: &Input) -> Advice {
     }
     a
 }
+
+/// The path of the stack comparison's runs.
+pub const STACKS_PATH: &str = "stacks";
 
 /// What every verdict adds when a run was on an emulated CPU.
 pub const EMULATED: &str = " (emulated CPU: the emulator's shape, not this hardware's speed)";

@@ -34,6 +34,7 @@ fn run(id: &str, records: Vec<AnyRecord>) -> Run {
 fn advice(runs: &[Run], missing: Vec<Unavailable>) -> Advice {
     advise(&Input {
         runs: runs.iter().collect(),
+        stacks: Vec::new(),
         expected: vec!["openvpn".into(), "wireguard-go".into()],
         missing,
     })
@@ -448,4 +449,91 @@ fn verdicts_from_an_emulated_cpu_say_so() {
     }
     let real = advice(&runs_on(false), Vec::new());
     assert!(real.verdicts.iter().all(|v| !v.answer.contains("emulated")));
+}
+
+/// One server on one library at one thread, a handshake point (or its keep-alive control)
+/// of one round.
+fn stack(server: &str, lib: &str, version: &str, handshake: bool, value: f64) -> AnyRecord {
+    use crate::record::tls::{ServerInfo, TlsLib, TlsLibProof};
+    let mut r = crate::analyse::tls::tests::rec("TLS_AES_128_GCM_SHA256", 4096, 10, 1.0, 1, value);
+    r.data.handshake = handshake;
+    r.throughput_bps = value * 4096.0;
+    r.data.server = Some(ServerInfo {
+        name: server.into(),
+        version: "x".into(),
+        threads: 1,
+    });
+    r.data.tls_lib = Some(TlsLib {
+        name: lib.into(),
+        version: version.into(),
+        proof: TlsLibProof {
+            process: format!("{server} (pid 1)"),
+            libcrypto: "/x/libcrypto.so.3".into(),
+            libssl: None,
+        },
+    });
+    AnyRecord::Tls(r)
+}
+
+#[test]
+fn the_stack_question_names_the_server_and_library_with_the_interval() {
+    let system = "OpenSSL 3.0.19 27 Jan 2026";
+    let mut recs = Vec::new();
+    for (round, d) in [(1, 0.0), (2, 10.0), (3, -10.0)] {
+        for (server, lib, version, hs, ka) in [
+            ("haproxy", "system", system, 600.0, 40_000.0),
+            ("haproxy", "aws-lc", "AWS-LC 5.12.0", 800.0, 44_000.0),
+            ("nginx", "system", system, 500.0, 38_000.0),
+        ] {
+            for (handshake, v) in [(true, hs), (false, ka)] {
+                let AnyRecord::Tls(mut r) = stack(server, lib, version, handshake, v + d) else {
+                    unreachable!()
+                };
+                r.data.round = round;
+                r.label = format!("{server} {lib} {handshake} {round}");
+                recs.push(AnyRecord::Tls(r));
+            }
+        }
+    }
+    let runs = [run("stacks", recs)];
+    let a = advise(&Input {
+        runs: Vec::new(),
+        stacks: runs.iter().collect(),
+        expected: vec![STACKS_PATH.into()],
+        missing: Vec::new(),
+    });
+    assert!(a.unavailable.is_empty(), "{:?}", a.unavailable);
+    let top = find(&a, stacks::STACKS);
+    assert!(
+        top.answer.starts_with("haproxy on AWS-LC 5.12.0 is faster than haproxy on the system's OpenSSL 3.0.19 by 1.33x ["),
+        "{}",
+        top.answer
+    );
+    let lib = find(
+        &a,
+        &format!("{ANOTHER_LIBRARY} (haproxy, handshakes per core)"),
+    );
+    assert!(lib.ci.is_some_and(|[lo, _]| lo > 1.0), "{lib:?}");
+    let ka = find(
+        &a,
+        &format!("{ANOTHER_LIBRARY} (haproxy, keep-alive throughput, one core)"),
+    );
+    assert!(
+        ka.answer.contains("faster") && ka.answer.contains("1.10x"),
+        "{}",
+        ka.answer
+    );
+    // nginx ran on the system's library only: nothing to say about another one for it.
+    assert!(!a.verdicts.iter().any(|v| v.question.contains("(nginx,")));
+    let speedup = a
+        .headline
+        .iter()
+        .find(|f| f.what == "TLS stack speedup over the system library")
+        .expect("the row's speedup");
+    assert!(
+        (speedup.value - 800.0 / 600.0).abs() < 1e-6 && speedup.ci.is_some(),
+        "{speedup:?}"
+    );
+    // The stack runs never feed the TLS suite verdicts.
+    assert!(!a.verdicts.iter().any(|v| v.question.contains("TLS suite")));
 }

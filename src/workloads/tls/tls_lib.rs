@@ -98,9 +98,11 @@ impl TlsLib {
                 let series = name.series().unwrap_or_default();
                 let dir = cached_openssl(series)
                     .ok_or_else(|| not_built(format!("scripts/build-openssl {series}")))?;
-                Build::open(&dir, true)
-                    .map(TlsLib::build)
-                    .map_err(|e| e.to_string())
+                let b = Build::open(&dir, true).map_err(|e| e.to_string())?;
+                match other_soname(&b.lib_dir) {
+                    Some(why) => Err(why),
+                    None => Ok(TlsLib::build(b)),
+                }
             }
         }
     }
@@ -268,6 +270,36 @@ fn aws_lc() -> Option<TlsLib> {
     })
 }
 
+/// The soname Debian's nginx and haproxy link: a build with another one is not what the
+/// loader gives them through LD_LIBRARY_PATH (each point's proof would refuse it).
+const SERVERS_LIBSSL: &str = "libssl.so.3";
+
+/// Why a build in `lib_dir` cannot be put under Debian's servers: its libssl has another
+/// soname (OpenSSL 4.0's libssl.so.4), so they would run on the system's.
+fn other_soname(lib_dir: &Path) -> Option<String> {
+    if lib_dir.join(SERVERS_LIBSSL).exists() {
+        return None;
+    }
+    let theirs = std::fs::read_dir(lib_dir)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|n| n.starts_with("libssl.so."))?;
+    Some(format!(
+        "its {theirs} is not the {SERVERS_LIBSSL} Debian's nginx and haproxy link, so they would run on the system's OpenSSL (a server built against it is needed)"
+    ))
+}
+
+/// The libraries built here (the system's always, if its OpenSSL is found), in
+/// `--tls-lib`'s order: what `advise --stacks` puts under the servers.
+pub fn found() -> Vec<LibName> {
+    use clap::ValueEnum;
+    LibName::value_variants()
+        .iter()
+        .copied()
+        .filter(|&n| TlsLib::locate(n).is_ok())
+        .collect()
+}
+
 /// `--list`: every library, found (with its version and the servers that run on it), or
 /// why not and how to build it.
 pub fn list() -> Vec<String> {
@@ -289,6 +321,18 @@ pub fn list() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_with_another_libssl_soname_is_not_offered() {
+        let dir = std::env::temp_dir().join(format!("cbench-soname-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("libssl.so.4"), b"").unwrap();
+        let why = other_soname(&dir).expect("libssl.so.4 is refused");
+        assert!(why.contains("libssl.so.4 is not the libssl.so.3"), "{why}");
+        std::fs::write(dir.join("libssl.so.3"), b"").unwrap();
+        assert_eq!(other_soname(&dir), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn aws_lc_at(dir: &str) -> TlsLib {
         TlsLib {
