@@ -1,4 +1,4 @@
-//! `cryptobench study NAME --quick` for each of the five studies on the real binary: the
+//! `cryptobench study NAME --quick` for each of the six studies on the real binary: the
 //! study's table and a computed conclusion line come out, and the records it kept are
 //! ordinary records that `cryptobench report` renders. Speeds are never asserted.
 //! A part this machine cannot run (no nginx, no OpenVPN, not root) must say "cannot be
@@ -88,17 +88,24 @@ fn reported(file: &PathBuf, workload_line: &str) {
 }
 
 #[test]
-fn list_describes_all_five() {
+fn list_describes_all_six() {
     let o = common::command()
         .args(["study", "--list"])
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success());
-    for n in ["offload:", "aesni:", "scaling:", "avx512:", "router-vpn:"] {
+    for n in [
+        "offload:",
+        "aesni:",
+        "scaling:",
+        "avx512:",
+        "router-vpn:",
+        "tls-stacks:",
+    ] {
         assert!(out.contains(n), "{out}");
     }
-    assert_eq!(out.matches("--quick about").count(), 5, "{out}");
+    assert_eq!(out.matches("--quick about").count(), 6, "{out}");
     // Each study's own options, under it: the builds router-vpn and aesni compare.
     let under = |study: &str, option: &str| {
         out.lines()
@@ -292,6 +299,43 @@ fn scaling_quick() {
     );
     assert!(c.contains("cryptobench compare"), "{c}");
     reported(&file, "aes-128-cbc");
+}
+
+/// Every server on every library built here, one core each, and HAProxy across the thread
+/// counts: the one-core table, the thread sweep, and the stack verdicts as conclusions
+/// (one round with --quick: "cannot decide" is the honest answer), and why the lock
+/// contention cannot be seen on this machine where it cannot.
+#[test]
+fn tls_stacks_quick() {
+    let (out, _, file) = study("tls-stacks", &[]);
+    let lacks = common::tls_lacks()
+        .or_else(|| (!common::has_program("haproxy")).then(|| "haproxy not found".to_string()));
+    let c = conclusion(&out);
+    result_or_unavailable(
+        &out,
+        &c,
+        "Which TLS server and library handle the most handshakes per core here?",
+        "stack haproxy",
+        lacks,
+    );
+    assert!(out.contains("Each server and library on one core"), "{out}");
+    for server in ["haproxy", "nginx"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(server) && l.contains("system (OpenSSL 3.")),
+            "{server} on the system library: {out}"
+        );
+    }
+    assert!(out.contains("Thread scaling"), "{out}");
+    // A claim needs the threads within the server's CPUs; where none is, the study says why.
+    let claims = out
+        .lines()
+        .any(|l| l.contains("handshakes") && l.contains("% ["));
+    assert!(
+        claims || out.contains("no thread count beyond it is a claim"),
+        "{out}"
+    );
+    reported(&file, "TLS_AES_128_GCM_SHA256");
 }
 
 #[test]

@@ -86,7 +86,7 @@ enum Command {
     /// The runs kept in the store: list them, show, tag, export, import or remove one.
     #[command(after_help = "See docs/history.md in the sources.")]
     History(workloads::history::HistoryArgs),
-    /// One of the five studies (offload, aesni, scaling, avx512, router-vpn) as one
+    /// One of the six studies (offload, aesni, scaling, avx512, router-vpn, tls-stacks) as one
     /// command: its matrix, its table and its computed conclusion (--list describes them).
     #[command(
         after_help = "See docs/studies.md (and docs/builds.md for --openssl) in the sources."

@@ -1,4 +1,4 @@
-//! `cryptobench study NAME`: one of the five studies of docs/studies.md as one
+//! `cryptobench study NAME`: one of the six studies of docs/studies.md as one
 //! command. A study owns no measuring code: it composes the workloads (speed, tls, vpn, disk)
 //! through their public entry points, all appending to one JSON Lines file, reads the
 //! records back and computes its tables and conclusion with pure functions (one file
@@ -12,6 +12,7 @@ pub mod offload;
 pub mod router_vpn;
 pub(crate) mod runner;
 pub mod scaling;
+pub mod tls_stacks;
 pub(crate) mod view;
 
 use crate::analyse::decide::{decide, Decision, Difference};
@@ -26,10 +27,10 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct StudyArgs {
-    /// The study: offload, aesni, scaling, avx512 or router-vpn (see --list).
+    /// The study: offload, aesni, scaling, avx512, router-vpn or tls-stacks (see --list).
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
-    /// Describe the five studies and exit.
+    /// Describe the six studies and exit.
     #[arg(long)]
     pub list: bool,
     /// A reduced matrix in under a minute (first looks, tests; --list gives each time).
@@ -236,6 +237,7 @@ pub fn all() -> Vec<Box<dyn Study>> {
         Box::new(scaling::Scaling),
         Box::new(avx512::Avx512),
         Box::new(router_vpn::RouterVpn),
+        Box::new(tls_stacks::TlsStacks),
     ]
 }
 

@@ -79,7 +79,7 @@ fn suite_label(r: &TlsRecord) -> String {
 }
 
 /// `--threads LIST`: each count of a server and library against its 1-thread point.
-fn threads(rows: &[ThreadScaling]) -> Table {
+pub fn threads(rows: &[ThreadScaling]) -> Table {
     let mut t = Table::new(
         "Thread scaling (each count against the same server and library at 1 thread)",
         vec![
