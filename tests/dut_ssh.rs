@@ -2,8 +2,8 @@
 //! run's sshd and Dropbear on the DUT (its namespace, CPU 0), OpenSSH's ssh on the
 //! controller (its namespace, the last CPU), the data over the veth between them. Records
 //! arrive in the controller's file and store, marked with the DUT; nothing is left in
-//! either namespace, in the DUT's temp dir or in the controller's after a normal exit or
-//! SIGINT.
+//! either namespace, in the DUT's temp dir or in the controller's after a normal exit,
+//! SIGINT, or the DUT's sshd killed mid-run.
 
 mod common;
 
@@ -96,9 +96,11 @@ fn assert_nothing_left(lab: &Lab) {
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "left on the controller: {left:?}");
+    // The DUT's mount namespace is its sshd's (gone with it when killed).
     let sshd = lab.duts[0].sshd_pid().unwrap();
-    let mounts = std::fs::read_to_string(format!("/proc/{sshd}/mounts")).unwrap();
-    assert!(!mounts.contains("cbench-ssh"), "{mounts}");
+    if let Ok(mounts) = std::fs::read_to_string(format!("/proc/{sshd}/mounts")) {
+        assert!(!mounts.contains("cbench-ssh"), "{mounts}");
+    }
 }
 
 fn ssh_args<'a>(url: &'a str, ciphers: &'a str, bytes: &'a str, sinks: &[&'a str]) -> Vec<&'a str> {
@@ -192,6 +194,21 @@ fn ssh_served_by_the_dut_from_the_controller() {
     assert_nothing_left(&lab);
 }
 
+/// A run of two points per server stopped by `stop` once the first point is in: what the
+/// controller said, and its records.
+fn stopped_run(lab: &Lab, out: &Path, stop: impl FnOnce(&Lab, &Child)) -> (Option<i32>, String) {
+    let url = lab.url();
+    let sinks = ["--output", out.to_str().unwrap(), "--no-store"];
+    let ciphers = format!("{CHACHA},aes128-ctr");
+    let mut child = lab.start(&ssh_args(&url, &ciphers, "512m", &sinks));
+    poll_while_running(&mut child, 180, "no point arrived", || {
+        (!records(out).is_empty()).then_some(())
+    });
+    wait_for_split(lab, &mut child);
+    stop(lab, &child);
+    wait_exit(&mut child, 90)
+}
+
 /// SIGINT on the controller once the first point is in: the run ends as interrupted, the
 /// finished point kept; the servers and the agent are gone from the DUT, the client and
 /// its key from the controller.
@@ -201,20 +218,31 @@ fn ssh_dut_sigint_keeps_finished_points_and_leaves_nothing() {
         return;
     }
     let lab = Lab::new(PATH_PLAIN);
-    let url = lab.url();
     let out = lab.dir.join("int.jsonl");
-    let sinks = ["--output", out.to_str().unwrap(), "--no-store"];
-    let ciphers = format!("{CHACHA},aes128-ctr");
-    let mut child = lab.start(&ssh_args(&url, &ciphers, "512m", &sinks));
-    poll_while_running(&mut child, 180, "no point arrived", || {
-        (!records(Path::new(&out)).is_empty()).then_some(())
-    });
-    wait_for_split(&lab, &mut child);
-    interrupt(&child);
-    let (code, err) = wait_exit(&mut child, 90);
+    let (code, err) = stopped_run(&lab, &out, |_, child| interrupt(child));
     assert_interrupted(&out, code, &err);
     let recs = records(&out);
     assert!(!recs.is_empty() && recs.len() < 4, "{err}");
-    assert!(recs.iter().all(|r| r["dut"] == url.as_str()), "{recs:?}");
+    assert!(
+        recs.iter().all(|r| r["dut"] == lab.url().as_str()),
+        "{recs:?}"
+    );
+    assert_nothing_left(&lab);
+}
+
+/// The DUT's sshd killed mid-run: the agent sees EOF and stops the servers; the
+/// controller says the connection dropped, keeps the finished point and exits 1; nothing
+/// is left on either side.
+#[test]
+fn ssh_dut_sshd_killed_leaves_nothing() {
+    if !ssh_possible() {
+        return;
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let out = lab.dir.join("drop.jsonl");
+    let (code, err) = stopped_run(&lab, &out, |lab, _| lab.kill_sshd());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("connection dropped"), "{err}");
+    assert!(!records(&out).is_empty(), "{err}");
     assert_nothing_left(&lab);
 }

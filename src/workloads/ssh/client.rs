@@ -37,6 +37,9 @@ pub struct Spec<'a> {
     pub down: bool,
     pub bytes: u64,
     pub limit: Duration,
+    /// Set when the client is no longer wanted (the controller closing): stopped as on
+    /// SIGINT.
+    pub abandoned: Option<&'a AtomicBool>,
 }
 
 /// `argv` completed for one transfer: the cipher, the MAC, the server and its command.
@@ -238,7 +241,8 @@ pub fn run(guard: &Guard, s: &Spec, started: impl FnOnce()) -> anyhow::Result<En
         if moved != seen {
             (seen, seen_at) = (moved, Instant::now());
         }
-        let why = if crate::measure::stopped() {
+        let abandoned = s.abandoned.is_some_and(|a| a.load(Ordering::Relaxed));
+        let why = if crate::measure::stopped() || abandoned {
             Some(End::Stopped)
         } else if seen_at.elapsed() > Duration::from_secs(STALL_S) {
             Some(End::Failed(format!(

@@ -17,6 +17,7 @@ use crate::sys::guard::Guard;
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -129,6 +130,33 @@ struct Here {
     key: Option<(Guard, PathBuf)>,
 }
 
+/// The requests being served, and whether the service is closing (their clients are then
+/// stopped: the agent that asked is gone).
+#[derive(Default)]
+struct InFlight {
+    count: AtomicUsize,
+    closing: AtomicBool,
+}
+
+/// One request counted in flight while it lives.
+struct Serving<'a>(&'a InFlight);
+
+impl<'a> Serving<'a> {
+    fn new(f: &'a InFlight) -> Serving<'a> {
+        f.count.fetch_add(1, Ordering::SeqCst);
+        Serving(f)
+    }
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        self.0.count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How long closing waits for the requests in flight to stop their clients.
+const CLOSE_LIMIT: Duration = Duration::from_secs(10);
+
 /// A temp dir for one request, with the target's known_hosts: (guard, dir, file).
 fn job_dir(t: &Target) -> anyhow::Result<(Guard, PathBuf, PathBuf)> {
     let guard = Guard::new();
@@ -139,7 +167,12 @@ fn job_dir(t: &Target) -> anyhow::Result<(Guard, PathBuf, PathBuf)> {
 }
 
 /// Does what the DUT asked.
-fn serve(here: &Mutex<Here>, body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
+fn serve(
+    here: &Mutex<Here>,
+    flight: &InFlight,
+    body: serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    let _serving = Serving::new(flight);
     let ask: Ask = serde_json::from_value(body).map_err(|e| anyhow!("bad request: {e}"))?;
     let (progs, key) = {
         let mut h = here.lock().unwrap_or_else(|e| e.into_inner());
@@ -185,6 +218,7 @@ fn serve(here: &Mutex<Here>, body: serde_json::Value) -> anyhow::Result<serde_js
                 down,
                 bytes,
                 limit: Duration::from_secs_f64(limit_s.clamp(1.0, super::MAX_LIMIT_S)),
+                abandoned: Some(&flight.closing),
             };
             let end = client::run(&guard, &spec, || {})?;
             Ok(serde_json::to_value(end)?)
@@ -205,12 +239,21 @@ pub fn on_dut(args: SshArgs) -> Result<Relayed, Failure> {
         progs: Programs::find(&[], true)?,
         key: None,
     }));
-    let serving = here.clone();
+    let flight = Arc::new(InFlight::default());
+    let (serving, in_flight) = (here.clone(), flight.clone());
     let service = Service {
         args: vec!["--remote-client".into()],
-        serve: Arc::new(move |body| serve(&serving, body)) as Serve,
+        serve: Arc::new(move |body| serve(&serving, &in_flight, body)) as Serve,
     };
-    // The key's temp dir goes once the last DUT is done.
-    let close = move || drop(here.lock().unwrap_or_else(|e| e.into_inner()).key.take());
+    // Once the last DUT is done (or gone): the clients still running stopped, their temp
+    // dirs removed, then the key's.
+    let close = move || {
+        flight.closing.store(true, Ordering::SeqCst);
+        let t = std::time::Instant::now();
+        while flight.count.load(Ordering::SeqCst) > 0 && t.elapsed() < CLOSE_LIMIT {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(here.lock().unwrap_or_else(|e| e.into_inner()).key.take());
+    };
     crate::workloads::e2e::ends::split("ssh", &args.common, &args.dut, &[], service, close)
 }

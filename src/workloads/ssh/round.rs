@@ -123,6 +123,7 @@ fn client_side(guard: &Guard, s: &Spec, started: impl FnOnce()) -> anyhow::Resul
                 down: s.down,
                 bytes: s.bytes,
                 limit: s.limit,
+                abandoned: None,
             };
             client::run(guard, &spec, started)
         }
