@@ -261,30 +261,6 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::ssh::threads::Sample;
-
-    #[test]
-    fn busiest_thread_over_the_data_phase() {
-        let m = |v: &[(i32, bool, &str, f64)]| -> Sample {
-            v.iter()
-                .map(|(t, s, n, c)| (*t, (*s, n.to_string(), *c)))
-                .collect()
-        };
-        let samples = vec![
-            (0.0, m(&[(1, false, "ssh", 0.0)])),
-            (0.5, m(&[(1, false, "ssh", 0.1), (2, true, "sshd", 0.05)])),
-            (1.5, m(&[(1, false, "ssh", 0.6), (2, true, "sshd", 0.95)])),
-        ];
-        let (name, pct) = busiest(&samples, 0.5, 1.5, true);
-        assert_eq!(name, "sshd");
-        assert!((pct - 90.0).abs() < 1e-6, "{pct}");
-        let (name, pct) = busiest(&samples, 0.5, 1.5, false);
-        assert_eq!(name, "ssh");
-        assert!((pct - 50.0).abs() < 1e-6, "{pct}");
-        // A thread born after the start counts from zero at the start.
-        let (_, pct) = busiest(&samples[1..], 0.2, 1.5, true);
-        assert!((pct - 95.0 / 1.3).abs() < 1e-6, "{pct}");
-    }
 
     #[test]
     fn a_process_and_its_reaped_children() {
