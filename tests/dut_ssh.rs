@@ -103,7 +103,13 @@ fn assert_nothing_left(lab: &Lab) {
     }
 }
 
-fn ssh_args<'a>(url: &'a str, ciphers: &'a str, bytes: &'a str, sinks: &[&'a str]) -> Vec<&'a str> {
+fn ssh_args<'a>(
+    url: &'a str,
+    ciphers: &'a str,
+    bytes: &'a str,
+    direction: &'a str,
+    sinks: &[&'a str],
+) -> Vec<&'a str> {
     let mut args = vec![
         "ssh",
         "--dut",
@@ -117,13 +123,13 @@ fn ssh_args<'a>(url: &'a str, ciphers: &'a str, bytes: &'a str, sinks: &[&'a str
         "--rounds",
         "1",
         "--direction",
-        "up",
+        direction,
     ];
     args.extend_from_slice(sinks);
     args
 }
 
-/// Both servers on the DUT, the client here: a record per server in the controller's
+/// Both servers on the DUT, the client here: a record per server and direction in the controller's
 /// file and store, marked with the DUT, the negotiation proven (sshd's log on the DUT,
 /// Dropbear's through the client's), each end's CPU, the limit, the agent's CPU.
 #[test]
@@ -136,17 +142,21 @@ fn ssh_served_by_the_dut_from_the_controller() {
     let sinks = lab.sinks("ssh");
     let (out, store) = (&sinks.out, &sinks.store);
     let t = std::time::Instant::now();
-    let mut child = lab.start(&ssh_args(&url, CHACHA, "256m", &sinks.args()));
+    let mut child = lab.start(&ssh_args(&url, CHACHA, "256m", "both", &sinks.args()));
     wait_for_split(&lab, &mut child);
     let (code, err) = wait_exit(&mut child, 300);
     eprintln!("ssh --dut took {:.0} s", t.elapsed().as_secs_f64());
     assert_eq!(code, Some(0), "{err}");
     let recs = records(out);
-    assert_eq!(recs.len(), 2, "{err}");
-    for (r, name, from) in [
-        (&recs[0], "openssh", "server"),
-        (&recs[1], "dropbear", "client"),
-    ] {
+    assert_eq!(recs.len(), 4, "{err}");
+    let expected = [
+        ("openssh", "up", "server"),
+        ("openssh", "down", "server"),
+        ("dropbear", "up", "client"),
+        ("dropbear", "down", "client"),
+    ];
+    for (r, (name, direction, from)) in recs.iter().zip(expected) {
+        assert_eq!(r["direction"], direction, "{r}");
         assert_eq!(r["dut"], url.as_str(), "{r}");
         assert_eq!(r["workload"], "ssh", "{r}");
         assert_eq!(r["server"]["name"], name, "{r}");
@@ -175,7 +185,7 @@ fn ssh_served_by_the_dut_from_the_controller() {
             "{r}"
         );
         eprintln!(
-            "ssh --dut {name}: {:.0} MB/s, server {:.2} CPU-s/GB (DUT), client {:.2} CPU-s/GB (controller), busiest {}, agent {}% of a core, limit {}",
+            "ssh --dut {name} {direction}: {:.0} MB/s, server {:.2} CPU-s/GB (DUT), client {:.2} CPU-s/GB (controller), busiest {}, agent {}% of a core, limit {}",
             r["throughput_bps"].as_f64().unwrap() / 1e6,
             r["cpu_s_per_gb_by_end"]["server"].as_f64().unwrap(),
             r["cpu_s_per_gb_by_end"]["client"].as_f64().unwrap(),
@@ -200,7 +210,7 @@ fn stopped_run(lab: &Lab, out: &Path, stop: impl FnOnce(&Lab, &Child)) -> (Optio
     let url = lab.url();
     let sinks = ["--output", out.to_str().unwrap(), "--no-store"];
     let ciphers = format!("{CHACHA},aes128-ctr");
-    let mut child = lab.start(&ssh_args(&url, &ciphers, "512m", &sinks));
+    let mut child = lab.start(&ssh_args(&url, &ciphers, "512m", "up", &sinks));
     poll_while_running(&mut child, 180, "no point arrived", || {
         (!records(out).is_empty()).then_some(())
     });
