@@ -202,12 +202,21 @@ fn router_vpn_study_runs_on_the_dut() {
 
 /// `advise --quick --dut` against a lean DUT: the DUT's `cryptobench` (first on its PATH)
 /// refuses `advise` and `disk` as the router build does, and logs what it was asked.
-/// Advise runs here and sends each step with its own --dut: the DUT ran probe, speed, vpn
-/// and tls, never advise; the verdicts come back with intervals (or say why not), every
+/// Advise runs here and sends each step with its own --dut: the DUT ran probe, speed, vpn,
+/// ssh and tls, never advise; the verdicts come back with intervals (or say why not), every
 /// record is the DUT's, and the shared row holds no user, host name, address or key.
 #[test]
 fn advise_quick_composes_lean_steps_on_the_dut() {
-    if let Some(why) = common::vpn_lacks(true).or_else(tls_lacks) {
+    let ssh_lacks = || {
+        ["dropbear", "dropbearkey", "ssh-keygen", "unshare"]
+            .into_iter()
+            .find(|p| !common::has_program(p))
+            .map(|p| format!("{p} is missing (the ssh step): run scripts/deps/ssh.sh"))
+    };
+    if let Some(why) = common::vpn_lacks(true)
+        .or_else(tls_lacks)
+        .or_else(ssh_lacks)
+    {
         skip(&format!("advise --dut: {why}"));
         return;
     }
@@ -255,7 +264,7 @@ fn advise_quick_composes_lean_steps_on_the_dut() {
     // The DUT was asked for the lean steps only.
     let asked = std::fs::read_to_string(&log).unwrap_or_default();
     let first: Vec<&str> = asked.lines().filter_map(|l| l.split(' ').next()).collect();
-    for step in ["probe", "speed", "vpn", "tls"] {
+    for step in ["probe", "speed", "vpn", "ssh", "tls"] {
         assert!(first.contains(&step), "the DUT never ran {step}: {asked}");
     }
     assert!(!first.contains(&"advise"), "{asked}");
@@ -267,6 +276,14 @@ fn advise_quick_composes_lean_steps_on_the_dut() {
             .any(|x| x["question"] == "Which tunnel is fastest here?"),
         "{v}"
     );
+    // The DUT's own SSH servers, each answered.
+    for server in ["openssh", "dropbear"] {
+        let q = format!("Which SSH cipher here? ({server})");
+        assert!(
+            verdicts.iter().any(|x| x["question"] == q.as_str()),
+            "{q}: {v}"
+        );
+    }
     for x in verdicts {
         let a = x["answer"].as_str().unwrap();
         let undecided = a.contains("no difference beyond the noise") || a.contains("cannot decide");
@@ -283,13 +300,13 @@ fn advise_quick_composes_lean_steps_on_the_dut() {
         .into_iter()
         .filter(|l| l["kind"] == "environment")
         .collect();
-    assert!(envs.len() >= 5, "{err}");
+    assert!(envs.len() >= 6, "{err}");
     for e in &envs {
         assert_eq!(e["dut"], url.as_str(), "{e}");
         assert_eq!(e["hostname"], lab.duts[0].host.as_str(), "{e}");
         // The program, then the step (the program's path may hold any word).
         let step = e["command_line"][1].as_str().unwrap_or("");
-        assert!(["speed", "vpn", "tls"].contains(&step), "{e}");
+        assert!(["speed", "vpn", "ssh", "tls"].contains(&step), "{e}");
     }
     // The DUT's row: its facts, none of its user, host name, address or port, no key.
     let row = std::fs::read_to_string(&share).expect("--share wrote the row");

@@ -186,10 +186,16 @@ fn bad_ssh_input_is_refused_in_one_line() {
             &["ssh", "--profile-dir", "/proc/cryptobench-no-such-dir"],
             "--profile-dir",
         ),
+        // With --dut, refused before connecting (192.0.2.1 is unreachable).
         (
-            &["ssh", "--dut", "ssh://root@192.0.2.1"],
-            "does not run on a DUT",
+            &["ssh", "--dut", "ssh://root@192.0.2.1", "--profile"],
+            "--profile is not offered with --dut",
         ),
+        (
+            &["ssh", "--dut", "ssh://root@192.0.2.1", "--time", "0.5"],
+            "--time",
+        ),
+        (&["ssh", "--dut-address", "10.0.0.1"], "use it with --dut"),
     ]);
 }
 

@@ -175,20 +175,14 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
         },
     ];
     // Both SSH servers, every default cipher each offers, uploads: what a copy to the box
-    // costs. ssh does not run on a DUT yet: with --dut both are listed as not available.
+    // costs (with --dut, the DUT's servers, the client here). A server the box lacks
+    // fails the step, and both are listed as not available with its reason.
     let ssh_paths = ["ssh openssh".to_string(), "ssh dropbear".to_string()];
-    match place {
-        Place::Here => steps.push(Step {
-            tag: "ssh".into(),
-            seconds: 2.0 * 5.0 * rounds.parse::<f64>().unwrap_or(3.0),
-            action: Action::Workload(ssh(if quick { "64m" } else { "256m" }, rounds)),
-        }),
-        Place::Dut => {
-            for p in &ssh_paths {
-                lack(p, &Err("ssh --dut is not offered yet: run advise on the box itself for its SSH answer".into()));
-            }
-        }
-    }
+    steps.push(Step {
+        tag: "ssh".into(),
+        seconds: 2.0 * 5.0 * rounds.parse::<f64>().unwrap_or(3.0),
+        action: Action::Workload(ssh(if quick { "64m" } else { "256m" }, rounds)),
+    });
     let mut tls_paths = vec!["tls".to_string()];
     if k.ktls.is_ok() {
         tls_paths.push("ktls".into());
@@ -209,9 +203,7 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
         ),
         ("tls".to_string(), tls_paths),
     ];
-    if place == Place::Here {
-        expected.push(("ssh".to_string(), ssh_paths.to_vec()));
-    }
+    expected.push(("ssh".to_string(), ssh_paths.to_vec()));
     if guest {
         // The kernel paths where the guest kernel has them; its probe says which (a
         // tunnel it lacks fails its step, and is listed with the reason).

@@ -6,8 +6,11 @@
 
 use anyhow::anyhow;
 mod alone;
+mod client;
+mod remote;
 mod round;
 mod server;
+mod threads;
 pub mod view;
 mod workload;
 
@@ -61,9 +64,18 @@ pub struct SshArgs {
     // that moves no byte for STALL_S is stopped sooner.
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Not offered for ssh yet: refused.
+    /// With --dut: the servers run on the DUT (in a mount namespace of their own, on its
+    /// data address, with host keys made there for the run), the client here.
     #[command(flatten)]
     pub dut: crate::dut::DutArgs,
+    /// With --dut: the DUT's address for the data, when it differs from the one SSH
+    /// reaches [default: the address the SSH connection came in on].
+    #[arg(long, value_name = "ADDR", value_parser = crate::dut::parse_address)]
+    pub dut_address: Option<String>,
+    /// The DUT's agent: the client runs on the controller. Given by the controller, never
+    /// by hand.
+    #[arg(long, hide = true)]
+    pub remote_client: bool,
 }
 
 const MAX_ROUNDS: u32 = 50;
@@ -112,13 +124,17 @@ impl crate::shell::measuring::Measuring for Command {
         workload::Ssh::new(args.clone()).map(drop)
     }
     fn measure(args: SshArgs) -> Result<crate::driver::Finished, Failure> {
+        if args.dut_address.is_some() && !args.remote_client {
+            return Err(Failure::Input(
+                "--dut-address names the DUT's data address: use it with --dut ssh://...".into(),
+            ));
+        }
         let out = args.common.output("ssh").map_err(Failure::input)?;
         crate::driver::run(&mut workload::Ssh::new(args)?, &out)
     }
-    fn on_dut(_args: SshArgs) -> Result<crate::dut::relay::Relayed, Failure> {
-        Err(Failure::Input(
-            "ssh does not run on a DUT yet: run it on the machine itself, without --dut".into(),
-        ))
+    /// The servers on each DUT, the client here (remote.rs).
+    fn on_dut(args: SshArgs) -> Result<crate::dut::relay::Relayed, Failure> {
+        remote::on_dut(args)
     }
     /// A killed run leaves the lab's namespaces (with its sshd, dropbear and ssh in them)
     /// and its temp dir: the lab's and the guard's cleanups remove them.

@@ -9,6 +9,7 @@
 //! of both servers then start in an empty home.
 
 use super::Kind;
+use crate::failure::Failure;
 use crate::sys::guard::Guard;
 use crate::workloads::e2e::lab;
 use anyhow::{anyhow, Context};
@@ -30,20 +31,35 @@ pub struct Programs {
     pub sshd: Option<PathBuf>,
     /// dropbear and dropbearkey, needed for dropbear.
     pub dropbear: Option<(PathBuf, PathBuf)>,
+    /// On a DUT (no namespace of ours): a mount namespace for each server.
+    pub unshare: Option<PathBuf>,
 }
 
-fn program(name: &str, package: &str) -> Result<PathBuf, crate::failure::Failure> {
+fn program(name: &str, package: &str) -> Result<PathBuf, Failure> {
     crate::sys::program::find_program(name, None).ok_or_else(|| {
-        crate::failure::Failure::Unavailable(format!(
+        Failure::Unavailable(format!(
             "ssh needs {name}, which is not installed: run scripts/deps/ssh.sh (Debian: apt-get install {package})"
         ))
     })
 }
 
 impl Programs {
-    pub fn find(servers: &[Kind]) -> Result<Programs, crate::failure::Failure> {
-        let ssh = program("ssh", "openssh-client")?;
-        let ssh_keygen = program("ssh-keygen", "openssh-client")?;
+    /// The programs of `servers`, and of the client where it runs here (`client_here`;
+    /// else the controller runs it and this side names it only).
+    pub fn find(servers: &[Kind], client_here: bool) -> Result<Programs, Failure> {
+        let ssh = match client_here {
+            true => program("ssh", "openssh-client")?,
+            false => PathBuf::from("ssh"),
+        };
+        // The client's key, and sshd's host key.
+        let ssh_keygen = match client_here || servers.contains(&Kind::OpenSsh) {
+            true => program("ssh-keygen", "openssh-client")?,
+            false => PathBuf::from("ssh-keygen"),
+        };
+        let unshare = match client_here {
+            true => None,
+            false => Some(program("unshare", "util-linux")?),
+        };
         let sshd = match servers.contains(&Kind::OpenSsh) {
             true => Some(program("sshd", "openssh-server")?),
             false => None,
@@ -60,6 +76,7 @@ impl Programs {
             ssh_keygen,
             sshd,
             dropbear,
+            unshare,
         })
     }
 
@@ -120,8 +137,23 @@ fn helper(guard: &Guard, dir: &Path, argv: &[&str]) -> anyhow::Result<String> {
     Ok(out)
 }
 
+/// Makes a client key pair (ed25519, no passphrase) at `key` and `key`.pub.
+pub fn client_key(guard: &Guard, progs: &Programs, dir: &Path) -> anyhow::Result<PathBuf> {
+    let client_key = dir.join("client_ed25519");
+    let keygen = progs.ssh_keygen.to_string_lossy().into_owned();
+    let key = client_key.to_string_lossy().into_owned();
+    helper(
+        guard,
+        dir,
+        &[&keygen, "-q", "-t", "ed25519", "-N", "", "-C", "cryptobench-ssh", "-f", &key],
+    )?;
+    Ok(client_key)
+}
+
 impl Keys {
-    pub fn new(guard: &Guard, progs: &Programs) -> anyhow::Result<Keys> {
+    /// The run's keys: a client key made here, or (`authorized`) the public key of one
+    /// the controller made, authorized for the servers.
+    pub fn new(guard: &Guard, progs: &Programs, authorized: Option<&str>) -> anyhow::Result<Keys> {
         use std::os::unix::fs::DirBuilderExt;
         let dir = guard.temp_dir("ssh")?;
         let home = dir.join("home");
@@ -129,18 +161,17 @@ impl Keys {
             .mode(0o700)
             .recursive(true)
             .create(home.join(".ssh"))?;
-        let client_key = dir.join("client_ed25519");
-        let keygen = progs.ssh_keygen.to_string_lossy().into_owned();
-        let key = client_key.to_string_lossy().into_owned();
-        helper(
-            guard,
-            &dir,
-            &[&keygen, "-q", "-t", "ed25519", "-N", "", "-C", "cryptobench-ssh", "-f", &key],
-        )?;
-        std::fs::copy(
-            dir.join("client_ed25519.pub"),
-            home.join(".ssh/authorized_keys"),
-        )?;
+        let client_key = match authorized {
+            Some(public) => {
+                std::fs::write(home.join(".ssh/authorized_keys"), format!("{}\n", public.trim()))?;
+                dir.join("no-client-key-here")
+            }
+            None => {
+                let key = client_key(guard, progs, &dir)?;
+                std::fs::copy(dir.join("client_ed25519.pub"), home.join(".ssh/authorized_keys"))?;
+                key
+            }
+        };
         Ok(Keys {
             client_key,
             home,
@@ -173,12 +204,17 @@ impl Server {
         keys: &Keys,
         place: &lab::Place,
         kind: Kind,
+        port: Option<u16>,
     ) -> anyhow::Result<Server> {
         let dir = &keys.dir;
         let name = kind.name();
         let host_key = dir.join(format!("{name}_host_ed25519"));
         let hk = host_key.to_string_lossy().into_owned();
         let addr = place.addr.clone();
+        let listen = |default: u16| {
+            let p = port.unwrap_or(default);
+            (p, format!("{}:{p}", crate::sys::net::url_host(&addr)))
+        };
         let (port, public, argv): (u16, String, Vec<String>) = match kind {
             Kind::OpenSsh => {
                 let sshd = progs.sshd.as_ref().ok_or_else(|| anyhow!("no sshd"))?;
@@ -189,6 +225,7 @@ impl Server {
                 }
                 let public = std::fs::read_to_string(dir.join(format!("{name}_host_ed25519.pub")))?;
                 privsep_dir()?;
+                let (port, at) = listen(22);
                 let keys_file = keys.home.join(".ssh/authorized_keys");
                 let mut argv: Vec<String> = [
                     // sshd re-executes itself for each connection: by its absolute path.
@@ -201,7 +238,7 @@ impl Server {
                 .map(String::from)
                 .to_vec();
                 for o in [
-                    format!("ListenAddress={addr}:22"),
+                    format!("ListenAddress={at}"),
                     format!("HostKey={hk}"),
                     format!("AuthorizedKeysFile={}", keys_file.display()),
                     // The run's files live under /tmp, which is world-writable.
@@ -220,7 +257,7 @@ impl Server {
                     argv.push("-o".into());
                     argv.push(o);
                 }
-                (22, public, argv)
+                (port, public, argv)
             }
             Kind::Dropbear => {
                 let (dropbear, dropbearkey) =
@@ -235,6 +272,7 @@ impl Server {
                     .find(|l| l.starts_with("ssh-"))
                     .ok_or_else(|| anyhow!("dropbearkey -y printed no public key"))?
                     .to_string();
+                let (port, at) = listen(2222);
                 let argv = [
                     dropbear.to_string_lossy().as_ref(),
                     "-F",
@@ -242,7 +280,7 @@ impl Server {
                     // Public keys only: no passwords.
                     "-s",
                     "-p",
-                    &format!("{addr}:2222"),
+                    &at,
                     "-r",
                     &hk,
                     "-P",
@@ -250,7 +288,7 @@ impl Server {
                 ]
                 .map(String::from)
                 .to_vec();
-                (2222, public, argv)
+                (port, public, argv)
             }
         };
         let key_fields: Vec<&str> = public.split_whitespace().take(2).collect();
@@ -265,7 +303,13 @@ impl Server {
         // passed untouched, and sh's PID becomes the server's.
         let home = keys.home.to_string_lossy().into_owned();
         let script = "mount --bind \"$CBENCH_HOME\" \"$CBENCH_ROOT_HOME\" && exec \"$0\" \"$@\"";
-        let mut full: Vec<&str> = vec!["env"];
+        // Without a namespace of ours (on a DUT), a mount namespace of its own.
+        let unshare = progs.unshare.as_ref().map(|u| u.to_string_lossy().into_owned());
+        let mut full: Vec<&str> = match (&unshare, place.ns()) {
+            (Some(u), None) => vec![u, "--mount", "--propagation", "private"],
+            _ => Vec::new(),
+        };
+        full.push("env");
         let (h, r) = (
             format!("CBENCH_HOME={home}"),
             format!("CBENCH_ROOT_HOME={}", keys.root_home),
@@ -326,31 +370,7 @@ impl Server {
 
     /// The client's argv for a connection to this server (no algorithms, no command).
     pub fn client_argv(&self, progs: &Programs, keys: &Keys, verbose: &str) -> Vec<String> {
-        let mut argv: Vec<String> = vec![
-            progs.ssh.to_string_lossy().into_owned(),
-            "-F".into(),
-            "/dev/null".into(),
-            verbose.into(),
-            "-p".into(),
-            self.port.to_string(),
-            "-i".into(),
-            keys.client_key.to_string_lossy().into_owned(),
-        ];
-        for o in [
-            "IdentitiesOnly=yes".to_string(),
-            format!("UserKnownHostsFile={}", self.known_hosts.display()),
-            "GlobalKnownHostsFile=/dev/null".into(),
-            "StrictHostKeyChecking=yes".into(),
-            "BatchMode=yes".into(),
-            "ConnectTimeout=10".into(),
-            "Compression=no".into(),
-            "ServerAliveInterval=5".into(),
-            "ServerAliveCountMax=3".into(),
-        ] {
-            argv.push("-o".into());
-            argv.push(o);
-        }
-        argv
+        client_argv(progs, &keys.client_key, &self.known_hosts, self.port, verbose)
     }
 
     /// What the server offers: the ciphers and MACs of its KEXINIT, read from a probe
@@ -365,26 +385,37 @@ impl Server {
         let mut argv = vec!["ip".to_string(), "netns".into(), "exec".into()];
         argv.push(client_ns.to_string());
         argv.extend(self.client_argv(progs, keys, "-vv"));
-        argv.extend([format!("root@{}", self.addr), "true".into()]);
-        let a: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let (code, _, err) = crate::sys::spawn::run_bounded(guard, &keys.dir, &a, &[], HELPER_LIMIT)?;
-        let offered = parse_offered(&err);
-        match (code, offered) {
-            (Some(0), Some(o)) => Ok(o),
-            _ => Err(anyhow!(
-                "a probe session to {} failed: {}",
-                self.kind.name(),
-                err.lines()
-                    .rfind(|l| !l.starts_with("debug"))
-                    .unwrap_or("no message")
-            )),
-        }
+        probe(guard, &keys.dir, argv, &self.addr, self.kind.name())
+    }
+}
+
+/// What the server at `addr` offers, from a probe connection (`client`: ssh -vv's argv
+/// without the destination) run in `dir`.
+pub fn probe(
+    guard: &Guard,
+    dir: &Path,
+    mut client: Vec<String>,
+    addr: &str,
+    name: &str,
+) -> anyhow::Result<Offered> {
+    client.extend([format!("root@{addr}"), "true".into()]);
+    let a: Vec<&str> = client.iter().map(String::as_str).collect();
+    let (code, _, err) = crate::sys::spawn::run_bounded(guard, dir, &a, &[], HELPER_LIMIT)?;
+    let offered = parse_offered(&err);
+    match (code, offered) {
+        (Some(0), Some(o)) => Ok(o),
+        _ => Err(anyhow!(
+            "a probe session to {name} failed: {}",
+            err.lines()
+                .rfind(|l| !l.starts_with("debug"))
+                .unwrap_or("no message")
+        )),
     }
 }
 
 /// The server's ciphers and MACs (server to client; an SSH server offers the same both
 /// ways unless configured otherwise, and ours are not).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Offered {
     pub ciphers: Vec<String>,
     pub macs: Vec<String>,
@@ -472,6 +503,50 @@ pub fn first_pair(lines: &[String]) -> Vec<String> {
         .iter()
         .filter_map(|dir| lines.iter().find(|l| l.starts_with(dir)).cloned())
         .collect()
+}
+
+/// The client's argv for a connection to a server at `addr:port` whose host key is in
+/// `known_hosts` (no algorithms, no command).
+pub fn client_argv(progs: &Programs, key: &Path, known_hosts: &Path, port: u16, verbose: &str) -> Vec<String> {
+    let mut argv: Vec<String> = vec![
+        progs.ssh.to_string_lossy().into_owned(),
+        "-F".into(),
+        "/dev/null".into(),
+        verbose.into(),
+        "-p".into(),
+        port.to_string(),
+        "-i".into(),
+        key.to_string_lossy().into_owned(),
+    ];
+    for o in [
+        "IdentitiesOnly=yes".to_string(),
+        format!("UserKnownHostsFile={}", known_hosts.display()),
+        "GlobalKnownHostsFile=/dev/null".into(),
+        "StrictHostKeyChecking=yes".into(),
+        "BatchMode=yes".into(),
+        "ConnectTimeout=10".into(),
+        "Compression=no".into(),
+        "ServerAliveInterval=5".into(),
+        "ServerAliveCountMax=3".into(),
+    ] {
+        argv.push("-o".into());
+        argv.push(o);
+    }
+    argv
+}
+
+/// The ssh client's own lists (`ssh -Q cipher`, `ssh -Q mac`).
+pub fn client_offers(progs: &Programs) -> Result<Offered, Failure> {
+    let q = |what: &str| {
+        crate::sys::program::output(&progs.ssh, &["-Q", what])
+            .map(|t| t.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect())
+            .map_err(|e| Failure::Unavailable(format!("ssh -Q {what}: {e}")))
+    };
+    Ok(Offered {
+        ciphers: q("cipher")?,
+        macs: q("mac")?,
+        software: None,
+    })
 }
 
 /// sshd (as root) refuses to start without its privilege separation directory, which

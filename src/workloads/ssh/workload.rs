@@ -5,7 +5,7 @@
 //! one record of their median; everything stopped and removed in `finish`.
 
 use super::round::{self, Outcome, Round};
-use super::server::{Keys, Offered, Programs, Server};
+use super::server::{client_offers, Keys, Offered, Programs, Server};
 use super::{Kind, SshArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
@@ -13,7 +13,7 @@ use crate::record::ssh::{self as rec, SshData, SshRecord};
 use crate::profile::{ProfileField, Sampler};
 use crate::record::{Exclusion, ExclusionKind};
 use crate::sys::guard::Guard;
-use crate::workloads::e2e::lab::{Lab, CLIENT, SERVER};
+use crate::workloads::e2e::lab::{Lab, Place, CLIENT, SERVER};
 use std::time::Duration;
 
 /// A data phase shorter than this is too short for the threads' shares to be more than
@@ -40,6 +40,13 @@ pub struct Ssh {
     rounds: u32,
     limit: Duration,
     progs: Programs,
+    /// A DUT's agent (`--remote-client`): the servers here, the client on the controller.
+    remote: bool,
+    dut_address: Option<String>,
+    /// Where the servers listen: the lab's server namespace, or this DUT's address.
+    place: Option<Place>,
+    /// A DUT's agent: what the controller's client offers, and its version.
+    client: Option<(Offered, String)>,
     /// Owns the keys' temp dir, the servers and the clients; released before the lab.
     guard: Guard,
     lab: Option<Lab>,
@@ -69,13 +76,17 @@ impl Ssh {
         if !crate::sys::is_root() {
             return Err(Failure::Unavailable(super::NEED_ROOT.into()));
         }
-        let progs = Programs::find(&args.server.0)?;
+        let progs = Programs::find(&args.server.0, !args.remote_client)?;
         let sampler = (args.profile || args.profile_dir.is_some())
             .then(|| Sampler::new(args.profile_dir.clone(), true))
             .transpose()
             .map_err(Failure::input)?;
         Ok(Ssh {
             sampler,
+            remote: args.remote_client,
+            dut_address: args.dut_address,
+            place: None,
+            client: None,
             alone: Vec::new(),
             servers: args.server.0,
             ciphers: args.ciphers.map(|n| n.0),
@@ -102,33 +113,66 @@ impl Ssh {
             }
         }
         if self.running.is_none() {
-            let (Some(lab), Some(keys)) = (self.lab.as_ref(), self.keys.as_ref()) else {
+            let (Some(place), Some(keys)) = (self.place.as_ref(), self.keys.as_ref()) else {
                 anyhow::bail!("the lab is not up");
             };
-            let place = lab.place(SERVER);
-            let s = Server::start(&self.guard, &self.progs, keys, &place, kind)?;
+            // On a DUT, ports its own servers (sshd, Dropbear on 22) leave free.
+            let port = match self.remote {
+                true => Some(crate::sys::net::free_ports(1)?[0]),
+                false => None,
+            };
+            let s = Server::start(&self.guard, &self.progs, keys, place, kind, port)?;
             self.running = Some(s);
         }
         Ok(())
     }
 
+    /// The lab (or this DUT's address) and the keys: the client key made here, or on the
+    /// controller for a DUT's agent.
+    fn places(&mut self) -> Result<(), Failure> {
+        if !self.remote {
+            let lab = Lab::new().map_err(|e| {
+                Failure::Unavailable(format!("cannot make the lab's namespaces: {e}"))
+            })?;
+            let keys = Keys::new(&self.guard, &self.progs, None).map_err(Failure::runtime)?;
+            self.place = Some(lab.place(SERVER));
+            self.lab = Some(lab);
+            self.keys = Some(keys);
+            return Ok(());
+        }
+        let addr = crate::dut::dut_address(self.dut_address.as_deref())?;
+        let public = super::remote::key().map_err(Failure::runtime)?;
+        let keys = Keys::new(&self.guard, &self.progs, Some(&public)).map_err(Failure::runtime)?;
+        self.place = Some(Place {
+            end: SERVER,
+            ns: None,
+            dir: keys.dir.clone(),
+            pid: std::process::id(),
+            addr,
+            peer: String::new(),
+            outer_if: String::new(),
+        });
+        self.keys = Some(keys);
+        Ok(())
+    }
+
     /// Starts the lab, the keys and each server once, and reads what each offers.
     fn probe(&mut self) -> Result<(), Failure> {
-        let lab = Lab::new()
-            .map_err(|e| Failure::Unavailable(format!("cannot make the lab's namespaces: {e}")))?;
-        let keys = Keys::new(&self.guard, &self.progs).map_err(Failure::runtime)?;
-        let client_ns = lab.ns[CLIENT].clone();
-        self.lab = Some(lab);
-        self.keys = Some(keys);
+        self.places()?;
         for kind in self.servers.clone() {
             self.server(kind).map_err(Failure::runtime)?;
             let (Some(s), Some(keys)) = (self.running.as_ref(), self.keys.as_ref()) else {
                 return Err(Failure::runtime("no server"));
             };
             let version = s.version.clone();
-            let o = s
-                .offered(&self.guard, &self.progs, keys, &client_ns)
-                .map_err(Failure::runtime)?;
+            let o = match &self.lab {
+                Some(lab) => s.offered(&self.guard, &self.progs, keys, &lab.ns[CLIENT]),
+                None => super::remote::probe(s).map(|p| {
+                    self.client = Some((p.client, p.client_version));
+                    p.server
+                }),
+            }
+            .map_err(Failure::runtime)?;
             let version = o.software.clone().unwrap_or(version);
             self.offered.push((kind, o, version));
         }
@@ -270,9 +314,11 @@ impl Ssh {
             busy_pct: m.busy_pct,
             cpus: m.cpus,
             generator: Some((
-                match p.down {
-                    true => "cryptobench (the data's sink)",
-                    false => "cryptobench (its samplers)",
+                match (p.down, self.remote) {
+                    (true, false) => "cryptobench (the data's sink)",
+                    (false, false) => "cryptobench (its samplers)",
+                    (true, true) => "cryptobench on the controller (the data's sink)",
+                    (false, true) => "cryptobench on the controller (its samplers)",
                 }
                 .into(),
                 m.own_pct,
@@ -315,6 +361,12 @@ impl Ssh {
                 m.transfer_s
             ));
         }
+        if let Some(place) = self.place.as_ref().filter(|_| self.remote) {
+            notes.push(format!(
+                "the server on this DUT at {}, the client (OpenSSH's ssh) on the controller, the data over the network between them: the server's CPU, busy share and others' share are the DUT's, the client's CPU and busiest thread the controller's",
+                place.addr
+            ));
+        }
         if p.kind == Kind::Dropbear {
             notes.push("Dropbear runs with its default receive window (-W not given)".into());
         }
@@ -345,7 +397,7 @@ impl Ssh {
             notes,
             profile: None,
             dut: None,
-            dut_agent_cpu_pct: None,
+            dut_agent_cpu_pct: m.agent_pct,
             data: SshData {
                 server: rec::ServerId {
                     name: p.kind.name().into(),
@@ -438,20 +490,6 @@ fn all_offered(
     Ok(())
 }
 
-/// The ssh client's own lists (`ssh -Q cipher`, `ssh -Q mac`).
-fn client_offers(progs: &Programs) -> Result<Offered, Failure> {
-    let q = |what: &str| {
-        crate::sys::program::output(&progs.ssh, &["-Q", what])
-            .map(|t| t.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect())
-            .map_err(|e| Failure::Unavailable(format!("ssh -Q {what}: {e}")))
-    };
-    Ok(Offered {
-        ciphers: q("cipher")?,
-        macs: q("mac")?,
-        software: None,
-    })
-}
-
 /// `ssh --list`: what each server offers here, read from a connection to it, and what the
 /// client offers.
 pub fn offered_lines(args: &SshArgs) -> Result<Vec<String>, Failure> {
@@ -479,11 +517,20 @@ impl Workload for Ssh {
     }
 
     fn plan(&mut self) -> Result<Plan, Failure> {
-        let client = client_offers(&self.progs)?;
+        let here = match self.remote {
+            true => None,
+            false => Some(client_offers(&self.progs)?),
+        };
         self.probe()?;
+        let (client, client_version) = match here {
+            Some(o) => (o, None),
+            None => {
+                let (o, v) = self.client.clone().ok_or_else(|| Failure::runtime("no client"))?;
+                (o, Some(v))
+            }
+        };
         let (points, exclusions) = self.points(&client)?;
         self.points = points;
-        let lab = self.lab.as_ref().ok_or_else(|| Failure::runtime("no lab"))?;
         let settings = crate::record::WorkloadSettings::Ssh(rec::SshSettings {
             ssh_servers: self.servers.iter().map(|k| k.name().to_string()).collect(),
             ciphers: self.ciphers.clone().unwrap_or_default(),
@@ -491,7 +538,7 @@ impl Workload for Ssh {
             directions: self.directions.iter().map(|d| direction(*d).to_string()).collect(),
             bytes: self.bytes,
             rounds: self.rounds,
-            netns: lab.ns.to_vec(),
+            netns: self.lab.as_ref().map(|l| l.ns.to_vec()).unwrap_or_default(),
         });
         let mut libraries: Vec<crate::record::Library> = self
             .offered
@@ -506,9 +553,14 @@ impl Workload for Ssh {
             .collect();
         libraries.push(crate::record::Library {
             implementation: "ssh".into(),
-            label: Some("ssh (client)".into()),
-            version: crate::sys::program::version_line(&self.progs.ssh, &["-V"], |l| {
-                l.contains("OpenSSH")
+            label: Some(match self.remote {
+                true => "ssh (client, on the controller)".into(),
+                false => "ssh (client)".into(),
+            }),
+            version: client_version.unwrap_or_else(|| {
+                crate::sys::program::version_line(&self.progs.ssh, &["-V"], |l| {
+                    l.contains("OpenSSH")
+                })
             }),
             access: Some("process".into()),
             ..Default::default()
@@ -542,15 +594,20 @@ impl Workload for Ssh {
         if let Err(e) = self.server(p.kind) {
             return excluded(self, ExclusionKind::Failed, format!("the server did not start: {e}"));
         }
-        let lab = self.lab.as_ref().ok_or_else(|| Failure::runtime("no lab"))?;
         let (Some(server), Some(keys)) = (self.running.as_ref(), self.keys.as_ref()) else {
             return Err(Failure::runtime("no server"));
         };
+        let client = match &self.lab {
+            Some(lab) => round::Client::Here {
+                progs: &self.progs,
+                keys,
+                ns: &lab.ns[CLIENT],
+            },
+            None => round::Client::Controller,
+        };
         let spec = round::Spec {
             server,
-            progs: &self.progs,
-            keys,
-            client_ns: &lab.ns[CLIENT],
+            client,
             cipher: &p.cipher,
             mac: p.mac.as_deref(),
             down: p.down,
@@ -563,6 +620,7 @@ impl Workload for Ssh {
             let at = if self.rounds > 1 { format!(" (round {n})") } else { String::new() };
             match round::run(&self.guard, &spec).map_err(Failure::runtime)? {
                 Outcome::Done(r) => {
+                    let r = *r;
                     if !ctx.progress.is_hidden() {
                         ctx.progress.set_message(format!("{label}{at}: {:.0} MB/s", r.bytes_per_s / 1e6));
                     }
@@ -616,6 +674,7 @@ impl Workload for Ssh {
         self.running = None;
         self.guard.release();
         self.keys = None;
+        self.place = None;
         self.lab = None;
     }
 }
