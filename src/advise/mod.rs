@@ -258,47 +258,10 @@ fn stacks_plan() -> Plan {
     }
 }
 
-/// HAProxy on every library found here in one run (its rounds interleave the libraries),
-/// then nginx on every one it can load: one thread, full handshakes and their keep-alive
-/// controls, a small file so that the handshake is the work.
+/// The stack comparison: HAProxy and nginx on every library built here, one thread, 3
+/// rounds (study tls-stacks' steps).
 fn stack_steps(time: &str, rounds: &str) -> Vec<Step> {
-    let libs = crate::workloads::tls::tls_lib::found();
-    let per_point = time.parse::<f64>().unwrap_or(3.0) + 1.5;
-    let n_rounds = rounds.parse::<f64>().unwrap_or(3.0);
-    ["haproxy", "nginx"]
-        .into_iter()
-        .map(|server| {
-            let on: Vec<&str> = libs
-                .iter()
-                .filter(|l| l.refusal(server).is_none())
-                .map(|l| l.name())
-                .collect();
-            Step {
-                tag: STACKS_PATH.into(),
-                seconds: on.len() as f64 * 2.0 * n_rounds * per_point,
-                action: Action::Workload(argv(&[
-                    "tls",
-                    "--server",
-                    server,
-                    "--tls-lib",
-                    &on.join(","),
-                    "--threads",
-                    "1",
-                    "--handshake",
-                    "--rounds",
-                    rounds,
-                    "--suites",
-                    "aes128gcm",
-                    "--files",
-                    "4k",
-                    "--concurrency",
-                    "10",
-                    "--time",
-                    time,
-                ])),
-            }
-        })
-        .collect()
+    crate::study::tls_stacks::stack_steps(&|_| STACKS_PATH.to_string(), "1", rounds, time, &[])
 }
 
 fn speed(impls: &str, time: &str) -> Vec<String> {

@@ -36,62 +36,83 @@ impl Study for TlsStacks {
         } else {
             ("3", o.profile_flag())
         };
-        let rounds = o.rounds.to_string();
-        let libs = tls_lib::found();
-        // The server gets the CPUs the generator leaves (half, at least one).
+        // The server gets the CPUs the generator leaves (half, at least one); HAProxy's
+        // threads share one process (where its users saw locks), nginx's workers are
+        // processes, so one is its per-core figure.
         let threads: Vec<String> = thread_counts((o.cores / 2).max(1) * 2)
             .iter()
             .map(|n| n.to_string())
             .collect();
-        let per_point = time.parse::<f64>().unwrap_or(3.0) + 1.5;
-        SERVERS
-            .into_iter()
-            .map(|server| {
-                let on: Vec<&str> = libs
-                    .iter()
-                    .filter(|l| l.refusal(server).is_none())
-                    .map(|l| l.name())
-                    .collect();
-                // HAProxy's threads share one process (where its users saw locks); nginx's
-                // workers are processes, so one is its per-core figure.
-                let t = if server == "haproxy" {
-                    threads.join(",")
-                } else {
-                    "1".into()
-                };
-                let mut tls = argv(&[
-                    "tls",
-                    "--server",
-                    server,
-                    "--tls-lib",
-                    &on.join(","),
-                    "--threads",
-                    &t,
-                    "--handshake",
-                    "--rounds",
-                    &rounds,
-                    "--suites",
-                    "aes128gcm",
-                    "--files",
-                    "4k",
-                    "--concurrency",
-                    "10",
-                    "--time",
-                    time,
-                ]);
-                tls.extend(profile.clone());
-                let points = on.len() * t.split(',').count() * 2 * o.rounds as usize;
-                Step {
-                    tag: tag(server),
-                    seconds: points as f64 * per_point * (1.0 + profile.len() as f64),
-                    action: Action::Workload(tls),
-                }
-            })
-            .collect()
+        let threads = threads.join(",");
+        stack_steps(
+            &|server| tag(server),
+            &threads,
+            &o.rounds.to_string(),
+            time,
+            &profile,
+        )
     }
     fn analyse(&self, o: &Observed) -> Findings {
         analyse(o)
     }
+}
+
+/// One tls step per server (HAProxy, then nginx): every library built here that the
+/// server can load, full handshakes with their keep-alive controls, 4 KiB, 10 connections,
+/// in rounds; HAProxy at `haproxy_threads`, nginx at one worker; `profile` is `--profile`
+/// or nothing (a sampled point runs twice). `advise --stacks` runs the same steps.
+pub fn stack_steps(
+    tag: &dyn Fn(&str) -> String,
+    haproxy_threads: &str,
+    rounds: &str,
+    time: &str,
+    profile: &[String],
+) -> Vec<Step> {
+    let libs = tls_lib::found();
+    let per_point = time.parse::<f64>().unwrap_or(3.0) + 1.5;
+    let n_rounds = rounds.parse::<f64>().unwrap_or(1.0);
+    SERVERS
+        .into_iter()
+        .map(|server| {
+            let on: Vec<&str> = libs
+                .iter()
+                .filter(|l| l.refusal(server).is_none())
+                .map(|l| l.name())
+                .collect();
+            let threads = if server == "haproxy" {
+                haproxy_threads
+            } else {
+                "1"
+            };
+            let mut tls = argv(&[
+                "tls",
+                "--server",
+                server,
+                "--tls-lib",
+                &on.join(","),
+                "--threads",
+                threads,
+                "--handshake",
+                "--rounds",
+                rounds,
+                "--suites",
+                "aes128gcm",
+                "--files",
+                "4k",
+                "--concurrency",
+                "10",
+                "--time",
+                time,
+            ]);
+            tls.extend_from_slice(profile);
+            let points = (on.len() * threads.split(',').count() * 2) as f64 * n_rounds;
+            Step {
+                tag: tag(server),
+                seconds: points * per_point * (1.0 + profile.len() as f64),
+                action: Action::Workload(tls),
+            }
+        })
+        .collect()
 }
 
 fn analyse(o: &Observed) -> Findings {
