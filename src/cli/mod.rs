@@ -135,14 +135,26 @@ pub fn main() {
                 );
             }
             // One line: clap's first line with what it says on the next ones (the
-            // missing argument, the valid values), plus where to look.
+            // missing argument, the valid values), plus where to look. A value our own
+            // parser refused is said in its words when they name the flag: they show the
+            // value safely, where clap's line would break at a newline inside it.
             let text = e.render().to_string();
+            let ours = (e.kind() == ErrorKind::ValueValidation)
+                .then(|| std::error::Error::source(&e).map(|s| s.to_string()))
+                .flatten()
+                .filter(|why| match e.get(clap::error::ContextKind::InvalidArg) {
+                    Some(clap::error::ContextValue::String(a)) => {
+                        why.contains(a.split(' ').next().unwrap_or(a))
+                    }
+                    _ => false,
+                });
             let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-            let mut line = lines
+            let first = lines
                 .next()
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error: ")
                 .to_string();
+            let mut line = ours.unwrap_or(first);
             for l in lines {
                 if l.starts_with("[possible values") || l.starts_with('<') {
                     line = format!("{} {l}", line.trim_end_matches(':'));

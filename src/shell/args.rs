@@ -5,6 +5,12 @@ use crate::render::Format;
 use anyhow::anyhow;
 use std::path::PathBuf;
 
+/// A comma list as clap parsed it (`value_parser = |s: &str| parse(s).map(List)`): the
+/// workload gets the items, never the string (clap would take a bare `Vec` for many
+/// occurrences of the flag).
+#[derive(Clone, Debug, PartialEq)]
+pub struct List<T>(pub Vec<T>);
+
 /// The flags every measuring workload has, flattened into each subcommand's args.
 #[derive(clap::Args, Clone, Debug)]
 pub struct CommonArgs {

@@ -12,7 +12,7 @@ pub mod view;
 mod workload;
 
 use crate::failure::Failure;
-use crate::shell::args::CommonArgs;
+use crate::shell::args::{CommonArgs, List};
 
 #[derive(clap::Args)]
 pub struct DiskArgs {
@@ -21,29 +21,31 @@ pub struct DiskArgs {
     #[arg(
         long,
         value_name = "LIST",
-        default_value = "aes-xts-plain64/256,aes-xts-plain64/512,aes-cbc-essiv:sha256,xchacha12,aes-adiantum-plain64"
+        default_value = "aes-xts-plain64/256,aes-xts-plain64/512,aes-cbc-essiv:sha256,xchacha12,aes-adiantum-plain64",
+        value_parser = |s: &str| parse_ciphers(s).map(List)
     )]
-    pub ciphers: String,
+    pub ciphers: List<Cipher>,
     /// Crypto API drivers to bind besides the kernel's choice, in dm-crypt's capi: syntax
     /// (e.g. capi:xts(ecb(aes-generic))-plain64), comma-separated; each is measured for the
     /// ciphers of its algorithm.
-    #[arg(long, value_name = "NAME[,NAME...]")]
-    pub disk_driver: Option<String>,
+    #[arg(long, value_name = "NAME[,NAME...]", value_parser = |s: &str| parse_drivers(s).map(List))]
+    pub disk_driver: Option<List<Cipher>>,
     /// dm-crypt's queue options, comma-separated: default, no-workqueue
     /// (no_read_workqueue no_write_workqueue), same-cpu (same_cpu_crypt).
-    #[arg(long, value_name = "LIST", default_value = "default")]
-    pub queues: String,
+    #[arg(long, value_name = "LIST", default_value = "default", value_parser = |s: &str| parse_queues(s).map(List))]
+    pub queues: List<&'static str>,
     /// fio patterns, comma-separated: seq-read and seq-write (1 MiB blocks, queue depth
     /// 1), rand-read and rand-write (4 KiB blocks, queue depths 1 and 32).
     #[arg(
         long,
         value_name = "LIST",
-        default_value = "seq-read,seq-write,rand-read,rand-write"
+        default_value = "seq-read,seq-write,rand-read,rand-write",
+        value_parser = |s: &str| parse_patterns(s).map(List)
     )]
-    pub patterns: String,
+    pub patterns: List<Load>,
     /// Size of the RAM disk (e.g. 64m, 1g).
-    #[arg(long, value_name = "SIZE", default_value = "512m")]
-    pub size: String,
+    #[arg(long, value_name = "SIZE", default_value = "512m", value_parser = parse_size)]
+    pub size: u64,
     /// Sample the whole system with perf during each point (the crypto share).
     #[arg(long)]
     pub profile: bool,

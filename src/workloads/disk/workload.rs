@@ -53,14 +53,9 @@ impl Disk {
     pub fn new(args: DiskArgs) -> Result<Disk, Failure> {
         let duration = super::parse_duration(args.common.time.unwrap_or(super::DEFAULT_DURATION))
             .map_err(Failure::input)?;
-        let ciphers = super::parse_ciphers(&args.ciphers).map_err(Failure::input)?;
-        let drivers = match &args.disk_driver {
-            Some(d) => super::parse_drivers(d).map_err(Failure::input)?,
-            None => Vec::new(),
-        };
-        let queues = super::parse_queues(&args.queues).map_err(Failure::input)?;
-        let loads = super::parse_patterns(&args.patterns).map_err(Failure::input)?;
-        let size = super::parse_size(&args.size).map_err(Failure::input)?;
+        let ciphers = args.ciphers.0;
+        let drivers = args.disk_driver.map_or(Vec::new(), |d| d.0);
+        let (queues, loads, size) = (args.queues.0, args.patterns.0, args.size);
         if !crate::sys::is_root() {
             return Err(Failure::Unavailable(super::NEED_ROOT.into()));
         }

@@ -232,8 +232,7 @@ pub fn select_algs(list: Option<&str>) -> anyhow::Result<Vec<Algorithm>> {
 
 /// A comma list, parsed once by clap into its values (`--sizes`, `--threads`,
 /// `--direction`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct List<T>(pub Vec<T>);
+pub use crate::shell::args::List;
 
 pub fn sizes_arg(s: &str) -> anyhow::Result<List<usize>> {
     parse_sizes(Some(s)).map(List)

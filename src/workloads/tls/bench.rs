@@ -5,7 +5,7 @@
 use super::groups::Group;
 use super::load::{self, Generator};
 use super::server::{self, Content};
-use super::servers::{self, Nginx, Server};
+use super::servers::{Nginx, Server};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::tls_lib::TlsLib;
 use super::TlsArgs;
@@ -53,15 +53,10 @@ impl Inputs {
             args.generator,
         )
         .map_err(input)?;
-        let concurrency = super::parse_concurrency(&args.concurrency).map_err(input)?;
-        let sizes = super::parse_files(&args.files).map_err(input)?;
-        let servers = servers::parse(&args.server).map_err(input)?;
-        let threads = args
-            .threads
-            .as_deref()
-            .map(servers::parse_threads)
-            .transpose()
-            .map_err(input)?;
+        let concurrency = args.concurrency.0.clone();
+        let sizes = args.files.0.clone();
+        let servers = args.server.0.clone();
+        let threads = args.threads.as_ref().map(|t| t.0.clone());
         let haproxy = match servers.contains(&"haproxy") {
             true => Some(haproxy_inputs(args)?),
             false => None,

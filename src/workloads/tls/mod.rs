@@ -26,7 +26,7 @@ mod window;
 mod workload;
 
 use crate::failure::Failure;
-use crate::shell::args::CommonArgs;
+use crate::shell::args::{CommonArgs, List};
 use load::Generator;
 use std::path::PathBuf;
 use suites::CertKind;
@@ -45,17 +45,19 @@ pub struct TlsArgs {
         allow_negative_numbers = true,
         long,
         value_name = "LIST",
-        default_value = "4k,100k,10m"
+        default_value = "4k,100k,10m",
+        value_parser = |s: &str| parse_files(s).map(List)
     )]
-    pub files: String,
+    pub files: List<u64>,
     /// Connections open at once, comma-separated (1 to 10000).
     #[arg(
         allow_negative_numbers = true,
         long,
         value_name = "LIST",
-        default_value = "1,10,100"
+        default_value = "1,10,100",
+        value_parser = |s: &str| parse_concurrency(s).map(List)
     )]
-    pub concurrency: String,
+    pub concurrency: List<u32>,
     /// Kernel TLS beside user space: every suite the kernel can take (AES-GCM,
     /// ChaCha20-Poly1305) is measured again as NAME+ktls, with nginx's `ssl_conf_command
     /// Options KTLS` and sendfile. /proc/net/tls_stat must show the kernel did the work.
@@ -88,12 +90,13 @@ pub struct TlsArgs {
     /// TLS servers, comma-separated, measured one at a time: nginx, haproxy (HAProxy
     /// terminating TLS and answering with the file itself, from one buffer: files up to
     /// 1m).
-    #[arg(long, value_name = "LIST", default_value = "nginx")]
-    pub server: String,
+    #[arg(long, value_name = "LIST", default_value = "nginx", value_parser = |s: &str| servers::parse(s).map(List))]
+    pub server: List<&'static str>,
     /// nginx worker processes or HAProxy threads, comma-separated (1 to 1024), each
     /// measured [default: one per server CPU].
-    #[arg(allow_negative_numbers = true, long, value_name = "LIST")]
-    pub threads: Option<String>,
+    #[arg(allow_negative_numbers = true, long, value_name = "LIST",
+          value_parser = |s: &str| servers::parse_threads(s).map(List))]
+    pub threads: Option<List<usize>>,
     /// Passes over every point, one after the other, so that a shared machine's drift
     /// hits every server, library and thread count alike; the thread sweep's scaling
     /// efficiency pairs the points of each round, and has an interval from 2 rounds on.

@@ -22,7 +22,7 @@ pub mod view;
 mod workload;
 
 use crate::failure::Failure;
-use crate::shell::args::CommonArgs;
+use crate::shell::args::{CommonArgs, List};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Clone)]
@@ -31,8 +31,9 @@ pub struct VpnArgs {
     /// can, else wireguard-go), wireguard-kernel, wireguard-go, openvpn (data channel in
     /// user space), openvpn-dco (data channel in the kernel's ovpn-dco module, AEAD
     /// ciphers only), ipsec (the kernel's ESP in tunnel mode, static SAs; not none).
-    #[arg(long, value_name = "LIST", default_value = "none,wireguard,openvpn")]
-    pub tunnels: String,
+    #[arg(long, value_name = "LIST", default_value = "none,wireguard,openvpn",
+          value_parser = |s: &str| parse_tunnels(s).map(List))]
+    pub tunnels: List<Wanted>,
     /// OpenVPN data ciphers, comma-separated, plus none (no cipher, no auth: the ceiling).
     /// Non-AEAD ciphers use HMAC-SHA1.
     #[arg(
@@ -46,9 +47,10 @@ pub struct VpnArgs {
         allow_negative_numbers = true,
         long,
         value_name = "LIST",
-        default_value = "1,4"
+        default_value = "1,4",
+        value_parser = |s: &str| parse_streams(s).map(List)
     )]
-    pub streams: String,
+    pub streams: List<u32>,
     // --direction: up (the client namespace sends), down (iperf3 -R), or both [up,down].
     #[arg(long = "direction", alias = "directions", value_name = "LIST", default_value = "up,down", value_parser = parse_directions, help = "Directions, comma-separated: up (the client namespace sends), down (iperf3 -R)")]
     pub direction: Directions,
@@ -63,8 +65,8 @@ pub struct VpnArgs {
     /// Packets per second: a UDP load of datagrams of each payload size (bytes,
     /// comma-separated, 16 to 8972, e.g. 64,512,1400), per direction and stream count;
     /// each point records pps and loss.
-    #[arg(long, value_name = "LIST")]
-    pub packet_sizes: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = |s: &str| parse_packet_sizes(s).map(List))]
+    pub packet_sizes: Option<List<u32>>,
     /// IPsec: the kernel crypto drivers to measure, comma-separated: /proc/crypto driver
     /// names (e.g. rfc4106-gcm-aesni), template instances, or generic (the C code); each is
     /// given the highest priority for its points. The record's kernel_driver is the one bound.
@@ -182,7 +184,7 @@ impl crate::shell::measuring::Measuring for Command {
 
 /// Which tunnels were asked for, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Wanted {
+pub enum Wanted {
     Bare,
     WireGuardAuto,
     WireGuardKernel,

@@ -133,9 +133,9 @@ impl Vpn {
                 super::MAX_ROUNDS
             )));
         }
-        let streams = super::parse_streams(&args.streams).map_err(Failure::input)?;
+        let streams = args.streams.0.clone();
         let directions = args.direction.0.clone();
-        let wanted = super::parse_tunnels(&args.tunnels).map_err(Failure::input)?;
+        let wanted = args.tunnels.0.clone();
         let (mut progs, found) = programs(&wanted)?;
         if let Some(dir) = &args.openssl {
             if !wanted.iter().any(|w| w.openvpn()) {
@@ -178,10 +178,7 @@ impl Vpn {
                 }
             }
         }
-        let sizes = match &args.packet_sizes {
-            Some(list) => super::parse_packet_sizes(list).map_err(Failure::input)?,
-            None => Vec::new(),
-        };
+        let sizes = args.packet_sizes.as_ref().map_or(Vec::new(), |s| s.0.clone());
         for &size in &sizes {
             for &s in &streams {
                 for &down in &directions {
