@@ -122,6 +122,19 @@ impl Pending {
     }
 }
 
+/// Asks the controller `ask` and waits up to `limit` for its answer, typed: the one
+/// request-and-wait of every workload's DUT split.
+pub fn call<T: serde::de::DeserializeOwned>(
+    ask: &impl serde::Serialize,
+    limit: std::time::Duration,
+) -> Result<T, Unanswered> {
+    let failed = |e: &dyn std::fmt::Display| Unanswered::Failed(e.to_string());
+    let body = serde_json::to_value(ask).map_err(|e| failed(&e))?;
+    let v = Pending::ask(body, limit).map_err(|e| failed(&e))?.wait()?;
+    serde_json::from_value(v)
+        .map_err(|e| failed(&format!("the controller's answer is not understood: {e}")))
+}
+
 impl std::fmt::Display for Unanswered {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {

@@ -10,7 +10,7 @@
 use super::client::{self, End};
 use super::server::{self, Offered, Programs, Server};
 use super::SshArgs;
-use crate::dut::agent::{Pending, Unanswered};
+use crate::dut::agent::{call, Unanswered};
 use crate::dut::relay::{Relayed, Serve, Service};
 use crate::failure::Failure;
 use crate::sys::guard::Guard;
@@ -74,14 +74,6 @@ fn target(srv: &Server) -> anyhow::Result<Target> {
 }
 
 /// Asks the controller and waits (bounded, or until a stop) for its answer.
-fn call<T: serde::de::DeserializeOwned>(ask: &Ask, limit: Duration) -> Result<T, Unanswered> {
-    let failed = |e: &dyn std::fmt::Display| Unanswered::Failed(e.to_string());
-    let body = serde_json::to_value(ask).map_err(|e| failed(&e))?;
-    let v = Pending::ask(body, limit).map_err(|e| failed(&e))?.wait()?;
-    serde_json::from_value(v)
-        .map_err(|e| failed(&format!("the controller's answer is not understood: {e}")))
-}
-
 /// The public key of the controller's client key, for authorized_keys here.
 pub fn key() -> anyhow::Result<String> {
     call(&Ask::Key, ASK_LIMIT).map_err(|e| anyhow!("the client's key: {e}"))

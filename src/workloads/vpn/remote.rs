@@ -12,7 +12,7 @@ use super::ipsec;
 use super::latency::{self, Rtts};
 use super::point::{self, ControllerSide, HostSeen, Observed, Watch};
 use super::tunnel::{self, Programs, Spec, Tunnel};
-use crate::dut::agent::{Pending, Unanswered};
+use crate::dut::agent::Unanswered;
 use crate::failure::Failure;
 use crate::record::vpn::VpnRecord;
 use crate::sys::cpu::allowed_cpus;
@@ -110,9 +110,7 @@ fn interface_of(addr: &str) -> Option<String> {
 
 /// Asks the controller and waits (bounded, or until a stop) for its answer.
 fn call(ask: &Ask, limit: Duration) -> Result<Value, LoadError> {
-    let body = serde_json::to_value(ask).map_err(failed)?;
-    let pending = Pending::ask(body, limit).map_err(failed)?;
-    pending.wait().map_err(|e| match e {
+    crate::dut::agent::call(ask, limit).map_err(|e| match e {
         Unanswered::Interrupted => LoadError::Interrupted,
         Unanswered::Failed(why) => LoadError::Failed(why),
     })
