@@ -166,7 +166,7 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
         Step {
             tag: "speed".into(),
             seconds: 12.0 * 4.0 * speed_time.parse::<f64>().unwrap_or(0.1) + 2.0,
-            action: Action::Workload(speed(&impls, speed_time)),
+            action: Action::Workload(speed(&impls, speed_time, place)),
         },
         Step {
             tag: "vpn".into(),
@@ -264,8 +264,14 @@ fn stack_steps(time: &str, rounds: &str) -> Vec<Step> {
     crate::study::tls_stacks::stack_steps(&|_| STACKS_PATH.to_string(), "1", rounds, time, &[])
 }
 
-fn speed(impls: &str, time: &str) -> Vec<String> {
-    argv(&[
+/// The in-process libraries; here, the OpenSSL builds in the cache beside them (their
+/// paths are this machine's, so not on a DUT).
+fn speed(impls: &str, time: &str, place: Place) -> Vec<String> {
+    let builds = match place {
+        Place::Here => crate::workloads::tls::tls_lib::cached_openssl_builds(),
+        Place::Dut => Vec::new(),
+    };
+    let mut a = argv(&[
         "speed",
         "--impl",
         impls,
@@ -277,7 +283,11 @@ fn speed(impls: &str, time: &str) -> Vec<String> {
         "enc",
         "--time",
         time,
-    ])
+    ]);
+    for b in builds {
+        a.extend(["--openssl".to_string(), b.display().to_string()]);
+    }
+    a
 }
 
 fn vpn(tunnels: &str, time: &str, rounds: &str) -> Vec<String> {

@@ -475,13 +475,14 @@ fn library_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
                 .filter(in_process)
                 .filter(|r| r.alg.to_string() == alg && r.size == size)
                 .collect();
-            // The system's: the one OpenSSL that is not a build scripts/build-openssl made.
-            let Some(system) = here.iter().find(|r| r.label == "openssl") else {
+            // The system's: the OpenSSL loaded from the system's library dirs, not a build
+            // scripts/build-openssl made (labelled "openssl" alone when no build ran).
+            let Some(system) = here.iter().find(|r| is_system_openssl(r)) else {
                 continue;
             };
             let other = here
                 .iter()
-                .filter(|r| r.implementation != "openssl")
+                .filter(|r| !is_system_openssl(r))
                 .max_by(|x, y| x.throughput_bps.total_cmp(&y.throughput_bps));
             let Some(other) = other else { continue };
             let system_name = format!(
@@ -496,6 +497,16 @@ fn library_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
             ));
         }
     }
+}
+
+fn is_system_openssl(r: &SpeedRecord) -> bool {
+    r.implementation == "openssl"
+        && match r.library.as_deref() {
+            Some(p) => ["/lib/", "/usr/lib/", "/lib64/", "/usr/lib64/"]
+                .iter()
+                .any(|d| p.starts_with(d)),
+            None => r.label == "openssl",
+        }
 }
 
 /// Two paths compared: the faster named with its ratio and interval when the interval

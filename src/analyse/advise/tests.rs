@@ -537,3 +537,56 @@ fn the_stack_question_names_the_server_and_library_with_the_interval() {
     // The stack runs never feed the TLS suite verdicts.
     assert!(!a.verdicts.iter().any(|v| v.question.contains("TLS suite")));
 }
+
+/// With OpenSSL builds measured beside it, the system's OpenSSL is labelled by its version
+/// like them: it is told apart by the library it was loaded from, and a build can be the
+/// other library.
+#[test]
+fn an_openssl_build_is_another_library_and_the_system_is_known_by_its_path() {
+    let rec = |label: &str, library: &str, version: &str, bps: f64| {
+        let AnyRecord::Speed(mut r) = crate::study::tests::speed_rec_load(
+            "openssl",
+            None,
+            "aes-128-gcm",
+            "enc",
+            16384,
+            1,
+            bps,
+            0.0,
+        ) else {
+            unreachable!()
+        };
+        r.label = label.into();
+        r.impl_version = version.into();
+        r.data.library = Some(library.into());
+        AnyRecord::Speed(r)
+    };
+    let runs = [run(
+        "speed",
+        vec![
+            rec(
+                "openssl 3.0.19",
+                "/lib/x86_64-linux-gnu/libcrypto.so.3",
+                "OpenSSL 3.0.19 27 Jan 2026",
+                5e9,
+            ),
+            rec(
+                "openssl 3.5.5",
+                "/root/.cache/cryptobench/openssl/3.5.5-asm/lib/libcrypto.so.3",
+                "OpenSSL 3.5.5 27 Jan 2026",
+                10e9,
+            ),
+        ],
+    )];
+    let a = advice(&runs, Vec::new());
+    let v = find(
+        &a,
+        &format!("{ANOTHER_LIBRARY} (AES-128-GCM, 16 KiB, one core)"),
+    );
+    assert!(
+        v.answer
+            .starts_with("openssl 3.5.5 is faster than the system's OpenSSL 3.0.19 by 2.00x"),
+        "{}",
+        v.answer
+    );
+}

@@ -234,6 +234,17 @@ impl TlsLib {
 /// The newest scripts/build-openssl build of `series` ("3.5") for this machine, with
 /// assembly and no extra options' flags, in its cache: not the tests' builds without
 /// apps at -O0, which would measure a server on unoptimised code.
+/// The default OpenSSL builds in the cache, one per series `--tls-lib` names (in
+/// process, a libssl's soname does not matter): what `advise` measures beside the
+/// system's libcrypto.
+pub fn cached_openssl_builds() -> Vec<PathBuf> {
+    use clap::ValueEnum;
+    LibName::value_variants()
+        .iter()
+        .filter_map(|n| cached_openssl(n.series()?))
+        .collect()
+}
+
 fn cached_openssl(series: &str) -> Option<PathBuf> {
     build::cached().1.into_iter().find(|d| {
         d.file_name()
