@@ -28,9 +28,8 @@ pub struct Vpn {
     /// Programs found, for the environment.
     found: Vec<(Tool, PathBuf)>,
     lab: Option<Bed>,
-    /// `vpn --dut`'s agent: the client ends are the controller's (`--remote-client`), the
-    /// DUT's data address (`--dut-address`).
-    remote: Option<Option<String>>,
+    /// Where the client ends run.
+    clients: Clients,
     /// (round, tunnel) per point, rounds outermost so drift hits every tunnel alike.
     points: Vec<(u32, Spec)>,
     /// --profile: every point is run again under perf.
@@ -42,6 +41,15 @@ pub struct Vpn {
 
 /// Where the tunnels run: both ends in the lab's namespaces, or (`vpn --dut`) the server
 /// end here and the client end on the controller.
+/// Where the client ends of the tunnels run.
+enum Clients {
+    /// Here, in the lab's second namespace.
+    Here,
+    /// `vpn --dut`'s agent (`--remote-client`): on the controller, towards this DUT's data
+    /// address (`--dut-address`, else the SSH session's).
+    Controller { dut_address: Option<String> },
+}
+
 enum Bed {
     Lab(Lab),
     Dut(super::remote::DutEnd),
@@ -201,7 +209,12 @@ impl Vpn {
             progs,
             found,
             lab: None,
-            remote: args.remote_client.then_some(args.dut_address),
+            clients: match args.remote_client {
+                true => Clients::Controller {
+                    dut_address: args.dut_address,
+                },
+                false => Clients::Here,
+            },
             points: Vec::new(),
             sampler,
             rates: Default::default(),
@@ -357,9 +370,11 @@ impl Workload for Vpn {
     }
 
     fn plan(&mut self) -> Result<Plan, Failure> {
-        let lab = match &self.remote {
-            Some(addr) => Bed::Dut(super::remote::DutEnd::new(addr.as_deref())?),
-            None => Bed::Lab(
+        let lab = match &self.clients {
+            Clients::Controller { dut_address } => {
+                Bed::Dut(super::remote::DutEnd::new(dut_address.as_deref())?)
+            }
+            Clients::Here => Bed::Lab(
                 Lab::new()
                     .map_err(|e| Failure::Runtime(format!("cannot build the test bed: {e}")))?,
             ),
@@ -375,7 +390,7 @@ impl Workload for Vpn {
         }
         if self.wanted.contains(&Wanted::Ipsec) {
             // The controller checked its own end before it started this agent.
-            let end = if self.remote.is_some() {
+            let end = if matches!(self.clients, Clients::Controller { .. }) {
                 "the DUT (the server end): "
             } else {
                 ""

@@ -296,23 +296,29 @@ fn lock_new(dir: &Path) -> std::io::Result<std::fs::File> {
     }
 }
 
-/// Whether the dir's run is gone: its lock could be taken (returned, to be held while the
-/// dir is removed), or, without a lock file, its PID is gone and the dir is old.
-fn orphaned(dir: &Path, pid: i32) -> Option<Option<std::fs::File>> {
+/// A dir whose run is gone, and the lock to hold while it is removed (none for an older
+/// version's dir, which has no lock file).
+struct Orphan {
+    _lock: Option<std::fs::File>,
+}
+
+/// Whether the dir's run is gone: its lock could be taken, or, without a lock file, its
+/// PID is gone and the dir is old.
+fn orphaned(dir: &Path, pid: i32) -> Option<Orphan> {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(dir.join(LOCK_FILE))
     {
-        Ok(f) => flock_now(&f).then_some(Some(f)),
+        Ok(f) => flock_now(&f).then_some(Orphan { _lock: Some(f) }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let age = std::fs::symlink_metadata(dir)
                 .and_then(|m| m.modified())
                 .ok()
                 .and_then(|t| t.elapsed().ok())
                 .unwrap_or_default();
-            (!alive(pid) && age >= UNLOCKED_AGE).then_some(None)
+            (!alive(pid) && age >= UNLOCKED_AGE).then_some(Orphan { _lock: None })
         }
         Err(_) => None,
     }
