@@ -121,6 +121,70 @@ fn tls_point_served_by_the_dut_loaded_from_the_controller() {
     lab.assert_clean(5);
 }
 
+/// HAProxy on the DUT as nginx is: full handshakes loaded from the controller, on the
+/// system's OpenSSL and on AWS-LC from the DUT's own cache (`--tls-lib`, proven from
+/// HAProxy's maps there), each with its keep-alive control, and nothing left.
+#[test]
+fn haproxy_served_by_the_dut() {
+    if !tls_possible() {
+        return;
+    }
+    if !common::has_program("haproxy") {
+        return common::skip("haproxy not found (scripts/deps/tls.sh installs it)");
+    }
+    let lab = Lab::new(PATH_PLAIN);
+    let url = lab.url();
+    let sinks = lab.sinks("tls-haproxy");
+    // The lab's DUT is this machine: its cache is the DUT's.
+    let listed = common::stdout(&common::run(&["tls", "--list"]));
+    if !listed.contains("aws-lc: AWS-LC") {
+        return common::skip(
+            "AWS-LC not built (scripts/build-aws-lc, scripts/build-haproxy --lib aws-lc)",
+        );
+    }
+    let mut args = tls_args(&url, "aes128gcm", "2", &sinks.args());
+    args.extend([
+        "--server",
+        "haproxy",
+        "--handshake",
+        "--tls-lib",
+        "system,aws-lc",
+    ]);
+    let mut child = lab.start(&args);
+    let (code, err) = wait_exit(&mut child, 180);
+    assert_eq!(code, Some(0), "{err}");
+    let recs = records(&sinks.out);
+    assert_eq!(
+        recs.len(),
+        4,
+        "a handshake point and its keep-alive control per library: {err}"
+    );
+    let libs: Vec<&str> = recs
+        .iter()
+        .map(|r| r["tls_lib"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(libs, ["system", "system", "aws-lc", "aws-lc"], "{err}");
+    for r in &recs {
+        assert_eq!(r["dut"], url.as_str(), "{r}");
+        assert_eq!(r["server"]["name"], "haproxy", "{r}");
+        assert!(
+            r["tls_lib"]["proof"]["process"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("haproxy"),
+            "{r}"
+        );
+        assert_eq!(r["client_cpus"], serde_json::json!([lab.ctl_cpu]), "{r}");
+        assert!(r["requests_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let hs = recs
+        .iter()
+        .find(|r| r["handshake"] == true)
+        .expect("a handshake point");
+    assert!(hs["handshakes_per_s"].as_f64().unwrap() > 0.0, "{hs}");
+    lab.assert_clean(10);
+}
+
 /// The records of a run stopped in its middle, and what the controller said.
 fn stopped_run(lab: &Lab, out: &Path, stop: impl FnOnce(&Lab, &Child)) -> (Option<i32>, String) {
     let url = lab.url();

@@ -124,7 +124,6 @@ fn haproxy_inputs(args: &TlsArgs) -> Result<PathBuf, Failure> {
         (args.gzip, "--gzip"),
         // HAProxy 2.6 cannot log the negotiated group (no ssl_fc_curve fetch).
         (args.groups.is_some(), "--groups"),
-        (args.dut.named() || args.remote_load.is_some(), "--dut"),
     ];
     if let Some((_, flag)) = only_nginx.iter().find(|(on, _)| *on) {
         return Err(input(format!(
@@ -157,10 +156,6 @@ fn libraries(args: &TlsArgs, servers: &[&str]) -> Result<Vec<TlsLib>, Failure> {
             libs
         }
     };
-    let remote = args.dut.named() || args.remote_load.is_some();
-    if remote && args.tls_lib != [super::tls_lib::LibName::System] {
-        return Err(input("--tls-lib runs here only: with --dut give --openssl DIR (a build on the DUT)"));
-    }
     if args.groups.is_some() && libs.len() > 1 {
         return Err(input("--groups takes one --tls-lib at a time (the groups each can do differ)"));
     }
