@@ -247,7 +247,7 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
 }
 
 const STACKS_NOT_ON_DUT: &str =
-    "the stack comparison runs on this machine only (tls --tls-lib does not reach a DUT yet)";
+    "the stack comparison runs on this machine only (it plans from the libraries built here; the DUT's are not listed yet: run tls --dut URL --server haproxy --tls-lib LIST --handshake for it)";
 
 /// `advise --stacks`: the stack comparison alone.
 fn stacks_plan() -> Plan {
