@@ -420,6 +420,9 @@ fn lean_records_render_in_a_full_build() {
         "sqlite:/tmp/x.db",
     ];
     refused_saying(b, &bin, &args, "this build has no store");
+    // A router's build is a DUT, never the controller: --dut is refused in one line.
+    let args = ["speed", "--dut", "root@192.0.2.1"];
+    refused_saying(b, &bin, &args, "this build is a DUT's");
 }
 
 /// The lean armv7 binary, stripped and gzipped, fits OpenWrt's flash.

@@ -242,6 +242,20 @@ pub fn check_paths_on_dut(
 /// Runs a command that prints its own result (probe, verify) on each DUT in turn, its
 /// output passed through as it comes; a header names the host when there are several.
 /// Exit code: the worst of the DUTs'.
+/// `--dut` asked of a build without the controller (a router's lean build).
+#[cfg(not(feature = "controller"))]
+pub fn not_a_controller() -> Failure {
+    Failure::Input(
+        "--dut: this build is a DUT's (built without the controller feature, as the router build is): run --dut from a full build on the controller".into(),
+    )
+}
+
+#[cfg(not(feature = "controller"))]
+pub fn passthrough(_dut: &DutArgs, _paths: &[(&'static str, PathBuf)]) -> Result<i32, Failure> {
+    Err(not_a_controller())
+}
+
+#[cfg(feature = "controller")]
 pub fn passthrough(dut: &DutArgs, paths: &[(&'static str, PathBuf)]) -> Result<i32, Failure> {
     let argv = remote_argv(dut, true)?;
     let targets = dut.targets()?;

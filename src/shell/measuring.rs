@@ -63,19 +63,42 @@ pub trait Measuring: 'static {
     }
 }
 
+/// `--dut`: relayed from the DUTs, or `--cleanup` passed through to them.
+#[cfg(feature = "controller")]
+fn drive<W: Measuring>(mut args: W::Args, opts: &Options) -> Result<i32, Failure> {
+    let format = W::common(&args).format;
+    if W::cleanup_asked(&args) {
+        return crate::dut::passthrough(W::dut(&mut args), &[]);
+    }
+    let relayed = W::on_dut(args)?;
+    super::show::runs(relayed.runs, relayed.outcome, format, opts)
+}
+
+/// A build without the controller (a router's) drives no DUT.
+#[cfg(not(feature = "controller"))]
+fn drive<W: Measuring>(_args: W::Args, _opts: &Options) -> Result<i32, Failure> {
+    Err(crate::dut::not_a_controller())
+}
+
+/// `--dut` for a study's step: the DUTs' runs relayed, their exit code.
+#[cfg(feature = "controller")]
+pub fn relayed<W: Measuring>(args: W::Args) -> Result<i32, Failure> {
+    W::on_dut(args).and_then(|r| r.outcome)
+}
+
+#[cfg(not(feature = "controller"))]
+pub fn relayed<W: Measuring>(_args: W::Args) -> Result<i32, Failure> {
+    Err(crate::dut::not_a_controller())
+}
+
 /// The shell every measuring command runs in: `--list`, then `--dut` (relayed, or
 /// `--cleanup` passed through), `--cleanup` here, or measure and show with `opts`.
 pub fn run<W: Measuring>(mut args: W::Args, opts: &Options) -> Result<i32, Failure> {
     if let Some(answer) = W::answer(&args) {
         return answer;
     }
-    let format = W::common(&args).format;
     if W::dut(&mut args).named() {
-        if W::cleanup_asked(&args) {
-            return crate::dut::passthrough(W::dut(&mut args), &[]);
-        }
-        let relayed = W::on_dut(args)?;
-        return super::show::runs(relayed.runs, relayed.outcome, format, opts);
+        return drive::<W>(args, opts);
     }
     if W::cleanup_asked(&args) {
         for line in W::cleanup().map_err(|why| Failure::Unavailable(why.into()))? {
@@ -83,5 +106,6 @@ pub fn run<W: Measuring>(mut args: W::Args, opts: &Options) -> Result<i32, Failu
         }
         return Ok(0);
     }
+    let format = W::common(&args).format;
     super::show::finished(W::measure(args)?, format, opts)
 }
