@@ -502,9 +502,7 @@ fn library_verdicts(speed: &[&SpeedRecord], a: &mut Advice) {
 fn is_system_openssl(r: &SpeedRecord) -> bool {
     r.implementation == "openssl"
         && match r.library.as_deref() {
-            Some(p) => ["/lib/", "/usr/lib/", "/lib64/", "/usr/lib64/"]
-                .iter()
-                .any(|d| p.starts_with(d)),
+            Some(p) => crate::sys::system_library(std::path::Path::new(p)),
             None => r.label == "openssl",
         }
 }

@@ -197,9 +197,8 @@ impl TlsLib {
         let (libcrypto, libssl) = match &self.kind {
             Kind::Build(b) => b.mapped_pair(maps, pid, what)?,
             Kind::System => {
-                let inside = |p: &Path| p.starts_with("/usr/lib") || p.starts_with("/lib");
                 let elsewhere = "not the system's library (under /usr/lib): is LD_LIBRARY_PATH set?";
-                build::mapped_pair(maps, (pid, what), &inside, elsewhere)?
+                build::mapped_pair(maps, (pid, what), &crate::sys::system_library, elsewhere)?
             }
             Kind::AwsLc(a) => {
                 let inside = |p: &Path| p.starts_with(&a.dir);

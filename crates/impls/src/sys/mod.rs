@@ -114,6 +114,14 @@ pub fn read_regular(f: &std::path::Path, max: u64) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// Whether a shared object is the distribution's own (under /lib or /usr/lib, lib64
+/// included), not a build loaded from elsewhere: what "the system's OpenSSL" means.
+pub fn system_library(p: &std::path::Path) -> bool {
+    ["/lib", "/usr/lib", "/lib64", "/usr/lib64"]
+        .iter()
+        .any(|d| p.starts_with(d))
+}
+
 /// Whether `p` is on /proc or /sys: the kernel's files, never a place to write ours.
 // The types of f_type and of the constants differ between targets.
 #[allow(clippy::unnecessary_cast)]
