@@ -90,12 +90,7 @@ impl Inputs {
             Failure::Unavailable("openssl not found on PATH (needed for the certificate and the suite list): install the Debian package openssl".into())
         })?;
         let libs = libraries(args, &servers)?;
-        let groups = args
-            .groups
-            .as_deref()
-            .map(super::groups::parse)
-            .transpose()
-            .map_err(input)?;
+        let groups = args.groups.as_ref().map(|l| l.0.clone());
         let sampler = (args.profile || args.profile_dir.is_some())
             .then(|| crate::profile::Sampler::new(args.profile_dir.clone(), false))
             .transpose()
@@ -355,10 +350,9 @@ type Selection = (Vec<Suite>, Option<(Mix, Vec<usize>)>, Vec<String>);
 /// The suites asked for, and the mix's suites added to them where missing.
 fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> {
     // --groups alone: one TLS 1.3 suite, where every group can be negotiated.
-    let default = (args.groups.is_some() && args.suites.is_none()).then_some("aes128gcm");
-    let (mut list, mut notes) = cat
-        .select(args.suites.as_deref().or(default))
-        .map_err(input)?;
+    let default = (args.groups.is_some() && args.suites.is_none()).then(|| vec!["aes128gcm".into()]);
+    let asked = args.suites.as_ref().map(|l| &l.0).or(default.as_ref());
+    let (mut list, mut notes) = cat.select(asked.map(Vec::as_slice)).map_err(input)?;
     if default.is_some() {
         notes.push("--groups without --suites: TLS_AES_128_GCM_SHA256 per group".into());
     }
@@ -367,7 +361,7 @@ fn select_suites(args: &TlsArgs, cat: &Catalogue) -> Result<Selection, Failure> 
     }
     let mix = match &args.mix {
         Some(spec) => {
-            let m = suites::parse_mix(spec, cat).map_err(input)?;
+            let m = spec.resolve(cat).map_err(input)?;
             let mut idx = Vec::new();
             for (s, _) in &m.parts {
                 let i = match list.iter().position(|x| x.name == s.name) {

@@ -29,7 +29,7 @@ use crate::failure::Failure;
 use crate::shell::args::{CommonArgs, List};
 use load::Generator;
 use std::path::PathBuf;
-use suites::CertKind;
+use suites::{Catalogue, CertKind};
 
 #[derive(clap::Args)]
 pub struct TlsArgs {
@@ -38,8 +38,8 @@ pub struct TlsArgs {
     /// tls12-aes128gcm, tls12-aes256gcm, tls12-chacha, tls12-aes128cbc), http (plain
     /// HTTP) and null (no encryption: the ceiling). Default: the AES-GCM, ChaCha20 and
     /// AES-CBC suites of TLS 1.2 and the three TLS 1.3 suites, then http and null.
-    #[arg(long, value_name = "LIST")]
-    pub suites: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = |s: &str| anyhow::Ok(List(Catalogue::names(s))))]
+    pub suites: Option<List<String>>,
     /// File sizes served, comma-separated, binary units (4k,100k,10m; 1 byte to 1g).
     #[arg(
         allow_negative_numbers = true,
@@ -75,12 +75,12 @@ pub struct TlsArgs {
     /// restricted to it (`ssl_ecdh_curve`) and the client too; the ML-KEM groups
     /// need OpenSSL 3.5 (--openssl DIR). Records give the negotiated group and the
     /// ClientHello and ServerHello sizes. Without --suites: TLS_AES_128_GCM_SHA256 only.
-    #[arg(long, value_name = "LIST")]
-    pub groups: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = |s: &str| groups::parse(s).map(List))]
+    pub groups: Option<List<&'static groups::Group>>,
     /// Also serve two suites at once from one server, splitting the connections, e.g.
     /// chacha=10%,aes128gcm=90%; compared with each suite alone.
-    #[arg(long, value_name = "A=P%,B=Q%")]
-    pub mix: Option<String>,
+    #[arg(long, value_name = "A=P%,B=Q%", value_parser = suites::MixSpec::parse)]
+    pub mix: Option<suites::MixSpec>,
     /// Also serve a 100 KiB HTML page, plain and gzip'd on the fly.
     #[arg(long)]
     pub gzip: bool,

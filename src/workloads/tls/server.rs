@@ -615,7 +615,7 @@ pub(super) mod tests {
             ),
             CertKind::Rsa,
         );
-        cat.select(Some("aes128gcm,null,http")).unwrap().0
+        cat.select(Some(&Catalogue::names("aes128gcm,null,http"))).unwrap().0
     }
 
     #[test]
@@ -654,7 +654,7 @@ pub(super) mod tests {
             ),
             CertKind::Rsa,
         );
-        let (suites, _) = cat.select(Some("aes128gcm")).unwrap();
+        let (suites, _) = cat.select(Some(&Catalogue::names("aes128gcm"))).unwrap();
         let suites = [suites[0].with_group("x25519mlkem768")];
         let c = config(&Config {
             dir: Path::new("/tmp/x"),

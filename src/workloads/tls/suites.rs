@@ -361,14 +361,23 @@ impl Catalogue {
         ))
     }
 
+    /// `--suites LIST`'s names (empty items dropped: `select` says an empty list is empty,
+    /// with the names this OpenSSL offers).
+    pub fn names(list: &str) -> Vec<String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
     /// `--suites LIST`, or the defaults (skipping, with a note, any default this OpenSSL
     /// lacks). Duplicates are dropped.
-    pub fn select(&self, list: Option<&str>) -> anyhow::Result<(Vec<Suite>, Vec<String>)> {
+    pub fn select(&self, list: Option<&[String]>) -> anyhow::Result<(Vec<Suite>, Vec<String>)> {
         let mut out: Vec<Suite> = Vec::new();
         let mut notes = Vec::new();
         match list {
-            Some(l) => {
-                let names: Vec<&str> = l.split(',').filter(|s| !s.trim().is_empty()).collect();
+            Some(names) => {
                 if names.is_empty() {
                     return Err(anyhow!(
                         "--suites is empty: valid suites here: {}",
@@ -432,41 +441,56 @@ pub struct Mix {
     pub parts: Vec<(Suite, f64)>,
 }
 
-pub fn parse_mix(spec: &str, cat: &Catalogue) -> anyhow::Result<Mix> {
-    let bad = || {
-        format!("invalid --mix '{spec}': give two suites with their share of connections, e.g. --mix chacha=10%,aes128gcm=90%")
-    };
-    let mut parts = Vec::new();
-    for p in spec.split(',') {
-        let (name, pct) = p
-            .split_once('=')
-            .ok_or_else(bad)
-            .map_err(anyhow::Error::msg)?;
-        let pct: f64 = pct
-            .trim()
-            .trim_end_matches('%')
-            .parse()
-            .map_err(|_| bad())
-            .map_err(anyhow::Error::msg)?;
-        if !(pct > 0.0 && pct < 100.0) {
-            return Err(anyhow::Error::msg(bad()));
+/// `--mix` as given: two suite names with their share of connections, checked for form;
+/// which suites the names are is the catalogue's (`resolve`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MixSpec {
+    pub spec: String,
+    pub parts: Vec<(String, f64)>,
+}
+
+impl MixSpec {
+    pub fn parse(spec: &str) -> anyhow::Result<MixSpec> {
+        let bad = || {
+            anyhow!("invalid --mix '{spec}': give two suites with their share of connections, e.g. --mix chacha=10%,aes128gcm=90%")
+        };
+        let mut parts = Vec::new();
+        for p in spec.split(',') {
+            let (name, pct) = p.split_once('=').ok_or_else(bad)?;
+            let pct: f64 = pct.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
+            if !(pct > 0.0 && pct < 100.0) {
+                return Err(bad());
+            }
+            parts.push((name.to_string(), pct));
         }
-        parts.push((cat.resolve(name)?, pct));
+        if parts.len() != 2 || (parts[0].1 + parts[1].1 - 100.0).abs() > 0.01 {
+            return Err(anyhow!(
+                "invalid --mix '{spec}': two suites whose shares add up to 100%, e.g. --mix chacha=10%,aes128gcm=90%"
+            ));
+        }
+        Ok(MixSpec {
+            spec: spec.to_string(),
+            parts,
+        })
     }
-    if parts.len() != 2 || (parts[0].1 + parts[1].1 - 100.0).abs() > 0.01 {
-        return Err(anyhow!(
-            "invalid --mix '{spec}': two suites whose shares add up to 100%, e.g. --mix chacha=10%,aes128gcm=90%"
-        ));
+
+    /// The two suites this OpenSSL offers under the names given, which must differ.
+    pub fn resolve(&self, cat: &Catalogue) -> anyhow::Result<Mix> {
+        let mut parts = Vec::new();
+        for (name, pct) in &self.parts {
+            parts.push((cat.resolve(name)?, *pct));
+        }
+        if parts[0].0.name == parts[1].0.name {
+            return Err(anyhow!(
+                "invalid --mix '{}': the two suites must differ",
+                self.spec
+            ));
+        }
+        Ok(Mix {
+            spec: self.spec.clone(),
+            parts,
+        })
     }
-    if parts[0].0.name == parts[1].0.name {
-        return Err(anyhow!(
-            "invalid --mix '{spec}': the two suites must differ"
-        ));
-    }
-    Ok(Mix {
-        spec: spec.to_string(),
-        parts,
-    })
 }
 
 /// Connections of each part of a mix at total concurrency `c` (each at least 1); None
@@ -505,9 +529,9 @@ PSK-NULL-SHA                   SSLv3   Kx=PSK      Au=PSK   Enc=None            
     fn ktls_twins_follow_the_suites_the_kernel_takes() {
         let c = cat();
         let (s, _) = c
-            .select(Some(
+            .select(Some(&Catalogue::names(
                 "tls12-aes128gcm,chacha,tls12-aes128cbc,http,aes128gcm+ktls",
-            ))
+            )))
             .unwrap();
         assert!(s[4].ktls && s[4].name == "TLS_AES_128_GCM_SHA256+ktls");
         let mut notes = Vec::new();
@@ -609,12 +633,14 @@ PSK-NULL-SHA                   SSLv3   Kx=PSK      Au=PSK   Enc=None            
 
     #[test]
     fn mixes_parse_and_split() {
-        let m = parse_mix("chacha=10%,aes128gcm=90%", &cat()).unwrap();
+        let mix = |s: &str| MixSpec::parse(s).and_then(|m| m.resolve(&cat()));
+        let m = mix("chacha=10%,aes128gcm=90%").unwrap();
         assert_eq!(m.parts[0].0.name, "TLS_CHACHA20_POLY1305_SHA256");
         assert_eq!(m.parts[1].1, 90.0);
-        assert!(parse_mix("chacha=10%", &cat()).is_err());
-        assert!(parse_mix("chacha=10%,aes128gcm=80%", &cat()).is_err());
-        assert!(parse_mix("chacha=50,chacha=50", &cat()).is_err());
+        assert!(MixSpec::parse("chacha=10%").is_err());
+        assert!(MixSpec::parse("chacha=10%,aes128gcm=80%").is_err());
+        assert!(MixSpec::parse("chacha=50,chacha=50").is_ok());
+        assert!(mix("chacha=50,chacha=50").is_err());
         assert_eq!(split_connections(10, &[10.0, 90.0]), Some(vec![1, 9]));
         assert_eq!(split_connections(2, &[10.0, 90.0]), Some(vec![1, 1]));
         assert_eq!(split_connections(100, &[25.0, 75.0]), Some(vec![25, 75]));

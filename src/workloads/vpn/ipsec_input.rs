@@ -28,17 +28,11 @@ impl Input {
             }
             return Ok(Input::default());
         }
-        let asked: Vec<String> =
-            crate::units::items(&args.ciphers, "--ciphers", "AES-128-GCM,AES-256-CBC")
-                .map_err(Failure::input)?
-                .into_iter()
-                .map(String::from)
-                .collect();
-        let (ciphers, skipped) = ipsec::ciphers(&asked);
+        let (ciphers, skipped) = ipsec::ciphers(&args.ciphers.0);
         if ciphers.is_empty() {
             return Err(Failure::Input(format!(
                 "--tunnels ipsec: none of --ciphers {} is offered for IPsec: choose from {} (no none: IPsec always encrypts here)",
-                crate::units::shown(&args.ciphers),
+                crate::units::shown(&args.ciphers.0.join(",")),
                 ipsec::CIPHERS.join(", ")
             )));
         }
@@ -46,9 +40,7 @@ impl Input {
         if let Some(list) = &args.ipsec_driver {
             let known = crate::kernel::proc_crypto();
             drivers.clear();
-            for d in crate::units::items(list, "--ipsec-driver", "rfc4106-gcm-aesni")
-                .map_err(Failure::input)?
-            {
+            for d in &list.0 {
                 // A template instance ("rfc4106(gcm_base(ctr(aes-generic),ghash-generic))")
                 // is made on demand; the kernel says then whether it can be.
                 // With --dut it names one of the DUT's, checked there.
@@ -56,14 +48,14 @@ impl Input {
                 if here
                     && d != "generic"
                     && !d.contains('(')
-                    && !known.iter().any(|e| e.driver == d)
+                    && !known.iter().any(|e| &e.driver == d)
                 {
                     return Err(Failure::Input(format!(
                         "invalid --ipsec-driver '{}': no such driver in /proc/crypto: name one of its driver lines (e.g. rfc4106-gcm-aesni), a template instance, or generic",
                         crate::units::shown(d)
                     )));
                 }
-                drivers.push(Some(d.to_string()));
+                drivers.push(Some(d.clone()));
             }
         }
         if args.dut.named() {

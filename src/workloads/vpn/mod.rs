@@ -39,9 +39,10 @@ pub struct VpnArgs {
     #[arg(
         long,
         value_name = "LIST",
-        default_value = "AES-128-GCM,AES-256-GCM,CHACHA20-POLY1305,AES-256-CBC,none"
+        default_value = "AES-128-GCM,AES-256-GCM,CHACHA20-POLY1305,AES-256-CBC,none",
+        value_parser = |s: &str| parse_ciphers(s).map(List)
     )]
-    pub ciphers: String,
+    pub ciphers: List<String>,
     /// Parallel iperf3 streams per point, comma-separated, 1 to 128.
     #[arg(
         allow_negative_numbers = true,
@@ -70,8 +71,8 @@ pub struct VpnArgs {
     /// IPsec: the kernel crypto drivers to measure, comma-separated: /proc/crypto driver
     /// names (e.g. rfc4106-gcm-aesni), template instances, or generic (the C code); each is
     /// given the highest priority for its points. The record's kernel_driver is the one bound.
-    #[arg(long, value_name = "NAME[,NAME...]")]
-    pub ipsec_driver: Option<String>,
+    #[arg(long, value_name = "NAME[,NAME...]", value_parser = |s: &str| parse_drivers(s).map(List))]
+    pub ipsec_driver: Option<List<String>>,
     /// IPsec: how the work spreads over cores: sa (one SA per direction), pcrypt (the
     /// kernel's parallel crypto template around the AEAD), percpu (per-CPU SAs, 6.13+).
     #[arg(long, value_name = "sa|pcrypt|percpu", default_value = "sa", value_parser = ipsec::parse_spread)]
@@ -264,8 +265,9 @@ const USUAL_CIPHERS: &[&str] = &[
     "none",
 ];
 
-/// OpenVPN cipher names as the user gave them, checked against this OpenVPN's list.
-fn parse_ciphers(s: &str, supported: &[String], version: &str) -> anyhow::Result<Vec<String>> {
+/// `--ciphers`: cipher names as OpenVPN and the kernel spell them (upper case; none in
+/// lower case), each once.
+fn parse_ciphers(s: &str) -> anyhow::Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for c in crate::units::items(s, "--ciphers", "AES-128-GCM,none")? {
         let name = if c.eq_ignore_ascii_case("none") {
@@ -273,30 +275,48 @@ fn parse_ciphers(s: &str, supported: &[String], version: &str) -> anyhow::Result
         } else {
             c.to_ascii_uppercase()
         };
-        if !supported.contains(&name) {
-            // The whole list is long (errors are one bounded line): the usual ones first.
-            let usual: Vec<&str> = USUAL_CIPHERS
-                .iter()
-                .copied()
-                .filter(|u| supported.iter().any(|s| s == u))
-                .collect();
-            let more = supported.len().saturating_sub(usual.len());
-            return Err(anyhow!(
-                "invalid --ciphers '{}': this OpenVPN ({version}) supports {}{}",
-                crate::units::shown(c),
-                usual.join(", "),
-                if more > 0 {
-                    format!(" and {more} more (openvpn --show-ciphers)")
-                } else {
-                    String::new()
-                }
-            ));
-        }
         if !out.contains(&name) {
             out.push(name);
         }
     }
     Ok(out)
+}
+
+/// `--ipsec-driver`: driver names, each once (whether the kernel has them is the
+/// workload's check: a DUT's kernel checks its own).
+fn parse_drivers(s: &str) -> anyhow::Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for d in crate::units::items(s, "--ipsec-driver", "rfc4106-gcm-aesni")? {
+        if !out.iter().any(|o| o == d) {
+            out.push(d.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// The OpenVPN ciphers asked for that this OpenVPN supports; the first it does not is bad
+/// input naming the usual ones it has.
+fn openvpn_ciphers(asked: &[String], supported: &[String], version: &str) -> anyhow::Result<Vec<String>> {
+    if let Some(c) = asked.iter().find(|c| !supported.contains(c)) {
+        // The whole list is long (errors are one bounded line): the usual ones first.
+        let usual: Vec<&str> = USUAL_CIPHERS
+            .iter()
+            .copied()
+            .filter(|u| supported.iter().any(|s| s == u))
+            .collect();
+        let more = supported.len().saturating_sub(usual.len());
+        return Err(anyhow!(
+            "invalid --ciphers '{}': this OpenVPN ({version}) supports {}{}",
+            crate::units::shown(c),
+            usual.join(", "),
+            if more > 0 {
+                format!(" and {more} more (openvpn --show-ciphers)")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    Ok(asked.to_vec())
 }
 
 /// Root, or CAP_NET_ADMIN in the effective set.
@@ -337,11 +357,12 @@ mod tests {
         let sup: Vec<String> = ["AES-128-GCM", "AES-256-CBC", "none"]
             .map(String::from)
             .to_vec();
-        assert_eq!(
-            parse_ciphers("aes-128-gcm,NONE", &sup, "OpenVPN 2.6").unwrap(),
-            ["AES-128-GCM", "none"]
-        );
-        let e = parse_ciphers("rot13", &sup, "OpenVPN 2.6").unwrap_err();
+        let asked = parse_ciphers("aes-128-gcm,NONE,AES-128-GCM").unwrap();
+        assert_eq!(asked, ["AES-128-GCM", "none"]);
+        assert_eq!(openvpn_ciphers(&asked, &sup, "OpenVPN 2.6").unwrap(), asked);
+        assert!(parse_ciphers("aes-128-gcm,").is_err());
+        assert_eq!(parse_drivers("generic, generic,x").unwrap(), ["generic", "x"]);
+        let e = openvpn_ciphers(&parse_ciphers("rot13").unwrap(), &sup, "OpenVPN 2.6").unwrap_err();
         assert!(e.to_string().contains("AES-256-CBC") && !e.to_string().contains('\n'));
     }
 }

@@ -158,7 +158,7 @@ impl Vpn {
         let mut ciphers = Vec::new();
         if let Some(ovpn) = &progs.openvpn {
             let supported = tools::openvpn_ciphers(ovpn).map_err(Failure::runtime)?;
-            ciphers = super::parse_ciphers(&args.ciphers, &supported, &progs.openvpn_version)
+            ciphers = super::openvpn_ciphers(&args.ciphers.0, &supported, &progs.openvpn_version)
                 .map_err(Failure::input)?;
         }
         if !super::privileged() {
