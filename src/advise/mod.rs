@@ -12,6 +12,7 @@ use crate::analyse::advise::{
 use crate::failure::Failure;
 use crate::render::Format;
 use crate::study::{argv, runner, Action, Observed, Step};
+use crate::workloads::tls::tls_lib::LibName;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -25,10 +26,11 @@ pub struct AdviseArgs {
     #[arg(long)]
     pub guest: bool,
     /// Only the stack question (also part of the full advise, not of --quick): HAProxy and
-    /// nginx, one thread each, on the system's OpenSSL and on every library built here
-    /// (`tls --list`: OpenSSL builds, AWS-LC), full handshakes and keep-alive, in rounds:
-    /// which server and library make the most handshakes per core, and what the best
-    /// other library buys each server. Not with --dut, --quick or --guest.
+    /// nginx, one thread each, on the system's OpenSSL and on every library built where
+    /// they run (`tls --list`: OpenSSL builds, AWS-LC; with --dut, the DUT's), full
+    /// handshakes and keep-alive, in rounds: which server and library make the most
+    /// handshakes per core, and what the best other library buys each server. Not with
+    /// --quick or --guest.
     #[arg(long, conflicts_with_all = ["quick", "guest"])]
     pub stacks: bool,
     /// Write this box's canonical row (device, CPU, OS, kernel, headline figures with
@@ -229,14 +231,14 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
                 .collect(),
         ));
     }
-    // The stack comparison: built libraries are found here only.
+    // The stack comparison, on the libraries built where the servers run.
     if !quick {
-        match place {
-            Place::Here => {
-                steps.extend(stack_steps("3", "3"));
+        match stack_libs(facts, place) {
+            Ok(libs) => {
+                steps.extend(stack_steps("3", "3", &libs));
                 expected.push((STACKS_PATH.to_string(), vec![STACKS_PATH.to_string()]));
             }
-            Place::Dut => lack(STACKS_PATH, &Err(STACKS_NOT_ON_DUT.into())),
+            Err(why) => lack(STACKS_PATH, &Err(why)),
         }
     }
     Plan {
@@ -246,22 +248,40 @@ fn plan(quick: bool, guest: bool, k: &Kernel, facts: &Value, place: Place) -> Pl
     }
 }
 
-const STACKS_NOT_ON_DUT: &str =
-    "the stack comparison runs on this machine only (it plans from the libraries built here; the DUT's are not listed yet: run tls --dut URL --server haproxy --tls-lib LIST --handshake for it)";
-
-/// `advise --stacks`: the stack comparison alone.
-fn stacks_plan() -> Plan {
-    Plan {
-        steps: stack_steps("3", "3"),
-        expected: vec![(STACKS_PATH.to_string(), vec![STACKS_PATH.to_string()])],
-        missing: Vec::new(),
+/// The TLS libraries built where the servers run: here, or those the DUT's probe lists
+/// (found in the DUT's own cache, as `tls --dut --tls-lib` finds them there).
+fn stack_libs(facts: &Value, place: Place) -> Result<Vec<LibName>, String> {
+    use clap::ValueEnum;
+    match place {
+        Place::Here => Ok(crate::workloads::tls::tls_lib::found()),
+        Place::Dut => {
+            let listed = facts["tls_libraries"].as_array().ok_or_else(|| {
+                "the DUT's cryptobench does not list its TLS libraries (an older build): run this build there (--dut-binary)".to_string()
+            })?;
+            // A name this build does not know (a newer DUT's) is left out, not guessed at.
+            Ok(listed
+                .iter()
+                .filter_map(|n| LibName::from_str(n.as_str()?, false).ok())
+                .collect())
+        }
     }
 }
 
-/// The stack comparison: HAProxy and nginx on every library built here, one thread, 3
-/// rounds (study tls-stacks' steps).
-fn stack_steps(time: &str, rounds: &str) -> Vec<Step> {
-    crate::study::tls_stacks::stack_steps(&|_| STACKS_PATH.to_string(), "1", rounds, time, &[])
+/// `advise --stacks`: the stack comparison alone.
+fn stacks_plan(facts: &Value, place: Place) -> Result<Plan, Failure> {
+    let libs = stack_libs(facts, place).map_err(Failure::Unavailable)?;
+    Ok(Plan {
+        steps: stack_steps("3", "3", &libs),
+        expected: vec![(STACKS_PATH.to_string(), vec![STACKS_PATH.to_string()])],
+        missing: Vec::new(),
+    })
+}
+
+/// The stack comparison: HAProxy and nginx on every library of `libs` each can load, one
+/// thread, 3 rounds (study tls-stacks' steps).
+fn stack_steps(time: &str, rounds: &str, libs: &[LibName]) -> Vec<Step> {
+    let tag = |_: &str| STACKS_PATH.to_string();
+    crate::study::tls_stacks::stack_steps(&tag, "1", rounds, time, &[], libs)
 }
 
 /// The in-process libraries; here, the OpenSSL builds in the cache beside them (their
@@ -401,11 +421,6 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     } else {
         Place::Here
     };
-    if place == Place::Dut && args.stacks {
-        return Err(Failure::Input(format!(
-            "advise --stacks with --dut: {STACKS_NOT_ON_DUT}; run advise --stacks on the box itself"
-        )));
-    }
     if place == Place::Dut && args.guest {
         return Err(Failure::Input(
             "advise --dut with --guest: the guest is this machine's; drop --guest, or run advise --guest without --dut".into(),
@@ -436,7 +451,7 @@ pub fn run(args: AdviseArgs) -> Result<i32, Failure> {
     };
     let k = kernel(&facts);
     let mut plan = if args.stacks {
-        stacks_plan()
+        stacks_plan(&facts, place)?
     } else {
         plan(args.quick, args.guest, &k, &facts, place)
     };
@@ -518,6 +533,34 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With --dut the stack steps name the DUT's libraries, whatever this machine built;
+    /// a DUT build that lists none is said to be older, not planned from ours.
+    #[test]
+    fn stacks_on_a_dut_plan_from_its_libraries() {
+        let facts = serde_json::json!({"tls_libraries": ["system", "aws-lc", "boringssl-9"]});
+        let plan = stacks_plan(&facts, Place::Dut).unwrap();
+        let argv: Vec<Vec<String>> = plan
+            .steps
+            .iter()
+            .map(|s| match &s.action {
+                Action::Workload(a) => a.clone(),
+                _ => panic!("a stack step is a workload"),
+            })
+            .collect();
+        let lib_of = |a: &[String]| a[a.iter().position(|x| x == "--tls-lib").unwrap() + 1].clone();
+        assert_eq!(argv.len(), 2, "{argv:?}");
+        assert_eq!(lib_of(&argv[0]), "system,aws-lc", "haproxy: {argv:?}");
+        assert_eq!(
+            lib_of(&argv[1]),
+            "system",
+            "nginx cannot load AWS-LC: {argv:?}"
+        );
+        let older = stacks_plan(&serde_json::json!({}), Place::Dut)
+            .err()
+            .unwrap();
+        assert!(older.to_string().contains("older build"), "{older}");
+    }
 
     /// The row's write fails at the end (its directory went during the run): the whole
     /// report was printed first, and the failure is one line naming --share.

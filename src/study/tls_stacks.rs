@@ -50,6 +50,7 @@ impl Study for TlsStacks {
             &o.rounds.to_string(),
             time,
             &profile,
+            &tls_lib::found(),
         )
     }
     fn analyse(&self, o: &Observed) -> Findings {
@@ -60,25 +61,29 @@ impl Study for TlsStacks {
 /// One tls step per server (HAProxy, then nginx): every library built here that the
 /// server can load, full handshakes with their keep-alive controls, 4 KiB, 10 connections,
 /// in rounds; HAProxy at `haproxy_threads`, nginx at one worker; `profile` is `--profile`
-/// or nothing (a sampled point runs twice). `advise --stacks` runs the same steps.
+/// or nothing (a sampled point runs twice); `libs`: the libraries built where the servers
+/// run (`tls_lib::found()`, or a DUT's probe). `advise --stacks` runs the same steps.
 pub fn stack_steps(
     tag: &dyn Fn(&str) -> String,
     haproxy_threads: &str,
     rounds: &str,
     time: &str,
     profile: &[String],
+    libs: &[tls_lib::LibName],
 ) -> Vec<Step> {
-    let libs = tls_lib::found();
     let per_point = time.parse::<f64>().unwrap_or(3.0) + 1.5;
     let n_rounds = rounds.parse::<f64>().unwrap_or(1.0);
     SERVERS
         .into_iter()
-        .map(|server| {
+        .filter_map(|server| {
             let on: Vec<&str> = libs
                 .iter()
                 .filter(|l| l.refusal(server).is_none())
                 .map(|l| l.name())
                 .collect();
+            if on.is_empty() {
+                return None;
+            }
             let threads = if server == "haproxy" {
                 haproxy_threads
             } else {
@@ -106,11 +111,11 @@ pub fn stack_steps(
             ]);
             tls.extend_from_slice(profile);
             let points = (on.len() * threads.split(',').count() * 2) as f64 * n_rounds;
-            Step {
+            Some(Step {
                 tag: tag(server),
                 seconds: points * per_point * (1.0 + profile.len() as f64),
                 action: Action::Workload(tls),
-            }
+            })
         })
         .collect()
 }

@@ -155,6 +155,9 @@ pub fn facts() -> Value {
         "openssl": openssl,
         "libraries": libraries,
         "unavailable": missing,
+        // What `tls --tls-lib` can put under the servers here: a controller's `advise
+        // --stacks --dut` plans from the DUT's list.
+        "tls_libraries": crate::workloads::tls::tls_lib::found().iter().map(|l| l.name()).collect::<Vec<_>>(),
     })
 }
 
