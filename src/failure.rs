@@ -60,5 +60,12 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+/// Exit code of `compare` when `--fail-on-regression` finds a regressed point.
+pub const EXIT_REGRESSED: i32 = 3;
+
+/// Exit code of `compare` when `--fail-on-regression` finds points of BASE missing from NEW: a gate
+/// that passed because half the points vanished would prove nothing.
+pub const EXIT_MISSING: i32 = 4;
+
 /// Exit code of a run stopped by SIGINT or SIGTERM after keeping its finished points.
 pub const EXIT_INTERRUPTED: i32 = 130;

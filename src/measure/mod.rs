@@ -12,6 +12,7 @@ pub mod worker;
 
 use crate::stats;
 use adaptive::{Progress, Savings, StopReason};
+pub use adaptive::{Settings, DEFAULT_TRIAL_S};
 use cpu::CpuTime;
 use others::OthersCpu;
 use std::sync::Barrier;
@@ -20,68 +21,8 @@ use worker::Worker;
 
 pub use crate::sys::signal::stopped;
 
-#[derive(Clone, Copy, Debug)]
-pub struct Settings {
-    /// Budget per point, in seconds of trials (warm-up comes on top, about 10 %).
-    pub time_per_point: f64,
-    /// The most a noisy point may take, drawing on what stable points saved.
-    pub max_time_per_point: f64,
-    pub min_trials: u32,
-    /// Trials the budget is split into: one trial lasts `time_per_point` / this.
-    pub trials_per_budget: u32,
-    /// A point stops once its median's CI half-width is within this many percent
-    /// (0: never early, every point takes its whole budget).
-    pub target_ci_pct: f64,
-    /// ... and only once its trials span this many seconds of wall time, from its first
-    /// trial's start, the group's interleaved trials included.
-    pub min_window_s: f64,
-}
-
-/// Length of one trial unless asked otherwise. Short trials are what make the median
-/// robust on a shared machine: a burst of interference (another tenant, the hypervisor)
-/// spoils a few of many samples instead of most of a few, and the median steps over them
-/// (bench/noise: `--trial-time` 3, 5, 7.5 and 15 ms side by side).
-pub const DEFAULT_TRIAL_S: f64 = 0.003;
-/// A point's budget is split into at least this many trials.
-const MIN_TRIALS_PER_BUDGET: u32 = 10;
-/// The least time a point's trials span before it may stop at its target: short trials
-/// in a short window could all fall inside one slow spell and agree on the wrong figure.
-/// The span is wall time from the point's first trial, so the trials of the other points
-/// interleaved with it count: five trials spread over 75 ms watch longer than fifteen
-/// back to back over 45 ms.
-const MIN_WINDOW_S: f64 = 0.045;
-/// The least number of trials before a point may stop at its target.
-const MIN_TRIALS: u32 = 5;
 /// The shortest warm-up, and all a point gets after its group's first (calibration).
 const MIN_WARMUP_S: f64 = 0.005;
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings::with_trial(0.15, 0.6, DEFAULT_TRIAL_S, 1.0)
-    }
-}
-
-impl Settings {
-    /// Settings whose budget is split into trials of about `trial_s` (at least
-    /// [`MIN_TRIALS_PER_BUDGET`] of them), a point stopping early only after
-    /// [`MIN_TRIALS`] trials spanning [`MIN_WINDOW_S`] (or its whole budget, if shorter).
-    pub fn with_trial(time_per_point: f64, max_time: f64, trial_s: f64, target_ci: f64) -> Self {
-        let trials_per_budget =
-            ((time_per_point / trial_s).round() as u32).max(MIN_TRIALS_PER_BUDGET);
-        Settings {
-            time_per_point,
-            max_time_per_point: max_time,
-            min_trials: MIN_TRIALS.min(trials_per_budget),
-            trials_per_budget,
-            target_ci_pct: target_ci,
-            min_window_s: MIN_WINDOW_S.min(time_per_point),
-        }
-    }
-
-    pub fn trial_s(&self) -> f64 {
-        self.time_per_point / self.trials_per_budget as f64
-    }
-}
 
 /// One trial of one thread.
 #[derive(Clone, Copy, Debug)]

@@ -2,8 +2,8 @@
 //! Credentials come from the URL, the PG* variables or ~/.pgpass, and are never shown;
 //! TLS (rustls) is used when the URL asks for it (sslmode=require).
 
+use super::sql::{Store, Val, ValRef};
 use super::url::masked;
-use super::{Store, Val, ValRef};
 use anyhow::anyhow;
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls};

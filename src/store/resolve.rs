@@ -1,7 +1,8 @@
 //! What `report`, `compare` and `history show` take: a results file, or runs in the
 //! store by id, tag, `last` or `last:N` (the newest N), several joined by commas. Both read through the same JSON Lines reader.
 
-use super::{runs, Access, Store, StoreUrl};
+use super::sql::{Access, Store};
+use super::{runs, StoreUrl};
 use crate::record::read::{read_files, Loaded};
 use anyhow::anyhow;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Runs and points in a store: written point by point, listed, found by id, tag or
 //! `last`, exported and imported as the exact JSON Lines text they were written as.
 
-use super::{in_transaction, Store, Val};
+use super::sql::{in_transaction, Sql, Store, Val};
 use crate::analyse::trend::PointRow;
 use crate::record::read::{parse_line, AnyRecord, Line, Loaded, Run, SeenPoints};
 use crate::record::{Environment, RunEnd};
@@ -239,7 +239,7 @@ pub struct Filter {
 /// the millisecond in their ids, not by their ids as text (`newest_first`).
 pub fn list(s: &mut dyn Store, f: &Filter) -> anyhow::Result<Vec<RunRow>> {
     let filtered = |select: &str| {
-        let mut sql = super::Sql::new(select);
+        let mut sql = Sql::new(select);
         let mut add = |cond: &str, vals: Vec<Val>| sql.add(cond, vals);
         if let Some(m) = &f.machine {
             add(

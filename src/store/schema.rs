@@ -1,7 +1,7 @@
 //! The store's schema, one for both back ends, as numbered migrations applied on open.
 //! Add a migration at the end; never edit one that has shipped.
 
-use super::{in_transaction, Store, Val};
+use super::sql::{in_transaction, Store, Val};
 use anyhow::anyhow;
 
 /// Migration N (1-based) is `MIGRATIONS[N - 1]`: statements run in one transaction.

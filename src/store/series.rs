@@ -2,7 +2,7 @@
 //! point's columns with its run's start and machine, and the few facts of each run's
 //! environment that can explain a change. Only the rows asked for are read.
 
-use super::{Store, Val};
+use super::sql::{Sql, Store, Val};
 use crate::analyse::trend::{PointRef, PointRow, RunFacts};
 use std::collections::HashMap;
 
@@ -28,7 +28,7 @@ pub struct Selection {
 /// The WHERE clause over `runs r` of what a run says (machine, start), and its
 /// parameters: read once per run, not joined to each point.
 fn run_condition(f: &Selection) -> (String, Vec<Val>) {
-    let mut runs = super::Sql::new(" WHERE 1 = 1");
+    let mut runs = Sql::new(" WHERE 1 = 1");
     if let Some(m) = &f.machine {
         runs.add(
             " AND (r.machine_id LIKE # OR r.hostname = #)",
@@ -43,7 +43,7 @@ fn run_condition(f: &Selection) -> (String, Vec<Val>) {
 
 /// The WHERE clause over `points p` alone of what a point itself says, and its parameters.
 fn point_condition(f: &Selection) -> (String, Vec<Val>) {
-    let mut sql = super::Sql::new(" WHERE 1 = 1");
+    let mut sql = Sql::new(" WHERE 1 = 1");
     let mut add = |cond: &str, vals: Vec<Val>| sql.add(cond, vals);
     let any_of = |column: &str, n: usize| {
         let marks = vec!["#"; n].join(", ");

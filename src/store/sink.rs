@@ -21,7 +21,7 @@ pub struct StoreSink {
 
 /// Where runs the store could not take wait: $XDG_DATA_HOME/cryptobench/spool.
 pub fn spool_dir() -> Option<PathBuf> {
-    super::data_dir().map(|d| d.join("spool"))
+    super::dirs::data_dir().map(|d| d.join("spool"))
 }
 
 impl StoreSink {
@@ -47,7 +47,7 @@ impl StoreSink {
             .as_ref()
             .ok_or_else(|| anyhow!("no home directory"))
             .and_then(|p| {
-                super::private_dir(p.parent().unwrap_or(p))?;
+                super::dirs::private_dir(p.parent().unwrap_or(p))?;
                 // The spool holds the command line: readable by its owner only.
                 use std::os::unix::fs::OpenOptionsExt;
                 std::fs::OpenOptions::new()

@@ -1,7 +1,7 @@
 //! The embedded store: one SQLite file (the bundled library), created readable by its
 //! owner only.
 
-use super::{Access, Store, Val, ValRef};
+use super::sql::{Access, Store, Val, ValRef};
 use anyhow::anyhow;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{params_from_iter, Connection, OpenFlags};
@@ -121,7 +121,7 @@ impl Sqlite {
 fn open_writable(path: &Path, name: &str) -> anyhow::Result<Connection> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     if let Some(dir) = dir.filter(|d| !d.exists()) {
-        super::private_dir(dir).map_err(|e| anyhow!("store {name}: {e}"))?;
+        super::dirs::private_dir(dir).map_err(|e| anyhow!("store {name}: {e}"))?;
     }
     not_in_others_hands(path, dir.unwrap_or(Path::new("."))).map_err(|why| {
         anyhow!("store {name}: {why}: give a store in a dir of your own with --store sqlite:PATH")

@@ -2,7 +2,8 @@
 //! export in any order, on a temporary SQLite file, checked against a model after every
 //! step.
 
-use super::{open, runs, Access, Store, StoreUrl, Val};
+use super::sql::Val;
+use super::{open, runs, Access, Store, StoreUrl};
 use crate::record::read::{read_files, AnyRecord, Loaded, Run};
 use crate::record::Environment;
 use proptest::prelude::*;

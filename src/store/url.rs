@@ -4,6 +4,9 @@
 use anyhow::anyhow;
 use std::path::PathBuf;
 
+/// Why a build without the `store` feature (the lean router build) keeps no store.
+pub const NOT_BUILT: &str = "this build has no store (built without the `store` feature, as the lean router build is): write the records with --output FILE and read or import them with a full build";
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum StoreUrl {
     Sqlite(PathBuf),
@@ -62,7 +65,7 @@ impl StoreUrl {
                 Some(s) => Err(anyhow!(
                     "--store {}: {}",
                     crate::units::shown(&masked(&s)),
-                    super::NOT_BUILT
+                    NOT_BUILT
                 )),
                 None => Ok(None),
             };
@@ -79,7 +82,7 @@ impl StoreUrl {
             }
             Err(_) => {}
         }
-        Ok(super::data_dir().map(|d| StoreUrl::Sqlite(d.join("results.db"))))
+        Ok(super::dirs::data_dir().map(|d| StoreUrl::Sqlite(d.join("results.db"))))
     }
 }
 

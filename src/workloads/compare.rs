@@ -3,7 +3,7 @@
 //! one side only and how the environments differ. Never re-runs anything.
 
 use crate::analyse::compare::{self, Comparison, Verdict};
-use crate::failure::Failure;
+use crate::failure::{Failure, EXIT_MISSING, EXIT_REGRESSED};
 use crate::render::model::{Block, Column, Table};
 use crate::render::write::html;
 use crate::render::{Format, Single};
@@ -56,13 +56,6 @@ pub struct CompareArgs {
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
 }
-
-/// Exit code when `--fail-on-regression` finds a regressed point.
-pub const EXIT_REGRESSED: i32 = 3;
-
-/// Exit code when `--fail-on-regression` finds points of BASE missing from NEW: a gate
-/// that passed because half the points vanished would prove nothing.
-pub const EXIT_MISSING: i32 = 4;
 
 fn threshold(s: &str) -> anyhow::Result<f64> {
     (s.trim()

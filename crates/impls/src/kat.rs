@@ -5,25 +5,15 @@ use crate::algorithms::{Algorithm, Direction, Kind, TIMED_AAD_LEN};
 use crate::impls::{Implementation, Io};
 use anyhow::anyhow;
 pub use tally::Tally;
+pub use vector::Vector;
 use vectors::vectors;
 
 pub mod pkey;
 pub mod tally;
+pub mod vector;
 pub mod vectors;
 pub mod vectors_legacy;
 pub(crate) mod vectors_pkey;
-
-/// One known-answer vector of the symmetric catalogue (vectors.rs, vectors_legacy.rs). For
-/// AEADs `output` is ciphertext || tag; for ciphers the ciphertext; for hashes and MACs
-/// the digest.
-pub struct Vector {
-    pub source: &'static str,
-    pub key: &'static str,
-    pub nonce: &'static str,
-    pub aad: &'static str,
-    pub input: &'static str,
-    pub output: &'static str,
-}
 
 /// Extra output room every buffer gets (a tag or the largest digest).
 pub const SLACK: usize = 64;

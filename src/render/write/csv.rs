@@ -4,7 +4,7 @@
 //! the others' rows wait in memory (rows, not records) until the last part.
 
 use super::super::model::Table;
-use super::Document;
+use super::parts::Document;
 use std::io::Write;
 
 pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@
 
 use super::super::model::{esc, Block, Table};
 use super::super::plots::Figure;
-use super::Document;
+use super::parts::Document;
 use crate::record::read::Run;
 use std::fmt::Write;
 use std::io;

@@ -5,7 +5,7 @@
 //! texts its entries share) until every record is written, and what needs every run (the
 //! single run's analysis and environment, exclusions, skipped lines) comes last.
 
-use super::Document;
+use super::parts::Document;
 use crate::record::environment::{written_as, KernelCryptoText};
 use crate::record::read::Run;
 use crate::record::{Exclusion, Unavailable, SCHEMA};

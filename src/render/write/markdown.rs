@@ -1,12 +1,12 @@
 //! GitHub-flavoured Markdown: blocks as they come, nothing between them.
 
 use super::super::model::{esc, Block};
-use super::Document;
+use super::parts::Document;
 use std::fmt::Write;
 use std::io;
 
 pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
-    super::blocks(doc, whole, out, |p| p.blocks(), markdown, b"")
+    super::parts::blocks(doc, whole, out, |p| p.blocks(), markdown, b"")
 }
 
 /// Text as Markdown shows it literally: HTML's `&`, `<` and `>` as entities (a renderer

@@ -1,12 +1,12 @@
 //! The terminal: aligned columns, two spaces apart, an empty line between blocks.
 
 use super::super::model::{clean, wrap, Block, Table};
-use super::Document;
+use super::parts::Document;
 use std::fmt::Write;
 use std::io;
 
 pub fn write(doc: &mut dyn Document, whole: bool, out: &mut dyn io::Write) -> anyhow::Result<()> {
-    super::blocks(doc, whole, out, |p| p.terminal(), terminal, b"\n")
+    super::parts::blocks(doc, whole, out, |p| p.terminal(), terminal, b"\n")
 }
 
 /// The terminal: aligned columns, two spaces apart.

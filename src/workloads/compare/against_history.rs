@@ -2,10 +2,10 @@
 //! judged against the last N runs of the same point on the same machine (disturbed runs
 //! left out), instead of one baseline run.
 
-use super::{Failure, EXIT_REGRESSED};
 use crate::analyse::compare::Verdict;
 use crate::analyse::history_gate::{self, Judgement};
 use crate::analyse::trend::{PointRow, SeriesKey};
+use crate::failure::{Failure, EXIT_REGRESSED};
 use crate::render::model::{Block, Column, Table};
 use crate::render::{Format, Single};
 use crate::store::resolve::Resolver;

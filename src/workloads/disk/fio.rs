@@ -1,7 +1,7 @@
 //! fio against a block device: one load, direct I/O, JSON out; and the verify pass that
 //! writes with crc32c checksums and reads them back, so that a broken mapping fails.
 
-use super::Load;
+use super::args::Load;
 use crate::sys::guard::Guard;
 use crate::sys::spawn::run_bounded;
 use anyhow::anyhow;

@@ -3,7 +3,7 @@
 //! dmsetup in a table file in a 0700 temp dir (never on a command line, never printed);
 //! the driver the mapping bound, proven from /proc/crypto. Everything is owned by a guard.
 
-use super::Cipher;
+use super::args::Cipher;
 use crate::sys::guard::{Guard, Resource, PREFIX};
 use crate::sys::spawn::{run_bounded, run_bounded_bytes};
 use anyhow::anyhow;

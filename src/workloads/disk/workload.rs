@@ -5,7 +5,8 @@
 //! per load, on the bare RAM disk; everything removed in `finish`.
 
 use super::mapping::{self, Programs, RamDisk};
-use super::{fio, primitive, Cipher, DiskArgs, Load};
+use super::args::{Cipher, DiskArgs, Load};
+use super::{fio, primitive};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
 use crate::record::disk::{DiskData, DiskRecord, DiskSettings};
@@ -51,13 +52,13 @@ pub struct Disk {
 impl Disk {
     /// Checks every input, root and the programs; nothing is started.
     pub fn new(args: DiskArgs) -> Result<Disk, Failure> {
-        let duration = super::parse_duration(args.common.time.unwrap_or(super::DEFAULT_DURATION))
+        let duration = super::args::parse_duration(args.common.time.unwrap_or(super::args::DEFAULT_DURATION))
             .map_err(Failure::input)?;
         let ciphers = args.ciphers.0;
         let drivers = args.disk_driver.map_or(Vec::new(), |d| d.0);
         let (queues, loads, size) = (args.queues.0, args.patterns.0, args.size);
         if !crate::sys::is_root() {
-            return Err(Failure::Unavailable(super::NEED_ROOT.into()));
+            return Err(Failure::Unavailable(NEED_ROOT.into()));
         }
         let sampler = args
             .profile
@@ -65,9 +66,9 @@ impl Disk {
             .transpose()
             .map_err(Failure::input)?;
         let progs = Programs {
-            fio: super::program("fio")?,
-            dmsetup: super::program("dmsetup")?,
-            modprobe: super::program("modprobe")?,
+            fio: program("fio")?,
+            dmsetup: program("dmsetup")?,
+            modprobe: program("modprobe")?,
         };
         Ok(Disk {
             ciphers,
@@ -474,4 +475,15 @@ impl Workload for Disk {
         // The RAM disk (and brd or the loop device) goes before the report is printed.
         self.disk = None;
     }
+}
+
+pub(super) const NEED_ROOT: &str =
+    "disk needs root (it loads brd, makes dm-crypt mappings and loop devices): run it with sudo";
+
+pub(super) fn program(name: &str) -> Result<std::path::PathBuf, Failure> {
+    crate::sys::program::find_program(name, None).ok_or_else(|| {
+        Failure::Unavailable(format!(
+            "disk needs {name}, which is not installed: run scripts/deps/disk.sh (Debian: apt-get install fio dmsetup)"
+        ))
+    })
 }

@@ -2,9 +2,10 @@
 //! points and what the environment says changed there. Table, Markdown, JSON or HTML
 //! (one chart per series); `--plots DIR` also writes each chart as SVG and PNG.
 
-use super::{since_unix, Failure};
+use super::since::since_unix;
 use crate::analyse::changepoint::Settings;
 use crate::analyse::trend;
+use crate::failure::Failure;
 use crate::render::plots::trend::trend_plot;
 use crate::render::trend::{axis_date, blocks, html_section};
 use crate::render::{Format, Single};

@@ -1,7 +1,7 @@
 //! The known-answer vectors of the symmetric catalogue (NIST CAVP, FIPS 180, RFC 8439,
 //! RFC 4231), each with its source; the legacy ciphers' are in vectors_legacy.rs.
 
-use super::Vector;
+use super::vector::Vector;
 use crate::algorithms::Algorithm;
 
 const SP800_38A_PT: &str = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";

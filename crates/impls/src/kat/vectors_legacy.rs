@@ -1,6 +1,6 @@
 //! Known-answer vectors of the legacy ciphers (DES, Triple DES, RC4).
 
-use super::Vector;
+use super::vector::Vector;
 
 /// FIPS 81 appendix C, the CBC example: "Now is the time for all ".
 pub const DES_CBC: &[Vector] = &[Vector {
