@@ -61,57 +61,71 @@ fn haproxy_serves_every_default_suite_with_the_negotiated_suite_checked() {
 }
 
 /// --handshake: handshakes per second and the client's percentiles per connection, the
-/// server's CPU per handshake, and a keep-alive control point of the same server.
+/// server's CPU per handshake, and a keep-alive control point of the same server; by wrk
+/// and by h2load, the second client a witness of the first (every request each counted
+/// is one HAProxy logged: the first line after the sizing run's truncated log included).
 #[test]
 fn haproxy_handshakes_have_percentiles_and_a_keepalive_control() {
-    match haproxy_lacks() {
+    let lacks = haproxy_lacks().or_else(|| {
+        (!common::has_program("h2load")).then(|| "h2load not found (nghttp2-client)".into())
+    });
+    match lacks {
         Some(why) => common::skip(&why),
         None => {
-            let out = temp_file("haproxy-handshake.jsonl");
-            json_run(
-                &[
-                    "--server",
-                    "haproxy",
-                    "--suites",
-                    "aes128gcm",
-                    "--files",
-                    "4k",
-                    "--concurrency",
-                    "4",
-                    "--time",
-                    "1",
-                    "--handshake",
-                ],
-                &out,
-            );
-            let recs = records(&out);
-            assert_eq!(recs.len(), 2, "{recs:?}");
-            let hs = recs
-                .iter()
-                .find(|r| r["handshake"] == true)
-                .expect("a handshake point");
-            assert!(f(&hs["handshakes_per_s"]) > 0.0, "{hs}");
-            let ms = &hs["handshake_ms"];
-            let (p50, p90, p99, max) = (f(&ms["p50"]), f(&ms["p90"]), f(&ms["p99"]), f(&ms["max"]));
-            assert!(p50 > 0.0 && p90 >= p50 && p99 >= p90 && max >= p99, "{hs}");
-            assert!(f(&hs["server_cpu_per_handshake_ms"]) > 0.0, "{hs}");
-            // One connection per request, as HAProxy logged them.
-            let (reqs, conns) = (u(&hs["server_requests"]), u(&hs["server_connections"]));
-            assert!(
-                conns * 10 >= reqs * 9,
-                "{conns} connections for {reqs} requests"
-            );
-            let ka = recs
-                .iter()
-                .find(|r| r["handshake"] == false)
-                .expect("a keep-alive point");
-            assert_eq!(ka["server"], hs["server"]);
-            assert_eq!(ka["suite"], hs["suite"]);
-            assert!(ka.get("handshakes_per_s").is_none(), "{ka}");
-            assert!(u(&ka["server_connections"]) <= 4, "{ka}");
-            let _ = std::fs::remove_file(&out);
+            for generator in ["wrk", "h2load"] {
+                handshakes_by(generator);
+            }
         }
     }
+}
+
+fn handshakes_by(generator: &str) {
+    let out = temp_file(&format!("haproxy-handshake-{generator}.jsonl"));
+    json_run(
+        &[
+            "--server",
+            "haproxy",
+            "--generator",
+            generator,
+            "--suites",
+            "aes128gcm",
+            "--files",
+            "4k",
+            "--concurrency",
+            "4",
+            "--time",
+            "1",
+            "--handshake",
+        ],
+        &out,
+    );
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2, "{generator}: {recs:?}");
+    let hs = recs
+        .iter()
+        .find(|r| r["handshake"] == true)
+        .expect("a handshake point");
+    assert_eq!(hs["generator"], generator, "{hs}");
+    assert!(f(&hs["handshakes_per_s"]) > 0.0, "{hs}");
+    let ms = &hs["handshake_ms"];
+    let (p50, p90, p99, max) = (f(&ms["p50"]), f(&ms["p90"]), f(&ms["p99"]), f(&ms["max"]));
+    assert!(p50 > 0.0 && p90 >= p50 && p99 >= p90 && max >= p99, "{hs}");
+    assert!(f(&hs["server_cpu_per_handshake_ms"]) > 0.0, "{hs}");
+    // One connection per request, as HAProxy logged them.
+    let (reqs, conns) = (u(&hs["server_requests"]), u(&hs["server_connections"]));
+    assert!(
+        conns * 10 >= reqs * 9,
+        "{generator}: {conns} connections for {reqs} requests"
+    );
+    let ka = recs
+        .iter()
+        .find(|r| r["handshake"] == false)
+        .expect("a keep-alive point");
+    assert_eq!(ka["server"], hs["server"]);
+    assert_eq!(ka["suite"], hs["suite"]);
+    assert!(ka.get("handshakes_per_s").is_none(), "{ka}");
+    assert!(u(&ka["server_connections"]) <= 4, "{ka}");
+    let _ = std::fs::remove_file(&out);
 }
 
 /// Both servers, one at a time, at 1 and 2 workers or threads, in 2 rounds: each record
