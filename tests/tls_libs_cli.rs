@@ -1,7 +1,7 @@
 //! `cryptobench tls --tls-lib`: the servers on the system OpenSSL, on an OpenSSL 3.5 build
-//! (scripts/build-openssl) and HAProxy on AWS-LC (scripts/build-aws-lc, scripts/build-haproxy),
-//! each record naming the library with the proof from the server process's maps. Speeds
-//! are never asserted; about 1 s per point.
+//! (scripts/build-openssl) and HAProxy on AWS-LC and on wolfSSL (scripts/build-aws-lc,
+//! scripts/build-wolfssl, scripts/build-haproxy), each record naming the library with the
+//! proof from the server process's maps. Speeds are never asserted; about 1 s per point.
 //!
 //! Needs haproxy, nginx and wrk (scripts/deps/tls.sh) and the builds' tools
 //! (scripts/deps/openssl.sh, scripts/deps/haproxy.sh); the builds are cached.
@@ -34,8 +34,13 @@ fn on<'a>(recs: &'a [Value], lib: &str, version: &str) -> &'a Value {
             .is_some_and(|v| v.starts_with(version)),
         "{l}"
     );
+    // wolfSSL's one file is its libcrypto.
+    let file = match lib {
+        "wolfssl" => "/libwolfssl.so",
+        _ => "/libcrypto.so",
+    };
     let libcrypto = l["proof"]["libcrypto"].as_str().unwrap();
-    assert!(libcrypto.contains("/libcrypto.so"), "{l}");
+    assert!(libcrypto.contains(file), "{l}");
     assert!(
         l["proof"]["process"].as_str().unwrap().contains("(pid "),
         "{l}"
@@ -102,6 +107,55 @@ fn haproxy_runs_on_system_openssl_3_5_and_aws_lc_with_the_proof() {
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
+/// HAProxy on wolfSSL, with --handshake: the handshake point and its keep-alive control,
+/// each proven from HAProxy's maps (its one libwolfssl, from scripts/build-wolfssl's dir).
+#[test]
+fn haproxy_runs_on_wolfssl_with_the_proof() {
+    if let Some(why) = haproxy_lacks() {
+        return common::skip(&why);
+    }
+    let (Some(wolf), Some(_)) = (
+        built("build-wolfssl", &[]),
+        built("build-haproxy", &["--lib", "wolfssl"]),
+    ) else {
+        return;
+    };
+    let recs = run_on(
+        &["--server", "haproxy", "--tls-lib", "wolfssl", "--handshake"],
+        "libs-wolfssl.jsonl",
+    );
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    let handshake = recs.iter().filter(|r| r["handshake"] == true).count();
+    assert_eq!(
+        handshake, 1,
+        "one handshake point and one keep-alive: {recs:?}"
+    );
+    for r in &recs {
+        let w = on(std::slice::from_ref(r), "wolfssl", "wolfSSL 5.");
+        assert!(
+            w["impl"]
+                .as_str()
+                .unwrap()
+                .starts_with("haproxy [wolfssl 5."),
+            "{w}"
+        );
+        assert!(
+            w["server"]["version"].as_str().unwrap().starts_with("3.0"),
+            "{w}"
+        );
+        let p = &w["tls_lib"]["proof"];
+        assert!(
+            p["libcrypto"]
+                .as_str()
+                .unwrap()
+                .starts_with(wolf.to_str().unwrap()),
+            "{p}"
+        );
+        assert_eq!(p["libssl"], p["libcrypto"], "{p}");
+        assert!(w.get("openssl_build").is_none(), "{w}");
+    }
+}
+
 /// nginx on the OpenSSL 3.5 build, named by --tls-lib (found in the build cache).
 #[test]
 fn nginx_runs_on_openssl_3_5() {
@@ -136,6 +190,7 @@ fn list_names_every_library() {
         "openssl-3.6",
         "openssl-4.0",
         "aws-lc",
+        "wolfssl",
     ] {
         let line = libs
             .lines()
@@ -144,6 +199,7 @@ fn list_names_every_library() {
         assert!(
             line.contains("OpenSSL ")
                 || line.contains("AWS-LC ")
+                || line.contains("wolfSSL ")
                 || line.contains("scripts/build-"),
             "{line}"
         );
@@ -155,11 +211,15 @@ fn bad_libraries_exit_2_with_one_line() {
     common::refused_in_one_line(&[
         (
             &["tls", "--tls-lib", "boringssl"],
-            "[possible values: system, openssl-3.5, openssl-3.6, openssl-4.0, aws-lc]",
+            "[possible values: system, openssl-3.5, openssl-3.6, openssl-4.0, aws-lc, wolfssl]",
         ),
         (
             &["tls", "--server", "nginx", "--tls-lib", "aws-lc"],
             "nginx cannot run on AWS-LC",
+        ),
+        (
+            &["tls", "--server", "nginx", "--tls-lib", "wolfssl"],
+            "nginx cannot run on wolfSSL",
         ),
         (
             &["tls", "--tls-lib", "openssl-3.5", "--openssl", "/tmp"],
@@ -171,6 +231,11 @@ fn bad_libraries_exit_2_with_one_line() {
         (
             "aws-lc",
             "run scripts/build-aws-lc && scripts/build-haproxy --lib aws-lc",
+            "CRYPTOBENCH_HAPROXY_CACHE",
+        ),
+        (
+            "wolfssl",
+            "run scripts/build-wolfssl && scripts/build-haproxy --lib wolfssl",
             "CRYPTOBENCH_HAPROXY_CACHE",
         ),
         (

@@ -30,11 +30,11 @@ pub struct ServerInfo {
 /// `--tls-lib`: the libssl/libcrypto the server ran on, proven from the server process.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TlsLib {
-    /// As asked: "system", "openssl-3.5", "aws-lc" (an --openssl DIR build: "openssl-3.5",
+    /// As asked: "system", "openssl-3.5", "aws-lc", "wolfssl" (an --openssl DIR build: "openssl-3.5",
     /// with its non-default flags after a space).
     pub name: String,
     /// The version string in the library's file: "OpenSSL 3.0.19 27 Jan 2026",
-    /// "AWS-LC 5.12.0".
+    /// "AWS-LC 5.12.0", "wolfSSL 5.7.2".
     pub version: String,
     pub proof: TlsLibProof,
 }
@@ -55,6 +55,7 @@ impl TlsLib {
         let v = &self.version;
         let fits = match self.name.split(' ').next().unwrap_or("") {
             "aws-lc" => v.starts_with("AWS-LC "),
+            "wolfssl" => v.starts_with("wolfSSL "),
             "system" => v.starts_with("OpenSSL "),
             n => n
                 .strip_prefix("openssl-")
@@ -357,15 +358,16 @@ impl crate::record::RecordData for TlsData {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(prefix))
         };
-        if !named(&lib.proof.libcrypto, "libcrypto.so")
-            || lib
-                .proof
-                .libssl
-                .as_deref()
-                .is_some_and(|s| !named(s, "libssl.so"))
+        // wolfSSL's one file, libwolfssl, is its libcrypto and its libssl.
+        let (crypto, ssl) = match lib.name.as_str() {
+            "wolfssl" => ("libwolfssl.so", "libwolfssl.so"),
+            _ => ("libcrypto.so", "libssl.so"),
+        };
+        if !named(&lib.proof.libcrypto, crypto)
+            || lib.proof.libssl.as_deref().is_some_and(|s| !named(s, ssl))
         {
             anyhow::bail!(
-                "tls_lib {}: its proof names no libcrypto.so (or a libssl that is not one)",
+                "tls_lib {}: its proof names no {crypto} (or a libssl that is not {ssl})",
                 lib.name
             );
         }
@@ -443,12 +445,22 @@ mod tests {
             ("openssl-3.5 no-asm", "OpenSSL 3.5.5 27 Jan 2026", true),
             ("system", "OpenSSL 3.0.19 27 Jan 2026", true),
             ("aws-lc", "OpenSSL 3.0.19 27 Jan 2026", false),
+            ("wolfssl", "OpenSSL 3.0.19 27 Jan 2026", false),
             ("openssl-3.5", "OpenSSL 3.0.19 27 Jan 2026", false),
         ] {
             r.data.tls_lib = Some(lib(name, version));
             assert_eq!(TlsData::check(&r).is_ok(), ok, "{name} {version}");
         }
         r.data.tls_lib.as_mut().unwrap().proof.libcrypto = "/x/lib/libz.so".into();
+        assert!(TlsData::check(&r).is_err());
+        // wolfSSL's proof names its one file twice; a libcrypto.so is not it.
+        let mut wolf = lib("wolfssl", "wolfSSL 5.7.2");
+        wolf.proof.libcrypto = "/x/lib/libwolfssl.so.42".into();
+        wolf.proof.libssl = Some("/x/lib/libwolfssl.so.42".into());
+        r.data.tls_lib = Some(wolf.clone());
+        assert!(TlsData::check(&r).is_ok());
+        wolf.proof.libcrypto = "/x/lib/libcrypto.so".into();
+        r.data.tls_lib = Some(wolf);
         assert!(TlsData::check(&r).is_err());
     }
 

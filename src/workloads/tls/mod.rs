@@ -108,9 +108,9 @@ pub struct TlsArgs {
     pub nginx: Option<PathBuf>,
     /// TLS libraries the servers run on, comma-separated, each in turn: system (Debian's
     /// OpenSSL 3.0), openssl-3.5, openssl-3.6, openssl-4.0 (scripts/build-openssl's builds,
-    /// through LD_LIBRARY_PATH), aws-lc (HAProxy built against AWS-LC by
-    /// scripts/build-haproxy). Each point proves from the server's /proc/PID/maps that it
-    /// ran on the library asked.
+    /// through LD_LIBRARY_PATH), aws-lc and wolfssl (HAProxy built against AWS-LC or
+    /// wolfSSL by scripts/build-haproxy). Each point proves from the server's
+    /// /proc/PID/maps that it ran on the library asked.
     #[arg(
         long,
         value_enum,

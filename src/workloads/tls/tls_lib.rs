@@ -1,6 +1,6 @@
 //! `--tls-lib`: the libssl/libcrypto a TLS server runs on. Each name is found before
 //! anything starts (Debian's OpenSSL, a scripts/build-openssl build loaded through
-//! LD_LIBRARY_PATH, or HAProxy built against AWS-LC by scripts/build-haproxy), and every
+//! LD_LIBRARY_PATH, or HAProxy built against AWS-LC or wolfSSL by scripts/build-haproxy), and every
 //! point proves from the server process's maps that it ran on that library: a point whose
 //! server mapped another is refused, never recorded under the asked name.
 
@@ -25,6 +25,9 @@ pub enum LibName {
     Openssl40,
     /// HAProxy 3.0 built against AWS-LC (scripts/build-haproxy --lib aws-lc).
     AwsLc,
+    /// HAProxy 3.0 built against wolfSSL (scripts/build-haproxy --lib wolfssl).
+    #[value(name = "wolfssl")]
+    WolfSsl,
 }
 
 impl LibName {
@@ -35,15 +38,27 @@ impl LibName {
             LibName::Openssl36 => "openssl-3.6",
             LibName::Openssl40 => "openssl-4.0",
             LibName::AwsLc => "aws-lc",
+            LibName::WolfSsl => "wolfssl",
         }
     }
 
     /// Why `server` cannot run on this library, if it cannot: known before anything is
     /// found or built.
     pub fn refusal(self, server: &str) -> Option<String> {
-        (self == LibName::AwsLc && server == "nginx").then(|| {
-            "--tls-lib aws-lc: nginx cannot run on AWS-LC (its libssl is not ABI-compatible with the libssl.so.3 Debian's nginx links; only HAProxy is built against it): use --server haproxy".into()
+        let own = self.own()?;
+        (server == "nginx").then(|| {
+            format!(
+                "--tls-lib {}: nginx cannot run on {} (its {} is not ABI-compatible with the libssl.so.3 Debian's nginx links; only HAProxy is built against it): use --server haproxy",
+                self.name(),
+                own.shown,
+                own.ssl_file()
+            )
         })
+    }
+
+    /// A library only the HAProxy scripts/build-haproxy built against it runs on.
+    fn own(self) -> Option<&'static Own> {
+        OWN.iter().find(|o| o.lib == self)
     }
 
     /// "3.5" for openssl-3.5.
@@ -52,12 +67,65 @@ impl LibName {
     }
 }
 
-/// HAProxy built against AWS-LC, as scripts/build-haproxy left it.
+/// A library that Debian's servers cannot load, with the HAProxy scripts/build-haproxy
+/// built against it: what tells each apart.
+pub struct Own {
+    pub lib: LibName,
+    /// How its project writes it: "AWS-LC", "wolfSSL" (its version string starts so).
+    pub shown: &'static str,
+    /// The file in its lib/ whose version string is the library's (its libcrypto): the
+    /// proof's `libcrypto`.
+    pub file: &'static str,
+    /// Its libssl, when it is another file; else `file` is the libssl too (wolfSSL's one
+    /// libwolfssl). OpenSSL's libssl.so and libcrypto.so, when not its own names, must
+    /// not be mapped at all.
+    pub libssl: Option<&'static str>,
+    /// What builds it and its HAProxy.
+    pub scripts: &'static str,
+    /// Why it serves no NULL-cipher suite.
+    pub no_null: &'static str,
+}
+
+impl Own {
+    /// Its libssl's file name: "libssl.so", "libwolfssl.so".
+    fn ssl_file(&self) -> &'static str {
+        self.libssl.unwrap_or(self.file)
+    }
+}
+
+const OWN: [Own; 2] = [
+    Own {
+        lib: LibName::AwsLc,
+        shown: "AWS-LC",
+        file: "libcrypto.so",
+        libssl: Some("libssl.so"),
+        scripts: "scripts/build-aws-lc && scripts/build-haproxy --lib aws-lc",
+        no_null: "AWS-LC has no NULL-cipher suite",
+    },
+    Own {
+        lib: LibName::WolfSsl,
+        shown: "wolfSSL",
+        file: "libwolfssl.so",
+        libssl: None,
+        scripts: "scripts/build-wolfssl && scripts/build-haproxy --lib wolfssl",
+        no_null: "wolfSSL is built without NULL ciphers (--enable-nullcipher)",
+    },
+];
+
+/// HAProxy built against AWS-LC or wolfSSL, as scripts/build-haproxy left it.
 #[derive(Clone, Debug)]
-pub struct AwsLc {
-    /// AWS-LC's install dir (scripts/build-aws-lc's), whose lib/ HAProxy's rpath names.
+pub struct OwnHaproxy {
+    pub lib: LibName,
+    /// The library's install dir (scripts/build-aws-lc's, scripts/build-wolfssl's), whose
+    /// lib/ HAProxy's rpath names.
     pub dir: PathBuf,
     pub haproxy: PathBuf,
+}
+
+impl OwnHaproxy {
+    fn own(&self) -> &'static Own {
+        self.lib.own().expect("an OwnHaproxy is of a library in OWN")
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -65,7 +133,8 @@ pub enum Kind {
     System,
     /// An OpenSSL build, loaded through LD_LIBRARY_PATH (`--openssl DIR`, openssl-X.Y).
     Build(Build),
-    AwsLc(AwsLc),
+    /// AWS-LC or wolfSSL, under the HAProxy built against it.
+    Own(OwnHaproxy),
 }
 
 /// A library a server runs on: its name as asked, its version (as its file says it) and
@@ -76,9 +145,6 @@ pub struct TlsLib {
     pub version: String,
     pub kind: Kind,
 }
-
-/// AWS-LC can only be had with the HAProxy built against it: what builds both.
-const AWS_LC_SCRIPTS: &str = "scripts/build-aws-lc && scripts/build-haproxy --lib aws-lc";
 
 impl TlsLib {
     /// The library `name` as found here; a library not built is bad input naming the
@@ -93,7 +159,9 @@ impl TlsLib {
         let not_built = |script: String| format!("not built here: run {script}");
         match name {
             LibName::System => TlsLib::system().map_err(|e| e.to_string()),
-            LibName::AwsLc => aws_lc().ok_or_else(|| not_built(AWS_LC_SCRIPTS.into())),
+            _ if name.own().is_some() => {
+                own_haproxy(name).ok_or_else(|| not_built(name.own().map_or("", |o| o.scripts).into()))
+            }
             _ => {
                 let series = name.series().unwrap_or_default();
                 let dir = cached_openssl(series)
@@ -141,7 +209,7 @@ impl TlsLib {
     /// The HAProxy program that runs on this library, when it is not Debian's.
     pub fn haproxy(&self) -> Option<&Path> {
         match &self.kind {
-            Kind::AwsLc(a) => Some(&a.haproxy),
+            Kind::Own(a) => Some(&a.haproxy),
             _ => None,
         }
     }
@@ -152,20 +220,26 @@ impl TlsLib {
     }
 
     /// How the implementation names it: None for the system's, "openssl 3.5.5",
-    /// "aws-lc 5.12.0".
+    /// "aws-lc 5.12.0", "wolfssl 5.7.2".
     pub fn label(&self) -> Option<String> {
         match &self.kind {
             Kind::System => None,
             Kind::Build(b) => Some(b.name()),
-            Kind::AwsLc(_) => Some(self.version.replacen("AWS-LC", "aws-lc", 1)),
+            Kind::Own(a) => Some(self.version.replacen(a.own().shown, a.lib.name(), 1)),
         }
     }
 
-    /// Why this library cannot serve `suite`, if it cannot: AWS-LC has no NULL cipher.
+    /// Why this library cannot serve `suite`, if it cannot: AWS-LC and this wolfSSL have
+    /// no NULL cipher.
     pub fn suite_refusal(&self, suite: &super::suites::Suite) -> Option<String> {
-        (matches!(self.kind, Kind::AwsLc(_)) && suite.null).then(|| {
-            format!("{}: AWS-LC has no NULL-cipher suite, so no null ceiling on it", self.version)
-        })
+        match &self.kind {
+            Kind::Own(a) if suite.null => Some(format!(
+                "{}: {}, so no null ceiling on it",
+                self.version,
+                a.own().no_null
+            )),
+            _ => None,
+        }
     }
 
     /// Proves, from /proc/PID/maps, that process `pid` (`what`) runs on this library: the
@@ -200,14 +274,7 @@ impl TlsLib {
                 let elsewhere = "not the system's library (under /usr/lib): is LD_LIBRARY_PATH set?";
                 build::mapped_pair(maps, (pid, what), &crate::sys::system_library, elsewhere)?
             }
-            Kind::AwsLc(a) => {
-                let inside = |p: &Path| p.starts_with(&a.dir);
-                let elsewhere = format!(
-                    "not AWS-LC's in {}: was HAProxy built against it (scripts/build-haproxy --lib aws-lc)?",
-                    shown_path(&a.dir)
-                );
-                build::mapped_pair(maps, (pid, what), &inside, &elsewhere)?
-            }
+            Kind::Own(a) => own_files(a, maps, (pid, what))?,
         };
         let found = version_of(&libcrypto).unwrap_or_else(|| "no version string".into());
         if found != self.version {
@@ -263,19 +330,61 @@ fn is_default_build(name: &str, series: &str) -> bool {
         .is_some_and(|(patch, rest)| patch.parse::<u32>().is_ok() && rest.starts_with(&target))
 }
 
-/// The newest HAProxy scripts/build-haproxy built against AWS-LC, and AWS-LC's version.
-fn aws_lc() -> Option<TlsLib> {
+/// The libcrypto and libssl files of the proof, from `maps`, the files process `pid`
+/// (`what`) mapped: the library's own files must be inside its install dir (its
+/// versioned file at least mapped), and OpenSSL's, when they are not its own names, not
+/// mapped at all. wolfSSL's one file is both.
+fn own_files(
+    a: &OwnHaproxy,
+    maps: &[PathBuf],
+    who: (i32, &str),
+) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+    let (own, lib) = (a.own(), a.lib.name());
+    let inside = |p: &Path| p.starts_with(&a.dir);
+    let elsewhere = format!(
+        "not {}'s in {}: was HAProxy built against it (scripts/build-haproxy --lib {lib})?",
+        own.shown,
+        shown_path(&a.dir)
+    );
+    let nowhere = |_: &Path| false;
+    let openssl = format!("an OpenSSL library: HAProxy on {} must map none", own.shown);
+    for prefix in ["libcrypto.so", "libssl.so"] {
+        if prefix != own.file && Some(prefix) != own.libssl {
+            build::mapped(maps, who, prefix, &nowhere, &openssl)?;
+        }
+    }
+    let file = build::mapped(maps, who, own.file, &inside, &elsewhere)?.ok_or_else(|| {
+        anyhow!(
+            "{} (pid {}) mapped no {}*: it does not run on {}",
+            who.1,
+            who.0,
+            own.file,
+            own.shown
+        )
+    })?;
+    let libssl = match own.libssl {
+        Some(prefix) => build::mapped(maps, who, prefix, &inside, &elsewhere)?,
+        None => Some(file.clone()),
+    };
+    Ok((file, libssl))
+}
+
+/// The newest HAProxy scripts/build-haproxy built against `lib` (AWS-LC, wolfSSL), and
+/// the library's version as its file says it.
+fn own_haproxy(lib: LibName) -> Option<TlsLib> {
+    let own = lib.own()?;
     let cache = cache_dir("haproxy", "CRYPTOBENCH_HAPROXY_CACHE")?;
+    let key = format!("lib={} ", lib.name());
     cached_builds(&cache).into_iter().find_map(|d| {
         let info = std::fs::read_to_string(d.join("cryptobench-build")).ok()?;
-        let lib = info.lines().find_map(|l| l.strip_prefix("lib=aws-lc "))?;
-        let dir = PathBuf::from(lib.trim()).canonicalize().ok()?;
-        let version = build::version_in_file(&dir.join("lib/libcrypto.so"))?;
+        let dir = info.lines().find_map(|l| l.strip_prefix(key.as_str()))?;
+        let dir = PathBuf::from(dir.trim()).canonicalize().ok()?;
+        let version = build::version_in_file(&dir.join("lib").join(own.file))?;
         let haproxy = d.join("sbin/haproxy");
         haproxy.is_file().then(|| TlsLib {
-            name: LibName::AwsLc.name().into(),
+            name: lib.name().into(),
             version,
-            kind: Kind::AwsLc(AwsLc { dir, haproxy }),
+            kind: Kind::Own(OwnHaproxy { lib, dir, haproxy }),
         })
     })
 }
@@ -317,10 +426,14 @@ pub fn list() -> Vec<String> {
     LibName::value_variants()
         .iter()
         .map(|&n| match TlsLib::locate(n) {
-            Ok(l) if matches!(l.kind, Kind::AwsLc(_)) => format!(
-                "{}: {} (haproxy only: its libssl is not the ABI Debian's nginx links)",
+            Ok(TlsLib {
+                kind: Kind::Own(a),
+                version,
+                ..
+            }) => format!(
+                "{}: {version} (haproxy only: its {} is not the ABI Debian's nginx links)",
                 n.name(),
-                l.version
+                a.own().ssl_file()
             ),
             Ok(l) => format!("{}: {} (nginx, haproxy)", n.name(), l.version),
             Err(why) => format!("{}: {why}", n.name()),
@@ -344,15 +457,20 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    fn aws_lc_at(dir: &str) -> TlsLib {
+    fn own_at(lib: LibName, version: &str, dir: &str) -> TlsLib {
         TlsLib {
-            name: "aws-lc".into(),
-            version: "AWS-LC 5.12.0".into(),
-            kind: Kind::AwsLc(AwsLc {
+            name: lib.name().into(),
+            version: version.into(),
+            kind: Kind::Own(OwnHaproxy {
+                lib,
                 dir: dir.into(),
                 haproxy: "/c/haproxy/sbin/haproxy".into(),
             }),
         }
+    }
+
+    fn aws_lc_at(dir: &str) -> TlsLib {
+        own_at(LibName::AwsLc, "AWS-LC 5.12.0", dir)
     }
 
     /// A server that mapped the system's libraries when AWS-LC was asked is refused, and so
@@ -400,6 +518,32 @@ mod tests {
             .is_ok());
     }
 
+    /// wolfSSL's one file is its libcrypto and libssl; a server that mapped OpenSSL beside
+    /// it, or another libwolfssl, or one of another version, is refused.
+    #[test]
+    fn a_server_on_wolfssl_maps_its_one_file_and_no_openssl() {
+        let lib = own_at(LibName::WolfSsl, "wolfSSL 5.7.2", "/c/wolfssl/5.7.2-x");
+        let says = |v: &'static str| move |_: &Path| Some(v.to_string());
+        let ours = PathBuf::from("/c/wolfssl/5.7.2-x/lib/libwolfssl.so.42.2.0");
+        let ok = lib
+            .judge(std::slice::from_ref(&ours), 7, "haproxy", &says("wolfSSL 5.7.2"))
+            .unwrap();
+        assert_eq!((&ok.proof.libcrypto, ok.proof.libssl.as_ref()), (&ours, Some(&ours)));
+        // Each case: what the server mapped, the version its file says, why it is refused.
+        let openssl = PathBuf::from("/usr/lib/x86_64-linux-gnu/libcrypto.so.3");
+        let debians = PathBuf::from("/usr/lib/x86_64-linux-gnu/libwolfssl.so.35");
+        for (maps, says_v, why) in [
+            (vec![ours.clone(), openssl], "wolfSSL 5.7.2", "libcrypto.so.3, an OpenSSL library: HAProxy on wolfSSL must map none"),
+            (vec![debians], "wolfSSL 5.5.4", "not wolfSSL's in /c/wolfssl/5.7.2-x"),
+            (vec![ours.clone()], "wolfSSL 5.7.0", "which is wolfSSL 5.7.0, not wolfSSL 5.7.2"),
+            (vec![], "wolfSSL 5.7.2", "mapped no libwolfssl.so*"),
+        ] {
+            let e = lib.judge(&maps, 7, "haproxy", &says(says_v)).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+        assert_eq!(lib.label().as_deref(), Some("wolfssl 5.7.2"));
+    }
+
     #[test]
     fn the_default_build_of_a_series_is_found_by_its_name() {
         let a = std::env::consts::ARCH;
@@ -411,10 +555,13 @@ mod tests {
     }
 
     #[test]
-    fn nginx_is_refused_on_aws_lc_only() {
+    fn nginx_is_refused_on_aws_lc_and_wolfssl_only() {
         let no = LibName::AwsLc.refusal("nginx");
         assert!(no.is_some_and(|r| r.contains("use --server haproxy")));
         assert!(LibName::AwsLc.refusal("haproxy").is_none());
+        let no = LibName::WolfSsl.refusal("nginx").unwrap_or_default();
+        assert!(no.starts_with("--tls-lib wolfssl: nginx cannot run on wolfSSL (its libwolfssl.so is not"), "{no}");
+        assert!(LibName::WolfSsl.refusal("haproxy").is_none());
         assert!(LibName::Openssl35.refusal("nginx").is_none());
         assert_eq!(aws_lc_at("/c/x").label().as_deref(), Some("aws-lc 5.12.0"));
     }

@@ -144,42 +144,53 @@ impl Build {
 /// not, naming the file and ending with `elsewhere`.
 pub fn mapped_pair(
     maps: &[PathBuf],
-    (pid, what): (i32, &str),
+    who: (i32, &str),
     inside: &dyn Fn(&Path) -> bool,
     elsewhere: &str,
 ) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
-    let check = |prefix: &str, required: bool| -> anyhow::Result<Option<PathBuf>> {
-        let libs: Vec<&PathBuf> = maps
-            .iter()
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(prefix))
-            })
-            .collect();
-        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        if let Some(other) = libs.iter().find(|p| !inside(&canonical(p))) {
-            return Err(anyhow!(
-                "{what} (pid {pid}) mapped {}, {elsewhere}",
-                shown_path(other)
-            ));
-        }
-        match libs.first() {
-            Some(p) => Ok(Some((*p).clone())),
-            None if required => Err(anyhow!(
-                "{what} (pid {pid}) mapped no {prefix}*: it does not use OpenSSL's libcrypto"
-            )),
-            None => Ok(None),
-        }
-    };
-    let libcrypto = check("libcrypto.so", true)?.unwrap_or_default();
-    Ok((libcrypto, check("libssl.so", false)?))
+    let (pid, what) = who;
+    let libcrypto = mapped(maps, who, "libcrypto.so", inside, elsewhere)?.ok_or_else(|| {
+        anyhow!("{what} (pid {pid}) mapped no libcrypto.so*: it does not use OpenSSL's libcrypto")
+    })?;
+    Ok((
+        libcrypto,
+        mapped(maps, who, "libssl.so", inside, elsewhere)?,
+    ))
+}
+
+/// The first file in `maps` (the files process `pid`, `what`, mapped) whose name starts
+/// with `prefix`, if any; every such file must be `inside` (canonical paths), otherwise
+/// why not, naming the file and ending with `elsewhere`.
+pub fn mapped(
+    maps: &[PathBuf],
+    (pid, what): (i32, &str),
+    prefix: &str,
+    inside: &dyn Fn(&Path) -> bool,
+    elsewhere: &str,
+) -> anyhow::Result<Option<PathBuf>> {
+    let libs: Vec<&PathBuf> = maps
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if let Some(other) = libs.iter().find(|p| !inside(&canonical(p))) {
+        return Err(anyhow!(
+            "{what} (pid {pid}) mapped {}, {elsewhere}",
+            shown_path(other)
+        ));
+    }
+    Ok(libs.first().map(|p| (*p).clone()))
 }
 
 /// The library's version as written in its file: the first string "AWS-LC N..." (an
 /// AWS-LC libcrypto, whose OpenSSL-compatible text says "OpenSSL 1.1.1 (compatible;
-/// AWS-LC N)"), else the first "OpenSSL N..." (OPENSSL_VERSION_TEXT: "OpenSSL 3.0.19 27
-/// Jan 2026", what `OpenSSL_version` returns). None when it holds neither.
+/// AWS-LC N)"), else the first "wolfSSL N..." (libwolfssl's OPENSSL_VERSION_TEXT: "wolfSSL
+/// 5.7.2"), else the first "OpenSSL N..." (OPENSSL_VERSION_TEXT: "OpenSSL 3.0.19 27 Jan
+/// 2026", what `OpenSSL_version` returns). None when it holds none.
 pub fn version_in_file(lib: &Path) -> Option<String> {
     version_in_bytes(&std::fs::read(lib).ok()?)
 }
@@ -196,6 +207,7 @@ fn version_in_bytes(bytes: &[u8]) -> Option<String> {
     };
     strings()
         .find(|s| starts(s, "AWS-LC "))
+        .or_else(|| strings().find(|s| starts(s, "wolfSSL ")))
         .or_else(|| strings().find(|s| starts(s, "OpenSSL ")))
         .map(str::to_string)
 }
@@ -380,6 +392,8 @@ mod tests {
             version_in_bytes(ossl).as_deref(),
             Some("OpenSSL 3.5.5 27 Jan 2026")
         );
+        let wolf = b"5.7.2\0OpenSSL\0wolfSSL 5.7.2\0";
+        assert_eq!(version_in_bytes(wolf).as_deref(), Some("wolfSSL 5.7.2"));
         assert_eq!(version_in_bytes(b"libz 1.2\0"), None);
     }
 
