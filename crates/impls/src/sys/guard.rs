@@ -400,6 +400,8 @@ mod tests {
         let script = "import threading, time, ctypes\n\
                       threading.Thread(target=lambda: time.sleep(20)).start()\n\
                       ctypes.CDLL(None).pthread_exit(None)\n";
+        // Reaped by stop_pid below, which is what the test is about.
+        #[allow(clippy::zombie_processes)]
         let child = g
             .spawn(Command::new(python).args(["-c", script]), "python3")
             .unwrap();

@@ -133,38 +133,6 @@ pub fn version_line(program: &Path, args: &[&str], pick: impl Fn(&str) -> bool) 
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_sh_and_not_a_missing_program() {
-        let sh = find_program("sh", None).unwrap();
-        assert!(sh.is_absolute() && sh.ends_with("sh"));
-        assert!(find_program("cbench-no-such-program", None).is_none());
-        assert_eq!(find_program("x", Some(&sh)), Some(sh.clone()));
-        assert_eq!(find_program("x", Some(Path::new("/etc/passwd"))), None);
-        let dir = sh.parent().unwrap().to_path_buf();
-        assert!(find_in("sh", &[dir]).is_some());
-    }
-
-    #[test]
-    fn version_lines_come_from_stdout_or_stderr() {
-        let sh = find_program("sh", None).unwrap();
-        let line = version_line(&sh, &["-c", "echo; echo tool 1.2 >&2; exit 3"], |_| true);
-        assert_eq!(line, "tool 1.2");
-        let picked = version_line(&sh, &["-c", "echo noise; echo tool 1.2"], |l| {
-            l.starts_with("tool")
-        });
-        assert_eq!(picked, "tool 1.2");
-        let missing = version_line(Path::new("/nonexistent/tool"), &[], |_| true);
-        assert!(
-            missing.starts_with("unknown (cannot run /nonexistent/tool"),
-            "{missing}"
-        );
-    }
-}
-
 /// `~/.cache/cryptobench/NAME` (or `$XDG_CACHE_HOME/cryptobench/NAME`, or `$ENV` when
 /// set): where scripts/build-* keep what they built. None without a home.
 pub fn cache_dir(name: &str, env: &str) -> Option<PathBuf> {
@@ -197,4 +165,36 @@ pub fn cached_builds(cache: &Path) -> Vec<PathBuf> {
         .collect();
     dirs.sort_by(|a, b| b.cmp(a));
     dirs.into_iter().map(|(_, p)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_sh_and_not_a_missing_program() {
+        let sh = find_program("sh", None).unwrap();
+        assert!(sh.is_absolute() && sh.ends_with("sh"));
+        assert!(find_program("cbench-no-such-program", None).is_none());
+        assert_eq!(find_program("x", Some(&sh)), Some(sh.clone()));
+        assert_eq!(find_program("x", Some(Path::new("/etc/passwd"))), None);
+        let dir = sh.parent().unwrap().to_path_buf();
+        assert!(find_in("sh", &[dir]).is_some());
+    }
+
+    #[test]
+    fn version_lines_come_from_stdout_or_stderr() {
+        let sh = find_program("sh", None).unwrap();
+        let line = version_line(&sh, &["-c", "echo; echo tool 1.2 >&2; exit 3"], |_| true);
+        assert_eq!(line, "tool 1.2");
+        let picked = version_line(&sh, &["-c", "echo noise; echo tool 1.2"], |l| {
+            l.starts_with("tool")
+        });
+        assert_eq!(picked, "tool 1.2");
+        let missing = version_line(Path::new("/nonexistent/tool"), &[], |_| true);
+        assert!(
+            missing.starts_with("unknown (cannot run /nonexistent/tool"),
+            "{missing}"
+        );
+    }
 }
