@@ -42,9 +42,10 @@ mod speed_loop;
 #[cfg(test)]
 mod tests;
 
-use super::{
-    opened_len, too_small, Access, Implementation, Io, Operation, Prepared, RawIo, Support,
+use super::implementation::{
+    Access, Implementation, KernelDriver, Operation, Prepared, PublicKeyOps, Support, Symmetric,
 };
+use super::io::{opened_len, too_small, Io, RawIo};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use cipher::*;
 use engine::{engine_driver, engine_id, engine_note, engine_support, Engine};
@@ -291,15 +292,15 @@ impl Implementation for OpenSsl {
             ..self.library_details()
         }
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
         Some(self)
     }
-    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+    fn kernel_driver(&self) -> Option<&dyn KernelDriver> {
         Some(self)
     }
 }
 
-impl crate::impls::PublicKeyOps for OpenSsl {
+impl PublicKeyOps for OpenSsl {
     fn key_pair(
         &self,
         alg: Algorithm,
@@ -319,7 +320,7 @@ impl crate::impls::PublicKeyOps for OpenSsl {
     }
 }
 
-impl crate::impls::KernelDriver for OpenSsl {
+impl KernelDriver for OpenSsl {
     fn driver(&self, alg: Algorithm) -> Option<String> {
         match &self.mode {
             Mode::Engine(e) => engine_driver(e, alg),
@@ -328,7 +329,7 @@ impl crate::impls::KernelDriver for OpenSsl {
     }
 }
 
-impl crate::impls::Symmetric for OpenSsl {
+impl Symmetric for OpenSsl {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         match &self.mode {
             Mode::SpeedLoop => {

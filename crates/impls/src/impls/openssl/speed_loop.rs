@@ -2,7 +2,7 @@
 
 use super::ffi::*;
 use super::*;
-use crate::impls::{each_message, Batch};
+use crate::impls::implementation::{each_message, Batch};
 use anyhow::anyhow;
 
 /// The `--variant` that makes each call do `openssl speed -evp`'s per-operation work.

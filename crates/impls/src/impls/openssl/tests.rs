@@ -1,5 +1,5 @@
 use super::*;
-use crate::impls::Symmetric;
+use crate::impls::implementation::Symmetric;
 use anyhow::anyhow;
 
 mod isa;
