@@ -142,7 +142,8 @@ impl Part for Report<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyse::advise::{Figure, Unavailable, Verdict};
+    use crate::analyse::advise::advice::Verdict;
+    use crate::analyse::advise::{Figure, Unavailable};
 
     fn verdict(question: &str, answer: &str, evidence: &str, runs: &[&str]) -> Verdict {
         Verdict {

@@ -1,10 +1,10 @@
 //! A record of any workload, and what each workload's record data says about itself.
-//! The list of workloads is one `workload_list!` line per workload, in record/mod.rs: it
+//! The list of workloads is one `workload_list!` line per workload, at the end: it
 //! makes the `Workload` tag, the `AnyRecord` enum and every envelope accessor, so that no
 //! other code matches on workloads to read a shared field.
 
-use super::identity::KeyValue;
-use super::Record;
+use super::envelope::Record;
+use super::{disk, speed, ssh, tls, vpn};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -39,19 +39,17 @@ pub trait RecordData: Sized + Clone + Serialize + DeserializeOwned + Listed {
 
 /// A data type's place in the workload list (made by `workload_list!`).
 pub trait Listed: Sized {
-    const WORKLOAD: super::Workload;
+    const WORKLOAD: Workload;
     /// The record as any workload's.
     fn wrap(r: Record<Self>) -> AnyRecord;
     /// This workload's record, or None for another workload's.
     fn pick(r: &AnyRecord) -> Option<&Record<Self>>;
 }
 
-pub use super::AnyRecord;
-
 /// The shared envelope of a record of any workload, and what its data says about itself:
 /// what `AnyRecord` dereferences to, so that no caller matches on workloads.
 pub trait Head {
-    fn workload(&self) -> super::Workload;
+    fn workload(&self) -> Workload;
     fn run_id(&self) -> &str;
     fn label(&self) -> &str;
     fn throughput_bps(&self) -> f64;
@@ -75,7 +73,7 @@ pub trait Head {
 }
 
 impl<D: RecordData> Head for Record<D> {
-    fn workload(&self) -> super::Workload {
+    fn workload(&self) -> Workload {
         self.workload
     }
     fn run_id(&self) -> &str {
@@ -206,4 +204,42 @@ macro_rules! workload_list {
         }
     };
 }
-pub(crate) use workload_list;
+
+// The workloads: one line each. A new workload adds its line here, its data type in its
+// own file beside these (with `RecordData`), and its settings variant in environment.rs.
+workload_list! {
+    Speed(speed::SpeedData) = "speed",
+    Tls(tls::TlsData) = "tls",
+    Vpn(vpn::VpnData) = "vpn",
+    Disk(disk::DiskData) = "disk",
+    Ssh(ssh::SshData) = "ssh",
+}
+
+impl std::fmt::Display for Workload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<&str> for Workload {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+/// A coordinate: numbers sort as numbers (16 before 1024).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(untagged)]
+pub enum KeyValue {
+    Num(u64),
+    Text(String),
+}
+
+impl std::fmt::Display for KeyValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            KeyValue::Num(n) => write!(f, "{n}"),
+            KeyValue::Text(s) => f.write_str(s),
+        }
+    }
+}

@@ -1,14 +1,14 @@
 //! The disk record: one fio pattern through a dm-crypt mapping over a RAM disk, beside the
 //! bare RAM disk and the cipher alone through AF_ALG. See docs/records.md, "disk record".
 
-use crate::record::identity::KeyValue;
+use crate::record::any::KeyValue;
 use serde::{Deserialize, Serialize};
 
 /// A disk point: the shared envelope (impl "dm-crypt", impl_version the kernel release,
 /// label = cipher, key size, driver and queue option; throughput_bps = through the
 /// mapping) and these. Field names are a public contract (docs/records.md): add, never
 /// rename.
-pub type DiskRecord = crate::record::Record<DiskData>;
+pub type DiskRecord = crate::record::envelope::Record<DiskData>;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct DiskData {
@@ -89,7 +89,7 @@ pub fn label(cipher: &str, key_bits: u32, driver: &str, queues: &str) -> String 
     format!("{cipher} {key_bits} {driver} {q}")
 }
 
-impl crate::record::RecordData for DiskData {
+impl crate::record::any::RecordData for DiskData {
     fn identity_keys<'a>(
         r: &'a DiskRecord,
         _label: Option<&str>,

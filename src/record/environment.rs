@@ -2,7 +2,7 @@
 //! by name instead of by key. Every struct reads older files too (missing fields take
 //! their defaults).
 
-use super::{LineKind, WorkloadSettings};
+use super::envelope::LineKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -378,6 +378,27 @@ fn kernel_crypto_text<S: serde::Serializer>(
             None => k.serialize(s),
         }
     })
+}
+
+/// Each workload's settings, told apart by the fields only it has.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum WorkloadSettings {
+    Speed(SpeedSettings),
+    Vpn(VpnSettings),
+    Process(ProcessSettings),
+    Tls(Box<TlsSettings>),
+    Disk(super::disk::DiskSettings),
+    Ssh(super::ssh::SshSettings),
+    /// Settings this version does not know: not kept. Only a workload this version does
+    /// not know writes them, and its records cannot be read either.
+    Other {},
+}
+
+impl Default for WorkloadSettings {
+    fn default() -> Self {
+        WorkloadSettings::Other {}
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! What makes two records the same point, in every workload: the key `compare` pairs
 //! points by and the reader counts a run's point once by.
 
-use super::AnyRecord;
+use super::any::AnyRecord;
+pub use super::any::KeyValue;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -16,23 +17,6 @@ pub struct Identity {
     pub label: String,
     #[serde(flatten)]
     pub keys: BTreeMap<&'static str, KeyValue>,
-}
-
-/// A coordinate: numbers sort as numbers (16 before 1024).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(untagged)]
-pub enum KeyValue {
-    Num(u64),
-    Text(String),
-}
-
-impl std::fmt::Display for KeyValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            KeyValue::Num(n) => write!(f, "{n}"),
-            KeyValue::Text(s) => f.write_str(s),
-        }
-    }
 }
 
 impl Identity {

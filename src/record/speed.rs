@@ -1,10 +1,10 @@
-//! The speed record's own fields (flattened into the shared envelope, `crate::record::Record`).
+//! The speed record's own fields (flattened into the shared envelope, `crate::record::envelope::Record`).
 //! Field names are a public contract: add, never rename (docs/records.md, "speed").
 
 use crate::algorithms::{Algorithm, Direction};
 pub use crate::impls::Access;
-use crate::record::identity::KeyValue;
-use crate::record::Record;
+use crate::record::any::KeyValue;
+use crate::record::envelope::Record;
 use serde::{Deserialize, Serialize};
 
 pub type SpeedRecord = Record<SpeedData>;
@@ -83,7 +83,7 @@ pub struct SpeedData {
 /// Why a point took no more trials: the stopping rule's own answer, recorded as it is.
 pub use crate::measure::adaptive::StopReason;
 
-impl crate::record::RecordData for SpeedData {
+impl crate::record::any::RecordData for SpeedData {
     fn identity_keys<'a>(
         r: &'a Record<Self>,
         _label: Option<&str>,

@@ -1,7 +1,7 @@
 //! The ssh record: one bulk transfer through an SSH channel, per server, cipher, MAC and
 //! direction, repeated `rounds` times. See docs/records.md, "ssh record".
 
-use crate::record::identity::KeyValue;
+use crate::record::any::KeyValue;
 use crate::record::window::Limit;
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// throughput_bps = the median round's payload bytes per second of the data phase,
 /// samples_bps = every round's; cpu_s_per_gb = both ends together) and these. Field
 /// names are a public contract (docs/records.md): add, never rename.
-pub type SshRecord = crate::record::Record<SshData>;
+pub type SshRecord = crate::record::envelope::Record<SshData>;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SshData {
@@ -138,7 +138,7 @@ pub fn is_aead(cipher: &str) -> bool {
     cipher.starts_with("chacha20-poly1305") || cipher.contains("-gcm")
 }
 
-impl crate::record::RecordData for SshData {
+impl crate::record::any::RecordData for SshData {
     fn identity_keys<'a>(
         r: &'a SshRecord,
         _label: Option<&str>,

@@ -1,7 +1,7 @@
 //! The tls record: one measured point (a suite or a mix, a file, a concurrency), in the
 //! same JSON Lines envelope as `speed` records. See docs/records.md, "tls record".
 
-use crate::record::identity::KeyValue;
+use crate::record::any::KeyValue;
 use serde::{Deserialize, Serialize};
 
 /// Latency percentiles from the generator, in milliseconds.
@@ -159,7 +159,7 @@ pub struct KtlsUse {
 }
 
 /// A tls point: the shared envelope (impl "nginx", label = the suite) and these fields.
-pub type TlsRecord = crate::record::Record<TlsData>;
+pub type TlsRecord = crate::record::envelope::Record<TlsData>;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TlsData {
@@ -256,7 +256,7 @@ pub struct TlsData {
     /// `--openssl DIR`: the build nginx ran on, as its processes mapped it; absent on the
     /// system OpenSSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub openssl_build: Option<crate::record::OpenSslBuild>,
+    pub openssl_build: Option<crate::impls::openssl::build::OpenSslBuild>,
     /// What held the point back, and the figures that say so (analyse/limit.rs): nginx
     /// ("server"), the generator, every CPU, or none seen. Older `tls --dut` records wrote
     /// a bare word; absent in older records of points run here.
@@ -314,9 +314,9 @@ pub struct CipherAlone {
     pub note: Option<String>,
 }
 
-impl crate::record::RecordData for TlsData {
+impl crate::record::any::RecordData for TlsData {
     fn identity_keys<'a>(
-        r: &'a crate::record::Record<Self>,
+        r: &'a crate::record::envelope::Record<Self>,
         label: Option<&str>,
     ) -> (&'a str, Vec<(&'static str, KeyValue)>) {
         let text = |s: &str| KeyValue::Text(s.to_string());
@@ -437,7 +437,7 @@ mod tests {
     /// A record whose library name and version disagree is refused on read.
     #[test]
     fn a_library_is_checked_on_read() {
-        use crate::record::RecordData;
+        use crate::record::any::RecordData;
         let mut r = crate::analyse::tls::tests::rec("TLS_AES_128_GCM_SHA256", 4096, 1, 1.0, 1, 1.0);
         for (name, version, ok) in [
             ("aws-lc", "AWS-LC 5.12.0", true),

@@ -1,6 +1,6 @@
 //! The vpn record: one measured point of a tunnel. See docs/records.md, "vpn record".
 
-use crate::record::identity::KeyValue;
+use crate::record::any::KeyValue;
 use crate::record::window::{ProcessCpu, ThreadCpu};
 use serde::{Deserialize, Serialize};
 
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// streams. Field names are a public contract (docs/records.md): add, never rename.
 /// A vpn point: the shared envelope (impl = the tunnel, impl_version "veth", "kernel",
 /// "wireguard-go 0.0.20250522" or "OpenVPN 2.6.14", label = tunnel and cipher) and these.
-pub type VpnRecord = crate::record::Record<VpnData>;
+pub type VpnRecord = crate::record::envelope::Record<VpnData>;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct VpnData {
@@ -85,7 +85,7 @@ pub struct VpnData {
     /// `--openssl DIR`: the build both OpenVPN ends ran on, as their processes mapped
     /// it; absent on the system OpenSSL and for other tunnels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub openssl_build: Option<crate::record::OpenSslBuild>,
+    pub openssl_build: Option<crate::impls::openssl::build::OpenSslBuild>,
     /// The busiest thread of the tunnel's server end (on the DUT with `vpn --dut`) and of
     /// its client end (on the controller), in percent of one core; null for the bare
     /// veth and where the work is a kernel's (kworkers are no end's in the lab).
@@ -203,7 +203,7 @@ pub fn cipher_label(cipher: &str, auth: Option<&str>) -> String {
     }
 }
 
-impl crate::record::RecordData for VpnData {
+impl crate::record::any::RecordData for VpnData {
     fn selection_label(r: &VpnRecord) -> &str {
         &r.implementation
     }
@@ -251,7 +251,7 @@ impl crate::record::RecordData for VpnData {
             ("loss_pct", r.loss_pct),
             ("system_busy_pct", Some(r.system_busy_pct)),
         ] {
-            if let Some(v) = v.filter(|v| !super::PERCENT.contains(v)) {
+            if let Some(v) = v.filter(|v| !super::envelope::PERCENT.contains(v)) {
                 bail!("{name} {v} is not a percentage from 0 to 100");
             }
         }

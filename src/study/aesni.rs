@@ -2,7 +2,9 @@
 //! OpenVPN tunnel, `openssl enc` of a RAM-disk-sized file, and the RAM disk itself through
 //! dm-crypt per kernel driver), side by side.
 
-use super::{argv, builds, times, Action, Findings, Observed, Opts, Step, Study};
+use super::builds;
+use super::definition::{argv, Action, Findings, Observed, Opts, Step, Study};
+use super::quote::times;
 use crate::algorithms::{Algorithm, Direction};
 use crate::analyse::decide::{apart, Decision};
 use crate::analyse::stats::median;
@@ -219,7 +221,10 @@ fn analyse(o: &Observed) -> Findings {
                 })
             };
             if let (Some(w), Some(wo)) = (pick(None), pick(Some("isa=no-aesni"))) {
-                let d = super::differ(&super::values([*wo]), &super::values([*w]));
+                let d = super::verdict::differ(
+                    &super::verdict::values([*wo]),
+                    &super::verdict::values([*w]),
+                );
                 gains.push(Gain {
                     what: format!("primitive openssl {alg} {dir} 16 KiB"),
                     unit: "MB/s",
@@ -235,7 +240,7 @@ fn analyse(o: &Observed) -> Findings {
     let mut apps = Vec::new();
     // A speed: the ratio of the medians and its interval over the rounds.
     let speed = |what: &str, w: Vec<f64>, wo: Vec<f64>| {
-        let d = super::differ(&wo, &w);
+        let d = super::verdict::differ(&wo, &w);
         let (w, wo) = (median(&w), median(&wo));
         Gain {
             what: what.into(),
@@ -247,7 +252,7 @@ fn analyse(o: &Observed) -> Findings {
         }
     };
     let tls = |tag: &str| {
-        let v = super::values(o.tls(tag));
+        let v = super::verdict::values(o.tls(tag));
         (!v.is_empty()).then_some(v)
     };
     if let (Some(w), Some(wo)) = (tls("nginx"), tls(&format!("nginx{MASKED}"))) {
@@ -272,7 +277,10 @@ fn analyse(o: &Observed) -> Findings {
             .iter()
             .find(|m| m.alg == w.alg && m.direction == w.direction && m.size == w.size);
         if let Some(wo) = wo.filter(|m| m.throughput_bps > 0.0 && w.throughput_bps > 0.0) {
-            let d = super::differ(&super::values([*wo]), &super::values([w]));
+            let d = super::verdict::differ(
+                &super::verdict::values([*wo]),
+                &super::verdict::values([w]),
+            );
             let what = if w.direction == Direction::Dec {
                 "decrypt"
             } else {
@@ -357,7 +365,7 @@ fn analyse(o: &Observed) -> Findings {
     }
     // Why the tunnel gains less than the primitive: the share of its CPU that crypto is.
     for (tag, path) in [("openvpn", "with AES-NI"), ("openvpn no-aesni", "without")] {
-        if let Some(c) = super::sampled_clause(o, tag, "AES-256-GCM") {
+        if let Some(c) = super::quote::sampled_clause(o, tag, "AES-256-GCM") {
             conclusions.push(format!("OpenVPN AES-256-GCM {path}: crypto is {c}."));
         }
     }
@@ -391,7 +399,7 @@ fn builds_against(o: &Observed, stock: Option<&str>) -> Vec<String> {
     ];
     // "0.31x the ISA-off path's (slower)", from the rounds' interval (analyse::decide).
     let against = |x: &[f64], y: &[f64], what: &str| {
-        let d = super::differ(y, x);
+        let d = super::verdict::differ(y, x);
         let how = match d.decision {
             Decision::NoDifference => "within noise of it",
             Decision::Lower => "slower",
@@ -430,7 +438,7 @@ fn builds_against(o: &Observed, stock: Option<&str>) -> Vec<String> {
                     (Some(p), Some(t)) => format!(
                         " (on the build: {} MB/s, {} Mbit/s)",
                         crate::units::mbps(median(p)),
-                        super::mbit(median(t))
+                        super::quote::mbit(median(t))
                     ),
                     _ => String::new(),
                 }
@@ -452,12 +460,12 @@ fn app_against_primitive(prim: &[Gain], apps: &[Gain]) -> String {
     if decisions.contains(&Decision::CannotDecide) {
         format!(
             "{} (an application measured once a side has no interval).",
-            super::UNDECIDED
+            super::verdict::UNDECIDED
         )
     } else if smaller == apps.len() {
         format!(
             "the application gain is smaller, {}.",
-            super::agreement(Decision::Lower, Decision::Lower, 2)
+            super::verdict::agreement(Decision::Lower, Decision::Lower, 2)
         )
     } else {
         format!(

@@ -2,7 +2,9 @@
 //! AES-GCM with and without AVX-512, the clock during each point, and the mixed test:
 //! one AES-GCM thread beside N-1 threads of AVX-512 ChaCha, against non-AVX-512 ChaCha.
 
-use super::{argv, thread_counts, times, Action, Findings, Observed, Opts, Step, Study, NOISE_PCT};
+use super::definition::{argv, thread_counts, Action, Findings, Observed, Opts, Step, Study};
+use super::quote::times;
+use super::verdict::NOISE_PCT;
 use crate::algorithms::Algorithm;
 use crate::analyse::decide::{decide, Decision, Difference};
 use crate::analyse::stats::median;
@@ -212,7 +214,7 @@ impl Cpu {
     /// "as study 4 found" where the effect can occur; otherwise why this is not it.
     fn found(&self) -> String {
         if self.effect_possible() {
-            super::agreement(Decision::Lower, Decision::Lower, 4)
+            super::verdict::agreement(Decision::Lower, Decision::Lower, 4)
         } else {
             "but this CPU has no AVX-512, so it is not study 4's effect".into()
         }
@@ -344,7 +346,7 @@ fn analyse(o: &Observed) -> Findings {
                     Decision::Lower => format!("ChaCha scales worse, {}.", cpu.found()),
                     Decision::Higher => "ChaCha scales better than AES-GCM here, unlike study 4 (50% against 80%).".into(),
                     Decision::NoDifference => "no difference beyond the noise of the repeated 1- and N-thread trials (their intervals overlap), so no finding either way.".into(),
-                    Decision::CannotDecide => format!("{} (no interval for the scaling efficiency).", super::UNDECIDED),
+                    Decision::CannotDecide => format!("{} (no interval for the scaling efficiency).", super::verdict::UNDECIDED),
                 }
             ));
         }
@@ -383,7 +385,7 @@ fn analyse(o: &Observed) -> Findings {
             // A tenth lower is a drop (study 4's was a half), over rounds with an interval.
             match decide(&ac, &cc, 0.1).decision {
                 Decision::Lower => format!("the clock is lower under ChaCha, {}.", cpu.found()),
-                Decision::CannotDecide => format!("{} (one clock reading a side).", super::UNDECIDED),
+                Decision::CannotDecide => format!("{} (one clock reading a side).", super::verdict::UNDECIDED),
                 _ => "no AVX-512 clock drop, unlike study 4 (1200 against 2400 MHz).".into(),
             }
         )),
@@ -450,10 +452,10 @@ fn analyse(o: &Observed) -> Findings {
                     "both neighbours run the same code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
                 } else {
                     match d.decision {
-                        Decision::Lower => format!("AVX-512 neighbours slow it, {}.", super::agreement(Decision::Lower, Decision::Lower, 4)),
+                        Decision::Lower => format!("AVX-512 neighbours slow it, {}.", super::verdict::agreement(Decision::Lower, Decision::Lower, 4)),
                         Decision::Higher => "it is faster beside AVX-512 ChaCha than beside non-AVX-512 ChaCha, the opposite of study 4's finding (a VM without frequency scaling has no AVX-512 clock drop to show; the rest is this shared machine's noise).".into(),
                         Decision::NoDifference => format!("no change beyond this machine's noise (±{NOISE_PCT:.0}%, and the trials' intervals hold no difference), unlike study 4; a VM without frequency scaling has no AVX-512 clock drop to show."),
-                        Decision::CannotDecide => format!("{}.", super::UNDECIDED),
+                        Decision::CannotDecide => format!("{}.", super::verdict::UNDECIDED),
                     }
                 }
             ));
@@ -520,7 +522,7 @@ impl MixRow {
             .iter()
             .filter_map(|m| m.baseline_requests_per_s)
             .collect();
-        super::differ(&alone, &self.requests())
+        super::verdict::differ(&alone, &self.requests())
     }
     fn disturbed(&self) -> bool {
         self.rounds.iter().any(|m| m.disturbed)
@@ -625,7 +627,10 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
         ],
     );
     let mut lines = Vec::new();
-    let undecided = format!("{} (one nginx run a side, no interval).", super::UNDECIDED);
+    let undecided = format!(
+        "{} (one nginx run a side, no interval).",
+        super::verdict::UNDECIDED
+    );
     for masked in [false, true] {
         let aes = alone_rps(o, masked, is_aes);
         for r in rows.iter().filter(|r| r.masked == masked) {
@@ -680,7 +685,7 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
                 .chain(
                     chacha
                         .is_some()
-                        .then(|| super::differ(&aes, &chacha_runs).decision),
+                        .then(|| super::verdict::differ(&aes, &chacha_runs).decision),
                 )
                 .collect();
             lines.push(format!(
@@ -717,10 +722,10 @@ fn nginx(o: &Observed, cpu: &Cpu) -> (Option<Table>, Vec<String>) {
                 if !cpu.effect_possible() {
                     "both paths run the same ChaCha code on this CPU (no AVX-512), so the difference is this machine's noise, not study 4's effect.".into()
                 } else {
-                    match super::differ(&wor, &wr).decision {
-                        d @ Decision::Lower => format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::agreement(d, Decision::Lower, 4)),
-                        d @ Decision::Higher => format!("they are faster beside AVX-512 ChaCha than beside non-AVX-512 ChaCha, {}.", super::agreement(d, Decision::Lower, 4)),
-                        d @ Decision::NoDifference => format!("{}; a VM without frequency scaling has no AVX-512 clock drop to pass on.", super::agreement(d, Decision::Lower, 4)),
+                    match super::verdict::differ(&wor, &wr).decision {
+                        d @ Decision::Lower => format!("AVX-512 ChaCha slows its AES-GCM neighbours, {}.", super::verdict::agreement(d, Decision::Lower, 4)),
+                        d @ Decision::Higher => format!("they are faster beside AVX-512 ChaCha than beside non-AVX-512 ChaCha, {}.", super::verdict::agreement(d, Decision::Lower, 4)),
+                        d @ Decision::NoDifference => format!("{}; a VM without frequency scaling has no AVX-512 clock drop to pass on.", super::verdict::agreement(d, Decision::Lower, 4)),
                         Decision::CannotDecide => undecided.clone(),
                     }
                 },

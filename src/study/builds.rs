@@ -3,7 +3,9 @@
 //! of it, and what a build's change of the primitive did to the tunnel, against what
 //! Amdahl's law allows from the sampled crypto share.
 
-use super::{argv, mbit, Action, Observed, Opts, Step, NOISE_PCT};
+use super::definition::{argv, Action, Observed, Opts, Step};
+use super::quote::mbit;
+use super::verdict::NOISE_PCT;
 use crate::analyse::decide::{Decision, Difference};
 use crate::analyse::share::{amdahl, Share};
 use crate::analyse::stats::median;
@@ -109,14 +111,14 @@ fn speed_label(o: &Observed, speed_tag: &str, build: &str) -> Option<String> {
 
 /// The median tunnel throughput (bytes/s) of the step `tag`.
 pub fn tunnel_bps(o: &Observed, tag: &str) -> Option<Vec<f64>> {
-    let v = super::values(o.vpn(tag));
+    let v = super::verdict::values(o.vpn(tag));
     (!v.is_empty()).then_some(v)
 }
 
 /// The throughput of `alg` encryption at `size` bytes, one thread, on the path `label`:
-/// its trials (or each round's figure), for [`super::differ`].
+/// its trials (or each round's figure), for [`super::verdict::differ`].
 pub fn primitive_bps(recs: &[&SpeedRecord], label: &str, alg: &str, size: u64) -> Option<Vec<f64>> {
-    let v = super::values(recs.iter().copied().filter(|r| {
+    let v = super::verdict::values(recs.iter().copied().filter(|r| {
         r.label == label
             && r.alg.name() == alg
             && r.size == size
@@ -152,8 +154,8 @@ pub fn tunnel_table(o: &Observed, cipher: &str) -> Option<Table> {
             .iter()
             .filter_map(|r| r.busiest_thread_cpu_pct)
             .collect();
-        let share = match super::sampled_share(o, &tag, cipher) {
-            Some(Ok(s)) => super::sampled_text(&s),
+        let share = match super::quote::sampled_share(o, &tag, cipher) {
+            Some(Ok(s)) => super::quote::sampled_text(&s),
             _ => "-".into(),
         };
         t.push(vec![
@@ -175,7 +177,7 @@ struct Figures {
     name: String,
     /// The speed label (the system's is version-qualified).
     label: String,
-    /// The primitive's trials and the tunnel's rounds, for [`super::differ`].
+    /// The primitive's trials and the tunnel's rounds, for [`super::verdict::differ`].
     primitive: Vec<f64>,
     tunnel: Vec<f64>,
 }
@@ -233,7 +235,7 @@ pub fn pairs(o: &Observed, speed_tag: &str, alg: &str, size: u64, cipher: &str) 
     );
     for (i, base) in figures.iter().enumerate() {
         for new in &figures[i + 1..] {
-            let share = super::sampled_share(o, &tunnel_tag(&base.name), cipher);
+            let share = super::quote::sampled_share(o, &tunnel_tag(&base.name), cipher);
             lines.push(pair(base, new, alg, size, cipher, share));
         }
     }
@@ -251,8 +253,8 @@ fn pair(
     share: Option<Result<Share, String>>,
 ) -> String {
     let (dx, dy) = (
-        super::differ(&base.primitive, &new.primitive),
-        super::differ(&base.tunnel, &new.tunnel),
+        super::verdict::differ(&base.primitive, &new.primitive),
+        super::verdict::differ(&base.tunnel, &new.tunnel),
     );
     let (x, y) = (dx.ratio, dy.ratio);
     let kib = if size.is_multiple_of(1024) {
@@ -277,7 +279,7 @@ fn pair(
             let z = amdahl(sh.share, x);
             let of = format!(
                 "by Amdahl from the sampled crypto share ({} of {}'s tunnel CPU)",
-                super::sampled_text(&sh),
+                super::quote::sampled_text(&sh),
                 base.label
             );
             if x >= 1.0 {
@@ -299,7 +301,7 @@ fn pair(
     s += &if [dx.decision, dy.decision].contains(&Decision::CannotDecide) {
         format!(
             ". {} (one run a side, no interval), so this pair says nothing about study 5's inference.",
-            super::UNDECIDED
+            super::verdict::UNDECIDED
         )
     } else if !moved(&dx) {
         format!(

@@ -4,7 +4,8 @@
 //! and in the guest the tunnel that does use the kernel's drivers, IPsec, per driver
 //! beside AF_ALG's figure for the same two drivers.
 
-use super::{argv, mbit, times, Action, Findings, Observed, Opts, Step, Study};
+use super::definition::{argv, Action, Findings, Observed, Opts, Step, Study};
+use super::quote::{mbit, times};
 use crate::algorithms::Direction;
 use crate::analyse::decide::{apart, Decision};
 use crate::analyse::paths::analyse as fit_paths;
@@ -14,7 +15,7 @@ use crate::render::model::{Block, Column, Table};
 
 mod ipsec;
 
-use ipsec::{ipsec_drivers, ipsec_per_driver};
+use ipsec::{ipsec_drivers, ipsec_per_driver, GUEST_TUNNEL_S};
 
 pub struct Offload;
 
@@ -104,7 +105,6 @@ impl Study for Offload {
 /// The tunnels measured in the guest, user space against kernel: OpenVPN with its data
 /// channel in user space and in ovpn-dco, wireguard-go and kernel WireGuard.
 const GUEST_TUNNELS: [&str; 4] = ["openvpn", "openvpn-dco", "wireguard-go", "wireguard-kernel"];
-const GUEST_TUNNEL_S: f64 = 3.0;
 
 fn guest_tunnels() -> Vec<String> {
     argv(&[
@@ -252,13 +252,13 @@ fn paths(
                             .map(|r| r.cpu_load_pct)
                             .collect()
                     };
-                    let d = super::differ(&load(a.size), &load(b.size));
+                    let d = super::verdict::differ(&load(a.size), &load(b.size));
                     conclusions.push(format!(
                         "{what}: {l} {dir} CPU load {:.0}% at {} B and {:.0}% at {} B: {}",
                         a.cpu_load_pct, a.size, b.cpu_load_pct, b.size,
                         match d.decision {
-                            Decision::Lower => format!("it falls with size, {}.", super::agreement(d.decision, Decision::Lower, 1)),
-                            Decision::CannotDecide => format!("{} (one CPU-load figure a size).", super::UNDECIDED),
+                            Decision::Lower => format!("it falls with size, {}.", super::verdict::agreement(d.decision, Decision::Lower, 1)),
+                            Decision::CannotDecide => format!("{} (one CPU-load figure a size).", super::verdict::UNDECIDED),
                             _ => "it does not fall with size beyond the noise: unlike study 1's offload (92% -> 29%), this kernel path computes on the CPU itself.".into(),
                         }
                     ));
@@ -311,7 +311,7 @@ fn paths(
             // A crossing claimed only where every resample of the run crosses too.
             Some(n) => match c.crossover.bounds {
                 [Some(lo), Some(hi)] => format!("{other} overtakes software at {n:.0} bytes [{lo:.0}-{hi:.0}] ({}), as study 1 found a crossover", c.direction),
-                _ => format!("{other} crosses software's line near {n:.0} bytes ({}), but not in every resample of this run: {}", c.direction, super::UNDECIDED),
+                _ => format!("{other} crosses software's line near {n:.0} bytes ({}), but not in every resample of this run: {}", c.direction, super::verdict::UNDECIDED),
             },
             None => format!("{other} never overtakes software ({}): {}, unlike study 1's accelerator", c.direction, c.faster()),
         };
@@ -392,7 +392,7 @@ fn analyse(o: &Observed) -> Findings {
                         .unwrap_or_default()
                 ),
                 mbit(s.throughput_bps),
-                super::share_text(s),
+                super::quote::share_text(s),
                 if s.sampled.is_some() {
                     format!("{:.0}%", s.per_byte_share * 100.0)
                 } else {
@@ -404,16 +404,16 @@ fn analyse(o: &Observed) -> Findings {
             conclusions.push(format!(
                 "OpenVPN {}: crypto is {} of the tunnel's CPU ({}), so even free crypto gives at most {}{}: {}",
                 s.cipher,
-                super::share_text(s),
-                super::share_source_text(s),
+                super::quote::share_text(s),
+                super::quote::share_source_text(s),
                 times(s.max_speedup),
                 amdahl.map(|a| format!(", and the measured kernel path ({} software's bandwidth{from}) {}", times(k.unwrap_or(1.0)), times(a))).unwrap_or_default(),
                 // Half the CPU against the sampled share's interval (the per-byte estimate has none).
                 match apart(Some([0.5, 0.5]), s.sampled.as_ref().map(|x| x.ci)) {
-                    d @ Decision::Lower => format!("offloading the cipher cannot make the tunnel much faster, {}.", super::agreement(d, Decision::Lower, 1)),
+                    d @ Decision::Lower => format!("offloading the cipher cannot make the tunnel much faster, {}.", super::verdict::agreement(d, Decision::Lower, 1)),
                     Decision::Higher => "the cipher dominates here, so offload could pay, unlike study 1 (AES under 20%).".into(),
                     Decision::NoDifference => "its interval holds half the CPU, so whether offload could pay is not decided.".into(),
-                    Decision::CannotDecide => format!("{} (the per-byte share has no interval; perf sampling gives one).", super::UNDECIDED),
+                    Decision::CannotDecide => format!("{} (the per-byte share has no interval; perf sampling gives one).", super::verdict::UNDECIDED),
                 }
             ));
         }

@@ -1,7 +1,9 @@
 //! Study 5: the router's `openssl speed` table per build and ISA path, the kernel-path
 //! crossover where one exists, and OpenVPN (one thread) against WireGuard (many).
 
-use super::{argv, builds, mbit, Action, Findings, Observed, Opts, Step, Study};
+use super::builds;
+use super::definition::{argv, Action, Findings, Observed, Opts, Step, Study};
+use super::quote::mbit;
 use crate::analyse::decide::Decision;
 use crate::analyse::stats::median;
 use crate::record::vpn::VpnRecord;
@@ -199,7 +201,7 @@ fn analyse(o: &Observed) -> Findings {
             blocks.push(Block::Table(t));
         }
         let at = |label: &str, alg: &str| {
-            let v = super::values(
+            let v = super::verdict::values(
                 recs.iter()
                     .filter(|r| r.label == label && r.alg.name() == alg && r.size == 8192)
                     .copied(),
@@ -211,7 +213,7 @@ fn analyse(o: &Observed) -> Findings {
             let base = label.split(" [").next().unwrap_or(label);
             for alg in ["aes-256-cbc", "sha512"] {
                 if let (Some(b), Some(v)) = (at(base, alg), at(label, alg)) {
-                    let d = super::differ(&v, &b);
+                    let d = super::verdict::differ(&v, &b);
                     conclusions.push(format!(
                         "{alg} at 8 KiB: {base} {:.0} MB/s against {label} {:.0} MB/s ({:.2}x): {}",
                         median(&b) / 1e6,
@@ -221,12 +223,12 @@ fn analyse(o: &Observed) -> Findings {
                             Decision::NoDifference =>
                                 "no difference beyond noise: this ISA switch does not touch it."
                                     .to_string(),
-                            Decision::CannotDecide => format!("{}.", super::UNDECIDED),
+                            Decision::CannotDecide => format!("{}.", super::verdict::UNDECIDED),
                             // Study 5's switch took speed away: the masked path is slower.
                             _ =>
                                 format!(
                                 "the ISA path changes the same algorithm's speed, {} ({} there).",
-                                super::agreement(d.decision, Decision::Higher, 5),
+                                super::verdict::agreement(d.decision, Decision::Higher, 5),
                                 if alg == "sha512" { "SHA-512 over 3x" } else { "AES up to 1.33x" }
                             ),
                         }
@@ -286,12 +288,12 @@ fn analyse(o: &Observed) -> Findings {
             let bound = ov.busiest_thread_cpu_pct.is_some_and(|p| p > 85.0);
             // Each best point over its rounds (vpn --rounds): the interval decides.
             let rounds = |b: &VpnRecord| {
-                super::values(vpn.iter().copied().filter(|r| {
+                super::verdict::values(vpn.iter().copied().filter(|r| {
                     r.tunnel == b.tunnel && r.cipher == b.cipher && r.streams == b.streams
                 }))
             };
-            let d = super::differ(&rounds(ov), &rounds(wg));
-            let found = super::agreement(d.decision, Decision::Higher, 5);
+            let d = super::verdict::differ(&rounds(ov), &rounds(wg));
+            let found = super::verdict::agreement(d.decision, Decision::Higher, 5);
             conclusions.push(format!(
                 "OpenVPN's best: {} Mbit/s ({} streams), its busiest thread at {} of a core; WireGuard's best: {} Mbit/s on {} threads: {}",
                 mbit(ov.throughput_bps), ov.streams,
@@ -302,13 +304,13 @@ fn analyse(o: &Observed) -> Findings {
                     Decision::Higher => format!("WireGuard is faster than OpenVPN, {found}, though OpenVPN's thread is not saturated here."),
                     Decision::Lower => format!("OpenVPN is faster than WireGuard here: {found}."),
                     Decision::NoDifference => format!("{found}."),
-                    Decision::CannotDecide => format!("{} (one tunnel run a side).", super::UNDECIDED),
+                    Decision::CannotDecide => format!("{} (one tunnel run a side).", super::verdict::UNDECIDED),
                 }
             ));
         }
         // What a faster build or an accelerator could win in OpenVPN: its crypto share.
         for cipher in ["AES-256-GCM", "CHACHA20-POLY1305"] {
-            if let Some(c) = super::sampled_clause(o, "vpn", cipher) {
+            if let Some(c) = super::quote::sampled_clause(o, "vpn", cipher) {
                 conclusions.push(format!("OpenVPN {cipher}: crypto is {c}."));
             }
         }

@@ -2,7 +2,8 @@
 //! cryptobench, or in the qemu guest), all appending to one JSON Lines file, then reads
 //! every run back and tags it with its step.
 
-use super::{governor, Action, Observed, Step, Tagged};
+use super::definition::{Action, Observed, Step, Tagged};
+use super::governor;
 use crate::failure::{Failure, EXIT_INTERRUPTED};
 use crate::record::read::read_files;
 use crate::sys::guard::Guard;

@@ -1,7 +1,8 @@
 //! Study 3: `openssl speed -multi`'s question asked properly (threads 1, 2, 4 ... per
 //! governor), then HTTP against HTTPS over concurrency and file sizes.
 
-use super::{argv, mbit, thread_counts, Action, Findings, Observed, Opts, Step, Study};
+use super::definition::{argv, thread_counts, Action, Findings, Observed, Opts, Step, Study};
+use super::quote::mbit;
 use crate::analyse::decide::Decision;
 use crate::render::model::{Block, Column, Table};
 
@@ -155,12 +156,12 @@ fn analyse(o: &Observed) -> Findings {
                 // Perfect scaling: each one-thread trial times the threads, against the
                 // top point's trials.
                 let perfect: Vec<f64> = one_rec
-                    .map(|r| super::values([*r]))
+                    .map(|r| super::verdict::values([*r]))
                     .unwrap_or_default()
                     .iter()
                     .map(|x| x * top.threads as f64)
                     .collect();
-                let d = super::differ(&perfect, &super::values([**top]));
+                let d = super::verdict::differ(&perfect, &super::verdict::values([**top]));
                 conclusions.push(format!(
                     "{tag}: {alg} gives {:.2}x at {} threads over 1 thread ({:.0}% per core){}",
                     top.throughput_bps / s,
@@ -168,7 +169,7 @@ fn analyse(o: &Observed) -> Findings {
                     e * 100.0,
                     match d.decision {
                         Decision::Lower => ": threads do not scale perfectly, so the thread count matters as study 3 found.".to_string(),
-                        Decision::CannotDecide => format!(": {} (one value a side, no interval).", super::UNDECIDED),
+                        Decision::CannotDecide => format!(": {} (one value a side, no interval).", super::verdict::UNDECIDED),
                         _ => ": perfect scaling within this machine's noise.".into(),
                     }
                 ));
@@ -240,10 +241,10 @@ fn analyse(o: &Observed) -> Findings {
                 best * 100.0,
                 // The rule every study uses (analyse::decide): one run a point has no
                 // interval, so the worst and the best cannot be told apart by it alone.
-                match crate::analyse::decide::decide(&[best], &[worst.0], super::NOISE_PCT / 100.0).decision {
+                match crate::analyse::decide::decide(&[best], &[worst.0], super::verdict::NOISE_PCT / 100.0).decision {
                     Decision::Lower => "the application-level cost of the cipher differs by load, as study 3 found.".to_string(),
                     Decision::CannotDecide => "one run a point cannot decide whether that differs by load (no interval).".to_string(),
-                    _ => format!("no difference by load beyond this machine's noise (±{:.0}%), unlike study 3.", super::NOISE_PCT),
+                    _ => format!("no difference by load beyond this machine's noise (±{:.0}%), unlike study 3.", super::verdict::NOISE_PCT),
                 }
             ));
         }

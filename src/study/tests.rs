@@ -1,5 +1,6 @@
 //! Synthetic records for the studies' unit tests, and tests of the shared parts.
 
+use super::definition::{thread_counts, Findings, Tagged};
 use super::*;
 use crate::record::read::{AnyRecord, Run};
 use anyhow::anyhow;

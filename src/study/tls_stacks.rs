@@ -3,7 +3,7 @@
 //! their keep-alive controls, the crypto share per library where perf samples, and what
 //! another library buys each server (the verdicts `advise --stacks` gives).
 
-use super::{argv, thread_counts, Action, Findings, Observed, Opts, Step, Study};
+use super::definition::{argv, thread_counts, Action, Findings, Observed, Opts, Step, Study};
 use crate::analyse::advise::{stacks, Advice};
 use crate::analyse::share::pooled_crypto;
 use crate::analyse::stats::median;
@@ -242,7 +242,7 @@ fn per_core(recs: &[&TlsRecord]) -> Table {
 mod tests {
     use super::*;
     use crate::record::read::{AnyRecord, Run};
-    use crate::study::Tagged;
+    use crate::study::definition::Tagged;
 
     #[test]
     fn one_core_figures_and_the_verdicts_come_from_the_records() {

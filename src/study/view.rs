@@ -1,7 +1,7 @@
 //! A study's output: `--list`, and its findings as render blocks (terminal, Markdown),
 //! one JSON document or one page with the steps' figures.
 
-use super::{Findings, Observed, Opts, Study};
+use super::definition::{Findings, Observed, Opts, Study};
 use crate::render::model::Block;
 use crate::render::write::{html, json::Json};
 use crate::render::{Format, Part};
@@ -20,7 +20,7 @@ pub fn list(studies: &[Box<dyn Study>], o: &Opts) -> (Vec<String>, Vec<Value>) {
         let secs = |quick| {
             let o = Opts {
                 quick,
-                rounds: super::default_rounds(quick),
+                rounds: super::definition::default_rounds(quick),
                 ..o.clone()
             };
             s.steps(&o).iter().map(|s| s.seconds).sum::<f64>()
@@ -120,7 +120,7 @@ fn conclusion(observed: &Observed, f: &Findings) -> Vec<Block> {
         observed
             .unavailable
             .iter()
-            .map(|(tag, why)| format!("{}: {tag}: {why}", super::UNAVAILABLE)),
+            .map(|(tag, why)| format!("{}: {tag}: {why}", super::definition::UNAVAILABLE)),
     );
     if !missing.is_empty() {
         b.push(Block::Heading("Not observable here".into()));
@@ -235,7 +235,7 @@ fn disturbed(o: &Observed) -> Option<String> {
     (bad > 0).then(|| {
         format!(
             "{bad} of {total} points were disturbed by other load or noisy (wide spread): differences under about {:.0}% are not findings here.",
-            super::NOISE_PCT
+            super::verdict::NOISE_PCT
         )
     })
 }

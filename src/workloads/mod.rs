@@ -1,6 +1,6 @@
 //! Subcommands: one file or folder each. The measuring ones are declared and listed at
 //! once by `measuring!`: a new workload is its folder, one line there, and its record
-//! type's line in record/mod.rs.
+//! type's line in record/any.rs.
 
 pub mod compare;
 pub mod e2e;

@@ -3,7 +3,8 @@
 //! under its load. Each decided by `decide` over the repeats: a direction only when the
 //! interval excludes no difference.
 
-use super::{times, Candidate, CpuPerGb, RunId, Unavailable, Verdict, THRESHOLD};
+use super::advice::{Unavailable, Verdict, THRESHOLD};
+use super::judge::{times, Candidate, CpuPerGb, RunId};
 use crate::analyse::decide::{decide, Decision, Difference};
 use crate::analyse::stats::median;
 use crate::record::vpn::VpnRecord;

@@ -2,10 +2,9 @@
 //! library make the most handshakes on one core, and what the best other library buys
 //! each server over the system's, in handshakes and in keep-alive throughput.
 
-use super::{
-    compared, limit_verdict, mbit, median_interval, ratio_ci, Advice, Candidate, Figure,
-    ANOTHER_LIBRARY,
-};
+use super::advice::{Advice, Figure, ANOTHER_LIBRARY};
+use super::judge::{compared, limit_verdict, mbit, median_interval, Candidate};
+use crate::analyse::compare::ratio_ci;
 use crate::record::tls::TlsRecord;
 
 /// The question of the whole stack.
@@ -156,6 +155,9 @@ fn handshake_figure(what: &str, s: &Stack) -> Figure {
         value,
         unit: "handshakes/s".into(),
         ci,
-        limit: super::middle(&s.c).limit.as_ref().map(|l| l.kind.clone()),
+        limit: super::judge::middle(&s.c)
+            .limit
+            .as_ref()
+            .map(|l| l.kind.clone()),
     }
 }

@@ -1,8 +1,10 @@
 //! The verdict rules on synthetic runs: a clear winner, overlapping intervals, a path
 //! that failed, a limit that is not the crypto, one round.
 
+use super::advice::Verdict;
 use super::*;
 use crate::record::read::{AnyRecord, Run};
+use crate::record::window::Limit;
 use crate::study::tests::{speed_rec_load, tls_rec, vpn_rec};
 
 /// A vpn throughput point of one round, with its run id and limit.

@@ -2,7 +2,7 @@
 //! Parsing is most of the work of reading (a record is about 1.2 KB of JSON); filing the
 //! lines into runs stays on the reader's thread, in order.
 
-use super::{parse_line, Line};
+use super::line::{parse_line, Line};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};

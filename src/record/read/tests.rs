@@ -1,4 +1,6 @@
+use super::line::STRING_MAX;
 use super::*;
+use serde_json::{json, Value};
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -13,7 +13,9 @@ use crate::analyse::stats::median;
 use crate::record::disk::{DiskData, DiskRecord};
 use crate::record::Listed;
 use crate::render::model::{Block, Column, Table};
-use crate::study::{argv, times, Action, Observed, Opts, Step, NOISE_PCT};
+use crate::study::definition::{argv, Action, Observed, Opts, Step};
+use crate::study::quote::times;
+use crate::study::verdict::NOISE_PCT;
 
 /// The step's tag on this host, and in the qemu guest (--guest).
 pub const TAG: &str = "ram disk";

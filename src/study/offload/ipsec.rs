@@ -4,16 +4,20 @@
 
 use crate::algorithms::Direction;
 use crate::render::model::{Block, Column, Table};
-use crate::study::{argv, mbit, times, Observed};
+use crate::study::definition::{argv, Observed};
+use crate::study::quote::{mbit, times};
 
 /// The C code's AES-GCM driver as AF_ALG binds it: what `--ipsec-driver generic` makes,
 /// without the rfc4106 wrapper.
 const GCM_GENERIC: &str = "gcm_base(ctr(aes-generic),ghash-generic)";
 
+/// Seconds of each tunnel point in the guest (the study's guest tunnels and IPsec's).
+pub(super) const GUEST_TUNNEL_S: f64 = 3.0;
+
 /// IPsec AES-128-GCM with the kernel's choice and with the generic C driver (bound by
 /// priority), and AF_ALG's AES-128-GCM at the same packet size through the same two.
 pub(super) fn ipsec_per_driver() -> [Vec<String>; 3] {
-    let t = super::GUEST_TUNNEL_S.to_string();
+    let t = GUEST_TUNNEL_S.to_string();
     let ipsec = |driver: &[&str]| {
         let mut a = argv(&[
             "vpn",

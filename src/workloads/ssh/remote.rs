@@ -9,7 +9,7 @@
 
 use super::client::{self, End};
 use super::server::{self, Offered, Programs, Server};
-use super::SshArgs;
+use super::args::SshArgs;
 use crate::dut::agent::{call, Unanswered};
 use crate::dut::relay::{Relayed, Serve, Service};
 use crate::failure::Failure;
@@ -209,7 +209,7 @@ fn serve(
                 dir: &dir,
                 down,
                 bytes,
-                limit: Duration::from_secs_f64(limit_s.clamp(1.0, super::MAX_LIMIT_S)),
+                limit: Duration::from_secs_f64(limit_s.clamp(1.0, super::args::MAX_LIMIT_S)),
                 abandoned: Some(&flight.closing),
             };
             let end = client::run(&guard, &spec, || {})?;
@@ -221,7 +221,7 @@ fn serve(
 /// `ssh --dut`: the DUT's runs, relayed into this side's sinks, the client run here.
 pub fn on_dut(args: SshArgs) -> Result<Relayed, Failure> {
     args.common.check("ssh").map_err(Failure::input)?;
-    super::parse_limit(args.common.time).map_err(Failure::input)?;
+    super::args::parse_limit(args.common.time).map_err(Failure::input)?;
     if args.profile || args.profile_dir.is_some() {
         return Err(Failure::Input(
             "--profile is not offered with --dut for ssh: run it on the machine itself".into(),

@@ -213,8 +213,8 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         })
     });
     let (from_server_log, lines) = match srv.kind {
-        super::Kind::OpenSsh => (true, server::kex_lines(&log_from(&srv.log, log_start))),
-        super::Kind::Dropbear => (false, side.kex.clone()),
+        super::args::Kind::OpenSsh => (true, server::kex_lines(&log_from(&srv.log, log_start))),
+        super::args::Kind::Dropbear => (false, side.kex.clone()),
     };
     if let Err(why) = server::proves(&lines, s.cipher, s.mac) {
         return Ok(Outcome::Refused(format!(

@@ -8,7 +8,7 @@
 //! makes private): Dropbear reads authorized_keys from the home only, and the sessions
 //! of both servers then start in an empty home.
 
-use super::Kind;
+use super::args::Kind;
 use crate::failure::Failure;
 use crate::sys::guard::Guard;
 use crate::workloads::e2e::lab;

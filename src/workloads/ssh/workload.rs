@@ -6,7 +6,7 @@
 
 use super::round::{self, Outcome, Round};
 use super::server::{client_offers, Keys, Offered, Programs, Server};
-use super::{Kind, SshArgs};
+use super::args::{Kind, SshArgs};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
 use crate::record::ssh::{self as rec, SshData, SshRecord};
@@ -61,6 +61,9 @@ pub struct Ssh {
     alone: Vec<(CipherMac, Result<rec::CipherAlone, String>)>,
 }
 
+pub(super) const NEED_ROOT: &str =
+    "ssh needs root (it creates network namespaces and starts servers in them): run it with sudo";
+
 fn direction(down: bool) -> &'static str {
     if down {
         "down"
@@ -72,9 +75,9 @@ fn direction(down: bool) -> &'static str {
 impl Ssh {
     /// Checks every input, root and the programs; nothing is started.
     pub fn new(args: SshArgs) -> Result<Ssh, Failure> {
-        let limit = super::parse_limit(args.common.time).map_err(Failure::input)?;
+        let limit = super::args::parse_limit(args.common.time).map_err(Failure::input)?;
         if !crate::sys::is_root() {
-            return Err(Failure::Unavailable(super::NEED_ROOT.into()));
+            return Err(Failure::Unavailable(NEED_ROOT.into()));
         }
         let progs = Programs::find(&args.server.0, !args.remote_client)?;
         let sampler = (args.profile || args.profile_dir.is_some())
@@ -223,7 +226,7 @@ impl Ssh {
                     all_offered(asked, "--ciphers", &who, server, client)?;
                     asked.clone()
                 }
-                None => super::DEFAULT_CIPHERS
+                None => super::args::DEFAULT_CIPHERS
                     .iter()
                     .map(|c| c.to_string())
                     .filter(|c| {
@@ -251,7 +254,7 @@ impl Ssh {
                             asked.iter().cloned().map(Some).collect()
                         }
                         None => {
-                            let first = super::DEFAULT_MACS.iter().find(|m| {
+                            let first = super::args::DEFAULT_MACS.iter().find(|m| {
                                 offered.macs.iter().any(|o| o == *m)
                                     && client.macs.iter().any(|o| o == *m)
                             });
@@ -262,7 +265,7 @@ impl Ssh {
                                         let p = Point { kind: *kind, cipher: c.clone(), mac: None, down };
                                         excluded.push(self.exclusion(&p, ExclusionKind::NotOffered, format!(
                                             "{who} offers none of the default MACs ({}); it offers {}: give --macs",
-                                            super::DEFAULT_MACS.join(","),
+                                            super::args::DEFAULT_MACS.join(","),
                                             offered.macs.join(",")
                                         )));
                                     }

@@ -8,7 +8,7 @@ use super::server::{self, Content};
 use super::servers::{Nginx, Server};
 use super::suites::{self, Catalogue, CertKind, Mix, Suite};
 use super::tls_lib::TlsLib;
-use super::TlsArgs;
+use super::args::TlsArgs;
 use crate::failure::Failure;
 use crate::impls::details::Details;
 use crate::impls::openssl::build::Build;
@@ -48,8 +48,8 @@ pub struct Inputs {
 
 impl Inputs {
     pub fn check(args: &TlsArgs) -> Result<Inputs, Failure> {
-        let duration = super::check_duration(
-            args.common.time.unwrap_or(super::DEFAULT_DURATION),
+        let duration = super::args::check_duration(
+            args.common.time.unwrap_or(super::args::DEFAULT_DURATION),
             args.generator,
         )
         .map_err(input)?;
@@ -314,7 +314,7 @@ fn check_nginx(
     suite_list: &[Suite],
     lib: TlsLib,
 ) -> Result<Nginx, Failure> {
-    let numeric = super::version_tuple(&nb.version);
+    let numeric = server::version_tuple(&nb.version);
     if suite_list.iter().any(|s| s.cipher.is_some()) && !nb.has_ssl_module {
         return Err(input(format!(
             "{} ({}) lacks the SSL module: install the Debian package nginx",

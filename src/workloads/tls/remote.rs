@@ -6,7 +6,7 @@
 
 use super::load::{self, Generator, Job, Load, Local, Outcome, Poll};
 use super::suites::Suite;
-use super::TlsArgs;
+use super::args::TlsArgs;
 use crate::dut::relay::{Serve, Service};
 use crate::failure::Failure;
 use crate::sys;

@@ -584,10 +584,30 @@ pub fn settle(files: &[PathBuf]) {
     }
 }
 
+/// nginx's version as numbers (`nginx/1.22.1` or `1.22.1`), 0 where a part is missing.
+pub(super) fn version_tuple(v: &str) -> (u32, u32, u32) {
+    let n: Vec<u32> = v
+        .trim_start_matches("nginx/")
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (
+        n.first().copied().unwrap_or(0),
+        n.get(1).copied().unwrap_or(0),
+        n.get(2).copied().unwrap_or(0),
+    )
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::super::suites::{parse_ciphers, Catalogue};
     use super::*;
+
+    #[test]
+    fn nginx_versions_are_read() {
+        assert_eq!(version_tuple("nginx/1.22.1"), (1, 22, 1));
+        assert_eq!(version_tuple("1.19.10"), (1, 19, 10));
+    }
 
     #[test]
     fn files_are_incompressible_and_the_page_is_not() {

@@ -4,7 +4,7 @@
 use super::bench::{Bench, Inputs};
 use super::point::{self, Outcome, Point};
 use super::primitive::{self, CipherAlone};
-use super::TlsArgs;
+use super::args::TlsArgs;
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
 use crate::profile::ProfileField;

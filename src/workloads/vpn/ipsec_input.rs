@@ -4,7 +4,7 @@
 
 use super::ipsec::{self, Spread};
 use super::tunnel::Spec;
-use super::{VpnArgs, Wanted};
+use super::args::{VpnArgs, Wanted};
 use crate::failure::Failure;
 
 #[derive(Default)]

@@ -5,7 +5,7 @@
 use super::iperf::{self, Load, LoadError};
 use super::tools::{self, Tool};
 use super::tunnel::{self, Programs, Spec};
-use super::{VpnArgs, Wanted};
+use super::args::{VpnArgs, Wanted};
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
 use crate::measure;
@@ -132,13 +132,13 @@ fn load_label(l: &Load) -> String {
 impl Vpn {
     /// Checks every input and finds every program; nothing is started.
     pub fn new(args: VpnArgs) -> Result<Vpn, Failure> {
-        let duration = super::parse_duration(args.common.time.unwrap_or(super::DEFAULT_DURATION))
+        let duration = super::args::parse_duration(args.common.time.unwrap_or(super::args::DEFAULT_DURATION))
             .map_err(Failure::input)?;
-        if !(1..=super::MAX_ROUNDS).contains(&args.rounds) {
+        if !(1..=super::args::MAX_ROUNDS).contains(&args.rounds) {
             return Err(Failure::Input(format!(
                 "invalid --rounds {}: give 1 to {}",
                 args.rounds,
-                super::MAX_ROUNDS
+                super::args::MAX_ROUNDS
             )));
         }
         let streams = args.streams.0.clone();
@@ -158,11 +158,11 @@ impl Vpn {
         let mut ciphers = Vec::new();
         if let Some(ovpn) = &progs.openvpn {
             let supported = tools::openvpn_ciphers(ovpn).map_err(Failure::runtime)?;
-            ciphers = super::openvpn_ciphers(&args.ciphers.0, &supported, &progs.openvpn_version)
+            ciphers = super::args::openvpn_ciphers(&args.ciphers.0, &supported, &progs.openvpn_version)
                 .map_err(Failure::input)?;
         }
-        if !super::privileged() {
-            return Err(Failure::Unavailable(super::NEED_ROOT.into()));
+        if !privileged() {
+            return Err(Failure::Unavailable(NEED_ROOT.into()));
         }
         let sampler = (args.profile || args.profile_dir.is_some())
             .then(|| {
@@ -299,6 +299,24 @@ impl Vpn {
         }
     }
 }
+
+/// Root, or CAP_NET_ADMIN in the effective set.
+pub fn privileged() -> bool {
+    if crate::sys::is_root() {
+        return true;
+    }
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << 12) != 0)
+}
+
+pub(super) const NEED_ROOT: &str =
+    "vpn needs root or CAP_NET_ADMIN (it creates network namespaces and links): run it with sudo";
 
 /// Each program the tunnels need; a missing one is named with its package.
 fn programs(wanted: &[Wanted]) -> Result<(Programs, Vec<(Tool, PathBuf)>), Failure> {

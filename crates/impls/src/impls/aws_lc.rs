@@ -7,7 +7,10 @@
 //! the expanded key across calls but only work in place: a dec call copies the
 //! ciphertext into the output buffer first (said in `notes`).
 
-use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Prepared, Support};
+use super::implementation::{
+    Implementation, OneShot, Operation, PkeyFns, Prepared, PublicKeyOps, Support, Symmetric,
+};
+use super::io::{opened_len, sealed_len, too_small, Io};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
@@ -72,12 +75,12 @@ impl Implementation for AwsLc {
             ..Default::default()
         }
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
-        Some(&crate::impls::PkeyFns(pkey::key_pair, pkey::public_key))
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
+        Some(&PkeyFns(pkey::key_pair, pkey::public_key))
     }
 }
 
-impl crate::impls::Symmetric for AwsLc {
+impl Symmetric for AwsLc {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         // The catch-all arms below would otherwise run AES for a legacy cipher.
         self.support(alg).check()?;
@@ -126,7 +129,7 @@ impl crate::impls::Symmetric for AwsLc {
                     Algorithm::Sha256 => &digest::SHA256,
                     _ => &digest::SHA512,
                 };
-                Ok(Box::new(super::OneShot(move |msg: &[u8]| {
+                Ok(Box::new(OneShot(move |msg: &[u8]| {
                     digest::digest(algorithm, msg)
                 })))
             }

@@ -15,7 +15,9 @@
 //!   with an empty and with a long key.
 
 use crate::algorithms::{Algorithm, Direction, Kind};
-use crate::impls::{registry, Implementation, Io, Operation, Support};
+use crate::impls::implementation::{Implementation, Operation, Support};
+use crate::impls::io::Io;
+use crate::impls::registry;
 use crate::kat::{pattern, round_trip};
 use anyhow::{anyhow, ensure};
 

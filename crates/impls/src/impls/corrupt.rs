@@ -3,8 +3,11 @@
 //! through the hidden `--test-corrupt` flag, so that tests can prove the known-answer
 //! check refuses it before timing.
 
+use super::implementation::{
+    Implementation, Operation, Prepared, PublicKeyOps, Support, Symmetric,
+};
+use super::io::Io;
 use super::pkey::{KeyPair, PublicKey};
-use super::{Implementation, Io, Operation, Prepared, Support};
 use crate::algorithms::{Algorithm, Direction, Kind};
 
 pub struct Corrupt(pub Box<dyn Implementation>);
@@ -45,12 +48,12 @@ impl Implementation for Corrupt {
     fn support(&self, alg: Algorithm) -> Support {
         self.0.support(alg)
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
         Some(self)
     }
 }
 
-impl crate::impls::Symmetric for Corrupt {
+impl Symmetric for Corrupt {
     fn prepare(&self, alg: Algorithm, dir: Direction, key: &[u8]) -> Prepared {
         Ok(Box::new(FlipBit {
             inner: self.0.prepare(alg, dir, key)?,
@@ -59,7 +62,7 @@ impl crate::impls::Symmetric for Corrupt {
     }
 }
 
-impl crate::impls::PublicKeyOps for Corrupt {
+impl PublicKeyOps for Corrupt {
     fn key_pair(&self, alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
         Ok(Box::new(FlipKeyPair(self.0.key_pair(alg, private)?)))
     }

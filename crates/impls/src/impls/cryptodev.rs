@@ -12,9 +12,10 @@
 //! `session_info_op`; `open` tells the two apart with CIOCGSESSINFO, whose number
 //! differs, and lays out cipher sessions accordingly.
 
-use super::{
-    opened_len, sealed_len, Access, Implementation, Io, Operation, Prepared, RawIo, Support,
+use super::implementation::{
+    Access, Implementation, KernelDriver, Operation, Prepared, Support, Symmetric,
 };
+use super::io::{opened_len, sealed_len, Io, RawIo};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use crate::kernel;
 use crate::sys::{errno, os_err};
@@ -424,12 +425,12 @@ impl Implementation for Cryptodev {
             ..Default::default()
         }
     }
-    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+    fn kernel_driver(&self) -> Option<&dyn KernelDriver> {
         Some(self)
     }
 }
 
-impl crate::impls::Symmetric for Cryptodev {
+impl Symmetric for Cryptodev {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         self.support(alg).check()?;
         if matches!(alg.kind(), Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
@@ -452,7 +453,7 @@ impl crate::impls::Symmetric for Cryptodev {
     }
 }
 
-impl crate::impls::KernelDriver for Cryptodev {
+impl KernelDriver for Cryptodev {
     fn driver(&self, alg: Algorithm) -> Option<String> {
         self.driver_for(alg)
     }

@@ -6,7 +6,10 @@
 //! key once (`crypto_aead_aes256gcm_beforenm`) and seals/opens with the `_afternm`
 //! functions; HMAC keeps the keyed state from `prepare` and copies it per message.
 
-use super::{opened_len, Implementation, Io, Operation, Prepared, Support};
+use super::implementation::{
+    Implementation, Operation, PkeyFns, Prepared, PublicKeyOps, Support, Symmetric,
+};
+use super::io::{opened_len, Io};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use libsodium_sys as sodium;
@@ -76,12 +79,12 @@ impl Implementation for Libsodium {
             ..Default::default()
         }
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
-        Some(&crate::impls::PkeyFns(pkey::key_pair, pkey::public_key))
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
+        Some(&PkeyFns(pkey::key_pair, pkey::public_key))
     }
 }
 
-impl crate::impls::Symmetric for Libsodium {
+impl Symmetric for Libsodium {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         self.support(alg).check()?;
         if alg.kind() == Kind::Aead && key.len() != alg.key_len() {

@@ -5,7 +5,10 @@
 //! out-of-place open: a dec call copies the ciphertext into the output buffer and opens
 //! it there.
 
-use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Prepared, Support};
+use super::implementation::{
+    Implementation, OneShot, Operation, PkeyFns, Prepared, PublicKeyOps, Support, Symmetric,
+};
+use super::io::{opened_len, sealed_len, too_small, Io};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use ring::aead::{self, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
@@ -69,12 +72,12 @@ impl Implementation for Ring {
             ..Default::default()
         }
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
-        Some(&crate::impls::PkeyFns(pkey::key_pair, pkey::public_key))
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
+        Some(&PkeyFns(pkey::key_pair, pkey::public_key))
     }
 }
 
-impl crate::impls::Symmetric for Ring {
+impl Symmetric for Ring {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         self.support(alg).check()?;
         match alg.kind() {
@@ -102,15 +105,13 @@ impl crate::impls::Symmetric for Ring {
                     Algorithm::Sha256 => &digest::SHA256,
                     _ => &digest::SHA512,
                 };
-                Ok(Box::new(super::OneShot(move |msg: &[u8]| {
+                Ok(Box::new(OneShot(move |msg: &[u8]| {
                     digest::digest(algorithm, msg)
                 })))
             }
             Kind::Mac => {
                 let key = hmac::Key::new(hmac::HMAC_SHA256, key);
-                Ok(Box::new(super::OneShot(move |msg: &[u8]| {
-                    hmac::sign(&key, msg)
-                })))
+                Ok(Box::new(OneShot(move |msg: &[u8]| hmac::sign(&key, msg))))
             }
             _ => Err(anyhow!("ring does not offer {alg} here")),
         }

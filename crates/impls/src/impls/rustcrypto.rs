@@ -7,23 +7,24 @@
 //! `CtrCore<&Aes128Enc, _>`), so no key schedule runs per message. HMAC keeps the keyed
 //! state from `prepare` and clones it per message.
 
-use super::{opened_len, sealed_len, too_small, Implementation, Io, Operation, Prepared, Support};
-use crate::algorithms::{Algorithm, Direction, TAG_LEN};
-use aes::cipher::array::{Array, ArraySize};
-use aes::cipher::consts::U16;
-use aes::cipher::{
-    BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, BlockSizeUser,
-    InOutBuf, InnerIvInit, KeyInit, StreamCipher, StreamCipherCoreWrapper,
+use super::implementation::{
+    Implementation, Operation, PkeyFns, Prepared, PublicKeyOps, Support, Symmetric,
 };
+use super::io::{opened_len, sealed_len, too_small, Io};
+use crate::algorithms::{Algorithm, Direction, TAG_LEN};
+use aes::cipher::array::Array;
+use aes::cipher::{InOutBuf, KeyInit};
 use aes::{Aes128Dec, Aes128Enc, Aes192, Aes192Dec, Aes192Enc, Aes256Dec, Aes256Enc};
 use aes_gcm::aead::{AeadCore, AeadInOut};
 use aes_gcm::{Aes128Gcm, Aes256Gcm, AesGcm};
 use anyhow::anyhow;
 use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
+use modes::{CbcDec, CbcEnc, Ctr};
 use sha2::Digest;
 
 mod legacy;
+mod modes;
 mod pkey;
 
 /// The RustCrypto crates are versioned one by one and report no version at run time;
@@ -53,12 +54,12 @@ impl Implementation for RustCrypto {
             ..Default::default()
         }
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
-        Some(&crate::impls::PkeyFns(pkey::key_pair, pkey::public_key))
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
+        Some(&PkeyFns(pkey::key_pair, pkey::public_key))
     }
 }
 
-impl crate::impls::Symmetric for RustCrypto {
+impl Symmetric for RustCrypto {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         let bad_key = |_| {
             anyhow!(
@@ -191,89 +192,6 @@ impl<A: AeadInOut + Send> Operation for AeadOpen<A> {
             }
         };
         res.map_err(|_| "tag verification failed".to_string())
-            .map_err(anyhow::Error::msg)?;
-        Ok(n)
-    }
-}
-
-/// The message as an in/out buffer of n bytes, whichever way it came.
-fn inout<'a>(io: Io<'a>) -> anyhow::Result<InOutBuf<'a, 'a, u8>> {
-    match io {
-        Io::InPlace { buf, len } => Ok(buf.get_mut(..len).ok_or_else(too_small)?.into()),
-        Io::Separate { input, output } => {
-            let out = output.get_mut(..input.len()).ok_or_else(too_small)?;
-            InOutBuf::new(input, out).map_err(|_| too_small())
-        }
-    }
-}
-
-/// The IV of one block of `N` bytes (16 for AES, 8 for DES).
-fn iv_of<N: ArraySize>(nonce: &[u8]) -> anyhow::Result<&Array<u8, N>> {
-    nonce
-        .try_into()
-        .map_err(|_| anyhow!("the IV must be {} bytes, got {}", N::USIZE, nonce.len()))
-}
-
-/// Whole blocks of `N` bytes, or an error for a partial last block.
-fn blocks<'a, N: ArraySize>(
-    buf: InOutBuf<'a, 'a, u8>,
-) -> anyhow::Result<InOutBuf<'a, 'a, Array<u8, N>>> {
-    let n = buf.len();
-    let (blocks, tail) = buf.into_chunks::<N>();
-    if !tail.is_empty() {
-        let b = N::USIZE;
-        return Err(anyhow!(
-            "CBC without padding needs whole {b}-byte blocks; {n} is not a multiple of {b}"
-        ));
-    }
-    Ok(blocks)
-}
-
-/// CBC encryption with any block cipher (AES, DES, Triple DES), keyed once.
-struct CbcEnc<C>(C);
-
-impl<C> Operation for CbcEnc<C>
-where
-    C: BlockCipherEncrypt + Send,
-{
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        let iv = iv_of(nonce)?;
-        let buf = inout(io)?;
-        let n = buf.len();
-        cbc::Encryptor::<&C>::inner_iv_init(&self.0, iv).encrypt_blocks_inout(blocks(buf)?);
-        Ok(n)
-    }
-}
-
-struct CbcDec<C>(C);
-
-impl<C> Operation for CbcDec<C>
-where
-    C: BlockCipherDecrypt + Send,
-{
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        let iv = iv_of(nonce)?;
-        let buf = inout(io)?;
-        let n = buf.len();
-        cbc::Decryptor::<&C>::inner_iv_init(&self.0, iv).decrypt_blocks_inout(blocks(buf)?);
-        Ok(n)
-    }
-}
-
-struct Ctr<C>(C);
-
-impl<C> Operation for Ctr<C>
-where
-    C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16> + Send,
-{
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        let iv = iv_of(nonce)?;
-        let buf = inout(io)?;
-        let n = buf.len();
-        let core = ctr::CtrCore::<&C, ctr::flavors::Ctr128BE>::inner_iv_init(&self.0, iv);
-        StreamCipherCoreWrapper::from_core(core)
-            .try_apply_keystream_inout(buf)
-            .map_err(|_| "the message is longer than the CTR keystream".to_string())
             .map_err(anyhow::Error::msg)?;
         Ok(n)
     }

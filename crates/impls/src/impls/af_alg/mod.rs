@@ -27,7 +27,7 @@ use anyhow::anyhow;
 mod ops;
 mod socket;
 
-use super::{Access, Implementation, Prepared, Support};
+use super::implementation::{Access, Implementation, KernelDriver, Prepared, Support, Symmetric};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use crate::kernel::{self, CryptoEntry, KernelConfig, Usable};
 use crate::sys::os_err;
@@ -35,17 +35,6 @@ use std::sync::OnceLock;
 
 /// The AF_ALG socket types this implementation uses.
 const TYPES: [&str; 3] = ["skcipher", "aead", "hash"];
-
-/// Bytes per piece for skcipher messages and per splice: 16 pages, the zero-copy limit
-/// the kernel documents, and far below the default socket buffer (~208 KiB).
-pub(super) const PIECE: usize = 16 * 4096;
-
-pub(super) const PAGE: usize = 4096;
-
-/// x86_64 and most other architectures (asm-generic/socket.h); libc does not export them
-/// for every target.
-pub(super) const SO_SNDBUFFORCE: libc::c_int = 32;
-pub(super) const SO_RCVBUFFORCE: libc::c_int = 33;
 
 /// The AF_ALG socket type and the kernel's algorithm name for `alg`.
 pub fn kernel_name(alg: Algorithm) -> (&'static str, &'static str) {
@@ -385,12 +374,12 @@ impl Implementation for AfAlg {
             ..Default::default()
         }
     }
-    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+    fn kernel_driver(&self) -> Option<&dyn KernelDriver> {
         Some(self)
     }
 }
 
-impl crate::impls::Symmetric for AfAlg {
+impl Symmetric for AfAlg {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         self.support(alg).check()?;
         let kind = alg.kind();
@@ -438,7 +427,7 @@ pub fn skcipher(name: &str, key: &[u8], iv_len: usize) -> Prepared {
     )))
 }
 
-impl crate::impls::KernelDriver for AfAlg {
+impl KernelDriver for AfAlg {
     fn driver(&self, alg: Algorithm) -> Option<String> {
         self.driver_for(alg)
     }

@@ -1,10 +1,9 @@
 //! One message through an operation socket: skcipher, aead and hash.
 
 use super::socket::*;
-use super::{PAGE, PIECE};
-use super::{SO_RCVBUFFORCE, SO_SNDBUFFORCE};
 use crate::algorithms::{Algorithm, Direction, Kind};
-use crate::impls::{opened_len, sealed_len, Io, Operation};
+use crate::impls::implementation::Operation;
+use crate::impls::io::{opened_len, sealed_len, Io};
 use crate::sys::os_err;
 use anyhow::anyhow;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -1,10 +1,20 @@
 //! AF_ALG socket plumbing: control messages, sendmsg/recvmsg, vmsplice + splice, socket
 //! options, and the setup of one operation socket.
 
-use super::PIECE;
 use crate::sys::{errno, os_err};
 use anyhow::anyhow;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// Bytes per piece for skcipher messages and per splice: 16 pages, the zero-copy limit
+/// the kernel documents, and far below the default socket buffer (~208 KiB).
+pub(super) const PIECE: usize = 16 * 4096;
+
+pub(super) const PAGE: usize = 4096;
+
+/// x86_64 and most other architectures (asm-generic/socket.h); libc does not export them
+/// for every target.
+pub(super) const SO_SNDBUFFORCE: libc::c_int = 32;
+pub(super) const SO_RCVBUFFORCE: libc::c_int = 33;
 
 /// A pipe for vmsplice + splice.
 pub(super) struct Pipe {

@@ -9,7 +9,10 @@
 //! HMAC rewinds a keyed `HMAC_CTX` per message (`HMAC_Init_ex` with a NULL key).
 //! Public-key operations are in pkey.rs.
 
-use super::{opened_len, Implementation, Io, Operation, Prepared, RawIo, Support};
+use super::implementation::{
+    Implementation, Operation, PkeyFns, Prepared, PublicKeyOps, Support, Symmetric,
+};
+use super::io::{opened_len, Io, RawIo};
 use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
 use anyhow::anyhow;
 use boring_sys as bssl;
@@ -72,12 +75,12 @@ impl Implementation for BoringSsl {
             ..Default::default()
         }
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
-        Some(&crate::impls::PkeyFns(pkey::key_pair, pkey::public_key))
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
+        Some(&PkeyFns(pkey::key_pair, pkey::public_key))
     }
 }
 
-impl crate::impls::Symmetric for BoringSsl {
+impl Symmetric for BoringSsl {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         // The catch-all arms below would otherwise run AES for a legacy cipher.
         self.support(alg).check()?;

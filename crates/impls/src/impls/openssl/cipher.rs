@@ -1,9 +1,13 @@
 //! Ciphers and AEADs: one keyed EVP_CIPHER_CTX per Operation.
 
-use super::engine::Engine;
 use super::ffi::*;
-use super::*;
+use super::instance::{Engine, OpenSsl};
+use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use crate::impls::implementation::Operation;
+use crate::impls::io::{opened_len, too_small, Io, RawIo};
 use anyhow::anyhow;
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
 
 impl OpenSsl {
     /// A context keyed for `alg` and `dir`, through `engine` if one is given (engines

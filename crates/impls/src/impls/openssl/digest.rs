@@ -1,8 +1,14 @@
 //! Digests and HMAC: one EVP_MD_CTX or HMAC_CTX per Operation.
 
+use super::cipher::non_dangling;
 use super::ffi::*;
-use super::*;
+use super::instance::OpenSsl;
+use crate::algorithms::Algorithm;
+use crate::impls::implementation::Operation;
+use crate::impls::io::Io;
 use anyhow::anyhow;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::Arc;
 
 impl OpenSsl {
     pub(super) fn prepare_digest(&self, alg: Algorithm) -> anyhow::Result<Box<dyn Operation>> {

@@ -3,10 +3,13 @@
 //! application → libcrypto → engine → kernel → driver. Each message is the base
 //! instance's AES-CBC call, on a context keyed through the engine.
 
-use super::ffi::Api;
-use super::*;
+use super::instance::{Engine, Mode, OpenSsl};
+use crate::algorithms::Algorithm;
+use crate::impls::implementation::Support;
 use crate::kernel;
 use anyhow::anyhow;
+use std::ffi::CString;
+use std::sync::Arc;
 
 /// Engines this variant knows, and the kernel interface each one reaches.
 const ENGINES: &[(&str, &str)] = &[("afalg", "AF_ALG"), ("devcrypto", "/dev/crypto")];
@@ -16,37 +19,6 @@ pub(super) fn engine_id(spec: &str) -> Option<&str> {
     spec.strip_prefix("engine=").filter(|e| !e.is_empty())
 }
 
-/// An initialised ENGINE, finished and freed when the last context keyed with it is gone.
-pub(super) struct Engine {
-    api: Arc<Api>,
-    ptr: *mut c_void,
-    pub(super) id: String,
-    /// The longest message the engine takes without blocking forever, where it has a
-    /// limit (afalg: see `afalg_max_message`).
-    max_message: Option<usize>,
-}
-
-// SAFETY: an ENGINE is reference-counted and thread-safe in libcrypto; we only pass the
-// pointer to EVP_CipherInit_ex and finish/free it once, in Drop.
-unsafe impl Send for Engine {}
-unsafe impl Sync for Engine {}
-
-impl Engine {
-    pub(super) fn ptr(&self) -> *mut c_void {
-        self.ptr
-    }
-    /// Refuses a message the engine would block on forever.
-    pub(super) fn check_message(&self, n: usize) -> anyhow::Result<()> {
-        match self.max_message {
-            Some(max) if n > max => Err(anyhow!(
-                "engine {} cannot take a {n}-byte message: it writes the whole message to its AF_ALG socket before reading any of it back, and the socket holds at most {max} bytes (net.core.wmem_default in whole pages), so the call would never return",
-                self.id
-            )),
-            _ => Ok(()),
-        }
-    }
-}
-
 /// OpenSSL's afalg engine sends a whole message (sendmsg) before it reads the result
 /// (AIO), and the kernel's AF_ALG socket blocks a sender once it holds its send buffer:
 /// `sk_sndbuf` (net.core.wmem_default) rounded down to pages. A longer message would
@@ -54,18 +26,6 @@ impl Engine {
 fn afalg_max_message(wmem_default: &str) -> Option<usize> {
     let b: usize = wmem_default.trim().parse().ok()?;
     Some(b / 4096 * 4096)
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        if let Some(e) = &self.api.engine {
-            // SAFETY: ptr came from ENGINE_by_id and was initialised once.
-            unsafe {
-                (e.finish)(self.ptr);
-                (e.free)(self.ptr);
-            }
-        }
-    }
 }
 
 impl OpenSsl {

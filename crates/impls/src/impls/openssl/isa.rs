@@ -2,8 +2,11 @@
 //! OPENSSL_armcap (ARM) set.
 
 use super::ffi::*;
-use super::*;
+use super::instance::{IsaVariant, Mode, OpenSsl};
 use anyhow::anyhow;
+use libloading::Library;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The variable libcrypto's constructor reads its CPU capability mask from, once, when the
 /// library is loaded (OPENSSL_ia32cap(3)).
@@ -209,25 +212,6 @@ pub fn caps_of(cpu_info: &str) -> Option<(u64, u64)> {
     let (a, b) = rest.split_whitespace().next()?.split_once(':')?;
     let hex = |x: &str| u64::from_str_radix(x.strip_prefix("0x")?, 16).ok();
     Some((hex(a)?, hex(b)?))
-}
-
-/// A second copy of a libcrypto, loaded with OPENSSL_ia32cap set.
-pub(super) struct IsaVariant {
-    /// "isa=no-aesni", as given to --variant.
-    pub(super) spec: String,
-    /// OPENSSL_ia32cap or OPENSSL_armcap.
-    pub(super) variable: &'static str,
-    /// The value the copy was loaded with.
-    pub(super) mask: String,
-    pub(super) turns_off: String,
-    /// The base library's CPU info, for comparison (3.x only).
-    pub(super) base_cpu_info: Option<String>,
-    /// Capability bits on in the base library and off in the copy, when both are known.
-    pub(super) cleared: Option<(u64, u64)>,
-    /// The copy that was opened (deleted right after).
-    pub(super) loaded_from: PathBuf,
-    /// Said when the CPU has no AVX-512, so the mask clears only VAES/VPCLMULQDQ.
-    pub(super) wide_aes_note: Option<String>,
 }
 
 /// OPENSSL_ia32cap's second word: AVX512F, and VAES with VPCLMULQDQ (CPUID leaf 7, ECX

@@ -1,8 +1,12 @@
 //! Opening a libcrypto: the system one or one at a given path.
 
 use super::ffi::*;
-use super::*;
+use super::instance::{Mode, OpenSsl};
 use anyhow::anyhow;
+use libloading::Library;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 impl OpenSsl {
     /// The system libcrypto: "libcrypto.so.3", then "libcrypto.so.1.1", then "libcrypto.so".

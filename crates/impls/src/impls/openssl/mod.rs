@@ -6,9 +6,10 @@
 //! reason. The EVP algorithm getters (`EVP_aes_128_gcm`, ...) are optional: a build
 //! without one simply does not offer that algorithm.
 //!
-//! Each [`Operation`] keys its context once in `prepare`; every `process` call is then
-//! one independent message: set the nonce or IV (`EVP_CipherInit_ex` with only the IV),
-//! feed the AAD, the data, finalise, and get or check the tag. `openssl speed` counts
+//! Each [`Operation`](super::implementation::Operation) keys its context once in
+//! `prepare`; every `process` call is then one independent message: set the nonce or IV
+//! (`EVP_CipherInit_ex` with only the IV), feed the AAD, the data, finalise, and get or
+//! check the tag. `openssl speed` counts
 //! differently (it streams CBC and ChaCha20-Poly1305, and re-keys GCM per message in
 //! recent 3.0 releases): `bench/vs-openssl-speed` compares the two and says how.
 //!
@@ -34,6 +35,7 @@ mod cipher;
 mod digest;
 mod engine;
 mod ffi;
+mod instance;
 pub mod isa;
 mod legacy;
 mod load;
@@ -42,102 +44,21 @@ mod speed_loop;
 #[cfg(test)]
 mod tests;
 
-use super::{
-    opened_len, too_small, Access, Implementation, Io, Operation, Prepared, RawIo, Support,
+use super::implementation::{
+    Access, Implementation, KernelDriver, Prepared, PublicKeyOps, Support, Symmetric,
 };
-use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
-use cipher::*;
-use engine::{engine_driver, engine_id, engine_note, engine_support, Engine};
+use crate::algorithms::{Algorithm, Direction, Kind};
+use engine::{engine_driver, engine_id, engine_note, engine_support};
 use ffi::*;
-use isa::*;
-use libloading::Library;
+use instance::Mode;
+pub use instance::OpenSsl;
 use speed_loop::*;
-use std::ffi::{c_int, c_uint, c_void, CString};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// OpenSSL (libcrypto) reached through `dlopen`.
-pub struct OpenSsl {
-    api: Arc<Api>,
-    mode: Mode,
-}
-
-/// Which instance this is: the library as loaded, or one of its variants.
-enum Mode {
-    Base,
-    /// A second copy of the library, loaded with `OPENSSL_ia32cap` set.
-    Isa(Box<IsaVariant>),
-    /// The per-call work of `openssl speed -evp`.
-    SpeedLoop,
-    /// AES-CBC keyed through an ENGINE that hands it to the kernel.
-    Engine(Arc<Engine>),
-}
 
 /// Whether `spec` is a variant of openssl (for saying why it is unavailable when
 /// openssl itself is).
 pub fn understands_variant(spec: &str) -> bool {
     spec == SPEED_LOOP || spec.starts_with("isa=") || engine_id(spec).is_some()
-}
-
-impl OpenSsl {
-    fn digest(&self, alg: Algorithm) -> anyhow::Result<(Raw, bool)> {
-        self.resolve(alg, self.api.md_fetch)
-    }
-
-    /// The EVP_CIPHER/EVP_MD for `alg`: fetched from the providers in 3.x (so that no
-    /// implicit fetch happens later), else the legacy getter's static object.
-    fn resolve(&self, alg: Algorithm, fetch: Option<FetchFn>) -> anyhow::Result<(Raw, bool)> {
-        let (getter_name, fetch_name) = evp_names(alg);
-        let Some(getter) = self.api.getters[alg_index(alg)] else {
-            return Err(anyhow!(
-                "{} is not in this libcrypto (no {getter_name} symbol)",
-                alg.name()
-            ));
-        };
-        // SAFETY: an EVP getter takes nothing and returns a static object or NULL.
-        let legacy = unsafe { getter() };
-        if legacy.is_null() {
-            return Err(anyhow!(
-                "{getter_name}() returned NULL: disabled in this build"
-            ));
-        }
-        if let Some(fetch) = fetch {
-            let Ok(cname) = CString::new(fetch_name) else {
-                return Err(anyhow!("bad algorithm name {fetch_name}"));
-            };
-            // SAFETY: EVP_*_fetch(libctx NULL = default, NUL-terminated name, properties
-            // NULL) returns a new reference or NULL; the caller frees it.
-            let get = || unsafe { fetch(std::ptr::null_mut(), cname.as_ptr(), std::ptr::null()) };
-            let mut p = get();
-            if p.is_null() && alg.is_legacy() {
-                // Not in the default provider (single DES, RC4): load the legacy one.
-                // SAFETY: ERR_clear_error only empties this thread's error queue.
-                unsafe { (self.api.err_clear_error)() };
-                self.api.legacy_provider()?;
-                p = get();
-            }
-            if p.is_null() {
-                let why = self.api.fail(&format!("fetching {fetch_name}"));
-                return Err(anyhow!(
-                    "{why}: not offered by the loaded OpenSSL providers"
-                ));
-            }
-            return Ok((Raw(p), true));
-        }
-        Ok((Raw(legacy as *mut c_void), false))
-    }
-}
-
-impl OpenSsl {
-    /// The EVP_PKEY table of this library; the speed-loop variant covers ciphers only.
-    fn pkey(&self) -> anyhow::Result<std::sync::Arc<pkey::Pkey>> {
-        if matches!(self.mode, Mode::SpeedLoop) {
-            return Err(anyhow!(
-                "speed-loop imitates `openssl speed -evp` for ciphers only"
-            ));
-        }
-        pkey::for_path(&self.api.path)
-    }
 }
 
 impl Implementation for OpenSsl {
@@ -291,15 +212,15 @@ impl Implementation for OpenSsl {
             ..self.library_details()
         }
     }
-    fn public_key_ops(&self) -> Option<&dyn crate::impls::PublicKeyOps> {
+    fn public_key_ops(&self) -> Option<&dyn PublicKeyOps> {
         Some(self)
     }
-    fn kernel_driver(&self) -> Option<&dyn crate::impls::KernelDriver> {
+    fn kernel_driver(&self) -> Option<&dyn KernelDriver> {
         Some(self)
     }
 }
 
-impl crate::impls::PublicKeyOps for OpenSsl {
+impl PublicKeyOps for OpenSsl {
     fn key_pair(
         &self,
         alg: Algorithm,
@@ -319,7 +240,7 @@ impl crate::impls::PublicKeyOps for OpenSsl {
     }
 }
 
-impl crate::impls::KernelDriver for OpenSsl {
+impl KernelDriver for OpenSsl {
     fn driver(&self, alg: Algorithm) -> Option<String> {
         match &self.mode {
             Mode::Engine(e) => engine_driver(e, alg),
@@ -328,7 +249,7 @@ impl crate::impls::KernelDriver for OpenSsl {
     }
 }
 
-impl crate::impls::Symmetric for OpenSsl {
+impl Symmetric for OpenSsl {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         match &self.mode {
             Mode::SpeedLoop => {

@@ -17,84 +17,32 @@
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::dsa::{dsa_bits, shared_dsa_pkcs8};
-use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use crate::impls::pkey::{self, rsa_bits, KeyPair, PublicKey};
 use anyhow::anyhow;
 use libloading::Library;
-use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
+use std::ffi::{c_char, c_int, c_long};
 use std::path::Path;
 use std::sync::Arc;
 
 mod pq;
 mod sign;
+mod table;
 use pq::*;
 use sign::*;
+use table::*;
 
 pub const SIGN_NOTE: &str = "each call hashes the 64-byte message (EVP_Digest, SHA-256; SHA-384 for P-384) and signs or verifies the digest with EVP_PKEY_sign/EVP_PKEY_verify on a context set up once; Ed25519 uses EVP_DigestSign/EVP_DigestVerify on a context initialised once (from OpenSSL 3.4, which refuses a second EVP_DigestSign on one context, EVP_PKEY_sign/EVP_PKEY_verify of the message after EVP_PKEY_sign_message_init once)";
 pub const KEM_NOTE: &str = "OpenSSL's provider key types by name (EVP_PKEY_CTX_new_from_name): keygen is EVP_PKEY_keygen on a context initialised once; encaps is EVP_PKEY_encapsulate to a public key imported once (EVP_PKEY_fromdata), as libssl's server answers a key share; decaps is EVP_PKEY_decapsulate on a context initialised once; X25519MLKEM768 is OpenSSL's own hybrid key type, the one libssl negotiates";
 pub const MLDSA_NOTE: &str = "ML-DSA-65: EVP_PKEY_sign_message_init (verify_message_init) once, then EVP_PKEY_sign/EVP_PKEY_verify of the 64-byte message per call (pure ML-DSA, empty context, hedged signing: OpenSSL's default); the key is imported from its 32-byte seed with EVP_PKEY_fromdata";
 pub const DERIVE_NOTE: &str = "each call parses a fresh peer's public key (ECDH P-256 as libssl takes a key share: EVP_PKEY_copy_parameters from our key, EVP_PKEY_set1_encoded_public_key; X25519 with EVP_PKEY_new_raw_public_key), then EVP_PKEY_derive_set_peer (which checks the peer key) and EVP_PKEY_derive on a context initialised once (`openssl speed` derives with one fixed peer, set once)";
 
-type P = *mut c_void;
 const EVP_PKEY_RSA: c_int = 6;
 const EVP_PKEY_X25519: c_int = 1034;
 const EVP_PKEY_ED25519: c_int = 1087;
-const RSA_PKCS1_PADDING: c_int = 1;
-const RSA_PKCS1_PSS_PADDING: c_int = 6;
 
 /// DER prefixes that make an SPKI of an uncompressed P-256 / P-384 point.
 const SPKI_P256: &str = "3059301306072a8648ce3d020106082a8648ce3d030107034200";
 const SPKI_P384: &str = "3076301006072a8648ce3d020106052b81040022036200";
-
-struct Fns {
-    pkey_new: unsafe extern "C" fn() -> P,
-    copy_parameters: unsafe extern "C" fn(P, P) -> c_int,
-    set1_encoded_public_key: unsafe extern "C" fn(P, *const u8, usize) -> c_int,
-    d2i_auto_private_key: unsafe extern "C" fn(*mut P, *mut *const u8, c_long) -> P,
-    d2i_public_key: unsafe extern "C" fn(c_int, *mut P, *mut *const u8, c_long) -> P,
-    d2i_pubkey: unsafe extern "C" fn(*mut P, *mut *const u8, c_long) -> P,
-    i2d_public_key: unsafe extern "C" fn(P, *mut *mut u8) -> c_int,
-    i2d_pubkey: unsafe extern "C" fn(P, *mut *mut u8) -> c_int,
-    new_raw_private: unsafe extern "C" fn(c_int, P, *const u8, usize) -> P,
-    new_raw_public: unsafe extern "C" fn(c_int, P, *const u8, usize) -> P,
-    get_raw_public: unsafe extern "C" fn(P, *mut u8, *mut usize) -> c_int,
-    pkey_free: unsafe extern "C" fn(P),
-    pkey_size: unsafe extern "C" fn(P) -> c_int,
-    ctx_new: unsafe extern "C" fn(P, P) -> P,
-    ctx_free: unsafe extern "C" fn(P),
-    sign_init: unsafe extern "C" fn(P) -> c_int,
-    sign: unsafe extern "C" fn(P, *mut u8, *mut usize, *const u8, usize) -> c_int,
-    verify_init: unsafe extern "C" fn(P) -> c_int,
-    verify: unsafe extern "C" fn(P, *const u8, usize, *const u8, usize) -> c_int,
-    set_signature_md: unsafe extern "C" fn(P, P) -> c_int,
-    set_rsa_padding: unsafe extern "C" fn(P, c_int) -> c_int,
-    set_rsa_pss_saltlen: unsafe extern "C" fn(P, c_int) -> c_int,
-    digest: unsafe extern "C" fn(*const u8, usize, *mut u8, *mut c_uint, P, P) -> c_int,
-    /// SHA-256 and SHA-384, fetched once (3.x) so that no call pays an implicit fetch;
-    /// the legacy getters where there is no EVP_MD_fetch.
-    sha256: Md,
-    sha384: Md,
-    md_ctx_new: unsafe extern "C" fn() -> P,
-    md_ctx_free: unsafe extern "C" fn(P),
-    digest_sign_init: unsafe extern "C" fn(P, *mut P, P, P, P) -> c_int,
-    digest_sign: unsafe extern "C" fn(P, *mut u8, *mut usize, *const u8, usize) -> c_int,
-    digest_verify_init: unsafe extern "C" fn(P, *mut P, P, P, P) -> c_int,
-    digest_verify: unsafe extern "C" fn(P, *const u8, usize, *const u8, usize) -> c_int,
-    derive_init: unsafe extern "C" fn(P) -> c_int,
-    derive_set_peer: unsafe extern "C" fn(P, P) -> c_int,
-    derive: unsafe extern "C" fn(P, *mut u8, *mut usize) -> c_int,
-    err_get_error: unsafe extern "C" fn() -> c_ulong,
-    err_error_string_n: unsafe extern "C" fn(c_ulong, *mut c_char, usize),
-    /// The provider calls of ML-KEM, ML-DSA and the hybrid (OpenSSL 3.0 has them all,
-    /// but only 3.5 has the algorithms); None where one is missing, so that such a
-    /// libcrypto still loads.
-    pq: Option<PqFns>,
-    /// EVP_PKEY_sign_message_init and EVP_PKEY_verify_message_init (3.4 and later).
-    message_init: Option<(MessageInit, MessageInit)>,
-    // Declared last, so dropped last.
-    _lib: Library,
-}
-
-type MessageInit = unsafe extern "C" fn(P, P, *const OsslParam) -> c_int;
 
 /// The EVP_PKEY functions of one libcrypto, or why it has none usable.
 pub struct Pkey(Arc<Fns>);
@@ -351,44 +299,7 @@ fn sec1(scalar: &[u8], alg: Algorithm) -> Vec<u8> {
     der
 }
 
-fn fail(f: &Fns, what: &str) -> String {
-    // SAFETY: this thread's error queue; the buffer is ours and its size is passed.
-    unsafe {
-        let code = (f.err_get_error)();
-        let mut buf = [0 as c_char; 256];
-        if code != 0 {
-            (f.err_error_string_n)(code, buf.as_mut_ptr(), buf.len());
-        }
-        while (f.err_get_error)() != 0 {}
-        let detail = std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy();
-        if detail.is_empty() {
-            format!("openssl: {what} failed")
-        } else {
-            format!("openssl: {what} failed ({detail})")
-        }
-    }
-}
-
-/// An owned EVP_PKEY.
-struct Key(P, Arc<Fns>);
-
-// SAFETY: an EVP_PKEY used by one thread at a time; OpenSSL refcounts it atomically.
-unsafe impl Send for Key {}
-
-impl Drop for Key {
-    fn drop(&mut self) {
-        // SAFETY: owned, freed once.
-        unsafe { (self.1.pkey_free)(self.0) }
-    }
-}
-
 impl Key {
-    fn new(f: &Arc<Fns>, p: P, what: &str) -> anyhow::Result<Key> {
-        if p.is_null() {
-            return Err(anyhow::Error::msg(fail(f, what)));
-        }
-        Ok(Key(p, f.clone()))
-    }
     fn private_der(f: &Arc<Fns>, der: &[u8]) -> anyhow::Result<Key> {
         let mut p = der.as_ptr();
         // SAFETY: p and len describe `der`.
@@ -534,19 +445,6 @@ impl Key {
             encode(self.0, &mut p);
             out
         }
-    }
-}
-
-/// An owned context: EVP_PKEY_CTX or EVP_MD_CTX.
-struct Ctx(P, unsafe extern "C" fn(P));
-
-// SAFETY: used by one thread at a time.
-unsafe impl Send for Ctx {}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        // SAFETY: owned, freed once with its own free function.
-        unsafe { (self.1)(self.0) }
     }
 }
 

@@ -1,9 +1,14 @@
 //! The `speed-loop` variant: the per-call work of `openssl speed -evp`.
 
+use super::cipher::CipherOp;
 use super::ffi::*;
-use super::*;
-use crate::impls::{each_message, Batch};
+use super::instance::OpenSsl;
+use crate::algorithms::{Algorithm, Direction, Kind, TAG_LEN};
+use crate::impls::implementation::Operation;
+use crate::impls::implementation::{each_message, Batch};
+use crate::impls::io::{too_small, Io, RawIo};
 use anyhow::anyhow;
+use std::ffi::c_int;
 
 /// The `--variant` that makes each call do `openssl speed -evp`'s per-operation work.
 pub(super) const SPEED_LOOP: &str = "speed-loop";

@@ -1,6 +1,8 @@
 use super::*;
-use crate::impls::Symmetric;
+use crate::impls::implementation::Symmetric;
+use crate::impls::io::Io;
 use anyhow::anyhow;
+use std::path::Path;
 
 mod isa;
 

@@ -39,9 +39,9 @@ const DSA3072_PKCS8: &str = "308203650201003082033906072a8648ce3804013082032c028
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::impls::implementation::{Implementation, Support};
     use crate::impls::openssl::OpenSsl;
     use crate::impls::rustcrypto::RustCrypto;
-    use crate::impls::{Implementation, Support};
     use crate::kat::pkey::{cross_check, known_answers};
     use crate::testing::skip;
 

@@ -135,8 +135,8 @@ pub fn public_key(parts: Parts, client_share: &[u8]) -> anyhow::Result<Box<dyn P
 mod tests {
     use super::*;
     use crate::impls::aws_lc::AwsLc;
+    use crate::impls::implementation::Implementation;
     use crate::impls::rustcrypto::RustCrypto;
-    use crate::impls::Implementation;
     use ml_kem::{EncodedSizeUser, KemCore, MlKem768};
 
     /// TLS's layout, checked against each half on its own: the server's share is the

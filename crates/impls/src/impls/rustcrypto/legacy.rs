@@ -4,9 +4,10 @@
 //! RC4 has no IV, so each call is an independent message keyed afresh (its 256-step key
 //! schedule per message), as the openssl implementation does.
 
-use super::{inout, CbcDec, CbcEnc};
+use super::modes::{inout, CbcDec, CbcEnc};
 use crate::algorithms::Algorithm;
-use crate::impls::{Io, Operation};
+use crate::impls::implementation::Operation;
+use crate::impls::io::Io;
 use aes::cipher::{KeyInit, StreamCipher};
 use anyhow::anyhow;
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::impls::aws_lc::AwsLc;
-use crate::impls::Implementation;
+use crate::impls::implementation::Implementation;
 
 /// AWS-LC, whose keys these are compared with.
 const AWS_LC: &dyn Implementation = &AwsLc;

@@ -2,17 +2,12 @@
 //! (EVP_PKEY_CTX_new_from_name), imported from their raw encodings (EVP_PKEY_fromdata and
 //! OSSL_PARAM), and ML-KEM's encapsulation. Resolved only where the libcrypto has them.
 
-use super::*;
-
-/// One OSSL_PARAM (core.h): a named octet string here.
-#[repr(C)]
-pub(super) struct OsslParam {
-    pub(super) key: *const c_char,
-    pub(super) data_type: c_uint,
-    pub(super) data: *mut c_void,
-    pub(super) data_size: usize,
-    pub(super) return_size: usize,
-}
+use super::table::*;
+use crate::algorithms::Algorithm;
+use crate::impls::pkey::PublicKey;
+use anyhow::anyhow;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::Arc;
 
 pub(super) const OSSL_PARAM_OCTET_STRING: c_uint = 5;
 /// OSSL_PARAM_UNMODIFIED.
@@ -39,21 +34,6 @@ pub(super) fn octet_param(name: &std::ffi::CStr, bytes: &[u8]) -> [OsslParam; 2]
             return_size: 0,
         },
     ]
-}
-
-pub(super) struct PqFns {
-    pub(super) ctx_new_from_name: unsafe extern "C" fn(P, *const c_char, *const c_char) -> P,
-    pub(super) fromdata_init: unsafe extern "C" fn(P) -> c_int,
-    pub(super) fromdata: unsafe extern "C" fn(P, *mut P, c_int, *mut OsslParam) -> c_int,
-    pub(super) keygen_init: unsafe extern "C" fn(P) -> c_int,
-    pub(super) keygen: unsafe extern "C" fn(P, *mut P) -> c_int,
-    pub(super) encapsulate_init: unsafe extern "C" fn(P, *const OsslParam) -> c_int,
-    pub(super) encapsulate:
-        unsafe extern "C" fn(P, *mut u8, *mut usize, *mut u8, *mut usize) -> c_int,
-    pub(super) decapsulate_init: unsafe extern "C" fn(P, *const OsslParam) -> c_int,
-    pub(super) decapsulate: unsafe extern "C" fn(P, *mut u8, *mut usize, *const u8, usize) -> c_int,
-    pub(super) get_octet_string_param:
-        unsafe extern "C" fn(P, *const c_char, *mut u8, usize, *mut usize) -> c_int,
 }
 
 /// OpenSSL's provider name of a post-quantum algorithm, and the key parameters its

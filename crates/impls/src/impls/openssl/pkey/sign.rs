@@ -1,7 +1,14 @@
 //! Signing and verifying contexts set up once per key (EVP_DigestSign/Verify, or
 //! EVP_PKEY_sign_message_init on 3.4 and later), and the digests they need.
 
-use super::*;
+use super::table::*;
+use crate::algorithms::Algorithm;
+use crate::impls::pkey::{is_pss, rsa_bits};
+use std::ffi::{c_int, c_uint};
+use std::sync::Arc;
+
+const RSA_PKCS1_PADDING: c_int = 1;
+const RSA_PKCS1_PSS_PADDING: c_int = 6;
 
 /// What a signing or verifying context does per call.
 pub(super) enum Signer {
@@ -13,13 +20,6 @@ pub(super) enum Signer {
     /// (OpenSSL 3.4 and later: Ed25519, ML-DSA).
     Message { pctx: Ctx, max: usize },
 }
-
-/// A message digest method, valid while its library is loaded.
-pub(super) struct Md(pub(super) P);
-
-// SAFETY: EVP_MD methods are immutable and shared between threads by OpenSSL itself.
-unsafe impl Send for Md {}
-unsafe impl Sync for Md {}
 
 pub(super) fn md_of(f: &Fns, alg: Algorithm) -> P {
     if alg == Algorithm::EcdsaP384 {

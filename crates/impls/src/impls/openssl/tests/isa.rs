@@ -1,6 +1,6 @@
 //! The instruction-set masks: OPENSSL_ia32cap and armcap values, parsed and checked.
 
-use super::*;
+use crate::impls::openssl::isa::*;
 
 // Bits of the two OPENSSL_ia32cap words (OPENSSL_ia32cap(3)). First word: CPUID.1:EDX in
 // bits 0-31, CPUID.1:ECX in bits 32-63. Second word: CPUID.(EAX=7,ECX=0):EBX in bits
