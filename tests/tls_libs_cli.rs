@@ -156,6 +156,38 @@ fn haproxy_runs_on_wolfssl_with_the_proof() {
     }
 }
 
+/// HAProxy on AWS-LC alone, with --handshake: the handshake operations are timed on
+/// AWS-LC in this process (aws-lc-rs, the tree HAProxy's AWS-LC is built from), not on the
+/// system OpenSSL; on wolfSSL, which this process cannot load, on the system's.
+#[test]
+fn the_handshake_operations_are_timed_on_the_servers_library() {
+    if let Some(why) = haproxy_lacks() {
+        return common::skip(&why);
+    }
+    let (Some(_), Some(_)) = (
+        built("build-aws-lc", &[]),
+        built("build-haproxy", &["--lib", "aws-lc"]),
+    ) else {
+        return;
+    };
+    let recs = run_on(
+        &["--server", "haproxy", "--tls-lib", "aws-lc", "--handshake"],
+        "libs-aws-lc-ops.jsonl",
+    );
+    let h = recs
+        .iter()
+        .find(|r| r["handshake"] == true)
+        .unwrap_or_else(|| panic!("no handshake point: {recs:?}"));
+    let cost = &h["handshake_cost"];
+    assert!(
+        cost["implementation"]
+            .as_str()
+            .is_some_and(|i| i.starts_with("aws-lc ") && i.contains("AWS-LC ")),
+        "{h}"
+    );
+    assert!(!cost["primitives"].as_array().unwrap().is_empty(), "{h}");
+}
+
 /// nginx on the OpenSSL 3.5 build, named by --tls-lib (found in the build cache).
 #[test]
 fn nginx_runs_on_openssl_3_5() {

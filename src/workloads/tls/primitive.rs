@@ -1,5 +1,5 @@
-//! The cost of each suite's record protection measured alone: the same system
-//! libcrypto that nginx uses, one full 16 KiB TLS record per call, one thread, CPU time.
+//! The cost of each suite's record protection measured alone: the servers' own library in
+//! this process (`ServerCrypto`), one full 16 KiB TLS record per call, one thread, CPU time.
 //! A bottom-up estimate beside the end-to-end share against the null suite. With
 //! `--handshake`, also the public-key operations of a full handshake, for the rate of
 //! handshakes beside the rate of signatures.
@@ -7,8 +7,36 @@
 use super::suites::{CertKind, Suite};
 use crate::algorithms::{Algorithm, Direction};
 use crate::impls::{openssl::OpenSsl, Implementation, Support};
+
+/// The library the servers run on, loaded in this process to time their crypto alone.
+pub enum ServerCrypto {
+    /// Debian's libcrypto, which Debian's nginx and haproxy load.
+    System,
+    /// An OpenSSL build's libcrypto (`--openssl DIR`, `--tls-lib openssl-X.Y`).
+    Build(PathBuf),
+    /// AWS-LC through aws-lc-rs: the tree scripts/build-aws-lc builds HAProxy's from.
+    AwsLc,
+}
+
+impl ServerCrypto {
+    fn load(&self) -> anyhow::Result<Box<dyn Implementation>> {
+        Ok(match self {
+            ServerCrypto::System => Box::new(OpenSsl::load_system()?),
+            ServerCrypto::Build(path) => Box::new(OpenSsl::load_path(path)?),
+            #[cfg(feature = "aws-lc")]
+            ServerCrypto::AwsLc => Box::new(crate::impls::aws_lc::AwsLc),
+            #[cfg(not(feature = "aws-lc"))]
+            ServerCrypto::AwsLc => anyhow::bail!("this build has no AWS-LC (feature aws-lc)"),
+        })
+    }
+}
+
+/// How records name the library a cost was timed on: "openssl 3.0.19 ...", "aws-lc 1.x (AWS-LC 5.12.0)".
+fn label(imp: &dyn Implementation) -> String {
+    format!("{} {}", imp.name(), imp.version())
+}
 use crate::record::tls::{HandshakeCost, PrimitiveRate, TlsData};
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Bytes per call: the largest TLS record, which bulk transfers fill.
@@ -56,14 +84,13 @@ pub struct HandshakePrimitives {
     pub implementation: String,
 }
 
-/// Times [`handshake_ops`] on nginx's libcrypto (the system one, or `--openssl`'s
-/// `libcrypto`), one thread.
+/// Times [`handshake_ops`] on the servers' library, one thread.
 pub fn measure_handshake(
     cert: CertKind,
     budget: Duration,
-    libcrypto: Option<&Path>,
+    crypto: &ServerCrypto,
 ) -> (Option<HandshakePrimitives>, Vec<String>) {
-    let imp = match nginx_libcrypto(libcrypto) {
+    let imp = match crypto.load() {
         Ok(o) => o,
         Err(e) => {
             return (
@@ -82,7 +109,7 @@ pub fn measure_handshake(
         if dir == Direction::Encaps && imp.support(alg) != Support::Yes {
             continue;
         }
-        match crate::measure::alone::cpu_per_call(&imp, alg, dir, 0, budget) {
+        match crate::measure::alone::cpu_per_call(imp.as_ref(), alg, dir, 0, budget) {
             Ok(c) if c > 0.0 => rates.push((alg, dir, 1.0 / c)),
             Ok(_) => {
                 return (
@@ -102,7 +129,7 @@ pub fn measure_handshake(
             }
         }
     }
-    let implementation = format!("openssl {}", imp.version());
+    let implementation = label(imp.as_ref());
     (
         Some(HandshakePrimitives {
             rates,
@@ -139,24 +166,16 @@ pub fn handshake_cost(p: &HandshakePrimitives, d: &TlsData) -> Option<HandshakeC
     })
 }
 
-/// The libcrypto nginx runs on: the system one, or `--openssl`'s.
-fn nginx_libcrypto(libcrypto: Option<&Path>) -> anyhow::Result<OpenSsl> {
-    match libcrypto {
-        Some(path) => OpenSsl::load_path(path),
-        None => OpenSsl::load_system(),
-    }
-}
-
 /// For each TLS suite whose primitives the catalogue has, their summed cost alone, on
-/// nginx's libcrypto (the system one, or `--openssl`'s `libcrypto`).
+/// the servers' library.
 pub fn measure(
     suites: &[&Suite],
     budget: Duration,
-    libcrypto: Option<&Path>,
+    crypto: &ServerCrypto,
 ) -> (Vec<CipherAlone>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
-    let imp = match nginx_libcrypto(libcrypto) {
+    let imp = match crypto.load() {
         Ok(o) => o,
         Err(e) => {
             notes.push(format!("cipher cost alone not measured: {e}"));
@@ -182,7 +201,7 @@ pub fn measure(
                 total += c;
                 continue;
             }
-            match cost(&imp, a, budget) {
+            match cost(imp.as_ref(), a, budget) {
                 Ok(c) => {
                     cache.push((a, c));
                     total += c;
@@ -208,7 +227,7 @@ pub fn measure(
             suite: s.name.clone(),
             algs: algs.iter().map(|a| a.name().to_string()).collect(),
             cpu_s_per_gb: total,
-            implementation: format!("openssl {}", imp.version()),
+            implementation: label(imp.as_ref()),
             note,
         });
     }

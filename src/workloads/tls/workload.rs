@@ -3,7 +3,7 @@
 
 use super::bench::{Bench, Inputs};
 use super::point::{self, Outcome, Point};
-use super::primitive::{self, CipherAlone};
+use super::primitive::{self, CipherAlone, ServerCrypto};
 use super::args::TlsArgs;
 use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
@@ -34,6 +34,23 @@ impl Tls {
             alone: Vec::new(),
             handshake: None,
         }
+    }
+}
+
+/// The one library every server of the run loads, as this process can load it to time
+/// the crypto alone; why not, when the servers run on several or on one it cannot load.
+fn server_crypto(b: &Bench) -> Result<ServerCrypto, String> {
+    let first = b.servers.first().map(|s| s.lib()).ok_or("no server")?;
+    if b.servers.iter().any(|s| s.lib().name != first.name) {
+        return Err("the servers run on several libraries".into());
+    }
+    if let Some(build) = first.as_build() {
+        return Ok(ServerCrypto::Build(build.libcrypto.clone()));
+    }
+    match first.name.as_str() {
+        "system" => Ok(ServerCrypto::System),
+        "aws-lc" => Ok(ServerCrypto::AwsLc),
+        other => Err(format!("this process cannot load {other}")),
     }
 }
 
@@ -71,25 +88,23 @@ impl Workload for Tls {
 
     fn plan(&mut self) -> Result<Plan, Failure> {
         let mut b = Bench::build(&self.args, &mut self.inputs)?;
-        // The cipher alone, on the same libcrypto, before any load.
+        // The cipher alone, on the servers' own library, before any load.
         let tls_suites: Vec<_> = b.suites.iter().filter(|s| s.cipher.is_some()).collect();
-        let libcrypto = b.one_build().map(|x| x.libcrypto.clone());
-        if libcrypto.is_none() && b.servers.iter().any(|s| s.lib().name != "system") {
-            b.notes.push("the ciphers and handshake operations alone are timed on the system OpenSSL: the servers run on other or several libraries".into());
-        }
-        let (alone, notes) = primitive::measure(
-            &tls_suites,
-            Duration::from_millis(150),
-            libcrypto.as_deref(),
-        );
+        let crypto = match server_crypto(&b) {
+            Ok(c) => c,
+            Err(why) => {
+                b.notes.push(format!(
+                    "the ciphers and handshake operations alone are timed on the system OpenSSL: {why}"
+                ));
+                ServerCrypto::System
+            }
+        };
+        let (alone, notes) = primitive::measure(&tls_suites, Duration::from_millis(150), &crypto);
         b.notes.extend(notes);
         self.alone = alone;
         if self.args.handshake {
-            let (h, notes) = primitive::measure_handshake(
-                self.args.cert,
-                Duration::from_millis(300),
-                libcrypto.as_deref(),
-            );
+            let (h, notes) =
+                primitive::measure_handshake(self.args.cert, Duration::from_millis(300), &crypto);
             b.notes.extend(notes);
             self.handshake = h;
         }
