@@ -498,6 +498,7 @@ fn bad_input_exits_2_with_one_line() {
             "ECDHE-RSA-AES128-GCM-SHA256",
         ),
         (&["tls", "--mix", "chacha=10%"], "--mix"),
+        (&["tls", "--dut-address", "10.0.0.1"], "use it with --dut"),
         (&["tls", "--nginx", "/nonexistent/nginx"], "package nginx"),
         (&["tls", "--format", "openssl"], "offered by speed only"),
         (&["tls", "--output", "/"], "is a directory"),

@@ -320,6 +320,29 @@ pub fn output_of(dut: &DutArgs, argv: &[&str]) -> Result<Vec<u8>, Failure> {
     }
 }
 
+/// `--dut-address`, of the workloads whose ends are split between the controller and the
+/// DUT (tls, vpn, ssh).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct DataAddress {
+    /// With --dut: the DUT's address for the data, when it differs from the one SSH
+    /// reaches [default: the address the SSH connection came in on].
+    #[arg(long = "dut-address", value_name = "ADDR", value_parser = parse_address)]
+    pub given: Option<String>,
+}
+
+impl DataAddress {
+    /// Given only to a DUT's agent (`agent`: this run's other ends are the controller's),
+    /// as `--dut` passes it on.
+    pub fn check(&self, agent: bool) -> Result<(), Failure> {
+        match self.given {
+            Some(_) if !agent => Err(Failure::Input(
+                "--dut-address names the DUT's data address: use it with --dut ssh://...".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The DUT's address for the data: `--dut-address`, else the one this SSH session came
 /// in on ($SSH_CONNECTION: client address, client port, server address, server port).
 pub fn dut_address(given: Option<&str>) -> Result<String, Failure> {

@@ -56,10 +56,8 @@ pub struct SshArgs {
     /// data address, with host keys made there for the run), the client here.
     #[command(flatten)]
     pub dut: crate::dut::DutArgs,
-    /// With --dut: the DUT's address for the data, when it differs from the one SSH
-    /// reaches [default: the address the SSH connection came in on].
-    #[arg(long, value_name = "ADDR", value_parser = crate::dut::parse_address)]
-    pub dut_address: Option<String>,
+    #[command(flatten)]
+    pub dut_address: crate::dut::DataAddress,
     /// The DUT's agent: the client runs on the controller. Given by the controller, never
     /// by hand.
     #[arg(long, hide = true)]

@@ -87,7 +87,7 @@ impl Ssh {
         Ok(Ssh {
             sampler,
             remote: args.remote_client,
-            dut_address: args.dut_address,
+            dut_address: args.dut_address.given,
             place: None,
             client: None,
             alone: Vec::new(),

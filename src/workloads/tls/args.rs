@@ -118,10 +118,8 @@ pub struct TlsArgs {
     /// name paths there), the load generator here.
     #[command(flatten)]
     pub dut: crate::dut::DutArgs,
-    /// With --dut: the DUT's address for the data, when it differs from the one SSH
-    /// reaches [default: the address the SSH connection came in on].
-    #[arg(long, value_name = "ADDR", value_parser = crate::dut::parse_address)]
-    pub dut_address: Option<String>,
+    #[command(flatten)]
+    pub dut_address: crate::dut::DataAddress,
     /// The DUT's agent: the load generator runs on the controller, on these CPUs. Given
     /// by the controller, never by hand.
     #[arg(long, hide = true, value_name = "CPUS")]

@@ -427,7 +427,7 @@ impl Bench {
             .transpose()
             .map_err(input)?;
         let host = match &remote {
-            Some(_) => crate::dut::dut_address(args.dut_address.as_deref())?,
+            Some(_) => crate::dut::dut_address(args.dut_address.given.as_deref())?,
             None => "127.0.0.1".to_string(),
         };
         // On a DUT every CPU is the server's: the generator has the controller's.

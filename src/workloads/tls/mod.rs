@@ -59,6 +59,7 @@ impl crate::shell::measuring::Measuring for Command {
         bench::Inputs::check(args).map(drop)
     }
     fn measure(args: TlsArgs) -> Result<crate::driver::Finished, Failure> {
+        args.dut_address.check(args.remote_load.is_some())?;
         let out = args.common.output("tls").map_err(Failure::input)?;
         let inputs = bench::Inputs::check(&args)?;
         crate::driver::run(&mut workload::Tls::new(args, inputs), &out)

@@ -82,10 +82,8 @@ pub struct VpnArgs {
     /// the network between them.
     #[command(flatten)]
     pub dut: crate::dut::DutArgs,
-    /// With --dut: the DUT's address for the data, when it differs from the one SSH
-    /// reaches [default: the address the SSH connection came in on].
-    #[arg(long, value_name = "ADDR", value_parser = crate::dut::parse_address)]
-    pub dut_address: Option<String>,
+    #[command(flatten)]
+    pub dut_address: crate::dut::DataAddress,
     /// The DUT's agent: the client ends run on the controller. Given by the controller,
     /// never by hand.
     #[arg(long, hide = true)]

@@ -53,11 +53,7 @@ impl crate::shell::measuring::Measuring for Command {
         workload::Vpn::new(args.clone()).map(drop)
     }
     fn measure(args: VpnArgs) -> Result<crate::driver::Finished, Failure> {
-        if args.dut_address.is_some() && !args.remote_client {
-            return Err(Failure::Input(
-                "--dut-address names the DUT's data address: use it with --dut ssh://...".into(),
-            ));
-        }
+        args.dut_address.check(args.remote_client)?;
         let out = args.common.output("vpn").map_err(Failure::input)?;
         crate::driver::run(&mut workload::Vpn::new(args)?, &out)
     }

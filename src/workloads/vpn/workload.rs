@@ -211,7 +211,7 @@ impl Vpn {
             lab: None,
             clients: match args.remote_client {
                 true => Clients::Controller {
-                    dut_address: args.dut_address,
+                    dut_address: args.dut_address.given,
                 },
                 false => Clients::Here,
             },
