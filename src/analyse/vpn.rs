@@ -120,7 +120,7 @@ pub fn summary(rounds: &[&VpnRecord]) -> (VpnRecord, f64) {
     r.busiest_thread_cpu_pct = median_of(rounds, |x| x.busiest_thread_cpu_pct);
     r.tunnel_cpu_pct = median_of(rounds, |x| x.tunnel_cpu_pct);
     r.system_busy_pct = median_of(rounds, |x| Some(x.system_busy_pct)).unwrap_or(0.0);
-    r.others_cpu_pct = median_of(rounds, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
+    r.others_cpu_pct = median_of(rounds, |x| x.others_cpu_pct);
     (r, super::stats::spread_pct(&tp))
 }
 
@@ -154,8 +154,8 @@ pub fn shares(records: &[VpnRecord]) -> Vec<CipherShare> {
             notes.push("no-crypto tunnel cost more CPU per byte: the difference is noise".into());
         }
         let amdahl = |share: f64| amdahl_ceiling(share.clamp(0.0, 0.999));
-        let others = median_of(mine, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
-        let others_none = median_of(base, |x| Some(x.others_cpu_pct)).unwrap_or(0.0);
+        let others = median_of(mine, |x| x.others_cpu_pct).unwrap_or(0.0);
+        let others_none = median_of(base, |x| x.others_cpu_pct).unwrap_or(0.0);
         if others >= DISTURBED_PCT || others_none >= DISTURBED_PCT {
             notes.push(format!(
                 "disturbed: other processes used {others:.0}% and {others_none:.0}% of all cores during the two points"
@@ -385,7 +385,7 @@ pub mod tests {
     #[test]
     fn a_disturbed_point_is_said() {
         let mut busy = rec("openvpn", "none", 1, 48e6, 8.0);
-        busy.others_cpu_pct = 40.0;
+        busy.others_cpu_pct = Some(40.0);
         let rs = vec![rec("openvpn", "AES-256-GCM", 1, 40e6, 10.0), busy];
         let s = &shares(&rs)[0];
         assert!(s.notes[0].starts_with("disturbed"), "{:?}", s.notes);

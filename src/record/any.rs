@@ -55,7 +55,7 @@ pub trait Head {
     fn throughput_bps(&self) -> f64;
     fn throughput_bps_ci(&self) -> Option<[f64; 2]>;
     fn samples_bps(&self) -> &[f64];
-    fn others_cpu_pct(&self) -> f64;
+    fn others_cpu_pct(&self) -> Option<f64>;
     fn wall_s(&self) -> f64;
     /// The CPU seconds it counts (user, system), where known.
     fn cpu_s(&self) -> [Option<f64>; 2];
@@ -91,7 +91,7 @@ impl<D: RecordData> Head for Record<D> {
     fn samples_bps(&self) -> &[f64] {
         &self.samples_bps
     }
-    fn others_cpu_pct(&self) -> f64 {
+    fn others_cpu_pct(&self) -> Option<f64> {
         self.others_cpu_pct
     }
     fn wall_s(&self) -> f64 {

@@ -10,6 +10,25 @@ use serde::{Deserialize, Serialize};
 /// rename.
 pub type DiskRecord = crate::record::envelope::Record<DiskData>;
 
+/// A disk point's note on `others_cpu_pct`, null: measured, in an idle guest (TCG), the
+/// machine's busy CPU less fio's own (its usr_cpu and sys_cpu), the kcryptd workers', the
+/// dmcrypt_write threads' and softirq left 8-23% per point (fio's start and exit in the
+/// window, kernel workers that ran kcryptd's queue then another), which would have marked
+/// idle points disturbed.
+pub const OTHERS_NOT_OBSERVABLE: &str = "others_cpu_pct: not observable for disk (null): the encryption and the I/O run in kernel threads that cannot be told apart from other work";
+
+/// Older disk records wrote `others_cpu_pct` 0 with a note that began so.
+const OTHERS_WAS_ZERO: &str = "others_cpu_pct: not observable for disk, recorded as 0";
+
+/// An older disk record read as this version writes it: its "not observable" 0 becomes
+/// null, and its note says so.
+pub fn upgrade_others(r: &mut DiskRecord) {
+    if let Some(k) = r.notes.iter().position(|n| n.starts_with(OTHERS_WAS_ZERO)) {
+        r.others_cpu_pct = None;
+        r.notes[k] = OTHERS_NOT_OBSERVABLE.into();
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct DiskData {
     /// dm-crypt's cipher specification as given: "aes-xts-plain64",

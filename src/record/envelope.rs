@@ -44,8 +44,9 @@ pub struct Record<D> {
     pub cpu_sys_s: Option<f64>,
     /// (cpu_user_s + cpu_sys_s) per 10^9 payload bytes.
     pub cpu_s_per_gb: Option<f64>,
-    /// CPU used by everything else during the point, in percent of all cores (0-100).
-    pub others_cpu_pct: f64,
+    /// CPU used by everything else during the point, in percent of all cores (0-100);
+    /// null where it is not observable (disk: the work runs in shared kernel threads).
+    pub others_cpu_pct: Option<f64>,
     /// Other work took enough CPU during the point to move the number.
     pub disturbed: bool,
     /// Facts a reader must know to interpret the number.

@@ -226,7 +226,7 @@ impl Workload for OpensslEnc {
             cpu_user_s: Some(user),
             cpu_sys_s: Some(sys),
             cpu_s_per_gb: Some((user + sys) / (total as f64 / 1e9)),
-            others_cpu_pct: 0.0,
+            others_cpu_pct: Some(0.0),
             disturbed: false,
             notes: vec![format!(
                 "`openssl enc -{}{}` of a {}-byte file in tmpfs, timed end to end (process start, reading, writing): one trial per round",

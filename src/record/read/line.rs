@@ -25,7 +25,8 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
     // the workload it finds; anything else takes the general path.
     // A line with an over-long string takes the general path, which cuts it.
     let long = has_long_string(text);
-    if let Some(rec) = typed_record(text).filter(|_| !long) {
+    if let Some(mut rec) = typed_record(text).filter(|_| !long) {
+        upgrade(&mut rec);
         check(&rec)?;
         return Ok(Line::Record(Box::new(rec)));
     }
@@ -63,7 +64,9 @@ pub fn parse_line(text: &str) -> anyhow::Result<Line> {
             let Some(workload) = Workload::ALL.iter().find(|w| w.name() == workload) else {
                 return Err(anyhow!("unknown workload {workload:?}"));
             };
-            let rec = AnyRecord::from_value(*workload, v).map_err(|e| anyhow!("record: {e}"))?;
+            let mut rec =
+                AnyRecord::from_value(*workload, v).map_err(|e| anyhow!("record: {e}"))?;
+            upgrade(&mut rec);
             check(&rec)?;
             Ok(Line::Record(Box::new(rec)))
         }
@@ -124,6 +127,13 @@ fn cut_long_strings(v: &mut Value) {
     }
 }
 
+/// What changed within schema 2, read as this version writes it.
+fn upgrade(rec: &mut AnyRecord) {
+    if let AnyRecord::Disk(r) = rec {
+        crate::record::disk::upgrade_others(r);
+    }
+}
+
 /// Values that no run can produce: a record holding them is damaged or hand-made.
 fn check(rec: &AnyRecord) -> anyhow::Result<()> {
     rec.check()?;
@@ -162,7 +172,7 @@ fn check(rec: &AnyRecord) -> anyhow::Result<()> {
             "invalid record: a negative or infinite wall or CPU time"
         ));
     }
-    if !crate::record::envelope::PERCENT.contains(&others) {
+    if others.is_some_and(|x| !crate::record::envelope::PERCENT.contains(&x)) {
         return Err(anyhow!("invalid record: others_cpu_pct outside 0-100"));
     }
     Ok(())

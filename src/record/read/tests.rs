@@ -379,6 +379,23 @@ fn vpn_and_disk_values_no_run_writes_are_refused() {
     for good in [&vpn, &disk] {
         assert!(parse_line(&good.to_string()).is_ok(), "{good}");
     }
+    // An older disk record's "not observable" 0 is read as null, its note as now; a 0
+    // without that note stays a measured 0.
+    let mut old_disk = disk.clone();
+    old_disk["notes"] = json!(["others_cpu_pct: not observable for disk, recorded as 0: why"]);
+    for (line, others, note) in [
+        (&old_disk, None, Some(crate::record::disk::OTHERS_NOT_OBSERVABLE)),
+        (&disk, Some(0.0), None),
+    ] {
+        let Ok(Line::Record(rec)) = parse_line(&line.to_string()) else {
+            panic!("a disk record is refused")
+        };
+        let AnyRecord::Disk(r) = *rec else {
+            panic!("not a disk record")
+        };
+        assert_eq!(r.others_cpu_pct, others);
+        assert_eq!(r.notes.first().map(String::as_str), note);
+    }
     // A 100,000-character evidence line is kept, cut to STRING_MAX characters; one just
     // at the limit is kept whole.
     for (len, kept) in [(100_000, STRING_MAX), (STRING_MAX, STRING_MAX)] {

@@ -11,7 +11,7 @@ use crate::driver::{self, Ctx, Plan, Workload};
 use crate::failure::Failure;
 use crate::record::disk::{DiskData, DiskRecord, DiskSettings};
 use crate::record::Exclusion;
-use crate::workloads::e2e::cpu;
+use crate::workloads::e2e::window::{CpuWindow, Watched};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -174,23 +174,6 @@ impl Disk {
         Ok(r)
     }
 }
-
-/// CPU seconds since `before` of the kernel workers that last ran dm-crypt's queue
-/// ("kworker/u4:1-kcryptd/254:0"); None when none did (no-workqueue).
-fn kcryptd_s(before: &std::collections::BTreeMap<i32, cpu::Times>) -> Option<f64> {
-    let after = cpu::kworkers(Some(&["kcryptd/".to_string()]));
-    let s: f64 = after
-        .iter()
-        .map(|(pid, t)| t.total() - before.get(pid).map_or(0.0, cpu::Times::total))
-        .sum();
-    (!after.is_empty()).then_some(s.max(0.0))
-}
-
-/// Why others_cpu_pct is 0 for disk: measured, in an idle guest (TCG), the machine's busy
-/// CPU less fio's own (its usr_cpu and sys_cpu), the kcryptd workers', the dmcrypt_write
-/// threads' and softirq left 8-23% per point (fio's start and exit in the window, kernel
-/// workers that ran kcryptd's queue then another), which would mark idle points disturbed.
-const OTHERS_NOT_OBSERVABLE: &str = "others_cpu_pct: not observable for disk, recorded as 0: the encryption and the I/O run in kernel threads that cannot be told apart from other work";
 
 /// The record's name of a queue option: the kernel's parameters, or "default".
 fn queues_name(q: &str) -> String {
@@ -371,8 +354,12 @@ impl Workload for Disk {
             if crate::measure::stopped() {
                 break;
             }
-            let workers0 = cpu::kworkers(None);
-            let busy0 = crate::sys::cpu::machine_busy_s();
+            // The machine's CPUs, and the kernel workers that last ran dm-crypt's queue
+            // ("kworker/u4:1-kcryptd/254:0"; none with no-workqueue).
+            let window = CpuWindow::start(Watched {
+                kworker_queues: vec!["kcryptd/".into()],
+                ..Watched::default()
+            });
             let clock = crate::workloads::e2e::clock::ClockWatch::start(self.duration);
             let on_mapping = || {
                 fio::measure(
@@ -399,11 +386,9 @@ impl Workload for Disk {
             };
             let wall = t0.elapsed().as_secs_f64();
             let throttled = clock.finish();
-            let kcryptd = kcryptd_s(&workers0);
-            let busy = match (busy0, crate::sys::cpu::machine_busy_s()) {
-                (Some(a), Some(b)) => Some((b - a).max(0.0)),
-                _ => None,
-            };
+            let seen = window.finish(None);
+            let kcryptd = (!seen.procs.is_empty()).then(|| seen.cpu_of(Some("kernel")).total());
+            let busy = Some(seen.busy_s);
             let bare = self.bare.get(&k).cloned().unwrap_or_default();
             let gb = r.bytes_per_s * r.runtime_s.max(1e-9) / 1e9;
             let mut notes = vec![format!(
@@ -411,7 +396,7 @@ impl Workload for Disk {
                 disk.path, disk.kind, m.bound.driver, m.bound.proof.how(), p.cipher.key_bits, load.rw
             )];
             notes.push("CPU: the whole machine's busy seconds during fio (fio included): the encryption runs in kernel workers shared with everything else".into());
-            notes.push(OTHERS_NOT_OBSERVABLE.into());
+            notes.push(crate::record::disk::OTHERS_NOT_OBSERVABLE.into());
             // --profile: the same load again under perf; the record keeps the unsampled
             // figures, the profile the throughput reached while sampled.
             let profile = self.sampler.as_ref().map(|s| {
@@ -439,7 +424,7 @@ impl Workload for Disk {
                 cpu_user_s: None,
                 cpu_sys_s: busy,
                 cpu_s_per_gb: busy.filter(|_| gb > 0.0).map(|b| b / gb),
-                others_cpu_pct: 0.0,
+                others_cpu_pct: None,
                 disturbed: false,
                 notes,
                 profile,

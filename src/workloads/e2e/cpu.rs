@@ -29,6 +29,17 @@ fn read_times(path: &str) -> Option<Times> {
     })
 }
 
+/// A process's CPU time with that of the children it has reaped.
+pub fn tree_times(pid: i32) -> Option<Times> {
+    let s = crate::sys::procfs::stat(pid)?;
+    let per_s = crate::sys::procfs::ticks_per_s();
+    Some(Times {
+        name: s.comm,
+        user: (s.utime + s.cutime) as f64 / per_s,
+        sys: (s.stime + s.cstime) as f64 / per_s,
+    })
+}
+
 /// One process at one moment: its total (which keeps the time of threads that have
 /// exited) and each live thread.
 #[derive(Clone, Debug, Default)]

@@ -8,3 +8,4 @@ pub mod clock;
 pub mod cpu;
 pub mod ends;
 pub mod lab;
+pub mod window;

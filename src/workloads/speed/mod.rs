@@ -701,7 +701,7 @@ fn to_record(
         cpu_user_s: Some(m.cpu.user),
         cpu_sys_s: Some(m.cpu.sys),
         cpu_s_per_gb: (m.bytes > 0).then(|| m.cpu.total() / (m.bytes as f64 / 1e9)),
-        others_cpu_pct: m.others_cpu_pct(),
+        others_cpu_pct: Some(m.others_cpu_pct()),
         disturbed: m.disturbed_trials() > 0,
         notes,
         profile: None,

@@ -641,7 +641,7 @@ fn row(r: &Record) -> Vec<String> {
         format!("{:.2}", r.spread_pct),
         r.noisy.to_string(),
         r.disturbed_trials.to_string(),
-        format!("{:.2}", r.others_cpu_pct),
+        r.others_cpu_pct.map_or_else(String::new, |x| format!("{x:.2}")),
         r.notes.join("; "),
         r.run_id.clone(),
     ]

@@ -202,7 +202,7 @@ impl View for SshView {
                 format!("{:.1}", r.busiest_thread.server.pct),
                 r.limit.kind.clone(),
                 r.negotiated_from.clone(),
-                format!("{:.1}", r.others_cpu_pct),
+                r.others_cpu_pct.map_or_else(String::new, |x| format!("{x:.1}")),
             ]);
         }
         t

@@ -395,7 +395,7 @@ impl Ssh {
             cpu_user_s: None,
             cpu_sys_s: None,
             cpu_s_per_gb: Some(client + server),
-            others_cpu_pct: m.others_pct,
+            others_cpu_pct: Some(m.others_pct),
             disturbed,
             notes,
             profile: None,

@@ -636,7 +636,7 @@ fn record(
         cpu_user_s: Some(server.user),
         cpu_sys_s: Some(server.sys),
         cpu_s_per_gb: (server_bytes > 0).then(|| server.total() / (server_bytes as f64 / 1e9)),
-        others_cpu_pct: cpu.others_pct,
+        others_cpu_pct: Some(cpu.others_pct),
         disturbed: cpu.others_pct >= DISTURBED_PCT,
         profile: w.profile.clone().map(Box::new),
         dut: None,

@@ -272,7 +272,7 @@ fn points(recs: &[&TlsRecord]) -> Table {
         t.notes.push(format!(
             "~ disturbed: other processes used >= 10% of the server and generator CPUs in {disturbed} of {} points (up to {:.0}%); rerun on a quiet machine to trust small differences.",
             recs.len(),
-            recs.iter().map(|r| r.others_cpu_pct).fold(0.0, f64::max)
+            recs.iter().filter_map(|r| r.others_cpu_pct).fold(0.0, f64::max)
         ));
     }
     t
@@ -665,7 +665,7 @@ pub fn records_table(records: &[&TlsRecord]) -> Table {
             format!("{:.4}", r.client_cpu_sys_s),
             format!("{:.1}", r.client_cpu_pct),
             r.generator_bound.to_string(),
-            format!("{:.1}", r.others_cpu_pct),
+            r.others_cpu_pct.map_or_else(String::new, |x| format!("{x:.1}")),
             r.disturbed.to_string(),
             format!("{:.4}", r.cpu_s_per_gb.unwrap_or(0.0)),
             format!("{:.4}", r.cpu_ms_per_request),

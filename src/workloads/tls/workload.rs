@@ -260,7 +260,7 @@ fn summary(r: &Record<TlsData>) -> String {
         if r.disturbed {
             format!(
                 " (disturbed: others used {:.0}% of our CPUs)",
-                r.others_cpu_pct
+                r.others_cpu_pct.unwrap_or(0.0)
             )
         } else {
             String::new()

@@ -7,10 +7,10 @@ use super::tunnel::{Programs, Spec, Tunnel};
 use crate::analyse::limit;
 use crate::record::vpn::{self, VpnData, VpnRecord};
 use crate::record::window::DISTURBED_PCT;
-use crate::record::window::{ProcessCpu, ThreadCpu, THREAD_USED_PCT};
+use crate::record::window::THREAD_USED_PCT;
 use crate::workloads::e2e::clock::ClockWatch;
-use crate::workloads::e2e::cpu;
 use crate::workloads::e2e::lab::{self, Lab, Place, CLIENT, SERVER};
+use crate::workloads::e2e::window::{CpuSeen, CpuWindow, Watched};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -22,53 +22,37 @@ fn crypto_queues(tun: &Tunnel) -> Vec<String> {
         .collect()
 }
 
-/// The tunnel's processes (or a kernel tunnel's crypto kworkers) at one moment.
-fn cpu_snapshot(tun: &Tunnel, all_kworkers: bool) -> Vec<(String, i32, cpu::ProcSnap)> {
-    if tun.kernel {
-        let queues = crypto_queues(tun);
-        let filter = if all_kworkers {
-            None
+/// What the point's CPU window watches of `tun` on this host: its processes, or a kernel
+/// tunnel's crypto kworkers.
+fn watched(tun: &Tunnel, cpus: Option<Vec<usize>>) -> Watched {
+    Watched {
+        procs: if tun.kernel {
+            Vec::new()
         } else {
-            Some(&queues[..])
-        };
-        return cpu::kworkers(filter)
-            .into_iter()
-            .map(|(pid, t)| {
-                let snap = cpu::ProcSnap {
-                    total: t.clone(),
-                    threads: [(pid, t)].into_iter().collect(),
-                };
-                ("kernel".to_string(), pid, snap)
-            })
-            .collect();
+            tun.procs.clone()
+        },
+        kworker_queues: if tun.kernel {
+            crypto_queues(tun)
+        } else {
+            Vec::new()
+        },
+        cpus,
+        ..Watched::default()
     }
-    tun.procs
-        .iter()
-        .filter_map(|(end, pid)| cpu::snap_process(*pid).map(|s| (end.clone(), *pid, s)))
-        .collect()
 }
 
 /// One end's interface counters before and after a point, from where that end runs.
 pub type EndLinks = (usize, LinkMap, LinkMap);
 pub type LinkMap = BTreeMap<String, lab::LinkStats>;
 
-/// What one host saw of a point: its ends' links, its tunnel processes' CPU and its CPUs'
-/// use (the lab's host, or with `vpn --dut` each of the DUT and the controller).
+/// What one host saw of a point: its ends' links and its CPU window (the lab's host, or
+/// with `vpn --dut` each of the DUT and the controller, this process's CPUs only).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct HostSeen {
     pub links: Vec<EndLinks>,
     pub rcvbuf_errors: u64,
-    pub procs: Vec<ProcessCpu>,
-    pub threads: Vec<ThreadCpu>,
-    /// This host's CPUs: every one in the lab, this process's with `vpn --dut`.
-    pub cpus: Option<Vec<usize>>,
-    pub busy_s: f64,
-    pub total_s: f64,
-    pub softirq_s: f64,
-    /// The CPU (of this host's) with the largest softirq share over the point, and that
-    /// share in percent of it: the kernel's packet work bound to one CPU.
-    #[serde(default)]
-    pub softirq_busiest: Option<(usize, f64)>,
+    #[serde(flatten)]
+    pub cpu: CpuSeen,
 }
 
 impl HostSeen {
@@ -84,23 +68,6 @@ impl HostSeen {
             })
             .unwrap_or_default()
     }
-
-    fn pct_of_cpus(&self, x: f64) -> f64 {
-        if self.total_s > 0.0 {
-            x / self.total_s * 100.0
-        } else {
-            0.0
-        }
-    }
-
-    /// The busiest tunnel thread here, or of one end's processes.
-    fn busiest(&self, end: Option<&str>) -> Option<f64> {
-        self.threads
-            .iter()
-            .filter(|t| end.is_none_or(|e| t.end == e))
-            .map(|t| t.cpu_pct)
-            .reduce(f64::max)
-    }
 }
 
 /// The counters of one host before a point, for `HostSeen`.
@@ -108,10 +75,7 @@ pub struct Watch {
     places: Vec<(usize, Option<String>)>,
     links: Vec<LinkMap>,
     rcvbuf: u64,
-    cpu: Vec<(String, i32, cpu::ProcSnap)>,
-    cpus: Option<Vec<usize>>,
-    sys: crate::sys::cpu::Usage,
-    per_cpu: Vec<(usize, u64, u64)>,
+    cpu: CpuWindow,
 }
 
 impl Watch {
@@ -133,26 +97,18 @@ impl Watch {
             .iter()
             .map(|(_, ns)| lab::udp_rcvbuf_errors(ns.as_deref()))
             .sum();
-        let cpu = cpu_snapshot(tun, true);
-        let sys = cpu::snap_system(cpus.as_deref());
-        let per_cpu = cpu::softirq_ticks(cpus.as_deref());
         Ok(Watch {
             places,
             links,
             rcvbuf,
-            cpu,
-            cpus,
-            sys,
-            per_cpu,
+            cpu: CpuWindow::start(watched(tun, cpus)),
         })
     }
 
     /// The same counters after the point (of `seconds`), against those before. The CPU
     /// is read first: the closer to the load's end, the truer.
-    pub fn finish(self, tun: &Tunnel, seconds: f64) -> Result<HostSeen, LoadError> {
-        let cpu_after = cpu_snapshot(tun, false);
-        let sys = cpu::snap_system(self.cpus.as_deref());
-        let per_cpu = cpu::softirq_ticks(self.cpus.as_deref());
+    pub fn finish(self, seconds: f64) -> Result<HostSeen, LoadError> {
+        let cpu = self.cpu.finish(Some(seconds));
         let mut links = Vec::new();
         for ((end, ns), before) in self.places.iter().zip(self.links) {
             let after =
@@ -164,17 +120,10 @@ impl Watch {
             .iter()
             .map(|(_, ns)| lab::udp_rcvbuf_errors(ns.as_deref()))
             .sum();
-        let (procs, threads) = cpu::diff(&self.cpu, &cpu_after, seconds);
         Ok(HostSeen {
             links,
             rcvbuf_errors: rcvbuf.saturating_sub(self.rcvbuf),
-            procs,
-            threads,
-            cpus: self.cpus,
-            busy_s: sys.busy - self.sys.busy,
-            total_s: sys.total - self.sys.total,
-            softirq_s: (sys.softirq - self.sys.softirq).max(0.0),
-            softirq_busiest: cpu::busiest_softirq(&self.per_cpu, &per_cpu),
+            cpu,
         })
     }
 }
@@ -308,7 +257,7 @@ pub fn run_client(
         Ok(o) if o.seconds > 0.0 => o.seconds,
         _ => wall.elapsed().as_secs_f64(),
     };
-    let seen = watch.finish(tun, seconds);
+    let seen = watch.finish(seconds);
     tun.guard.stop_process(client.id() as i32);
     Ok((outcome?, seen?))
 }
@@ -376,9 +325,8 @@ pub fn record(o: Observed) -> VpnRecord {
         wall_s
     };
     let attributable = !bare;
-    let user: f64 = here.procs.iter().map(|p| p.user_s).sum();
-    let sys: f64 = here.procs.iter().map(|p| p.sys_s).sum();
-    let cpu_s = user + sys;
+    let tunnel_cpu = here.cpu.cpu_of(None);
+    let cpu_s = tunnel_cpu.total();
     let gb = outcome.bytes as f64 / 1e9;
 
     let (s, r) = (load.sender(), load.receiver());
@@ -389,7 +337,7 @@ pub fn record(o: Observed) -> VpnRecord {
     let tunnel_dropped = if bare { 0 } else { dropped(&tun.ifname) };
     let outer_dropped = dropped(&tun.outer_if);
 
-    let busy_pct = here.pct_of_cpus(here.busy_s);
+    let busy_pct = here.cpu.pct_of_cpus(here.cpu.busy_s);
     // iperf3's own CPU where it ran here: both ends in the lab, the server on a DUT.
     let iperf3_pct = outcome.server_cpu_pct.unwrap_or(0.0)
         + if controller.is_none() {
@@ -398,21 +346,25 @@ pub fn record(o: Observed) -> VpnRecord {
             0.0
         };
     let iperf3_s = iperf3_pct / 100.0 * seconds;
-    let others_pct = here.pct_of_cpus((here.busy_s - cpu_s - iperf3_s - here.softirq_s).max(0.0));
+    let others_pct = here
+        .cpu
+        .pct_of_cpus((here.cpu.busy_s - cpu_s - iperf3_s - here.cpu.softirq_s).max(0.0));
     let tunnel_rx = ra.rx_bytes.saturating_sub(rb.rx_bytes);
     let generator = outcome.generator(load.streams);
     let busiest_thread = here
+        .cpu
         .threads
         .iter()
-        .chain(controller.iter().flat_map(|c| &c.seen.threads))
+        .chain(controller.iter().flat_map(|c| &c.seen.cpu.threads))
         .filter(|_| attributable)
         .max_by(|a, b| a.cpu_pct.total_cmp(&b.cpu_pct))
         .map(|t| (format!("{} ({} end)", t.name, t.end), t.cpu_pct));
     let limit = limit::limit(&limit::Seen {
         busiest_thread,
-        busiest_softirq: here.softirq_busiest,
+        busiest_softirq: here.cpu.softirq_busiest,
         busy_pct,
         cpus: here
+            .cpu
             .cpus
             .as_ref()
             .map_or_else(crate::sys::cpu::machine_cpus, Vec::len),
@@ -426,8 +378,8 @@ pub fn record(o: Observed) -> VpnRecord {
             received: outcome.bytes,
             busy_pct,
             others_pct,
-            no_thread: here.threads.is_empty(),
-            cpus: here.cpus.as_ref().map(Vec::len),
+            no_thread: here.cpu.threads.is_empty(),
+            cpus: here.cpu.cpus.as_ref().map(Vec::len),
         },
     );
     notes.extend(rtts.note);
@@ -440,8 +392,11 @@ pub fn record(o: Observed) -> VpnRecord {
     // Each end's busiest thread: by end in the lab, by host with `vpn --dut` (where a
     // kernel tunnel's kworkers are the host's too).
     let (server_busiest, client_busiest) = match &controller {
-        Some(c) => (here.busiest(None), c.seen.busiest(None)),
-        None => (here.busiest(Some("server")), here.busiest(Some("client"))),
+        Some(c) => (here.cpu.busiest(None), c.seen.cpu.busiest(None)),
+        None => (
+            here.cpu.busiest(Some("server")),
+            here.cpu.busiest(Some("client")),
+        ),
     };
     let (server_busiest, client_busiest) = (
         server_busiest.filter(|_| attributable),
@@ -450,23 +405,24 @@ pub fn record(o: Observed) -> VpnRecord {
     let rcvbuf_errors =
         here.rcvbuf_errors + controller.as_ref().map_or(0, |c| c.seen.rcvbuf_errors);
     let controller_end = controller.map(|c| {
-        let cpu_s: f64 = c.seen.procs.iter().map(|p| p.user_s + p.sys_s).sum();
+        let cpu_s = c.seen.cpu.cpu_of(None).total();
         vpn::ControllerEnd {
             implementation: c.implementation,
-            cpus: c.seen.cpus.clone().unwrap_or_default(),
-            system_busy_pct: c.seen.pct_of_cpus(c.seen.busy_s),
+            cpus: c.seen.cpu.cpus.clone().unwrap_or_default(),
+            system_busy_pct: c.seen.cpu.pct_of_cpus(c.seen.cpu.busy_s),
             tunnel_cpu_s: attributable.then_some(cpu_s),
             tunnel_cpu_pct: attributable.then(|| cpu_s / seconds * 100.0),
-            processes: c.seen.procs,
+            processes: c.seen.cpu.procs,
             thread_cpu: c
                 .seen
+                .cpu
                 .threads
                 .into_iter()
                 .filter(|t| t.cpu_pct >= 1.0)
                 .collect(),
         }
     });
-    let threads = here.threads;
+    let threads = here.cpu.threads;
     VpnRecord {
         kind: crate::record::LineKind::Record,
         schema: crate::record::SCHEMA,
@@ -483,10 +439,10 @@ pub fn record(o: Observed) -> VpnRecord {
         throughput_bps_ci: None,
         samples_bps: vec![outcome.throughput_bps],
         wall_s: outcome.seconds,
-        cpu_user_s: attributable.then_some(user),
-        cpu_sys_s: attributable.then_some(sys),
+        cpu_user_s: attributable.then_some(tunnel_cpu.user),
+        cpu_sys_s: attributable.then_some(tunnel_cpu.sys),
         cpu_s_per_gb: (attributable && gb > 0.0).then(|| cpu_s / gb),
-        others_cpu_pct: others_pct.clamp(0.0, 100.0),
+        others_cpu_pct: Some(others_pct.clamp(0.0, 100.0)),
         disturbed: others_pct >= DISTURBED_PCT,
         notes,
         profile: profile.map(Box::new),
@@ -527,9 +483,9 @@ pub fn record(o: Observed) -> VpnRecord {
                     .filter(|t| t.cpu_pct >= THREAD_USED_PCT)
                     .count() as u32
             }),
-            processes: here.procs,
+            processes: here.cpu.procs,
             thread_cpu: threads.into_iter().filter(|t| t.cpu_pct >= 1.0).collect(),
-            softirq_s: here.softirq_s,
+            softirq_s: here.cpu.softirq_s,
             system_busy_pct: busy_pct,
             iperf3_client_cpu_pct: outcome.client_cpu_pct,
             iperf3_server_cpu_pct: outcome.server_cpu_pct,
@@ -610,6 +566,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::window::{ProcessCpu, ThreadCpu};
 
     fn thread(end: &str, pid: i32, pct: f64) -> ThreadCpu {
         ThreadCpu {
@@ -672,20 +629,26 @@ mod tests {
         tun.outer_if = ["eth0".into(), "veth-c".into()];
         let here = HostSeen {
             links: vec![links(SERVER, &["tun-s", "eth0"], 2_000_000)],
-            procs: vec![process("server", 10, 60.0)],
-            threads: vec![thread("server", 10, 60.0)],
-            cpus: Some(vec![0]),
-            busy_s: 1.6,
-            total_s: 2.0,
+            cpu: CpuSeen {
+                procs: vec![process("server", 10, 60.0)],
+                threads: vec![thread("server", 10, 60.0)],
+                cpus: Some(vec![0]),
+                busy_s: 1.6,
+                total_s: 2.0,
+                ..CpuSeen::default()
+            },
             ..HostSeen::default()
         };
         let controller = HostSeen {
             links: vec![links(CLIENT, &["tun-c", "veth-c"], 2_100_000)],
-            procs: vec![process("client", 20, 90.0)],
-            threads: vec![thread("client", 20, 90.0)],
-            cpus: Some(vec![1]),
-            busy_s: 1.0,
-            total_s: 2.0,
+            cpu: CpuSeen {
+                procs: vec![process("client", 20, 90.0)],
+                threads: vec![thread("client", 20, 90.0)],
+                cpus: Some(vec![1]),
+                busy_s: 1.0,
+                total_s: 2.0,
+                ..CpuSeen::default()
+            },
             ..HostSeen::default()
         };
         let outcome = iperf::Outcome {

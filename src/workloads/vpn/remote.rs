@@ -274,7 +274,7 @@ impl DutEnd {
             }
             .unwrap_or(wall_s);
             let profile = point::finish_sampling(window, sampling);
-            let here = watch.finish(tun, seconds)?;
+            let here = watch.finish(seconds)?;
             let agent_pct = crate::sys::cpu::process_cpu().since(agent0).total() / seconds * 100.0;
             let loaded: Loaded = serde_json::from_value(answer?)
                 .map_err(|e| failed(format!("the controller's answer: {e}")))?;

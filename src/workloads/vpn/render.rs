@@ -49,7 +49,7 @@ fn record_row(r: &VpnRecord) -> Vec<String> {
             .map(|n| n.to_string())
             .unwrap_or_else(|| "-".into()),
         format!("{:.0}%", r.system_busy_pct),
-        format!("{:.0}%", r.others_cpu_pct),
+        r.others_cpu_pct.map_or_else(|| "-".into(), |x| format!("{x:.0}%")),
     ]
 }
 
@@ -469,7 +469,7 @@ pub fn records_table(records: &[&VpnRecord]) -> Table {
             threads.join(";"),
             f(Some(r.softirq_s), 3),
             f(Some(r.system_busy_pct), 1),
-            f(Some(r.others_cpu_pct), 1),
+            f(r.others_cpu_pct, 1),
             r.notes.join("; "),
             r.run_id.clone(),
             r.packet_size.map(|n| n.to_string()).unwrap_or_default(),
@@ -509,7 +509,7 @@ mod tests {
     fn a_figure_that_rounds_to_zero_is_never_negative_zero() {
         let mut r = rec("openvpn", "AES-128-GCM", 1, 50e6, 9.0);
         r.cpu_sys_s = Some(-0.0002);
-        r.others_cpu_pct = -0.0;
+        r.others_cpu_pct = Some(-0.0);
         let t = records_table(&[&r]);
         let col = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
         assert_eq!(t.rows[0][col("cpu_sys_s")], "0.000");
