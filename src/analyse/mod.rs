@@ -17,6 +17,7 @@ pub mod share;
 // A leaf of its own (src/stats.rs), so that measure's stopping rule can use it too.
 pub(crate) use crate::stats;
 pub mod tls;
+pub mod tls_point;
 pub mod tls_threads;
 pub mod trend;
 pub mod vpn;

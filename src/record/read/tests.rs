@@ -384,7 +384,11 @@ fn vpn_and_disk_values_no_run_writes_are_refused() {
     let mut old_disk = disk.clone();
     old_disk["notes"] = json!(["others_cpu_pct: not observable for disk, recorded as 0: why"]);
     for (line, others, note) in [
-        (&old_disk, None, Some(crate::record::disk::OTHERS_NOT_OBSERVABLE)),
+        (
+            &old_disk,
+            None,
+            Some(crate::record::disk::OTHERS_NOT_OBSERVABLE),
+        ),
         (&disk, Some(0.0), None),
     ] {
         let Ok(Line::Record(rec)) = parse_line(&line.to_string()) else {

@@ -30,7 +30,7 @@ fn read_times(path: &str) -> Option<Times> {
 }
 
 /// A process's CPU time with that of the children it has reaped.
-pub fn tree_times(pid: i32) -> Option<Times> {
+pub(super) fn tree_times(pid: i32) -> Option<Times> {
     let s = crate::sys::procfs::stat(pid)?;
     let per_s = crate::sys::procfs::ticks_per_s();
     Some(Times {
@@ -67,7 +67,7 @@ pub fn snap_process(pid: i32) -> Option<ProcSnap> {
 /// Differences between two snapshots of the same processes, as per-process and
 /// per-thread CPU. Threads born during the point count from zero; threads that died
 /// during it are in the process total but not in the thread list.
-pub fn diff(
+pub(super) fn diff(
     before: &[(String, i32, ProcSnap)],
     after: &[(String, i32, ProcSnap)],
     seconds: f64,
@@ -116,7 +116,7 @@ pub fn diff(
 /// name says they last ran one of `queues`: kernel WireGuard's "wg-crypt-<if>"
 /// ("kworker/1:2-wg-crypt-<if>"), OpenVPN DCO's "ovpn-crypto-wq-<if>", dm-crypt's
 /// "kcryptd/<dev>". The kernel keeps 23 bytes of a queue's name (WORKER_DESC_LEN).
-pub fn kworkers(queues: Option<&[String]>) -> BTreeMap<i32, Times> {
+pub(super) fn kworkers(queues: Option<&[String]>) -> BTreeMap<i32, Times> {
     let mut out = BTreeMap::new();
     let Ok(dir) = fs::read_dir("/proc") else {
         return out;
@@ -146,7 +146,7 @@ pub fn kworkers(queues: Option<&[String]>) -> BTreeMap<i32, Times> {
 
 /// CPU seconds (busy by the one definition in sys::cpu, total, softirq) of the whole
 /// machine, or of `cpus`.
-pub fn snap_system(cpus: Option<&[usize]>) -> crate::sys::cpu::Usage {
+pub(super) fn snap_system(cpus: Option<&[usize]>) -> crate::sys::cpu::Usage {
     match cpus {
         Some(c) => crate::sys::cpu::cpus_usage(c),
         None => crate::sys::cpu::machine_usage(),
@@ -155,7 +155,7 @@ pub fn snap_system(cpus: Option<&[usize]>) -> crate::sys::cpu::Usage {
 }
 
 /// Each CPU's softirq and total ticks (of `cpus` only, when given).
-pub fn softirq_ticks(cpus: Option<&[usize]>) -> Vec<(usize, u64, u64)> {
+pub(super) fn softirq_ticks(cpus: Option<&[usize]>) -> Vec<(usize, u64, u64)> {
     crate::sys::procfs::cpu_lines()
         .into_iter()
         .filter_map(|(c, l)| {
@@ -166,7 +166,7 @@ pub fn softirq_ticks(cpus: Option<&[usize]>) -> Vec<(usize, u64, u64)> {
 }
 
 /// The CPU whose share in softirq grew most between two readings, with that share.
-pub fn busiest_softirq(
+pub(super) fn busiest_softirq(
     before: &[(usize, u64, u64)],
     after: &[(usize, u64, u64)],
 ) -> Option<(usize, f64)> {
@@ -183,6 +183,24 @@ pub fn busiest_softirq(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_counts_the_children_it_reaped() {
+        let me = std::process::id() as i32;
+        let before = tree_times(me).unwrap();
+        // A child that burns about 0.1-0.5 s of CPU, then is reaped by this process.
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let after = tree_times(me).unwrap();
+        assert!(
+            after.total() - before.total() >= 0.05,
+            "{before:?} -> {after:?}"
+        );
+        assert!(tree_times(-1).is_none());
+    }
 
     #[test]
     fn thread_deltas_and_new_threads() {

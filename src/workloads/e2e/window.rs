@@ -47,9 +47,11 @@ pub struct CpuSeen {
     /// This process's own CPU seconds (cryptobench as a data source or sink, a DUT's agent).
     #[serde(default)]
     pub own_s: f64,
-    /// The window's length in seconds, which the percentages are of.
+    /// The length the percentages are of (the load's), and the window's own wall time.
     #[serde(default)]
     pub seconds: f64,
+    #[serde(default)]
+    pub wall_s: f64,
 }
 
 impl CpuSeen {
@@ -118,7 +120,8 @@ impl CpuWindow {
     /// `seconds` (the load's own length), or of the window's wall time when None. The
     /// processes are read first: the closer to the load's end, the truer.
     pub fn finish(self, seconds: Option<f64>) -> CpuSeen {
-        let seconds = seconds.unwrap_or_else(|| self.started.elapsed().as_secs_f64());
+        let wall_s = self.started.elapsed().as_secs_f64();
+        let seconds = seconds.unwrap_or(wall_s);
         let mut after = snap_procs(&self.watched);
         let mut before = self.procs;
         if !self.watched.kworker_queues.is_empty() {
@@ -147,6 +150,7 @@ impl CpuWindow {
             cpus: self.watched.cpus,
             own_s: own,
             seconds,
+            wall_s,
         }
     }
 }

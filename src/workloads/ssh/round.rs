@@ -15,6 +15,7 @@ use super::client::{self, End};
 use super::threads::{busiest, sample, threads_of, SAMPLE_EVERY};
 use super::server::{self, Keys, Programs, Server};
 use crate::sys::guard::Guard;
+use crate::workloads::e2e::window::{CpuWindow, Watched};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -97,13 +98,6 @@ pub enum Outcome {
     Stopped,
 }
 
-/// CPU seconds of a process with its reaped children.
-fn tree_cpu_s(pid: i32) -> Option<f64> {
-    let s = crate::sys::procfs::stat(pid)?;
-    let ticks = s.utime + s.stime + s.cutime + s.cstime;
-    Some(ticks as f64 / crate::sys::procfs::ticks_per_s())
-}
-
 fn log_from(path: &Path, offset: u64) -> String {
     let text = std::fs::read(path).unwrap_or_default();
     String::from_utf8_lossy(text.get(offset as usize..).unwrap_or_default()).into_owned()
@@ -137,12 +131,14 @@ fn client_side(guard: &Guard, s: &Spec, started: impl FnOnce()) -> anyhow::Resul
 pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     let srv = s.server;
     let log_start = std::fs::metadata(&srv.log).map_or(0, |m| m.len());
-    let own0 = crate::sys::cpu::process_cpu();
-    let sys0 = crate::workloads::e2e::cpu::snap_system(None);
-    let soft0 = crate::workloads::e2e::cpu::softirq_ticks(None);
-    let Some(srv_cpu0) = tree_cpu_s(srv.pid) else {
+    // The listener with the connection processes it forks and reaps, and every CPU.
+    let cpu_window = CpuWindow::start(Watched {
+        trees: vec![("server".into(), srv.pid)],
+        ..Watched::default()
+    });
+    if crate::sys::procfs::stat(srv.pid).is_none() {
         anyhow::bail!("{} (pid {}) is gone", srv.kind.name(), srv.pid);
-    };
+    }
     let t0 = Instant::now();
     let done = Arc::new(AtomicBool::new(false));
     let sampler = {
@@ -180,10 +176,8 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     while !crate::sys::procfs::descendants(srv.pid).is_empty() && reaped.elapsed() < REAP_LIMIT {
         std::thread::sleep(Duration::from_millis(5));
     }
-    let srv_cpu1 = tree_cpu_s(srv.pid).unwrap_or(srv_cpu0);
-    let sys1 = crate::workloads::e2e::cpu::snap_system(None);
-    let soft1 = crate::workloads::e2e::cpu::softirq_ticks(None);
-    let own = crate::sys::cpu::process_cpu().since(own0).total();
+    let seen = cpu_window.finish(None);
+    let own = seen.own_s;
     let profiles = window.zip(s.sampling).map(|(w, (perf, label))| -> Box<Profiles> {
         let w = match w {
             Ok(w) => w,
@@ -231,8 +225,8 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     // The client's data phase on the server's samples' clock.
     let shift = (ended_at - side.total_s).max(0.0);
     let wall = side.exit_s.max(1e-6);
-    let (busy, total) = (sys1.busy - sys0.busy, (sys1.total - sys0.total).max(1e-9));
-    let server_cpu_s = (srv_cpu1 - srv_cpu0).max(0.0);
+    let (busy, total) = (seen.busy_s, seen.total_s.max(1e-9));
+    let server_cpu_s = seen.cpu_of(Some("server")).total();
     let here = matches!(s.client, Client::Here { .. });
     // This machine's CPU: the client's too when it runs here.
     let client_here = if here { side.cpu_s } else { 0.0 };
@@ -248,7 +242,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         server_busiest: busiest(&samples, side.from_s + shift, side.to_s + shift, true),
         own_pct: if here { own } else { side.own_cpu_s } / wall * 100.0,
         agent_pct: (!here).then(|| own / ended_at.max(1e-6) * 100.0),
-        busiest_softirq: crate::workloads::e2e::cpu::busiest_softirq(&soft0, &soft1),
+        busiest_softirq: seen.softirq_busiest,
         busy_pct: (busy / total * 100.0).clamp(0.0, 100.0),
         others_pct: (others / total * 100.0).clamp(0.0, 100.0),
         cpus: crate::sys::cpu::machine_cpus(),
@@ -256,16 +250,4 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         from_server_log,
         profiles,
     })))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_process_and_its_reaped_children() {
-        let me = std::process::id() as i32;
-        assert!(tree_cpu_s(me).is_some());
-        assert!(tree_cpu_s(-1).is_none());
-    }
 }

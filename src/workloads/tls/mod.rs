@@ -23,7 +23,6 @@ pub mod servers;
 pub mod suites;
 pub mod tls_lib;
 pub mod view;
-mod window;
 mod workload;
 
 pub use args::TlsArgs;

@@ -5,13 +5,13 @@
 use super::bench::Bench;
 use super::load::{self, Generator, Job, Load};
 use super::server::{self, Content, LogSummary};
-use super::window::{cpu, sum_cpu, Window};
 use super::{ktls, remote, suites};
 use crate::failure::Failure;
 use crate::profile::ProfileField;
 use crate::record::tls::{HandshakeMs, MixPart, ServerInfo, TlsData, TlsRecord};
 use crate::record::window::DISTURBED_PCT;
-use crate::sys;
+use crate::sys::cpu::CpuTime;
+use crate::workloads::e2e::window::{CpuSeen, CpuWindow, Watched};
 use anyhow::anyhow;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -374,6 +374,22 @@ fn h2load_counts(
     Ok(Ok(counts))
 }
 
+/// What the generators and the server did during the measured window.
+struct Window {
+    outcomes: Vec<load::Outcome>,
+    threads: u32,
+    /// The server's workers (role "server") and its CPUs, with the generator's when they
+    /// run here.
+    seen: CpuSeen,
+    /// Busy CPU seconds of the generator's CPUs (the controller's with `tls --dut`).
+    gen_busy: Option<f64>,
+    workers_seen: usize,
+    /// Where the workers' CPU went, when this is the sampled rerun (--profile).
+    profile: Option<ProfileField>,
+    /// A DUT's agent: its own CPU during the window, in percent of one core.
+    agent_cpu_pct: Option<f64>,
+}
+
 /// Runs the generators against the started server and stops it; None when interrupted,
 /// the reason when a generator failed.
 #[allow(clippy::type_complexity)]
@@ -398,10 +414,15 @@ fn load_window(
     if !b.remote {
         used_cpus.extend(b.gen_cpus.iter().filter(|c| !b.server_cpus.contains(c)));
     }
-    let busy0 = sys::cpu::cpus_busy_s(&used_cpus);
-    let gen_busy0 = sys::cpu::cpus_busy_s(&b.gen_cpus);
-    let agent0 = crate::dut::agent::active().then(crate::sys::cpu::process_cpu);
-    let before = running.worker_cpu();
+    let window = CpuWindow::start(Watched {
+        procs: running.workers.iter().map(|&(pid, _)| ("server".into(), pid)).collect(),
+        cpus: Some(used_cpus),
+        ..Watched::default()
+    });
+    let gen_window = CpuWindow::start(Watched {
+        cpus: Some(b.gen_cpus.clone()),
+        ..Watched::default()
+    });
     let t0 = Instant::now();
     let mut started = Vec::new();
     let mut threads = 0u32;
@@ -414,8 +435,6 @@ fn load_window(
         return Ok(None);
     };
     let seconds = t0.elapsed().as_secs_f64();
-    let agent_cpu_pct =
-        agent0.map(|a| crate::sys::cpu::process_cpu().since(a).total() / seconds * 100.0);
     // Requests cut off when the generator closed its connections are logged (with the
     // bytes they did send) as nginx notices the close: wait for the logs to settle, so
     // that bytes and CPU cover the same work.
@@ -430,9 +449,8 @@ fn load_window(
             unavailable: why.to_string(),
         },
     });
-    let after = running.worker_cpu();
-    let busy1 = sys::cpu::cpus_busy_s(&used_cpus);
-    let gen_busy1 = sys::cpu::cpus_busy_s(&b.gen_cpus);
+    let seen = window.finish(Some(seconds));
+    let gen_seen = gen_window.finish(Some(seconds));
     let workers_seen = running.workers.len();
     server::stop(guard, running);
     // A generator that failed refuses the point, with its reason.
@@ -443,20 +461,16 @@ fn load_window(
     let gen_busy = if b.remote {
         outcomes.iter().map(|o| o.host_busy_s).sum::<Option<f64>>()
     } else {
-        gen_busy0.zip(gen_busy1).map(|(a, b)| b - a)
+        Some(gen_seen.busy_s)
     };
     Ok(Some(Ok(Window {
         outcomes,
-        seconds,
         threads,
-        server: b.servers[p.server].name(),
-        server_cpu: sum_cpu(&before, &after),
-        workers_seen,
-        busy: busy0.zip(busy1).map(|(a, b)| b - a),
+        agent_cpu_pct: crate::dut::agent::active().then(|| seen.own_s / seen.wall_s * 100.0),
+        seen,
         gen_busy,
-        used_cpus: used_cpus.len(),
+        workers_seen,
         profile,
-        agent_cpu_pct,
     })))
 }
 
@@ -596,7 +610,26 @@ fn record(
             b.server_cpus.len().max(1)
         ));
     }
-    let cpu = cpu(b, w);
+    let client = w.outcomes.iter().fold(CpuTime::default(), |a, o| CpuTime {
+        user: a.user + o.cpu.user,
+        sys: a.sys + o.cpu.sys,
+    });
+    let server = w.seen.cpu_of(Some("server"));
+    let cpu = crate::analyse::tls_point::cpu(&crate::analyse::tls_point::Window {
+        server: server_at.name(),
+        generator: b.generator.name(),
+        pinned: b.pinned,
+        remote: b.remote,
+        server_cpus: b.server_cpus.len(),
+        gen_cpus: b.gen_cpus.len(),
+        threads: w.threads,
+        client,
+        server_cpu: server.total(),
+        seconds: w.seen.seconds,
+        busy: Some(w.seen.busy_s),
+        gen_busy: w.gen_busy,
+        used_cpus: w.seen.cpus.as_ref().map_or(1, Vec::len),
+    });
     notes.extend(cpu.notes.iter().cloned());
     let sum = |f: &dyn Fn(&load::Outcome) -> u64| outcomes.iter().map(f).sum::<u64>();
     let per_s = |f: &dyn Fn(&load::Outcome) -> u64| {
@@ -606,7 +639,6 @@ fn record(
             .sum::<f64>()
     };
     let tput = per_s(&|o| o.bytes);
-    let server = w.server_cpu;
     let server_requests: u64 = logs.iter().map(|l| l.requests).sum();
     let server_bytes: u64 = logs.iter().map(|l| l.bytes_sent).sum();
     let suite_of = |pt: &Part| &b.suites[pt.suite];
@@ -677,13 +709,13 @@ fn record(
             server_connections: logs.iter().map(|l| l.connections).sum(),
             negotiated_requests: server_requests,
             server_cpu_s: server.total(),
-            server_cpu_pct: server.total() / (w.seconds * b.server_cpus.len().max(1) as f64)
+            server_cpu_pct: server.total() / (w.seen.seconds * b.server_cpus.len().max(1) as f64)
                 * 100.0,
             server_workers: w.workers_seen as u32,
             server_cpus: b.server_cpus.clone(),
-            client_cpu_s: cpu.client.total(),
-            client_cpu_user_s: cpu.client.user,
-            client_cpu_sys_s: cpu.client.sys,
+            client_cpu_s: client.total(),
+            client_cpu_user_s: client.user,
+            client_cpu_sys_s: client.sys,
             client_cpu_pct: cpu.client_pct,
             client_threads: w.threads,
             client_cpus: b.gen_cpus.clone(),

@@ -3,7 +3,6 @@
 
 use super::suites::{CertKind, Proto, Suite};
 use crate::sys;
-use crate::sys::cpu::CpuTime;
 use crate::sys::guard::Guard;
 use anyhow::anyhow;
 use std::fmt::Write as _;
@@ -364,13 +363,6 @@ pub struct Running {
 }
 
 impl Running {
-    /// CPU of every worker, by PID.
-    pub fn worker_cpu(&self) -> Vec<(i32, CpuTime)> {
-        self.workers
-            .iter()
-            .filter_map(|&(pid, _)| sys::cpu::of_pid(pid).map(|c| (pid, c)))
-            .collect()
-    }
 }
 
 /// The nginx program and how to start it.
