@@ -14,6 +14,7 @@ mod haproxy;
 mod ktls;
 pub mod load;
 pub mod plots;
+mod plan;
 mod point;
 pub mod primitive;
 pub mod remote;

@@ -2,7 +2,8 @@
 //! measure one point at a time, and stop everything at the end.
 
 use super::bench::{Bench, Inputs};
-use super::point::{self, Outcome, Point};
+use super::plan::{self, Point};
+use super::point::{self, Outcome};
 use super::primitive::{self, CipherAlone, ServerCrypto};
 use super::args::TlsArgs;
 use crate::driver::{self, Ctx, Plan, Workload};
@@ -62,7 +63,7 @@ fn exclusion(b: &Bench, p: &Point, kind: ExclusionKind, reason: String) -> Exclu
         ("concurrency".to_string(), u64::from(p.concurrency).into()),
     ]
     .into();
-    if let point::What::Suite(i) = p.what {
+    if let plan::What::Suite(i) = p.what {
         if let Some(g) = &b.suites[i].group {
             point.insert("group".into(), g.clone().into());
         }
@@ -108,7 +109,7 @@ impl Workload for Tls {
             b.notes.extend(notes);
             self.handshake = h;
         }
-        let (points, unsplittable, cannot) = point::plan(&b, &self.inputs.concurrency);
+        let (points, unsplittable, cannot) = plan::plan(&b, &self.inputs.concurrency);
         let mut exclusions: Vec<Exclusion> = unsplittable
             .iter()
             .map(|p| exclusion(&b, p, ExclusionKind::Skipped, point::MIX_NEEDS_TWO.into()))
