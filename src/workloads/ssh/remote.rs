@@ -11,14 +11,15 @@ use super::client::{self, End};
 use super::server::{self, Offered, Programs, Server};
 use super::args::SshArgs;
 use crate::dut::agent::{call, Unanswered};
-use crate::dut::relay::{Relayed, Serve, Service};
+use crate::dut::relay::Relayed;
 use crate::failure::Failure;
 use crate::sys::guard::Guard;
+use crate::workloads::e2e::ends::Controller;
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// How long the controller may take for a key or a probe connection.
@@ -158,14 +159,37 @@ fn job_dir(t: &Target) -> anyhow::Result<(Guard, PathBuf, PathBuf)> {
     Ok((guard, dir, known))
 }
 
+/// The controller's side: OpenSSH's client, for every DUT of the run.
+struct Clients {
+    here: Mutex<Here>,
+    flight: InFlight,
+}
+
+impl Controller for Clients {
+    type Ask = Ask;
+
+    fn flags(&self) -> Vec<String> {
+        vec!["--remote-client".into()]
+    }
+
+    fn serve(&self, ask: Ask) -> anyhow::Result<serde_json::Value> {
+        serve(&self.here, &self.flight, ask)
+    }
+
+    /// The clients still running stopped, their temp dirs removed, then the key's.
+    fn close(&self) {
+        self.flight.closing.store(true, Ordering::SeqCst);
+        let t = std::time::Instant::now();
+        while self.flight.count.load(Ordering::SeqCst) > 0 && t.elapsed() < CLOSE_LIMIT {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        drop(self.here.lock().unwrap_or_else(|e| e.into_inner()).key.take());
+    }
+}
+
 /// Does what the DUT asked.
-fn serve(
-    here: &Mutex<Here>,
-    flight: &InFlight,
-    body: serde_json::Value,
-) -> anyhow::Result<serde_json::Value> {
+fn serve(here: &Mutex<Here>, flight: &InFlight, ask: Ask) -> anyhow::Result<serde_json::Value> {
     let _serving = Serving::new(flight);
-    let ask: Ask = serde_json::from_value(body).map_err(|e| anyhow!("bad request: {e}"))?;
     let (progs, key) = {
         let mut h = here.lock().unwrap_or_else(|e| e.into_inner());
         if h.key.is_none() {
@@ -227,25 +251,12 @@ pub fn on_dut(args: SshArgs) -> Result<Relayed, Failure> {
             "--profile is not offered with --dut for ssh: run it on the machine itself".into(),
         ));
     }
-    let here = Arc::new(Mutex::new(Here {
-        progs: Programs::find(&[], true)?,
-        key: None,
-    }));
-    let flight = Arc::new(InFlight::default());
-    let (serving, in_flight) = (here.clone(), flight.clone());
-    let service = Service {
-        args: vec!["--remote-client".into()],
-        serve: Arc::new(move |body| serve(&serving, &in_flight, body)) as Serve,
+    let clients = Clients {
+        here: Mutex::new(Here {
+            progs: Programs::find(&[], true)?,
+            key: None,
+        }),
+        flight: InFlight::default(),
     };
-    // Once the last DUT is done (or gone): the clients still running stopped, their temp
-    // dirs removed, then the key's.
-    let close = move || {
-        flight.closing.store(true, Ordering::SeqCst);
-        let t = std::time::Instant::now();
-        while flight.count.load(Ordering::SeqCst) > 0 && t.elapsed() < CLOSE_LIMIT {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        drop(here.lock().unwrap_or_else(|e| e.into_inner()).key.take());
-    };
-    crate::workloads::e2e::ends::split("ssh", &args.common, &args.dut, &[], service, close)
+    crate::workloads::e2e::ends::split("ssh", &args.common, &args.dut, &[], clients)
 }

@@ -7,14 +7,13 @@
 use super::load::{self, Generator, Job, Load, Local, Outcome, Poll};
 use super::suites::Suite;
 use super::args::TlsArgs;
-use crate::dut::relay::{Serve, Service};
 use crate::failure::Failure;
 use crate::sys;
 use crate::sys::guard::Guard;
+use crate::workloads::e2e::ends::Controller;
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// One generator run, as the DUT asks the controller for it: everything `load::start`
@@ -97,9 +96,24 @@ impl Pending {
     }
 }
 
-/// The controller's side: runs one job the DUT asked for, pinned to this process's CPUs.
-fn serve(body: serde_json::Value) -> anyhow::Result<serde_json::Value> {
-    let job: LoadJob = serde_json::from_value(body).map_err(|e| anyhow!("bad request: {e}"))?;
+/// The controller's side: the load generator, pinned to this process's CPUs.
+struct Generators;
+
+impl Controller for Generators {
+    type Ask = LoadJob;
+
+    fn flags(&self) -> Vec<String> {
+        let cpus = sys::cpu::cpu_list(&sys::cpu::allowed_cpus());
+        vec!["--remote-load".into(), cpus]
+    }
+
+    fn serve(&self, job: LoadJob) -> anyhow::Result<serde_json::Value> {
+        serve(job)
+    }
+}
+
+/// Runs one job the DUT asked for, pinned to this process's CPUs.
+fn serve(job: LoadJob) -> anyhow::Result<serde_json::Value> {
     let generator = job.load.generator;
     let program = sys::program::find_program(generator.name(), None)
         .ok_or_else(|| {
@@ -172,15 +186,7 @@ pub fn on_dut(args: TlsArgs) -> Result<crate::dut::relay::Relayed, Failure> {
     if let Some(p) = &args.openssl {
         paths.push(("--openssl", p.clone()));
     }
-    let service = Service {
-        args: vec![
-            "--remote-load".into(),
-            sys::cpu::cpu_list(&sys::cpu::allowed_cpus()),
-        ],
-        serve: Arc::new(serve) as Serve,
-    };
-    let ends = crate::workloads::e2e::ends::split;
-    ends("tls", &args.common, &args.dut, &paths, service, || {})
+    crate::workloads::e2e::ends::split("tls", &args.common, &args.dut, &paths, Generators)
 }
 
 /// `--remote-load CPUS`: the controller's CPUs, "0-3,6" as `sys::cpu::cpu_list` writes them.

@@ -74,13 +74,7 @@ impl crate::shell::measuring::Measuring for Command {
         };
         let progs = workload::Vpn::new(here)?.client_programs();
         let ends = remote::Ends::start(progs);
-        let serving = ends.clone();
-        let service = crate::dut::relay::Service {
-            args: vec!["--remote-client".into()],
-            serve: std::sync::Arc::new(move |body| serving.serve(body)) as crate::dut::relay::Serve,
-        };
-        let split = crate::workloads::e2e::ends::split;
-        split("vpn", &common, &dut, &paths, service, || ends.close())
+        crate::workloads::e2e::ends::split("vpn", &common, &dut, &paths, ends)
     }
     fn cleanup() -> Result<Vec<String>, &'static str> {
         if !privileged() {

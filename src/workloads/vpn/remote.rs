@@ -17,6 +17,7 @@ use crate::failure::Failure;
 use crate::record::vpn::VpnRecord;
 use crate::sys::cpu::allowed_cpus;
 use crate::sys::guard::Guard;
+use crate::workloads::e2e::ends::Controller;
 use crate::workloads::e2e::lab::{self, Place, CLIENT, ENDS, SERVER};
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
@@ -24,13 +25,13 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// What the DUT asks the controller.
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
-enum Ask {
+pub(super) enum Ask {
     /// Bring up the client end of `spec` towards the DUT at `dut_addr`, with its keys and
     /// certificates (`files`, by name) and, for WireGuard, the server's public key.
     Up {
@@ -256,7 +257,6 @@ impl DutEnd {
         let res = (|| {
             // IPsec: the DUT's SA must carry the load.
             let proof = ipsec::Proof::of(tun.sa_spis, p.ns(), load)?;
-            let agent0 = crate::sys::cpu::process_cpu();
             let watch = Watch::start(&[p], tun, Some(self.cpus.clone()))?;
             let window = point::start_sampling(tun, sampling);
             let wall = std::time::Instant::now();
@@ -275,7 +275,7 @@ impl DutEnd {
             .unwrap_or(wall_s);
             let profile = point::finish_sampling(window, sampling);
             let here = watch.finish(seconds)?;
-            let agent_pct = crate::sys::cpu::process_cpu().since(agent0).total() / seconds * 100.0;
+            let agent_pct = here.cpu.own_s / seconds * 100.0;
             let loaded: Loaded = serde_json::from_value(answer?)
                 .map_err(|e| failed(format!("the controller's answer: {e}")))?;
             let mut rec = point::record(Observed {
@@ -327,17 +327,25 @@ pub(super) struct Ends {
 }
 
 impl Ends {
-    pub(super) fn start(progs: Programs) -> Arc<Ends> {
+    pub(super) fn start(progs: Programs) -> Ends {
         let (tx, rx) = channel();
         let thread = std::thread::spawn(move || client_ends(rx, progs));
-        Arc::new(Ends {
+        Ends {
             tx: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
-        })
+        }
+    }
+}
+
+impl Controller for Ends {
+    type Ask = Ask;
+
+    fn flags(&self) -> Vec<String> {
+        vec!["--remote-client".into()]
     }
 
-    pub(super) fn serve(&self, body: Value) -> anyhow::Result<Value> {
-        let ask: Ask = serde_json::from_value(body).map_err(|e| anyhow!("bad request: {e}"))?;
+    /// Hands the request to the ends' thread, and waits for its answer.
+    fn serve(&self, ask: Ask) -> anyhow::Result<Value> {
         let (reply, answer) = channel();
         self.tx
             .lock()
@@ -352,7 +360,7 @@ impl Ends {
     }
 
     /// Takes every client end down and waits until they are.
-    pub(super) fn close(&self) {
+    fn close(&self) {
         self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = t.join();
