@@ -2,7 +2,7 @@
 //! load generator, or neither), and whether other processes disturbed it.
 
 use super::limit::{self, Limit, Seen};
-use crate::record::window::{DISTURBED_PCT, SATURATED_PCT as GENERATOR_BOUND_PCT};
+use crate::record::window::{disturbed, SATURATED_PCT as GENERATOR_BOUND_PCT};
 use crate::sys::cpu::CpuTime;
 
 /// The figures of one point's window.
@@ -21,10 +21,13 @@ pub struct Window<'a> {
     pub client: CpuTime,
     pub server_cpu: f64,
     pub seconds: f64,
-    /// Busy CPU seconds of the server and generator CPUs, and of the generator's alone.
-    pub busy: Option<f64>,
-    pub gen_busy: Option<f64>,
+    /// The server and generator CPUs (this host's of them with `tls --dut`): how many,
+    /// their busy share, and other processes' share (e2e's window).
     pub used_cpus: usize,
+    pub busy_pct: f64,
+    pub others_pct: f64,
+    /// Busy CPU seconds of the generator's CPUs.
+    pub gen_busy: Option<f64>,
 }
 
 /// The CPU picture of a window: the generator's share, and what it means for the point.
@@ -78,11 +81,7 @@ pub fn cpu(w: &Window) -> Cpu {
     if !w.pinned {
         notes.push("server and generator shared one CPU".into());
     }
-    let client_here = if w.remote { 0.0 } else { client.total() };
-    let others_pct = w.busy.map_or(0.0, |busy| {
-        ((busy - server - client_here).max(0.0) / (window * w.used_cpus.max(1) as f64) * 100.0)
-            .clamp(0.0, 100.0)
-    });
+    let others_pct = w.others_pct;
     let server_pct = server / (window * server_cpus) * 100.0;
     let limit = if starved {
         Limit {
@@ -96,9 +95,7 @@ pub fn cpu(w: &Window) -> Cpu {
         limit::limit(&Seen {
             server: Some((w.server.into(), server_pct)),
             generator: Some((w.generator.into(), client_pct)),
-            busy_pct: w.busy.map_or(0.0, |busy| {
-                busy / (window * w.used_cpus.max(1) as f64) * 100.0
-            }),
+            busy_pct: w.busy_pct,
             cpus: w.used_cpus,
             ..Seen::default()
         })
@@ -109,7 +106,7 @@ pub fn cpu(w: &Window) -> Cpu {
             limit.kind, w.server, w.server_cpus, w.generator, w.gen_cpus
         ));
     }
-    if others_pct >= DISTURBED_PCT {
+    if disturbed(others_pct) {
         notes.push(format!(
             "disturbed: other processes used {others_pct:.0}% of the server and generator CPUs"
         ));

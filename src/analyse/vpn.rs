@@ -3,7 +3,7 @@
 
 use super::share::{against_null, amdahl_ceiling, pooled_crypto, unavailable, Share};
 use crate::record::vpn::VpnRecord;
-use crate::record::window::{DISTURBED_PCT, SATURATED_PCT as BOUND_PCT};
+use crate::record::window::{disturbed, SATURATED_PCT as BOUND_PCT};
 use serde::{Deserialize, Serialize};
 
 /// The crypto share of one OpenVPN cipher at one load, against OpenVPN with no crypto.
@@ -156,7 +156,7 @@ pub fn shares(records: &[VpnRecord]) -> Vec<CipherShare> {
         let amdahl = |share: f64| amdahl_ceiling(share.clamp(0.0, 0.999));
         let others = median_of(mine, |x| x.others_cpu_pct).unwrap_or(0.0);
         let others_none = median_of(base, |x| x.others_cpu_pct).unwrap_or(0.0);
-        if others >= DISTURBED_PCT || others_none >= DISTURBED_PCT {
+        if disturbed(others) || disturbed(others_none) {
             notes.push(format!(
                 "disturbed: other processes used {others:.0}% and {others_none:.0}% of all cores during the two points"
             ));

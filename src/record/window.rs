@@ -11,6 +11,11 @@ pub const SATURATED_PCT: f64 = 90.0;
 /// Other processes' CPU, in percent of the CPUs a point used, from which it is disturbed.
 pub const DISTURBED_PCT: f64 = 10.0;
 
+/// Whether others' share of the CPUs (`others_cpu_pct`) disturbed a point.
+pub fn disturbed(others_pct: f64) -> bool {
+    others_pct >= DISTURBED_PCT
+}
+
 /// A thread counts as used from this share of a core.
 pub const THREAD_USED_PCT: f64 = 5.0;
 

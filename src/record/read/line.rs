@@ -251,7 +251,7 @@ pub(super) fn upgrade_v1(v: &mut Value) -> anyhow::Result<()> {
             );
             o.insert("throughput_bps_ci".into(), Value::Null);
             let disturbed =
-                num(o, "others_cpu_pct").unwrap_or(0.0) >= crate::record::window::DISTURBED_PCT;
+                crate::record::window::disturbed(num(o, "others_cpu_pct").unwrap_or(0.0));
             o.entry("disturbed").or_insert(json!(disturbed));
             let wall = num(o, "transfer_s").unwrap_or(0.0);
             o.entry("wall_s").or_insert(json!(wall));

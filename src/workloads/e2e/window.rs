@@ -75,6 +75,13 @@ impl CpuSeen {
             })
     }
 
+    /// Other processes' share of the watched CPUs: their busy time less `accounted`
+    /// seconds (the workload's, and what the caller knows ran for it), in percent, 0-100.
+    pub fn others_pct(&self, accounted: f64) -> f64 {
+        self.pct_of_cpus((self.busy_s - accounted).max(0.0))
+            .clamp(0.0, 100.0)
+    }
+
     /// The busiest watched thread's share of one core, of one role's (None: of all).
     pub fn busiest(&self, role: Option<&str>) -> Option<f64> {
         self.threads

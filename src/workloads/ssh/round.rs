@@ -230,7 +230,6 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
     let here = matches!(s.client, Client::Here { .. });
     // This machine's CPU: the client's too when it runs here.
     let client_here = if here { side.cpu_s } else { 0.0 };
-    let others = (busy - client_here - server_cpu_s - own).max(0.0);
     Ok(Outcome::Done(Box::new(Round {
         bytes_per_s: side.counted as f64 / transfer_s,
         transfer_s,
@@ -244,7 +243,7 @@ pub fn run(guard: &Guard, s: &Spec) -> anyhow::Result<Outcome> {
         agent_pct: (!here).then(|| own / ended_at.max(1e-6) * 100.0),
         busiest_softirq: seen.softirq_busiest,
         busy_pct: (busy / total * 100.0).clamp(0.0, 100.0),
-        others_pct: (others / total * 100.0).clamp(0.0, 100.0),
+        others_pct: seen.others_pct(client_here + server_cpu_s + own),
         cpus: crate::sys::cpu::machine_cpus(),
         negotiated: server::first_pair(&lines),
         from_server_log,

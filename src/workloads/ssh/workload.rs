@@ -344,7 +344,7 @@ impl Ssh {
             Offered { ciphers: vec![], macs: vec![], software: None },
             String::new(),
         ));
-        let disturbed = m.others_pct > crate::record::window::DISTURBED_PCT;
+        let disturbed = crate::record::window::disturbed(m.others_pct);
         let mut notes = vec![
             format!(
                 "{} bytes per round {}, through a fresh connection each round ({} round(s)); the rate is the data phase's, from the first payload byte taken by the channel to the last received, key exchange and authentication left out (connect_s)",

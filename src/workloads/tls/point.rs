@@ -10,7 +10,6 @@ use super::{ktls, remote, suites};
 use crate::failure::Failure;
 use crate::profile::ProfileField;
 use crate::record::tls::{HandshakeMs, MixPart, ServerInfo, TlsData, TlsRecord};
-use crate::record::window::DISTURBED_PCT;
 use crate::sys::cpu::CpuTime;
 use crate::workloads::e2e::window::{CpuSeen, CpuWindow, Watched};
 use anyhow::anyhow;
@@ -482,9 +481,11 @@ fn record(
         client,
         server_cpu: server.total(),
         seconds: w.seen.seconds,
-        busy: Some(w.seen.busy_s),
-        gen_busy: w.gen_busy,
         used_cpus: w.seen.cpus.as_ref().map_or(1, Vec::len),
+        busy_pct: w.seen.pct_of_cpus(w.seen.busy_s),
+        // The generator's CPU is this host's unless it ran on a controller.
+        others_pct: w.seen.others_pct(server.total() + if b.remote { 0.0 } else { client.total() }),
+        gen_busy: w.gen_busy,
     });
     notes.extend(cpu.notes.iter().cloned());
     let sum = |f: &dyn Fn(&load::Outcome) -> u64| outcomes.iter().map(f).sum::<u64>();
@@ -525,7 +526,7 @@ fn record(
         cpu_sys_s: Some(server.sys),
         cpu_s_per_gb: (server_bytes > 0).then(|| server.total() / (server_bytes as f64 / 1e9)),
         others_cpu_pct: Some(cpu.others_pct),
-        disturbed: cpu.others_pct >= DISTURBED_PCT,
+        disturbed: crate::record::window::disturbed(cpu.others_pct),
         profile: w.profile.clone().map(Box::new),
         dut: None,
         dut_agent_cpu_pct: w.agent_cpu_pct,

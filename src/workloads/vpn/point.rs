@@ -6,7 +6,7 @@ use super::latency::{self, Rtts};
 use super::tunnel::{Programs, Spec, Tunnel};
 use crate::analyse::limit;
 use crate::record::vpn::{self, VpnData, VpnRecord};
-use crate::record::window::DISTURBED_PCT;
+use crate::record::window::disturbed;
 use crate::record::window::THREAD_USED_PCT;
 use crate::workloads::e2e::clock::ClockWatch;
 use crate::workloads::e2e::lab::{self, Lab, Place, CLIENT, SERVER};
@@ -346,9 +346,7 @@ pub fn record(o: Observed) -> VpnRecord {
             0.0
         };
     let iperf3_s = iperf3_pct / 100.0 * seconds;
-    let others_pct = here
-        .cpu
-        .pct_of_cpus((here.cpu.busy_s - cpu_s - iperf3_s - here.cpu.softirq_s).max(0.0));
+    let others_pct = here.cpu.others_pct(cpu_s + iperf3_s + here.cpu.softirq_s);
     let tunnel_rx = ra.rx_bytes.saturating_sub(rb.rx_bytes);
     let generator = outcome.generator(load.streams);
     let busiest_thread = here
@@ -442,8 +440,8 @@ pub fn record(o: Observed) -> VpnRecord {
         cpu_user_s: attributable.then_some(tunnel_cpu.user),
         cpu_sys_s: attributable.then_some(tunnel_cpu.sys),
         cpu_s_per_gb: (attributable && gb > 0.0).then(|| cpu_s / gb),
-        others_cpu_pct: Some(others_pct.clamp(0.0, 100.0)),
-        disturbed: others_pct >= DISTURBED_PCT,
+        others_cpu_pct: Some(others_pct),
+        disturbed: disturbed(others_pct),
         notes,
         profile: profile.map(Box::new),
         dut: None,
@@ -548,7 +546,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
             "every core was busy ({busy_pct:.0}% of {cpus}): tunnel, iperf3 and the kernel shared them"
         ));
     }
-    if others_pct >= DISTURBED_PCT {
+    if disturbed(others_pct) {
         notes.push(format!(
             "other processes used {others_pct:.0}% of all cores during this point: it is disturbed"
         ));
