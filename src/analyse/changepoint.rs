@@ -73,7 +73,7 @@ pub enum Kind {
 }
 
 /// A change point: `index` is the first point after the change.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChangePoint {
     pub index: usize,
     pub kind: Kind,
@@ -103,61 +103,22 @@ impl ChangePoint {
 pub struct Detection {
     /// The change points that pass, in index order.
     pub change_points: Vec<ChangePoint>,
-    /// The first pass's weak change points: what an appended run starts from.
-    pub weak: Vec<ChangePoint>,
 }
 
 /// The change points of `series`.
 pub fn detect(series: &[f64], s: &Settings) -> Detection {
-    detect_appended(series, s, &[], 0)
-}
-
-/// The change points of `series` whose last `new_points` values were appended since
-/// `old_weak` was found: only the tail windows are searched again. With no old weak
-/// points this is `detect`.
-pub fn detect_appended(
-    series: &[f64],
-    s: &Settings,
-    old_weak: &[ChangePoint],
-    new_points: usize,
-) -> Detection {
-    let weak = split(series, s, old_weak, new_points);
-    let change_points = merge(weak.clone(), series, s);
-    Detection {
-        change_points,
-        weak,
-    }
+    let weak = split(series, s);
+    let change_points = merge(weak, series, s);
+    Detection { change_points }
 }
 
 /// The split step: E-Divisive in each sliding window at the weak p-value, the union of
 /// what the windows found, each point's statistics taken to its neighbours.
-fn split(
-    series: &[f64],
-    s: &Settings,
-    old_weak: &[ChangePoint],
-    new_points: usize,
-) -> Vec<ChangePoint> {
+fn split(series: &[f64], s: &Settings) -> Vec<ChangePoint> {
     let window = s.window.max(2);
     let step = (window / 2).max(1);
     let mut indices: Vec<usize> = Vec::new();
     let mut start = 0;
-    if !old_weak.is_empty() {
-        indices = old_weak.iter().map(|c| c.index).collect();
-        // Start again at the last old point that is well before the new tail, or at the
-        // last window start before it.
-        let tail = (new_points as f64 / window as f64 + 4.0) * window as f64;
-        let max_start = series.len() as f64 - tail;
-        for &i in &indices {
-            if (i as f64) < max_start {
-                start = i;
-            }
-        }
-        for w in (0..series.len()).step_by(step) {
-            if (w as f64) < max_start && start < w {
-                start = w;
-            }
-        }
-    }
     let pvalue = s.weak_pvalue();
     while start < series.len() {
         let end = (start + window).min(series.len());

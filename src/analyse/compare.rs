@@ -190,7 +190,7 @@ pub struct Summary {
     pub improved: usize,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default)]
 pub struct Comparison {
     pub pairs: Vec<Pair>,
     pub only_in_base: Vec<Identity>,

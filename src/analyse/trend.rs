@@ -11,14 +11,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// One stored point, as the store gives it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PointRow {
     pub run_id: String,
     pub started_unix: i64,
     pub machine_id: String,
     pub hostname: String,
     pub workload: String,
-    #[serde(rename = "impl")]
     pub implementation: String,
     pub impl_version: String,
     pub variant: Option<String>,
@@ -112,7 +111,7 @@ impl PointRow {
 
 /// The environment facts of a run that can explain a change (read from its environment
 /// line: only these fields are parsed).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct RunFacts {
     pub cryptobench_version: String,
@@ -162,13 +161,13 @@ impl RunFacts {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct CpuFacts {
     pub model: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct FrequencyFacts {
     pub governor: Option<String>,

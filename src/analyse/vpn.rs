@@ -4,10 +4,10 @@
 use super::share::{against_null, amdahl_ceiling, pooled_crypto, unavailable, Share};
 use crate::record::vpn::VpnRecord;
 use crate::record::window::{disturbed, SATURATED_PCT as BOUND_PCT};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The crypto share of one OpenVPN cipher at one load, against OpenVPN with no crypto.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct CipherShare {
     pub tunnel: String,
     pub cipher: String,

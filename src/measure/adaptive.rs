@@ -44,12 +44,6 @@ const MIN_WINDOW_S: f64 = 0.045;
 /// The least number of trials before a point may stop at its target.
 const MIN_TRIALS: u32 = 5;
 
-impl Default for Settings {
-    fn default() -> Self {
-        Settings::with_trial(0.15, 0.6, DEFAULT_TRIAL_S, 1.0)
-    }
-}
-
 impl Settings {
     /// Settings whose budget is split into trials of about `trial_s` (at least
     /// [`MIN_TRIALS_PER_BUDGET`] of them), a point stopping early only after

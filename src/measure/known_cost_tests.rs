@@ -75,7 +75,7 @@ fn workers(threads: usize) -> Vec<Worker> {
 fn measure(threads: usize, time_per_point: f64) -> Measured {
     let settings = Settings {
         time_per_point,
-        ..Settings::default()
+        ..Settings::with_trial(0.15, 0.6, adaptive::DEFAULT_TRIAL_S, 1.0)
     };
     let mut ws = vec![workers(threads)];
     let mut trials = 0;

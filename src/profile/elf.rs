@@ -93,11 +93,10 @@ impl Elf {
 
     /// The code bytes of `[start, end)`, None outside the executable sections.
     pub fn code(&self, start: u64, end: u64) -> Option<&[u8]> {
-        let &(addr, off, size) = self
+        let &(addr, off, _) = self
             .code
             .iter()
             .find(|&&(a, _, s)| start >= a && end <= a + s)?;
-        let _ = size;
         let from = (off + start - addr) as usize;
         self.bytes.get(from..from + (end - start) as usize)
     }

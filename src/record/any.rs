@@ -28,9 +28,7 @@ pub trait RecordData: Sized + Clone + Serialize + DeserializeOwned + Listed {
         (r.label.clone(), 0)
     }
     /// Values of the workload's own fields that no measurement can produce.
-    fn check(_r: &Record<Self>) -> anyhow::Result<()> {
-        Ok(())
-    }
+    fn check(r: &Record<Self>) -> anyhow::Result<()>;
     /// Whether the point's number is suspect (other work, or the workload's own noise).
     fn suspect(r: &Record<Self>) -> bool {
         r.disturbed
@@ -218,12 +216,6 @@ workload_list! {
 impl std::fmt::Display for Workload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl PartialEq<&str> for Workload {
-    fn eq(&self, other: &&str) -> bool {
-        self.name() == *other
     }
 }
 

@@ -15,7 +15,7 @@ pub mod tls;
 pub mod vpn;
 pub mod window;
 
-pub use any::{AnyRecord, Head, Listed, RecordData, Workload};
+pub use any::{AnyRecord, Listed, RecordData, Workload};
 pub use end::{AnalysisInputs, Coordinate, Exclusion, ExclusionKind, RunEnd};
 pub use envelope::{LineKind, Record, SCHEMA};
 pub use environment::{Environment, Library, Settings, Unavailable, WorkloadSettings};

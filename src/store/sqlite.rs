@@ -287,9 +287,8 @@ impl Store for Sqlite {
         }
         Ok(())
     }
-    fn begin(&mut self, exclusive: bool) -> anyhow::Result<()> {
+    fn begin(&mut self, _exclusive: bool) -> anyhow::Result<()> {
         // IMMEDIATE takes the write lock now: two writers never both read then write.
-        let _ = exclusive;
         self.execute("BEGIN IMMEDIATE", &[]).map(|_| ())
     }
     fn commit(&mut self) -> anyhow::Result<()> {

@@ -39,7 +39,7 @@ pub struct Figure {
     pub limit: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Advice {
     pub verdicts: Vec<Verdict>,
     pub unavailable: Vec<Unavailable>,
