@@ -97,20 +97,27 @@ impl Symmetric for Libsodium {
         Ok(match alg {
             Algorithm::Aes256Gcm => {
                 // SAFETY: an all-zero byte array is a valid (not yet keyed) state.
-                let mut state: Box<sodium::crypto_aead_aes256gcm_state> =
-                    Box::new(unsafe { std::mem::zeroed() });
+                let mut state: Box<[sodium::crypto_aead_aes256gcm_state]> =
+                    Box::new([unsafe { std::mem::zeroed() }]);
                 // SAFETY: state is a valid, aligned state; key is 32 bytes.
-                if unsafe { sodium::crypto_aead_aes256gcm_beforenm(&mut *state, key.as_ptr()) } != 0
+                if unsafe { sodium::crypto_aead_aes256gcm_beforenm(&mut state[0], key.as_ptr()) }
+                    != 0
                 {
                     return Err(anyhow!("crypto_aead_aes256gcm_beforenm failed"));
                 }
-                Box::new(AesGcmOp { state, direction })
+                Box::new(AeadOp {
+                    key: state,
+                    seal: sodium::crypto_aead_aes256gcm_encrypt_detached_afternm,
+                    open: sodium::crypto_aead_aes256gcm_decrypt_detached_afternm,
+                    direction,
+                })
             }
-            Algorithm::Chacha20Poly1305 => {
-                let mut k = [0u8; 32];
-                k.copy_from_slice(key);
-                Box::new(ChachaOp { key: k, direction })
-            }
+            Algorithm::Chacha20Poly1305 => Box::new(AeadOp {
+                key: key.into(),
+                seal: sodium::crypto_aead_chacha20poly1305_ietf_encrypt_detached,
+                open: sodium::crypto_aead_chacha20poly1305_ietf_decrypt_detached,
+                direction,
+            }),
             Algorithm::Sha256 => Box::new(HashOp { sha512: false }),
             Algorithm::Sha512 => Box::new(HashOp { sha512: true }),
             Algorithm::HmacSha256 => {
@@ -137,12 +144,41 @@ fn check_nonce(nonce: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-struct AesGcmOp {
-    state: Box<sodium::crypto_aead_aes256gcm_state>,
+/// libsodium's detached seal and open: the same calls for both AEADs but for the key
+/// they take, AES-256-GCM's expanded state or ChaCha20-Poly1305's 32 bytes.
+type Seal<K> = unsafe extern "C" fn(
+    *mut u8,
+    *mut u8,
+    *mut u64,
+    *const u8,
+    u64,
+    *const u8,
+    u64,
+    *const u8,
+    *const u8,
+    *const K,
+) -> libc::c_int;
+type Open<K> = unsafe extern "C" fn(
+    *mut u8,
+    *mut u8,
+    *const u8,
+    u64,
+    *const u8,
+    *const u8,
+    u64,
+    *const u8,
+    *const K,
+) -> libc::c_int;
+
+struct AeadOp<K> {
+    /// One expanded AES-GCM state, or the ChaCha20-Poly1305 key bytes.
+    key: Box<[K]>,
+    seal: Seal<K>,
+    open: Open<K>,
     direction: Direction,
 }
 
-impl Operation for AesGcmOp {
+impl<K: Send> Operation for AeadOp<K> {
     fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         check_nonce(nonce)?;
         match self.direction {
@@ -151,64 +187,7 @@ impl Operation for AesGcmOp {
                 // SAFETY: `raw_for` checked that in_len bytes are readable at input and
                 // in_len + 16 writable at out; input == out or they do not overlap.
                 let rc = unsafe {
-                    sodium::crypto_aead_aes256gcm_encrypt_detached_afternm(
-                        r.out,
-                        r.out.add(r.in_len),
-                        std::ptr::null_mut(),
-                        r.input,
-                        r.in_len as u64,
-                        aad.as_ptr(),
-                        aad.len() as u64,
-                        std::ptr::null(),
-                        nonce.as_ptr(),
-                        &*self.state,
-                    )
-                };
-                if rc != 0 {
-                    return Err(anyhow!("libsodium refused to seal the message"));
-                }
-                Ok(r.in_len + TAG_LEN)
-            }
-            _ => {
-                let n = opened_len(io.input_len())?;
-                let r = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
-                // SAFETY: as for enc; the tag is the 16 bytes after the ciphertext.
-                let rc = unsafe {
-                    sodium::crypto_aead_aes256gcm_decrypt_detached_afternm(
-                        r.out,
-                        std::ptr::null_mut(),
-                        r.input,
-                        n as u64,
-                        r.input.add(n),
-                        aad.as_ptr(),
-                        aad.len() as u64,
-                        nonce.as_ptr(),
-                        &*self.state,
-                    )
-                };
-                if rc != 0 {
-                    return Err(anyhow!("tag verification failed"));
-                }
-                Ok(n)
-            }
-        }
-    }
-}
-
-struct ChachaOp {
-    key: [u8; 32],
-    direction: Direction,
-}
-
-impl Operation for ChachaOp {
-    fn process(&mut self, nonce: &[u8], aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        check_nonce(nonce)?;
-        match self.direction {
-            Direction::Enc => {
-                let r = io.raw_for(|n| n.checked_add(TAG_LEN))?;
-                // SAFETY: see AesGcmOp.
-                let rc = unsafe {
-                    sodium::crypto_aead_chacha20poly1305_ietf_encrypt_detached(
+                    (self.seal)(
                         r.out,
                         r.out.add(r.in_len),
                         std::ptr::null_mut(),
@@ -229,9 +208,9 @@ impl Operation for ChachaOp {
             _ => {
                 let n = opened_len(io.input_len())?;
                 let r = io.raw_for(|n| n.checked_sub(TAG_LEN))?;
-                // SAFETY: see AesGcmOp.
+                // SAFETY: as for enc; the tag is the 16 bytes after the ciphertext.
                 let rc = unsafe {
-                    sodium::crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+                    (self.open)(
                         r.out,
                         std::ptr::null_mut(),
                         r.input,
