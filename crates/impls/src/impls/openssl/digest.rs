@@ -11,59 +11,56 @@ use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
 
 impl OpenSsl {
-    pub(super) fn prepare_digest(&self, alg: Algorithm) -> anyhow::Result<Box<dyn Operation>> {
-        let api = &self.api;
-        let (md, owned) = self.digest(alg)?;
-        // SAFETY: EVP_MD_CTX_new takes nothing and returns a new context or NULL.
-        let ctx = unsafe { (api.md_ctx_new)() };
-        // `op` owns the context and the digest from here; Drop frees both.
-        let op = DigestOp {
-            api: Arc::clone(api),
-            ctx: Raw(ctx),
-            md,
-            owned,
-            len: alg.digest_len(),
-        };
-        if ctx.is_null() {
-            return Err(anyhow::Error::msg(api.fail("EVP_MD_CTX_new")));
-        }
-        Ok(Box::new(op))
-    }
-
-    pub(super) fn prepare_hmac(
+    /// A digest (`hmac_key` None) or an HMAC keyed here with `hmac_key`.
+    pub(super) fn prepare_md(
         &self,
         alg: Algorithm,
-        key: &[u8],
+        hmac_key: Option<&[u8]>,
     ) -> anyhow::Result<Box<dyn Operation>> {
         let api = &self.api;
         let (md, owned) = self.digest(alg)?;
-        // SAFETY: HMAC_CTX_new takes nothing and returns a new context or NULL.
-        let ctx = unsafe { (api.hmac_ctx_new)() };
-        let op = HmacOp {
+        let hmac = hmac_key.is_some();
+        // SAFETY: EVP_MD_CTX_new and HMAC_CTX_new take nothing and return a new context
+        // or NULL.
+        let ctx = unsafe {
+            (if hmac {
+                api.hmac_ctx_new
+            } else {
+                api.md_ctx_new
+            })()
+        };
+        // `op` owns the context and the digest from here; Drop frees both.
+        let op = MdOp {
             api: Arc::clone(api),
             ctx: Raw(ctx),
             md,
             owned,
             len: alg.digest_len(),
+            hmac,
         };
         if ctx.is_null() {
-            return Err(anyhow::Error::msg(api.fail("HMAC_CTX_new")));
+            let what = if hmac {
+                "HMAC_CTX_new"
+            } else {
+                "EVP_MD_CTX_new"
+            };
+            return Err(anyhow::Error::msg(api.fail(what)));
         }
-        let key_len = c_int::try_from(key.len())
-            .map_err(|_| anyhow!("HMAC key of {} bytes is too long", key.len()))?;
-        // SAFETY: a live HMAC_CTX, a key of `key_len` readable bytes, and a
-        // digest that `op` keeps alive for as long as the context.
-        let ok = unsafe {
-            (api.hmac_init_ex)(
-                op.ctx.0,
-                non_dangling(key) as *const c_void,
-                key_len,
-                op.md.0,
-                std::ptr::null_mut(),
-            )
-        };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(api.fail("HMAC_Init_ex with the key")));
+        if let Some(key) = hmac_key {
+            let key_len = c_int::try_from(key.len())
+                .map_err(|_| anyhow!("HMAC key of {} bytes is too long", key.len()))?;
+            // SAFETY: a live HMAC_CTX, a key of `key_len` readable bytes, and a
+            // digest that `op` keeps alive for as long as the context.
+            let ok = unsafe {
+                (api.hmac_init_ex)(
+                    op.ctx.0,
+                    non_dangling(key) as *const c_void,
+                    key_len,
+                    op.md.0,
+                    std::ptr::null_mut(),
+                )
+            };
+            api.check(ok, "HMAC_Init_ex with the key")?;
         }
         Ok(Box::new(op))
     }
@@ -80,36 +77,47 @@ pub(super) fn free_md(api: &Api, md: &Raw, owned: bool) {
     }
 }
 
-/// SHA-1, SHA-256, SHA-512: one EVP_MD_CTX, re-initialised per message.
-pub(super) struct DigestOp {
-    pub(super) api: Arc<Api>,
-    pub(super) ctx: Raw,
-    pub(super) md: Raw,
-    pub(super) owned: bool,
-    pub(super) len: usize,
+/// SHA-1, SHA-256, SHA-512: one EVP_MD_CTX, re-initialised per message; HMAC-SHA256:
+/// one HMAC_CTX keyed in `prepare_md`, reset without a key per message.
+pub(super) struct MdOp {
+    api: Arc<Api>,
+    ctx: Raw,
+    md: Raw,
+    owned: bool,
+    len: usize,
+    hmac: bool,
 }
 
-impl Operation for DigestOp {
+impl Operation for MdOp {
     fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
         let (input, output) = io.digest_room(self.len)?;
-        let api = &self.api;
+        let (api, ctx) = (&self.api, self.ctx.0);
         let mut outl: c_uint = 0;
-        // SAFETY: a live EVP_MD_CTX and a digest object that `self` keeps alive; `input`
-        // is readable for its length; `output` has room for the digest (checked).
+        // SAFETY: a live EVP_MD_CTX and a digest object that `self` keeps alive, or a
+        // keyed HMAC_CTX, where key NULL and md NULL reuse the key and digest it has;
+        // `input` is readable for its length; `output` has room for the digest (checked).
         unsafe {
-            if (api.digest_init_ex)(self.ctx.0, self.md.0, std::ptr::null_mut()) != 1 {
-                return Err(anyhow::Error::msg(api.fail("EVP_DigestInit_ex")));
-            }
-            if (api.digest_update)(self.ctx.0, input.as_ptr() as *const c_void, input.len()) != 1 {
-                return Err(anyhow::Error::msg(api.fail("EVP_DigestUpdate")));
-            }
-            if (api.digest_final_ex)(self.ctx.0, output.as_mut_ptr(), &mut outl) != 1 {
-                return Err(anyhow::Error::msg(api.fail("EVP_DigestFinal_ex")));
+            if self.hmac {
+                let null = std::ptr::null();
+                let ok = (api.hmac_init_ex)(ctx, null, 0, null, std::ptr::null_mut());
+                api.check(ok, "HMAC_Init_ex")?;
+                let ok = (api.hmac_update)(ctx, input.as_ptr(), input.len());
+                api.check(ok, "HMAC_Update")?;
+                let ok = (api.hmac_final)(ctx, output.as_mut_ptr(), &mut outl);
+                api.check(ok, "HMAC_Final")?;
+            } else {
+                let ok = (api.digest_init_ex)(ctx, self.md.0, std::ptr::null_mut());
+                api.check(ok, "EVP_DigestInit_ex")?;
+                let ok = (api.digest_update)(ctx, input.as_ptr() as *const c_void, input.len());
+                api.check(ok, "EVP_DigestUpdate")?;
+                let ok = (api.digest_final_ex)(ctx, output.as_mut_ptr(), &mut outl);
+                api.check(ok, "EVP_DigestFinal_ex")?;
             }
         }
         if outl as usize != self.len {
+            let what = if self.hmac { "MAC" } else { "digest" };
             return Err(anyhow!(
-                "OpenSSL gave a {outl}-byte digest, expected {}",
+                "OpenSSL gave a {outl}-byte {what}, expected {}",
                 self.len
             ));
         }
@@ -117,65 +125,16 @@ impl Operation for DigestOp {
     }
 }
 
-impl Drop for DigestOp {
+impl Drop for MdOp {
     fn drop(&mut self) {
         if !self.ctx.0.is_null() {
+            let free = if self.hmac {
+                self.api.hmac_ctx_free
+            } else {
+                self.api.md_ctx_free
+            };
             // SAFETY: we own the context and nothing else refers to it.
-            unsafe { (self.api.md_ctx_free)(self.ctx.0) };
-        }
-        free_md(&self.api, &self.md, self.owned);
-    }
-}
-
-/// HMAC-SHA256: one HMAC_CTX keyed in `prepare`, reset without a key per message.
-pub(super) struct HmacOp {
-    pub(super) api: Arc<Api>,
-    pub(super) ctx: Raw,
-    pub(super) md: Raw,
-    pub(super) owned: bool,
-    pub(super) len: usize,
-}
-
-impl Operation for HmacOp {
-    fn process(&mut self, _nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        let (input, output) = io.digest_room(self.len)?;
-        let api = &self.api;
-        let mut outl: c_uint = 0;
-        // SAFETY: a keyed HMAC_CTX; key NULL and md NULL reuse the key and digest it has;
-        // `input` is readable for its length; `output` has room for the MAC (checked).
-        unsafe {
-            if (api.hmac_init_ex)(
-                self.ctx.0,
-                std::ptr::null(),
-                0,
-                std::ptr::null(),
-                std::ptr::null_mut(),
-            ) != 1
-            {
-                return Err(anyhow::Error::msg(api.fail("HMAC_Init_ex")));
-            }
-            if (api.hmac_update)(self.ctx.0, input.as_ptr(), input.len()) != 1 {
-                return Err(anyhow::Error::msg(api.fail("HMAC_Update")));
-            }
-            if (api.hmac_final)(self.ctx.0, output.as_mut_ptr(), &mut outl) != 1 {
-                return Err(anyhow::Error::msg(api.fail("HMAC_Final")));
-            }
-        }
-        if outl as usize != self.len {
-            return Err(anyhow!(
-                "OpenSSL gave a {outl}-byte MAC, expected {}",
-                self.len
-            ));
-        }
-        Ok(self.len)
-    }
-}
-
-impl Drop for HmacOp {
-    fn drop(&mut self) {
-        if !self.ctx.0.is_null() {
-            // SAFETY: we own the context and nothing else refers to it.
-            unsafe { (self.api.hmac_ctx_free)(self.ctx.0) };
+            unsafe { free(self.ctx.0) };
         }
         free_md(&self.api, &self.md, self.owned);
     }

@@ -346,6 +346,15 @@ impl Api {
         }
     }
 
+    /// Ok when a libcrypto call returned 1, else the failure as `fail` words it.
+    pub(super) fn check(&self, ok: c_int, what: &str) -> anyhow::Result<()> {
+        if ok == 1 {
+            Ok(())
+        } else {
+            Err(anyhow::Error::msg(self.fail(what)))
+        }
+    }
+
     pub(super) fn version_info(&self, t: c_int) -> Option<String> {
         if t < 0 || (self.version_num < V3_0_0 && t > LAST_1_1_SELECTOR) {
             return None;

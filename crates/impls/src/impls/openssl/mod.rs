@@ -271,8 +271,8 @@ impl Symmetric for OpenSsl {
             Kind::Aead | Kind::Cipher => {
                 Ok(Box::new(self.keyed_cipher(alg, direction, key, None)?))
             }
-            Kind::Hash => self.prepare_digest(alg),
-            Kind::Mac => self.prepare_hmac(alg, key),
+            Kind::Hash => self.prepare_md(alg, None),
+            Kind::Mac => self.prepare_md(alg, Some(key)),
         }
     }
 }
