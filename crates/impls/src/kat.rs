@@ -157,25 +157,21 @@ fn known_answer(imp: &dyn Implementation, alg: Algorithm, v: &Vector) -> anyhow:
         unhex(v.input),
         unhex(v.output),
     );
-    let got = run_twice(imp, alg, Direction::Enc, &key, &nonce, &aad, &input)
-        .map_err(|e| anyhow!("(enc) {e}"))?;
-    if got != output {
-        return Err(anyhow!(
-            "(enc) expected {}, got {}",
-            short(&output),
-            short(&got)
-        ));
-    }
-    if alg.directions().contains(&Direction::Dec) {
-        let got = run_twice(imp, alg, Direction::Dec, &key, &nonce, &aad, &output)
-            .map_err(|e| anyhow!("(dec) {e}"))?;
-        if got != input {
+    let check = |dir: Direction, from: &[u8], expected: &[u8]| {
+        let got = run_twice(imp, alg, dir, &key, &nonce, &aad, from)
+            .map_err(|e| anyhow!("({dir}) {e}"))?;
+        if got != expected {
             return Err(anyhow!(
-                "(dec) expected {}, got {}",
-                short(&input),
+                "({dir}) expected {}, got {}",
+                short(expected),
                 short(&got)
             ));
         }
+        Ok(())
+    };
+    check(Direction::Enc, &input, &output)?;
+    if alg.directions().contains(&Direction::Dec) {
+        check(Direction::Dec, &output, &input)?;
     }
     if alg.kind() == Kind::Aead {
         let mut forged = output.clone();

@@ -87,14 +87,12 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result
                 if kp.public_key() != unhex(v.public) {
                     return Err(anyhow!("{}: wrong public key from the seed", v.source));
                 }
-                let sig = kp.sign(&unhex(v.msg))?;
-                if sig != unhex(v.sig) {
-                    return Err(anyhow!(
-                        "{}: wrong signature {}",
-                        v.source,
-                        hex::encode(sig)
-                    ));
-                }
+                same(
+                    v.source,
+                    "signature",
+                    &kp.sign(&unhex(v.msg))?,
+                    &unhex(v.sig),
+                )?;
             }
             // Its own fresh key: sign, then verify strictly.
             let mut kp = imp.key_pair(alg, None)?;
@@ -114,13 +112,7 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result
                     return Err(anyhow!("{}: wrong public key", v.source));
                 }
                 let secret = kp.derive(&unhex(v.peer))?;
-                if secret != unhex(v.shared) {
-                    return Err(anyhow!(
-                        "{}: wrong shared secret {}",
-                        v.source,
-                        hex::encode(secret)
-                    ));
-                }
+                same(v.source, "shared secret", &secret, &unhex(v.shared))?;
             }
             agree(imp, imp, alg)
         }
@@ -144,18 +136,25 @@ pub fn known_answers(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result
                     ));
                 }
                 let secret = kp.decaps(&unhex(&v.ciphertext.concat()))?;
-                if secret != unhex(&v.shared.concat()) {
-                    return Err(anyhow!(
-                        "{}: wrong shared secret {}",
-                        v.source,
-                        hex::encode(secret)
-                    ));
-                }
+                same(
+                    v.source,
+                    "shared secret",
+                    &secret,
+                    &unhex(&v.shared.concat()),
+                )?;
             }
             kem(imp, imp, alg)
         }
         _ => Err(anyhow!("{alg} is not a public-key algorithm")),
     }
+}
+
+/// A vector's expected output, or the error naming what came instead.
+fn same(source: &str, what: &str, got: &[u8], expected: &[u8]) -> anyhow::Result<()> {
+    if got != expected {
+        return Err(anyhow!("{source}: wrong {what} {}", hex::encode(got)));
+    }
+    Ok(())
 }
 
 /// Two key pairs, one from each library, derive the same secret.
