@@ -205,12 +205,20 @@ fn wrong_keys(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn aead_errors(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
+/// An enc and a dec operation with the same key.
+fn enc_and_dec(
+    imp: &dyn Implementation,
+    alg: Algorithm,
+) -> anyhow::Result<(Box<dyn Operation>, Box<dyn Operation>)> {
     let key = pattern(alg.key_len(), 1);
-    let (mut seal, mut open) = (
+    Ok((
         imp.prepare(alg, Direction::Enc, &key)?,
         imp.prepare(alg, Direction::Dec, &key)?,
-    );
+    ))
+}
+
+fn aead_errors(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
+    let (mut seal, mut open) = enc_and_dec(imp, alg)?;
     let (seal, open) = (seal.as_mut(), open.as_mut());
     let nonce = [9u8; 12];
     for n in [8, 11, 13] {
@@ -257,11 +265,7 @@ fn aead_errors(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
 }
 
 fn cipher_errors(imp: &dyn Implementation, alg: Algorithm) -> anyhow::Result<()> {
-    let key = pattern(alg.key_len(), 1);
-    let (mut enc, mut dec) = (
-        imp.prepare(alg, Direction::Enc, &key)?,
-        imp.prepare(alg, Direction::Dec, &key)?,
-    );
+    let (mut enc, mut dec) = enc_and_dec(imp, alg)?;
     let (enc, dec) = (enc.as_mut(), dec.as_mut());
     let (b, iv) = (alg.block_len(), vec![9u8; alg.nonce_len()]);
     if b > 0 {
