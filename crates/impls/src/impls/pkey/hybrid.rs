@@ -31,8 +31,21 @@ pub struct Parts {
     pub public_key: MakePublicKey,
 }
 
-fn wrong_len(what: &str, parts: &str, want: usize, got: usize) -> String {
-    format!("an X25519MLKEM768 {what} has {want} bytes ({parts}), not {got}")
+/// `bytes` split after its ML-KEM part of `kem_len` bytes, or why not: an X25519MLKEM768
+/// `what` is that part, then X25519's (as `layout` says).
+fn split<'a>(
+    bytes: &'a [u8],
+    kem_len: usize,
+    what: &str,
+    layout: &str,
+) -> anyhow::Result<(&'a [u8], &'a [u8])> {
+    let (want, got) = (kem_len + X25519_LEN, bytes.len());
+    if got != want {
+        return Err(anyhow::Error::msg(format!(
+            "an X25519MLKEM768 {what} has {want} bytes ({layout}), not {got}"
+        )));
+    }
+    Ok(bytes.split_at(kem_len))
 }
 
 /// The client: its ML-KEM and X25519 key pairs.
@@ -52,15 +65,8 @@ impl KeyPair for Client {
         [ek, self.x25519.public_key()].concat()
     }
     fn decaps(&mut self, server_share: &[u8]) -> anyhow::Result<Vec<u8>> {
-        if server_share.len() != CT_LEN + X25519_LEN {
-            return Err(anyhow::Error::msg(wrong_len(
-                "server share",
-                "ML-KEM ciphertext, then X25519 public key",
-                CT_LEN + X25519_LEN,
-                server_share.len(),
-            )));
-        }
-        let (ct, x25519) = server_share.split_at(CT_LEN);
+        let layout = "ML-KEM ciphertext, then X25519 public key";
+        let (ct, x25519) = split(server_share, CT_LEN, "server share", layout)?;
         let mut secret = self.kem.decaps(ct)?;
         secret.extend(self.x25519.derive(x25519)?);
         Ok(secret)
@@ -91,21 +97,11 @@ impl PublicKey for Server {
 
 /// A client key pair: imported from `dk || scalar`, or generated when None.
 pub fn key_pair(parts: Parts, private: Option<&[u8]>) -> anyhow::Result<Box<dyn KeyPair>> {
-    let (dk, scalar) = match private {
-        Some(p) if p.len() == DK_LEN + X25519_LEN => {
-            let (dk, scalar) = p.split_at(DK_LEN);
-            (Some(dk), Some(scalar))
-        }
-        Some(p) => {
-            return Err(anyhow::Error::msg(wrong_len(
-                "private key",
-                "ML-KEM decapsulation key, then X25519 scalar",
-                DK_LEN + X25519_LEN,
-                p.len(),
-            )))
-        }
-        None => (None, None),
-    };
+    let layout = "ML-KEM decapsulation key, then X25519 scalar";
+    let (dk, scalar) = private
+        .map(|p| split(p, DK_LEN, "private key", layout))
+        .transpose()?
+        .unzip();
     Ok(Box::new(Client {
         kem: (parts.key_pair)(Algorithm::MlKem768, dk)?,
         x25519: (parts.key_pair)(Algorithm::X25519, scalar)?,
@@ -115,15 +111,8 @@ pub fn key_pair(parts: Parts, private: Option<&[u8]>) -> anyhow::Result<Box<dyn 
 
 /// The server's view of a client key share `ek || X25519 public key`.
 pub fn public_key(parts: Parts, client_share: &[u8]) -> anyhow::Result<Box<dyn PublicKey>> {
-    if client_share.len() != EK_LEN + X25519_LEN {
-        return Err(anyhow::Error::msg(wrong_len(
-            "client share",
-            "ML-KEM encapsulation key, then X25519 public key",
-            EK_LEN + X25519_LEN,
-            client_share.len(),
-        )));
-    }
-    let (ek, x25519) = client_share.split_at(EK_LEN);
+    let layout = "ML-KEM encapsulation key, then X25519 public key";
+    let (ek, x25519) = split(client_share, EK_LEN, "client share", layout)?;
     Ok(Box::new(Server {
         kem: (parts.public_key)(Algorithm::MlKem768, ek)?,
         client_x25519: x25519.to_vec(),
