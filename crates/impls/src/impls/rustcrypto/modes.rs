@@ -45,36 +45,25 @@ pub(super) fn blocks<'a, N: ArraySize>(
     Ok(blocks)
 }
 
-/// CBC encryption with any block cipher (AES, DES, Triple DES), keyed once.
-pub(super) struct CbcEnc<C>(pub(super) C);
+/// CBC with any block cipher (AES, DES, Triple DES), keyed once: `$name` runs `$mode`,
+/// the same code both ways but for the cipher's direction.
+macro_rules! cbc {
+    ($name:ident, $cipher:ident, $mode:ident, $blocks:ident) => {
+        pub(super) struct $name<C>(pub(super) C);
 
-impl<C> Operation for CbcEnc<C>
-where
-    C: BlockCipherEncrypt + Send,
-{
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        let iv = iv_of(nonce)?;
-        let buf = inout(io)?;
-        let n = buf.len();
-        cbc::Encryptor::<&C>::inner_iv_init(&self.0, iv).encrypt_blocks_inout(blocks(buf)?);
-        Ok(n)
-    }
+        impl<C: $cipher + Send> Operation for $name<C> {
+            fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
+                let iv = iv_of(nonce)?;
+                let buf = inout(io)?;
+                let n = buf.len();
+                cbc::$mode::<&C>::inner_iv_init(&self.0, iv).$blocks(blocks(buf)?);
+                Ok(n)
+            }
+        }
+    };
 }
-
-pub(super) struct CbcDec<C>(pub(super) C);
-
-impl<C> Operation for CbcDec<C>
-where
-    C: BlockCipherDecrypt + Send,
-{
-    fn process(&mut self, nonce: &[u8], _aad: &[u8], io: Io<'_>) -> anyhow::Result<usize> {
-        let iv = iv_of(nonce)?;
-        let buf = inout(io)?;
-        let n = buf.len();
-        cbc::Decryptor::<&C>::inner_iv_init(&self.0, iv).decrypt_blocks_inout(blocks(buf)?);
-        Ok(n)
-    }
-}
+cbc!(CbcEnc, BlockCipherEncrypt, Encryptor, encrypt_blocks_inout);
+cbc!(CbcDec, BlockCipherDecrypt, Decryptor, decrypt_blocks_inout);
 
 pub(super) struct Ctr<C>(pub(super) C);
 
