@@ -353,6 +353,24 @@ impl Algorithm {
         }
     }
 
+    /// The error for a key of another length than [`Algorithm::key_len`], worded alike
+    /// for every library.
+    pub fn wrong_key(self, key: &[u8]) -> anyhow::Error {
+        anyhow!(
+            "{self} needs a {}-byte key, got {} bytes",
+            self.key_len(),
+            key.len()
+        )
+    }
+
+    /// Ok for a key of [`Algorithm::key_len`] bytes, else [`Algorithm::wrong_key`].
+    pub fn check_key(self, key: &[u8]) -> anyhow::Result<()> {
+        if key.len() != self.key_len() {
+            return Err(self.wrong_key(key));
+        }
+        Ok(())
+    }
+
     /// Key length in bytes (0 for hashes and public-key algorithms, whose keys are
     /// made by the library). HMAC takes a 32-byte key in timed runs; RC4 a 16-byte one,
     /// as `openssl speed rc4` does.

@@ -92,7 +92,7 @@ impl Symmetric for AwsLc {
                     Algorithm::Aes256Gcm => &aead::AES_256_GCM,
                     _ => &aead::CHACHA20_POLY1305,
                 };
-                let unbound = UnboundKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
+                let unbound = UnboundKey::new(algorithm, key).map_err(|_| alg.wrong_key(key))?;
                 Ok(Box::new(AeadOp {
                     key: LessSafeKey::new(unbound),
                     direction,
@@ -109,7 +109,7 @@ impl Symmetric for AwsLc {
                     Algorithm::Aes128Cbc | Algorithm::Aes192Cbc | Algorithm::Aes256Cbc
                 );
                 let unbound =
-                    UnboundCipherKey::new(algorithm, key).map_err(|_| key_error(alg, key))?;
+                    UnboundCipherKey::new(algorithm, key).map_err(|_| alg.wrong_key(key))?;
                 let failed = |_| anyhow!("aws-lc-rs could not set up the {alg} key");
                 let key = match (direction, cbc) {
                     (Direction::Enc, true) => {
@@ -141,14 +141,6 @@ impl Symmetric for AwsLc {
             )),
         }
     }
-}
-
-fn key_error(alg: Algorithm, key: &[u8]) -> anyhow::Error {
-    anyhow!(
-        "{alg} needs a {}-byte key, got {} bytes",
-        alg.key_len(),
-        key.len()
-    )
 }
 
 /// `buf[..len]` and the 16 bytes after it, where a seal puts the tag.

@@ -433,12 +433,8 @@ impl Implementation for Cryptodev {
 impl Symmetric for Cryptodev {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         self.support(alg).check()?;
-        if matches!(alg.kind(), Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
-            return Err(anyhow!(
-                "{alg} needs a {}-byte key, got {} bytes",
-                alg.key_len(),
-                key.len()
-            ));
+        if matches!(alg.kind(), Kind::Aead | Kind::Cipher) {
+            alg.check_key(key)?;
         }
         let fd = open_dev()?;
         let ses = new_session(&fd, self.abi, alg, key)?;

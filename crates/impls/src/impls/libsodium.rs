@@ -87,12 +87,8 @@ impl Implementation for Libsodium {
 impl Symmetric for Libsodium {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         self.support(alg).check()?;
-        if alg.kind() == Kind::Aead && key.len() != alg.key_len() {
-            return Err(anyhow!(
-                "{alg} needs a {}-byte key, got {} bytes",
-                alg.key_len(),
-                key.len()
-            ));
+        if alg.kind() == Kind::Aead {
+            alg.check_key(key)?;
         }
         Ok(match alg {
             Algorithm::Aes256Gcm => {

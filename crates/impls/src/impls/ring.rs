@@ -87,13 +87,7 @@ impl Symmetric for Ring {
                     Algorithm::Aes256Gcm => &aead::AES_256_GCM,
                     _ => &aead::CHACHA20_POLY1305,
                 };
-                let unbound = UnboundKey::new(algorithm, key).map_err(|_| {
-                    anyhow!(
-                        "{alg} needs a {}-byte key, got {} bytes",
-                        alg.key_len(),
-                        key.len()
-                    )
-                })?;
+                let unbound = UnboundKey::new(algorithm, key).map_err(|_| alg.wrong_key(key))?;
                 Ok(Box::new(AeadOp {
                     key: LessSafeKey::new(unbound),
                     direction,

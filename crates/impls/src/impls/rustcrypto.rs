@@ -61,13 +61,7 @@ impl Implementation for RustCrypto {
 
 impl Symmetric for RustCrypto {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
-        let bad_key = |_| {
-            anyhow!(
-                "{alg} needs a {}-byte key, got {} bytes",
-                alg.key_len(),
-                key.len()
-            )
-        };
+        let bad_key = |_| alg.wrong_key(key);
         let dec = direction == Direction::Dec;
         Ok(match alg {
             Algorithm::Aes128Gcm => aead_op(Aes128Gcm::new_from_slice(key).map_err(bad_key)?, dec),

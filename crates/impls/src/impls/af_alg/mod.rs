@@ -383,12 +383,8 @@ impl Symmetric for AfAlg {
     fn prepare(&self, alg: Algorithm, direction: Direction, key: &[u8]) -> Prepared {
         self.support(alg).check()?;
         let kind = alg.kind();
-        if matches!(kind, Kind::Aead | Kind::Cipher) && key.len() != alg.key_len() {
-            return Err(anyhow!(
-                "{alg} needs a {}-byte key, got {} bytes",
-                alg.key_len(),
-                key.len()
-            ));
+        if matches!(kind, Kind::Aead | Kind::Cipher) {
+            alg.check_key(key)?;
         }
         let (sock_type, _) = kernel_name(alg);
         let bind = self.bind_name(alg);

@@ -95,14 +95,7 @@ impl CipherOp {
         alg: Algorithm,
     ) -> anyhow::Result<()> {
         let api = &self.api;
-        if key.len() != alg.key_len() {
-            return Err(anyhow!(
-                "{} needs a {}-byte key, got {} bytes",
-                alg.name(),
-                alg.key_len(),
-                key.len()
-            ));
-        }
+        alg.check_key(key)?;
         // SAFETY: a live context, a cipher object that outlives the call (and that the
         // context up-references), a key of the cipher's length, no IV yet.
         let ok = unsafe {

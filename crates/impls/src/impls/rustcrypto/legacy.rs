@@ -12,13 +12,7 @@ use aes::cipher::{KeyInit, StreamCipher};
 use anyhow::anyhow;
 
 pub(super) fn prepare(alg: Algorithm, dec: bool, key: &[u8]) -> anyhow::Result<Box<dyn Operation>> {
-    if key.len() != alg.key_len() {
-        return Err(anyhow!(
-            "{alg} needs a {}-byte key, got {} bytes",
-            alg.key_len(),
-            key.len()
-        ));
-    }
+    alg.check_key(key)?;
     let bad_key = |_| anyhow!("{alg} rejected the key");
     Ok(match alg {
         Algorithm::DesCbc if dec => {
