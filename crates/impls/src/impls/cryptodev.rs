@@ -35,24 +35,13 @@ const CRYPTO_SHA2_512: u32 = 106;
 const COP_ENCRYPT: u16 = 0;
 const COP_DECRYPT: u16 = 1;
 
-/// struct session_op (cryptodev-linux releases).
+/// struct session_op: of cryptodev-linux releases with COMPR 0, of the compression
+/// branch, whose `compr` field moves the later ones, with COMPR 1.
 #[repr(C)]
-struct SessionOp {
+struct SessionOp<const COMPR: usize> {
     cipher: u32,
     mac: u32,
-    keylen: u32,
-    key: *const u8,
-    mackeylen: u32,
-    mackey: *const u8,
-    ses: u32,
-}
-
-/// struct session_op with the compression branch's `compr` field.
-#[repr(C)]
-struct SessionOpCompr {
-    cipher: u32,
-    mac: u32,
-    compr: u32,
+    compr: [u32; COMPR],
     keylen: u32,
     key: *const u8,
     mackeylen: u32,
@@ -100,23 +89,14 @@ struct AlgInfo {
     cra_driver_name: [u8; 64],
 }
 
-/// struct session_info_op (releases).
+/// struct session_info_op: of releases with COMPR 0, of the compression branch (with
+/// `compr_info`) with COMPR 1.
 #[repr(C)]
-struct SessionInfoOp {
+struct SessionInfoOp<const COMPR: usize> {
     ses: u32,
     cipher_info: AlgInfo,
     hash_info: AlgInfo,
-    alignmask: u16,
-    flags: u32,
-}
-
-/// struct session_info_op of the compression branch.
-#[repr(C)]
-struct SessionInfoOpCompr {
-    ses: u32,
-    cipher_info: AlgInfo,
-    hash_info: AlgInfo,
-    compr_info: AlgInfo,
+    compr_info: [AlgInfo; COMPR],
     alignmask: u16,
     flags: u32,
 }
@@ -130,19 +110,15 @@ const IOC_WRITE: u32 = 1;
 const IOC_READWRITE: u32 = 3;
 
 /// _IOWR('c', 102, struct session_op) = 0xC0306366
-const CIOCGSESSION: u32 = ioc(IOC_READWRITE, 102, std::mem::size_of::<SessionOp>());
+const CIOCGSESSION: u32 = ioc(IOC_READWRITE, 102, std::mem::size_of::<SessionOp<0>>());
 /// _IOW('c', 103, __u32) = 0x40046367
 const CIOCFSESSION: u32 = ioc(IOC_WRITE, 103, std::mem::size_of::<u32>());
 /// _IOWR('c', 104, struct crypt_op) = 0xC0306368
 const CIOCCRYPT: u32 = ioc(IOC_READWRITE, 104, std::mem::size_of::<CryptOp>());
 /// _IOWR('c', 107, struct session_info_op) = 0xC10C636B
-const CIOCGSESSINFO: u32 = ioc(IOC_READWRITE, 107, std::mem::size_of::<SessionInfoOp>());
+const CIOCGSESSINFO: u32 = ioc(IOC_READWRITE, 107, std::mem::size_of::<SessionInfoOp<0>>());
 /// The compression branch's CIOCGSESSINFO = 0xC18C636B
-const CIOCGSESSINFO_COMPR: u32 = ioc(
-    IOC_READWRITE,
-    107,
-    std::mem::size_of::<SessionInfoOpCompr>(),
-);
+const CIOCGSESSINFO_COMPR: u32 = ioc(IOC_READWRITE, 107, std::mem::size_of::<SessionInfoOp<1>>());
 /// _IOWR('c', 109, struct crypt_auth_op) = 0xC048636D
 const CIOCAUTHCRYPT: u32 = ioc(IOC_READWRITE, 109, std::mem::size_of::<CryptAuthOp>());
 
@@ -208,6 +184,14 @@ fn codes(alg: Algorithm) -> Result<(u32, u32), &'static str> {
 
 /// CIOCGSESSION; returns the session id.
 fn new_session(fd: &OwnedFd, abi: Abi, alg: Algorithm, key: &[u8]) -> anyhow::Result<u32> {
+    match abi {
+        Abi::Release => session::<0>(fd, alg, key),
+        Abi::Compr => session::<1>(fd, alg, key),
+    }
+}
+
+/// CIOCGSESSION with session_op laid out as COMPR says.
+fn session<const COMPR: usize>(fd: &OwnedFd, alg: Algorithm, key: &[u8]) -> anyhow::Result<u32> {
     let (cipher, mac) = codes(alg)
         .map_err(str::to_string)
         .map_err(anyhow::Error::msg)?;
@@ -218,34 +202,19 @@ fn new_session(fd: &OwnedFd, abi: Abi, alg: Algorithm, key: &[u8]) -> anyhow::Re
     } else {
         (std::ptr::null(), 0, std::ptr::null(), 0)
     };
-    let r = match abi {
-        Abi::Release => {
-            let mut s = SessionOp {
-                cipher,
-                mac,
-                keylen,
-                key: key_ptr,
-                mackeylen,
-                mackey,
-                ses: 0,
-            };
-            ioctl(fd, CIOCGSESSION, &mut s).map(|_| s.ses)
-        }
-        Abi::Compr => {
-            let mut s = SessionOpCompr {
-                cipher,
-                mac,
-                compr: 0,
-                keylen,
-                key: key_ptr,
-                mackeylen,
-                mackey,
-                ses: 0,
-            };
-            ioctl(fd, CIOCGSESSION, &mut s).map(|_| s.ses)
-        }
+    let mut s = SessionOp::<COMPR> {
+        cipher,
+        mac,
+        compr: [0; COMPR],
+        keylen,
+        key: key_ptr,
+        mackeylen,
+        mackey,
+        ses: 0,
     };
-    r.map_err(|e| anyhow!("CIOCGSESSION for {alg}: {}", os_err(e)))
+    ioctl(fd, CIOCGSESSION, &mut s)
+        .map(|_| s.ses)
+        .map_err(|e| anyhow!("CIOCGSESSION for {alg}: {}", os_err(e)))
 }
 
 fn end_session(fd: &OwnedFd, mut ses: u32) {
@@ -260,40 +229,34 @@ fn c_name(b: &[u8; 64]) -> String {
 /// CIOCGSESSINFO: the (cipher, hash) driver names, trying the release layout, then the
 /// compression branch's. Also tells which of the two the module speaks.
 fn session_info(fd: &OwnedFd, ses: u32) -> Option<(Abi, String, String)> {
+    let named = |abi, (cipher, hash)| (abi, cipher, hash);
+    let release = driver_names::<0>(fd, CIOCGSESSINFO, ses).map(|n| named(Abi::Release, n));
+    release
+        .or_else(|| driver_names::<1>(fd, CIOCGSESSINFO_COMPR, ses).map(|n| named(Abi::Compr, n)))
+}
+
+/// `request` (CIOCGSESSINFO with session_info_op laid out as COMPR says): the (cipher,
+/// hash) driver names, None when the module does not take it.
+fn driver_names<const COMPR: usize>(
+    fd: &OwnedFd,
+    request: u32,
+    ses: u32,
+) -> Option<(String, String)> {
     let empty = AlgInfo {
         cra_name: [0; 64],
         cra_driver_name: [0; 64],
     };
-    let mut i = SessionInfoOp {
+    let mut i = SessionInfoOp::<COMPR> {
         ses,
         cipher_info: empty,
         hash_info: empty,
+        compr_info: [empty; COMPR],
         alignmask: 0,
         flags: 0,
     };
-    if ioctl(fd, CIOCGSESSINFO, &mut i).is_ok() {
-        return Some((
-            Abi::Release,
-            c_name(&i.cipher_info.cra_driver_name),
-            c_name(&i.hash_info.cra_driver_name),
-        ));
-    }
-    let mut i = SessionInfoOpCompr {
-        ses,
-        cipher_info: empty,
-        hash_info: empty,
-        compr_info: empty,
-        alignmask: 0,
-        flags: 0,
-    };
-    if ioctl(fd, CIOCGSESSINFO_COMPR, &mut i).is_ok() {
-        return Some((
-            Abi::Compr,
-            c_name(&i.cipher_info.cra_driver_name),
-            c_name(&i.hash_info.cra_driver_name),
-        ));
-    }
-    None
+    ioctl(fd, request, &mut i).ok()?;
+    let name = |info: &AlgInfo| c_name(&info.cra_driver_name);
+    Some((name(&i.cipher_info), name(&i.hash_info)))
 }
 
 /// /dev/crypto as found here.
@@ -592,38 +555,20 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn layouts_match_cryptodev_h() {
-        assert_eq!(size_of::<SessionOp>(), 48);
-        assert_eq!(offset_of!(SessionOp, keylen), 8);
-        assert_eq!(offset_of!(SessionOp, key), 16);
-        assert_eq!(offset_of!(SessionOp, mackeylen), 24);
-        assert_eq!(offset_of!(SessionOp, mackey), 32);
-        assert_eq!(offset_of!(SessionOp, ses), 40);
-        assert_eq!(size_of::<SessionOpCompr>(), 48);
-        assert_eq!(offset_of!(SessionOpCompr, keylen), 12);
-        assert_eq!(offset_of!(SessionOpCompr, key), 16);
-        assert_eq!(offset_of!(SessionOpCompr, ses), 40);
-
-        assert_eq!(size_of::<CryptOp>(), 48);
-        assert_eq!(offset_of!(CryptOp, len), 8);
-        assert_eq!(offset_of!(CryptOp, src), 16);
-        assert_eq!(offset_of!(CryptOp, dst), 24);
-        assert_eq!(offset_of!(CryptOp, mac), 32);
-        assert_eq!(offset_of!(CryptOp, iv), 40);
-
-        assert_eq!(size_of::<CryptAuthOp>(), 72);
-        assert_eq!(offset_of!(CryptAuthOp, auth_len), 12);
-        assert_eq!(offset_of!(CryptAuthOp, auth_src), 16);
-        assert_eq!(offset_of!(CryptAuthOp, src), 24);
-        assert_eq!(offset_of!(CryptAuthOp, dst), 32);
-        assert_eq!(offset_of!(CryptAuthOp, tag), 40);
-        assert_eq!(offset_of!(CryptAuthOp, tag_len), 48);
-        assert_eq!(offset_of!(CryptAuthOp, iv), 56);
-        assert_eq!(offset_of!(CryptAuthOp, iv_len), 64);
-
-        assert_eq!(size_of::<SessionInfoOp>(), 268);
-        assert_eq!(offset_of!(SessionInfoOp, alignmask), 260);
-        assert_eq!(offset_of!(SessionInfoOp, flags), 264);
-        assert_eq!(size_of::<SessionInfoOpCompr>(), 396);
+        /// The struct's size, then each field's offset.
+        macro_rules! layout {
+            ($t:ty, $size:expr; $($field:ident $at:expr),*) => {
+                assert_eq!(size_of::<$t>(), $size, stringify!($t));
+                $(assert_eq!(offset_of!($t, $field), $at, stringify!($t $field));)*
+            };
+        }
+        layout!(SessionOp<0>, 48; keylen 8, key 16, mackeylen 24, mackey 32, ses 40);
+        layout!(SessionOp<1>, 48; keylen 12, key 16, ses 40);
+        layout!(CryptOp, 48; len 8, src 16, dst 24, mac 32, iv 40);
+        layout!(CryptAuthOp, 72; auth_len 12, auth_src 16, src 24, dst 32, tag 40, tag_len 48,
+            iv 56, iv_len 64);
+        layout!(SessionInfoOp<0>, 268; alignmask 260, flags 264);
+        layout!(SessionInfoOp<1>, 396;);
 
         assert_eq!(CIOCGSESSION, 0xC030_6366);
         assert_eq!(CIOCFSESSION, 0x4004_6367);
