@@ -159,7 +159,7 @@ fn support_matches_what_the_library_does() {
 // ---- error paths -----------------------------------------------------------------
 
 /// One call reading `input` from its own buffer and writing into `room` bytes.
-fn separate(
+pub(super) fn separate(
     op: &mut dyn Operation,
     nonce: &[u8],
     input: &[u8],
@@ -174,7 +174,7 @@ fn separate(
 }
 
 /// One call on the first `len` bytes of a buffer of `room` bytes.
-fn in_place(
+pub(super) fn in_place(
     op: &mut dyn Operation,
     nonce: &[u8],
     len: usize,
