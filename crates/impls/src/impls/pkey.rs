@@ -72,6 +72,21 @@ pub fn rsa_bits(alg: Algorithm) -> Option<usize> {
     }
 }
 
+/// An RSA algorithm's modulus bits and PKCS#8 DER key: `private` as given, or the shared
+/// timing key of that size; for any other algorithm, `lib`'s "offers no".
+pub fn rsa_key(
+    lib: &str,
+    alg: Algorithm,
+    private: Option<&[u8]>,
+) -> anyhow::Result<(usize, Vec<u8>)> {
+    let bits = rsa_bits(alg).ok_or_else(|| not_offered(lib, alg))?;
+    let der = match private {
+        Some(d) => d.to_vec(),
+        None => shared_rsa_pkcs8(bits)?,
+    };
+    Ok((bits, der))
+}
+
 pub fn is_pss(alg: Algorithm) -> bool {
     matches!(
         alg,

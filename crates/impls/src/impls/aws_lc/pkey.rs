@@ -2,7 +2,7 @@
 //! and the TLS hybrid X25519MLKEM768 (built from its own ML-KEM and X25519).
 
 use crate::algorithms::Algorithm;
-use crate::impls::pkey::{self, hybrid, is_pss, rsa_bits, KeyPair, PublicKey};
+use crate::impls::pkey::{self, hybrid, is_pss, KeyPair, PublicKey};
 use anyhow::anyhow;
 use aws_lc_rs::agreement::{self, UnparsedPublicKey as PeerKey};
 use aws_lc_rs::kem::{Ciphertext, DecapsulationKey, EncapsulationKey, ML_KEM_768};
@@ -195,11 +195,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             return Ok(Box::new(KemKeyPair(key)));
         }
         a => {
-            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered(LIB, a))?;
-            let der = match private {
-                Some(d) => d.to_vec(),
-                None => pkey::shared_rsa_pkcs8(bits)?,
-            };
+            let (bits, der) = pkey::rsa_key(LIB, a, private)?;
             let k = rsa::KeyPair::from_pkcs8(&der).map_err(rejected)?;
             if k.public_modulus_len() * 8 != bits {
                 return Err(anyhow!(

@@ -58,18 +58,26 @@ fn fail(what: &str) -> anyhow::Error {
     }
 }
 
-/// An owned EVP_PKEY.
-struct Pkey(*mut bssl::EVP_PKEY);
+/// `$name` owns a `$t`: used by one thread at a time (BoringSSL refcounts shared
+/// objects atomically), freed once on drop by `$free`, which accepts NULL.
+macro_rules! owned {
+    ($name:ident, $t:ty, $free:path) => {
+        struct $name(*mut $t);
 
-// SAFETY: an EVP_PKEY used by one thread at a time; BoringSSL refcounts it atomically.
-unsafe impl Send for Pkey {}
+        // SAFETY: see above.
+        unsafe impl Send for $name {}
 
-impl Drop for Pkey {
-    fn drop(&mut self) {
-        // SAFETY: owned, freed once (NULL is accepted).
-        unsafe { bssl::EVP_PKEY_free(self.0) }
-    }
+        impl Drop for $name {
+            fn drop(&mut self) {
+                // SAFETY: owned, freed once (NULL is accepted).
+                unsafe { $free(self.0) }
+            }
+        }
+    };
 }
+owned!(Pkey, bssl::EVP_PKEY, bssl::EVP_PKEY_free);
+owned!(EcKey, bssl::EC_KEY, bssl::EC_KEY_free);
+owned!(PkeyCtx, bssl::EVP_PKEY_CTX, bssl::EVP_PKEY_CTX_free);
 
 impl Pkey {
     fn new(p: *mut bssl::EVP_PKEY, what: &str) -> anyhow::Result<Pkey> {
@@ -137,19 +145,6 @@ impl Pkey {
             bssl::OPENSSL_free(out.cast());
             v
         }
-    }
-}
-
-/// An owned EC_KEY.
-struct EcKey(*mut bssl::EC_KEY);
-
-// SAFETY: used by one thread at a time.
-unsafe impl Send for EcKey {}
-
-impl Drop for EcKey {
-    fn drop(&mut self) {
-        // SAFETY: owned, freed once (NULL is accepted).
-        unsafe { bssl::EC_KEY_free(self.0) }
     }
 }
 
@@ -233,19 +228,6 @@ fn ec_public(key: *const bssl::EC_KEY) -> Vec<u8> {
         let mut p = out.as_mut_ptr();
         bssl::i2o_ECPublicKey(key, &mut p);
         out
-    }
-}
-
-/// An owned EVP_PKEY_CTX.
-struct PkeyCtx(*mut bssl::EVP_PKEY_CTX);
-
-// SAFETY: used by one thread at a time.
-unsafe impl Send for PkeyCtx {}
-
-impl Drop for PkeyCtx {
-    fn drop(&mut self) {
-        // SAFETY: owned, freed once (NULL is accepted).
-        unsafe { bssl::EVP_PKEY_CTX_free(self.0) }
     }
 }
 
@@ -638,11 +620,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             }))
         }
         a => {
-            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered(LIB, a))?;
-            let der = match private {
-                Some(d) => d.to_vec(),
-                None => pkey::shared_rsa_pkcs8(bits)?,
-            };
+            let (bits, der) = pkey::rsa_key(LIB, a, private)?;
             let key = Pkey::private_der_of(a, &der)?;
             // SAFETY: our key.
             let got = unsafe { bssl::EVP_PKEY_bits(key.0) } as usize;

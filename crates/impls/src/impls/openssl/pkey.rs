@@ -17,7 +17,7 @@
 
 use crate::algorithms::Algorithm;
 use crate::impls::pkey::dsa::{dsa_bits, shared_dsa_pkcs8};
-use crate::impls::pkey::{self, rsa_bits, KeyPair, PublicKey};
+use crate::impls::pkey::{self, KeyPair, PublicKey};
 use anyhow::anyhow;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_long};
@@ -260,11 +260,7 @@ impl Pkey {
                 Key::private_der(f, &der)?
             }
             (a, p) => {
-                let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("openssl", a))?;
-                let der = match p {
-                    Some(d) => d.to_vec(),
-                    None => pkey::shared_rsa_pkcs8(bits)?,
-                };
+                let (_, der) = pkey::rsa_key("openssl", a, p)?;
                 Key::private_der(f, &der)?
             }
         };

@@ -8,7 +8,7 @@
 //! pair first, as a TLS handshake does; `notes` says so.
 
 use crate::algorithms::Algorithm;
-use crate::impls::pkey::{self, is_pss, rsa_bits, KeyPair, PublicKey};
+use crate::impls::pkey::{self, is_pss, KeyPair, PublicKey};
 use anyhow::anyhow;
 use ring::agreement::{self, EphemeralPrivateKey, UnparsedPublicKey as PeerKey};
 use ring::rand::SystemRandom;
@@ -161,11 +161,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             }));
         }
         a => {
-            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered(LIB, a))?;
-            let der = match private {
-                Some(d) => d.to_vec(),
-                None => pkey::shared_rsa_pkcs8(bits)?,
-            };
+            let (_, der) = pkey::rsa_key(LIB, a, private)?;
             let k = signature::RsaKeyPair::from_pkcs8(&der).map_err(rejected)?;
             let enc: &'static dyn signature::RsaEncoding = if is_pss(a) {
                 &signature::RSA_PSS_SHA256

@@ -273,11 +273,7 @@ pub fn key_pair(alg: Algorithm, private: Option<&[u8]>) -> anyhow::Result<Box<dy
             Box::new(Decapsulating(Box::new(dk)))
         }
         a => {
-            let bits = rsa_bits(a).ok_or_else(|| pkey::not_offered("rustcrypto", a))?;
-            let der = match private {
-                Some(d) => d.to_vec(),
-                None => pkey::shared_rsa_pkcs8(bits)?,
-            };
+            let (_, der) = pkey::rsa_key("rustcrypto", a, private)?;
             let key = rsa::RsaPrivateKey::from_pkcs8_der(&der)
                 .map_err(bad("RSA PKCS#8"))
                 .map_err(anyhow::Error::msg)?;
