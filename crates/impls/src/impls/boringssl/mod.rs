@@ -85,18 +85,9 @@ impl Symmetric for BoringSsl {
         // The catch-all arms below would otherwise run AES for a legacy cipher.
         self.support(alg).check()?;
         bssl::init();
-        let bad_key = || {
-            anyhow!(
-                "{alg} needs a {}-byte key, got {} bytes",
-                alg.key_len(),
-                key.len()
-            )
-        };
         match alg.kind() {
             Kind::Aead => {
-                if key.len() != alg.key_len() {
-                    return Err(bad_key());
-                }
+                alg.check_key(key)?;
                 // SAFETY: these return static method tables.
                 let aead = unsafe {
                     match alg {
@@ -114,9 +105,7 @@ impl Symmetric for BoringSsl {
                 Ok(Box::new(AeadOp { ctx, direction }))
             }
             Kind::Cipher => {
-                if key.len() != alg.key_len() {
-                    return Err(bad_key());
-                }
+                alg.check_key(key)?;
                 // SAFETY: these return static method tables.
                 let cipher = unsafe {
                     match alg {
