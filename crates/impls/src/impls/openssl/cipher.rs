@@ -110,11 +110,7 @@ impl CipherOp {
                 c_int::from(self.enc),
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(
-                api.fail("EVP_CipherInit_ex with the key"),
-            ));
-        }
+        api.check(ok, "EVP_CipherInit_ex with the key")?;
         if self.aead {
             self.set_nonce_len()?;
         } else if matches!(
@@ -130,9 +126,7 @@ impl CipherOp {
             // call per message that CTR, which has no padding, need not pay.
             // SAFETY: a keyed context.
             let ok = unsafe { (api.cipher_ctx_set_padding)(self.ctx.0, 0) };
-            if ok != 1 {
-                return Err(anyhow::Error::msg(api.fail("EVP_CIPHER_CTX_set_padding")));
-            }
+            api.check(ok, "EVP_CIPHER_CTX_set_padding")?;
         }
         Ok(())
     }
@@ -149,10 +143,7 @@ impl CipherOp {
                 std::ptr::null_mut(),
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(self.api.fail("EVP_CTRL_AEAD_SET_IVLEN")));
-        }
-        Ok(())
+        self.api.check(ok, "EVP_CTRL_AEAD_SET_IVLEN")
     }
 
     /// Sets the nonce or IV of the next message, keeping key and direction.
@@ -175,12 +166,7 @@ impl CipherOp {
                 -1,
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(
-                self.api.fail("EVP_CipherInit_ex with the IV"),
-            ));
-        }
-        Ok(())
+        self.api.check(ok, "EVP_CipherInit_ex with the IV")
     }
 
     /// Sets the key again, keeping cipher and direction: RC4's fresh keystream.
@@ -198,12 +184,7 @@ impl CipherOp {
                 -1,
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(
-                self.api.fail("EVP_CipherInit_ex with the key"),
-            ));
-        }
-        Ok(())
+        self.api.check(ok, "EVP_CipherInit_ex with the key")
     }
 
     /// Update then Final over `n` bytes; returns the bytes written (must be `n`).
@@ -262,12 +243,7 @@ impl CipherOp {
                 len,
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(
-                self.api.fail("EVP_CipherUpdate with the AAD"),
-            ));
-        }
-        Ok(())
+        self.api.check(ok, "EVP_CipherUpdate with the AAD")
     }
 }
 
@@ -359,10 +335,7 @@ impl CipherOp {
                 out as *mut c_void,
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(self.api.fail("EVP_CTRL_AEAD_GET_TAG")));
-        }
-        Ok(())
+        self.api.check(ok, "EVP_CTRL_AEAD_GET_TAG")
     }
 
     /// Sets the tag an open's Final must verify (EVP_CTRL_AEAD_SET_TAG).
@@ -377,10 +350,7 @@ impl CipherOp {
                 tag.as_mut_ptr() as *mut c_void,
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(self.api.fail("EVP_CTRL_AEAD_SET_TAG")));
-        }
-        Ok(())
+        self.api.check(ok, "EVP_CTRL_AEAD_SET_TAG")
     }
 
     /// EVP_EncryptFinal_ex or EVP_DecryptFinal_ex, as `openssl speed` calls them; returns

@@ -347,6 +347,7 @@ impl Api {
     }
 
     /// Ok when a libcrypto call returned 1, else the failure as `fail` words it.
+    #[inline]
     pub(super) fn check(&self, ok: c_int, what: &str) -> anyhow::Result<()> {
         if ok == 1 {
             Ok(())

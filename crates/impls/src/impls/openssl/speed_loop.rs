@@ -232,11 +232,7 @@ impl SpeedLoopOp {
                 -1,
             )
         };
-        if ok != 1 {
-            return Err(anyhow::Error::msg(
-                api.fail("EVP_CipherInit_ex with key and nonce"),
-            ));
-        }
+        api.check(ok, "EVP_CipherInit_ex with key and nonce")?;
         if !c.enc {
             // SAFETY: as above; EVP_DecryptInit_ex with only the nonce, as openssl speed.
             let ok = unsafe {
@@ -248,11 +244,7 @@ impl SpeedLoopOp {
                     nonce,
                 )
             };
-            if ok != 1 {
-                return Err(anyhow::Error::msg(
-                    api.fail("EVP_DecryptInit_ex with the nonce"),
-                ));
-            }
+            api.check(ok, "EVP_DecryptInit_ex with the nonce")?;
             c.set_tag(tag)?;
         }
         if !aad.is_empty() {
