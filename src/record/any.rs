@@ -1,7 +1,8 @@
 //! A record of any workload, and what each workload's record data says about itself.
 //! The list of workloads is one `workload_list!` line per workload, at the end: it
-//! makes the `Workload` tag, the `AnyRecord` enum and every envelope accessor, so that no
-//! other code matches on workloads to read a shared field.
+//! makes the `Workload` tag, the `AnyRecord` enum, every envelope accessor and the
+//! `WorkloadSettings` enum, so that no other code matches on workloads to read a shared
+//! field and a new workload's record costs one line here.
 
 use super::envelope::Record;
 use super::{disk, speed, ssh, tls, vpn};
@@ -127,12 +128,13 @@ impl<D: RecordData> Head for Record<D> {
     }
 }
 
-/// Makes, from one `Variant(DataType) = "name"` per workload: the `Workload` tag of
+/// Makes, from one `Variant(DataType, SettingsType) = "name"` per workload: the
+/// `WorkloadSettings` of the environment line, the `Workload` tag of
 /// records and exclusions, `AnyRecord` (a record of any workload, serialized as the
 /// record itself), `Listed` for each data type, and `AnyRecord`'s accessors of the shared
 /// envelope and of `RecordData`.
 macro_rules! workload_list {
-    ($($variant:ident($data:ty) = $name:literal),+ $(,)?) => {
+    ($($variant:ident($data:ty, $settings:ty) = $name:literal),+ $(,)?) => {
         /// The workload that wrote a record or exclusion: its `workload` field.
         #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Workload {
@@ -145,6 +147,25 @@ macro_rules! workload_list {
                 match self {
                     $(Workload::$variant => $name),+
                 }
+            }
+        }
+
+        /// Each workload's settings (the environment line's `settings`), told apart by
+        /// the field only that workload has (each has one it never omits).
+        #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
+        #[serde(untagged)]
+        pub enum WorkloadSettings {
+            $($variant($settings),)+
+            /// A program timed as a whole process (speed's `openssl enc`).
+            Process(super::speed::ProcessSettings),
+            /// Settings this version does not know: not kept. Only a workload this
+            /// version does not know writes them, and its records cannot be read either.
+            Other {},
+        }
+
+        impl Default for WorkloadSettings {
+            fn default() -> Self {
+                WorkloadSettings::Other {}
             }
         }
 
@@ -204,13 +225,13 @@ macro_rules! workload_list {
 }
 
 // The workloads: one line each. A new workload adds its line here, its data type in its
-// own file beside these (with `RecordData`), and its settings variant in environment.rs.
+// own file beside these (with `RecordData`), with its settings type.
 workload_list! {
-    Speed(speed::SpeedData) = "speed",
-    Tls(tls::TlsData) = "tls",
-    Vpn(vpn::VpnData) = "vpn",
-    Disk(disk::DiskData) = "disk",
-    Ssh(ssh::SshData) = "ssh",
+    Speed(speed::SpeedData, speed::SpeedSettings) = "speed",
+    Tls(tls::TlsData, Box<tls::TlsSettings>) = "tls",
+    Vpn(vpn::VpnData, vpn::VpnSettings) = "vpn",
+    Disk(disk::DiskData, disk::DiskSettings) = "disk",
+    Ssh(ssh::SshData, ssh::SshSettings) = "ssh",
 }
 
 impl std::fmt::Display for Workload {

@@ -2,6 +2,7 @@
 //! by name instead of by key. Every struct reads older files too (missing fields take
 //! their defaults).
 
+use super::any::WorkloadSettings;
 use super::envelope::LineKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -192,131 +193,6 @@ pub struct Settings {
     pub study_neighbour: bool,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct SpeedSettings {
-    pub time_per_point_s: f64,
-    #[serde(default)]
-    pub max_time_per_point_s: f64,
-    #[serde(default)]
-    pub min_trials: u32,
-    /// The wall time a point's trials span before it may stop at its target (0 in runs
-    /// before this field, whose minimum was in `min_trials` alone).
-    #[serde(default)]
-    pub min_window_s: f64,
-    #[serde(default)]
-    pub trial_s: f64,
-    #[serde(default)]
-    pub target_ci_pct: f64,
-    #[serde(default)]
-    pub sizes: Vec<usize>,
-    #[serde(default)]
-    pub threads: Vec<usize>,
-    #[serde(default)]
-    pub crossover: Option<(String, String)>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct TlsSuiteSettings {
-    pub suite: String,
-    pub cipher: Option<String>,
-    pub protocol: String,
-    pub null: bool,
-    pub record_protection: String,
-    pub port: u16,
-    /// The suite's kernel-TLS twin (`NAME+ktls`).
-    #[serde(default)]
-    pub ktls: bool,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct TlsSettings {
-    pub suites: Vec<TlsSuiteSettings>,
-    #[serde(default)]
-    pub files: Vec<u64>,
-    #[serde(default)]
-    pub gzip_page: bool,
-    #[serde(default)]
-    pub concurrency: Vec<u32>,
-    #[serde(default)]
-    pub duration_s: f64,
-    #[serde(default)]
-    pub generator: String,
-    #[serde(default)]
-    pub handshake: bool,
-    #[serde(default)]
-    pub mix: Option<String>,
-    #[serde(default)]
-    pub cert: String,
-    #[serde(default)]
-    pub server_cpus: Vec<usize>,
-    #[serde(default)]
-    pub generator_cpus: Vec<usize>,
-    #[serde(default)]
-    pub pinned: bool,
-    #[serde(default)]
-    pub nginx_workers: usize,
-    #[serde(default)]
-    pub worker_connections: u64,
-    #[serde(default)]
-    pub keepalive_requests: Option<u64>,
-    #[serde(default)]
-    pub ssl_session_cache: String,
-    #[serde(default)]
-    pub ssl_session_tickets: String,
-    #[serde(default)]
-    pub ktls: bool,
-    #[serde(default)]
-    pub sendfile: String,
-    #[serde(default)]
-    pub http_version: String,
-    #[serde(default)]
-    pub nginx_restarted_per_point: bool,
-    #[serde(default)]
-    pub temp_dir: std::path::PathBuf,
-    #[serde(default)]
-    pub cipher_alone_record_bytes: usize,
-    #[serde(default)]
-    pub notes: Vec<String>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct VpnSettings {
-    pub tunnels: Vec<String>,
-    #[serde(default)]
-    pub streams: Vec<u32>,
-    #[serde(default)]
-    pub directions: Vec<String>,
-    #[serde(default)]
-    pub duration_s: u32,
-    #[serde(default)]
-    pub rounds: u32,
-    #[serde(default)]
-    pub udp: bool,
-    #[serde(default)]
-    pub kernel_wireguard: bool,
-    #[serde(default)]
-    pub netns: Vec<String>,
-    #[serde(default)]
-    pub veth: Vec<String>,
-    #[serde(default)]
-    pub outer_addresses: Vec<String>,
-}
-
-/// A program timed as a whole process (`openssl enc`).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct ProcessSettings {
-    pub program: String,
-    #[serde(default)]
-    pub cipher: String,
-    #[serde(default)]
-    pub bytes: u64,
-    #[serde(default)]
-    pub rounds: u32,
-    #[serde(default)]
-    pub dir: String,
-}
-
 /// One copy of each distinct `kernel_crypto` text read by this thread: a year of nightly
 /// runs on a few machines holds a few, and a value seen before is only scanned, not parsed.
 fn interned<'de, D: serde::Deserializer<'de>>(
@@ -380,30 +256,12 @@ fn kernel_crypto_text<S: serde::Serializer>(
     })
 }
 
-/// Each workload's settings, told apart by the fields only it has.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum WorkloadSettings {
-    Speed(SpeedSettings),
-    Vpn(VpnSettings),
-    Process(ProcessSettings),
-    Tls(Box<TlsSettings>),
-    Disk(super::disk::DiskSettings),
-    Ssh(super::ssh::SshSettings),
-    /// Settings this version does not know: not kept. Only a workload this version does
-    /// not know writes them, and its records cannot be read either.
-    Other {},
-}
-
-impl Default for WorkloadSettings {
-    fn default() -> Self {
-        WorkloadSettings::Other {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::speed::{ProcessSettings, SpeedSettings};
+    use crate::record::tls::{TlsSettings, TlsSuiteSettings};
+    use crate::record::vpn::VpnSettings;
 
     /// Each workload's settings come back as the same variant: the untagged enum tells
     /// them apart by the field only that workload has.
@@ -478,7 +336,16 @@ mod tests {
             size_bytes: 64 << 20,
             duration_s: 1,
         });
-        for w in [speed, vpn, process, tls, disk] {
+        let ssh = WorkloadSettings::Ssh(crate::record::ssh::SshSettings {
+            ssh_servers: vec!["openssh".into()],
+            ciphers: vec!["aes128-gcm@openssh.com".into()],
+            macs: vec![],
+            directions: vec!["up".into()],
+            bytes: 64 << 20,
+            rounds: 3,
+            netns: vec!["a".into(), "b".into()],
+        });
+        for w in [speed, vpn, process, tls, disk, ssh] {
             let s = Settings {
                 workload: w,
                 study_neighbour: true,

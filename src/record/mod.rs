@@ -15,10 +15,10 @@ pub mod tls;
 pub mod vpn;
 pub mod window;
 
-pub use any::{AnyRecord, Listed, RecordData, Workload};
+pub use any::{AnyRecord, Listed, RecordData, Workload, WorkloadSettings};
 pub use end::{AnalysisInputs, Coordinate, Exclusion, ExclusionKind, RunEnd};
 pub use envelope::{LineKind, Record, SCHEMA};
-pub use environment::{Environment, Library, Settings, Unavailable, WorkloadSettings};
+pub use environment::{Environment, Library, Settings, Unavailable};
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -121,3 +121,41 @@ impl crate::record::any::RecordData for SpeedData {
         r.disturbed || r.noisy
     }
 }
+
+/// The settings of a speed run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SpeedSettings {
+    pub time_per_point_s: f64,
+    #[serde(default)]
+    pub max_time_per_point_s: f64,
+    #[serde(default)]
+    pub min_trials: u32,
+    /// The wall time a point's trials span before it may stop at its target (0 in runs
+    /// before this field, whose minimum was in `min_trials` alone).
+    #[serde(default)]
+    pub min_window_s: f64,
+    #[serde(default)]
+    pub trial_s: f64,
+    #[serde(default)]
+    pub target_ci_pct: f64,
+    #[serde(default)]
+    pub sizes: Vec<usize>,
+    #[serde(default)]
+    pub threads: Vec<usize>,
+    #[serde(default)]
+    pub crossover: Option<(String, String)>,
+}
+
+/// A program timed as a whole process (`openssl enc`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProcessSettings {
+    pub program: String,
+    #[serde(default)]
+    pub cipher: String,
+    #[serde(default)]
+    pub bytes: u64,
+    #[serde(default)]
+    pub rounds: u32,
+    #[serde(default)]
+    pub dir: String,
+}

@@ -375,6 +375,72 @@ impl crate::record::any::RecordData for TlsData {
     }
 }
 
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct TlsSuiteSettings {
+    pub suite: String,
+    pub cipher: Option<String>,
+    pub protocol: String,
+    pub null: bool,
+    pub record_protection: String,
+    pub port: u16,
+    /// The suite's kernel-TLS twin (`NAME+ktls`).
+    #[serde(default)]
+    pub ktls: bool,
+}
+
+/// The settings of a tls run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TlsSettings {
+    pub suites: Vec<TlsSuiteSettings>,
+    #[serde(default)]
+    pub files: Vec<u64>,
+    #[serde(default)]
+    pub gzip_page: bool,
+    #[serde(default)]
+    pub concurrency: Vec<u32>,
+    #[serde(default)]
+    pub duration_s: f64,
+    #[serde(default)]
+    pub generator: String,
+    #[serde(default)]
+    pub handshake: bool,
+    #[serde(default)]
+    pub mix: Option<String>,
+    #[serde(default)]
+    pub cert: String,
+    #[serde(default)]
+    pub server_cpus: Vec<usize>,
+    #[serde(default)]
+    pub generator_cpus: Vec<usize>,
+    #[serde(default)]
+    pub pinned: bool,
+    #[serde(default)]
+    pub nginx_workers: usize,
+    #[serde(default)]
+    pub worker_connections: u64,
+    #[serde(default)]
+    pub keepalive_requests: Option<u64>,
+    #[serde(default)]
+    pub ssl_session_cache: String,
+    #[serde(default)]
+    pub ssl_session_tickets: String,
+    #[serde(default)]
+    pub ktls: bool,
+    #[serde(default)]
+    pub sendfile: String,
+    #[serde(default)]
+    pub http_version: String,
+    #[serde(default)]
+    pub nginx_restarted_per_point: bool,
+    #[serde(default)]
+    pub temp_dir: std::path::PathBuf,
+    #[serde(default)]
+    pub cipher_alone_record_bytes: usize,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -297,3 +297,27 @@ impl crate::record::any::RecordData for VpnData {
         Ok(())
     }
 }
+
+/// The settings of a vpn run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VpnSettings {
+    pub tunnels: Vec<String>,
+    #[serde(default)]
+    pub streams: Vec<u32>,
+    #[serde(default)]
+    pub directions: Vec<String>,
+    #[serde(default)]
+    pub duration_s: u32,
+    #[serde(default)]
+    pub rounds: u32,
+    #[serde(default)]
+    pub udp: bool,
+    #[serde(default)]
+    pub kernel_wireguard: bool,
+    #[serde(default)]
+    pub netns: Vec<String>,
+    #[serde(default)]
+    pub veth: Vec<String>,
+    #[serde(default)]
+    pub outer_addresses: Vec<String>,
+}

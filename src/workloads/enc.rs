@@ -166,7 +166,7 @@ impl Workload for OpensslEnc {
             }],
             unavailable: Vec::new(),
             settings: crate::record::WorkloadSettings::Process(
-                crate::record::environment::ProcessSettings {
+                crate::record::speed::ProcessSettings {
                     program: "openssl enc".into(),
                     cipher: self.cipher.name().into(),
                     bytes: self.bytes,

@@ -294,7 +294,7 @@ impl Workload for Speed {
             libraries,
             unavailable: self.missing.clone(),
             settings: crate::record::WorkloadSettings::Speed(
-                crate::record::environment::SpeedSettings {
+                crate::record::speed::SpeedSettings {
                     time_per_point_s: s.time_per_point,
                     max_time_per_point_s: s.max_time_per_point,
                     min_trials: s.min_trials,

@@ -12,7 +12,7 @@ use super::args::TlsArgs;
 use crate::failure::Failure;
 use crate::impls::details::Details;
 use crate::impls::openssl::build::Build;
-use crate::record::environment::{TlsSettings, TlsSuiteSettings};
+use crate::record::tls::{TlsSettings, TlsSuiteSettings};
 use crate::record::{Library, Unavailable, WorkloadSettings};
 use crate::sys;
 use crate::sys::guard::Guard;

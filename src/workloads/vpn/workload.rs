@@ -429,7 +429,7 @@ impl Workload for Vpn {
         streams.dedup();
         let (netns, veth, outer_addresses) = lab.names();
         let settings =
-            crate::record::WorkloadSettings::Vpn(crate::record::environment::VpnSettings {
+            crate::record::WorkloadSettings::Vpn(crate::record::vpn::VpnSettings {
                 tunnels: specs.iter().map(Spec::label).collect(),
                 streams,
                 directions: dirs.iter().map(|d| d.to_string()).collect(),
