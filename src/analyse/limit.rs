@@ -26,6 +26,13 @@ pub struct Seen {
     pub generator: Option<(String, f64)>,
 }
 
+/// Every CPU counted was busy: the "cpus" limit's rule, and the one a point's note about
+/// a busy machine uses, so that a point named "none" never carries that note (a run once
+/// printed both: the note had its own threshold, 95%).
+pub fn every_cpu_busy(busy_pct: f64) -> bool {
+    busy_pct >= SATURATED_PCT
+}
+
 /// The limit of a point: the first saturated resource, in the order that explains the
 /// most (a single thread first: more cores cannot help it), else none seen (`rate_cap`
 /// looks further once repeats are known).
@@ -70,7 +77,7 @@ pub fn limit(s: &Seen) -> Limit {
             );
         }
     }
-    if s.busy_pct >= SATURATED_PCT {
+    if every_cpu_busy(s.busy_pct) {
         return of(
             "cpus",
             format!(
@@ -145,6 +152,12 @@ mod tests {
         s.busy_pct = 96.0;
         assert_eq!(limit(&s).kind, "cpus");
         assert_eq!(limit(&calm()).kind, "none");
+        // The busy-machine note and the limit draw one line: 92% is both, 89% neither.
+        for (busy, kind) in [(92.0, "cpus"), (89.0, "none")] {
+            s.busy_pct = busy;
+            assert_eq!(limit(&s).kind, kind);
+            assert_eq!(every_cpu_busy(busy), kind == "cpus");
+        }
     }
 
     #[test]

@@ -536,7 +536,7 @@ fn notes(tun: &Tunnel, seen: Seen) -> Vec<String> {
             "the receiving tunnel interface counted {tunnel_rx} bytes, fewer than the {received} bytes iperf3 received: traffic bypassed the tunnel"
         ));
     }
-    if busy_pct > 95.0 {
+    if limit::every_cpu_busy(busy_pct) {
         let cpus = cpus.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())
